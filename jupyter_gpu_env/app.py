@@ -1,0 +1,56 @@
+"""The server extension: configuration, routes, and the lifetime of background services."""
+
+from __future__ import annotations
+
+from jupyter_server.extension.application import ExtensionApp
+from traitlets import Float, Unicode
+
+from ._version import __version__
+from .gpu.readers import probe_gpu
+from .gpu.sampler import Sampler
+from .handlers import tornado_routes
+from .services import Services
+
+
+class GpuEnvApp(ExtensionApp):
+    """jupyter-gpu-env: environments, images, batch jobs and GPU usage for shared GPU platforms."""
+
+    name = "jupyter_gpu_env"
+    version = __version__
+    description = __doc__
+    # The frontend is a prebuilt lab extension; this server extension serves only the REST API.
+    load_other_extensions = True
+
+    gpu_sample_interval = Float(
+        2.0,
+        config=True,
+        help="Seconds between two samples of GPU and host memory. One sampler serves every open tab, "
+        "so this sets the whole server's sampling cost.",
+    )
+    gpu_history_seconds = Float(
+        600.0,
+        config=True,
+        help="How much sample history `GET gpu/history` keeps, in seconds.",
+    )
+    gpu_recorded_source = Unicode(
+        "",
+        config=True,
+        help="A folder of recorded nvidia-smi output to replay instead of reading real GPUs "
+        "(for demos and tests). Empty: read the GPUs of this machine.",
+    )
+
+    def initialize_settings(self) -> None:
+        sampler = Sampler(
+            probe_gpu, interval=self.gpu_sample_interval, history_seconds=self.gpu_history_seconds
+        )
+        self.services = Services(sampler=sampler)
+        self.settings["gpu_env_services"] = self.services
+
+    def initialize_handlers(self) -> None:
+        self.handlers.extend(tornado_routes())
+
+    async def _start_jupyter_server_extension(self, serverapp: object) -> None:
+        self.services.sampler.start()
+
+    async def stop_extension(self) -> None:
+        await self.services.stop()

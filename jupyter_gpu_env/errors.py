@@ -1,0 +1,82 @@
+"""The project's error hierarchy.
+
+Services raise these; `handlers/base.py` maps them to HTTP once. Each error carries a
+message a user can act on and a short machine-readable ``reason``.
+"""
+
+from __future__ import annotations
+
+
+class GpuEnvError(Exception):
+    """Base of every error the library raises on purpose."""
+
+    status: int = 500
+    reason: str = "internal_error"
+
+    def __init__(self, message: str, *, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if reason is not None:
+            self.reason = reason
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class InvalidRequest(GpuEnvError):
+    """The caller sent something malformed or out of range."""
+
+    status = 400
+    reason = "invalid_request"
+
+
+class Forbidden(GpuEnvError):
+    """The caller may not do this (for example, change a managed environment)."""
+
+    status = 403
+    reason = "forbidden"
+
+
+class NotFound(GpuEnvError):
+    status = 404
+    reason = "not_found"
+
+
+class Conflict(GpuEnvError):
+    """The request clashes with the current state (name taken, tool missing, ...)."""
+
+    status = 409
+    reason = "conflict"
+
+
+class Unavailable(GpuEnvError):
+    """A backend or tool this request needs cannot be reached right now."""
+
+    status = 503
+    reason = "unavailable"
+
+
+class CommandFailed(GpuEnvError):
+    """A subprocess exited non-zero; ``output`` holds the tail of what it printed."""
+
+    status = 502
+    reason = "command_failed"
+
+    def __init__(self, argv: list[str], returncode: int, output: str) -> None:
+        tail = output.strip()[-2000:]
+        super().__init__(f"{argv[0]} exited with status {returncode}" + (f": {tail}" if tail else ""))
+        self.argv = argv
+        self.returncode = returncode
+        self.output = output
+
+
+class CommandTimeout(GpuEnvError):
+    status = 504
+    reason = "timeout"
+
+
+class Cancelled(GpuEnvError):
+    """The operation was cancelled by the user."""
+
+    status = 409
+    reason = "cancelled"

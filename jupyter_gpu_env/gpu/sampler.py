@@ -1,0 +1,133 @@
+"""One background sampler for the whole server: every open tab reads the same cached snapshot.
+
+Reading the cgroup files and NVML is blocking, so each sample runs in a worker thread; the
+event loop only swaps the finished snapshot in. History is a bounded ring of past samples.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..models import CpuUsage, GpuDevice, GpuSnapshot, GpuStatus, HostResources, MemoryUsage
+from .memory import HostSample, read_host
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class GpuReading:
+    """What a GPU reader returns: the devices it saw and why there may be none."""
+
+    devices: list[GpuDevice]
+    status: GpuStatus
+
+
+GpuReader = Callable[[], GpuReading]
+HostReader = Callable[[float], HostSample]
+
+
+def _default_host_reader(now: float) -> HostSample:
+    return read_host(now=now)
+
+
+class Sampler:
+    def __init__(
+        self,
+        gpu_reader: GpuReader,
+        *,
+        interval: float = 2.0,
+        history_seconds: float = 600.0,
+        host_reader: HostReader = _default_host_reader,
+    ) -> None:
+        self.interval = interval
+        self._gpu_reader = gpu_reader
+        self._host_reader = host_reader
+        self._history: deque[GpuSnapshot] = deque(maxlen=max(1, round(history_seconds / interval)))
+        self._previous: HostSample | None = None
+        self._latest: GpuSnapshot | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._first: asyncio.Event | None = None
+        self.samples_taken = 0
+
+    def _sample_blocking(self) -> GpuSnapshot:
+        host = self._host_reader(time.monotonic())
+        usage = None
+        prev = self._previous
+        if prev and prev.cpu_seconds is not None and host.cpu_seconds is not None:
+            elapsed = host.taken_at - prev.taken_at
+            if elapsed > 0:
+                usage = round(max(host.cpu_seconds - prev.cpu_seconds, 0.0) / elapsed, 3)
+        self._previous = host
+        try:
+            gpu = self._gpu_reader()
+        except Exception as e:  # a broken driver must not take the memory panel down with it
+            log.warning("GPU reader failed: %s", e)
+            gpu = GpuReading(
+                [], GpuStatus(available=False, reason="no_nvml", message=f"Reading the GPU failed: {e}")
+            )
+        return GpuSnapshot(
+            sampled_at=time.time(),
+            interval_seconds=self.interval,
+            host=HostResources(
+                source=host.source,  # type: ignore[arg-type]
+                memory=MemoryUsage(
+                    used_bytes=host.memory_used, limit_bytes=host.memory_limit, limited=host.memory_limited
+                ),
+                cpu=CpuUsage(limit_cores=host.cpu_limit, limited=host.cpu_limited, usage_cores=usage),
+            ),
+            gpus=gpu.devices,
+            gpu_status=gpu.status,
+        )
+
+    async def sample_once(self) -> GpuSnapshot:
+        snap = await asyncio.to_thread(self._sample_blocking)
+        self._latest = snap
+        self._history.append(snap)
+        self.samples_taken += 1
+        return snap
+
+    async def _loop(self) -> None:
+        assert self._first is not None
+        while True:
+            started = time.monotonic()
+            try:
+                await self.sample_once()
+            except Exception:
+                log.exception("sampling failed")
+            self._first.set()
+            await asyncio.sleep(max(self.interval - (time.monotonic() - started), 0.05))
+
+    def start(self) -> None:
+        if self._task is None or self._task.done():
+            self._first = asyncio.Event()
+            self._task = asyncio.get_running_loop().create_task(self._loop(), name="gpu-env-sampler")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def snapshot(self) -> GpuSnapshot:
+        """The latest sample; the first caller after start waits for the first one."""
+        self.start()
+        if self._latest is None:
+            assert self._first is not None
+            await self._first.wait()
+        if self._latest is None:  # the first background sample failed; try once more, loudly
+            return await self.sample_once()
+        return self._latest
+
+    def history(self, seconds: float | None = None) -> list[GpuSnapshot]:
+        items = list(self._history)
+        if seconds is None:
+            return items
+        cutoff = time.time() - seconds
+        return [s for s in items if s.sampled_at >= cutoff]

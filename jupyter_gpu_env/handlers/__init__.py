@@ -1,0 +1,27 @@
+"""Thin tornado handlers, one module per resource. ROUTES is the single list of what is served."""
+
+from __future__ import annotations
+
+import re
+
+from .base import API_PREFIX, NotFoundHandler
+from .gpu import GpuHandler
+from .openapi import OpenApiHandler
+
+# (path under {base_url}gpu-env/api/, handler). Path parameters use OpenAPI's {name} form and
+# are turned into tornado regex groups by `tornado_routes`.
+ROUTES: list[tuple[str, type]] = [
+    ("openapi.json", OpenApiHandler),
+    ("gpu", GpuHandler),
+]
+
+_PARAM = r"(?P<{}>[^/]+)"
+
+
+def tornado_routes() -> list[tuple[str, type]]:
+    out = []
+    for path, handler in ROUTES:
+        pattern = re.sub(r"\{(\w+)\}", lambda m: _PARAM.format(m.group(1)), path.replace(".", r"\."))
+        out.append((rf"/{API_PREFIX}/{pattern}/?", handler))
+    out.append((rf"/{API_PREFIX}(/.*)?", NotFoundHandler))
+    return out

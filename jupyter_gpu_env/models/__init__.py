@@ -1,0 +1,18 @@
+"""Pydantic models of every request and response; the OpenAPI document is generated from them."""
+
+from .common import ApiError, ApiModel
+from .gpu import CpuUsage, GpuSnapshot, GpuStatus, HostResources, MemoryUsage
+from .gpu_devices import GpuDevice, GpuProcess, MigDevice
+
+__all__ = [
+    "ApiError",
+    "ApiModel",
+    "CpuUsage",
+    "GpuDevice",
+    "GpuProcess",
+    "GpuSnapshot",
+    "GpuStatus",
+    "HostResources",
+    "MemoryUsage",
+    "MigDevice",
+]

@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from .common import ApiModel
+from .gpu_devices import GpuDevice
+
+MemorySource = Literal["cgroup2", "cgroup1", "host"]
+GpuReason = Literal["ok", "no_driver", "no_nvml", "no_device", "recorded"]
+
+
+class MemoryUsage(ApiModel):
+    used_bytes: int = Field(
+        ge=0, description="Memory charged to this container (cgroup) or used on the machine."
+    )
+    limit_bytes: int = Field(
+        gt=0, description="The container's memory limit; the machine's total memory when no limit is set."
+    )
+    limited: bool = Field(
+        description="True when `limit_bytes` is a real cgroup limit, not the machine total."
+    )
+
+
+class CpuUsage(ApiModel):
+    limit_cores: float = Field(gt=0, description="CPU quota in cores (cgroup), else the machine's CPU count.")
+    limited: bool = Field(description="True when `limit_cores` comes from a cgroup quota or cpuset.")
+    usage_cores: float | None = Field(
+        default=None,
+        ge=0,
+        description="Average cores busy over the last sampling interval; null on the first sample.",
+    )
+
+
+class HostResources(ApiModel):
+    source: MemorySource = Field(
+        description="Where the numbers come from: cgroup v2, cgroup v1 or the whole machine."
+    )
+    memory: MemoryUsage
+    cpu: CpuUsage
+
+
+class GpuStatus(ApiModel):
+    available: bool = Field(description="True when at least one GPU is visible to this server.")
+    reason: GpuReason = Field(
+        description="`ok`; `no_driver` (no NVIDIA driver on this machine), `no_nvml` (driver present but "
+        "NVML could not be loaded), `no_device` (driver present, no device visible to this container), or "
+        "`recorded` (data replayed from recorded tool output)."
+    )
+    message: str = Field(description="A sentence saying what the user sees and why.")
+
+
+class GpuSnapshot(ApiModel):
+    """What `GET gpu` answers: the latest sample, taken in the background and served from cache."""
+
+    sampled_at: float = Field(description="Unix time of the sample.")
+    interval_seconds: float = Field(gt=0, description="How often the server samples.")
+    host: HostResources
+    gpus: list[GpuDevice] = Field(default_factory=list)
+    gpu_status: GpuStatus

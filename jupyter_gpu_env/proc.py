@@ -1,0 +1,133 @@
+"""The one subprocess seam: asyncio, argv lists only, timeouts, cancellation, line callbacks.
+
+Nothing else in the package starts processes. A shell string is refused outright, so no
+request value can ever reach a shell.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from .errors import CommandFailed, CommandTimeout, Conflict
+
+LineCallback = Callable[[str], Awaitable[None] | None]
+
+# Output kept in memory per stream; long-running tools (conda-pack, sbatch) can print a lot.
+_MAX_CAPTURE = 1 << 20
+
+
+@dataclass(frozen=True)
+class Result:
+    argv: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def output(self) -> str:
+        return (self.stdout + self.stderr).strip()
+
+
+def _check_argv(argv: Sequence[str]) -> list[str]:
+    if isinstance(argv, str | bytes):
+        raise TypeError("proc.run takes an argv list, never a shell string")
+    out = [os.fspath(a) for a in argv]
+    if not out or not out[0]:
+        raise ValueError("empty argv")
+    return out
+
+
+async def _pump(stream: asyncio.StreamReader | None, sink: list[str], on_line: LineCallback | None) -> None:
+    if stream is None:
+        return
+    size = 0
+    while True:
+        raw = await stream.readline()
+        if not raw:
+            return
+        line = raw.decode("utf-8", "replace")
+        if size < _MAX_CAPTURE:
+            sink.append(line)
+            size += len(line)
+        if on_line is not None:
+            res = on_line(line.rstrip("\n"))
+            if asyncio.iscoroutine(res):
+                await res
+
+
+async def _terminate(proc: asyncio.subprocess.Process, grace: float) -> None:
+    """SIGTERM the process group, then SIGKILL after ``grace`` seconds."""
+    if proc.returncode is not None:
+        return
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            await asyncio.wait_for(proc.wait(), grace)
+            return
+        except TimeoutError:
+            continue
+
+
+async def run(
+    argv: Sequence[str],
+    *,
+    timeout: float | None = None,  # noqa: ASYNC109 - the seam owns timeouts for every caller
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    stdin: bytes | None = None,
+    on_stdout: LineCallback | None = None,
+    on_stderr: LineCallback | None = None,
+    check: bool = True,
+    kill_grace: float = 5.0,
+) -> Result:
+    """Run ``argv`` and wait for it.
+
+    The child gets its own process group so that cancelling (``task.cancel()``) or a timeout
+    takes down everything it started. Raises :class:`CommandFailed` on a non-zero exit when
+    ``check`` is true, :class:`CommandTimeout` past ``timeout``, and :class:`Conflict` when the
+    program does not exist.
+    """
+    args = _check_argv(argv)
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *args,
+            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=dict(env) if env is not None else None,
+            cwd=cwd,
+            start_new_session=True,
+        )
+    except FileNotFoundError as e:
+        raise Conflict(f"'{args[0]}' was not found on this server", reason="tool_missing") from e
+    out: list[str] = []
+    err: list[str] = []
+
+    async def communicate() -> int:
+        if stdin is not None and proc.stdin is not None:
+            proc.stdin.write(stdin)
+            await proc.stdin.drain()
+            proc.stdin.close()
+        await asyncio.gather(_pump(proc.stdout, out, on_stdout), _pump(proc.stderr, err, on_stderr))
+        return await proc.wait()
+
+    try:
+        rc = await asyncio.wait_for(communicate(), timeout)
+    except TimeoutError as e:
+        await _terminate(proc, kill_grace)
+        raise CommandTimeout(f"{args[0]} did not finish within {timeout:g} s") from e
+    except BaseException:
+        # Cancellation (or a failing callback) must not leave an orphan behind.
+        await asyncio.shield(_terminate(proc, kill_grace))
+        raise
+    result = Result(args, rc, "".join(out), "".join(err))
+    if check and rc != 0:
+        raise CommandFailed(args, rc, result.output)
+    return result

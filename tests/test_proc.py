@@ -1,0 +1,101 @@
+import asyncio
+import os
+import sys
+
+import pytest
+
+from jupyter_gpu_env import proc
+from jupyter_gpu_env.errors import CommandFailed, CommandTimeout, Conflict
+
+
+async def test_runs_argv_and_captures_output():
+    r = await proc.run([sys.executable, "-c", "import sys; print('out'); print('err', file=sys.stderr)"])
+    assert r.returncode == 0
+    assert r.stdout == "out\n"
+    assert r.stderr == "err\n"
+
+
+async def test_shell_strings_are_refused():
+    with pytest.raises(TypeError):
+        await proc.run("echo hi; rm -rf /")  # type: ignore[arg-type]
+
+
+async def test_arguments_are_never_interpreted_by_a_shell(tmp_path):
+    marker = tmp_path / "pwned"
+    r = await proc.run(["echo", f"$(touch {marker})", ";", "ls"])
+    assert r.stdout.strip() == f"$(touch {marker}) ; ls"
+    assert not marker.exists()
+
+
+async def test_nonzero_exit_raises_with_output():
+    with pytest.raises(CommandFailed) as e:
+        await proc.run([sys.executable, "-c", "import sys; print('boom', file=sys.stderr); sys.exit(7)"])
+    assert e.value.returncode == 7
+    assert "boom" in e.value.message
+
+
+async def test_check_false_returns_the_code():
+    r = await proc.run([sys.executable, "-c", "raise SystemExit(3)"], check=False)
+    assert r.returncode == 3
+
+
+async def test_missing_program_is_a_conflict():
+    with pytest.raises(Conflict) as e:
+        await proc.run(["definitely-not-a-tool-xyz"])
+    assert e.value.reason == "tool_missing"
+
+
+async def test_line_callback_sees_lines_as_they_come():
+    seen = []
+
+    async def on_line(line):
+        seen.append(line)
+
+    await proc.run([sys.executable, "-c", "print('a'); print('b')"], on_stdout=on_line)
+    assert seen == ["a", "b"]
+
+
+async def test_timeout_kills_the_whole_process_group(tmp_path):
+    pidfile = tmp_path / "child.pid"
+    code = (
+        "import subprocess, sys, time;"
+        f"c = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']);"
+        f"open({str(pidfile)!r}, 'w').write(str(c.pid)); time.sleep(60)"
+    )
+    with pytest.raises(CommandTimeout):
+        await proc.run([sys.executable, "-c", code], timeout=1.5, kill_grace=1)
+    grandchild = int(pidfile.read_text())
+    await asyncio.sleep(0.2)
+    assert not _alive(grandchild)
+
+
+async def test_cancel_terminates_the_child(tmp_path):
+    pidfile = tmp_path / "pid"
+    code = f"import os, time; open({str(pidfile)!r}, 'w').write(str(os.getpid())); time.sleep(60)"
+    task = asyncio.ensure_future(proc.run([sys.executable, "-c", code], kill_grace=1))
+    for _ in range(100):
+        if pidfile.exists() and pidfile.read_text():
+            break
+        await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert not _alive(int(pidfile.read_text()))
+
+
+async def test_stdin_is_passed():
+    r = await proc.run([sys.executable, "-c", "import sys; print(sys.stdin.read().upper())"], stdin=b"hello")
+    assert r.stdout.strip() == "HELLO"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie still answers kill(0); look at its state.
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
