@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import Float, Unicode
+from traitlets import Float
 
 from ._version import __version__
 from .gpu.readers import probe_gpu
@@ -27,22 +27,9 @@ class GpuEnvApp(ExtensionApp):
         help="Seconds between two samples of GPU and host memory. One sampler serves every open tab, "
         "so this sets the whole server's sampling cost.",
     )
-    gpu_history_seconds = Float(
-        600.0,
-        config=True,
-        help="How much sample history `GET gpu/history` keeps, in seconds.",
-    )
-    gpu_recorded_source = Unicode(
-        "",
-        config=True,
-        help="A folder of recorded nvidia-smi output to replay instead of reading real GPUs "
-        "(for demos and tests). Empty: read the GPUs of this machine.",
-    )
 
     def initialize_settings(self) -> None:
-        sampler = Sampler(
-            probe_gpu, interval=self.gpu_sample_interval, history_seconds=self.gpu_history_seconds
-        )
+        sampler = Sampler(probe_gpu, interval=self.gpu_sample_interval)
         self.services = Services(sampler=sampler)
         self.settings["gpu_env_services"] = self.services
 

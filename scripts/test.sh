@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Install everything the tests need (Debian packages included) and run every test and linter:
+# ruff, eslint/prettier, the Galata UI tests on Debian's Chromium, then pytest (whose summary ends the output).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+apt_packages=(chromium squashfs-tools squashfuse)
+missing=()
+for p in "${apt_packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=(); [ "$(id -u)" = 0 ] || sudo=(sudo)
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+bash scripts/setup-dev.sh test
+export PATH="$PWD/.venv/bin:$PATH"
+
+echo "== lint"
+ruff check .
+ruff format --check .
+(cd labextension && jlpm lint:check)
+
+echo "== UI tests (Galata on /usr/bin/chromium)"
+(cd ui-tests && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 jlpm install && jlpm test)
+
+echo "== Python tests"
+python -m pytest -q -p no:cacheprovider "$@"
