@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import Float
+from traitlets import Float, Unicode, default
 
 from ._version import __version__
 from .gpu.readers import probe_gpu
 from .gpu.sampler import Sampler
 from .handlers import tornado_routes
 from .services import Services
+from .tasks import TaskManager
 
 
 class GpuEnvApp(ExtensionApp):
@@ -28,9 +32,20 @@ class GpuEnvApp(ExtensionApp):
         "so this sets the whole server's sampling cost.",
     )
 
+    state_dir = Unicode(
+        config=True,
+        help="Where the extension keeps its own state (task records). Default: a `gpu-env` folder in "
+        "the user's Jupyter data directory.",
+    )
+
+    @default("state_dir")
+    def _default_state_dir(self) -> str:
+        return str(Path(jupyter_data_dir()) / "gpu-env")
+
     def initialize_settings(self) -> None:
         sampler = Sampler(probe_gpu, interval=self.gpu_sample_interval)
-        self.services = Services(sampler=sampler)
+        tasks = TaskManager(Path(self.state_dir) / "tasks.json")
+        self.services = Services(sampler=sampler, tasks=tasks)
         self.settings["gpu_env_services"] = self.services
 
     def initialize_handlers(self) -> None:

@@ -7,12 +7,15 @@ import re
 from .base import API_PREFIX, NotFoundHandler
 from .gpu import GpuHandler
 from .openapi import OpenApiHandler
+from .tasks import TaskHandler, TasksHandler
 
 # (path under {base_url}gpu-env/api/, handler). Path parameters use OpenAPI's {name} form and
 # are turned into tornado regex groups by `tornado_routes`.
 ROUTES: list[tuple[str, type]] = [
     ("openapi.json", OpenApiHandler),
     ("gpu", GpuHandler),
+    ("tasks", TasksHandler),
+    ("tasks/{task_id}", TaskHandler),
 ]
 
 _PARAM = r"(?P<{}>[^/]+)"

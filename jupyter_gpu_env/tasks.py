@@ -1,0 +1,216 @@
+"""Long operations as tasks: an id, progress, a log tail, cancellation, and state that survives restarts.
+
+A task wraps one coroutine. The coroutine reports through its :class:`TaskContext`; it is cancelled
+with ``asyncio.Task.cancel`` (which ``proc.run`` turns into killing the child's process group), so
+services only have to clean up in ``finally`` or ``except CancelledError`` blocks. Finished tasks are
+written to a JSON file so that a reload, or a restart, still shows how an operation ended; a task that
+was running when the server stopped is recorded as failed, saying so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import time
+import uuid
+from collections import OrderedDict, deque
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from .errors import Conflict, GpuEnvError, NotFound
+from .models.tasks import Task, TaskState
+
+log = logging.getLogger(__name__)
+
+_LOG_TAIL = 40
+_FINAL: set[TaskState] = {"succeeded", "failed", "cancelled"}
+
+
+class TaskContext:
+    """What a running operation uses to report progress and log lines."""
+
+    def __init__(self, record: _Record) -> None:
+        self._record = record
+
+    def progress(self, fraction: float, message: str | None = None) -> None:
+        self._record.progress = min(max(float(fraction), self._record.progress), 1.0)
+        if message:
+            self._record.message = message
+
+    def log(self, line: str) -> None:
+        self._record.log.append(line.rstrip("\n"))
+
+
+class _Record:
+    def __init__(self, task_id: str, kind: str, title: str, target: str | None) -> None:
+        self.id = task_id
+        self.kind = kind
+        self.title = title
+        self.target = target
+        self.state: TaskState = "pending"
+        self.progress = 0.0
+        self.message = "Waiting to start"
+        self.reason: str | None = None
+        self.log: deque[str] = deque(maxlen=_LOG_TAIL)
+        self.result: Any = None
+        self.created_at = time.time()
+        self.finished_at: float | None = None
+        self.future: asyncio.Task[None] | None = None
+
+    def model(self) -> Task:
+        return Task(
+            id=self.id,
+            kind=self.kind,
+            title=self.title,
+            state=self.state,
+            progress=self.progress,
+            message=self.message,
+            reason=self.reason,
+            log_tail=list(self.log),
+            result=self.result,
+            target=self.target,
+            created_at=self.created_at,
+            finished_at=self.finished_at,
+        )
+
+    @classmethod
+    def from_model(cls, task: Task) -> _Record:
+        rec = cls(task.id, task.kind, task.title, task.target)
+        rec.state, rec.progress, rec.message, rec.reason = (
+            task.state,
+            task.progress,
+            task.message,
+            task.reason,
+        )
+        rec.log.extend(task.log_tail)
+        rec.result, rec.created_at, rec.finished_at = task.result, task.created_at, task.finished_at
+        return rec
+
+
+Operation = Callable[[TaskContext], Awaitable[Any]]
+
+
+class TaskManager:
+    def __init__(self, state_file: Path | None = None, keep: int = 200) -> None:
+        self._tasks: OrderedDict[str, _Record] = OrderedDict()
+        self._state_file = state_file
+        self._keep = keep
+        self._stopping = False
+        self._load()
+
+    def _load(self) -> None:
+        if self._state_file is None or not self._state_file.exists():
+            return
+        try:
+            saved = json.loads(self._state_file.read_text())
+        except (OSError, ValueError) as e:
+            log.warning("ignoring unreadable task state %s: %s", self._state_file, e)
+            return
+        for raw in saved:
+            try:
+                rec = _Record.from_model(Task.model_validate(raw))
+            except ValueError:
+                continue
+            if rec.state not in _FINAL:
+                rec.state, rec.reason = "failed", "interrupted"
+                rec.message = "The server stopped while this task was running; nothing it built was kept."
+                rec.finished_at = rec.finished_at or time.time()
+            self._tasks[rec.id] = rec
+
+    def _save(self) -> None:
+        if self._state_file is None:
+            return
+        data = [r.model().model_dump(mode="json") for r in self._tasks.values()]
+        self._state_file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self._state_file.with_name(f".{self._state_file.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data))
+        os.replace(tmp, self._state_file)
+
+    def _prune(self) -> None:
+        finished = [k for k, r in self._tasks.items() if r.state in _FINAL]
+        for key in finished[: max(0, len(self._tasks) - self._keep)]:
+            del self._tasks[key]
+
+    def start(self, kind: str, title: str, operation: Operation, *, target: str | None = None) -> Task:
+        rec = _Record(uuid.uuid4().hex[:16], kind, title, target)
+        self._tasks[rec.id] = rec
+        self._prune()
+        rec.future = asyncio.get_running_loop().create_task(self._run(rec, operation), name=f"gpu-env-{kind}")
+        return rec.model()
+
+    async def _run(self, rec: _Record, operation: Operation) -> None:
+        rec.state, rec.message = "running", "Starting"
+        try:
+            result = await operation(TaskContext(rec))
+        except asyncio.CancelledError:
+            rec.state, rec.reason = "cancelled", "cancelled"
+            rec.message = (
+                "Stopped because the server shut down; nothing was kept."
+                if self._stopping
+                else "Cancelled; nothing was kept."
+            )
+        except GpuEnvError as e:
+            rec.state, rec.reason, rec.message = "failed", e.reason, e.message
+        except Exception as e:
+            log.exception("task %s (%s) failed", rec.id, rec.kind)
+            rec.state, rec.reason = "failed", "internal_error"
+            rec.message = f"Unexpected error: {e}. The server log has the details."
+        else:
+            rec.state, rec.progress = "succeeded", 1.0
+            rec.result = result.model_dump(mode="json") if isinstance(result, BaseModel) else result
+            rec.message = "Done"
+        finally:
+            rec.finished_at = time.time()
+            await asyncio.to_thread(self._save)
+
+    def get(self, task_id: str) -> Task:
+        return self._record(task_id).model()
+
+    def _record(self, task_id: str) -> _Record:
+        try:
+            return self._tasks[task_id]
+        except KeyError:
+            raise NotFound(f"No task with id '{task_id}'; it may have finished long ago.") from None
+
+    def list(self, kind: str | None = None) -> list[Task]:
+        recs = reversed(self._tasks.values())
+        return [r.model() for r in recs if kind is None or r.kind == kind]
+
+    def active(self, target: str) -> Task | None:
+        """The unfinished task working on ``target``, if any (to refuse a second one)."""
+        for rec in self._tasks.values():
+            if rec.target == target and rec.state not in _FINAL:
+                return rec.model()
+        return None
+
+    async def cancel(self, task_id: str) -> Task:
+        rec = self._record(task_id)
+        if rec.state in _FINAL:
+            raise Conflict(f"Task '{task_id}' has already {rec.state}.", reason="task_finished")
+        if rec.future is not None:
+            rec.future.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await rec.future
+        return rec.model()
+
+    async def wait(self, task_id: str) -> Task:
+        rec = self._record(task_id)
+        if rec.future is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(rec.future)
+        return rec.model()
+
+    async def stop(self) -> None:
+        """Cancel what still runs (their cleanup runs) and record the final states."""
+        self._stopping = True
+        running = [r.future for r in self._tasks.values() if r.future and not r.future.done()]
+        for fut in running:
+            fut.cancel()
+        if running:
+            await asyncio.gather(*running, return_exceptions=True)
