@@ -51,6 +51,7 @@ class Sampler:
         self._history: deque[GpuSnapshot] = deque(maxlen=max(1, round(history_seconds / interval)))
         self._previous: HostSample | None = None
         self._latest: GpuSnapshot | None = None
+        self._latest_json = b""
         self._task: asyncio.Task[None] | None = None
         self._first: asyncio.Event | None = None
         self.samples_taken = 0
@@ -87,7 +88,7 @@ class Sampler:
 
     async def sample_once(self) -> GpuSnapshot:
         snap = await asyncio.to_thread(self._sample_blocking)
-        self._latest = snap
+        self._latest, self._latest_json = snap, snap.model_dump_json().encode()
         self._history.append(snap)
         self.samples_taken += 1
         return snap
@@ -124,6 +125,11 @@ class Sampler:
         if self._latest is None:  # the first background sample failed; try once more, loudly
             return await self.sample_once()
         return self._latest
+
+    async def snapshot_json(self) -> bytes:
+        """The latest sample, serialized once per interval however many callers read it."""
+        await self.snapshot()
+        return self._latest_json
 
     def history(self, seconds: float | None = None) -> list[GpuSnapshot]:
         items = list(self._history)

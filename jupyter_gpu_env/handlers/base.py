@@ -111,6 +111,9 @@ def operation(
                 self.finish()
             elif isinstance(result, BaseModel):
                 self.finish(result.model_dump_json())
+            elif isinstance(result, bytes):  # JSON serialized once by the service and shared (see Sampler)
+                self.set_header("Content-Type", "application/json")
+                self.finish(result)
             else:
                 self.finish(json.dumps(result))
 

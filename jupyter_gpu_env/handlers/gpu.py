@@ -13,5 +13,5 @@ class GpuHandler(GpuEnvHandler):
         description="Served from the background sampler's cache: any number of callers cost one sample "
         "per interval. `gpus` is empty when no GPU is visible; `gpu_status` says why.",
     )
-    async def get(self) -> GpuSnapshot:
-        return await self.services.sampler.snapshot()
+    async def get(self) -> bytes:
+        return await self.services.sampler.snapshot_json()

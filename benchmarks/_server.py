@@ -1,0 +1,95 @@
+"""Start a real Jupyter server for a benchmark and time HTTP requests against it."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from tornado.httpclient import AsyncHTTPClient
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Server:
+    url: str
+    token: str
+    pid: int
+
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"token {self.token}"}
+
+
+@contextmanager
+def jupyter_server(*extra: str) -> Iterator[Server]:
+    port, token = free_port(), secrets.token_hex(8)
+    root = tempfile.mkdtemp(prefix="gpu-env-bench-")
+    argv = [
+        sys.executable,
+        "-m",
+        "jupyter",
+        "server",
+        f"--port={port}",
+        "--ip=127.0.0.1",
+        "--no-browser",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+        "--allow-root",
+        *extra,
+    ]
+    env = {**os.environ, "JUPYTER_DATA_DIR": os.path.join(root, ".data")}
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                    break
+            except OSError:
+                time.sleep(0.2)
+        yield Server(url, token, proc.pid)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def percentile(values: list[float], q: float) -> float:
+    values = sorted(values)
+    k = max(0, min(len(values) - 1, round(q / 100 * (len(values) - 1))))
+    return values[k]
+
+
+async def latencies(server: Server, path: str, n: int, concurrency: int = 1) -> list[float]:
+    """Time ``n`` GETs of ``path``, ``concurrency`` at a time; milliseconds each."""
+    client = AsyncHTTPClient(max_clients=max(concurrency, 10))
+    out: list[float] = []
+    sem = asyncio.Semaphore(concurrency)
+
+    async def one() -> None:
+        async with sem:
+            t = time.perf_counter()
+            resp = await client.fetch(server.url + path, headers=server.headers())
+            out.append((time.perf_counter() - t) * 1000)
+            assert resp.code == 200
+
+    await asyncio.gather(*(one() for _ in range(n)))
+    return out
+
+
+def summary(ms: list[float]) -> dict[str, float]:
+    return {"p50": percentile(ms, 50), "p99": percentile(ms, 99), "mean": statistics.fmean(ms)}
