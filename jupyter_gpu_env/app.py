@@ -9,6 +9,7 @@ from jupyter_server.extension.application import ExtensionApp
 from traitlets import Float, Unicode, default
 
 from ._version import __version__
+from .gpu.kernels import KernelInfo, kernel_table
 from .gpu.readers import probe_gpu
 from .gpu.sampler import Sampler
 from .handlers import tornado_routes
@@ -42,8 +43,14 @@ class GpuEnvApp(ExtensionApp):
     def _default_state_dir(self) -> str:
         return str(Path(jupyter_data_dir()) / "gpu-env")
 
+    async def _kernels(self) -> list[KernelInfo]:
+        """This server's kernels, with the notebook of each kernel's session."""
+        sessions = await self.serverapp.session_manager.list_sessions()
+        paths = {s["kernel"]["id"]: s.get("path") for s in sessions if s.get("kernel")}
+        return kernel_table(self.serverapp.kernel_manager, paths)
+
     def initialize_settings(self) -> None:
-        sampler = Sampler(probe_gpu, interval=self.gpu_sample_interval)
+        sampler = Sampler(probe_gpu, interval=self.gpu_sample_interval, kernel_source=self._kernels)
         tasks = TaskManager(Path(self.state_dir) / "tasks.json")
         self.services = Services(sampler=sampler, tasks=tasks)
         self.settings["gpu_env_services"] = self.services

@@ -59,3 +59,33 @@ async def test_unknown_api_path_is_json_404(api):
     body = json.loads(e.value.response.body)
     assert body["reason"] == "not_found"
     assert "openapi.json" in body["message"]
+
+
+async def test_kernels_are_listed_with_their_memory_and_notebook(api, jp_fetch):
+    import asyncio
+
+    resp = await jp_fetch(
+        "api",
+        "sessions",
+        method="POST",
+        body=json.dumps({"path": "analysis.ipynb", "type": "notebook", "kernel": {"name": "python3"}}),
+    )
+    kernel_id = json.loads(resp.body)["kernel"]["id"]
+    try:
+        row = None
+        # The row appears as soon as the process exists; ipykernel reaches its working size a moment later.
+        for _ in range(100):
+            rows = json.loads((await api("gpu")).body)["kernels"]
+            row = next((r for r in rows if r["kernel_id"] == kernel_id), None)
+            if row and row["host_memory_bytes"] > 10 * 1024 * 1024:
+                break
+            await asyncio.sleep(0.2)
+        assert row is not None, "the kernel never appeared in GET gpu"
+        assert row["notebook_path"] == "analysis.ipynb"
+        assert row["kernel_name"] == "python3"
+        # A live ipykernel holds tens of megabytes; staying under 10 MB means we measured the wrong process.
+        assert row["host_memory_bytes"] > 10 * 1024 * 1024
+        assert row["processes"] >= 1
+        assert row["gpu_memory_bytes"] is None
+    finally:
+        await jp_fetch("api", "kernels", kernel_id, method="DELETE")

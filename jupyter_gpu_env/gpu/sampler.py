@@ -11,10 +11,11 @@ import contextlib
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from ..models import CpuUsage, GpuDevice, GpuSnapshot, GpuStatus, HostResources, MemoryUsage
+from ..models import CpuUsage, GpuDevice, GpuSnapshot, GpuStatus, HostResources, KernelUsage, MemoryUsage
+from .kernels import KernelInfo, kernel_usage, pid_owners
 from .memory import HostSample, read_host
 
 log = logging.getLogger(__name__)
@@ -30,6 +31,35 @@ class GpuReading:
 
 GpuReader = Callable[[], GpuReading]
 HostReader = Callable[[float], HostSample]
+KernelSource = Callable[[], Awaitable[list[KernelInfo]]]
+
+
+async def _no_kernels() -> list[KernelInfo]:
+    return []
+
+
+def _attribute_gpu_memory(
+    devices: list[GpuDevice], kernels: list[KernelInfo], usage: list[KernelUsage]
+) -> None:
+    """Name the kernel behind each GPU process and total each kernel's GPU memory.
+
+    PIDs only resolve when the server shares the GPU processes' PID namespace; elsewhere the
+    processes stay anonymous rather than guessed.
+    """
+    owners = pid_owners(kernels)
+    per_kernel: dict[str, int] = {}
+    procs = [p for d in devices for p in d.processes] + [
+        p for d in devices for m in d.mig_devices for p in m.processes
+    ]
+    for proc in procs:
+        owner = owners.get(proc.pid)
+        if owner is None:
+            continue
+        proc.kernel_id, proc.notebook_path = owner.kernel_id, owner.notebook_path
+        per_kernel[owner.kernel_id] = per_kernel.get(owner.kernel_id, 0) + (proc.used_memory_bytes or 0)
+    for u in usage:
+        if u.kernel_id in per_kernel:
+            u.gpu_memory_bytes = per_kernel[u.kernel_id]
 
 
 def _default_host_reader(now: float) -> HostSample:
@@ -44,10 +74,12 @@ class Sampler:
         interval: float = 2.0,
         history_seconds: float = 600.0,
         host_reader: HostReader = _default_host_reader,
+        kernel_source: KernelSource = _no_kernels,
     ) -> None:
         self.interval = interval
         self._gpu_reader = gpu_reader
         self._host_reader = host_reader
+        self._kernel_source = kernel_source
         self._history: deque[GpuSnapshot] = deque(maxlen=max(1, round(history_seconds / interval)))
         self._previous: HostSample | None = None
         self._latest: GpuSnapshot | None = None
@@ -56,14 +88,14 @@ class Sampler:
         self._first: asyncio.Event | None = None
         self.samples_taken = 0
 
-    def _sample_blocking(self) -> GpuSnapshot:
+    def _sample_blocking(self, kernels: list[KernelInfo]) -> GpuSnapshot:
         host = self._host_reader(time.monotonic())
-        usage = None
+        cores_busy = None
         prev = self._previous
         if prev and prev.cpu_seconds is not None and host.cpu_seconds is not None:
             elapsed = host.taken_at - prev.taken_at
             if elapsed > 0:
-                usage = round(max(host.cpu_seconds - prev.cpu_seconds, 0.0) / elapsed, 3)
+                cores_busy = round(max(host.cpu_seconds - prev.cpu_seconds, 0.0) / elapsed, 3)
         self._previous = host
         try:
             gpu = self._gpu_reader()
@@ -72,6 +104,8 @@ class Sampler:
             gpu = GpuReading(
                 [], GpuStatus(available=False, reason="no_nvml", message=f"Reading the GPU failed: {e}")
             )
+        kernel_rows = kernel_usage(kernels)
+        _attribute_gpu_memory(gpu.devices, kernels, kernel_rows)
         return GpuSnapshot(
             sampled_at=time.time(),
             interval_seconds=self.interval,
@@ -80,14 +114,20 @@ class Sampler:
                 memory=MemoryUsage(
                     used_bytes=host.memory_used, limit_bytes=host.memory_limit, limited=host.memory_limited
                 ),
-                cpu=CpuUsage(limit_cores=host.cpu_limit, limited=host.cpu_limited, usage_cores=usage),
+                cpu=CpuUsage(limit_cores=host.cpu_limit, limited=host.cpu_limited, usage_cores=cores_busy),
             ),
             gpus=gpu.devices,
             gpu_status=gpu.status,
+            kernels=kernel_rows,
         )
 
     async def sample_once(self) -> GpuSnapshot:
-        snap = await asyncio.to_thread(self._sample_blocking)
+        try:
+            kernels = await self._kernel_source()
+        except Exception as e:  # the kernel table is a nicety; memory and GPUs matter more
+            log.warning("listing kernels failed: %s", e)
+            kernels = []
+        snap = await asyncio.to_thread(self._sample_blocking, kernels)
         self._latest, self._latest_json = snap, snap.model_dump_json().encode()
         self._history.append(snap)
         self.samples_taken += 1

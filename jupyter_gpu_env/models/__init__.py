@@ -1,7 +1,7 @@
 """Pydantic models of every request and response; the OpenAPI document is generated from them."""
 
 from .common import ApiError, ApiModel
-from .gpu import CpuUsage, GpuSnapshot, GpuStatus, HostResources, MemoryUsage
+from .gpu import CpuUsage, GpuSnapshot, GpuStatus, HostResources, KernelUsage, MemoryUsage
 from .gpu_devices import GpuDevice, GpuProcess, MigDevice
 
 __all__ = [
@@ -13,6 +13,7 @@ __all__ = [
     "GpuSnapshot",
     "GpuStatus",
     "HostResources",
+    "KernelUsage",
     "MemoryUsage",
     "MigDevice",
 ]

@@ -51,6 +51,22 @@ class GpuStatus(ApiModel):
     message: str = Field(description="A sentence saying what the user sees and why.")
 
 
+class KernelUsage(ApiModel):
+    """One of this server's kernels and the host memory its process tree holds."""
+
+    kernel_id: str
+    kernel_name: str = Field(description="The kernelspec name, e.g. `python3`.")
+    notebook_path: str | None = Field(
+        default=None, description="The notebook of the kernel's session, if any."
+    )
+    pid: int
+    processes: int = Field(ge=1, description="Processes in the kernel's tree (the kernel and its children).")
+    host_memory_bytes: int = Field(ge=0, description="Resident memory of the tree, summed.")
+    gpu_memory_bytes: int | None = Field(
+        default=None, ge=0, description="GPU memory held by the tree's processes, when GPUs are visible."
+    )
+
+
 class GpuSnapshot(ApiModel):
     """What `GET gpu` answers: the latest sample, taken in the background and served from cache."""
 
@@ -59,3 +75,6 @@ class GpuSnapshot(ApiModel):
     host: HostResources
     gpus: list[GpuDevice] = Field(default_factory=list)
     gpu_status: GpuStatus
+    kernels: list[KernelUsage] = Field(
+        default_factory=list, description="This server's kernels, largest host memory first."
+    )
