@@ -33,6 +33,11 @@ class GpuEnvApp(ExtensionApp):
         "so this sets the whole server's sampling cost.",
     )
 
+    gpu_history_seconds = Float(
+        600.0,
+        config=True,
+        help="How many seconds of samples `GET gpu/history` keeps (a ring of this length over the interval).",
+    )
     state_dir = Unicode(
         config=True,
         help="Where the extension keeps its own state (task records). Default: a `gpu-env` folder in "
@@ -50,7 +55,12 @@ class GpuEnvApp(ExtensionApp):
         return kernel_table(self.serverapp.kernel_manager, paths)
 
     def initialize_settings(self) -> None:
-        sampler = Sampler(probe_gpu, interval=self.gpu_sample_interval, kernel_source=self._kernels)
+        sampler = Sampler(
+            probe_gpu,
+            interval=self.gpu_sample_interval,
+            history_seconds=self.gpu_history_seconds,
+            kernel_source=self._kernels,
+        )
         tasks = TaskManager(Path(self.state_dir) / "tasks.json")
         self.services = Services(sampler=sampler, tasks=tasks)
         self.settings["gpu_env_services"] = self.services

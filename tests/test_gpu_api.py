@@ -89,3 +89,26 @@ async def test_kernels_are_listed_with_their_memory_and_notebook(api, jp_fetch):
         assert row["gpu_memory_bytes"] is None
     finally:
         await jp_fetch("api", "kernels", kernel_id, method="DELETE")
+
+
+async def test_history_grows_and_filters(api):
+    import asyncio
+
+    await api("gpu")
+    await asyncio.sleep(0.7)
+    hist = json.loads((await api("gpu", "history")).body)
+    assert hist["interval_seconds"] == pytest.approx(0.2)
+    points = hist["points"]
+    assert len(points) >= 3
+    assert [p["t"] for p in points] == sorted(p["t"] for p in points)
+    assert all(0 < p["host_memory_used_bytes"] <= p["host_memory_limit_bytes"] for p in points)
+    recent = json.loads((await api("gpu", "history", params={"seconds": "0.3"})).body)["points"]
+    assert 1 <= len(recent) < len(points)
+
+
+@pytest.mark.parametrize("bad", ["abc", "-1", "0"])
+async def test_history_rejects_bad_window(api, bad):
+    with pytest.raises(HTTPClientError) as e:
+        await api("gpu", "history", params={"seconds": bad})
+    assert e.value.code == 400
+    assert "seconds" in json.loads(e.value.response.body)["message"]

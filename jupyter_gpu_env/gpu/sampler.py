@@ -14,7 +14,18 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from ..models import CpuUsage, GpuDevice, GpuSnapshot, GpuStatus, HostResources, KernelUsage, MemoryUsage
+from ..models import (
+    CpuUsage,
+    DeviceMemoryPoint,
+    GpuDevice,
+    GpuHistory,
+    GpuSnapshot,
+    GpuStatus,
+    HistoryPoint,
+    HostResources,
+    KernelUsage,
+    MemoryUsage,
+)
 from .kernels import KernelInfo, kernel_usage, pid_owners
 from .memory import HostSample, read_host
 
@@ -64,6 +75,24 @@ def _attribute_gpu_memory(
 
 def _default_host_reader(now: float) -> HostSample:
     return read_host(now=now)
+
+
+def _point(snap: GpuSnapshot) -> HistoryPoint:
+    devices: dict[str, DeviceMemoryPoint] = {}
+    for gpu in snap.gpus:
+        devices[gpu.uuid or f"gpu{gpu.index}"] = DeviceMemoryPoint(
+            memory_used_bytes=gpu.memory_used_bytes, utilization_percent=gpu.utilization_percent
+        )
+        for mig in gpu.mig_devices:
+            if mig.uuid:
+                devices[mig.uuid] = DeviceMemoryPoint(memory_used_bytes=mig.memory_used_bytes)
+    return HistoryPoint(
+        t=snap.sampled_at,
+        host_memory_used_bytes=snap.host.memory.used_bytes,
+        host_memory_limit_bytes=snap.host.memory.limit_bytes,
+        cpu_usage_cores=snap.host.cpu.usage_cores,
+        devices=devices,
+    )
 
 
 class Sampler:
@@ -177,3 +206,7 @@ class Sampler:
             return items
         cutoff = time.time() - seconds
         return [s for s in items if s.sampled_at >= cutoff]
+
+    def history_points(self, seconds: float | None = None) -> GpuHistory:
+        """The history in the compact form sparklines need (no process lists, no device details)."""
+        return GpuHistory(interval_seconds=self.interval, points=[_point(s) for s in self.history(seconds)])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from .base import API_PREFIX, NotFoundHandler
-from .gpu import GpuHandler
+from .gpu import GpuHandler, GpuHistoryHandler
 from .openapi import OpenApiHandler
 from .tasks import TaskHandler, TasksHandler
 
@@ -14,6 +14,7 @@ from .tasks import TaskHandler, TasksHandler
 ROUTES: list[tuple[str, type]] = [
     ("openapi.json", OpenApiHandler),
     ("gpu", GpuHandler),
+    ("gpu/history", GpuHistoryHandler),
     ("tasks", TasksHandler),
     ("tasks/{task_id}", TaskHandler),
 ]

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from ..models import GpuSnapshot
-from .base import GpuEnvHandler, operation
+from ..errors import InvalidRequest
+from ..models import GpuHistory, GpuSnapshot
+from .base import GpuEnvHandler, Param, operation
 
 
 class GpuHandler(GpuEnvHandler):
@@ -15,3 +16,25 @@ class GpuHandler(GpuEnvHandler):
     )
     async def get(self) -> bytes:
         return await self.services.sampler.snapshot_json()
+
+
+class GpuHistoryHandler(GpuEnvHandler):
+    @operation(
+        "Past samples, oldest first",
+        response=GpuHistory,
+        query=(Param("seconds", {"type": "number", "exclusiveMinimum": 0}, "Only the last N seconds."),),
+        errors=(400,),
+        description="A ring buffer of `c.GpuEnvApp.gpu_history_seconds`; host memory, CPU and per-device "
+        "GPU memory and utilization.",
+    )
+    async def get(self) -> GpuHistory:
+        raw = self.query_arg("seconds")
+        seconds = None
+        if raw is not None:
+            try:
+                seconds = float(raw)
+            except ValueError:
+                raise InvalidRequest(f"'seconds' must be a number of seconds, not '{raw}'.") from None
+            if not seconds > 0:
+                raise InvalidRequest("'seconds' must be greater than 0.")
+        return self.services.sampler.history_points(seconds)

@@ -78,3 +78,26 @@ class GpuSnapshot(ApiModel):
     kernels: list[KernelUsage] = Field(
         default_factory=list, description="This server's kernels, largest host memory first."
     )
+
+
+class DeviceMemoryPoint(ApiModel):
+    memory_used_bytes: int | None = None
+    utilization_percent: float | None = None
+
+
+class HistoryPoint(ApiModel):
+    t: float = Field(description="Unix time of the sample.")
+    host_memory_used_bytes: int
+    host_memory_limit_bytes: int
+    cpu_usage_cores: float | None = None
+    devices: dict[str, DeviceMemoryPoint] = Field(
+        default_factory=dict,
+        description="Per GPU or MIG device, keyed by UUID (or `gpu<index>` without one).",
+    )
+
+
+class GpuHistory(ApiModel):
+    """Past samples, oldest first, for sparklines."""
+
+    interval_seconds: float
+    points: list[HistoryPoint]
