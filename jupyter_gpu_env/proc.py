@@ -7,6 +7,7 @@ request value can ever reach a shell.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import os
 import signal
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -42,21 +43,37 @@ def _check_argv(argv: Sequence[str]) -> list[str]:
 
 
 async def _pump(stream: asyncio.StreamReader | None, sink: list[str], on_line: LineCallback | None) -> None:
+    """Read a stream to its end, handing each line to ``on_line``.
+
+    A carriage return also ends a line: progress bars (conda-pack, mksquashfs) redraw themselves
+    with ``\r`` and their updates would otherwise arrive only when the whole bar is done.
+    """
     if stream is None:
         return
     size = 0
+    pending = b""
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")  # a read may end inside a character
     while True:
-        raw = await stream.readline()
-        if not raw:
-            return
-        line = raw.decode("utf-8", "replace")
+        chunk = await stream.read(65536)
+        if not chunk:
+            break
         if size < _MAX_CAPTURE:
-            sink.append(line)
-            size += len(line)
-        if on_line is not None:
-            res = on_line(line.rstrip("\n"))
-            if asyncio.iscoroutine(res):
-                await res
+            sink.append(decoder.decode(chunk))
+            size += len(chunk)
+        if on_line is None:
+            continue
+        pending += chunk
+        *lines, pending = pending.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+        for raw in lines:
+            await _deliver(on_line, raw)
+    if on_line is not None and pending:
+        await _deliver(on_line, pending)
+
+
+async def _deliver(on_line: LineCallback, raw: bytes) -> None:
+    res = on_line(raw.decode("utf-8", "replace"))
+    if asyncio.iscoroutine(res):
+        await res
 
 
 async def _terminate(proc: asyncio.subprocess.Process, grace: float) -> None:

@@ -99,3 +99,11 @@ def _alive(pid: int) -> bool:
             return f.read().split()[2] != "Z"
     except FileNotFoundError:
         return False
+
+
+async def test_carriage_returns_split_progress_updates():
+    seen = []
+    code = "import sys; sys.stderr.write('10%\\r50%\\r100%\\ndone\\n')"
+    r = await proc.run([sys.executable, "-c", code], on_stderr=seen.append)
+    assert seen == ["10%", "50%", "100%", "done"]
+    assert r.stderr == "10%\r50%\r100%\ndone\n"
