@@ -9,7 +9,10 @@ from __future__ import annotations
 import asyncio
 import codecs
 import os
+import resource
 import signal
+import subprocess
+import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -92,6 +95,14 @@ async def _terminate(proc: asyncio.subprocess.Process, grace: float) -> None:
             continue
 
 
+def _limiter(rlimits: Mapping[int, tuple[int, int]]) -> Callable[[], None]:
+    def apply() -> None:  # runs in the child between fork and exec
+        for which, (soft, hard) in rlimits.items():
+            resource.setrlimit(which, (soft, hard))
+
+    return apply
+
+
 async def run(
     argv: Sequence[str],
     *,
@@ -103,13 +114,15 @@ async def run(
     on_stderr: LineCallback | None = None,
     check: bool = True,
     kill_grace: float = 5.0,
+    rlimits: Mapping[int, tuple[int, int]] | None = None,
 ) -> Result:
     """Run ``argv`` and wait for it.
 
     The child gets its own process group so that cancelling (``task.cancel()``) or a timeout
     takes down everything it started. Raises :class:`CommandFailed` on a non-zero exit when
     ``check`` is true, :class:`CommandTimeout` past ``timeout``, and :class:`Conflict` when the
-    program does not exist.
+    program does not exist. ``rlimits`` (``resource.RLIMIT_*`` to ``(soft, hard)``) bound the child,
+    e.g. the size of files it may write.
     """
     args = _check_argv(argv)
     try:
@@ -121,6 +134,7 @@ async def run(
             env=dict(env) if env is not None else None,
             cwd=cwd,
             start_new_session=True,
+            preexec_fn=_limiter(rlimits) if rlimits else None,
         )
     except FileNotFoundError as e:
         raise Conflict(f"'{args[0]}' was not found on this server", reason="tool_missing") from e
@@ -148,3 +162,36 @@ async def run(
     if check and rc != 0:
         raise CommandFailed(args, rc, result.output)
     return result
+
+
+def spawn_detached(
+    argv: Sequence[str],
+    *,
+    cwd: str | os.PathLike[str],
+    env: Mapping[str, str] | None,
+    stdout_path: str | os.PathLike[str],
+) -> int:
+    """Start ``argv`` in its own session, detached from this server, and return its pid at once.
+
+    For batch runners that must outlive a server restart: stdin is /dev/null and stdout and stderr
+    are appended to ``stdout_path``, so no pipe ties the child to this process. A daemon thread
+    reaps it when it ends, so no zombie lingers while the server runs; callers learn how it ended
+    from the files it writes, not from the exit status.
+    """
+    args = _check_argv(argv)
+    with open(stdout_path, "ab", buffering=0) as out:
+        try:
+            child = subprocess.Popen(  # noqa: S603 - argv list, never a shell
+                args,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                cwd=cwd,
+                env=dict(env) if env is not None else None,
+                start_new_session=True,
+                close_fds=True,
+            )
+        except FileNotFoundError as e:
+            raise Conflict(f"'{args[0]}' was not found on this server", reason="tool_missing") from e
+    threading.Thread(target=child.wait, name=f"reap-{child.pid}", daemon=True).start()
+    return child.pid

@@ -107,3 +107,13 @@ async def test_carriage_returns_split_progress_updates():
     r = await proc.run([sys.executable, "-c", code], on_stderr=seen.append)
     assert seen == ["10%", "50%", "100%", "done"]
     assert r.stderr == "10%\r50%\r100%\ndone\n"
+
+
+async def test_rlimits_bound_the_child(tmp_path):
+    import resource
+
+    target = tmp_path / "big"
+    code = f"open({str(target)!r}, 'wb').write(b'x' * 100_000)"
+    with pytest.raises(CommandFailed):
+        await proc.run([sys.executable, "-c", code], rlimits={resource.RLIMIT_FSIZE: (10_000, 10_000)})
+    assert target.stat().st_size <= 10_000
