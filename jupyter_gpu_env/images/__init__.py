@@ -1,0 +1,1 @@
+"""Pack environments into single-file images (squashfs, SIF)."""
