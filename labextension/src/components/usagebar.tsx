@@ -1,0 +1,72 @@
+/**
+ * A labelled horizontal bar: "Memory   1.2 GiB of 4.0 GiB · 30 %".
+ */
+import React from 'react';
+
+import { percentOf, usageLevel } from '../format';
+
+export interface IUsageBarProps {
+  /** What is measured, e.g. "Memory". */
+  label: string;
+  /** Amount used, in the bar's unit (bytes, cores). */
+  used: number;
+  /** Amount available, in the same unit. */
+  total: number;
+  /** The figure shown right of the label, e.g. "1.2 GiB of 4.0 GiB". */
+  value: string;
+  /** A discreet line under the bar, e.g. "cgroup v2 limit". */
+  note?: string;
+  /** Extra class names for the bar itself (e.g. `jp-GpuEnv-memoryBar`). */
+  className?: string;
+  /** `data-testid` of the bar. */
+  testId?: string;
+  /** Extra `data-*` attributes of the bar (raw numbers for tests and tooling). */
+  data?: Record<string, string | number>;
+  /** Whether the figures are unknown yet (bar drawn empty, no percent). */
+  pending?: boolean;
+}
+
+/**
+ * A usage bar coloured by how full it is: brand colour, warning above 80 %,
+ * error above 95 %.
+ */
+export function UsageBar(props: IUsageBarProps): JSX.Element {
+  const percent = props.pending ? 0 : percentOf(props.used, props.total);
+  const level = props.pending ? 'ok' : usageLevel(percent);
+  const rounded = Math.round(percent);
+  const dataAttributes: Record<string, string> = {};
+  for (const [key, value] of Object.entries(props.data ?? {})) {
+    dataAttributes[`data-${key}`] = String(value);
+  }
+  const barClass = ['jp-GpuEnv-bar', props.className ?? ''].join(' ').trim();
+  return (
+    <div className="jp-GpuEnv-usage">
+      <div className="jp-GpuEnv-usageHeader">
+        <span className="jp-GpuEnv-usageLabel">{props.label}</span>
+        <span className="jp-GpuEnv-usageValue">
+          {props.value}
+          {!props.pending && (
+            <span className="jp-GpuEnv-usagePercent">{rounded} %</span>
+          )}
+        </span>
+      </div>
+      <div
+        className={barClass}
+        role="progressbar"
+        aria-label={`${props.label}: ${props.value}`}
+        aria-valuemin={0}
+        aria-valuemax={100}
+        aria-valuenow={rounded}
+        data-level={level}
+        data-testid={props.testId}
+        {...dataAttributes}
+      >
+        <div
+          className="jp-GpuEnv-barFill"
+          style={{ width: `${percent.toFixed(1)}%` }}
+        />
+      </div>
+      {props.note && <div className="jp-GpuEnv-usageNote">{props.note}</div>}
+    </div>
+  );
+}

@@ -1,0 +1,191 @@
+/**
+ * The GPU Env sidebar against the real server extension (no mocks here):
+ * host memory comes from this machine's cgroup or /proc/meminfo.
+ */
+import { expect, test } from '@jupyterlab/galata';
+import * as path from 'path';
+
+import { formatBytes } from '../../labextension/src/format';
+import {
+  PANEL_ID,
+  memoryBar,
+  panel,
+  readMemory,
+  screenshotPanel
+} from './helpers';
+
+const BYTE_FIGURE =
+  /\d+(\.\d)? (B|KiB|MiB|GiB|TiB|PiB) of \d+(\.\d)? (B|KiB|MiB|GiB|TiB|PiB)/;
+
+test.describe('GPU Env sidebar', () => {
+  test('opens from its sidebar tab and shows real memory figures', async ({
+    page
+  }) => {
+    // Tall enough for the whole panel in the screenshot below.
+    await page.setViewportSize({ width: 1280, height: 1000 });
+    await page.sidebar.setWidth(300);
+    await page.sidebar.openTab(PANEL_ID);
+    await expect(panel(page)).toBeVisible();
+    await expect(memoryBar(page)).toBeVisible();
+
+    const reading = await readMemory(page);
+    expect(reading.used).toMatch(/^\d+$/);
+    expect(reading.limit).toMatch(/^\d+$/);
+    const used = Number(reading.used);
+    const limit = Number(reading.limit);
+    expect(used).toBeGreaterThan(0);
+    expect(limit).toBeGreaterThan(0);
+    expect(used).toBeLessThanOrEqual(limit);
+    expect(['cgroup2', 'cgroup1', 'host']).toContain(reading.source);
+
+    // The visible figure is the real limit, formatted.
+    expect(reading.text).toMatch(BYTE_FIGURE);
+    expect(reading.text).toContain(`of ${formatBytes(limit)}`);
+
+    // Where the limit comes from, in words.
+    await expect(
+      panel(page)
+        .locator('.jp-GpuEnv-memorySection .jp-GpuEnv-usageNote')
+        .first()
+    ).toHaveText(
+      /cgroup v2 limit|cgroup v1 limit|no container limit — machine total/
+    );
+
+    // CPU: a limit in cores.
+    const cpuLimit = await page
+      .getByTestId('gpu-env-cpu-bar')
+      .getAttribute('data-limit');
+    expect(Number(cpuLimit)).toBeGreaterThan(0);
+
+    // No GPU on this machine: the server's own explanation, not fake data.
+    const gpuEmpty = page.getByTestId('gpu-env-gpu-empty');
+    await expect(gpuEmpty).toBeVisible();
+    await expect(gpuEmpty).toContainText('No GPU visible');
+
+    // The sections whose features come later say so.
+    await expect(page.getByTestId('gpu-env-environments-empty')).toHaveText(
+      /Environment management is coming/
+    );
+    await expect(page.getByTestId('gpu-env-jobs-empty')).toHaveText(
+      /Batch jobs are coming/
+    );
+    await expect(page.getByTestId('gpu-env-error')).toHaveCount(0);
+
+    // Memory is read again on the poll interval (about 2 s).
+    await expect(panel(page).locator('.jp-GpuEnv-updated')).toBeVisible();
+    const first = await panel(page).locator('.jp-GpuEnv-updated').textContent();
+    await expect(panel(page).locator('.jp-GpuEnv-updated')).not.toHaveText(
+      first ?? '',
+      { timeout: 10000 }
+    );
+
+    await screenshotPanel(
+      page,
+      path.join(__dirname, '..', 'screenshots', 'gpu-env-panel.png')
+    );
+    await page.screenshot({
+      path: path.join(__dirname, '..', 'screenshots', 'gpu-env-lab.png')
+    });
+  });
+
+  test('opens from the command palette', async ({ page }) => {
+    await expect(panel(page)).toBeHidden();
+    await page.keyboard.press('Control+Shift+C');
+    const input = page.locator('#command-palette .lm-CommandPalette-input');
+    await expect(input).toBeVisible();
+    await input.fill('Open GPU Env panel');
+    const item = page.locator(
+      '#command-palette .lm-CommandPalette-item:has-text("Open GPU Env panel")'
+    );
+    await expect(item).toBeVisible();
+    await input.press('Enter');
+
+    await expect(panel(page)).toBeVisible();
+    await expect(memoryBar(page)).toBeVisible();
+    expect(await page.sidebar.isTabOpen(PANEL_ID)).toBe(true);
+  });
+
+  test('refreshes from the toolbar and the palette', async ({ page }) => {
+    await page.sidebar.openTab(PANEL_ID);
+    await expect(memoryBar(page)).toBeVisible();
+    const answer = page.waitForResponse(
+      r => r.url().includes('/gpu-env/api/gpu') && r.status() === 200
+    );
+    await panel(page).locator('.jp-SidePanel-toolbar button').first().click();
+    await answer;
+
+    const again = page.waitForResponse(r =>
+      r.url().includes('/gpu-env/api/gpu')
+    );
+    await page.evaluate(() =>
+      window.jupyterapp.commands.execute('jupyter-gpu-env:refresh')
+    );
+    await again;
+  });
+
+  test('asks nothing while another sidebar panel is shown', async ({
+    page
+  }) => {
+    await page.sidebar.openTab(PANEL_ID);
+    await expect(memoryBar(page)).toBeVisible();
+    await page.sidebar.openTab('filebrowser');
+    await expect(panel(page)).toBeHidden();
+
+    let requests = 0;
+    page.on('request', request => {
+      if (/\/gpu-env\/api\/gpu(\?|$)/.test(request.url())) {
+        requests += 1;
+      }
+    });
+    // Two default intervals and a half.
+    await page.waitForTimeout(5000);
+    expect(requests).toBe(0);
+
+    // Shown again, it catches up at once.
+    const answer = page.waitForResponse(r =>
+      r.url().includes('/gpu-env/api/gpu')
+    );
+    await page.sidebar.openTab(PANEL_ID);
+    await answer;
+  });
+
+  test('is restored after a reload', async ({ page }) => {
+    // The layout restorer saves the workspace shortly after the change.
+    const saved = page.waitForRequest(
+      request =>
+        request.method() === 'PUT' &&
+        request.url().includes('/api/workspaces') &&
+        /"current":"jupyter-gpu-env:sidebar"/.test(request.postData() ?? '')
+    );
+    await page.sidebar.openTab(PANEL_ID);
+    await expect(memoryBar(page)).toBeVisible();
+    await saved;
+
+    await page.reload();
+
+    await expect(panel(page)).toBeVisible();
+    expect(await page.sidebar.isTabOpen(PANEL_ID)).toBe(true);
+    await expect(memoryBar(page)).toBeVisible();
+  });
+
+  test('follows the dark theme', async ({ page }) => {
+    await page.theme.setDarkTheme();
+    await page.setViewportSize({ width: 1280, height: 1000 });
+    await page.sidebar.setWidth(300);
+    await page.sidebar.openTab(PANEL_ID);
+    await expect(memoryBar(page)).toBeVisible();
+    const background = await panel(page).evaluate(
+      node => getComputedStyle(node).backgroundColor
+    );
+    // The dark theme's --jp-layout-color1 is dark: every channel below 100.
+    const channels = (background.match(/\d+/g) ?? []).slice(0, 3).map(Number);
+    expect(channels).toHaveLength(3);
+    for (const channel of channels) {
+      expect(channel).toBeLessThan(100);
+    }
+    await screenshotPanel(
+      page,
+      path.join(__dirname, '..', 'screenshots', 'gpu-env-panel-dark.png')
+    );
+  });
+});

@@ -1,0 +1,58 @@
+/**
+ * Shared locators and readers for the GPU Env UI tests.
+ */
+import type { IJupyterLabPageFixture } from '@jupyterlab/galata';
+import type { Locator } from '@playwright/test';
+
+export const PANEL_ID = 'jupyter-gpu-env:sidebar';
+
+export function panel(page: IJupyterLabPageFixture): Locator {
+  return page.locator('[data-testid="gpu-env-panel"]');
+}
+
+export function memoryBar(page: IJupyterLabPageFixture): Locator {
+  return page.getByTestId('gpu-env-memory-bar');
+}
+
+export interface IBarReading {
+  used: string | null;
+  limit: string | null;
+  source: string | null;
+  /** The figure shown next to the bar's label, e.g. "1.2 GiB of 4.0 GiB42 %". */
+  text: string;
+}
+
+/** Read a usage bar's raw numbers and its visible figure in one go. */
+export async function readMemory(
+  page: IJupyterLabPageFixture
+): Promise<IBarReading> {
+  const bar = memoryBar(page);
+  return bar.evaluate((node: Element) => {
+    const usage = node.closest('.jp-GpuEnv-usage');
+    return {
+      used: node.getAttribute('data-used'),
+      limit: node.getAttribute('data-limit'),
+      source: node.getAttribute('data-source'),
+      text:
+        usage?.querySelector('.jp-GpuEnv-usageValue')?.textContent?.trim() ?? ''
+    };
+  });
+}
+
+/**
+ * Save a picture of the panel, cropped below its last section (the sidebar
+ * is as tall as the window; the empty space under the sections says nothing).
+ */
+export async function screenshotPanel(
+  page: IJupyterLabPageFixture,
+  file: string
+): Promise<void> {
+  const clip = await panel(page).evaluate((node: Element) => {
+    const box = node.getBoundingClientRect();
+    const sections = node.querySelectorAll('.jp-GpuEnv-collapsible');
+    const last = sections[sections.length - 1]?.getBoundingClientRect();
+    const bottom = last ? Math.min(last.bottom + 8, box.bottom) : box.bottom;
+    return { x: box.x, y: box.y, width: box.width, height: bottom - box.y };
+  });
+  await page.screenshot({ path: file, clip });
+}

@@ -1,0 +1,36 @@
+/**
+ * The `refreshInterval` setting reaches the poll.
+ */
+import { expect, galata, test } from '@jupyterlab/galata';
+
+import { PANEL_ID, memoryBar } from './helpers';
+
+test.use({
+  mockSettings: {
+    ...galata.DEFAULT_SETTINGS,
+    'jupyter-gpu-env:plugin': { refreshInterval: 60000 }
+  }
+});
+
+test('a long refresh interval means no request in between', async ({
+  page
+}) => {
+  let requests = 0;
+  page.on('request', request => {
+    if (/\/gpu-env\/api\/gpu(\?|$)/.test(request.url())) {
+      requests += 1;
+    }
+  });
+  await page.sidebar.openTab(PANEL_ID);
+  await expect(memoryBar(page)).toBeVisible();
+  const afterOpen = requests;
+  // The default interval (2 s) would have asked twice by now.
+  await page.waitForTimeout(5000);
+  expect(requests).toBe(afterOpen);
+
+  // The refresh command still asks at once.
+  await page.evaluate(() =>
+    window.jupyterapp.commands.execute('jupyter-gpu-env:refresh')
+  );
+  await expect.poll(() => requests).toBe(afterOpen + 1);
+});
