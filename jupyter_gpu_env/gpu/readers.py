@@ -1,44 +1,55 @@
-"""Choose how GPUs are read on this machine and say plainly why none is visible."""
+"""Which GPU source applies on this machine: recorded files, NVML, or nvidia-smi when NVML cannot load.
+
+Every source is wrapped as one coroutine for the sampler: NVML is blocking and runs in a thread;
+nvidia-smi goes through the subprocess seam on the event loop.
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
+import asyncio
+import logging
+import shutil
+from collections.abc import Awaitable, Callable
 
-from ..models import GpuStatus
-from .sampler import GpuReading
+from ..errors import GpuEnvError
+from . import smi
+from .nvml import NvmlReader
+from .reading import GpuReading
+from .recorded import RecordedSource
+from .visibility import mark_visible, visibility_status
 
-_DRIVER_FILE = Path("/proc/driver/nvidia/version")
+log = logging.getLogger(__name__)
+
+GpuSource = Callable[[], Awaitable[GpuReading]]
 
 
-def _no_gpu(reason: str, message: str) -> GpuReading:
-    return GpuReading([], GpuStatus(available=False, reason=reason, message=message))  # type: ignore[arg-type]
+class GpuReaders:
+    """The reading chain of one server; ``close()`` releases NVML."""
 
+    def __init__(self, recorded_source: str = "", nvidia_smi: str = "nvidia-smi") -> None:
+        self._recorded = RecordedSource(recorded_source) if recorded_source else None
+        self._nvml = None if self._recorded else NvmlReader()
+        self._nvidia_smi = nvidia_smi
 
-def probe_gpu(driver_file: Path = _DRIVER_FILE, dev_dir: Path = Path("/dev")) -> GpuReading:
-    """Classify a machine without readable GPUs: no driver, no NVML library, or no device."""
-    if not driver_file.exists() and not any(dev_dir.glob("nvidia[0-9]*")):
-        return _no_gpu(
-            "no_driver",
-            "No GPU visible: this machine has no NVIDIA driver loaded (no /proc/driver/nvidia). "
-            "Ask for a GPU or MIG slice when you start your server.",
-        )
-    try:
-        import pynvml
+    async def read(self) -> GpuReading:
+        if self._recorded is not None:
+            return await asyncio.to_thread(self._recorded.read)
+        assert self._nvml is not None
+        reading = await asyncio.to_thread(self._nvml.read)
+        if reading.status.reason == "no_nvml" and shutil.which(self._nvidia_smi):
+            return await self._smi_fallback(reading)
+        return reading
 
-        pynvml.nvmlInit()
-    except Exception as e:
-        return _no_gpu(
-            "no_nvml",
-            f"No GPU visible: the NVIDIA driver is present but NVML could not be loaded ({e}). "
-            "The container may lack libnvidia-ml.so; ask your administrator.",
-        )
-    try:
-        count = pynvml.nvmlDeviceGetCount()
-    finally:
-        pynvml.nvmlShutdown()
-    if count == 0:
-        return _no_gpu(
-            "no_device",
-            "No GPU visible: the driver is loaded but no device is assigned to this container.",
-        )
-    return _no_gpu("no_device", f"{count} GPU(s) found but device details are not read yet.")
+    async def _smi_fallback(self, nvml_reading: GpuReading) -> GpuReading:
+        try:
+            devices = await smi.read_smi(self._nvidia_smi)
+        except GpuEnvError as e:
+            log.debug("nvidia-smi fallback failed: %s", e)
+            return nvml_reading
+        devices = mark_visible(devices)
+        message = f"{len(devices)} GPU(s) read with nvidia-smi (NVML could not be loaded)."
+        return GpuReading(devices, visibility_status(devices, None, reason="ok", message=message))
+
+    def close(self) -> None:
+        if self._nvml is not None:
+            self._nvml.close()
