@@ -1,0 +1,70 @@
+"""``python -m jupyter_gpu_env.demo build --channel DIR --env PREFIX [--wheels DIR] [--pkgs DIR]``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from pathlib import Path
+
+from ..envs.service import default_pkgs_dir
+from ..errors import GpuEnvError
+from .builder import build_demo, default_cache_dir
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m jupyter_gpu_env.demo",
+        description="Build an offline conda channel from this Python and pip wheels, and a demo "
+        "managed environment (python, ipykernel, pip) from it. Reuses what already exists.",
+    )
+    sub = p.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("build", help="build (or reuse) the channel and the environment")
+    b.add_argument("--channel", type=Path, required=True, help="folder of the local channel")
+    b.add_argument("--env", type=Path, required=True, help="prefix of the demo managed environment")
+    b.add_argument(
+        "--wheels",
+        type=Path,
+        help="folder of wheels to package; when it holds none, wheels of ipykernel and pip (with "
+        f"their dependencies) are downloaded into it with pip (default: {default_cache_dir() / 'wheels'})",
+    )
+    b.add_argument(
+        "--pkgs",
+        type=Path,
+        help=f"package cache (default: {default_pkgs_dir()}, the server's default); use the "
+        "server's package cache (c.GpuEnvApp pkgs setting) so that clones hard-link",
+    )
+    b.add_argument("--quiet", action="store_true", help="print only the result")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    started = time.monotonic()
+
+    def progress(fraction: float, message: str) -> None:
+        if not args.quiet:
+            print(f"[{fraction * 100:5.1f}%] {message}", flush=True)
+
+    def log(line: str) -> None:
+        if not args.quiet:
+            print(f"         {line}", flush=True)
+
+    try:
+        result = asyncio.run(
+            build_demo(
+                args.channel, args.env, wheels=args.wheels, pkgs_dir=args.pkgs, progress=progress, log=log
+            )
+        )
+    except GpuEnvError as e:
+        print(f"error: {e.message}", file=sys.stderr)
+        return 1
+    print(f"channel: {result.channel} ({'built' if result.channel_built else 'reused'})")
+    print(f"environment: {result.env} ({'built' if result.env_built else 'reused'})")
+    print(f"took {time.monotonic() - started:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,180 @@
+"""The file-copying half of conda's clone: untracked files, and packages copied from the source.
+
+Untracked files are those no conda record owns: pip installs, user files, caches. Like conda's
+``clone_env``, they are copied with the source prefix replaced by the new one in text files. Binary
+files that embed the prefix are copied unchanged and reported: rewriting a path of a different length
+inside a binary would corrupt it.
+
+Blocking functions for a worker thread; each takes a ``stop`` event, checked between files, so a
+cancelled clone stops writing before its temporary directory is removed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# As conda's misc.walk_prefix: top-level entries that are never part of an environment's content.
+IGNORE_TOP = {
+    "pkgs",
+    "envs",
+    "conda-bld",
+    "conda-meta",
+    ".conda_lock",
+    "users",
+    "LICENSE.txt",
+    "info",
+    "conda-recipes",
+    ".index",
+    ".unionfs",
+    ".nonadmin",
+}
+BIN_IGNORE = {"conda", "activate", "deactivate"}
+_MAX_REWRITE = 64 << 20  # bigger files are copied as they are; text that large holding a prefix is unheard of
+
+Tick = Callable[[int, int], None]
+
+
+class Stopped(Exception):
+    pass
+
+
+@dataclass
+class CopyReport:
+    files: int = 0
+    rewritten: int = 0
+    binary_with_prefix: list[str] = field(default_factory=list)
+    unreadable: list[str] = field(default_factory=list)
+
+    def merge(self, other: CopyReport) -> None:
+        self.files += other.files
+        self.rewritten += other.rewritten
+        self.binary_with_prefix += other.binary_with_prefix
+        self.unreadable += other.unreadable
+
+
+def conda_files(records: Iterable[dict[str, Any]]) -> set[str]:
+    return {f for r in records for f in r.get("files", ())}
+
+
+def find_untracked(source: Path, owned: set[str]) -> list[str]:
+    """Relative paths of files (and symlinks) under ``source`` that no record owns."""
+    out = []
+    for entry in os.scandir(source):
+        if entry.name in IGNORE_TOP:
+            continue
+        if not entry.is_dir(follow_symlinks=False):
+            out.append(entry.name)
+            continue
+        for root, dirs, files in os.walk(entry.path):
+            rel_root = os.path.relpath(root, source)
+            for d in dirs:
+                if os.path.islink(os.path.join(root, d)):
+                    out.append(os.path.join(rel_root, d))
+            for f in files:
+                if rel_root == "bin" and f in BIN_IGNORE:
+                    continue
+                out.append(os.path.join(rel_root, f))
+    result = []
+    for rel in out:
+        if rel in owned or rel.endswith("~"):
+            continue
+        if rel.endswith(".pyc") and _pyc_source(rel) in owned:
+            continue  # bytecode of a conda-owned module: Python rewrites it on first import
+        result.append(rel)
+    return sorted(result)
+
+
+def _pyc_source(rel: str) -> str:
+    d, f = os.path.split(rel)
+    if os.path.basename(d) == "__pycache__":
+        return os.path.join(os.path.dirname(d), f.split(".", 1)[0] + ".py")
+    return rel[:-1]
+
+
+def _copy_file(src: Path, dst: Path, old: bytes, new: bytes, report: CopyReport, rel: str) -> None:
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    if src.is_symlink():
+        target = os.readlink(src)
+        if target.startswith(old.decode()):
+            target = new.decode() + target[len(old) :]
+        os.symlink(target, dst)
+        report.files += 1
+        return
+    if src.stat().st_size > _MAX_REWRITE:
+        shutil.copyfile(src, dst)
+    else:
+        data = src.read_bytes()
+        if old in data:
+            if b"\0" in data[:8192]:
+                if not rel.endswith(".pyc"):  # Python fixes a pyc's source path when loading it
+                    report.binary_with_prefix.append(rel)
+            else:
+                data = data.replace(old, new)
+                report.rewritten += 1
+        dst.write_bytes(data)
+    shutil.copystat(src, dst)
+    report.files += 1
+
+
+def copy_untracked(
+    source: Path,
+    target: Path,
+    final_prefix: Path,
+    files: list[str],
+    *,
+    stop: threading.Event | None = None,
+    tick: Tick | None = None,
+) -> CopyReport:
+    report = CopyReport()
+    old, new = os.fsencode(source), os.fsencode(final_prefix)
+    for i, rel in enumerate(files):
+        if stop is not None and stop.is_set():
+            raise Stopped
+        try:
+            _copy_file(source / rel, target / rel, old, new, report, rel)
+        except FileNotFoundError:
+            continue  # removed from the source while we copied: nothing to carry over
+        except PermissionError:
+            report.unreadable.append(rel)  # e.g. an admin's private file in a managed environment
+        if tick is not None and (i % 200 == 0 or i == len(files) - 1):
+            tick(i + 1, len(files))
+    return report
+
+
+def copy_records(
+    source: Path,
+    target: Path,
+    final_prefix: Path,
+    wanted: set[str],
+    *,
+    stop: threading.Event | None = None,
+) -> CopyReport:
+    """Copy the files of the source's records named in ``wanted`` (``name-version-build``).
+
+    The fallback when a package is in neither the package cache nor a reachable channel: its files
+    are taken from the source prefix, text files holding the prefix rewritten, and its record
+    written to the target's conda-meta (link type 3, "copy").
+    """
+    report = CopyReport()
+    old, new = os.fsencode(source), os.fsencode(final_prefix)
+    for meta in sorted((source / "conda-meta").glob("*.json")):
+        rec = json.loads(meta.read_text(encoding="utf-8"))
+        if f"{rec.get('name')}-{rec.get('version')}-{rec.get('build')}" not in wanted:
+            continue
+        for rel in rec.get("files", ()):
+            if stop is not None and stop.is_set():
+                raise Stopped
+            if (source / rel).exists() or (source / rel).is_symlink():
+                _copy_file(source / rel, target / rel, old, new, report, rel)
+        rec["link"] = {"source": str(source), "type": 3}
+        rec.pop("extracted_package_dir", None)
+        (target / "conda-meta").mkdir(parents=True, exist_ok=True)
+        (target / "conda-meta" / meta.name).write_text(json.dumps(rec, indent=2), encoding="utf-8")
+    return report

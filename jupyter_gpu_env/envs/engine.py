@@ -1,0 +1,118 @@
+"""The contract every conda engine fulfils, and small helpers they share.
+
+An engine changes prefixes on disk; it knows nothing about names, managed or own, kernels or
+``environments.txt`` (that is :mod:`.service`). :class:`~.rattler_engine.RattlerEngine` implements it
+with py-rattler in a child process; a ``conda``/``mamba`` command-line engine can implement the same
+methods with ``proc.run``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+from ..errors import GpuEnvError
+from ..models.envs import CloneReport, ExportFormat, PackagesReport
+
+ProgressFn = Callable[[float, str], None]
+LogFn = Callable[[str], None]
+T = TypeVar("T")
+
+
+class EngineError(GpuEnvError):
+    """The engine failed for a reason that is not the caller's (a crash, a broken package)."""
+
+    status = 502
+    reason = "engine_failed"
+
+
+class CondaEngine(Protocol):
+    name: str
+
+    async def create(
+        self,
+        prefix: Path,
+        specs: list[str],
+        *,
+        build_dir: Path | None = None,
+        progress: ProgressFn | None = None,
+        log: LogFn | None = None,
+    ) -> list[str]:
+        """Solve ``specs`` and install them as a new environment whose final path is ``prefix``.
+
+        With ``build_dir``, files are written there (with ``prefix`` embedded) for the caller to rename.
+        Returns ``name-version-build`` of the installed packages.
+        """
+        ...
+
+    async def clone(
+        self,
+        source: Path,
+        prefix: Path,
+        *,
+        build_dir: Path | None = None,
+        progress: ProgressFn | None = None,
+        log: LogFn | None = None,
+    ) -> CloneReport:
+        """Make ``prefix`` a copy of ``source`` with conda's clone semantics (see ``create``)."""
+        ...
+
+    async def install(
+        self,
+        prefix: Path,
+        add: list[str],
+        remove: list[str],
+        *,
+        progress: ProgressFn | None = None,
+        log: LogFn | None = None,
+    ) -> PackagesReport:
+        """Add match specs to and remove packages (and their dependents) from ``prefix``."""
+        ...
+
+    async def export(self, prefix: Path, fmt: ExportFormat, *, name: str) -> str:
+        """An environment.yml or an explicit lock of ``prefix``."""
+        ...
+
+
+def scaled(progress: ProgressFn | None, lo: float, hi: float) -> ProgressFn:
+    """A progress function mapping 0..1 into ``lo..hi`` of ``progress``."""
+
+    def report(fraction: float, message: str) -> None:
+        if progress is not None:
+            progress(lo + (hi - lo) * min(max(fraction, 0.0), 1.0), message)
+
+    return report
+
+
+async def run_stoppable(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run blocking ``fn(*args, stop=Event, **kwargs)`` in a thread; on cancel, stop it and wait.
+
+    A thread cannot be killed, so cancelling sets ``stop`` and waits until ``fn`` has noticed:
+    only then may the caller remove what ``fn`` was writing into.
+    """
+    stop = threading.Event()
+    fut = asyncio.ensure_future(asyncio.to_thread(fn, *args, stop=stop, **kwargs))
+    try:
+        return await asyncio.shield(fut)
+    except asyncio.CancelledError:
+        stop.set()
+        try:
+            await fut
+        except BaseException:  # its outcome no longer matters; the cancellation does
+            pass
+        raise
+
+
+def threadsafe(progress: ProgressFn | None) -> ProgressFn | None:
+    """Wrap ``progress`` so a worker thread can call it: the call runs on the event loop."""
+    if progress is None:
+        return None
+    loop = asyncio.get_running_loop()
+
+    def report(fraction: float, message: str) -> None:
+        loop.call_soon_threadsafe(progress, fraction, message)
+
+    return report

@@ -1,0 +1,211 @@
+"""Models of the environments and kernels resources."""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from ..envs.names import check_env_name
+from ..envs.specs import check_package_name, check_spec
+from .common import ApiModel
+
+EnvKind = Literal["managed", "own"]
+PackageKind = Literal["conda", "pypi"]
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+class ExportFormat(StrEnum):
+    """What `GET environments/{name}/export` produces."""
+
+    yaml = "yaml"
+    explicit = "explicit"
+
+
+class Package(ApiModel):
+    name: str
+    version: str
+    build: str = Field(default="", description="Conda build string; empty for packages installed with pip.")
+    channel: str | None = Field(
+        default=None, description="Channel the conda package came from (URL or name); null for pip packages."
+    )
+    kind: PackageKind = Field(
+        description="`conda`: a conda package record; `pypi`: installed with pip, unknown to conda."
+    )
+
+
+class Environment(ApiModel):
+    """One conda environment, as listed."""
+
+    name: str = Field(
+        description=(
+            "Unique name in this API: the folder name. A managed environment whose folder name is already "
+            "taken (by one of the user's own, or an earlier managed one) is listed as `<name>@<parent folder>`."
+        )
+    )
+    prefix: str = Field(description="Absolute path of the environment.")
+    kind: EnvKind = Field(description="`managed`: provided by the platform, read-only; `own`: the user's.")
+    python_version: str | None = Field(default=None, description="Version of the `python` package, if any.")
+    package_count: int = Field(ge=0, description="Conda packages plus packages installed with pip only.")
+    size_bytes: int = Field(ge=0, description="Disk space of all its files (hard-linked files counted once).")
+    shared_bytes: int = Field(
+        ge=0,
+        description=(
+            "Part of `size_bytes` in files hard-linked from elsewhere (the package cache); a clone's new "
+            "disk use is `size_bytes - shared_bytes`."
+        ),
+    )
+    has_ipykernel: bool = Field(description="Whether ipykernel is installed, so a kernel can run in it.")
+    kernel_name: str | None = Field(
+        default=None,
+        description="Name of the Jupyter kernelspec registered for it by this extension, if any.",
+    )
+    source: str | None = Field(default=None, description="For a clone: the prefix it was cloned from.")
+    source_name: str | None = Field(default=None, description="For a clone: the source's name at the time.")
+    created_at: float | None = Field(
+        default=None, description="When this extension created it (Unix time); null if made elsewhere."
+    )
+
+
+class EnvironmentDetail(Environment):
+    """One environment with its package list."""
+
+    packages: list[Package]
+
+
+class EnvironmentList(ApiModel):
+    environments: list[Environment]
+
+
+class CloneRequest(ApiModel):
+    source: str = Field(description="Name of the environment to clone (as listed), or its prefix.")
+    name: str = Field(description="Name of the new environment: letters, digits, `.`, `_`, `-`; 64 at most.")
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        return check_env_name(v)
+
+    @field_validator("source")
+    @classmethod
+    def _source(cls, v: str) -> str:
+        if not v or _CONTROL.search(v) or len(v) > 4096:
+            raise ValueError("source must be an environment name or prefix")
+        return v
+
+
+class PackagesRequest(ApiModel):
+    add: list[str] = Field(
+        default_factory=list,
+        max_length=50,
+        description="Conda match specs to install, e.g. `tensorboard`, `numpy >=1.26`, `scipy=1.13`.",
+    )
+    remove: list[str] = Field(
+        default_factory=list,
+        max_length=50,
+        description="Names of conda packages to remove; packages that depend on them are removed too.",
+    )
+
+    @field_validator("add")
+    @classmethod
+    def _add(cls, v: list[str]) -> list[str]:
+        return [check_spec(s) for s in v]
+
+    @field_validator("remove")
+    @classmethod
+    def _remove(cls, v: list[str]) -> list[str]:
+        return [check_package_name(s) for s in v]
+
+    @model_validator(mode="after")
+    def _something(self) -> PackagesRequest:
+        if not self.add and not self.remove:
+            raise ValueError("nothing to do: give packages to add or to remove")
+        return self
+
+
+class KernelRequest(ApiModel):
+    display_name: str | None = Field(
+        default=None,
+        max_length=100,
+        description="Name shown in the Launcher; default `Python (<environment>)`.",
+    )
+
+    @field_validator("display_name")
+    @classmethod
+    def _display(cls, v: str | None) -> str | None:
+        if v is None:
+            return None
+        v = v.strip()
+        if not v or _CONTROL.search(v):
+            raise ValueError("display_name must be non-empty text without control characters")
+        return v
+
+
+class KernelInfo(ApiModel):
+    """A kernelspec this extension registered for an environment."""
+
+    kernel_name: str = Field(description="Kernelspec name, usable with papermill/nbconvert `--kernel`.")
+    display_name: str
+    resource_dir: str = Field(description="Folder holding kernel.json.")
+    prefix: str = Field(description="The environment the kernel runs in.")
+    env_name: str
+    env: dict[str, str] = Field(
+        description="Variables set for the kernel; `${VAR}` is filled from the server's environment at start."
+    )
+
+
+class CloneReport(ApiModel):
+    """What a clone did."""
+
+    packages: int = Field(description="Conda packages in the clone.")
+    fetched: list[str] = Field(
+        default_factory=list,
+        description="Packages missing from the package cache, fetched from their channel.",
+    )
+    copied_from_source: list[str] = Field(
+        default_factory=list,
+        description="Packages that could not be fetched, copied file by file from the source instead.",
+    )
+    untracked_files: int = Field(
+        description="Files not owned by any conda package (pip installs, user files)."
+    )
+    rewritten_files: int = Field(description="Copied text files whose source prefix was replaced.")
+    binary_with_prefix: list[str] = Field(
+        default_factory=list,
+        description="Binary files that embed the source prefix; copied unchanged (rewriting them is unsafe).",
+    )
+    unreadable: list[str] = Field(
+        default_factory=list, description="Untracked files of the source this user may not read; left out."
+    )
+    seconds: float
+
+
+class PackagesReport(ApiModel):
+    """What a package change did."""
+
+    installed: list[str] = Field(description="`name-version-build` of packages added or changed.")
+    removed: list[str] = Field(description="`name-version-build` of packages removed or replaced.")
+    seconds: float
+
+
+class ExportResult(ApiModel):
+    format: ExportFormat
+    filename: str = Field(description="A file name to save it under.")
+    content: str
+
+
+class CloneResult(ApiModel):
+    """The result of a clone task."""
+
+    environment: Environment
+    report: CloneReport
+
+
+class PackagesResult(ApiModel):
+    """The result of a package-change task."""
+
+    environment: Environment
+    report: PackagesReport

@@ -1,0 +1,103 @@
+import pytest
+from pydantic import ValidationError
+
+from jupyter_gpu_env.envs.names import validate_env_name
+from jupyter_gpu_env.envs.specs import spec_name
+from jupyter_gpu_env.errors import InvalidRequest
+from jupyter_gpu_env.models.envs import CloneRequest, KernelRequest, PackagesRequest
+
+
+@pytest.mark.parametrize("name", ["mine", "torch-2.3_cuda12", "A.b-c_d", "x" * 64, "base2"])
+def test_valid_names(name):
+    assert validate_env_name(name) == name
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("", "empty"),
+        ("../x", "'/'"),
+        ("..", ".."),
+        ("a..b", ".."),
+        ("/abs", "'/'"),
+        ("a/b", "'/'"),
+        ("a\\b", "'/'"),
+        (".hidden", "start with"),
+        ("-rf", "start with"),
+        ("tab\there", "control"),
+        ("nl\n", "control"),
+        ("del\x7f", "control"),
+        ("with space", "whitespace"),
+        ("nbsp\u00a0x", "whitespace"),
+        ("x" * 65, "65 characters"),
+        ("naïve", "only contain"),
+        ("a@b", "only contain"),
+        ("semi;colon", "only contain"),
+    ],
+)
+def test_invalid_names(name, why):
+    with pytest.raises(InvalidRequest) as e:
+        validate_env_name(name)
+    assert e.value.status == 400
+    assert why in e.value.message
+    with pytest.raises(ValidationError):
+        CloneRequest(source="demo", name=name)
+
+
+def test_clone_request_rejects_unknown_fields():
+    with pytest.raises(ValidationError):
+        CloneRequest(source="demo", name="ok", force=True)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "tensorboard",
+        "numpy >=1.26",
+        "numpy>=1.26,<2",
+        "scipy=1.13",
+        "scipy=1.13=py311*",
+        "pip ==24.0",
+        "python 3.11.*",
+        "libgcc-ng",
+    ],
+)
+def test_specs_accepted(spec):
+    assert PackagesRequest(add=[spec]).add == [spec]
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "",
+        " ",
+        "conda-forge::numpy",
+        "numpy; rm -rf /",
+        "https://x/y.conda",
+        "-e .",
+        "numpy[version='>=1']",
+        "a\nb",
+        "x" * 201,
+        "$(id)",
+    ],
+)
+def test_specs_refused(spec):
+    with pytest.raises(ValidationError):
+        PackagesRequest(add=[spec])
+
+
+def test_packages_request_needs_something_and_names_only_to_remove():
+    with pytest.raises(ValidationError, match="nothing to do"):
+        PackagesRequest()
+    with pytest.raises(ValidationError):
+        PackagesRequest(remove=["numpy >=1"])
+    assert PackagesRequest(remove=["NumPy"]).remove == ["numpy"]
+    assert spec_name("NumPy >=1.2") == "numpy"
+
+
+def test_kernel_request_display_name():
+    assert KernelRequest().display_name is None
+    assert KernelRequest(display_name="  GPU torch ").display_name == "GPU torch"
+    for bad in ["", "   ", "a\x00b", "x" * 101]:
+        with pytest.raises(ValidationError):
+            KernelRequest(display_name=bad)
