@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import Float, Unicode, default
+from traitlets import Float, Int, List, Unicode, default
 
 from ._version import __version__
+from .envs.conda_list import default_path as default_conda_list
+from .envs.discovery import EnvironmentCatalog
+from .envs.rattler_engine import RattlerEngine
+from .envs.service import EnvironmentService, default_pkgs_dir, default_user_env_dir
 from .gpu.kernels import KernelInfo, kernel_table
-from .gpu.readers import probe_gpu
+from .gpu.readers import GpuReaders
 from .gpu.sampler import Sampler
 from .handlers import tornado_routes
+from .images.service import ImageService
 from .services import Services
 from .tasks import TaskManager
 
@@ -26,18 +32,92 @@ class GpuEnvApp(ExtensionApp):
     # The frontend is a prebuilt lab extension; this server extension serves only the REST API.
     load_other_extensions = True
 
+    # -- GPU and memory ---------------------------------------------------------------------------
     gpu_sample_interval = Float(
         2.0,
         config=True,
         help="Seconds between two samples of GPU and host memory. One sampler serves every open tab, "
         "so this sets the whole server's sampling cost.",
     )
-
     gpu_history_seconds = Float(
         600.0,
         config=True,
         help="How many seconds of samples `GET gpu/history` keeps (a ring of this length over the interval).",
     )
+
+    gpu_recorded_source = Unicode(
+        "",
+        config=True,
+        help="Replay recorded NVIDIA tool output instead of reading this machine's GPUs, for demos and tests: "
+        "a folder holding nvidia-smi-q.xml (or nvidia-smi-q.txt / nvidia-smi.txt) and optionally "
+        "nvidia-smi-L.txt and nvidia-smi-lgi.txt, or one such file, or one capture file (append #idle for "
+        "its idle phase). Empty: read the GPUs with NVML, else nvidia-smi.",
+    )
+
+    # -- environments and kernels -----------------------------------------------------------------
+    managed_env_dirs = List(
+        Unicode(),
+        config=True,
+        help="Folders holding the platform's managed (read-only) conda environments: each sub-folder with a "
+        "conda-meta/ folder is one, and so is a listed folder that is itself an environment. Default: "
+        "/envs and /opt/conda/envs where they exist. Environments listed in conda's environments.txt "
+        "outside the user's folder are shown as managed too.",
+    )
+    user_env_dir = Unicode(
+        config=True,
+        help="Where the user's own environments (clones) live. Default: ~/.conda/envs, where "
+        "`conda activate NAME` finds them.",
+    )
+    conda_channels = List(
+        Unicode(),
+        default_value=["conda-forge"],
+        config=True,
+        help="Channels for adding packages and for fetching packages missing from the cache: names, URLs, "
+        "or local folders (file:// channels work offline).",
+    )
+    pkgs_dir = Unicode(
+        config=True,
+        help="The conda package cache used for clones. Keep it on the same filesystem as user_env_dir so "
+        "that clones hard-link their files instead of copying them. Default: "
+        "~/.cache/jupyter-gpu-env/pkgs.",
+    )
+    conda_timeout = Float(
+        1800.0,
+        config=True,
+        help="Seconds a single clone or package change may take before it is stopped.",
+    )
+
+    # -- images -----------------------------------------------------------------------------------
+    image_dir = Unicode(
+        config=True,
+        help="Where packed images (squashfs, SIF) and their records are written. Put it on the shared "
+        "filesystem your batch nodes see. Default: a `gpu-env/images` folder in the user's Jupyter "
+        "data directory.",
+    )
+    image_mount_prefix = Unicode(
+        "/opt/gpu-env",
+        config=True,
+        help="Images are packed to be mounted at IMAGE_MOUNT_PREFIX/ENV_NAME (conda-pack --dest-prefix), "
+        "which is where apptainer binds them in batch jobs.",
+    )
+    image_max_bytes = Int(
+        0,
+        config=True,
+        help="Largest image file a user may build, in bytes (0: no limit). A pack that grows past it stops "
+        "and leaves nothing behind.",
+    )
+    image_threads = Int(
+        0,
+        config=True,
+        help="Compression threads for mksquashfs (0: all cores).",
+    )
+    sif_base_image = Unicode(
+        "docker://debian:12-slim",
+        config=True,
+        help="Base container of SIF images (a docker:// reference or a local .sif), used where apptainer "
+        "is installed.",
+    )
+
     state_dir = Unicode(
         config=True,
         help="Where the extension keeps its own state (task records). Default: a `gpu-env` folder in "
@@ -48,28 +128,62 @@ class GpuEnvApp(ExtensionApp):
     def _default_state_dir(self) -> str:
         return str(Path(jupyter_data_dir()) / "gpu-env")
 
+    @default("managed_env_dirs")
+    def _default_managed(self) -> list[str]:
+        return [d for d in ("/envs", "/opt/conda/envs") if os.path.isdir(d)]
+
+    @default("user_env_dir")
+    def _default_user_env_dir(self) -> str:
+        return str(default_user_env_dir())
+
+    @default("pkgs_dir")
+    def _default_pkgs_dir(self) -> str:
+        return str(default_pkgs_dir())
+
+    @default("image_dir")
+    def _default_image_dir(self) -> str:
+        return str(Path(jupyter_data_dir()) / "gpu-env" / "images")
+
     async def _kernels(self) -> list[KernelInfo]:
         """This server's kernels, with the notebook of each kernel's session."""
         sessions = await self.serverapp.session_manager.list_sessions()
         paths = {s["kernel"]["id"]: s.get("path") for s in sessions if s.get("kernel")}
         return kernel_table(self.serverapp.kernel_manager, paths)
 
-    def initialize_settings(self) -> None:
-        sampler = Sampler(
-            probe_gpu,
-            interval=self.gpu_sample_interval,
-            history_seconds=self.gpu_history_seconds,
-            kernel_source=self._kernels,
+    def build_services(self) -> Services:
+        catalog = EnvironmentCatalog(
+            self.managed_env_dirs, self.user_env_dir, conda_lists=[default_conda_list()]
         )
-        tasks = TaskManager(Path(self.state_dir) / "tasks.json")
-        self.services = Services(sampler=sampler, tasks=tasks)
+        engine = RattlerEngine(self.conda_channels, self.pkgs_dir, timeout=self.conda_timeout)
+        self.gpu_readers = GpuReaders(self.gpu_recorded_source)
+        return Services(
+            sampler=Sampler(
+                self.gpu_readers.read,
+                interval=self.gpu_sample_interval,
+                history_seconds=self.gpu_history_seconds,
+                kernel_source=self._kernels,
+            ),
+            tasks=TaskManager(Path(self.state_dir) / "tasks.json"),
+            envs=EnvironmentService(catalog, engine),
+            images=ImageService(
+                self.image_dir,
+                mount_prefix=self.image_mount_prefix,
+                max_bytes=self.image_max_bytes or None,
+                sif_base_image=self.sif_base_image,
+                threads=self.image_threads or None,
+            ),
+        )
+
+    def initialize_settings(self) -> None:
+        self.services = self.build_services()
         self.settings["gpu_env_services"] = self.services
 
     def initialize_handlers(self) -> None:
         self.handlers.extend(tornado_routes())
 
     async def _start_jupyter_server_extension(self, serverapp: object) -> None:
-        self.services.sampler.start()
+        await self.services.start()
 
     async def stop_extension(self) -> None:
         await self.services.stop()
+        self.gpu_readers.close()

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 
 from . import __version__
 from .errors import GpuEnvError
-from .gpu.readers import probe_gpu
+from .gpu.readers import GpuReaders
 from .gpu.sampler import Sampler
 
 Command = Callable[[argparse.Namespace], int]
@@ -23,10 +23,14 @@ def cmd_gpu(args: argparse.Namespace) -> int:
     """Print the container's memory and CPU, and the GPUs visible here."""
 
     async def two_samples():
-        sampler = Sampler(probe_gpu, interval=0.5)
-        await sampler.sample_once()
-        await asyncio.sleep(0.5)
-        return await sampler.sample_once()
+        readers = GpuReaders(args.recorded or "")
+        try:
+            sampler = Sampler(readers.read, interval=0.5)
+            await sampler.sample_once()
+            await asyncio.sleep(0.5)
+            return await sampler.sample_once()
+        finally:
+            readers.close()
 
     snap = asyncio.run(two_samples())
     if args.json:
@@ -64,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     gpu = sub.add_parser("gpu", help=cmd_gpu.__doc__, description=cmd_gpu.__doc__)
     gpu.add_argument("--json", action="store_true", help="print the snapshot as JSON")
+    gpu.add_argument("--recorded", metavar="PATH", help="replay recorded nvidia-smi output instead (demos)")
     gpu.set_defaults(func=cmd_gpu)
     api = sub.add_parser("openapi", help=cmd_openapi.__doc__, description=cmd_openapi.__doc__)
     api.set_defaults(func=cmd_openapi)

@@ -41,6 +41,7 @@ def build_openapi() -> dict[str, Any]:
     models: set[type[BaseModel]] = {ApiError}
     for _, _, spec in ops:
         models.update(m for m in (spec.response, spec.request) if m is not None)
+        models.update(m for _, m in spec.also)
     ordered = sorted(models, key=lambda m: m.__name__)
     keys, defs = models_json_schema([(m, "serialization") for m in ordered], ref_template=_REF)
     # Request bodies are validated in "validation" mode; the schemas coincide for these models.
@@ -83,6 +84,11 @@ def build_openapi() -> dict[str, Any]:
         elif verb == "get":
             ok["content"] = {"application/json": {"schema": {"type": "object"}}}
         op["responses"][str(spec.status)] = ok
+        for code, model in spec.also:
+            op["responses"][str(code)] = {
+                "description": "OK",
+                "content": {"application/json": {"schema": {"$ref": refs[model]}}},
+            }
         for code in sorted({403, *spec.errors, *((400,) if spec.request is not None else ())}):
             op["responses"][str(code)] = {
                 "description": _ERROR_TEXT.get(code, "Error"),

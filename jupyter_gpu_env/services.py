@@ -1,17 +1,79 @@
-"""The services one server holds, built from configuration; handlers reach them through settings."""
+"""The services one server holds, built from configuration; handlers reach them through settings.
+
+Operations that take longer than a request are started here as tasks, after the checks that can fail
+fast (unknown source, name taken, managed target, missing tool) so that those are a 4xx answer to the
+request itself rather than a task that fails a moment later.
+"""
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
+from pathlib import Path
 
+from .envs.service import EnvironmentService
 from .gpu.sampler import Sampler
-from .tasks import TaskManager
+from .images.service import ImageService
+from .models.envs import CloneRequest, PackagesRequest
+from .models.images import Image, ImageRequest
+from .models.tasks import Task
+from .tasks import TaskContext, TaskManager
 
 
 @dataclass
 class Services:
     sampler: Sampler
     tasks: TaskManager
+    envs: EnvironmentService
+    images: ImageService
+
+    async def start_clone(self, req: CloneRequest) -> Task:
+        source = await self.envs.check_clone(req.source, req.name)
+
+        async def run(ctx: TaskContext):
+            return await self.envs.clone(req.source, req.name, progress=ctx.progress, log=ctx.log)
+
+        return self.tasks.start(
+            "clone", f"Clone '{source}' as '{req.name}'", run, target=f"environments/{req.name}"
+        )
+
+    async def start_packages(self, name: str, req: PackagesRequest) -> Task:
+        env = await self.envs.check_change(name)
+        changes = [f"+{s}" for s in req.add] + [f"-{s}" for s in req.remove]
+
+        async def run(ctx: TaskContext):
+            return await self.envs.change_packages(
+                env, req.add, req.remove, progress=ctx.progress, log=ctx.log
+            )
+
+        return self.tasks.start(
+            "install", f"Change packages of '{env}': {' '.join(changes)}", run, target=f"environments/{env}"
+        )
+
+    async def _env_prefix(self, name: str) -> tuple[str, Path]:
+        loc = await self.envs.catalog.resolve(name)
+        return loc.name, loc.prefix
+
+    async def cached_image(self, name: str, req: ImageRequest) -> Image | None:
+        self.images.check_request(req)
+        env, prefix = await self._env_prefix(name)
+        return await self.images.cached(env, prefix, req)
+
+    async def start_pack(self, name: str, req: ImageRequest) -> Task:
+        env, prefix = await self._env_prefix(name)
+
+        async def run(ctx: TaskContext):
+            return await self.images.pack(env, prefix, req, ctx)
+
+        return self.tasks.start(
+            "pack", f"Pack '{env}' into a {req.format} image", run, target=f"images/{env}"
+        )
+
+    async def start(self) -> None:
+        """Clean what a crash left behind, then start sampling."""
+        await self.envs.cleanup_stale()
+        await asyncio.to_thread(self.images.cleanup_stale)
+        self.sampler.start()
 
     async def stop(self) -> None:
         await self.tasks.stop()

@@ -1,8 +1,9 @@
 import asyncio
 
 from jupyter_gpu_env.gpu.memory import HostSample
-from jupyter_gpu_env.gpu.readers import probe_gpu
-from jupyter_gpu_env.gpu.sampler import GpuReading, Sampler
+from jupyter_gpu_env.gpu.readers import GpuReaders
+from jupyter_gpu_env.gpu.reading import GpuReading
+from jupyter_gpu_env.gpu.sampler import Sampler
 from jupyter_gpu_env.models import GpuStatus
 
 
@@ -16,7 +17,7 @@ def fake_host(cpu_per_call: float):
     return read
 
 
-def no_gpu() -> GpuReading:
+async def no_gpu() -> GpuReading:
     return GpuReading([], GpuStatus(available=False, reason="no_driver", message="No GPU visible: test"))
 
 
@@ -46,7 +47,7 @@ async def test_background_loop_samples_once_per_interval():
 
 
 async def test_broken_gpu_reader_keeps_memory_alive():
-    def broken() -> GpuReading:
+    async def broken() -> GpuReading:
         raise OSError("NVML exploded")
 
     s = Sampler(broken, interval=0.1, host_reader=fake_host(0.0))
@@ -56,8 +57,12 @@ async def test_broken_gpu_reader_keeps_memory_alive():
     assert "NVML exploded" in snap.gpu_status.message
 
 
-def test_probe_without_driver(tmp_path):
-    reading = probe_gpu(driver_file=tmp_path / "missing", dev_dir=tmp_path)
+async def test_this_machine_says_why_no_gpu():
+    readers = GpuReaders()
+    try:
+        reading = await readers.read()
+    finally:
+        readers.close()
     assert reading.devices == []
-    assert reading.status.reason == "no_driver"
-    assert "No GPU visible" in reading.status.message
+    assert reading.status.reason in {"no_driver", "no_nvml", "no_device"}
+    assert reading.status.message.startswith("No GPU visible")

@@ -12,7 +12,6 @@ import logging
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 
 from ..models import (
     CpuUsage,
@@ -28,19 +27,12 @@ from ..models import (
 )
 from .kernels import KernelInfo, kernel_usage, pid_owners
 from .memory import HostSample, read_host
+from .reading import GpuReading
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class GpuReading:
-    """What a GPU reader returns: the devices it saw and why there may be none."""
-
-    devices: list[GpuDevice]
-    status: GpuStatus
-
-
-GpuReader = Callable[[], GpuReading]
+GpuReader = Callable[[], Awaitable[GpuReading]]
 HostReader = Callable[[float], HostSample]
 KernelSource = Callable[[], Awaitable[list[KernelInfo]]]
 
@@ -117,7 +109,7 @@ class Sampler:
         self._first: asyncio.Event | None = None
         self.samples_taken = 0
 
-    def _sample_blocking(self, kernels: list[KernelInfo]) -> GpuSnapshot:
+    def _sample_blocking(self, kernels: list[KernelInfo], gpu: GpuReading) -> GpuSnapshot:
         host = self._host_reader(time.monotonic())
         cores_busy = None
         prev = self._previous
@@ -126,13 +118,6 @@ class Sampler:
             if elapsed > 0:
                 cores_busy = round(max(host.cpu_seconds - prev.cpu_seconds, 0.0) / elapsed, 3)
         self._previous = host
-        try:
-            gpu = self._gpu_reader()
-        except Exception as e:  # a broken driver must not take the memory panel down with it
-            log.warning("GPU reader failed: %s", e)
-            gpu = GpuReading(
-                [], GpuStatus(available=False, reason="no_nvml", message=f"Reading the GPU failed: {e}")
-            )
         kernel_rows = kernel_usage(kernels)
         _attribute_gpu_memory(gpu.devices, kernels, kernel_rows)
         return GpuSnapshot(
@@ -156,7 +141,17 @@ class Sampler:
         except Exception as e:  # the kernel table is a nicety; memory and GPUs matter more
             log.warning("listing kernels failed: %s", e)
             kernels = []
-        snap = await asyncio.to_thread(self._sample_blocking, kernels)
+        try:
+            gpu = await self._gpu_reader()
+        except Exception as e:  # a broken driver must not take the memory panel down with it
+            log.warning("GPU reader failed: %s", e)
+            gpu = GpuReading(
+                [],
+                GpuStatus(
+                    available=False, reason="no_nvml", message=f"No GPU visible: reading the GPU failed: {e}"
+                ),
+            )
+        snap = await asyncio.to_thread(self._sample_blocking, kernels, gpu)
         self._latest, self._latest_json = snap, snap.model_dump_json().encode()
         self._history.append(snap)
         self.samples_taken += 1

@@ -5,7 +5,16 @@ from __future__ import annotations
 import re
 
 from .base import API_PREFIX, NotFoundHandler
+from .environments import (
+    EnvironmentHandler,
+    EnvironmentsHandler,
+    ExportHandler,
+    ImageBuildHandler,
+    KernelHandler,
+    PackagesHandler,
+)
 from .gpu import GpuHandler, GpuHistoryHandler
+from .images import ImageDownloadHandler, ImageHandler, ImagesHandler
 from .openapi import OpenApiHandler
 from .tasks import TaskHandler, TasksHandler
 
@@ -15,6 +24,15 @@ ROUTES: list[tuple[str, type]] = [
     ("openapi.json", OpenApiHandler),
     ("gpu", GpuHandler),
     ("gpu/history", GpuHistoryHandler),
+    ("environments", EnvironmentsHandler),
+    ("environments/{name}", EnvironmentHandler),
+    ("environments/{name}/packages", PackagesHandler),
+    ("environments/{name}/kernel", KernelHandler),
+    ("environments/{name}/export", ExportHandler),
+    ("environments/{name}/image", ImageBuildHandler),
+    ("images", ImagesHandler),
+    ("images/{image_id}", ImageHandler),
+    ("images/{image_id}/download", ImageDownloadHandler),
     ("tasks", TasksHandler),
     ("tasks/{task_id}", TaskHandler),
 ]

@@ -11,7 +11,7 @@ import functools
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from jupyter_server.auth.decorator import authorized
@@ -57,7 +57,7 @@ class OperationSpec:
     query: tuple[Param, ...] = ()
     errors: tuple[int, ...] = ()
     description: str = ""
-    tags: tuple[str, ...] = field(default_factory=tuple)
+    also: tuple[tuple[int, type[BaseModel]], ...] = ()
     response_content_type: str = "application/json"
 
 
@@ -86,10 +86,14 @@ def operation(
     query: tuple[Param, ...] = (),
     errors: tuple[int, ...] = (),
     description: str = "",
+    also: tuple[tuple[int, type[BaseModel]], ...] = (),
 ) -> Callable[[Callable[..., Awaitable[Any]]], Callable[..., Awaitable[None]]]:
-    """Authenticate, authorize, map errors, write the returned model; record the OpenAPI spec."""
+    """Authenticate, authorize, map errors, write the returned model; record the OpenAPI spec.
 
-    spec = OperationSpec(summary, response, status, request, query, errors, description)
+    ``also`` documents other success answers a handler may choose with ``override_status``.
+    """
+
+    spec = OperationSpec(summary, response, status, request, query, errors, description, also)
 
     def decorate(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[None]]:
         @functools.wraps(fn)
@@ -106,7 +110,7 @@ def operation(
                 ) from e
             if self._finished:
                 return
-            self.set_status(status)
+            self.set_status(self._status_override or status)
             if result is None:
                 self.finish()
             elif isinstance(result, BaseModel):
@@ -128,6 +132,11 @@ class GpuEnvHandler(ExtensionHandlerMixin, APIHandler):
     """Base of the extension's REST handlers."""
 
     auth_resource = AUTH_RESOURCE
+    _status_override: int | None = None
+
+    def override_status(self, code: int) -> None:
+        """Answer ``code`` instead of the operation's usual status (documented with ``also=``)."""
+        self._status_override = code
 
     def parse_body(self, model: type[M]) -> M:
         raw = self.request.body or b"{}"

@@ -1,0 +1,48 @@
+"""`images`, `images/{image_id}`, `images/{image_id}/download`."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from ..models.images import Image, ImageList
+from .base import GpuEnvHandler, Param, operation
+
+_CHUNK = 1 << 20
+
+
+class ImagesHandler(GpuEnvHandler):
+    @operation(
+        "Packed images, newest first",
+        response=ImageList,
+        query=(Param("environment", {"type": "string"}, "Only images of this environment."),),
+    )
+    async def get(self) -> ImageList:
+        return ImageList(images=await self.services.images.list(self.query_arg("environment")))
+
+
+class ImageHandler(GpuEnvHandler):
+    @operation("One image, with the command lines to use it", response=Image, errors=(404,))
+    async def get(self, image_id: str) -> Image:
+        return await self.services.images.get(image_id)
+
+    @operation("Delete an image", response=Image, errors=(404,))
+    async def delete(self, image_id: str) -> Image:
+        image = await self.services.images.get(image_id)
+        await self.services.images.delete(image_id)
+        return image
+
+
+class ImageDownloadHandler(GpuEnvHandler):
+    @operation("Download the image file", errors=(404,), description="application/octet-stream, streamed.")
+    async def get(self, image_id: str) -> None:
+        image = await self.services.images.get(image_id)
+        path = self.services.images.file_path(image)
+        self.set_header("Content-Type", "application/octet-stream")
+        self.set_header("Content-Disposition", f'attachment; filename="{os.path.basename(path)}"')
+        self.set_header("Content-Length", str(image.size_bytes))
+        with open(path, "rb") as f:  # noqa: ASYNC230 - reads happen in a thread below
+            while chunk := await asyncio.to_thread(f.read, _CHUNK):
+                self.write(chunk)
+                await self.flush()
+        await self.finish()
