@@ -164,7 +164,9 @@ class TaskManager:
         else:
             rec.state, rec.progress = "succeeded", 1.0
             rec.result = result.model_dump(mode="json") if isinstance(result, BaseModel) else result
-            rec.message = "Done"
+            # Keep the operation's own last word ("Cloned 'a' as 'b'") when it gave one.
+            if rec.message in ("", "Starting", "Waiting to start"):
+                rec.message = "Done"
         finally:
             rec.finished_at = time.time()
             await asyncio.to_thread(self._save)
