@@ -1,0 +1,103 @@
+"""A papermill engine that reports each finished cell to the runner and lets it stop the kernel.
+
+papermill calls engines through classmethods, so the runner is handed over in a module global: one
+runner per process, set before execution starts.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from papermill.clientwrap import PapermillNotebookClient
+from papermill.engines import NBClientEngine, NotebookExecutionManager, papermill_engines
+from papermill.log import logger
+from papermill.utils import merge_kwargs, remove_args
+
+if TYPE_CHECKING:
+    from .runner import Runner
+
+_runner: Runner | None = None
+
+
+def register_engine(name: str, runner: Runner) -> None:
+    global _runner
+    _runner = runner
+    papermill_engines.register(name, _Engine)
+
+
+class _Manager(NotebookExecutionManager):
+    def cell_start(self, cell: Any, cell_index: int | None = None, **kwargs: Any) -> Any:
+        if _runner is not None:
+            _runner.check_stop()  # a cancel between two cells stops before the next one
+        return super().cell_start(cell, cell_index, **kwargs)
+
+    def cell_complete(self, cell: Any, cell_index: int | None = None, **kwargs: Any) -> Any:
+        result = super().cell_complete(cell, cell_index, **kwargs)  # saves output.ipynb first
+        if _runner is not None and cell_index is not None:
+            _runner.cell_done(self.nb, cell_index)
+        return result
+
+
+class _Client(PapermillNotebookClient):
+    def start_new_kernel(self, **kwargs: Any) -> None:
+        super().start_new_kernel(**kwargs)
+        if _runner is not None:
+            provisioner = getattr(self.km, "provisioner", None)
+            pgid = getattr(provisioner, "pgid", None) or getattr(provisioner, "pid", None)
+            _runner.kernel_started(pgid)
+
+
+class _Engine(NBClientEngine):
+    @classmethod
+    def execute_notebook(
+        cls,
+        nb: Any,
+        kernel_name: str,
+        output_path: str | None = None,
+        progress_bar: bool = True,
+        log_output: bool = False,
+        autosave_cell_every: int = 30,
+        **kwargs: Any,
+    ) -> Any:
+        # As papermill's Engine.execute_notebook, with our manager in place of its own.
+        nb_man = _Manager(
+            nb,
+            output_path=output_path,
+            progress_bar=progress_bar,
+            log_output=log_output,
+            autosave_cell_every=autosave_cell_every,
+        )
+        nb_man.notebook_start()
+        try:
+            cls.execute_managed_notebook(nb_man, kernel_name, log_output=log_output, **kwargs)
+        finally:
+            nb_man.cleanup_pbar()
+            nb_man.notebook_complete()
+        return nb_man.nb
+
+    @classmethod
+    def execute_managed_notebook(
+        cls,
+        nb_man: Any,
+        kernel_name: str,
+        log_output: bool = False,
+        stdout_file: Any = None,
+        stderr_file: Any = None,
+        start_timeout: int = 60,
+        execution_timeout: int | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        # As NBClientEngine.execute_managed_notebook, with our client (it reports the kernel's pgid).
+        kwargs = remove_args(["input_path"], **kwargs)
+        safe_kwargs = remove_args(["timeout", "startup_timeout"], **kwargs)
+        final_kwargs = merge_kwargs(
+            safe_kwargs,
+            timeout=execution_timeout if execution_timeout else kwargs.get("timeout"),
+            startup_timeout=start_timeout,
+            kernel_name=kernel_name,
+            log=logger,
+            log_output=log_output,
+            stdout_file=stdout_file,
+            stderr_file=stderr_file,
+        )
+        return _Client(nb_man, **final_kwargs).execute()

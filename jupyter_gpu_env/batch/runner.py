@@ -1,0 +1,287 @@
+"""What runs on the node: ``python -m jupyter_gpu_env.runner JOB_FOLDER``.
+
+Every backend (local process, SLURM, Kubernetes) starts this same program, so it depends only on the
+job folder and installed packages. It executes ``input.ipynb`` with papermill, writing ``output.ipynb``
+cell by cell, ``progress.json`` after each cell, a ``heartbeat`` every few seconds and, last,
+``status.json``. SIGTERM (cancel) and the time limit stop it the same way: kill the kernel, let papermill
+save what ran, record why. Its stdout and stderr are the job's log; the backend captures them.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from . import jobfiles as jf
+from .kernelspec import ENV_KERNEL, write_env_kernelspec
+
+log = logging.getLogger("jupyter_gpu_env.runner")
+
+HEARTBEAT_INTERVAL = 5.0
+# After SIGTERM, how long the runner may take to save and record before it exits regardless. The local
+# backend's SIGKILL comes later (its kill grace), so the status is written first.
+STOP_GRACE = 5.0
+ENGINE_NAME = "gpu-env-runner"
+EXIT_CODES = {"succeeded": 0, "failed": 1, "cancelled": 143}
+EXIT_RUNNER_ERROR = 2
+
+Outcome = tuple[str, str | None, str]  # state, reason, message
+
+
+class _Stop(Exception):
+    """Raised into papermill's cell loop when the job must stop (cancel, time limit)."""
+
+
+class Runner:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.started_at = time.time()
+        self.stop_outcome: Outcome | None = None
+        self.kernel_pgid: int | None = None
+        self.cells_total = 0
+        self._injected_index: int | None = None  # where papermill puts the parameters it injects
+        self._finish_lock = threading.Lock()
+        self._finished = False
+        self._heartbeat_stop = threading.Event()
+
+    # ----- what the process does -----
+
+    def run(self) -> int:
+        signal.signal(signal.SIGTERM, self._on_signal)
+        signal.signal(signal.SIGINT, self._on_signal)
+        threading.Thread(target=self._heartbeat, name="heartbeat", daemon=True).start()
+        try:
+            outcome, extra = self._execute(self._load_job())
+        except _RunnerError as e:
+            outcome, extra = ("failed", e.reason, e.message), {}
+        except Exception as e:  # anything unforeseen still ends in a status, never a silent death
+            log.exception("the runner failed")
+            outcome, extra = ("failed", "runner_error", f"The runner failed: {type(e).__name__}: {e}"), {}
+        return self.finish(outcome, extra)
+
+    def _load_job(self) -> dict[str, Any]:
+        job = jf.read_json(self.folder / jf.JOB_JSON)
+        if job is None:
+            raise _RunnerError("runner_error", f"{self.folder / jf.JOB_JSON} is missing or not valid JSON.")
+        if job.get("format") != jf.JOB_FORMAT:
+            raise _RunnerError(
+                "runner_error",
+                f"job.json has format {job.get('format')!r}; this runner reads format {jf.JOB_FORMAT}. "
+                "The node's jupyter-gpu-env differs from the server's.",
+            )
+        return job
+
+    def _execute(self, job: dict[str, Any]) -> tuple[Outcome, dict[str, Any]]:
+        if job.get("image"):
+            # Image execution (apptainer / squashfuse) arrives with the images work; do not pretend.
+            raise _RunnerError("images_unsupported", "This runner cannot run packed images yet.")
+        kernel_name = job.get("kernel")
+        env = job.get("environment")
+        if env:
+            write_env_kernelspec(self.folder, env["prefix"], env_name=env.get("name") or ENV_KERNEL)
+            os.environ["JUPYTER_PATH"] = os.pathsep.join(
+                p for p in (str(self.folder), os.environ.get("JUPYTER_PATH", "")) if p
+            )
+            kernel_name = ENV_KERNEL
+        limit = job.get("time_limit_seconds")
+        if limit:
+            timer = threading.Timer(float(limit), self._time_up, args=(int(limit),))
+            timer.daemon = True
+            timer.start()
+        cwd = job.get("cwd")
+        if not cwd or not os.path.isdir(cwd):
+            cwd = str(self.folder)
+
+        # Imported here: papermill takes a second or two to import, and a bad job.json should fail fast.
+        import nbformat
+        import papermill
+        from papermill.exceptions import PapermillExecutionError
+
+        from ._engine import register_engine
+
+        register_engine(ENGINE_NAME, self)
+        nb = nbformat.read(self.folder / jf.INPUT, as_version=4)
+        self._count_cells(nb, injected=bool(job.get("parameters")))
+        self.write_progress(0)
+        if self.stop_outcome:
+            return self.stop_outcome, {}
+        log.info("running %s with kernel %s in %s", job.get("notebook_path", jf.INPUT), kernel_name, cwd)
+        try:
+            papermill.execute_notebook(
+                _literal(self.folder / jf.INPUT),
+                _literal(self.folder / jf.OUTPUT),
+                parameters=job.get("parameters") or None,
+                engine_name=ENGINE_NAME,
+                kernel_name=kernel_name,
+                log_output=True,
+                progress_bar=False,
+                cwd=cwd,
+                start_timeout=int(job.get("start_timeout", 120)),
+            )
+        except PapermillExecutionError as e:
+            if self.stop_outcome:
+                return self.stop_outcome, {}
+            inj = self._injected_index
+            cell = e.cell_index + 1 - (1 if inj is not None and e.cell_index > inj else 0)
+            message = f"{e.ename}: {e.evalue} (cell {cell} of the notebook)"
+            return ("failed", "cell_error", message), {"ename": e.ename, "evalue": e.evalue, "cell": cell}
+        except Exception as e:
+            if self.stop_outcome:  # the kernel we killed surfaces as DeadKernelError, or _Stop from a hook
+                return self.stop_outcome, {}
+            name = type(e).__name__
+            reason = "kernel_not_found" if name == "NoSuchKernel" else "runner_error"
+            log.exception("execution failed")
+            return ("failed", reason, f"{name}: {e}"), {}
+        if self.stop_outcome:
+            return self.stop_outcome, {}
+        return ("succeeded", None, "All cells ran."), {}
+
+    def finish(self, outcome: Outcome, extra: dict[str, Any] | None = None) -> int:
+        """Write status.json once (the main thread and the stop timer may race here); return the exit code."""
+        state, reason, message = outcome
+        code = EXIT_RUNNER_ERROR if reason == "runner_error" else EXIT_CODES.get(state, 1)
+        with self._finish_lock:
+            if self._finished:
+                return code
+            self._finished = True
+            self._heartbeat_stop.set()
+            # Logged before the status: once status.json exists, readers treat the log as complete.
+            log.info("job %s%s: %s", state, f" ({reason})" if reason else "", message)
+            status = {
+                "state": state,
+                "reason": reason,
+                "message": message,
+                "exit_code": code,
+                "started_at": self.started_at,
+                "finished_at": time.time(),
+                **(extra or {}),
+            }
+            try:
+                jf.write_json_atomic(self.folder / jf.STATUS, status, durable=True)
+            except OSError as e:  # the folder was deleted under us (job deleted); nothing to record into
+                log.error("could not write the status: %s", e)
+        return code
+
+    # ----- stopping -----
+
+    def _on_signal(self, signum: int, frame: object) -> None:
+        self.request_stop(("cancelled", "cancelled", "Cancelled by the user."))
+
+    def _time_up(self, limit: int) -> None:
+        from ..models.jobs import format_time_limit
+
+        self.request_stop(
+            ("failed", "time_limit", f"The job ran past its time limit of {format_time_limit(limit)}.")
+        )
+
+    def request_stop(self, outcome: Outcome) -> None:
+        """Stop from a signal handler or a timer thread: no locks here, only flags and kill()."""
+        if self.stop_outcome is not None:
+            return
+        self.stop_outcome = outcome
+        log.warning("stopping: %s", outcome[2])
+        self.kill_kernel()
+        timer = threading.Timer(STOP_GRACE, self._force_exit)
+        timer.daemon = True
+        timer.start()
+
+    def _force_exit(self) -> None:
+        assert self.stop_outcome is not None
+        os._exit(self.finish(self.stop_outcome))
+
+    def kill_kernel(self) -> None:
+        # The kernel runs in its own session (jupyter_client starts it so); killing its group also
+        # takes whatever it started (data loader workers, MPI ranks).
+        if self.kernel_pgid is None:
+            return
+        try:
+            os.killpg(self.kernel_pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def check_stop(self) -> None:
+        if self.stop_outcome is not None:
+            raise _Stop(self.stop_outcome[2])
+
+    def kernel_started(self, pgid: int | None) -> None:
+        self.kernel_pgid = pgid
+        if self.stop_outcome is not None:  # the signal came while the kernel was starting
+            self.kill_kernel()
+            raise _Stop(self.stop_outcome[2])
+
+    # ----- progress and heartbeat -----
+
+    def _count_cells(self, nb: Any, injected: bool) -> None:
+        code = sum(1 for c in nb.cells if c.get("cell_type") == "code")
+        # papermill adds a cell after the `parameters` cell (or at the top), or replaces an
+        # `injected-parameters` cell left by an earlier papermill run.
+        adds = injected and jf.first_tagged_cell(nb, "injected-parameters") < 0
+        if adds:
+            self._injected_index = jf.first_tagged_cell(nb, "parameters") + 1
+        self.cells_total = code + (1 if adds else 0)
+
+    def cell_done(self, nb: Any, index: int) -> None:
+        """After papermill finishes cell ``index`` of the running (parameterized) notebook."""
+        done = sum(1 for c in nb.cells[: index + 1] if c.get("cell_type") == "code")
+        self.write_progress(done)
+
+    def write_progress(self, done: int) -> None:
+        try:
+            jf.write_json_atomic(
+                self.folder / jf.PROGRESS, {"cells_done": done, "cells_total": self.cells_total}
+            )
+        except OSError as e:
+            log.warning("could not write progress: %s", e)
+
+    def _heartbeat(self) -> None:
+        path = self.folder / jf.HEARTBEAT
+        try:
+            path.write_text(f"{socket.gethostname()} {os.getpid()}\n")
+        except OSError:
+            return
+        while not self._heartbeat_stop.wait(HEARTBEAT_INTERVAL):
+            try:
+                os.utime(path)
+            except OSError:
+                return
+
+
+class _RunnerError(Exception):
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+def _literal(path: Path) -> str:
+    """papermill formats paths with the parameters (``{name}``); escape braces a folder may contain."""
+    return str(path).replace("{", "{{").replace("}", "}}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m jupyter_gpu_env.runner JOB_FOLDER", file=sys.stderr)
+        sys.exit(EXIT_RUNNER_ERROR)
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(line_buffering=True)  # the log is followed live
+    logging.basicConfig(level=logging.INFO, format="[%(asctime)s] %(message)s", datefmt="%H:%M:%S")
+    folder = Path(args[0]).resolve()
+    if not folder.is_dir():
+        print(f"runner: {folder} is not a job folder", file=sys.stderr)
+        sys.exit(EXIT_RUNNER_ERROR)
+    code = Runner(folder).run()
+    # Everything is saved and recorded. Skip interpreter teardown: after a killed kernel, ZeroMQ's
+    # context waits seconds for sockets to a dead peer, and a cancel should end promptly.
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

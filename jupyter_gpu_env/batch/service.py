@@ -1,0 +1,371 @@
+"""JobService: submit, follow, cancel and delete batch jobs; keep the records in step with the backends.
+
+A submission is checked in full before anything is written; then its folder is built in a temporary
+sibling and renamed into place, the record is inserted, and the backend is handed the job. If the
+backend refuses, the record and the folder go again: a rejected submission leaves nothing behind.
+One refresh loop polls each backend once per interval for all its active jobs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import shutil
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import Conflict, GpuEnvError, InvalidRequest
+from ..models.jobs import (
+    TERMINAL_STATES,
+    BackendInfo,
+    Job,
+    JobList,
+    JobProgress,
+    JobRequest,
+    LogChunk,
+    UsageReport,
+)
+from . import jobfiles as jf
+from . import submission as sub
+from .base import Backend, IllegalTransition, Observation
+from .local import has_image_runtime
+from .store import JobStore
+
+log = logging.getLogger(__name__)
+
+DEFAULT_LOG_CHUNK = 256 << 10
+MAX_LOG_CHUNK = 4 << 20
+USAGE_DEFAULT_PERIOD = 7 * 24 * 3600
+STALE_TEMPORARY = 600.0  # seconds after which a half-built job folder is surely abandoned
+
+
+class JobService:
+    """Batch jobs over a store and named backends. Construct, ``await start()``, and ``await stop()``.
+
+    ``kernel_names`` lists the kernels a job may name; ``environments`` maps an environment name to
+    its prefix (None: unknown); ``images`` maps an image name to its file (None: unknown). They are
+    called in a worker thread, so they may read the disk.
+    """
+
+    def __init__(
+        self,
+        store: JobStore,
+        backends: Mapping[str, Backend],
+        root_dir: str | Path,
+        job_dir: str | Path,
+        *,
+        kernel_names: Callable[[], Iterable[str]],
+        environments: Callable[[str], str | None] = lambda name: None,
+        images: Callable[[str], str | None] = lambda name: None,
+        refresh_interval: float = 2.0,
+        image_runtime: Callable[[], str | None] = has_image_runtime,
+    ) -> None:
+        self.store = store
+        self.backends = dict(backends)
+        self.root = Path(root_dir).resolve()
+        self.job_dir = (self.root / job_dir).resolve()
+        self.kernel_names = kernel_names
+        self.environments = environments
+        self.images = images
+        self.refresh_interval = refresh_interval
+        self._image_runtime = image_runtime
+        self._refresh_lock = asyncio.Lock()
+        self._loop_task: asyncio.Task[None] | None = None
+        self._polled: set[str] = set()
+        for backend in self.backends.values():
+            backend.job_folder = self.folder_of
+
+    # ----- lifetime -----
+
+    async def start(self) -> None:
+        """Reconcile the records with reality, then keep them in step in the background."""
+        await self.reconcile()
+        if self._loop_task is None:
+            self._loop_task = asyncio.get_running_loop().create_task(
+                self._refresh_loop(), name="gpu-env-jobs"
+            )
+
+    async def stop(self) -> None:
+        """Stop following jobs (they keep running) and release the backends and the store."""
+        if self._loop_task is not None:
+            self._loop_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._loop_task
+            self._loop_task = None
+        for backend in self.backends.values():
+            await backend.close()
+        await asyncio.to_thread(self.store.close)
+
+    async def reconcile(self) -> None:
+        """At start: drop half-built folders, then settle every active record against its backend.
+
+        A job whose runner is gone without a status ends failed, saying so; one that finished while
+        the server was down gets its final state from its status file.
+        """
+        await asyncio.to_thread(self._clean_temporaries)
+        await self.refresh()
+
+    async def _refresh_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.refresh_interval)
+            try:
+                await self.refresh()
+            except Exception:  # one bad round must not end the loop
+                log.exception("refreshing batch jobs failed")
+
+    async def refresh(self) -> None:
+        """Poll each backend once for all its active jobs and apply what they and the job folders say."""
+        async with self._refresh_lock:
+            await asyncio.gather(*(self._refresh_backend(n, b) for n, b in self.backends.items()))
+
+    async def _refresh_backend(self, name: str, backend: Backend) -> None:
+        jobs = await self.store.active(name)
+        if not jobs:
+            self._polled.add(name)
+            return
+        try:
+            seen = await backend.poll(jobs)
+        except GpuEnvError as e:
+            log.warning("backend %s could not be polled: %s", name, e)
+            return
+        self._polled.add(name)
+        progress = await asyncio.to_thread(lambda: {j.id: jf.read_progress(self.folder_of(j)) for j in jobs})
+        for job in jobs:
+            await self._apply(job, seen.get(job.id), progress.get(job.id))
+
+    # ----- submission -----
+
+    async def submit(self, request: JobRequest | Mapping[str, Any], snapshot: bytes | None = None) -> Job:
+        """Check, snapshot, record and start a job; return it.
+
+        ``snapshot`` is the notebook's bytes as saved; by default the file at ``notebook_path`` is read.
+        Raises :class:`InvalidRequest` for anything wrong with the request (nothing is recorded then),
+        :class:`Conflict` for an image where no image runtime exists, and what the backend raises when
+        it refuses the job.
+        """
+        request = sub.parse_request(request)
+        backend = self.backends.get(request.backend)
+        if backend is None:
+            known = ", ".join(sorted(self.backends)) or "none"
+            raise InvalidRequest(f"Unknown backend '{request.backend}'; configured backends: {known}.")
+        if backend.name not in self._polled:
+            # This process has not looked at the backend yet (a CLI, or a submission racing the first
+            # refresh): learn which jobs hold its slots before starting another.
+            await self._refresh_backend(backend.name, backend)
+        raw, nb, nb_file = await asyncio.to_thread(self._check_notebook, request, snapshot)
+        runtime = await asyncio.to_thread(
+            sub.resolve_runtime,
+            request,
+            nb,
+            backend,
+            kernel_names=self.kernel_names,
+            environments=self.environments,
+            images=self.images,
+            image_runtime=self._image_runtime,
+        )
+        backend.validate(request)
+
+        job_id = uuid.uuid4().hex[:12]
+        name = request.name or nb_file.stem
+        folder = self.job_dir / f"{sub.slug(name)}-{job_id}"
+        shown = self._shown(folder)
+        job = Job(
+            id=job_id,
+            name=name,
+            backend=backend.name,
+            state="queued",
+            message="Waiting to start.",
+            notebook_path=self._shown(nb_file),
+            job_dir=shown,
+            input_path=f"{shown}/{jf.INPUT}",
+            output_path=f"{shown}/{jf.OUTPUT}",
+            log_path=f"{shown}/{jf.LOG}",
+            parameters=request.parameters,
+            resources=request.resources.normalized(),
+            kernel=runtime.get("kernel"),
+            environment=request.environment,
+            image=request.image,
+            queue=request.queue,
+            created_at=time.time(),
+        )
+        spec = {
+            "format": jf.JOB_FORMAT,
+            "id": job_id,
+            "name": name,
+            "notebook_path": job.notebook_path,
+            "parameters": request.parameters,
+            "kernel": runtime.get("kernel"),
+            "environment": runtime.get("environment"),
+            "image": runtime.get("image"),
+            "cwd": str(nb_file.parent),
+            "time_limit_seconds": job.resources.time_limit_seconds,
+            "resources": job.resources.model_dump(),
+        }
+        await asyncio.to_thread(sub.build_folder, folder, raw, spec)
+        try:
+            await self.store.insert(job)
+        except BaseException:
+            await asyncio.to_thread(_remove_tree, folder)
+            raise
+        try:
+            obs = await backend.submit(job)
+        except BaseException:
+            await self.store.delete(job.id)
+            await asyncio.to_thread(_remove_tree, folder)
+            raise
+        return await self._apply(job, obs, None)
+
+    def _check_notebook(self, request: JobRequest, snapshot: bytes | None) -> tuple[bytes, Any, Path]:
+        nb_file = sub.resolve_notebook(self.root, request.notebook_path)
+        raw, nb = sub.read_notebook(nb_file, snapshot)
+        sub.check_parameters(nb, request.parameters)
+        return raw, nb, nb_file
+
+    # ----- reading -----
+
+    async def get(self, job_id: str) -> Job:
+        return await self.store.get(job_id)
+
+    async def list(
+        self, state: str | Iterable[str] | None = None, *, limit: int = 50, offset: int = 0
+    ) -> JobList:
+        states = [state] if isinstance(state, str) else state
+        return await self.store.list(states, limit=limit, offset=offset)
+
+    async def log(self, job_id: str, offset: int = 0, limit: int = DEFAULT_LOG_CHUNK) -> LogChunk:
+        """The log from byte ``offset``, at most ``limit`` bytes (capped at 4 MiB); follow with ``next_offset``."""
+        if offset < 0:
+            raise InvalidRequest("offset must not be negative.")
+        limit = max(1, min(int(limit), MAX_LOG_CHUNK))
+        job = await self.store.get(job_id)
+        backend = self.backends.get(job.backend)
+        if backend is not None:
+            chunk = await backend.logs(job, offset, limit)
+            if chunk is not None:
+                return chunk
+        text, nxt, size = await asyncio.to_thread(jf.read_log, self.folder_of(job) / jf.LOG, offset, limit)
+        if offset > size:
+            raise InvalidRequest(f"offset {offset} is past the end of the log ({size} bytes).")
+        return LogChunk(
+            offset=offset, next_offset=nxt, text=text, eof=job.state in TERMINAL_STATES and nxt >= size
+        )
+
+    def backend_infos(self) -> list[BackendInfo]:
+        return [b.info() for b in self.backends.values()]
+
+    async def usage(self, start: float | None = None, end: float | None = None) -> UsageReport:
+        """GPU-hours, CPU-hours and jobs per state per backend; by default over the last 7 days."""
+        end = time.time() if end is None else end
+        start = end - USAGE_DEFAULT_PERIOD if start is None else start
+        return await self.store.usage(start, end)
+
+    # ----- changing -----
+
+    async def cancel(self, job_id: str) -> Job:
+        """Stop a queued or running job and record it cancelled. :class:`Conflict` if it has already ended."""
+        job = await self.store.get(job_id)
+        if job.state in TERMINAL_STATES:
+            raise Conflict(f"Job '{job_id}' has already {job.state}.", reason="job_finished")
+        backend = self.backends.get(job.backend)
+        if backend is not None:
+            await backend.cancel(job)
+        try:
+            return await self.store.update(
+                job_id,
+                state="cancelled",
+                reason="cancelled",
+                message="Cancelled by the user.",
+                pending_reason=None,
+            )
+        except IllegalTransition:
+            job = await self.store.get(job_id)
+            raise Conflict(f"Job '{job_id}' has already {job.state}.", reason="job_finished") from None
+
+    async def delete(self, job_id: str) -> None:
+        """Remove the record and the job folder; a job still queued or running is cancelled first."""
+        job = await self.store.get(job_id)
+        if job.state not in TERMINAL_STATES:
+            with contextlib.suppress(Conflict):
+                job = await self.cancel(job_id)
+        await self.store.delete(job_id)
+        await asyncio.to_thread(self._discard_folder, job)
+
+    # ----- helpers -----
+
+    def folder_of(self, job: Job) -> Path:
+        return self.root / job.job_dir  # job_dir is relative to the root, or absolute outside it
+
+    def _shown(self, path: Path) -> str:
+        """A path as the API shows it: relative to the root when inside it, so JupyterLab can open it."""
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return str(path)
+
+    async def _apply(self, job: Job, obs: Observation | None, progress: tuple[int, int] | None) -> Job:
+        """Bring a record in line with an observation and the job's progress file."""
+        changes: dict[str, Any] = {}
+        if progress is not None:
+            p = JobProgress(cells_done=progress[0], cells_total=progress[1])
+            if p != job.progress:
+                changes["progress"] = p
+        if obs is not None:
+            if obs.backend_job_id and obs.backend_job_id != job.backend_job_id:
+                changes["backend_job_id"] = obs.backend_job_id
+            if obs.state == "queued" and obs.pending_reason != job.pending_reason:
+                changes["pending_reason"] = obs.pending_reason
+        state = obs.state if obs is not None and obs.state != job.state else None
+        try:
+            if state is not None and obs is not None:
+                if job.state == "queued" and (
+                    state == "succeeded" or (state != "running" and obs.started_at)
+                ):
+                    # It ran and ended between two looks: record the run, then the end.
+                    job = await self.store.update(job.id, state="running", started_at=obs.started_at)
+                if state == "running":
+                    changes.update(pending_reason=None, message=obs.message or f"Running on {job.backend}.")
+                else:
+                    changes.update(reason=obs.reason, message=obs.message or "", exit_code=obs.exit_code)
+                changes.update(started_at=obs.started_at, finished_at=obs.finished_at)
+                if state in TERMINAL_STATES and progress is None:
+                    p = await asyncio.to_thread(jf.read_progress, self.folder_of(job))
+                    if p is not None:
+                        changes["progress"] = JobProgress(cells_done=p[0], cells_total=p[1])
+            if state is None and not changes:
+                return job
+            return await self.store.update(job.id, state=state, **changes)
+        except IllegalTransition:
+            return await self.store.get(job.id)  # someone else (a cancel) ended it first; theirs stands
+
+    def _clean_temporaries(self) -> None:
+        if not self.job_dir.is_dir():
+            return
+        # Spare recent ones: another process (the CLI) may be building a job right now.
+        cutoff = time.time() - STALE_TEMPORARY
+        for entry in self.job_dir.iterdir():
+            if (
+                entry.name.startswith((".tmp-", ".trash-"))
+                and entry.is_dir()
+                and entry.stat().st_mtime < cutoff
+            ):
+                _remove_tree(entry)
+
+    def _discard_folder(self, job: Job) -> None:
+        folder = self.folder_of(job)
+        # Only ever remove what is recognisably this job's folder.
+        if not folder.name.endswith(job.id) or not (folder / jf.JOB_JSON).is_file():
+            return
+        trash = folder.with_name(f".trash-{folder.name}")
+        try:
+            folder.rename(trash)  # at once gone from view; a runner still writing writes nowhere
+        except OSError:
+            trash = folder
+        _remove_tree(trash)
+
+
+def _remove_tree(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)

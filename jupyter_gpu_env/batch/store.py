@@ -1,0 +1,310 @@
+"""Durable job records: SQLite in WAL mode, behind one worker thread.
+
+One connection on one thread serializes the server's writes without locks and keeps SQLite off the
+event loop; WAL lets another process (the CLI) read and write the same file meanwhile. A record is the
+job's JSON plus the columns that are filtered, sorted or summed, so a page of a 10,000-job listing reads
+one index range and parses only that page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ..errors import Conflict, InvalidRequest, NotFound
+from ..models.jobs import JOB_STATES, TERMINAL_STATES, BackendUsage, Job, JobList, UsageReport
+from .base import check_transition
+
+T = TypeVar("T")
+
+SCHEMA_VERSION = 1
+MAX_PAGE = 500
+
+_SCHEMA = [
+    """CREATE TABLE IF NOT EXISTS jobs (
+        id TEXT PRIMARY KEY,
+        created_at REAL NOT NULL,
+        state TEXT NOT NULL,
+        backend TEXT NOT NULL,
+        started_at REAL,
+        finished_at REAL,
+        gpu_units REAL NOT NULL DEFAULT 0,
+        cpus REAL NOT NULL DEFAULT 1,
+        data TEXT NOT NULL
+    )""",
+    "CREATE INDEX IF NOT EXISTS jobs_created ON jobs (created_at DESC, id DESC)",
+    "CREATE INDEX IF NOT EXISTS jobs_state_created ON jobs (state, created_at DESC, id DESC)",
+    "CREATE INDEX IF NOT EXISTS jobs_backend_state ON jobs (backend, state)",
+    "CREATE INDEX IF NOT EXISTS jobs_started ON jobs (started_at)",
+]
+
+
+class JobStore:
+    """Async API over a SQLite file; every call runs on the store's own thread."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpu-env-jobstore")
+        self._db: sqlite3.Connection | None = None
+
+    # ----- plumbing -----
+
+    async def _call(self, fn: Callable[..., T], *args: Any) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, fn, *args)
+
+    def _conn(self) -> sqlite3.Connection:
+        if self._db is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self.path, timeout=10.0, isolation_level=None, check_same_thread=False)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute(
+                "PRAGMA synchronous=NORMAL"
+            )  # durable at checkpoints; a crash loses no committed WAL frame
+            self._migrate(db)
+            self._db = db
+        return self._db
+
+    @staticmethod
+    def _migrate(db: sqlite3.Connection) -> None:
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise Conflict(
+                f"The job store {db} was written by a newer jupyter-gpu-env (schema {version}); "
+                f"this one reads schema {SCHEMA_VERSION}.",
+                reason="store_too_new",
+            )
+        if version == SCHEMA_VERSION:
+            return
+        with _transaction(db):
+            for stmt in _SCHEMA:
+                db.execute(stmt)
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def close(self) -> None:
+        def shut() -> None:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+        self._executor.submit(shut).result()
+        self._executor.shutdown(wait=True)
+
+    # ----- records -----
+
+    async def insert(self, job: Job) -> None:
+        await self._call(self._insert, job)
+
+    def _insert(self, job: Job) -> None:
+        db = self._conn()
+        try:
+            with _transaction(db):
+                db.execute(
+                    "INSERT INTO jobs (id, created_at, state, backend, started_at, finished_at, gpu_units, cpus, data)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    _row(job),
+                )
+        except sqlite3.IntegrityError as e:
+            raise Conflict(f"A job with id '{job.id}' already exists.", reason="job_exists") from e
+
+    async def insert_many(self, jobs: Iterable[Job]) -> None:
+        """Insert records in one transaction (imports, benchmarks); all or none."""
+
+        def run(rows: list[tuple[Any, ...]]) -> None:
+            db = self._conn()
+            try:
+                with _transaction(db):
+                    db.executemany(
+                        "INSERT INTO jobs (id, created_at, state, backend, started_at, finished_at, gpu_units, "
+                        "cpus, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        rows,
+                    )
+            except sqlite3.IntegrityError as e:
+                raise Conflict(f"A job id is already taken: {e}", reason="job_exists") from e
+
+        await self._call(run, [_row(j) for j in jobs])
+
+    async def get(self, job_id: str) -> Job:
+        return await self._call(self._get, job_id)
+
+    def _get(self, job_id: str) -> Job:
+        row = self._conn().execute("SELECT data FROM jobs WHERE id = ?", (job_id,)).fetchone()
+        if row is None:
+            raise NotFound(f"No job with id '{job_id}'.", reason="job_not_found")
+        return Job.model_validate_json(row[0])
+
+    async def update(self, job_id: str, *, state: str | None = None, **changes: Any) -> Job:
+        """Change fields of a record; a new ``state`` must be allowed by the state machine.
+
+        Entering ``running`` stamps ``started_at`` and a terminal state stamps ``finished_at`` unless
+        given. Raises :class:`NotFound` and :class:`IllegalTransition`.
+        """
+        return await self._call(self._update, job_id, state, changes)
+
+    def _update(self, job_id: str, state: str | None, changes: dict[str, Any]) -> Job:
+        db = self._conn()
+        with _transaction(db, immediate=True):  # read and write under one lock: another process may race
+            job = self._get(job_id)
+            if state is not None and state != job.state:
+                check_transition(job.state, state)
+                now = time.time()
+                changes["state"] = state
+                if state == "running" and changes.get("started_at") is None and job.started_at is None:
+                    changes["started_at"] = now
+                if state in TERMINAL_STATES:
+                    changes.setdefault("pending_reason", None)
+                    if changes.get("finished_at") is None:
+                        changes["finished_at"] = now
+            for key in ("started_at", "finished_at"):  # None in an observation means unknown, not "clear"
+                if key in changes and changes[key] is None:
+                    del changes[key]
+            new = Job.model_validate({**job.model_dump(), **_dump(changes)})
+            if new == job:
+                return job
+            db.execute(
+                "UPDATE jobs SET created_at=?, state=?, backend=?, started_at=?, finished_at=?, gpu_units=?, "
+                "cpus=?, data=? WHERE id=?",
+                (*_row(new)[1:], job_id),
+            )
+        return new
+
+    async def delete(self, job_id: str) -> None:
+        await self._call(self._delete, job_id)
+
+    def _delete(self, job_id: str) -> None:
+        db = self._conn()
+        with _transaction(db):
+            if db.execute("DELETE FROM jobs WHERE id = ?", (job_id,)).rowcount == 0:
+                raise NotFound(f"No job with id '{job_id}'.", reason="job_not_found")
+
+    async def count(self) -> int:
+        return await self._call(lambda: self._conn().execute("SELECT COUNT(*) FROM jobs").fetchone()[0])
+
+    async def list(
+        self,
+        states: Iterable[str] | None = None,
+        *,
+        limit: int = 50,
+        offset: int = 0,
+        backend: str | None = None,
+    ) -> JobList:
+        """Newest first, ``limit`` records from ``offset``, with the total over all pages."""
+        wanted = sorted(set(states)) if states is not None else None
+        for s in wanted or ():
+            if s not in JOB_STATES:
+                raise InvalidRequest(f"'{s}' is not a job state; states are {', '.join(JOB_STATES)}.")
+        if not 1 <= limit <= MAX_PAGE:
+            raise InvalidRequest(f"limit must be from 1 to {MAX_PAGE}.")
+        if offset < 0:
+            raise InvalidRequest("offset must not be negative.")
+        return await self._call(self._list, wanted, limit, offset, backend)
+
+    def _list(self, states: Sequence[str] | None, limit: int, offset: int, backend: str | None) -> JobList:
+        where, args = [], []
+        if states is not None:
+            where.append(f"state IN ({','.join('?' * len(states))})" if states else "0")
+            args += states
+        if backend is not None:
+            where.append("backend = ?")
+            args.append(backend)
+        clause = f" WHERE {' AND '.join(where)}" if where else ""
+        db = self._conn()
+        with _transaction(db):  # one snapshot for the page and its total
+            total = db.execute(f"SELECT COUNT(*) FROM jobs{clause}", args).fetchone()[0]
+            rows = db.execute(
+                f"SELECT data FROM jobs{clause} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
+                [*args, limit, offset],
+            ).fetchall()
+        items = [Job.model_validate_json(r[0]) for r in rows]
+        nxt = offset + len(items)
+        return JobList(
+            items=items, total=total, offset=offset, limit=limit, next_offset=nxt if nxt < total else None
+        )
+
+    async def active(self, backend: str | None = None) -> list[Job]:
+        """Queued and running jobs, oldest first (the order a free slot is given in)."""
+
+        def fetch() -> list[Job]:
+            sql = "SELECT data FROM jobs WHERE state IN ('queued', 'running')"
+            args: list[Any] = []
+            if backend is not None:
+                sql += " AND backend = ?"
+                args.append(backend)
+            rows = self._conn().execute(sql + " ORDER BY created_at, id", args).fetchall()
+            return [Job.model_validate_json(r[0]) for r in rows]
+
+        return await self._call(fetch)
+
+    # ----- usage -----
+
+    async def usage(self, start: float, end: float, *, now: float | None = None) -> UsageReport:
+        """GPU- and CPU-hours of the wall time that falls inside ``[start, end)``, and jobs created then."""
+        if end <= start:
+            raise InvalidRequest("The period must end after it starts.")
+        return await self._call(self._usage, start, end, time.time() if now is None else now)
+
+    def _usage(self, start: float, end: float, now: float) -> UsageReport:
+        db = self._conn()
+        # A running job counts up to now; the overlap of [started, finished) with the period is what is billed.
+        overlap = "MAX(0, MIN(:end, COALESCE(finished_at, :now)) - MAX(:start, started_at))"
+        args = {"start": start, "end": end, "now": now}
+        with _transaction(db):
+            hours = db.execute(
+                f"SELECT backend, SUM(gpu_units * {overlap}), SUM(cpus * {overlap}) FROM jobs "
+                "WHERE started_at IS NOT NULL AND started_at < :end AND COALESCE(finished_at, :now) > :start "
+                "GROUP BY backend",
+                args,
+            ).fetchall()
+            counts = db.execute(
+                "SELECT backend, state, COUNT(*) FROM jobs WHERE created_at >= :start AND created_at < :end "
+                "GROUP BY backend, state",
+                args,
+            ).fetchall()
+        report = UsageReport(period_start=start, period_end=end)
+        for backend, gpu_s, cpu_s in hours:
+            u = report.backends.setdefault(backend, BackendUsage())
+            u.gpu_hours, u.cpu_hours = (gpu_s or 0) / 3600, (cpu_s or 0) / 3600
+        for backend, state, n in counts:
+            report.backends.setdefault(backend, BackendUsage()).jobs[state] = n
+        total = report.total
+        for u in report.backends.values():
+            total.gpu_hours += u.gpu_hours
+            total.cpu_hours += u.cpu_hours
+            for state, n in u.jobs.items():
+                total.jobs[state] = total.jobs.get(state, 0) + n
+        return report
+
+
+@contextlib.contextmanager
+def _transaction(db: sqlite3.Connection, *, immediate: bool = False):  # type: ignore[no-untyped-def]
+    db.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def _dump(changes: dict[str, Any]) -> dict[str, Any]:
+    return {k: v.model_dump() if hasattr(v, "model_dump") else v for k, v in changes.items()}
+
+
+def _row(job: Job) -> tuple[Any, ...]:
+    return (
+        job.id,
+        job.created_at,
+        job.state,
+        job.backend,
+        job.started_at,
+        job.finished_at,
+        job.resources.gpu_units(),
+        float(job.resources.cpus or 1),  # a job without a CPU request still holds at least one core
+        job.model_dump_json(),
+    )

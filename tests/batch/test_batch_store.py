@@ -1,0 +1,182 @@
+"""The job store and the state machine, without running anything."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+
+import pytest
+
+from jupyter_gpu_env.batch.base import TRANSITIONS, IllegalTransition, check_transition
+from jupyter_gpu_env.batch.store import SCHEMA_VERSION, JobStore
+from jupyter_gpu_env.errors import Conflict, InvalidRequest, NotFound
+from jupyter_gpu_env.models.jobs import JOB_STATES, Job, JobResources
+
+
+def make_job(
+    i: int, *, state: str = "queued", backend: str = "local", created: float | None = None, **kw
+) -> Job:
+    return Job(
+        id=f"job{i:06d}",
+        name=f"n{i}",
+        backend=backend,
+        state=state,
+        notebook_path="nb.ipynb",
+        job_dir=f"jobs/n{i}",
+        input_path=f"jobs/n{i}/input.ipynb",
+        output_path=f"jobs/n{i}/output.ipynb",
+        log_path=f"jobs/n{i}/log.txt",
+        created_at=1_000_000.0 + i if created is None else created,
+        **kw,
+    )
+
+
+def test_state_machine_allows_exactly_the_documented_transitions():
+    allowed = {
+        ("queued", "running"),
+        ("queued", "failed"),
+        ("queued", "cancelled"),
+        ("running", "succeeded"),
+        ("running", "failed"),
+        ("running", "cancelled"),
+    }
+    for old in JOB_STATES:
+        for new in JOB_STATES:
+            if (old, new) in allowed:
+                check_transition(old, new)
+            else:
+                with pytest.raises(IllegalTransition):
+                    check_transition(old, new)
+    assert all(not TRANSITIONS[s] for s in ("succeeded", "failed", "cancelled"))
+    with pytest.raises(IllegalTransition, match="final"):
+        check_transition("succeeded", "running")
+    with pytest.raises(IllegalTransition):
+        check_transition("queued", "exploded")
+
+
+async def test_store_records_and_refuses_illegal_transitions(tmp_path):
+    store = JobStore(tmp_path / "jobs.sqlite")
+    try:
+        await store.insert(make_job(1))
+        with pytest.raises(Conflict):
+            await store.insert(make_job(1))
+        with pytest.raises(IllegalTransition):
+            await store.update("job000001", state="succeeded")  # queued jobs must run first
+        job = await store.update("job000001", state="running", backend_job_id="123")
+        assert job.started_at is not None and job.backend_job_id == "123"
+        job = await store.update("job000001", state="failed", reason="cell_error", message="boom")
+        assert (job.state, job.reason, job.message) == ("failed", "cell_error", "boom")
+        assert job.finished_at >= job.started_at
+        for new in ("running", "succeeded", "cancelled", "queued"):
+            with pytest.raises(IllegalTransition):
+                await store.update("job000001", state=new)
+        assert (await store.get("job000001")).state == "failed"
+        with pytest.raises(NotFound):
+            await store.get("nope")
+        await store.delete("job000001")
+        with pytest.raises(NotFound):
+            await store.delete("job000001")
+    finally:
+        store.close()
+
+
+async def test_records_survive_reopening_and_the_schema_is_versioned(tmp_path):
+    path = tmp_path / "jobs.sqlite"
+    store = JobStore(path)
+    await store.insert(make_job(7, parameters={"a": [1, 2]}, resources=JobResources(gpus=2)))
+    store.close()
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    db.close()
+    again = JobStore(path)
+    try:
+        job = await again.get("job000007")
+        assert job.parameters == {"a": [1, 2]} and job.resources.gpus == 2
+    finally:
+        again.close()
+
+
+async def test_listing_10000_records_pages_filters_and_is_fast(tmp_path):
+    store = JobStore(tmp_path / "jobs.sqlite")
+    try:
+        states = ["queued", "running", "succeeded", "failed", "cancelled"]
+        jobs = [make_job(i, state=states[i % 5]) for i in range(10_000)]
+        await store.insert_many(jobs)
+        assert await store.count() == 10_000
+
+        t0 = time.perf_counter()
+        page = await store.list(limit=50)
+        elapsed = time.perf_counter() - t0
+        assert page.total == 10_000 and len(page.items) == 50 and page.next_offset == 50
+        assert [j.id for j in page.items[:3]] == ["job009999", "job009998", "job009997"]  # newest first
+        assert elapsed < 0.5, f"a page of 10,000 records took {elapsed:.3f} s"
+
+        last = await store.list(limit=50, offset=9_980)
+        assert len(last.items) == 20 and last.next_offset is None and last.items[-1].id == "job000000"
+        assert (await store.list(limit=10, offset=20_000)).items == []
+
+        t0 = time.perf_counter()
+        failed = await store.list(["failed"], limit=100, offset=100)
+        assert time.perf_counter() - t0 < 0.5
+        assert failed.total == 2_000 and all(j.state == "failed" for j in failed.items)
+        assert failed.items[0].id == "job009498"  # the 101st newest failed job (i % 5 == 3)
+        both = await store.list(["running", "queued"], limit=1)
+        assert both.total == 4_000
+
+        # Pages do not overlap and cover everything.
+        seen, offset = set(), 0
+        while offset is not None:
+            page = await store.list(["succeeded"], limit=500, offset=offset)
+            seen |= {j.id for j in page.items}
+            offset = page.next_offset
+        assert len(seen) == 2_000
+
+        with pytest.raises(InvalidRequest):
+            await store.list(["finished"])
+        with pytest.raises(InvalidRequest):
+            await store.list(limit=0)
+        with pytest.raises(InvalidRequest):
+            await store.list(offset=-1)
+        active = await store.active()
+        assert len(active) == 4_000 and active[0].id == "job000000"  # oldest first
+    finally:
+        store.close()
+
+
+async def test_usage_sums_gpu_and_cpu_hours_inside_the_period(tmp_path):
+    store = JobStore(tmp_path / "jobs.sqlite")
+    h = 3600.0
+    start, end = 100 * h, 200 * h
+    try:
+        jobs = [
+            # 2 GPUs, 4 CPUs, 10 h entirely inside: 20 GPU-h, 40 CPU-h.
+            make_job(1, state="succeeded", created=110 * h, started_at=110 * h, finished_at=120 * h,
+                     resources=JobResources(gpus=2, cpus=4)),
+            # Started before the period: only the 5 h inside count; no CPU request counts one core.
+            make_job(2, state="failed", created=90 * h, started_at=95 * h, finished_at=105 * h,
+                     resources=JobResources(gpus=1)),
+            # A 3g.40gb MIG slice (3/7 of a GPU) for 7 h on another backend.
+            make_job(3, state="succeeded", backend="slurm", created=150 * h, started_at=150 * h,
+                     finished_at=157 * h, resources=JobResources(mig_profile="3g.40gb", cpus=2)),
+            # Still running: counts up to "now" (190 h).
+            make_job(4, state="running", created=180 * h, started_at=180 * h, resources=JobResources(gpus=1)),
+            # Never started, and one outside the period altogether.
+            make_job(5, state="cancelled", created=160 * h),
+            make_job(6, state="succeeded", created=300 * h, started_at=300 * h, finished_at=301 * h,
+                     resources=JobResources(gpus=8)),
+        ]  # fmt: skip
+        await store.insert_many(jobs)
+        report = await store.usage(start, end, now=190 * h)
+        local, slurm = report.backends["local"], report.backends["slurm"]
+        assert local.gpu_hours == pytest.approx(20 + 5 + 10)
+        assert local.cpu_hours == pytest.approx(40 + 5 + 10)
+        assert local.jobs == {"succeeded": 1, "running": 1, "cancelled": 1}  # job 2 was created before
+        assert slurm.gpu_hours == pytest.approx(3), slurm
+        assert slurm.cpu_hours == pytest.approx(14)
+        assert report.total.gpu_hours == pytest.approx(38)
+        assert report.total.jobs == {"succeeded": 2, "running": 1, "cancelled": 1}
+        with pytest.raises(InvalidRequest):
+            await store.usage(end, start)
+    finally:
+        store.close()
