@@ -10,6 +10,9 @@ from jupyter_server.extension.application import ExtensionApp
 from traitlets import Float, Int, List, Unicode, default
 
 from ._version import __version__
+from .batch.config import LocalBackend
+from .batch.service import JobService
+from .batch.store import JobStore
 from .envs.conda_list import default_path as default_conda_list
 from .envs.discovery import EnvironmentCatalog
 from .envs.rattler_engine import RattlerEngine
@@ -118,6 +121,32 @@ class GpuEnvApp(ExtensionApp):
         "is installed.",
     )
 
+    # -- batch jobs -------------------------------------------------------------------------------
+    job_dir = Unicode(
+        "gpu-env-jobs",
+        config=True,
+        help="Where each job's folder (input snapshot, output notebook, log, status) is created: relative "
+        "to the server's root so outputs open in JupyterLab, or absolute (on a shared filesystem for "
+        "cluster backends).",
+    )
+    job_store = Unicode(
+        config=True,
+        help="The SQLite file holding job records. Default: jobs.sqlite in state_dir.",
+    )
+    job_refresh_interval = Float(
+        2.0,
+        config=True,
+        help="Seconds between two status queries of each backend (one query for all its active jobs).",
+    )
+    backends = List(
+        Unicode(),
+        default_value=["local"],
+        config=True,
+        help="The batch backends offered, by name; each is configured in its own section (c.LocalBackend).",
+    )
+
+    classes = [LocalBackend]
+
     state_dir = Unicode(
         config=True,
         help="Where the extension keeps its own state (task records). Default: a `gpu-env` folder in "
@@ -140,6 +169,10 @@ class GpuEnvApp(ExtensionApp):
     def _default_pkgs_dir(self) -> str:
         return str(default_pkgs_dir())
 
+    @default("job_store")
+    def _default_job_store(self) -> str:
+        return str(Path(self.state_dir) / "jobs.sqlite")
+
     @default("image_dir")
     def _default_image_dir(self) -> str:
         return str(Path(jupyter_data_dir()) / "gpu-env" / "images")
@@ -150,11 +183,43 @@ class GpuEnvApp(ExtensionApp):
         paths = {s["kernel"]["id"]: s.get("path") for s in sessions if s.get("kernel")}
         return kernel_table(self.serverapp.kernel_manager, paths)
 
-    def build_services(self) -> Services:
+    def _build_backends(self) -> dict:
+        builders = {"local": lambda: LocalBackend(parent=self).build("local")}
+        unknown = [b for b in self.backends if b not in builders]
+        if unknown:
+            raise ValueError(
+                f"c.GpuEnvApp.backends names unknown backends {unknown}; known: {sorted(builders)}"
+            )
+        return {name: builders[name]() for name in self.backends}
+
+    def _kernel_names(self) -> set[str]:
+        return set(self.serverapp.kernel_spec_manager.find_kernel_specs()) if self.serverapp else set()
+
+    def build_services(self, root_dir: str) -> Services:
         catalog = EnvironmentCatalog(
             self.managed_env_dirs, self.user_env_dir, conda_lists=[default_conda_list()]
         )
         engine = RattlerEngine(self.conda_channels, self.pkgs_dir, timeout=self.conda_timeout)
+        images = ImageService(
+            self.image_dir,
+            mount_prefix=self.image_mount_prefix,
+            max_bytes=self.image_max_bytes or None,
+            sif_base_image=self.sif_base_image,
+            threads=self.image_threads or None,
+        )
+        Path(self.job_store).parent.mkdir(parents=True, exist_ok=True)
+        jobs = JobService(
+            JobStore(Path(self.job_store)),
+            self._build_backends(),
+            root_dir,
+            self.job_dir,
+            kernel_names=self._kernel_names,
+            environments=lambda name: next(
+                (str(loc.prefix) for loc in catalog.locate() if loc.name == name), None
+            ),
+            images=images.path_of,
+            refresh_interval=self.job_refresh_interval,
+        )
         self.gpu_readers = GpuReaders(self.gpu_recorded_source)
         return Services(
             sampler=Sampler(
@@ -165,17 +230,12 @@ class GpuEnvApp(ExtensionApp):
             ),
             tasks=TaskManager(Path(self.state_dir) / "tasks.json"),
             envs=EnvironmentService(catalog, engine),
-            images=ImageService(
-                self.image_dir,
-                mount_prefix=self.image_mount_prefix,
-                max_bytes=self.image_max_bytes or None,
-                sif_base_image=self.sif_base_image,
-                threads=self.image_threads or None,
-            ),
+            images=images,
+            jobs=jobs,
         )
 
     def initialize_settings(self) -> None:
-        self.services = self.build_services()
+        self.services = self.build_services(self.serverapp.root_dir)
         self.settings["gpu_env_services"] = self.services
 
     def initialize_handlers(self) -> None:

@@ -33,7 +33,7 @@ def render() -> str:
         "(`jupyter lab --GpuEnvApp.gpu_sample_interval=1.0`). Every option has a working default.",
         "",
     ]
-    for cls in (GpuEnvApp,):
+    for cls in (GpuEnvApp, *GpuEnvApp.classes):
         lines += _section(cls)
     return "\n".join(lines).rstrip() + "\n"
 

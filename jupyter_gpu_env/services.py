@@ -11,6 +11,7 @@ import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 
+from .batch.service import JobService
 from .envs.service import EnvironmentService
 from .gpu.sampler import Sampler
 from .images.service import ImageService
@@ -26,6 +27,7 @@ class Services:
     tasks: TaskManager
     envs: EnvironmentService
     images: ImageService
+    jobs: JobService
 
     async def start_clone(self, req: CloneRequest) -> Task:
         source = await self.envs.check_clone(req.source, req.name)
@@ -74,7 +76,9 @@ class Services:
         await self.envs.cleanup_stale()
         await asyncio.to_thread(self.images.cleanup_stale)
         self.sampler.start()
+        await self.jobs.start()
 
     async def stop(self) -> None:
         await self.tasks.stop()
+        await self.jobs.stop()
         await self.sampler.stop()

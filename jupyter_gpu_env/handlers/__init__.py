@@ -15,6 +15,14 @@ from .environments import (
 )
 from .gpu import GpuHandler, GpuHistoryHandler
 from .images import ImageDownloadHandler, ImageHandler, ImagesHandler
+from .jobs import (
+    BackendsHandler,
+    JobCancelHandler,
+    JobHandler,
+    JobLogHandler,
+    JobsHandler,
+    UsageHandler,
+)
 from .openapi import OpenApiHandler
 from .tasks import TaskHandler, TasksHandler
 
@@ -33,6 +41,12 @@ ROUTES: list[tuple[str, type]] = [
     ("images", ImagesHandler),
     ("images/{image_id}", ImageHandler),
     ("images/{image_id}/download", ImageDownloadHandler),
+    ("jobs", JobsHandler),
+    ("jobs/usage", UsageHandler),
+    ("jobs/{job_id}", JobHandler),
+    ("jobs/{job_id}/log", JobLogHandler),
+    ("jobs/{job_id}/cancel", JobCancelHandler),
+    ("backends", BackendsHandler),
     ("tasks", TasksHandler),
     ("tasks/{task_id}", TaskHandler),
 ]

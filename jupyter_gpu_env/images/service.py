@@ -187,6 +187,14 @@ class ImageService:
         os.replace(partial, final)
         os.replace(tmp, record)
 
+    def path_of(self, image_id: str) -> str | None:
+        """The file of an image by id, for jobs (blocking; None when unknown)."""
+        try:
+            image = self._read(self._record_path(image_id))
+        except NotFound:
+            return None
+        return image.path if image else None
+
     def file_path(self, image: Image) -> Path:
         return Path(image.path)
 

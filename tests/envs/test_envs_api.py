@@ -1,0 +1,204 @@
+"""Environments and kernels through the REST API of a real server, on the real demo environment."""
+
+import asyncio
+import json
+import os
+
+import pytest
+from tornado.httpclient import HTTPClientError
+
+
+@pytest.fixture
+def user_envs(tmp_path):
+    return tmp_path / "user-envs"
+
+
+@pytest.fixture
+def jp_server_config(jp_server_config, demo, user_envs, tmp_path):
+    return {
+        **jp_server_config,
+        "GpuEnvApp": {
+            "gpu_sample_interval": 0.5,
+            "managed_env_dirs": [str(demo.managed_dir)],
+            "user_env_dir": str(user_envs),
+            "conda_channels": [str(demo.channel)],
+            "pkgs_dir": str(demo.pkgs),
+            "image_dir": str(tmp_path / "images"),
+        },
+    }
+
+
+async def body(resp):
+    return json.loads(resp.body)
+
+
+async def wait_task(api, task_id, timeout=120):
+    for _ in range(int(timeout * 10)):
+        task = await body(await api("tasks", task_id))
+        if task["state"] not in ("pending", "running"):
+            return task
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"task {task_id} did not finish: {task}")
+
+
+async def clone(api, name, source="demo"):
+    resp = await api("environments", method="POST", body=json.dumps({"source": source, "name": name}))
+    assert resp.code == 202
+    task = await body(resp)
+    assert resp.headers["Location"].endswith(f"/gpu-env/api/tasks/{task['id']}")
+    return await wait_task(api, task["id"])
+
+
+async def error(call, code):
+    with pytest.raises(HTTPClientError) as e:
+        await call
+    assert e.value.code == code, e.value.response.body
+    return json.loads(e.value.response.body)
+
+
+async def test_lists_the_managed_environment_with_details(api, demo):
+    envs = (await body(await api("environments")))["environments"]
+    managed = next(e for e in envs if e["name"] == "demo")
+    assert managed["kind"] == "managed"
+    assert managed["prefix"] == str(demo.env)
+    assert managed["has_ipykernel"] is True
+    assert managed["python_version"].startswith("3.")
+    detail = await body(await api("environments", "demo"))
+    names = {p["name"]: p["kind"] for p in detail["packages"]}
+    assert names["ipykernel"] == "conda"
+    assert names["six"] == "pypi"  # installed with pip into the managed env: untracked by conda
+    assert len(detail["packages"]) == managed["package_count"]
+
+
+async def test_clone_register_kernel_and_run_in_the_clone(api, jp_fetch, jp_serverapp, user_envs, demo):
+    task = await clone(api, "mine")
+    assert task["state"] == "succeeded", task
+    clone_prefix = user_envs / "mine"
+    env = task["result"]["environment"]
+    assert env["kind"] == "own" and env["source_name"] == "demo" and env["prefix"] == str(clone_prefix)
+    # Packages are hard-linked from the package cache, not copied.
+    src, dst = demo.env / "bin" / "python3", clone_prefix / "bin" / "python3"
+    real = os.path.realpath(dst)
+    assert os.stat(real).st_nlink > 1
+    assert os.stat(os.path.realpath(src)).st_ino == os.stat(real).st_ino
+    # The pip-installed package (untracked by conda) came along.
+    assert any((clone_prefix / "lib").glob("python3*/site-packages/six.py"))
+
+    resp = await api("environments", "mine", "kernel", method="POST", body=json.dumps({}))
+    assert resp.code == 201
+    kernel = await body(resp)
+    specs = await body(await jp_fetch("api", "kernelspecs"))
+    assert kernel["kernel_name"] in specs["kernelspecs"]
+
+    started = await body(
+        await jp_fetch("api", "kernels", method="POST", body=json.dumps({"name": kernel["kernel_name"]}))
+    )
+    km = jp_serverapp.kernel_manager.get_kernel(started["id"])
+    client = km.client()
+    client.start_channels()
+    try:
+        await client._async_wait_for_ready(timeout=60)
+        msg_id = client.execute("import sys, six, os; print(sys.prefix, os.environ['CONDA_PREFIX'])")
+        out = ""
+        while True:
+            reply = await client._async_get_iopub_msg(timeout=30)
+            if reply["parent_header"].get("msg_id") != msg_id:
+                continue
+            if reply["msg_type"] == "stream":
+                out += reply["content"]["text"]
+            if reply["msg_type"] == "status" and reply["content"]["execution_state"] == "idle":
+                break
+        assert out.split() == [str(clone_prefix), str(clone_prefix)]
+    finally:
+        client.stop_channels()
+        await jp_fetch("api", "kernels", started["id"], method="DELETE")
+
+    listed = next(e for e in (await body(await api("environments")))["environments"] if e["name"] == "mine")
+    assert listed["kernel_name"] == kernel["kernel_name"]
+
+    deleted = await body(await api("environments", "mine", method="DELETE"))
+    assert deleted["kernel_removed"] == kernel["kernel_name"]
+    assert not clone_prefix.exists()
+    specs = await body(await jp_fetch("api", "kernelspecs"))
+    assert kernel["kernel_name"] not in specs["kernelspecs"]
+
+
+@pytest.mark.parametrize(
+    "name", ["../x", "/abs", "", "bad\x07name", "x" * 65, ".hidden", "-dash", "with space"]
+)
+async def test_bad_names_are_400_and_create_nothing(api, user_envs, name):
+    err = await error(
+        api("environments", method="POST", body=json.dumps({"source": "demo", "name": name})), 400
+    )
+    assert "name" in err["message"]
+    assert not user_envs.exists() or not any(user_envs.iterdir())
+
+
+async def test_unknown_source_is_404_and_taken_name_is_409(api):
+    err = await error(
+        api("environments", method="POST", body=json.dumps({"source": "nope", "name": "a"})), 404
+    )
+    assert "nope" in err["message"]
+    err = await error(
+        api("environments", method="POST", body=json.dumps({"source": "demo", "name": "demo"})), 409
+    )
+    assert "demo" in err["message"]
+
+
+async def test_managed_environments_are_read_only(api, demo):
+    err = await error(api("environments", "demo", method="DELETE"), 403)
+    assert "Clone it" in err["message"]
+    err = await error(
+        api("environments", "demo", "packages", method="POST", body=json.dumps({"add": ["tabulate"]})), 403
+    )
+    assert err["reason"] == "managed_env"
+    assert (demo.env / "conda-meta").is_dir()
+
+
+async def test_cancelled_clone_leaves_nothing(api, user_envs):
+    resp = await api("environments", method="POST", body=json.dumps({"source": "demo", "name": "halfway"}))
+    task_id = (await body(resp))["id"]
+    cancelled = await body(await api("tasks", task_id, method="DELETE"))
+    assert cancelled["state"] == "cancelled"
+    names = [p.name for p in user_envs.iterdir()] if user_envs.exists() else []
+    assert names == [], names
+    envs = (await body(await api("environments")))["environments"]
+    assert "halfway" not in {e["name"] for e in envs}
+
+
+async def test_customise_export_and_kernel_without_ipykernel(api, user_envs):
+    assert (await clone(api, "custom"))["state"] == "succeeded"
+    resp = await api(
+        "environments", "custom", "packages", method="POST", body=json.dumps({"remove": ["ipykernel"]})
+    )
+    assert resp.code == 202
+    task = await wait_task(api, (await body(resp))["id"])
+    assert task["state"] == "succeeded", task
+    assert any(r.startswith("ipykernel-") for r in task["result"]["report"]["removed"])
+    err = await error(api("environments", "custom", "kernel", method="POST", body=b"{}"), 409)
+    assert "ipykernel" in err["message"] and "add" in err["message"]
+
+    resp = await api(
+        "environments", "custom", "packages", method="POST", body=json.dumps({"add": ["tabulate"]})
+    )
+    task = await wait_task(api, (await body(resp))["id"])
+    assert task["state"] == "succeeded", task
+    detail = await body(await api("environments", "custom"))
+    assert "tabulate" in {p["name"] for p in detail["packages"]}
+
+    resp = await api(
+        "environments", "custom", "packages", method="POST", body=json.dumps({"add": ["no-such-pkg"]})
+    )
+    task = await wait_task(api, (await body(resp))["id"])
+    assert task["state"] == "failed" and "no-such-pkg" in task["message"]
+
+    yml = await body(await api("environments", "custom", "export", params={"format": "yaml"}))
+    assert yml["filename"].endswith(".yml") and "tabulate" in yml["content"]
+    explicit = await body(await api("environments", "custom", "export", params={"format": "explicit"}))
+    assert explicit["content"].startswith("@EXPLICIT") or "@EXPLICIT" in explicit["content"]
+    await error(api("environments", "custom", "export", params={"format": "zip"}), 400)
+
+
+async def test_unknown_environment_is_404(api):
+    await error(api("environments", "ghost"), 404)
+    await error(api("environments", "ghost", "kernel", method="POST", body=b"{}"), 404)

@@ -1,0 +1,165 @@
+"""Packing environments into squashfs images through the REST API: real conda-pack, mksquashfs, squashfuse."""
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from test_envs_api import body, clone, error, wait_task  # noqa: F401 - shared helpers
+
+from jupyter_gpu_env.images.service import ImageService
+
+needs_squashfs = pytest.mark.skipif(shutil.which("mksquashfs") is None, reason="squashfs-tools not installed")
+pytestmark = needs_squashfs
+
+
+@pytest.fixture
+def image_dir(tmp_path):
+    return tmp_path / "images"
+
+
+@pytest.fixture
+def max_bytes():
+    return 0
+
+
+@pytest.fixture
+def jp_server_config(jp_server_config, demo, tmp_path, image_dir, max_bytes):
+    return {
+        **jp_server_config,
+        "GpuEnvApp": {
+            "gpu_sample_interval": 0.5,
+            "managed_env_dirs": [str(demo.managed_dir)],
+            "user_env_dir": str(tmp_path / "user-envs"),
+            "conda_channels": [str(demo.channel)],
+            "pkgs_dir": str(demo.pkgs),
+            "image_dir": str(image_dir),
+            "image_mount_prefix": str(tmp_path / "mnt"),
+            "image_max_bytes": max_bytes,
+        },
+    }
+
+
+async def pack(api, env="demo", **req):
+    resp = await api("environments", env, "image", method="POST", body=json.dumps(req))
+    if resp.code == 200:
+        return resp.code, await body(resp)
+    assert resp.code == 202
+    task = await wait_task(api, (await body(resp))["id"], timeout=300)
+    return resp.code, task
+
+
+async def test_pack_extract_run_and_cache(api, image_dir, tmp_path, jp_fetch):
+    code, task = await pack(api)
+    assert code == 202 and task["state"] == "succeeded", task
+    image = task["result"]
+    path = Path(image["path"])
+    assert path.parent == image_dir and path.is_file() and path.stat().st_size == image["size_bytes"]
+    assert image["file_count"] > 1000  # thousands of files, now one
+    assert image["usage"]["mount_path"] == str(tmp_path / "mnt" / "demo")
+    assert f"--bind {path}:{tmp_path / 'mnt' / 'demo'}:image-src=/" in image["usage"]["apptainer"]
+    assert "conda-pack" in image["tools"]
+    assert not [p for p in image_dir.iterdir() if p.name.startswith(".")]  # no temporaries left
+
+    # Extracted where it was packed to live, it runs with no unpack step.
+    dest = Path(image["usage"]["mount_path"])
+    dest.parent.mkdir(parents=True)
+    subprocess.run(["unsquashfs", "-q", "-n", "-d", str(dest), str(path)], check=True)
+    out = subprocess.run(
+        [str(dest / "bin" / "python"), "-c", "import sys, six, ipykernel; print(sys.prefix)"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert out.stdout.strip() == str(dest)
+
+    # Same content: the existing image comes back at once.
+    code, again = await pack(api)
+    assert code == 200 and again["id"] == image["id"]
+
+    listed = (await body(await api("images")))["images"]
+    assert [i["id"] for i in listed] == [image["id"]]
+    resp = await api("images", image["id"], "download")
+    assert resp.body == path.read_bytes()
+    await api("images", image["id"], method="DELETE")
+    assert not path.exists()
+    await error(api("images", image["id"]), 404)
+
+
+@pytest.mark.skipif(
+    not os.path.exists("/dev/fuse") or shutil.which("squashfuse") is None,
+    reason="squashfuse or /dev/fuse missing: cannot mount here",
+)
+async def test_squashfuse_mount_runs_the_environment(api, tmp_path):
+    _, task = await pack(api)
+    image = task["result"]
+    mount = Path(image["usage"]["mount_path"])
+    mount.mkdir(parents=True)
+    mounted = subprocess.run(["squashfuse", image["path"], str(mount)], capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"squashfuse cannot mount in this sandbox: {mounted.stderr.strip()}")
+    try:
+        out = subprocess.run(
+            [str(mount / "bin" / "python"), "-c", "import sys, ipykernel; print(sys.prefix)"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert out.stdout.strip() == str(mount)
+        with pytest.raises(OSError):
+            (mount / "new-file").write_text("read-only")
+    finally:
+        for tool in ("fusermount3", "fusermount", "umount"):
+            if shutil.which(tool):
+                argv = [tool, str(mount)] if tool == "umount" else [tool, "-u", str(mount)]
+                if subprocess.run(argv, check=False, capture_output=True).returncode == 0:
+                    break
+
+
+async def test_sif_without_apptainer_is_409(api):
+    if shutil.which("apptainer") or shutil.which("singularity"):
+        pytest.skip("apptainer is installed here")
+    err = await error(
+        api("environments", "demo", "image", method="POST", body=json.dumps({"format": "sif"})), 409
+    )
+    assert "apptainer" in err["message"] and "squashfs" in err["message"]
+
+
+@pytest.mark.parametrize("max_bytes", [64 * 1024])
+async def test_size_limit_fails_clearly_and_leaves_nothing(api, image_dir, max_bytes):
+    _, task = await pack(api)
+    assert task["state"] == "failed"
+    assert task["reason"] == "too_large", task
+    assert "limit" in task["message"]
+    leftovers = list(image_dir.iterdir()) if image_dir.exists() else []
+    assert leftovers == []
+    assert (await body(await api("images")))["images"] == []
+
+
+async def test_killed_pack_leaves_nothing_and_next_pack_works(api, image_dir, jp_serverapp, tmp_path):
+    resp = await api("environments", "demo", "image", method="POST", body=json.dumps({"compression": "xz"}))
+    task_id = (await body(resp))["id"]
+    for _ in range(200):  # wait until conda-pack is really running
+        task = await body(await api("tasks", task_id))
+        if task["progress"] >= 0.05:
+            break
+        await asyncio.sleep(0.05)
+    cancelled = await body(await api("tasks", task_id, method="DELETE"))
+    assert cancelled["state"] == "cancelled"
+    assert (await body(await api("images")))["images"] == []
+    assert not list(image_dir.iterdir())
+    code, task = await pack(api, compression="xz")
+    assert task["state"] == "succeeded", task
+
+
+def test_stale_temporaries_are_removed_at_start(tmp_path):
+    images = tmp_path / "images"
+    images.mkdir()
+    (images / ".demo-abc-zstd.1234.partial").write_bytes(b"half an image")
+    (images / ".demo-abc-zstd.1234.staging").mkdir()
+    (images / "orphan.json").write_text(json.dumps({"path": str(images / "gone.sqfs")}))
+    (images / "keep.txt").write_text("not ours")
+    removed = ImageService(images).cleanup_stale()
+    assert removed == 3
+    assert [p.name for p in images.iterdir()] == ["keep.txt"]
