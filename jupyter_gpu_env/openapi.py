@@ -78,7 +78,9 @@ def build_openapi() -> dict[str, Any]:
                 "required": True,
                 "content": {"application/json": {"schema": {"$ref": refs[spec.request]}}},
             }
-        ok: dict[str, Any] = {"description": "OK" if spec.status < 300 else "Accepted"}
+        ok: dict[str, Any] = {
+            "description": {202: "Accepted", 201: "Created", 204: "No content"}.get(spec.status, "OK")
+        }
         if spec.response is not None:
             ok["content"] = {spec.response_content_type: {"schema": {"$ref": refs[spec.response]}}}
         elif verb == "get":

@@ -71,8 +71,20 @@ class Services:
             "pack", f"Pack '{env}' into a {req.format} image", run, target=f"images/{env}"
         )
 
+    def __post_init__(self) -> None:
+        self._started: asyncio.Task[None] | None = None
+
     async def start(self) -> None:
-        """Clean what a crash left behind, then start sampling."""
+        """Clean what a crash left behind, reconcile jobs, start sampling. Idempotent.
+
+        The server calls it once its loop runs; handlers call it too, so that an embedding that
+        never runs extension start hooks (some test harnesses) still gets a working service.
+        """
+        if self._started is None:
+            self._started = asyncio.ensure_future(self._start())
+        await asyncio.shield(self._started)
+
+    async def _start(self) -> None:
         await self.envs.cleanup_stale()
         await asyncio.to_thread(self.images.cleanup_stale)
         self.sampler.start()

@@ -99,6 +99,7 @@ def operation(
         @functools.wraps(fn)
         async def mapped(self: GpuEnvHandler, *args: Any, **kwargs: Any) -> None:
             try:
+                await self.services.start()
                 if request is not None:
                     kwargs["body"] = self.parse_body(request)
                 result = await fn(self, *args, **kwargs)

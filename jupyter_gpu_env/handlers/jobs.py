@@ -64,10 +64,13 @@ class JobHandler(GpuEnvHandler):
     async def get(self, job_id: str) -> Job:
         return await self.services.jobs.get(job_id)
 
-    @operation("Delete a job: its record and its folder (a running job is cancelled first)", errors=(404,))
+    @operation(
+        "Delete a job: its record and its folder (a running job is cancelled first)",
+        status=204,
+        errors=(404,),
+    )
     async def delete(self, job_id: str) -> None:
         await self.services.jobs.delete(job_id)
-        self.set_status(204)
 
 
 class JobLogHandler(GpuEnvHandler):

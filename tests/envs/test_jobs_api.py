@@ -1,0 +1,119 @@
+"""Send to batch through the REST API: papermill runs a notebook in a real conda environment."""
+
+import asyncio
+import json
+
+import nbformat
+import pytest
+from test_envs_api import body, error
+
+
+@pytest.fixture
+def jp_server_config(jp_server_config, demo, tmp_path):
+    return {
+        **jp_server_config,
+        "GpuEnvApp": {
+            "gpu_sample_interval": 0.5,
+            "managed_env_dirs": [str(demo.managed_dir)],
+            "user_env_dir": str(tmp_path / "user-envs"),
+            "conda_channels": [str(demo.channel)],
+            "pkgs_dir": str(demo.pkgs),
+            "job_refresh_interval": 0.2,
+        },
+        "LocalBackend": {"kill_grace": 3.0},
+    }
+
+
+def write_notebook(root, name, cells, parameters="alpha = 1"):
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    cell = nbformat.v4.new_code_cell(parameters)
+    cell.metadata["tags"] = ["parameters"]
+    nb.cells = [cell, *(nbformat.v4.new_code_cell(c) for c in cells)]
+    nbformat.write(nb, root / name)
+    return name
+
+
+async def wait_job(api, job_id, timeout=120):
+    for _ in range(timeout * 10):
+        job = await body(await api("jobs", job_id))
+        if job["state"] in ("succeeded", "failed", "cancelled"):
+            return job
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"job did not end: {job}")
+
+
+async def test_notebook_runs_in_the_environment_with_parameters(api, jp_root_dir, demo):
+    path = write_notebook(jp_root_dir, "train.ipynb", ["import sys\nprint('alpha is', alpha * 2, sys.prefix)"])
+    req = {"notebook_path": path, "environment": "demo", "parameters": {"alpha": 21}, "name": "train"}
+    resp = await api("jobs", method="POST", body=json.dumps(req))
+    assert resp.code == 201
+    job = await body(resp)
+    assert resp.headers["Location"].endswith(f"/gpu-env/api/jobs/{job['id']}")
+    # Editing the notebook after submission does not change the job: it runs the snapshot.
+    write_notebook(jp_root_dir, "train.ipynb", ["raise SystemExit('edited after submission')"])
+    done = await wait_job(api, job["id"])
+    assert done["state"] == "succeeded", done
+    assert done["progress"]["cells_done"] == done["progress"]["cells_total"] > 0
+    out = nbformat.read(jp_root_dir / done["output_path"], as_version=4)
+    printed = "".join(o.get("text", "") for c in out.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    assert f"alpha is 42 {demo.env}" in printed
+    log = await body(await api("jobs", job["id"], "log"))
+    assert log["eof"] is True and log["next_offset"] > 0
+
+    listed = await body(await api("jobs", params={"state": "succeeded"}))
+    assert [j["id"] for j in listed["items"]] == [job["id"]]
+    usage = await body(await api("jobs", "usage"))
+    assert usage["backends"] or usage
+
+
+async def test_failing_and_cancelled_jobs(api, jp_root_dir):
+    bad = write_notebook(jp_root_dir, "bad.ipynb", ["1 / 0"])
+    job = await body(await api("jobs", method="POST", body=json.dumps({"notebook_path": bad})))
+    done = await wait_job(api, job["id"])
+    assert done["state"] == "failed" and "ZeroDivisionError" in done["message"]
+
+    slow = write_notebook(jp_root_dir, "slow.ipynb", ["import time\ntime.sleep(120)"])
+    job = await body(await api("jobs", method="POST", body=json.dumps({"notebook_path": slow})))
+    for _ in range(300):
+        if (await body(await api("jobs", job["id"])))["state"] == "running":
+            break
+        await asyncio.sleep(0.1)
+    cancelled = await body(await api("jobs", job["id"], "cancel", method="POST", body=b"{}"))
+    assert cancelled["state"] in ("cancelled", "running")
+    assert (await wait_job(api, job["id"], timeout=30))["state"] == "cancelled"
+    await error(api("jobs", job["id"], "cancel", method="POST", body=b"{}"), 409)
+    resp = await api("jobs", job["id"], method="DELETE")
+    assert resp.code == 204
+    await error(api("jobs", job["id"]), 404)
+
+
+@pytest.mark.parametrize(
+    ("change", "word"),
+    [
+        ({"notebook_path": "missing.ipynb"}, "missing.ipynb"),
+        ({"notebook_path": "notes.txt"}, "notebook"),
+        ({"notebook_path": "../outside.ipynb"}, "outside"),
+        ({"backend": "moon"}, "moon"),
+        ({"kernel": "no-such-kernel"}, "no-such-kernel"),
+        ({"environment": "no-such-env"}, "no-such-env"),
+        ({"parameters": {"beta": 1}}, "beta"),
+        ({"resources": {"cpus": -1}}, "cpus"),
+        ({"resources": {"gpus": 10000}}, "gpus"),
+        ({"resources": {"memory": "999P"}}, "memory"),
+        ({"resources": {"gpus": 1, "mig_profile": "1g.10gb"}}, "mig"),
+    ],
+)
+async def test_bad_submissions_are_400_and_record_nothing(api, jp_root_dir, change, word):
+    write_notebook(jp_root_dir, "ok.ipynb", ["print(alpha)"])
+    (jp_root_dir / "notes.txt").write_text("not a notebook")
+    before = (await body(await api("jobs")))["total"]
+    err = await error(api("jobs", method="POST", body=json.dumps({"notebook_path": "ok.ipynb", **change})), 400)
+    assert word.lower() in err["message"].lower(), err["message"]
+    assert (await body(await api("jobs")))["total"] == before
+
+
+async def test_backends_describe_the_local_runner(api):
+    backends = (await body(await api("backends")))["backends"]
+    local = next(b for b in backends if b["name"] == "local")
+    assert local["kind"] == "local"
