@@ -44,7 +44,9 @@ async def wait_job(api, job_id, timeout=120):
 
 
 async def test_notebook_runs_in_the_environment_with_parameters(api, jp_root_dir, demo):
-    path = write_notebook(jp_root_dir, "train.ipynb", ["import sys\nprint('alpha is', alpha * 2, sys.prefix)"])
+    path = write_notebook(
+        jp_root_dir, "train.ipynb", ["import sys\nprint('alpha is', alpha * 2, sys.prefix)"]
+    )
     req = {"notebook_path": path, "environment": "demo", "parameters": {"alpha": 21}, "name": "train"}
     resp = await api("jobs", method="POST", body=json.dumps(req))
     assert resp.code == 201
@@ -56,7 +58,9 @@ async def test_notebook_runs_in_the_environment_with_parameters(api, jp_root_dir
     assert done["state"] == "succeeded", done
     assert done["progress"]["cells_done"] == done["progress"]["cells_total"] > 0
     out = nbformat.read(jp_root_dir / done["output_path"], as_version=4)
-    printed = "".join(o.get("text", "") for c in out.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    printed = "".join(
+        o.get("text", "") for c in out.cells if c.cell_type == "code" for o in c.get("outputs", [])
+    )
     assert f"alpha is 42 {demo.env}" in printed
     log = await body(await api("jobs", job["id"], "log"))
     assert log["eof"] is True and log["next_offset"] > 0
@@ -108,7 +112,9 @@ async def test_bad_submissions_are_400_and_record_nothing(api, jp_root_dir, chan
     write_notebook(jp_root_dir, "ok.ipynb", ["print(alpha)"])
     (jp_root_dir / "notes.txt").write_text("not a notebook")
     before = (await body(await api("jobs")))["total"]
-    err = await error(api("jobs", method="POST", body=json.dumps({"notebook_path": "ok.ipynb", **change})), 400)
+    err = await error(
+        api("jobs", method="POST", body=json.dumps({"notebook_path": "ok.ipynb", **change})), 400
+    )
     assert word.lower() in err["message"].lower(), err["message"]
     assert (await body(await api("jobs")))["total"] == before
 
