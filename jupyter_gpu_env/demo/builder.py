@@ -23,7 +23,8 @@ from ..envs.service import default_pkgs_dir
 from ..errors import Conflict
 from .channel import build_channel
 
-DEMO_REQUIREMENTS = ("ipykernel", "pip")
+# tabulate is not installed in the demo environment: it is there to try "add packages" offline.
+DEMO_REQUIREMENTS = ("ipykernel", "pip", "tabulate")
 DEMO_SPECS = ("python", "ipykernel", "pip")
 
 
