@@ -114,6 +114,12 @@ class GpuEnvApp(ExtensionApp):
         config=True,
         help="Compression threads for mksquashfs (0: all cores).",
     )
+    image_kernel_container = Unicode(
+        "",
+        config=True,
+        help="Where squashfuse cannot mount, kernels from images run inside this container with apptainer "
+        "(a .sif path); empty: image kernels need squashfuse and /dev/fuse.",
+    )
     sif_base_image = Unicode(
         "docker://debian:12-slim",
         config=True,
@@ -232,6 +238,7 @@ class GpuEnvApp(ExtensionApp):
             envs=EnvironmentService(catalog, engine),
             images=images,
             jobs=jobs,
+            image_kernel_container=self.image_kernel_container or None,
         )
 
     def initialize_settings(self) -> None:

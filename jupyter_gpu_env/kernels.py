@@ -224,13 +224,18 @@ def register(
         "env": env,
         "metadata": {"debugger": True, METADATA_KEY: {"prefix": str(prefix), "env_name": env_name}},
     }
+    install_spec(root, final, spec, logos=prefix / "share" / "jupyter" / "kernels" / "python3")
+    return _info(final, spec)
+
+
+def install_spec(root: Path, final: Path, spec: dict[str, Any], *, logos: Path | None = None) -> None:
+    """Write ``spec`` as the kernelspec folder ``final`` atomically (replacing an older one of ours)."""
     root.mkdir(parents=True, exist_ok=True)
     # Built beside kernels/ (not in it: Jupyter would list a half-written folder there), then renamed.
     tmp = Path(tempfile.mkdtemp(prefix=".gpu-env-kernel-", dir=root.parent))
     try:
         (tmp / "kernel.json").write_text(json.dumps(spec, indent=1), encoding="utf-8")
-        logos = prefix / "share" / "jupyter" / "kernels" / "python3"
-        for logo in _LOGO_FILES:
+        for logo in _LOGO_FILES if logos is not None else ():
             if (logos / logo).is_file():
                 shutil.copyfile(logos / logo, tmp / logo)
         os.chmod(tmp, 0o755)
@@ -244,7 +249,6 @@ def register(
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return _info(final, spec)
 
 
 def unregister(kernel_name: str, data_dir: Path | None = None) -> None:

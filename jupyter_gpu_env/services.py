@@ -14,8 +14,9 @@ from pathlib import Path
 from .batch.service import JobService
 from .envs.service import EnvironmentService
 from .gpu.sampler import Sampler
+from .images.kernel import register_image_kernel, unregister_image_kernel
 from .images.service import ImageService
-from .models.envs import CloneRequest, PackagesRequest
+from .models.envs import CloneRequest, KernelInfo, PackagesRequest
 from .models.images import Image, ImageRequest
 from .models.tasks import Task
 from .tasks import TaskContext, TaskManager
@@ -28,6 +29,7 @@ class Services:
     envs: EnvironmentService
     images: ImageService
     jobs: JobService
+    image_kernel_container: str | None = None
 
     async def start_clone(self, req: CloneRequest) -> Task:
         source = await self.envs.check_clone(req.source, req.name)
@@ -73,6 +75,16 @@ class Services:
 
     def __post_init__(self) -> None:
         self._started: asyncio.Task[None] | None = None
+
+    async def register_image_kernel(self, image_id: str, display_name: str | None) -> KernelInfo:
+        image = await self.images.get(image_id)
+        return await asyncio.to_thread(
+            register_image_kernel, image, display_name=display_name, container=self.image_kernel_container
+        )
+
+    async def unregister_image_kernel(self, image_id: str) -> str:
+        image = await self.images.get(image_id)
+        return await asyncio.to_thread(unregister_image_kernel, image)
 
     async def start(self) -> None:
         """Clean what a crash left behind, reconcile jobs, start sampling. Idempotent.

@@ -14,7 +14,7 @@ from .environments import (
     PackagesHandler,
 )
 from .gpu import GpuHandler, GpuHistoryHandler
-from .images import ImageDownloadHandler, ImageHandler, ImagesHandler
+from .images import ImageDownloadHandler, ImageHandler, ImageKernelHandler, ImagesHandler
 from .jobs import (
     BackendsHandler,
     JobCancelHandler,
@@ -41,6 +41,7 @@ ROUTES: list[tuple[str, type]] = [
     ("images", ImagesHandler),
     ("images/{image_id}", ImageHandler),
     ("images/{image_id}/download", ImageDownloadHandler),
+    ("images/{image_id}/kernel", ImageKernelHandler),
     ("jobs", JobsHandler),
     ("jobs/usage", UsageHandler),
     ("jobs/{job_id}", JobHandler),

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import os
 
+from ..models.envs import KernelInfo, KernelRequest
+from ..models.envs_api import KernelRemoved
 from ..models.images import Image, ImageList
 from .base import GpuEnvHandler, Param, operation
 
@@ -46,3 +48,21 @@ class ImageDownloadHandler(GpuEnvHandler):
                 self.write(chunk)
                 await self.flush()
         await self.finish()
+
+
+class ImageKernelHandler(GpuEnvHandler):
+    @operation(
+        "Register a kernel that runs Python from the image",
+        request=KernelRequest,
+        response=KernelInfo,
+        status=201,
+        errors=(404, 409),
+        description="The kernel mounts the image with squashfuse (else binds it with apptainer) at start; "
+        "409 when neither tool is available.",
+    )
+    async def post(self, image_id: str, body: KernelRequest) -> KernelInfo:
+        return await self.services.register_image_kernel(image_id, body.display_name)
+
+    @operation("Remove the image's kernel", response=KernelRemoved, errors=(404,))
+    async def delete(self, image_id: str) -> KernelRemoved:
+        return KernelRemoved(kernel_name=await self.services.unregister_image_kernel(image_id))

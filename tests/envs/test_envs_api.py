@@ -41,6 +41,31 @@ async def wait_task(api, task_id, timeout=120):
     raise AssertionError(f"task {task_id} did not finish: {task}")
 
 
+async def run_code(jp_fetch, jp_serverapp, kernel_name, code):
+    """Start a kernel through the server's kernel API, run ``code``, return what it printed."""
+    resp = await jp_fetch("api", "kernels", method="POST", body=json.dumps({"name": kernel_name}))
+    started = await body(resp)
+    client = jp_serverapp.kernel_manager.get_kernel(started["id"]).client()
+    client.start_channels()
+    try:
+        await client._async_wait_for_ready(timeout=60)
+        msg_id = client.execute(code)
+        out = ""
+        while True:
+            reply = await client._async_get_iopub_msg(timeout=30)
+            if reply["parent_header"].get("msg_id") != msg_id:
+                continue
+            if reply["msg_type"] == "stream":
+                out += reply["content"]["text"]
+            if reply["msg_type"] == "error":
+                raise AssertionError("\n".join(reply["content"]["traceback"]))
+            if reply["msg_type"] == "status" and reply["content"]["execution_state"] == "idle":
+                return out
+    finally:
+        client.stop_channels()
+        await jp_fetch("api", "kernels", started["id"], method="DELETE")
+
+
 async def clone(api, name, source="demo"):
     resp = await api("environments", method="POST", body=json.dumps({"source": source, "name": name}))
     assert resp.code == 202
@@ -90,28 +115,9 @@ async def test_clone_register_kernel_and_run_in_the_clone(api, jp_fetch, jp_serv
     specs = await body(await jp_fetch("api", "kernelspecs"))
     assert kernel["kernel_name"] in specs["kernelspecs"]
 
-    started = await body(
-        await jp_fetch("api", "kernels", method="POST", body=json.dumps({"name": kernel["kernel_name"]}))
-    )
-    km = jp_serverapp.kernel_manager.get_kernel(started["id"])
-    client = km.client()
-    client.start_channels()
-    try:
-        await client._async_wait_for_ready(timeout=60)
-        msg_id = client.execute("import sys, six, os; print(sys.prefix, os.environ['CONDA_PREFIX'])")
-        out = ""
-        while True:
-            reply = await client._async_get_iopub_msg(timeout=30)
-            if reply["parent_header"].get("msg_id") != msg_id:
-                continue
-            if reply["msg_type"] == "stream":
-                out += reply["content"]["text"]
-            if reply["msg_type"] == "status" and reply["content"]["execution_state"] == "idle":
-                break
-        assert out.split() == [str(clone_prefix), str(clone_prefix)]
-    finally:
-        client.stop_channels()
-        await jp_fetch("api", "kernels", started["id"], method="DELETE")
+    code = "import sys, six, os; print(sys.prefix, os.environ['CONDA_PREFIX'])"
+    out = await run_code(jp_fetch, jp_serverapp, kernel["kernel_name"], code)
+    assert out.split() == [str(clone_prefix), str(clone_prefix)]
 
     listed = next(e for e in (await body(await api("environments")))["environments"] if e["name"] == "mine")
     assert listed["kernel_name"] == kernel["kernel_name"]

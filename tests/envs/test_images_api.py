@@ -163,3 +163,25 @@ def test_stale_temporaries_are_removed_at_start(tmp_path):
     removed = ImageService(images).cleanup_stale()
     assert removed == 3
     assert [p.name for p in images.iterdir()] == ["keep.txt"]
+
+
+@pytest.mark.skipif(
+    not os.path.exists("/dev/fuse") or shutil.which("squashfuse") is None,
+    reason="squashfuse or /dev/fuse missing: image kernels cannot mount here",
+)
+async def test_kernel_from_an_image_runs_from_the_mount(api, jp_fetch, jp_serverapp):
+    from test_envs_api import run_code
+
+    _, task = await pack(api)
+    image = task["result"]
+    resp = await api("images", image["id"], "kernel", method="POST", body=b"{}")
+    assert resp.code == 201
+    kernel = await body(resp)
+    try:
+        out = await run_code(jp_fetch, jp_serverapp, kernel["kernel_name"], "import sys; print(sys.prefix)")
+        assert out.strip() == kernel["prefix"]
+        assert Path(kernel["prefix"]).is_mount()
+    finally:
+        removed = await body(await api("images", image["id"], "kernel", method="DELETE"))
+        assert removed["kernel_name"] == kernel["kernel_name"]
+        subprocess.run(["umount", kernel["prefix"]], check=False, capture_output=True)
