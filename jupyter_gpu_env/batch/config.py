@@ -29,9 +29,10 @@ class LocalBackend(Configurable):
         help="Seconds between SIGTERM and SIGKILL when a job is cancelled (keep above the runner's own 5 s).",
     )
     python = Unicode(
-        sys.executable,
+        "",
         config=True,
-        help="The Python that runs the job runner (it needs jupyter-gpu-env and papermill installed).",
+        help="The Python that runs the job runner (it needs jupyter-gpu-env and papermill installed). "
+        "Empty: the Python of this server.",
     )
     gpu_count = Int(
         -1,
@@ -49,7 +50,7 @@ class LocalBackend(Configurable):
         return local.LocalBackend(
             name,
             max_concurrent=self.max_concurrent,
-            python=self.python,
+            python=self.python or sys.executable,
             kill_grace=self.kill_grace,
             gpu_count=None if self.gpu_count < 0 else self.gpu_count,
             max_time_limit_seconds=self.max_time_limit or None,
