@@ -48,6 +48,12 @@ class GpuEnvApp(ExtensionApp):
         help="How many seconds of samples `GET gpu/history` keeps (a ring of this length over the interval).",
     )
 
+    gpu_idle_seconds = Float(
+        1800.0,
+        config=True,
+        help="A GPU held by this server's kernels with no utilization for this many seconds raises the idle "
+        "warning, which offers to release it (shut those kernels down).",
+    )
     gpu_recorded_source = Unicode(
         "",
         config=True,
@@ -233,6 +239,7 @@ class GpuEnvApp(ExtensionApp):
                 interval=self.gpu_sample_interval,
                 history_seconds=self.gpu_history_seconds,
                 kernel_source=self._kernels,
+                idle_seconds=self.gpu_idle_seconds,
             ),
             tasks=TaskManager(Path(self.state_dir) / "tasks.json"),
             envs=EnvironmentService(catalog, engine),

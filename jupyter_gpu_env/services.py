@@ -10,9 +10,11 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .batch.service import JobService
 from .envs.service import EnvironmentService
+from .gpu.envcheck import check_environment
 from .gpu.sampler import Sampler
 from .images.kernel import register_image_kernel, unregister_image_kernel
 from .images.service import ImageService
@@ -75,6 +77,28 @@ class Services:
 
     def __post_init__(self) -> None:
         self._started: asyncio.Task[None] | None = None
+
+    async def start_gpu_check(self, name: str) -> Task:
+        env, prefix = await self._env_prefix(name)
+
+        async def run(ctx: TaskContext):
+            ctx.progress(0.1, f"Running a GPU check with the Python of '{env}'")
+            return await check_environment(prefix)
+
+        return self.tasks.start(
+            "gpu-check", f"Does '{env}' see the GPU?", run, target=f"environments/{env}/gpu"
+        )
+
+    async def release_gpu(self, kernel_manager: Any) -> list[str]:
+        snap = self.sampler.latest()
+        holders = [k.kernel_id for k in (snap.kernels if snap else []) if (k.gpu_memory_bytes or 0) > 0]
+        running = set(kernel_manager.list_kernel_ids())
+        done = []
+        for kernel_id in holders:
+            if kernel_id in running:
+                await kernel_manager.shutdown_kernel(kernel_id)
+                done.append(kernel_id)
+        return done
 
     async def register_image_kernel(self, image_id: str, display_name: str | None) -> KernelInfo:
         image = await self.images.get(image_id)

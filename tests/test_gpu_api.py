@@ -112,3 +112,42 @@ async def test_history_rejects_bad_window(api, bad):
         await api("gpu", "history", params={"seconds": bad})
     assert e.value.code == 400
     assert "seconds" in json.loads(e.value.response.body)["message"]
+
+
+async def test_release_shuts_down_only_kernels_holding_gpu_memory(api, jp_fetch, jp_serverapp):
+    """A GPU source reporting one kernel's PID as a GPU process: release stops that kernel, not the other."""
+    import asyncio
+
+    from jupyter_gpu_env.gpu.reading import GpuReading
+    from jupyter_gpu_env.models import GpuDevice, GpuProcess, GpuStatus
+
+    async def start():
+        resp = await jp_fetch("api", "kernels", method="POST", body=json.dumps({"name": "python3"}))
+        return json.loads(resp.body)["id"]
+
+    holder, bystander = await start(), await start()
+    km = jp_serverapp.kernel_manager
+    pid = km.get_kernel(holder).provisioner.process.pid
+
+    async def fake_gpu():
+        proc = GpuProcess(pid=pid, used_memory_bytes=2 << 30)
+        gpu = GpuDevice(index=0, name="NVIDIA H100", utilization_percent=0.0, processes=[proc])
+        return GpuReading([gpu], GpuStatus(available=True, reason="ok", message="1 GPU"))
+
+    services = jp_serverapp.web_app.settings["gpu_env_services"]
+    services.sampler._gpu_reader = fake_gpu
+    for _ in range(50):
+        snap = json.loads((await api("gpu")).body)
+        rows = {k["kernel_id"]: k for k in snap["kernels"]}
+        if rows.get(holder, {}).get("gpu_memory_bytes"):
+            break
+        await asyncio.sleep(0.2)
+    assert rows[holder]["gpu_memory_bytes"] == 2 << 30
+    assert snap["gpus"][0]["processes"][0]["kernel_id"] == holder
+    assert snap["idle"]["kernels"] == [holder]
+
+    released = json.loads((await api("gpu", "release", method="POST", body=b"{}")).body)
+    assert released["shut_down"] == [holder]
+    running = set(km.list_kernel_ids())
+    assert holder not in running and bystander in running
+    await jp_fetch("api", "kernels", bystander, method="DELETE")

@@ -25,6 +25,7 @@ from ..models import (
     KernelUsage,
     MemoryUsage,
 )
+from .idle import IdleTracker
 from .kernels import KernelInfo, kernel_usage, pid_owners
 from .memory import HostSample, read_host
 from .reading import GpuReading
@@ -96,11 +97,13 @@ class Sampler:
         history_seconds: float = 600.0,
         host_reader: HostReader = _default_host_reader,
         kernel_source: KernelSource = _no_kernels,
+        idle_seconds: float = 1800.0,
     ) -> None:
         self.interval = interval
         self._gpu_reader = gpu_reader
         self._host_reader = host_reader
         self._kernel_source = kernel_source
+        self._idle = IdleTracker(idle_seconds)
         self._history: deque[GpuSnapshot] = deque(maxlen=max(1, round(history_seconds / interval)))
         self._previous: HostSample | None = None
         self._latest: GpuSnapshot | None = None
@@ -152,6 +155,7 @@ class Sampler:
                 ),
             )
         snap = await asyncio.to_thread(self._sample_blocking, kernels, gpu)
+        snap.idle = self._idle.update(snap)
         self._latest, self._latest_json = snap, snap.model_dump_json().encode()
         self._history.append(snap)
         self.samples_taken += 1
@@ -188,6 +192,9 @@ class Sampler:
             await self._first.wait()
         if self._latest is None:  # the first background sample failed; try once more, loudly
             return await self.sample_once()
+        return self._latest
+
+    def latest(self) -> GpuSnapshot | None:
         return self._latest
 
     async def snapshot_json(self) -> bytes:

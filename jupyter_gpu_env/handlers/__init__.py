@@ -9,11 +9,12 @@ from .environments import (
     EnvironmentHandler,
     EnvironmentsHandler,
     ExportHandler,
+    GpuCheckHandler,
     ImageBuildHandler,
     KernelHandler,
     PackagesHandler,
 )
-from .gpu import GpuHandler, GpuHistoryHandler
+from .gpu import GpuHandler, GpuHistoryHandler, GpuReleaseHandler
 from .images import ImageDownloadHandler, ImageHandler, ImageKernelHandler, ImagesHandler
 from .jobs import (
     BackendsHandler,
@@ -32,12 +33,14 @@ ROUTES: list[tuple[str, type]] = [
     ("openapi.json", OpenApiHandler),
     ("gpu", GpuHandler),
     ("gpu/history", GpuHistoryHandler),
+    ("gpu/release", GpuReleaseHandler),
     ("environments", EnvironmentsHandler),
     ("environments/{name}", EnvironmentHandler),
     ("environments/{name}/packages", PackagesHandler),
     ("environments/{name}/kernel", KernelHandler),
     ("environments/{name}/export", ExportHandler),
     ("environments/{name}/image", ImageBuildHandler),
+    ("environments/{name}/gpu-check", GpuCheckHandler),
     ("images", ImagesHandler),
     ("images/{image_id}", ImageHandler),
     ("images/{image_id}/download", ImageDownloadHandler),

@@ -121,3 +121,16 @@ class ImageBuildHandler(TaskStartingHandler):
             self.override_status(200)
             return cached
         return self.accepted(await self.services.start_pack(name, body))
+
+
+class GpuCheckHandler(TaskStartingHandler):
+    @operation(
+        "Check whether the environment sees the GPU",
+        response=Task,
+        status=202,
+        errors=(404, 409),
+        description="Runs the environment's own Python: loads the CUDA driver library, counts devices, and "
+        "computes with torch or cupy where installed. The task's result is a GpuCheck.",
+    )
+    async def post(self, name: str) -> Task:
+        return self.accepted(await self.services.start_gpu_check(name))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..errors import InvalidRequest
 from ..models import GpuHistory, GpuSnapshot
+from ..models.gpu import ReleaseResult
 from .base import GpuEnvHandler, Param, operation
 
 
@@ -38,3 +39,14 @@ class GpuHistoryHandler(GpuEnvHandler):
             if not seconds > 0:
                 raise InvalidRequest("'seconds' must be greater than 0.")
         return self.services.sampler.history_points(seconds)
+
+
+class GpuReleaseHandler(GpuEnvHandler):
+    @operation(
+        "Shut down this server's kernels that hold GPU memory",
+        response=ReleaseResult,
+        description="Frees the GPU for others (the idle warning's action). Only kernels whose processes hold "
+        "GPU memory in the latest sample are shut down; their unsaved state is lost, so ask first.",
+    )
+    async def post(self) -> ReleaseResult:
+        return ReleaseResult(shut_down=await self.services.release_gpu(self.kernel_manager))

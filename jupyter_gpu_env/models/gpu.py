@@ -78,6 +78,7 @@ class GpuSnapshot(ApiModel):
     kernels: list[KernelUsage] = Field(
         default_factory=list, description="This server's kernels, largest host memory first."
     )
+    idle: IdleState | None = Field(default=None, description="Whether held GPU memory sits unused.")
 
 
 class DeviceMemoryPoint(ApiModel):
@@ -101,3 +102,31 @@ class GpuHistory(ApiModel):
 
     interval_seconds: float
     points: list[HistoryPoint]
+
+
+class GpuCheck(ApiModel):
+    """The answer to "does this environment see the GPU?", checked with the environment's own Python."""
+
+    ok: bool = Field(description="True when a device is usable from the environment.")
+    message: str = Field(description="What was found, in a sentence.")
+    details: dict = Field(
+        description="Raw findings: python, prefix, CUDA_VISIBLE_DEVICES, driver (loaded, count, names), "
+        "framework (torch or cupy: version, available, computed)."
+    )
+
+
+class IdleState(ApiModel):
+    """Whether this server holds GPU memory without using the GPU."""
+
+    idle: bool = Field(description="True once the held GPU has shown no utilization for `threshold_seconds`.")
+    idle_seconds: float = Field(ge=0, description="How long the held GPU has been unused so far.")
+    threshold_seconds: float
+    kernels: list[str] = Field(default_factory=list, description="Kernels of this server holding GPU memory.")
+    message: str = ""
+
+
+class ReleaseResult(ApiModel):
+    shut_down: list[str] = Field(description="Kernel ids shut down to release GPU memory.")
+
+
+GpuSnapshot.model_rebuild()

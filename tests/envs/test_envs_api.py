@@ -208,3 +208,15 @@ async def test_customise_export_and_kernel_without_ipykernel(api, user_envs):
 async def test_unknown_environment_is_404(api):
     await error(api("environments", "ghost"), 404)
     await error(api("environments", "ghost", "kernel", method="POST", body=b"{}"), 404)
+
+
+async def test_gpu_check_runs_in_the_environment(api, demo):
+    resp = await api("environments", "demo", "gpu-check", method="POST", body=b"{}")
+    assert resp.code == 202
+    task = await wait_task(api, (await body(resp))["id"])
+    assert task["state"] == "succeeded", task
+    check = task["result"]
+    assert check["details"]["prefix"] == str(demo.env)  # it ran with the environment's own Python
+    if not os.path.exists("/proc/driver/nvidia/version"):
+        assert check["ok"] is False
+        assert "libcuda" in check["message"] or "driver" in check["message"]
