@@ -17,6 +17,7 @@ from .envs.conda_list import default_path as default_conda_list
 from .envs.discovery import EnvironmentCatalog
 from .envs.rattler_engine import RattlerEngine
 from .envs.service import EnvironmentService, default_pkgs_dir, default_user_env_dir
+from .gpu.cluster import KubernetesCapacity
 from .gpu.kernels import KernelInfo, kernel_table
 from .gpu.readers import GpuReaders
 from .gpu.sampler import Sampler
@@ -53,6 +54,16 @@ class GpuEnvApp(ExtensionApp):
         config=True,
         help="A GPU held by this server's kernels with no utilization for this many seconds raises the idle "
         "warning, which offers to release it (shut those kernels down).",
+    )
+    cluster_capacity = Unicode(
+        "",
+        config=True,
+        help="Where the panel reads free and total GPUs/MIG slices of the cluster: 'kubernetes' (nodes and "
+        "pods through the API: in-cluster config, else kubeconfig; needs the kubernetes package and RBAC to "
+        "list nodes and pods) or '' (off).",
+    )
+    cluster_capacity_ttl = Float(
+        30.0, config=True, help="Seconds the cluster capacity is cached (one API read per period)."
     )
     gpu_recorded_source = Unicode(
         "",
@@ -246,6 +257,9 @@ class GpuEnvApp(ExtensionApp):
             images=images,
             jobs=jobs,
             image_kernel_container=self.image_kernel_container or None,
+            cluster=KubernetesCapacity(self.cluster_capacity_ttl)
+            if self.cluster_capacity == "kubernetes"
+            else None,
         )
 
     def initialize_settings(self) -> None:

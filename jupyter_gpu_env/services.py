@@ -14,6 +14,7 @@ from typing import Any
 
 from .batch.service import JobService
 from .envs.service import EnvironmentService
+from .gpu.cluster import NoCapacity
 from .gpu.envcheck import check_environment
 from .gpu.sampler import Sampler
 from .images.kernel import register_image_kernel, unregister_image_kernel
@@ -32,6 +33,7 @@ class Services:
     images: ImageService
     jobs: JobService
     image_kernel_container: str | None = None
+    cluster: Any = None
 
     async def start_clone(self, req: CloneRequest) -> Task:
         source = await self.envs.check_clone(req.source, req.name)
@@ -77,6 +79,8 @@ class Services:
 
     def __post_init__(self) -> None:
         self._started: asyncio.Task[None] | None = None
+        if self.cluster is None:
+            self.cluster = NoCapacity()
 
     async def start_gpu_check(self, name: str) -> Task:
         env, prefix = await self._env_prefix(name)

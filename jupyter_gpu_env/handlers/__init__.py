@@ -14,7 +14,7 @@ from .environments import (
     KernelHandler,
     PackagesHandler,
 )
-from .gpu import GpuHandler, GpuHistoryHandler, GpuReleaseHandler
+from .gpu import ClusterCapacityHandler, GpuHandler, GpuHistoryHandler, GpuReleaseHandler
 from .images import ImageDownloadHandler, ImageHandler, ImageKernelHandler, ImagesHandler
 from .jobs import (
     BackendsHandler,
@@ -34,6 +34,7 @@ ROUTES: list[tuple[str, type]] = [
     ("gpu", GpuHandler),
     ("gpu/history", GpuHistoryHandler),
     ("gpu/release", GpuReleaseHandler),
+    ("gpu/cluster", ClusterCapacityHandler),
     ("environments", EnvironmentsHandler),
     ("environments/{name}", EnvironmentHandler),
     ("environments/{name}/packages", PackagesHandler),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..errors import InvalidRequest
 from ..models import GpuHistory, GpuSnapshot
+from ..models.cluster import ClusterCapacity
 from ..models.gpu import ReleaseResult
 from .base import GpuEnvHandler, Param, operation
 
@@ -50,3 +51,14 @@ class GpuReleaseHandler(GpuEnvHandler):
     )
     async def post(self) -> ReleaseResult:
         return ReleaseResult(shut_down=await self.services.release_gpu(self.kernel_manager))
+
+
+class ClusterCapacityHandler(GpuEnvHandler):
+    @operation(
+        "Free and total GPUs and MIG slices per profile and GPU model in the cluster",
+        response=ClusterCapacity,
+        description="From node allocatable minus the requests of unfinished pods; cached. `available` is "
+        "false (with a message) when no cluster is configured.",
+    )
+    async def get(self) -> ClusterCapacity:
+        return await self.services.cluster.get()
