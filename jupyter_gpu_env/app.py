@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
 from traitlets import Float, Int, List, Unicode, default
@@ -216,7 +217,9 @@ class GpuEnvApp(ExtensionApp):
         return {name: builders[name]() for name in self.backends}
 
     def _kernel_names(self) -> set[str]:
-        return set(self.serverapp.kernel_spec_manager.find_kernel_specs()) if self.serverapp else set()
+        # Without a server (the CLI) there is no kernel spec manager: read kernelspecs as papermill will.
+        manager = getattr(self.serverapp, "kernel_spec_manager", None) or KernelSpecManager(parent=self)
+        return set(manager.find_kernel_specs())
 
     def build_services(self, root_dir: str) -> Services:
         catalog = EnvironmentCatalog(

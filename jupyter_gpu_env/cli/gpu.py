@@ -1,38 +1,35 @@
-"""`jupyter gpu-env ...`: the same library the server uses, from a terminal."""
+"""`gpu` (memory, CPU and GPUs visible here) and `openapi` (the REST API's document)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import sys
-from collections.abc import Callable, Sequence
+from typing import Any
 
-from . import __version__
-from .errors import GpuEnvError
-from .gpu.readers import GpuReaders
-from .gpu.sampler import Sampler
-
-Command = Callable[[argparse.Namespace], int]
+from ..gpu.readers import GpuReaders
+from ..gpu.sampler import Sampler
+from ..models.gpu import GpuSnapshot
 
 
 def _gib(n: int) -> str:
     return f"{n / (1 << 30):.2f} GiB"
 
 
+async def _two_samples(recorded: str) -> GpuSnapshot:
+    readers = GpuReaders(recorded)
+    try:
+        sampler = Sampler(readers.read, interval=0.5)
+        await sampler.sample_once()
+        await asyncio.sleep(0.5)  # CPU usage is a rate: it needs two samples
+        return await sampler.sample_once()
+    finally:
+        readers.close()
+
+
 def cmd_gpu(args: argparse.Namespace) -> int:
     """Print the container's memory and CPU, and the GPUs visible here."""
-
-    async def two_samples():
-        readers = GpuReaders(args.recorded or "")
-        try:
-            sampler = Sampler(readers.read, interval=0.5)
-            await sampler.sample_once()
-            await asyncio.sleep(0.5)
-            return await sampler.sample_once()
-        finally:
-            readers.close()
-
-    snap = asyncio.run(two_samples())
+    snap = asyncio.run(_two_samples(args.recorded or ""))
     if args.json:
         print(snap.model_dump_json(indent=2))
         return 0
@@ -53,43 +50,16 @@ def cmd_gpu(args: argparse.Namespace) -> int:
 
 def cmd_openapi(args: argparse.Namespace) -> int:
     """Print the REST API's OpenAPI document."""
-    from .openapi import render
+    from ..openapi import render
 
     sys.stdout.write(render())
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="jupyter gpu-env",
-        description="Environments, images, batch jobs and GPU usage for shared GPU platforms.",
-    )
-    parser.add_argument("--version", action="version", version=__version__)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+def register(sub: Any) -> None:
     gpu = sub.add_parser("gpu", help=cmd_gpu.__doc__, description=cmd_gpu.__doc__)
     gpu.add_argument("--json", action="store_true", help="print the snapshot as JSON")
     gpu.add_argument("--recorded", metavar="PATH", help="replay recorded nvidia-smi output instead (demos)")
     gpu.set_defaults(func=cmd_gpu)
     api = sub.add_parser("openapi", help=cmd_openapi.__doc__, description=cmd_openapi.__doc__)
     api.set_defaults(func=cmd_openapi)
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 2
-    try:
-        return args.func(args)
-    except GpuEnvError as e:
-        print(f"error: {e.message}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,0 +1,61 @@
+"""`jupyter gpu-env ...`: the same library the server uses, from a terminal (no server needed).
+
+Commands read the server's configuration (``c.GpuEnvApp.*``, ``c.LocalBackend.*`` in
+``jupyter_server_config.py``/``.json`` on the Jupyter config path), build the same services, and call
+them directly. Exit status: 0 done, 1 failed (``error: <message>`` on standard error), 2 bad usage,
+130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from .. import __version__
+from ..errors import GpuEnvError
+from . import envs, gpu, images, jobs
+from .common import UsageError
+
+__all__ = ["build_parser", "main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="jupyter gpu-env",
+        description="Environments, images, batch jobs and GPU usage for shared GPU platforms.",
+    )
+    parser.add_argument("--version", action="version", version=__version__)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in (gpu, envs, images, jobs):
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # --help, --version (0) and usage errors (2), as a status
+        return e.code if isinstance(e.code, int) else 2
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.func(args)
+    except GpuEnvError as e:
+        print(f"error: {e.message}", file=sys.stderr)
+        return 1
+    except UsageError as e:
+        print(f"{parser.prog} {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,86 @@
+"""Small things every command module uses: tables, sizes and durations, JSON output, validation."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from ..errors import InvalidRequest
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class UsageError(Exception):
+    """The command line asks for something it cannot have (exit status 2)."""
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    """Left-aligned columns separated by two spaces; ``None`` shows as ``-``."""
+    cells = [[str(h) for h in headers]] + [["-" if c is None else str(c) for c in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    return "\n".join(
+        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells
+    )
+
+
+def print_table(headers: Sequence[str], rows: Iterable[Sequence[object]], empty: str) -> None:
+    rows = list(rows)
+    if not rows:
+        print(empty, file=sys.stderr)
+        return
+    print(table(headers, rows))
+
+
+def print_json(data: BaseModel | Sequence[BaseModel] | Any) -> None:
+    if isinstance(data, BaseModel):
+        data = data.model_dump(mode="json")
+    elif isinstance(data, list | tuple):
+        data = [d.model_dump(mode="json") if isinstance(d, BaseModel) else d for d in data]
+    print(json.dumps(data, indent=2))
+
+
+def human_bytes(n: int | None) -> str:
+    if n is None:
+        return "-"
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    raise AssertionError("unreachable")
+
+
+def human_duration(seconds: float | None) -> str:
+    """``42s``, ``3m05s``, ``2h07m``, ``3d04h``."""
+    if seconds is None:
+        return "-"
+    s = max(int(seconds), 0)
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    if s < 86400:
+        return f"{s // 3600}h{s % 3600 // 60:02d}m"
+    return f"{s // 86400}d{s % 86400 // 3600:02d}h"
+
+
+def age(timestamp: float | None) -> str:
+    return "-" if timestamp is None else human_duration(time.time() - timestamp)
+
+
+def validated(model: type[M], **data: Any) -> M:
+    """``model`` from ``data``; a validation error becomes an :class:`InvalidRequest` naming each field."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as e:
+        parts = []
+        for err in e.errors():
+            where = ".".join(str(p) for p in err.get("loc", ()))
+            msg = str(err.get("msg", "")).removeprefix("Value error, ")
+            parts.append(f"{where}: {msg}" if where else msg)
+        raise InvalidRequest("; ".join(parts)) from None

@@ -1,0 +1,178 @@
+"""Configuration as the server reads it, and the services built from it.
+
+The server reads ``jupyter_config`` and ``jupyter_server_config`` (``.py`` and ``.json``) from every
+folder of the Jupyter config path, and the extension's own ``jupyter_jupyter_gpu_env_config``; the
+server's files win over the extension's. The CLI reads the same files in the same order, so
+``c.GpuEnvApp.*`` and the backends' ``c.LocalBackend.*`` (...) mean the same in both; then it applies
+``--config`` overrides.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+from jupyter_core.paths import jupyter_config_path
+from traitlets import TraitError
+from traitlets.config import Config
+from traitlets.config.loader import (
+    ArgumentError,
+    ConfigFileNotFound,
+    JSONFileConfigLoader,
+    KVArgParseConfigLoader,
+    PyFileConfigLoader,
+)
+
+from ..errors import InvalidRequest
+
+if TYPE_CHECKING:  # the app imports jupyter_server, which takes seconds: only commands that need it pay
+    from ..app import GpuEnvApp
+    from ..services import Services
+
+T = TypeVar("T")
+
+# Lowest priority first: the extension's own file, then the server's (which the server applies last).
+CONFIG_FILES = ("jupyter_jupyter_gpu_env_config", "jupyter_config", "jupyter_server_config")
+
+
+def configurable() -> tuple[type, ...]:
+    """The classes whose options the CLI reads: ``c.GpuEnvApp.*`` and each backend's (``c.LocalBackend.*``)."""
+    from ..app import GpuEnvApp
+
+    ours = [cls for cls in GpuEnvApp.classes if cls.__module__.startswith("jupyter_gpu_env.")]
+    return (GpuEnvApp, *ours)
+
+
+def warn(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr)
+
+
+def load_file_config(paths: Sequence[str] | None = None) -> Config:
+    """Merge the config files found on ``paths`` (default: the Jupyter config path, first wins)."""
+    config = Config()
+    folders = list(jupyter_config_path() if paths is None else paths)
+    for base in CONFIG_FILES:
+        for folder in reversed(folders):
+            for loader_class, ext in ((PyFileConfigLoader, ".py"), (JSONFileConfigLoader, ".json")):
+                loader = loader_class(base + ext, path=folder)
+                try:
+                    config.merge(loader.load_config())
+                except ConfigFileNotFound:
+                    continue
+                except Exception as e:  # the server logs a broken file and goes on; so do we
+                    warn(
+                        f"could not load {loader.full_filename or os.path.join(folder, loader.filename)}: {e}"
+                    )
+    return config
+
+
+def override_config(assignments: Sequence[str]) -> Config:
+    """``Class.trait=value`` pairs, parsed by each trait as on the server's command line."""
+    classes = configurable()
+    known = {cls.__name__: cls for cls in classes}
+    for item in assignments:
+        key, sep, _ = item.partition("=")
+        section, dot, trait = key.partition(".")
+        if not sep or not dot:
+            raise InvalidRequest(
+                f"--config {item!r}: write it as Class.option=value, e.g. GpuEnvApp.job_dir=jobs"
+            )
+        cls = known.get(section)
+        if cls is None or trait not in cls.class_traits(config=True):
+            choices = ", ".join(f"{name}.*" for name in known)
+            raise InvalidRequest(f"--config {item!r}: unknown option {key} (options are {choices})")
+    try:
+        return KVArgParseConfigLoader([f"--{a}" for a in assignments], classes=list(classes)).load_config()
+    except (ArgumentError, SystemExit) as e:
+        raise InvalidRequest(f"--config: {e}") from None
+
+
+def make_app(config: Config) -> GpuEnvApp:
+    from ..app import GpuEnvApp
+
+    try:
+        return GpuEnvApp(config=config)
+    except TraitError as e:
+        raise InvalidRequest(f"Invalid configuration: {e}") from None
+
+
+def root_dir(explicit: str | None, config: Config) -> str:
+    """``--root``, else the server's configured ``c.ServerApp.root_dir``, else the current folder."""
+    configured = config.ServerApp.get("root_dir") if "ServerApp" in config else None
+    root = Path(explicit or configured or os.getcwd()).expanduser().resolve()
+    if not root.is_dir():
+        raise InvalidRequest(f"The root directory {root} does not exist.")
+    return str(root)
+
+
+class Session:
+    """The configured app and its services for one command; ``run`` runs the command and cleans up.
+
+    Only what the CLI itself started is stopped: the job store and the backends' handles. Jobs it
+    submitted keep running (a server, or a later command, follows them).
+    """
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        config = load_file_config()
+        config.merge(override_config(getattr(args, "config", None) or []))
+        self.app = make_app(config)
+        self.root = root_dir(getattr(args, "root", None), config)
+        try:
+            self.services = self.app.build_services(self.root)
+        except ValueError as e:  # a configuration the services refuse (an unknown backend)
+            raise InvalidRequest(str(e)) from None
+        self._closed = False
+
+    def run(self, command: Callable[[Services], Awaitable[T]]) -> T:
+        async def main() -> T:
+            try:
+                return await command(self.services)
+            finally:
+                await self.aclose()
+
+        return asyncio.run(main())
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            await self.services.jobs.stop()
+        finally:
+            self.app.gpu_readers.close()
+
+    def close(self) -> None:
+        """For a session whose ``run`` never ran (a command that stopped early)."""
+        if not self._closed:
+            asyncio.run(self.aclose())
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def add_session_options(parser: argparse.ArgumentParser) -> None:
+    """Options of every command that works on environments, images or jobs."""
+    group = parser.add_argument_group("configuration")
+    group.add_argument(
+        "--root",
+        metavar="DIR",
+        help="the server's root directory: notebooks and job folders are relative to it "
+        "(default: c.ServerApp.root_dir if configured, else the current directory)",
+    )
+    group.add_argument(
+        "--config",
+        metavar="CLASS.OPTION=VALUE",
+        action="append",
+        default=[],
+        help="override a configuration option, e.g. GpuEnvApp.user_env_dir=~/envs (repeatable; "
+        "otherwise read from jupyter_server_config.py/.json on the Jupyter config path, like the server)",
+    )
+    group.add_argument("-v", "--verbose", action="store_true", help="show the tools' own output")

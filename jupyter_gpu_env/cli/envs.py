@@ -1,0 +1,192 @@
+"""Environments and kernels: `envs`, `clone`, `install`, `remove-env`, `kernel`, `export`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..models.envs import ExportFormat, KernelRequest, PackagesRequest
+from .common import UsageError, human_bytes, print_json, print_table, validated
+from .config import Session, add_session_options
+from .progress import ProgressBar
+
+if TYPE_CHECKING:
+    from ..services import Services
+
+
+def cmd_envs(args: argparse.Namespace) -> int:
+    """List the managed and your own conda environments."""
+
+    async def run(s: Services) -> int:
+        envs = await s.envs.list()
+        if args.json:
+            print_json(envs)
+            return 0
+        rows = [
+            (
+                e.name,
+                e.kind,
+                e.python_version,
+                e.package_count,
+                human_bytes(e.size_bytes),
+                e.kernel_name,
+                e.source_name or e.source,
+            )
+            for e in envs
+        ]
+        print_table(
+            ("NAME", "KIND", "PYTHON", "PACKAGES", "SIZE", "KERNEL", "SOURCE"), rows, "No environments found."
+        )
+        return 0
+
+    with Session(args) as session:
+        return session.run(run)
+
+
+def cmd_clone(args: argparse.Namespace) -> int:
+    """Clone an environment into your own, with progress; Ctrl-C cancels and keeps nothing."""
+    kernel = validated(KernelRequest, display_name=args.display_name) if args.kernel else None
+
+    async def run(s: Services) -> int:
+        source = await s.envs.check_clone(args.source, args.name)  # fail fast, before the bar
+        with ProgressBar(f"clone {args.name}", verbose=args.verbose) as bar:
+            result = await s.envs.clone(args.source, args.name, progress=bar.progress, log=bar.log)
+        env, report = result.environment, result.report
+        new = human_bytes(env.size_bytes - env.shared_bytes)
+        print(f"Cloned '{source}' as '{env.name}' at {env.prefix}")
+        print(f"  {report.packages} packages, {new} of new disk use, {report.seconds:.1f} s")
+        if kernel is not None:
+            info = await s.envs.register_kernel(env.name, kernel.display_name)
+            print(f"Registered kernel '{info.kernel_name}' ({info.display_name})")
+        return 0
+
+    with Session(args) as session:
+        return session.run(run)
+
+
+def cmd_install(args: argparse.Namespace) -> int:
+    """Add packages to (or remove them from) one of your environments."""
+    req = validated(PackagesRequest, add=args.specs, remove=args.remove)
+
+    async def run(s: Services) -> int:
+        env = await s.envs.check_change(args.env)
+        with ProgressBar(f"install {env}", verbose=args.verbose) as bar:
+            result = await s.envs.change_packages(
+                env, req.add, req.remove, progress=bar.progress, log=bar.log
+            )
+            bar.progress(1.0, f"Changed '{env}'")
+        report = result.report
+        for label, items in (("Installed", report.installed), ("Removed", report.removed)):
+            if items:
+                print(f"{label}:")
+                print("\n".join(f"  {item}" for item in items))
+        if not report.installed and not report.removed:
+            print(f"Nothing to change in '{env}'.")
+        return 0
+
+    with Session(args) as session:
+        return session.run(run)
+
+
+def _confirm(question: str) -> bool:
+    try:
+        return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
+    except EOFError:
+        return False
+
+
+def cmd_remove_env(args: argparse.Namespace) -> int:
+    """Delete one of your environments and its kernel."""
+    with Session(args) as session:
+        where = {loc.name: loc for loc in session.services.envs.catalog.locate()}.get(args.env)
+        if not args.yes and where is not None and where.kind == "own":  # else delete says why not
+            if not sys.stdin.isatty():
+                raise UsageError(
+                    "remove-env asks for confirmation on a terminal; pass --yes to delete without asking"
+                )
+            if not _confirm(f"Delete the environment '{args.env}' ({where.prefix})?"):
+                print("Nothing deleted.", file=sys.stderr)
+                return 1
+
+        async def run(s: Services) -> int:
+            kernel = await s.envs.delete(args.env)
+            print(f"Deleted '{args.env}'" + (f" and its kernel '{kernel}'" if kernel else ""))
+            return 0
+
+        return session.run(run)
+
+
+def cmd_kernel(args: argparse.Namespace) -> int:
+    """Register an environment as a Jupyter kernel (or remove its kernel with --remove)."""
+    if args.remove and args.display_name:
+        raise UsageError("--display-name applies to registering, not to --remove")
+    req = validated(KernelRequest, display_name=args.display_name)
+
+    async def run(s: Services) -> int:
+        if args.remove:
+            name = await s.envs.unregister_kernel(args.env)
+            print(f"Removed kernel '{name}'")
+        else:
+            info = await s.envs.register_kernel(args.env, req.display_name)
+            print(f"Registered kernel '{info.kernel_name}' ({info.display_name}) in {info.resource_dir}")
+        return 0
+
+    with Session(args) as session:
+        return session.run(run)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Write an environment.yml (yaml) or an explicit lock of exact package URLs (explicit)."""
+
+    async def run(s: Services) -> int:
+        result = await s.envs.export(args.env, args.format)
+        if args.output in (None, "-"):
+            sys.stdout.write(result.content)
+        else:
+            await asyncio.to_thread(Path(args.output).write_text, result.content)
+            print(f"Wrote {args.output}", file=sys.stderr)
+        return 0
+
+    with Session(args) as session:
+        return session.run(run)
+
+
+def _parser(sub: Any, name: str, func: Any) -> argparse.ArgumentParser:
+    doc = func.__doc__
+    parser = sub.add_parser(name, help=doc, description=doc)
+    parser.set_defaults(func=func)
+    add_session_options(parser)
+    return parser
+
+
+def register(sub: Any) -> None:
+    p = _parser(sub, "envs", cmd_envs)
+    p.add_argument("--json", action="store_true", help="print the environments as JSON")
+
+    p = _parser(sub, "clone", cmd_clone)
+    p.add_argument("source", metavar="SOURCE", help="the environment to clone: a listed name or a prefix")
+    p.add_argument("name", metavar="NAME", help="the new environment's name")
+    p.add_argument("--kernel", action="store_true", help="register the clone as a kernel afterwards")
+    p.add_argument("--display-name", metavar="TEXT", help="the kernel's name in the Launcher (with --kernel)")
+
+    p = _parser(sub, "install", cmd_install)
+    p.add_argument("env", metavar="ENV", help="one of your environments")
+    p.add_argument("specs", metavar="SPEC", nargs="*", help="conda match specs: tensorboard, 'numpy>=1.26'")
+    p.add_argument("--remove", metavar="NAME", nargs="+", default=[], help="packages to remove")
+
+    p = _parser(sub, "remove-env", cmd_remove_env)
+    p.add_argument("env", metavar="ENV", help="one of your environments")
+    p.add_argument("-y", "--yes", action="store_true", help="delete without asking")
+
+    p = _parser(sub, "kernel", cmd_kernel)
+    p.add_argument("env", metavar="ENV", help="an environment (managed or your own)")
+    p.add_argument("--remove", action="store_true", help="remove the environment's kernel instead")
+    p.add_argument("--display-name", metavar="TEXT", help="the name shown in the Launcher")
+
+    p = _parser(sub, "export", cmd_export)
+    p.add_argument("env", metavar="ENV", help="an environment")
+    p.add_argument("--format", choices=[f.value for f in ExportFormat], default="yaml", help="default: yaml")
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")

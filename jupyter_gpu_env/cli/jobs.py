@@ -1,0 +1,293 @@
+"""Batch jobs: `submit`, `jobs`, `logs`, `cancel`.
+
+Jobs run detached from this process (the local backend starts the runner in its own session), so
+the command may end while its job runs; a server or a later command follows it. ``--wait`` and
+``--follow`` poll the service: refresh the records from the backends, then read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+from pydantic import JsonValue
+
+from ..errors import GpuEnvError, InvalidRequest
+from ..models.jobs import JOB_STATES, TERMINAL_STATES, Job
+from .common import UsageError, human_duration, print_json, print_table
+from .config import Session, add_session_options
+from .progress import ProgressBar
+
+if TYPE_CHECKING:
+    from ..batch.service import JobService
+    from ..services import Services
+
+POLL_SECONDS = 0.5
+
+
+class JobFailed(GpuEnvError):
+    """A job waited for ended without succeeding."""
+
+
+def parse_value(text: str) -> JsonValue:
+    """A ``-p`` value as papermill reads it: JSON where it parses (5, 0.1, true, [1, 2]), else text.
+
+    Python's ``True``/``False``/``None`` are understood too; ``NaN`` and ``Infinity`` stay text.
+    """
+
+    def refuse(constant: str) -> Any:
+        raise ValueError(constant)
+
+    try:
+        return json.loads(text, parse_constant=refuse)
+    except ValueError:
+        pass
+    return {"True": True, "False": False, "None": None}.get(text, text)
+
+
+def _request(args: argparse.Namespace, root: str) -> dict[str, Any]:
+    notebook = os.path.abspath(args.notebook)
+    if os.path.commonpath([os.path.realpath(notebook), root]) != root:
+        raise InvalidRequest(
+            f"{args.notebook} is outside the root directory {root}; run from a folder that holds it "
+            "or pass --root."
+        )
+    parameters = {name: parse_value(value) for name, value in args.parameter}
+    parameters.update(dict(args.raw_parameter))
+    resources = {
+        "cpus": args.cpus,
+        "memory": args.memory,
+        "gpus": args.gpus,
+        "mig_profile": args.mig,
+        "time_limit": args.time,
+    }
+    return {
+        "notebook_path": notebook,
+        "backend": args.backend,
+        "kernel": args.kernel,
+        "environment": args.env,
+        "image": args.image,
+        "parameters": parameters,
+        "resources": {k: v for k, v in resources.items() if v is not None},
+        "queue": args.queue,
+        "name": args.name,
+    }
+
+
+def _fraction(job: Job) -> float:
+    p = job.progress
+    return p.cells_done / p.cells_total if p.cells_total else 0.0
+
+
+def _status(job: Job) -> str:
+    if job.state == "queued":
+        return f"queued: {job.pending_reason or job.message}"
+    if job.state == "running" and job.progress.cells_total:
+        return f"running: cell {job.progress.cells_done} of {job.progress.cells_total}"
+    return f"{job.state}: {job.message}" if job.message else job.state
+
+
+class _LogLines:
+    """With --verbose, --wait shows the job's log lines above the bar as they come."""
+
+    def __init__(self, svc: JobService, job_id: str, bar: ProgressBar) -> None:
+        self.svc, self.job_id, self.bar = svc, job_id, bar
+        self.offset, self.pending = 0, ""
+
+    async def read(self) -> bool:
+        """Show the complete lines written since the last read; False when nothing was new."""
+        chunk = await self.svc.log(self.job_id, self.offset)
+        new, self.offset = chunk.next_offset != self.offset, chunk.next_offset
+        *lines, self.pending = (self.pending + chunk.text).split("\n")
+        for line in lines:
+            self.bar.log(line)
+        return new
+
+
+async def _wait(svc: JobService, job: Job, verbose: bool) -> Job:
+    bar = ProgressBar(f"job {job.id}", verbose=verbose)
+    lines = _LogLines(svc, job.id, bar) if verbose else None
+    try:
+        while job.state not in TERMINAL_STATES:
+            bar.progress(_fraction(job), _status(job))
+            await asyncio.sleep(POLL_SECONDS)
+            await svc.refresh()
+            job = await svc.get(job.id)
+            if lines is not None:
+                await lines.read()
+    except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C: stop waiting, never stop the job
+        bar.close("Stopped waiting; the job goes on")
+        print(f"Follow it with: jupyter gpu-env logs --follow {job.id}", file=sys.stderr)
+        raise
+    if lines is not None:
+        while await lines.read():
+            pass
+        if lines.pending:
+            bar.log(lines.pending)
+    bar.progress(_fraction(job), _status(job))
+    bar.close()
+    return job
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    """Run a notebook as a batch job, with parameters; prints the job id."""
+
+    async def run(s: Services) -> int:
+        job = await s.jobs.submit(_request(args, session.root))
+        print(job.id)
+        print(f"Submitted '{job.name}' to {job.backend}: {_status(job)}", file=sys.stderr)
+        print(f"  output: {job.output_path}", file=sys.stderr)
+        if not args.wait:
+            return 0
+        job = await _wait(s.jobs, job, args.verbose)
+        if job.state != "succeeded":
+            raise JobFailed(f"job {job.id} {job.state}: {job.message}")
+        print(f"Job {job.id} succeeded in {_elapsed(job)}; output: {job.output_path}", file=sys.stderr)
+        return 0
+
+    with Session(args) as session:
+        return session.run(run)
+
+
+def _elapsed(job: Job) -> str:
+    if job.started_at is None:
+        return "-"
+    return human_duration((job.finished_at or time.time()) - job.started_at)
+
+
+def cmd_jobs(args: argparse.Namespace) -> int:
+    """List batch jobs, newest first."""
+
+    if args.limit < 1:
+        raise UsageError("--limit must be at least 1")
+
+    async def run(s: Services) -> int:
+        await s.jobs.refresh()
+        listing = await s.jobs.list(args.state or None, limit=args.limit)
+        if args.json:
+            print_json(listing)
+            return 0
+        rows = [
+            (
+                j.id,
+                j.name,
+                j.state,
+                j.backend,
+                f"{j.progress.cells_done}/{j.progress.cells_total}" if j.progress.cells_total else None,
+                _elapsed(j),
+            )
+            for j in listing.items
+        ]
+        print_table(("ID", "NAME", "STATE", "BACKEND", "PROGRESS", "ELAPSED"), rows, "No jobs.")
+        if listing.next_offset is not None:
+            print(f"({len(listing.items)} of {listing.total}; see more with --limit)", file=sys.stderr)
+        return 0
+
+    with Session(args) as session:
+        return session.run(run)
+
+
+def cmd_logs(args: argparse.Namespace) -> int:
+    """Print a job's log; --follow keeps printing until the job ends."""
+
+    async def run(s: Services) -> int:
+        await s.jobs.refresh()
+        job = await s.jobs.get(args.job)
+        folder = s.jobs.folder_of(job)
+        if not folder.is_dir():
+            raise InvalidRequest(
+                f"The folder of job {job.id} is not at {folder}: it was submitted with another root "
+                "directory; pass that one with --root."
+            )
+        offset = 0
+        while True:
+            chunk = await s.jobs.log(job.id, offset)
+            if chunk.text:
+                sys.stdout.write(chunk.text)
+                sys.stdout.flush()
+            if chunk.eof or (chunk.next_offset == offset and not args.follow):
+                return 0
+            if chunk.next_offset == offset:
+                await asyncio.sleep(POLL_SECONDS)
+                await s.jobs.refresh()
+            offset = chunk.next_offset
+
+    with Session(args) as session:
+        return session.run(run)
+
+
+def cmd_cancel(args: argparse.Namespace) -> int:
+    """Cancel a queued or running job."""
+
+    async def run(s: Services) -> int:
+        job = await s.jobs.cancel(args.job)
+        print(f"Cancelled job {job.id} ({job.name})")
+        return 0
+
+    with Session(args) as session:
+        return session.run(run)
+
+
+def _parser(sub: Any, name: str, func: Any) -> argparse.ArgumentParser:
+    parser = sub.add_parser(name, help=func.__doc__, description=func.__doc__)
+    parser.set_defaults(func=func)
+    add_session_options(parser)
+    return parser
+
+
+def register(sub: Any) -> None:
+    p = _parser(sub, "submit", cmd_submit)
+    p.add_argument("notebook", metavar="NOTEBOOK", help="the notebook to run (inside the root directory)")
+    p.add_argument(
+        "-p",
+        "--parameter",
+        nargs=2,
+        metavar=("NAME", "VALUE"),
+        action="append",
+        default=[],
+        help="a parameter for the notebook's `parameters` cell; VALUE is read as JSON where it parses "
+        "(5, 0.1, true, [1, 2]), else as text",
+    )
+    p.add_argument(
+        "-r",
+        "--raw-parameter",
+        nargs=2,
+        metavar=("NAME", "VALUE"),
+        action="append",
+        default=[],
+        help="a parameter whose VALUE is always text",
+    )
+    p.add_argument("--backend", default="local", help="the backend that runs it (default: local)")
+    runtime = p.add_mutually_exclusive_group()
+    runtime.add_argument("--kernel", metavar="K", help="run with this kernel (default: the notebook's own)")
+    runtime.add_argument("--env", metavar="E", help="run in this conda environment")
+    runtime.add_argument("--image", metavar="I", help="run in this packed image")
+    p.add_argument("--gpus", type=int, metavar="N", help="whole GPUs")
+    p.add_argument("--mig", metavar="PROFILE", help="a MIG slice instead of whole GPUs, e.g. 1g.10gb")
+    p.add_argument("--cpus", type=int, metavar="N", help="CPU cores")
+    p.add_argument("--memory", metavar="SIZE", help="memory, e.g. 512M, 4G")
+    p.add_argument("--time", metavar="LIMIT", help="time limit: minutes, HH:MM:SS or D-HH:MM:SS")
+    p.add_argument("--queue", metavar="Q", help="a queue of the backend")
+    p.add_argument("--name", metavar="N", help="a label (default: the notebook's name)")
+    p.add_argument(
+        "--wait", action="store_true", help="follow the job until it ends; exit 1 unless it succeeded"
+    )
+
+    p = _parser(sub, "jobs", cmd_jobs)
+    p.add_argument(
+        "--state", choices=JOB_STATES, action="append", help="only jobs in this state (repeatable)"
+    )
+    p.add_argument("--limit", type=int, default=50, metavar="N", help="at most N jobs (default: 50)")
+    p.add_argument("--json", action="store_true", help="print the listing as JSON")
+
+    p = _parser(sub, "logs", cmd_logs)
+    p.add_argument("job", metavar="JOB", help="the job's id")
+    p.add_argument("-f", "--follow", action="store_true", help="keep printing until the job ends")
+
+    p = _parser(sub, "cancel", cmd_cancel)
+    p.add_argument("job", metavar="JOB", help="the job's id")
