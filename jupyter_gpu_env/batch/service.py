@@ -43,6 +43,10 @@ USAGE_DEFAULT_PERIOD = 7 * 24 * 3600
 STALE_TEMPORARY = 600.0  # seconds after which a half-built job folder is surely abandoned
 
 
+# Seconds between two refreshes triggered by a caller watching one active job.
+_WATCHED_REFRESH = 0.25
+
+
 class JobService:
     """Batch jobs over a store and named backends. Construct, ``await start()``, and ``await stop()``.
 
@@ -74,6 +78,7 @@ class JobService:
         self.refresh_interval = refresh_interval
         self._image_runtime = image_runtime
         self._refresh_lock = asyncio.Lock()
+        self._last_refresh = 0.0
         self._loop_task: asyncio.Task[None] | None = None
         self._polled: set[str] = set()
         for backend in self.backends.values():
@@ -121,6 +126,7 @@ class JobService:
         """Poll each backend once for all its active jobs and apply what they and the job folders say."""
         async with self._refresh_lock:
             await asyncio.gather(*(self._refresh_backend(n, b) for n, b in self.backends.items()))
+            self._last_refresh = time.monotonic()
 
     async def _refresh_backend(self, name: str, backend: Backend) -> None:
         jobs = await self.store.active(name)
@@ -228,7 +234,13 @@ class JobService:
     # ----- reading -----
 
     async def get(self, job_id: str) -> Job:
-        return await self.store.get(job_id)
+        job = await self.store.get(job_id)
+        # Someone is watching this job: settle it now rather than at the next periodic round, at most
+        # a few times a second however many watchers ask (callers share the refresh lock).
+        if job.state in ("queued", "running") and time.monotonic() - self._last_refresh > _WATCHED_REFRESH:
+            await self.refresh()
+            job = await self.store.get(job_id)
+        return job
 
     async def list(
         self, state: str | Iterable[str] | None = None, *, limit: int = 50, offset: int = 0
