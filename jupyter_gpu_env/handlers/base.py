@@ -65,7 +65,8 @@ def _validation_message(err: ValidationError) -> str:
     parts = []
     for e in err.errors():
         where = ".".join(str(p) for p in e.get("loc", ())) or "body"
-        parts.append(f"{where}: {e.get('msg')}")
+        msg = str(e.get("msg", "")).removeprefix("Value error, ")
+        parts.append(f"{where}: {msg}")
     return "Invalid request: " + "; ".join(parts)
 
 
