@@ -11,7 +11,7 @@ from jupyter_server.extension.application import ExtensionApp
 from traitlets import Float, Int, List, Unicode, default
 
 from ._version import __version__
-from .batch.config import LocalBackend
+from .batch.config import KubernetesBackend, LocalBackend, SlurmBackend
 from .batch.service import JobService
 from .batch.store import JobStore
 from .envs.conda_list import default_path as default_conda_list
@@ -166,10 +166,11 @@ class GpuEnvApp(ExtensionApp):
         Unicode(),
         default_value=["local"],
         config=True,
-        help="The batch backends offered, by name; each is configured in its own section (c.LocalBackend).",
+        help="The batch backends offered, by name ('local', 'slurm', 'kubernetes'); each is configured in its "
+        "own section (c.LocalBackend, c.SlurmBackend, c.KubernetesBackend).",
     )
 
-    classes = [LocalBackend]
+    classes = [LocalBackend, SlurmBackend, KubernetesBackend]
 
     state_dir = Unicode(
         config=True,
@@ -208,7 +209,11 @@ class GpuEnvApp(ExtensionApp):
         return kernel_table(self.serverapp.kernel_manager, paths)
 
     def _build_backends(self) -> dict:
-        builders = {"local": lambda: LocalBackend(parent=self).build("local")}
+        builders = {
+            "local": lambda: LocalBackend(parent=self).build("local"),
+            "slurm": lambda: SlurmBackend(parent=self).build("slurm"),
+            "kubernetes": lambda: KubernetesBackend(parent=self).build("kubernetes"),
+        }
         unknown = [b for b in self.backends if b not in builders]
         if unknown:
             raise ValueError(

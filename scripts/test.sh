@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-apt_packages=(chromium squashfs-tools squashfuse)
+# chromium: UI tests; squashfs-tools, squashfuse: images; slurm-wlm, munge: a real single-node SLURM.
+apt_packages=(chromium squashfs-tools squashfuse slurm-wlm munge)
 missing=()
 for p in "${apt_packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

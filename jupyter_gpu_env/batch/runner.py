@@ -31,6 +31,8 @@ STOP_GRACE = 5.0
 ENGINE_NAME = "gpu-env-runner"
 EXIT_CODES = {"succeeded": 0, "failed": 1, "cancelled": 143}
 EXIT_RUNNER_ERROR = 2
+# Set by a backend's script to where it opened the job's packed image (batch/manifests.py sets it).
+IMAGE_PREFIX_ENV = "JUPYTER_GPU_ENV_IMAGE_PREFIX"
 
 Outcome = tuple[str, str | None, str]  # state, reason, message
 
@@ -79,11 +81,19 @@ class Runner:
         return job
 
     def _execute(self, job: dict[str, Any]) -> tuple[Outcome, dict[str, Any]]:
-        if job.get("image"):
-            # Image execution (apptainer / squashfuse) arrives with the images work; do not pretend.
-            raise _RunnerError("images_unsupported", "This runner cannot run packed images yet.")
         kernel_name = job.get("kernel")
         env = job.get("environment")
+        if job.get("image"):
+            # The backend's script mounted the image (squashfuse, or apptainer's bind) and says where.
+            prefix = os.environ.get(IMAGE_PREFIX_ENV)
+            if not prefix:
+                raise _RunnerError(
+                    "images_unsupported",
+                    "The job asks for a packed image, but the backend that started it did not open the image.",
+                )
+            if not os.path.exists(os.path.join(prefix, "bin", "python")):
+                raise _RunnerError("runner_error", f"The image opened at {prefix} has no bin/python.")
+            env = {"name": job["image"].get("name") or "image", "prefix": prefix}
         if env:
             write_env_kernelspec(self.folder, env["prefix"], env_name=env.get("name") or ENV_KERNEL)
             os.environ["JUPYTER_PATH"] = os.pathsep.join(

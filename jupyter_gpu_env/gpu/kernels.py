@@ -6,6 +6,7 @@ walk over each kernel's process tree runs in the sampler's worker thread.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
 
 import psutil
@@ -34,28 +35,41 @@ def kernel_table(kernel_manager: object, paths: dict[str, str] | None = None) ->
     return out
 
 
-def _tree(pid: int) -> list[psutil.Process]:
-    try:
-        root = psutil.Process(pid)
-        return [root, *root.children(recursive=True)]
-    except psutil.Error:
-        return []
+def process_trees(kernels: list[KernelInfo]) -> dict[str, list[psutil.Process]]:
+    """Each kernel's process tree (the kernel and what it started), from ONE scan of the process table.
 
-
-def pid_owners(kernels: list[KernelInfo]) -> dict[int, KernelInfo]:
-    """Map every pid in each kernel's process tree to that kernel (GPU work often runs in children)."""
-    owners: dict[int, KernelInfo] = {}
+    Asking psutil for each kernel's children rescans /proc per kernel; one parent map serves them all.
+    """
+    if not kernels:
+        return {}
+    procs: dict[int, psutil.Process] = {}
+    children: dict[int, list[int]] = defaultdict(list)
+    for p in psutil.process_iter(["ppid"]):
+        procs[p.pid] = p
+        children[p.info["ppid"]].append(p.pid)
+    trees = {}
     for k in kernels:
-        for p in _tree(k.pid):
-            owners[p.pid] = k
-    return owners
+        if k.pid not in procs:
+            continue
+        stack, tree = [k.pid], []
+        while stack:
+            pid = stack.pop()
+            tree.append(procs[pid])
+            stack.extend(children.get(pid, ()))
+        trees[k.kernel_id] = tree
+    return trees
 
 
-def kernel_usage(kernels: list[KernelInfo]) -> list[KernelUsage]:
+def pid_owners(kernels: list[KernelInfo], trees: dict[str, list[psutil.Process]]) -> dict[int, KernelInfo]:
+    """Map every pid in each kernel's process tree to that kernel (GPU work often runs in children)."""
+    return {p.pid: k for k in kernels for p in trees.get(k.kernel_id, ())}
+
+
+def kernel_usage(kernels: list[KernelInfo], trees: dict[str, list[psutil.Process]]) -> list[KernelUsage]:
     """Resident memory of each kernel's process tree (the kernel and what it started)."""
     out = []
     for k in kernels:
-        procs = _tree(k.pid)
+        procs = trees.get(k.kernel_id, [])
         if not procs:
             continue
         rss = 0

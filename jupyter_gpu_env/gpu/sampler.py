@@ -26,7 +26,7 @@ from ..models import (
     MemoryUsage,
 )
 from .idle import IdleTracker
-from .kernels import KernelInfo, kernel_usage, pid_owners
+from .kernels import KernelInfo, kernel_usage, pid_owners, process_trees
 from .memory import HostSample, read_host
 from .reading import GpuReading
 
@@ -43,14 +43,13 @@ async def _no_kernels() -> list[KernelInfo]:
 
 
 def _attribute_gpu_memory(
-    devices: list[GpuDevice], kernels: list[KernelInfo], usage: list[KernelUsage]
+    devices: list[GpuDevice], owners: dict[int, KernelInfo], usage: list[KernelUsage]
 ) -> None:
     """Name the kernel behind each GPU process and total each kernel's GPU memory.
 
     PIDs only resolve when the server shares the GPU processes' PID namespace; elsewhere the
     processes stay anonymous rather than guessed.
     """
-    owners = pid_owners(kernels)
     per_kernel: dict[str, int] = {}
     procs = [p for d in devices for p in d.processes] + [
         p for d in devices for m in d.mig_devices for p in m.processes
@@ -121,8 +120,9 @@ class Sampler:
             if elapsed > 0:
                 cores_busy = round(max(host.cpu_seconds - prev.cpu_seconds, 0.0) / elapsed, 3)
         self._previous = host
-        kernel_rows = kernel_usage(kernels)
-        _attribute_gpu_memory(gpu.devices, kernels, kernel_rows)
+        trees = process_trees(kernels)
+        kernel_rows = kernel_usage(kernels, trees)
+        _attribute_gpu_memory(gpu.devices, pid_owners(kernels, trees), kernel_rows)
         return GpuSnapshot(
             sampled_at=time.time(),
             interval_seconds=self.interval,

@@ -1,0 +1,138 @@
+"""Pack time and image size: ImageService.pack (squashfs, zstd, all cores) against conda-pack's defaults, tar.gz and squashfs.
+
+The same environment packed three ways, alternating, in one run:
+
+- ours: `ImageService.pack` with the default request (squashfs, zstd): conda-pack `--format squashfs
+  --dest-prefix MOUNT --compress-level 4 --n-threads -1` (zstd level 10, 256 KiB blocks, every core),
+  plus the content scan, the record and the atomic publish;
+- conda-pack's default: `conda-pack -p ENV -o X.tar.gz` (gzip level 4, one thread);
+- conda-pack's default squashfs: `conda-pack -p ENV -o X.sqfs --format squashfs` (zstd level 10, one thread).
+
+Then a re-pack of the unchanged environment (answered from the content-hash cache), and the file count
+of the environment against the image's one file. conda-pack's staging folder (TMPDIR) is on the same
+filesystem as the environment for all three, as ours sets it. The demo environment (three rounds), then the
+synthesized ~2 GiB environment (see _conda; one round, about 2.5 minutes; `BENCH_PACK_BIG=0` leaves it out).
+Issue 4's aim: at least 2x faster than the default tar.gz at no more than 0.9 of its size.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import _conda
+
+ROUNDS = {"demo": 3, "2 GiB": 1}
+METHODS = ("ours", "tar.gz", "squashfs")
+
+
+class _Context:
+    """What ImageService.pack reports to (a task's context), reduced to keeping the last message."""
+
+    def __init__(self) -> None:
+        self.message = ""
+
+    def progress(self, fraction: float, message: str | None = None) -> None:
+        self.message = message or self.message
+
+    def log(self, line: str) -> None:
+        pass
+
+
+def _ours(prefix: Path, image_dir: Path) -> tuple[float, int, object]:
+    from jupyter_gpu_env.images.service import ImageService
+    from jupyter_gpu_env.models.images import ImageRequest
+
+    service = ImageService(image_dir)
+    t = time.perf_counter()
+    image = asyncio.run(service.pack(prefix.name, prefix, ImageRequest(), _Context()))
+    return time.perf_counter() - t, image.size_bytes, image
+
+
+def _conda_pack(prefix: Path, out: Path, *extra: str) -> tuple[float, int]:
+    staging = out.parent / f".{out.name}.tmp"
+    staging.mkdir()
+    env = {**os.environ, "TMPDIR": str(staging)}
+    argv = [str(Path(sys.executable).parent / "conda-pack"), "-q", "-p", str(prefix), "-o", str(out), *extra]
+    t = time.perf_counter()
+    subprocess.run(argv, check=True, env=env, stdout=subprocess.DEVNULL)
+    took = time.perf_counter() - t
+    _conda.remove(staging)
+    return took, out.stat().st_size
+
+
+def _measure(label: str, prefix: Path, scratch: Path) -> dict[str, object]:
+    seconds: dict[str, list[float]] = {m: [] for m in METHODS}
+    size: dict[str, int] = {}
+    image = None
+    for r in range(ROUNDS[label]):
+        order = METHODS if r % 2 == 0 else METHODS[::-1]
+        for method in order:
+            os.sync()
+            out = scratch / f"{prefix.name}-{r}"
+            out.mkdir(exist_ok=True)
+            if method == "ours":
+                s, n, image = _ours(prefix, out / "images")
+            elif method == "tar.gz":
+                s, n = _conda_pack(prefix, out / "env.tar.gz")
+            else:
+                s, n = _conda_pack(prefix, out / "env.sqfs", "--format", "squashfs")
+            seconds[method].append(s)
+            size[method] = n
+        if r < ROUNDS[label] - 1:
+            _conda.remove(scratch / f"{prefix.name}-{r}")
+    last = scratch / f"{prefix.name}-{ROUNDS[label] - 1}" / "images"
+    repack = [_ours(prefix, last)[0] for _ in range(3)]
+    _conda.remove(scratch / f"{prefix.name}-{ROUNDS[label] - 1}")
+    return {
+        "seconds": {m: statistics.median(v) for m, v in seconds.items()},
+        "size": size,
+        "repack": statistics.median(repack),
+        "files": image.file_count,  # type: ignore[union-attr]
+        "env_bytes": image.env_size_bytes,  # type: ignore[union-attr]
+    }
+
+
+def main() -> list[str]:
+    envs = {"demo": _conda.demo_env()}
+    if os.environ.get("BENCH_PACK_BIG", "1") != "0":
+        envs["2 GiB"] = _conda.big_env()
+    scratch = _conda.fresh_scratch("pack")
+    try:
+        results = {label: _measure(label, prefix, scratch) for label, prefix in envs.items()}
+    finally:
+        _conda.remove(scratch)
+    lines = [f"{'environment':<13}{'method':<10}{'seconds':>9}{'MB':>9}{'of env':>8}"]
+    for label, r in results.items():
+        for m in METHODS:
+            lines.append(
+                f"{label:<13}{m:<10}{r['seconds'][m]:>9.2f}{_conda.mb(r['size'][m]):>9.1f}"
+                f"{r['size'][m] / r['env_bytes']:>8.2f}"
+            )
+        lines.append(f"{label:<13}{'re-pack':<10}{r['repack']:>9.2f}{'(cache hit)':>17}")
+    for label, r in results.items():
+        s, n = r["seconds"], r["size"]
+        speed = s["tar.gz"] / s["ours"]
+        ratio = n["ours"] / n["tar.gz"]
+        lines.append(
+            f"{label}: {r['files']} files ({_conda.mb(r['env_bytes']):.0f} MB) -> 1 image; re-pack "
+            f"{r['repack']:.2f} s = {r['repack'] / s['ours']:.3f}x of a pack"
+        )
+        lines.append(
+            f"ratio ours/tar.gz ({label}): speed-up {speed:.2f}x (aim >= 2: {'met' if speed >= 2 else 'NOT met'}), "
+            f"size {ratio:.4f}x (aim <= 0.9: {'met' if ratio <= 0.9 else 'NOT met'})"
+        )
+        lines.append(
+            f"ratio ours/default squashfs ({label}): speed-up {s['squashfs'] / s['ours']:.2f}x, "
+            f"size {n['ours'] / n['squashfs']:.3f}x"
+        )
+    return lines
+
+
+if __name__ == "__main__":
+    print("\n".join(main()))

@@ -1,0 +1,90 @@
+"""The job pod's entry point, run here with /bin/sh as a container runtime would run it: the real
+runner on a real job folder, SIGTERM passed on for a graceful cancel, and clear failures when the
+folder is not mounted or no fifo can be made. (A successful run, with the pod log equal to log.txt,
+is in test_k8s_service.py.)"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+
+from jupyter_gpu_env.batch import jobfiles as jf
+from jupyter_gpu_env.batch import k8s_manifests as km
+from jupyter_gpu_env.batch.submission import build_folder
+
+
+def job_folder(tmp_path: Path, cells: list[str]) -> Path:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells.extend(nbformat.v4.new_code_cell(c) for c in cells)
+    folder = tmp_path / "jobs" / "nb-entry-0123456789ab"
+    spec = {
+        "format": jf.JOB_FORMAT,
+        "id": "0123456789ab",
+        "name": "entry",
+        "notebook_path": "entry.ipynb",
+        "parameters": {},
+        "kernel": "python3",
+        "environment": None,
+        "image": None,
+        "cwd": str(tmp_path),
+        "time_limit_seconds": None,
+        "resources": {},
+    }
+    build_folder(folder, nbformat.writes(nb).encode(), spec)
+    return folder
+
+
+def argv(folder: Path | str) -> list[str]:
+    return ["/bin/sh", "-c", km.ENTRYPOINT, "gpu-env-runner", str(folder), sys.executable]
+
+
+def env(**extra: str) -> dict[str, str]:
+    return {**os.environ, "PYTHONUNBUFFERED": "1", **extra}
+
+
+async def test_sigterm_to_the_shell_cancels_the_runner_gracefully(tmp_path):
+    folder = job_folder(
+        tmp_path, ["print('started', flush=True)", "import time; time.sleep(120)", "print('never')"]
+    )
+    proc = await asyncio.create_subprocess_exec(
+        *argv(folder), env=env(), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    deadline = time.monotonic() + 60
+    while (jf.read_progress(folder) or (0, 0))[0] < 1:  # the sleeping cell is running
+        assert time.monotonic() < deadline, "the notebook never started"
+        await asyncio.sleep(0.1)
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGTERM)  # what the kubelet does to PID 1 when the Job is deleted
+    out, err = await asyncio.wait_for(proc.communicate(), 30)
+    took = time.monotonic() - t0
+    assert proc.returncode == 143, err.decode()
+    assert took < 10, f"the cancel took {took:.1f} s"
+    status = jf.read_status(folder)
+    assert (status["state"], status["reason"]) == ("cancelled", "cancelled")
+    assert b"never" not in out and out == (folder / jf.LOG).read_bytes()
+
+
+def test_a_folder_not_mounted_fails_at_once_saying_why(tmp_path):
+    done = subprocess.run(argv(tmp_path / "not-mounted"), capture_output=True, env=env(), timeout=30)
+    assert done.returncode == 2
+    assert b"is not mounted in this pod" in done.stderr and b"c.KubernetesBackend.volumes" in done.stderr
+
+
+def test_without_a_fifo_the_log_still_reaches_the_folder(tmp_path):
+    folder = job_folder(tmp_path, ["print('before')", "1 / 0"])
+    done = subprocess.run(
+        argv(folder), capture_output=True, env=env(TMPDIR=str(tmp_path / "missing")), timeout=120
+    )
+    assert done.returncode == 1
+    assert b"no fifo" in done.stderr
+    assert jf.read_status(folder)["reason"] == "cell_error"
+    log = (folder / jf.LOG).read_text()
+    assert "before" in log and "ZeroDivisionError" in log
