@@ -1,6 +1,19 @@
-"""Server configuration for the Galata UI tests (started by Playwright's webServer)."""
+"""Server configuration for the Galata UI tests (started by Playwright's webServer).
+
+Before the server starts, the project's demo builder makes (or reuses) an offline conda channel and a
+real managed environment, ``demo-python``, in a cache folder: about 8 s the first time, nothing later.
+Everything a test run writes (the user's environments, images, task records, kernelspecs and conda's
+``environments.txt``) goes to fresh temporary folders, so every run starts clean and leaves the user's
+own Jupyter and conda state alone.
+"""
 
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
 
 from jupyterlab.galata import configure_jupyter_server
 
@@ -10,3 +23,45 @@ c.ServerApp.allow_root = True  # noqa: F821
 c.ServerApp.ip = "127.0.0.1"  # noqa: F821
 # Not 8888, so a JupyterLab already running for development does not collide.
 c.ServerApp.port = int(os.environ.get("UI_TEST_PORT", "27888"))  # noqa: F821
+
+# -- a real managed environment, built offline once and reused -----------------------------------
+_cache_root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+DEMO = Path(os.environ.get("UI_TEST_DEMO_DIR", Path(_cache_root) / "jupyter-gpu-env" / "ui-tests-demo"))
+CHANNEL, ENVS, PKGS = DEMO / "channel", DEMO / "envs", DEMO / "pkgs"
+subprocess.run(  # noqa: S603 - argv list: this interpreter and the project's own module
+    [
+        sys.executable,
+        "-m",
+        "jupyter_gpu_env.demo",
+        "build",
+        "--channel",
+        str(CHANNEL),
+        "--env",
+        str(ENVS / "demo-python"),
+        "--pkgs",
+        str(PKGS),
+        "--quiet",
+    ],
+    check=True,
+)
+
+# -- a clean slate per server run ---------------------------------------------------------------------
+# Beside the package cache (same filesystem), so that clones hard-link as they do for users. Runs
+# older than a day are removed here, so they do not pile up.
+(DEMO / "runs").mkdir(parents=True, exist_ok=True)
+for _old in (DEMO / "runs").glob("run-*"):
+    if _old.stat().st_mtime < time.time() - 24 * 3600:
+        shutil.rmtree(_old, ignore_errors=True)
+RUN = Path(tempfile.mkdtemp(prefix="run-", dir=DEMO / "runs"))
+# Kernelspecs go to the Jupyter data folder and clones are recorded in ~/.conda/environments.txt:
+# both are redirected here (the server reads them at each request, after this file has run).
+os.environ["JUPYTER_DATA_DIR"] = str(RUN / "jupyter-data")
+os.environ["HOME"] = str(RUN / "home")
+(RUN / "home").mkdir()
+
+c.GpuEnvApp.managed_env_dirs = [str(ENVS)]  # noqa: F821
+c.GpuEnvApp.conda_channels = [str(CHANNEL)]  # noqa: F821
+c.GpuEnvApp.pkgs_dir = str(PKGS)  # noqa: F821
+c.GpuEnvApp.user_env_dir = str(RUN / "envs")  # noqa: F821
+c.GpuEnvApp.image_dir = str(RUN / "images")  # noqa: F821
+c.GpuEnvApp.state_dir = str(RUN / "state")  # noqa: F821

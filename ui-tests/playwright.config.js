@@ -10,6 +10,8 @@ const baseURL = `http://127.0.0.1:${port}`;
 
 module.exports = {
   ...baseConfig,
+  // tests-mig/ is the MIG suite's, run by playwright-mig.config.js.
+  testDir: './tests',
   reporter: [['list'], ['html', { open: 'never' }]],
   use: {
     ...baseConfig.use,

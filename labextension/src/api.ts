@@ -4,7 +4,22 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
-import { IApiErrorBody, IGpuSnapshot } from './types';
+import {
+  ExportFormat,
+  IApiErrorBody,
+  IDeletedEnvironment,
+  IEnvironment,
+  IEnvironmentDetail,
+  IEnvironmentList,
+  IExportResult,
+  IGpuSnapshot,
+  IImage,
+  IImageList,
+  IImageRequest,
+  IKernelInfo,
+  ITask,
+  ITaskList
+} from './types';
 
 /** The API's root, relative to the server's base URL. */
 export const API_NAMESPACE = 'gpu-env/api';
@@ -99,4 +114,130 @@ export class GpuEnvClient {
       this.serverSettings
     );
   }
+
+  // -- environments and kernels
+
+  async listEnvironments(): Promise<IEnvironment[]> {
+    const list = await this._get<IEnvironmentList>('environments');
+    return list.environments;
+  }
+
+  /** One environment with its packages. */
+  getEnvironment(name: string): Promise<IEnvironmentDetail> {
+    return this._get(`environments/${enc(name)}`);
+  }
+
+  /** Start a clone of `source` as `name`: answers the task (202). */
+  cloneEnvironment(source: string, name: string): Promise<ITask> {
+    return this._send('POST', 'environments', { source, name });
+  }
+
+  deleteEnvironment(name: string): Promise<IDeletedEnvironment> {
+    return this._send('DELETE', `environments/${enc(name)}`);
+  }
+
+  /** Start adding or removing packages: answers the task (202). */
+  changePackages(
+    name: string,
+    add: string[],
+    remove: string[]
+  ): Promise<ITask> {
+    return this._send('POST', `environments/${enc(name)}/packages`, {
+      add,
+      remove
+    });
+  }
+
+  registerKernel(name: string, displayName?: string): Promise<IKernelInfo> {
+    const body = displayName ? { display_name: displayName } : {};
+    return this._send('POST', `environments/${enc(name)}/kernel`, body);
+  }
+
+  unregisterKernel(name: string): Promise<{ kernel_name: string }> {
+    return this._send('DELETE', `environments/${enc(name)}/kernel`);
+  }
+
+  exportEnvironment(
+    name: string,
+    format: ExportFormat
+  ): Promise<IExportResult> {
+    return this._get(`environments/${enc(name)}/export?format=${format}`);
+  }
+
+  /**
+   * Pack an environment: the task that builds the image (202), or the
+   * existing image of identical content at once (200).
+   */
+  packEnvironment(
+    name: string,
+    request: IImageRequest
+  ): Promise<ITask | IImage> {
+    return this._send('POST', `environments/${enc(name)}/image`, request);
+  }
+
+  // -- images
+
+  async listImages(): Promise<IImage[]> {
+    const list = await this._get<IImageList>('images');
+    return list.images;
+  }
+
+  deleteImage(id: string): Promise<IImage> {
+    return this._send('DELETE', `images/${enc(id)}`);
+  }
+
+  /** Where the browser downloads an image file (cookie-authenticated). */
+  imageDownloadUrl(id: string): string {
+    const url = URLExt.join(
+      this.serverSettings.baseUrl,
+      API_NAMESPACE,
+      'images',
+      enc(id),
+      'download'
+    );
+    const xsrf = document.cookie.match('\\b_xsrf=([^;]*)\\b');
+    return xsrf ? `${url}?_xsrf=${xsrf[1]}` : url;
+  }
+
+  // -- tasks
+
+  async listTasks(): Promise<ITask[]> {
+    const list = await this._get<ITaskList>('tasks');
+    return list.tasks;
+  }
+
+  getTask(id: string): Promise<ITask> {
+    return this._get(`tasks/${enc(id)}`);
+  }
+
+  /** Cancel a task; 409 when it has already finished. */
+  cancelTask(id: string): Promise<ITask> {
+    return this._send('DELETE', `tasks/${enc(id)}`);
+  }
+
+  private _get<T>(path: string): Promise<T> {
+    return requestApi<T>(path, { method: 'GET' }, this.serverSettings);
+  }
+
+  private _send<T>(
+    method: 'POST' | 'DELETE',
+    path: string,
+    body?: object
+  ): Promise<T> {
+    const init: RequestInit = { method };
+    if (body !== undefined) {
+      init.body = JSON.stringify(body);
+      init.headers = { 'Content-Type': 'application/json' };
+    }
+    return requestApi<T>(path, init, this.serverSettings);
+  }
+}
+
+/** Whether a pack answer is the task building the image (else the image). */
+export function isTask(value: ITask | IImage): value is ITask {
+  return 'state' in value && 'progress' in value;
+}
+
+function enc(part: string): string {
+  return encodeURIComponent(part);
 }

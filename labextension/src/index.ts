@@ -14,6 +14,9 @@ import { GpuEnvClient } from './api';
 import { gpuIcon } from './icons';
 import { DEFAULT_REFRESH_INTERVAL } from './monitor';
 import { GpuEnvPanel, PANEL_ID, REFRESH_COMMAND } from './panel';
+import { jobsPlugin } from './jobs/plugin';
+import { IJobsModel } from './jobs/tokens';
+import { JobsModel } from './jobs/model';
 
 /** The plugin id; also the id of its settings (schema/plugin.json). */
 const PLUGIN_ID = 'jupyter-gpu-env:plugin';
@@ -21,6 +24,8 @@ const PLUGIN_ID = 'jupyter-gpu-env:plugin';
 namespace CommandIDs {
   export const open = 'jupyter-gpu-env:open';
   export const refresh = REFRESH_COMMAND;
+  export const clone = 'jupyter-gpu-env:clone-environment';
+  export const pack = 'jupyter-gpu-env:pack-environment';
 }
 
 const PALETTE_CATEGORY = 'GPU Env';
@@ -30,18 +35,21 @@ const plugin: JupyterFrontEndPlugin<void> = {
   description:
     'A sidebar for shared GPU platforms: GPU and memory use, environments and jobs.',
   autoStart: true,
-  optional: [ILayoutRestorer, ICommandPalette, ISettingRegistry],
+  optional: [ILayoutRestorer, ICommandPalette, ISettingRegistry, IJobsModel],
   activate: (
     app: JupyterFrontEnd,
     restorer: ILayoutRestorer | null,
     palette: ICommandPalette | null,
-    settingRegistry: ISettingRegistry | null
+    settingRegistry: ISettingRegistry | null,
+    jobs: JobsModel | null
   ): void => {
     const { commands, shell } = app;
     const panel = new GpuEnvPanel({
       client: new GpuEnvClient(app.serviceManager.serverSettings),
       commands,
-      interval: DEFAULT_REFRESH_INTERVAL
+      interval: DEFAULT_REFRESH_INTERVAL,
+      kernelspecs: app.serviceManager.kernelspecs,
+      jobs
     });
 
     commands.addCommand(CommandIDs.open, {
@@ -52,12 +60,38 @@ const plugin: JupyterFrontEndPlugin<void> = {
     });
     commands.addCommand(CommandIDs.refresh, {
       label: 'Refresh GPU Env',
-      caption: 'Refresh GPU and memory use now',
+      caption: 'Refresh GPU and memory use, environments and images now',
       icon: args => (args['isPalette'] ? undefined : refreshIcon),
       execute: () => panel.refresh()
     });
+    commands.addCommand(CommandIDs.clone, {
+      label: 'Clone environment…',
+      caption: 'Clone a conda environment into your own environments',
+      execute: args => {
+        const source = args['source'];
+        return panel.environments.clone(
+          typeof source === 'string' ? source : undefined
+        );
+      }
+    });
+    commands.addCommand(CommandIDs.pack, {
+      label: 'Pack environment into an image…',
+      caption: 'Pack a conda environment into one squashfs image',
+      execute: args => {
+        const name = args['environment'];
+        return panel.environments.pack(
+          typeof name === 'string' ? name : undefined
+        );
+      }
+    });
     if (palette) {
-      for (const command of [CommandIDs.open, CommandIDs.refresh]) {
+      const items = [
+        CommandIDs.open,
+        CommandIDs.refresh,
+        CommandIDs.clone,
+        CommandIDs.pack
+      ];
+      for (const command of items) {
         palette.addItem({ command, category: PALETTE_CATEGORY });
       }
     }
@@ -90,4 +124,4 @@ const plugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default plugin;
+export default [plugin, jobsPlugin];

@@ -1,12 +1,13 @@
 /**
  * The "GPU Env" sidebar: a header, a toolbar, and one collapsible section per
- * feature (GPU & memory, Environments, Jobs).
+ * feature (GPU & memory, Environments, Images, Jobs).
  */
 import {
   CommandToolbarButton,
   SidePanel,
   refreshIcon
 } from '@jupyterlab/ui-components';
+import { KernelSpec } from '@jupyterlab/services';
 import { CommandRegistry } from '@lumino/commands';
 import { Panel, Widget } from '@lumino/widgets';
 
@@ -14,11 +15,15 @@ import { GpuEnvClient } from './api';
 import { CollapsibleSection } from './components/section';
 import { gpuIcon } from './icons';
 import { GpuMonitor } from './monitor';
+import { EnvironmentsSection } from './sections/environments';
+import { EnvironmentActions } from './sections/environments-actions';
+import { EnvironmentsModel } from './sections/environments-model';
+import { ImagesSection } from './sections/images';
 import { MemorySection } from './sections/memory';
-import {
-  createEnvironmentsSection,
-  createJobsSection
-} from './sections/placeholder';
+import { JobsModel } from './jobs/model';
+import { JobsSection } from './jobs/section';
+import { createJobsSection } from './sections/placeholder';
+import { TaskTracker } from './tasks';
 
 /** The sidebar's widget id (also its layout-restorer name). */
 export const PANEL_ID = 'jupyter-gpu-env:sidebar';
@@ -60,21 +65,54 @@ export class GpuEnvPanel extends SidePanel {
     this._memory = new CollapsibleSection({
       label: 'GPU & memory',
       key: 'memory',
-      body: new MemorySection(this.monitor)
+      body: new MemorySection(this.monitor, {
+        client: options.client,
+        commands: options.commands
+      })
     });
     this.addWidget(this._memory);
-    this.addWidget(
-      new CollapsibleSection({
-        label: 'Environments',
-        key: 'environments',
-        body: createEnvironmentsSection()
-      })
-    );
+
+    // Environments and images: one model for both lists, asked when shown
+    // and every 30 s while either section is visible.
+    const model = new EnvironmentsModel({
+      client: options.client,
+      standby: () =>
+        document.hidden ||
+        !(this._environments.body.isVisible || this._images.body.isVisible)
+    });
+    this.tasks = new TaskTracker({
+      client: options.client,
+      kinds: ['clone', 'install', 'pack']
+    });
+    this.environments = new EnvironmentActions({
+      model,
+      tracker: this.tasks,
+      kernelspecs: options.kernelspecs
+    });
+    this._environments = new CollapsibleSection({
+      label: 'Environments',
+      key: 'environments',
+      body: new EnvironmentsSection(this.environments)
+    });
+    this._images = new CollapsibleSection({
+      label: 'Images',
+      key: 'images',
+      body: new ImagesSection(model)
+    });
+    this.addWidget(this._environments);
+    this.addWidget(this._images);
+    // Pick up tasks started before this page was loaded.
+    this.tasks.attach().catch(reason => {
+      console.warn('jupyter-gpu-env: cannot list running tasks.', reason);
+    });
+    this._jobs = options.jobs ?? null;
     this.addWidget(
       new CollapsibleSection({
         label: 'Jobs',
         key: 'jobs',
-        body: createJobsSection()
+        body: this._jobs
+          ? new JobsSection({ model: this._jobs, commands: options.commands })
+          : createJobsSection()
       })
     );
   }
@@ -82,9 +120,19 @@ export class GpuEnvPanel extends SidePanel {
   /** The poll behind the "GPU & memory" section. */
   readonly monitor: GpuMonitor;
 
+  /** The long operations (clone, install, pack) being followed. */
+  readonly tasks: TaskTracker;
+
+  /** The Environments and Images actions (also behind palette commands). */
+  readonly environments: EnvironmentActions;
+
   /** Refresh every section now. */
-  refresh(): Promise<void> {
-    return this.monitor.refresh();
+  async refresh(): Promise<void> {
+    await Promise.all([
+      this.monitor.refresh(),
+      this.environments.model.refresh(),
+      this._jobs?.refresh()
+    ]);
   }
 
   override dispose(): void {
@@ -92,10 +140,15 @@ export class GpuEnvPanel extends SidePanel {
       return;
     }
     this.monitor.dispose();
+    this.tasks.dispose();
+    this.environments.model.dispose();
     super.dispose();
   }
 
   private _memory: CollapsibleSection;
+  private _environments: CollapsibleSection;
+  private _images: CollapsibleSection;
+  private _jobs: JobsModel | null;
 }
 
 export namespace GpuEnvPanel {
@@ -104,5 +157,9 @@ export namespace GpuEnvPanel {
     commands: CommandRegistry;
     /** Milliseconds between two refreshes. */
     interval?: number;
+    /** Refreshed after kernel changes, so the Launcher follows at once. */
+    kernelspecs?: KernelSpec.IManager | null;
+    /** The batch jobs (from the jobs plugin); a placeholder without. */
+    jobs?: JobsModel | null;
   }
 }

@@ -1,1 +1,4 @@
 import './base.css';
+import './environments.css';
+import './jobs.css';
+import './gpu.css';

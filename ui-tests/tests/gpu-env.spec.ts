@@ -62,13 +62,14 @@ test.describe('GPU Env sidebar', () => {
     await expect(gpuEmpty).toBeVisible();
     await expect(gpuEmpty).toContainText('No GPU visible');
 
-    // The sections whose features come later say so.
-    await expect(page.getByTestId('gpu-env-environments-empty')).toHaveText(
-      /Environment management is coming/
-    );
-    await expect(page.getByTestId('gpu-env-jobs-empty')).toHaveText(
-      /Batch jobs are coming/
-    );
+    // Environments: the real demo environment the test server is given.
+    await expect(
+      page
+        .getByTestId('gpu-env-env-list-managed')
+        .locator('[data-name="demo-python"]')
+    ).toBeVisible();
+    await expect(page.getByTestId('gpu-env-section-images')).toBeVisible();
+    await expect(page.getByTestId('gpu-env-section-jobs')).toBeVisible();
     await expect(page.getByTestId('gpu-env-error')).toHaveCount(0);
 
     // Memory is read again on the poll interval (about 2 s).

@@ -87,7 +87,8 @@ test.describe('GPU Env sidebar rendering', () => {
     await expect(page.getByTestId('gpu-env-error')).toHaveText(
       'Could not refresh: The GPU sampler is not running.'
     );
-    await expect(page.getByTestId('gpu-env-environments-empty')).toBeVisible();
+    // The other sections do not depend on the GPU reading.
+    await expect(page.getByTestId('gpu-env-env-list-managed')).toBeVisible();
 
     // Once the server answers again, the error goes away.
     await page.unroute(GPU_ROUTE);

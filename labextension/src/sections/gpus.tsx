@@ -1,12 +1,14 @@
 /**
  * The GPU part of the "GPU & memory" section: an honest empty state when no
- * GPU is visible, else one block per GPU (and per MIG slice).
+ * GPU is visible, and one block per GPU of the machine: its memory, or for
+ * MIG its slot diagram and one bar per MIG slice.
  */
 import React from 'react';
 
 import { UsageBar } from '../components/usagebar';
 import { formatUsage } from '../format';
 import { gpuIcon } from '../icons';
+import { MigDiagram } from '../gpu/slotdiagram';
 import { IGpuDevice, IGpuStatus, IMigDevice } from '../types';
 
 function MemoryOf(props: {
@@ -37,18 +39,26 @@ function MemoryOf(props: {
 
 function MigSlice(props: { mig: IMigDevice }): JSX.Element {
   const { mig } = props;
-  const label = mig.profile ?? 'MIG slice';
+  const label =
+    (mig.profile ?? 'MIG slice') + (mig.profile_inferred ? ' (inferred)' : '');
   const where = ['MIG slice'];
   if (mig.gpu_instance_id !== null) {
     where.push(`GPU instance ${mig.gpu_instance_id}`);
   }
-  if (!mig.visible) {
-    where.push('not assigned to this server');
+  if (mig.compute_instance_id !== null && mig.compute_instance_id > 0) {
+    where.push(`compute instance ${mig.compute_instance_id}`);
   }
+  if (mig.processes.length > 0) {
+    const n = mig.processes.length;
+    where.push(`${n} process${n > 1 ? 'es' : ''}`);
+  }
+  where.push(mig.visible ? 'yours' : 'not assigned to this server');
   return (
     <li
       className="jp-GpuEnv-mig"
+      data-testid="gpu-env-mig"
       data-visible={mig.visible}
+      data-profile={mig.profile ?? ''}
       title={mig.uuid ?? undefined}
     >
       <MemoryOf
@@ -85,11 +95,14 @@ function GpuCard(props: { gpu: IGpuDevice }): JSX.Element {
         </span>
       </div>
       {gpu.mig_enabled ? (
-        <ul className="jp-GpuEnv-migList">
-          {gpu.mig_devices.map((mig, i) => (
-            <MigSlice key={mig.uuid ?? i} mig={mig} />
-          ))}
-        </ul>
+        <>
+          {gpu.mig_devices.length > 0 && <MigDiagram gpu={gpu} />}
+          <ul className="jp-GpuEnv-migList">
+            {gpu.mig_devices.map((mig, i) => (
+              <MigSlice key={mig.uuid ?? i} mig={mig} />
+            ))}
+          </ul>
+        </>
       ) : (
         <MemoryOf
           label="Memory"
@@ -102,21 +115,28 @@ function GpuCard(props: { gpu: IGpuDevice }): JSX.Element {
   );
 }
 
+/** Why no GPU is visible, in the server's words. */
+export function NoGpuVisible(props: { status: IGpuStatus }): JSX.Element {
+  return (
+    <div
+      className="jp-GpuEnv-empty jp-GpuEnv-gpuEmpty"
+      data-testid="gpu-env-gpu-empty"
+      data-reason={props.status.reason}
+    >
+      <gpuIcon.react tag="span" className="jp-GpuEnv-emptyIcon" />
+      <p className="jp-GpuEnv-emptyText">{props.status.message}</p>
+    </div>
+  );
+}
+
 export function GpuList(props: {
   gpus: IGpuDevice[];
   status: IGpuStatus;
+  /** Whether to repeat a recorded reading's note (unless shown above). */
+  statusNote?: boolean;
 }): JSX.Element {
   if (props.gpus.length === 0) {
-    return (
-      <div
-        className="jp-GpuEnv-empty jp-GpuEnv-gpuEmpty"
-        data-testid="gpu-env-gpu-empty"
-        data-reason={props.status.reason}
-      >
-        <gpuIcon.react tag="span" className="jp-GpuEnv-emptyIcon" />
-        <p className="jp-GpuEnv-emptyText">{props.status.message}</p>
-      </div>
-    );
+    return <NoGpuVisible status={props.status} />;
   }
   return (
     <>
@@ -125,7 +145,7 @@ export function GpuList(props: {
           <GpuCard key={gpu.uuid ?? gpu.index} gpu={gpu} />
         ))}
       </ul>
-      {props.status.reason === 'recorded' && (
+      {props.status.reason === 'recorded' && props.statusNote !== false && (
         <div className="jp-GpuEnv-usageNote">{props.status.message}</div>
       )}
     </>

@@ -1,60 +1,24 @@
 /**
- * The "GPU & memory" section: the container's memory and CPU against their
- * limits, and the GPUs this server can see; refreshed by a GpuMonitor.
+ * The "GPU & memory" section: what this server holds first (its MIG slice or
+ * GPUs), the container's memory and CPU against their limits, their history,
+ * memory per kernel, and the machine's GPUs; refreshed by a GpuMonitor.
  */
 import { ReactWidget, UseSignal } from '@jupyterlab/ui-components';
+import { CommandRegistry } from '@lumino/commands';
 import { Message } from '@lumino/messaging';
 import React from 'react';
 
-import { UsageBar } from '../components/usagebar';
-import { describeSource, formatCores, formatUsage } from '../format';
+import { IServerSettingsHolder } from '../gpu/api';
+import { HeldDevice, heldDevices } from '../gpu/held';
+import { HeldDevices } from '../gpu/heldcard';
+import { GpuHistoryModel } from '../gpu/history';
+import { MemoryHistory } from '../gpu/historyview';
+import { HostCpu, HostMemory } from '../gpu/host';
+import { IdleBanner } from '../gpu/idle';
+import { KernelTable } from '../gpu/kernels';
 import { GpuMonitor } from '../monitor';
-import { IGpuSnapshot, IHostResources } from '../types';
-import { GpuList } from './gpus';
-
-function HostMemory(props: { host: IHostResources }): JSX.Element {
-  const { memory, source } = props.host;
-  return (
-    <UsageBar
-      label="Memory"
-      used={memory.used_bytes}
-      total={memory.limit_bytes}
-      value={formatUsage(memory.used_bytes, memory.limit_bytes)}
-      note={describeSource(source, memory.limited)}
-      className="jp-GpuEnv-memoryBar"
-      testId="gpu-env-memory-bar"
-      data={{
-        used: memory.used_bytes,
-        limit: memory.limit_bytes,
-        source
-      }}
-    />
-  );
-}
-
-function HostCpu(props: { host: IHostResources }): JSX.Element {
-  const { cpu } = props.host;
-  const usage = cpu.usage_cores;
-  const limit = `${formatCores(cpu.limit_cores)} core${cpu.limit_cores === 1 ? '' : 's'}`;
-  const note = cpu.limited
-    ? 'container CPU limit'
-    : 'no container limit — machine CPUs';
-  return (
-    <UsageBar
-      label="CPU"
-      used={usage ?? 0}
-      total={cpu.limit_cores}
-      value={
-        usage === null ? `— of ${limit}` : `${formatCores(usage)} of ${limit}`
-      }
-      note={usage === null ? `${note} · measuring…` : note}
-      className="jp-GpuEnv-cpuBar"
-      testId="gpu-env-cpu-bar"
-      data={{ used: usage ?? '', limit: cpu.limit_cores }}
-      pending={usage === null}
-    />
-  );
-}
+import { IGpuSnapshot } from '../types';
+import { GpuList, NoGpuVisible } from './gpus';
 
 function Status(props: { monitor: GpuMonitor }): JSX.Element | null {
   const { error, updatedAt } = props.monitor;
@@ -75,28 +39,92 @@ function Status(props: { monitor: GpuMonitor }): JSX.Element | null {
   );
 }
 
-function Snapshot(props: { snapshot: IGpuSnapshot }): JSX.Element {
-  const { snapshot } = props;
+export interface IMemoryViewOptions {
+  monitor: GpuMonitor;
+  /** For the history and the release; both are left out without it. */
+  client?: IServerSettingsHolder;
+  history?: GpuHistoryModel;
+  /** Opens a kernel's notebook (the kernel table's rows). */
+  onOpen?: (path: string) => void;
+}
+
+/** The idle state's note when it is not a warning (e.g. MIG: no figure). */
+function idleNote(snapshot: IGpuSnapshot): string | undefined {
+  const idle = snapshot.idle;
+  return idle && !idle.idle && idle.message ? idle.message : undefined;
+}
+
+function Yours(props: {
+  snapshot: IGpuSnapshot;
+  held: HeldDevice[];
+}): JSX.Element {
+  const { snapshot, held } = props;
+  if (held.length === 0) {
+    return (
+      <div className="jp-GpuEnv-group" data-testid="gpu-env-held-none">
+        <NoGpuVisible status={snapshot.gpu_status} />
+      </div>
+    );
+  }
+  const notes = [idleNote(snapshot)];
+  if (snapshot.gpu_status.reason === 'recorded') {
+    notes.push(snapshot.gpu_status.message);
+  }
+  return <HeldDevices held={held} note={notes.filter(Boolean).join(' ')} />;
+}
+
+function Snapshot(props: {
+  snapshot: IGpuSnapshot;
+  options: IMemoryViewOptions;
+}): JSX.Element {
+  const { snapshot, options } = props;
+  const held = heldDevices(snapshot.gpus);
+  const openPath = options.onOpen;
   return (
     <>
+      {options.client && (
+        <IdleBanner
+          snapshot={snapshot}
+          client={options.client}
+          onReleased={() => void options.monitor.refresh()}
+        />
+      )}
+      <Yours snapshot={snapshot} held={held} />
       <div className="jp-GpuEnv-group" data-testid="gpu-env-host">
+        <h3 className="jp-GpuEnv-groupTitle">Host memory &amp; CPU</h3>
         <HostMemory host={snapshot.host} />
         <HostCpu host={snapshot.host} />
       </div>
-      <div className="jp-GpuEnv-group" data-testid="gpu-env-gpus">
-        <h3 className="jp-GpuEnv-groupTitle">GPU</h3>
-        <GpuList gpus={snapshot.gpus} status={snapshot.gpu_status} />
-      </div>
+      {options.history && <MemoryHistory model={options.history} held={held} />}
+      {snapshot.kernels && (
+        <KernelTable
+          kernels={snapshot.kernels}
+          gpuVisible={held.length > 0}
+          onOpen={path => openPath?.(path)}
+        />
+      )}
+      {snapshot.gpus.length > 0 && (
+        <div className="jp-GpuEnv-group" data-testid="gpu-env-gpus">
+          <h3 className="jp-GpuEnv-groupTitle">
+            {snapshot.gpus.length > 1 ? 'GPUs' : 'GPU'} on this machine
+          </h3>
+          <GpuList
+            gpus={snapshot.gpus}
+            status={snapshot.gpu_status}
+            statusNote={held.length === 0}
+          />
+        </div>
+      )}
     </>
   );
 }
 
-export function MemoryView(props: { monitor: GpuMonitor }): JSX.Element {
+export function MemoryView(props: IMemoryViewOptions): JSX.Element {
   const { snapshot } = props.monitor;
   return (
     <div className="jp-GpuEnv-sectionBody" data-testid="gpu-env-memory">
       {snapshot ? (
-        <Snapshot snapshot={snapshot} />
+        <Snapshot snapshot={snapshot} options={props} />
       ) : (
         !props.monitor.error && (
           <div className="jp-GpuEnv-loading">Reading memory and GPUs…</div>
@@ -111,12 +139,32 @@ export function MemoryView(props: { monitor: GpuMonitor }): JSX.Element {
  * The section widget; re-renders on every answer of the monitor.
  */
 export class MemorySection extends ReactWidget {
-  constructor(private readonly _monitor: GpuMonitor) {
+  constructor(
+    private readonly _monitor: GpuMonitor,
+    options: MemorySection.IOptions = {}
+  ) {
     super();
     this.addClass('jp-GpuEnv-section');
     this.addClass('jp-GpuEnv-memorySection');
     this.title.label = 'GPU & memory';
     this.node.dataset.testid = 'gpu-env-section-memory';
+    this._client = options.client;
+    this._commands = options.commands;
+    if (options.client) {
+      // The sparklines' history: every 10 s, only while this section shows.
+      this._history = new GpuHistoryModel({
+        client: options.client,
+        standby: () => document.hidden || !this.isVisible
+      });
+    }
+  }
+
+  override dispose(): void {
+    if (this.isDisposed) {
+      return;
+    }
+    this._history?.dispose();
+    super.dispose();
   }
 
   /**
@@ -126,13 +174,42 @@ export class MemorySection extends ReactWidget {
   protected override onAfterShow(msg: Message): void {
     super.onAfterShow(msg);
     void this._monitor.refresh();
+    this._history?.refresh().catch(() => undefined);
   }
 
   protected render(): JSX.Element {
+    const commands = this._commands;
+    const onOpen = commands
+      ? (path: string) => {
+          commands.execute('docmanager:open', { path }).catch(reason => {
+            console.warn(`jupyter-gpu-env: cannot open ${path}.`, reason);
+          });
+        }
+      : undefined;
     return (
       <UseSignal signal={this._monitor.changed}>
-        {() => <MemoryView monitor={this._monitor} />}
+        {() => (
+          <MemoryView
+            monitor={this._monitor}
+            client={this._client}
+            history={this._history}
+            onOpen={onOpen}
+          />
+        )}
       </UseSignal>
     );
+  }
+
+  private _client: IServerSettingsHolder | undefined;
+  private _commands: CommandRegistry | undefined;
+  private _history: GpuHistoryModel | undefined;
+}
+
+export namespace MemorySection {
+  export interface IOptions {
+    /** The API client: enables the history sparklines and the release. */
+    client?: IServerSettingsHolder;
+    /** Opens notebooks from the kernel table. */
+    commands?: CommandRegistry;
   }
 }

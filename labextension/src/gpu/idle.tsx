@@ -1,0 +1,75 @@
+/**
+ * The idle warning: the held GPU has done nothing for a while although this
+ * server's kernels hold its memory; one button releases it, after asking.
+ */
+import { LabIcon } from '@jupyterlab/ui-components';
+import React, { useState } from 'react';
+
+import { IGpuSnapshot } from '../types';
+import { IServerSettingsHolder } from './api';
+import { confirmAndRelease } from './release';
+
+const WARNING_SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16" viewBox="0 0 24 24">
+  <path class="jp-icon-warn0" fill="#f57c00" d="M1 21h22L12 2zm12-3h-2v-2h2zm0-4h-2v-4h2z"/>
+</svg>`;
+
+export const idleWarningIcon = new LabIcon({
+  name: 'jupyter-gpu-env:idle-warning',
+  svgstr: WARNING_SVG
+});
+
+function fallbackMessage(snapshot: IGpuSnapshot): string {
+  const minutes = Math.floor((snapshot.idle?.idle_seconds ?? 0) / 60);
+  return (
+    `Your kernels hold GPU memory but the GPU has been idle for ${minutes} ` +
+    'min. Release it so others can use it.'
+  );
+}
+
+export function IdleBanner(props: {
+  snapshot: IGpuSnapshot;
+  client: IServerSettingsHolder;
+  /** Called after a release, to read the GPU again at once. */
+  onReleased: () => void;
+}): JSX.Element | null {
+  const [busy, setBusy] = useState(false);
+  const { snapshot } = props;
+  if (!snapshot.idle?.idle) {
+    return null;
+  }
+  const release = async (): Promise<void> => {
+    setBusy(true);
+    try {
+      const done = await confirmAndRelease(props.client, snapshot);
+      if (done !== null) {
+        props.onReleased();
+      }
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <div
+      className="jp-GpuEnv-idle"
+      role="alert"
+      data-testid="gpu-env-idle"
+      data-idle-seconds={snapshot.idle.idle_seconds}
+    >
+      <idleWarningIcon.react tag="span" className="jp-GpuEnv-idleIcon" />
+      <div className="jp-GpuEnv-idleBody">
+        <p className="jp-GpuEnv-idleText">
+          {snapshot.idle.message || fallbackMessage(snapshot)}
+        </p>
+        <button
+          type="button"
+          className="jp-mod-styled jp-mod-warn jp-GpuEnv-idleButton"
+          data-testid="gpu-env-release"
+          disabled={busy}
+          onClick={() => void release()}
+        >
+          {busy ? 'Releasing…' : 'Release GPU'}
+        </button>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,50 @@
+/**
+ * A notification when a job ends: success with "Open output", failure with
+ * the reason and the log, cancellation (unless the user cancelled it here).
+ */
+import { Notification } from '@jupyterlab/apputils';
+import { CommandRegistry } from '@lumino/commands';
+
+import { JobCommandIDs } from './actions';
+import { elapsedSeconds, formatClock } from './format';
+import { JobsModel } from './model';
+import { outputOpenable } from './row';
+import { IJob } from './types';
+
+export function notifyJobEnd(
+  job: IJob,
+  model: JobsModel,
+  commands: CommandRegistry
+): void {
+  const args = { id: job.id };
+  const output: Notification.IAction = {
+    label: 'Open output',
+    caption: job.output_path,
+    callback: () => void commands.execute(JobCommandIDs.openOutput, args)
+  };
+  const log: Notification.IAction = {
+    label: 'Show log',
+    caption: job.log_path,
+    callback: () => void commands.execute(JobCommandIDs.showLog, args),
+    displayType: 'link'
+  };
+  const took = formatClock(elapsedSeconds(job, job.finished_at ?? 0));
+  const openable = outputOpenable(job);
+  if (job.state === 'succeeded') {
+    Notification.success(`Job '${job.name}' succeeded in ${took}.`, {
+      autoClose: 8000,
+      actions: openable ? [output] : [log]
+    });
+  } else if (job.state === 'failed') {
+    const why = job.message || job.reason || 'no reason given';
+    Notification.error(`Job '${job.name}' failed: ${why}`, {
+      autoClose: false,
+      actions: openable ? [output, log] : [log]
+    });
+  } else if (job.state === 'cancelled' && !model.cancelledHere(job.id)) {
+    Notification.warning(
+      `Job '${job.name}' was cancelled${job.message ? `: ${job.message}` : '.'}`,
+      { autoClose: 8000, actions: [log] }
+    );
+  }
+}

@@ -1,0 +1,158 @@
+/**
+ * The "Jobs" section: the week's usage, then the jobs newest first, each
+ * with its state, elapsed time, progress and actions.
+ */
+import { ReactWidget } from '@jupyterlab/ui-components';
+import { CommandRegistry } from '@lumino/commands';
+import { Message } from '@lumino/messaging';
+import React, { useEffect, useState } from 'react';
+
+import { useSignals } from '../components/hooks';
+import { CollapsibleSection } from '../components/section';
+import { jobsIcon } from '../icons';
+import { JobActions } from './actions';
+import { sendToBatchIcon } from './icons';
+import { describeUsage, describeUsageDetail } from './format';
+import { JobsModel } from './model';
+import { JobRow } from './row';
+import { isActive } from './types';
+
+/** The current Unix time, ticking every second while `live`. */
+function useNow(live: boolean): number {
+  const [now, setNow] = useState(() => Date.now() / 1000);
+  useEffect(() => {
+    if (!live) {
+      return;
+    }
+    setNow(Date.now() / 1000);
+    const timer = window.setInterval(() => setNow(Date.now() / 1000), 1000);
+    return () => window.clearInterval(timer);
+  }, [live]);
+  return live ? now : Date.now() / 1000;
+}
+
+function Empty(): JSX.Element {
+  return (
+    <div className="jp-GpuEnv-empty" data-testid="gpu-env-jobs-empty">
+      <jobsIcon.react tag="span" className="jp-GpuEnv-emptyIcon" />
+      <p className="jp-GpuEnv-emptyText">
+        No jobs yet. Send a notebook to run in the background with the{' '}
+        <sendToBatchIcon.react
+          tag="span"
+          className="jp-GpuEnv-inlineIcon"
+          title="Send to batch"
+        />{' '}
+        button of its toolbar, or “Send notebook to batch…” in the command
+        palette.
+      </p>
+    </div>
+  );
+}
+
+export function JobsView(props: {
+  actions: JobActions;
+  highlighted: string | null;
+}): JSX.Element {
+  const { actions, highlighted } = props;
+  const { model } = actions;
+  useSignals([model.changed]);
+  const jobs = model.jobs;
+  const now = useNow((jobs ?? []).some(isActive));
+  const error = model.error;
+  return (
+    <div className="jp-GpuEnv-sectionBody" data-testid="gpu-env-jobs">
+      {model.usage && (
+        <div
+          className="jp-GpuEnv-jobUsage"
+          data-testid="gpu-env-jobs-usage"
+          title={describeUsageDetail(model.usage)}
+        >
+          {describeUsage(model.usage)}
+        </div>
+      )}
+      {error && (
+        <div className="jp-GpuEnv-error" role="alert">
+          Could not list jobs: {error.message}
+        </div>
+      )}
+      {jobs === null ? (
+        !error && <div className="jp-GpuEnv-loading">Looking for jobs…</div>
+      ) : jobs.length === 0 ? (
+        <Empty />
+      ) : (
+        <ul className="jp-GpuEnv-jobList" data-testid="gpu-env-job-list">
+          {jobs.map(job => (
+            <JobRow
+              key={job.id}
+              job={job}
+              actions={actions}
+              now={now}
+              busy={model.isBusy(job.id)}
+              highlighted={job.id === highlighted}
+            />
+          ))}
+        </ul>
+      )}
+      {jobs !== null && model.total > jobs.length && (
+        <button
+          type="button"
+          className="jp-GpuEnv-moreButton"
+          onClick={() => void model.showMore()}
+        >
+          Show older jobs ({model.total - jobs.length} more)
+        </button>
+      )}
+    </div>
+  );
+}
+
+/** The section widget; the list is asked again whenever it is shown. */
+export class JobsSection extends ReactWidget {
+  constructor(options: JobsSection.IOptions) {
+    super();
+    this.addClass('jp-GpuEnv-section');
+    this.addClass('jp-GpuEnv-jobsSection');
+    this.title.label = 'Jobs';
+    this.node.dataset.testid = 'gpu-env-section-jobs';
+    this._actions = new JobActions(options.model, options.commands);
+    options.model.viewed = () => this.isVisible;
+    options.model.revealRequested.connect(this._onReveal, this);
+  }
+
+  protected override onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    void this._actions.model.refresh().catch(() => undefined);
+  }
+
+  protected render(): JSX.Element {
+    return <JobsView actions={this._actions} highlighted={this._highlight} />;
+  }
+
+  private _onReveal(_: JobsModel, id: string | null): void {
+    const parent = this.parent;
+    if (parent instanceof CollapsibleSection && !parent.expanded) {
+      parent.toggle();
+    }
+    if (id === null) {
+      parent?.node.scrollIntoView({ block: 'start' });
+    }
+    this._highlight = id;
+    this.update();
+    window.clearTimeout(this._timer);
+    this._timer = window.setTimeout(() => {
+      this._highlight = null;
+      this.update();
+    }, 3000);
+  }
+
+  private _actions: JobActions;
+  private _highlight: string | null = null;
+  private _timer = 0;
+}
+
+export namespace JobsSection {
+  export interface IOptions {
+    model: JobsModel;
+    commands: CommandRegistry;
+  }
+}

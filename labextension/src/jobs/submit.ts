@@ -1,0 +1,208 @@
+/**
+ * "Send to batch": save the notebook, ask how to run it, submit.
+ *
+ * The dialog stays open when the server refuses the request (400, 409), with
+ * the server's message and everything typed kept; it closes once the job is
+ * recorded.
+ */
+import { Dialog, Notification } from '@jupyterlab/apputils';
+import { NotebookPanel } from '@jupyterlab/notebook';
+import { KernelSpec } from '@jupyterlab/services';
+
+import { GpuEnvClient } from '../api';
+import { messageOf } from './actions';
+import { JobsClient } from './api';
+import { JobsModel } from './model';
+import { parseParametersCell } from './params';
+import { ILastUsed } from './resource-fields';
+import { IKernelChoice, SubmitForm } from './submit-form';
+import { IJob, IJobRequest } from './types';
+
+const SUBMIT = 1;
+
+/** A dialog whose Submit sends the request and closes only on success. */
+class SubmitDialog extends Dialog<IJobRequest> {
+  constructor(
+    private readonly _form: SubmitForm,
+    private readonly _send: (request: IJobRequest) => Promise<IJob>,
+    title: string
+  ) {
+    super({
+      title,
+      body: _form,
+      buttons: [Dialog.cancelButton(), Dialog.okButton({ label: 'Submit' })],
+      defaultButton: SUBMIT,
+      focusNodeSelector: '.jp-GpuEnv-params input'
+    });
+    this.addClass('jp-GpuEnv-submitDialog');
+  }
+
+  /** The job, once the server recorded it. */
+  job: IJob | null = null;
+  /** The request that made it. */
+  request: IJobRequest | null = null;
+
+  override resolve(index?: number): void {
+    if ((index ?? SUBMIT) !== SUBMIT || this.job) {
+      if (!this._sending) {
+        super.resolve(index);
+      }
+      return;
+    }
+    if (!this._sending) {
+      void this._submit();
+    }
+  }
+
+  override reject(): void {
+    // A request in flight may create the job: wait for its answer.
+    if (!this._sending) {
+      super.reject();
+    }
+  }
+
+  private async _submit(): Promise<void> {
+    const button = this.node.querySelector<HTMLButtonElement>(
+      '.jp-Dialog-button.jp-mod-accept'
+    );
+    let request: IJobRequest;
+    try {
+      request = this._form.getValue();
+    } catch (error) {
+      this._form.showError(messageOf(error));
+      return;
+    }
+    this._sending = true;
+    this._form.clearError();
+    this.node.dataset.sending = 'true';
+    if (button) {
+      button.disabled = true;
+    }
+    try {
+      this.job = await this._send(request);
+      this.request = request;
+    } catch (error) {
+      this._form.showError(messageOf(error));
+    } finally {
+      this._sending = false;
+      delete this.node.dataset.sending;
+      if (button) {
+        button.disabled = false;
+      }
+    }
+    if (this.job) {
+      super.resolve(SUBMIT);
+    }
+  }
+
+  private _sending = false;
+}
+
+export interface ISubmitOptions {
+  client: JobsClient;
+  envClient: GpuEnvClient;
+  kernelspecs: KernelSpec.IManager;
+  model: JobsModel;
+  /** The dialog's remembered choices (from the settings). */
+  last: ILastUsed | null;
+  /** Called with what to remember after a successful submission. */
+  remember: (last: ILastUsed) => void;
+  /** Show the job in the Jobs section. */
+  openJobs: (job: IJob) => void;
+}
+
+/** Save `panel`, ask how to run it, and submit it; the job or null. */
+export async function submitNotebook(
+  panel: NotebookPanel,
+  options: ISubmitOptions
+): Promise<IJob | null> {
+  const { context } = panel;
+  await context.ready;
+  try {
+    await context.save();
+  } catch (error) {
+    Notification.error(
+      `Could not save ${context.path} before sending it: ${messageOf(error)}`
+    );
+    return null;
+  }
+  const model = context.model;
+  const spec = model.getMetadata('kernelspec') as { name?: unknown } | null;
+  const kernel = typeof spec?.name === 'string' ? spec.name : null;
+  let cell = null;
+  for (let i = 0; i < model.cells.length; i++) {
+    const cellModel = model.cells.get(i);
+    const tags = cellModel.getMetadata('tags');
+    if (Array.isArray(tags) && tags.includes('parameters')) {
+      cell = parseParametersCell(cellModel.sharedModel.getSource());
+      break;
+    }
+  }
+
+  const [backends, kernels, environments, images] = await Promise.all([
+    options.client.backends().catch((error: unknown) => error),
+    kernelChoices(options.kernelspecs),
+    options.envClient.listEnvironments().catch(() => null),
+    options.envClient.listImages().catch(() => null)
+  ]);
+  if (!Array.isArray(backends) || backends.length === 0) {
+    const why = Array.isArray(backends)
+      ? 'the server has no batch backend configured'
+      : messageOf(backends);
+    Notification.error(`Cannot send to batch: ${why}.`);
+    return null;
+  }
+
+  const form = new SubmitForm({
+    path: context.path,
+    kernel,
+    cell,
+    kernels,
+    environments,
+    images,
+    backends,
+    last: options.last
+  });
+  const title = `Send “${context.path.split('/').pop()}” to batch`;
+  const dialog = new SubmitDialog(
+    form,
+    request => options.client.submit(request),
+    title
+  );
+  const result = await dialog.launch();
+  const { job, request } = dialog;
+  if (!result.button.accept || !job || !request) {
+    return null;
+  }
+  options.remember({
+    backend: request.backend,
+    queue: request.queue,
+    resources: request.resources
+  });
+  options.model.add(job);
+  Notification.success(`Sent '${job.name}' to ${job.backend}.`, {
+    autoClose: 6000,
+    actions: [
+      {
+        label: 'Open jobs',
+        caption: 'Show the job in the GPU Env sidebar',
+        callback: () => options.openJobs(job)
+      }
+    ]
+  });
+  return job;
+}
+
+async function kernelChoices(
+  manager: KernelSpec.IManager
+): Promise<IKernelChoice[]> {
+  try {
+    await manager.ready;
+  } catch {
+    return [];
+  }
+  const specs = manager.specs?.kernelspecs ?? {};
+  return Object.entries(specs)
+    .map(([name, spec]) => ({ name, displayName: spec?.display_name ?? name }))
+    .sort((a, b) => a.displayName.localeCompare(b.displayName));
+}

@@ -1,0 +1,324 @@
+/**
+ * What the Environments section's buttons and the palette commands do:
+ * dialogs, API calls, tasks handed to the tracker, notifications.
+ */
+import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
+import { KernelSpec } from '@jupyterlab/services';
+import { Widget } from '@lumino/widgets';
+
+import { GpuEnvClient, isTask } from '../api';
+import { h } from '../components/form';
+import { TaskTracker } from '../tasks';
+import { IEnvironment } from '../types';
+import {
+  CloneForm,
+  ExportForm,
+  PackForm,
+  PackagesForm
+} from './environments-dialogs';
+import {
+  cleanMessage,
+  describeImageSize,
+  formatEnvSize,
+  plural,
+  suggestCloneName
+} from './environments-format';
+import { EnvironmentsModel, asApiError } from './environments-model';
+import { notifyTaskEnd } from './environments-notify';
+
+/** Statuses whose message says what to change (shown in the dialog again). */
+const REFUSALS = [400, 404, 409];
+
+export class EnvironmentActions {
+  constructor(options: EnvironmentActions.IOptions) {
+    this.model = options.model;
+    this.tracker = options.tracker;
+    this._client = options.model.client;
+    this._kernelspecs = options.kernelspecs ?? null;
+    this.tracker.finished.connect((_, task) => {
+      notifyTaskEnd(task);
+      void this.model.refresh();
+    });
+  }
+
+  readonly model: EnvironmentsModel;
+  readonly tracker: TaskTracker;
+
+  /** Clone `source` (or one chosen in the dialog) under a name asked. */
+  async clone(source?: string): Promise<void> {
+    const envs = await this._environments();
+    if (envs.length === 0) {
+      if (!this.model.environmentsError) {
+        Notification.warning('There is no environment to clone yet.');
+      }
+      return;
+    }
+    const sources = source ? [source] : envs.map(e => e.name);
+    let chosen =
+      source ?? (envs.find(e => e.kind === 'managed') ?? envs[0]).name;
+    let name = suggestCloneName(chosen, this.model.names);
+    let error: string | undefined;
+    for (;;) {
+      const result = await showDialog({
+        title: source ? `Clone '${source}'` : 'Clone an environment',
+        body: new CloneForm({
+          sources,
+          source: chosen,
+          name,
+          taken: this.model.names,
+          error
+        }),
+        buttons: [Dialog.cancelButton(), Dialog.okButton({ label: 'Clone' })],
+        focusNodeSelector: 'input[type="text"]'
+      });
+      if (!result.button.accept || !result.value) {
+        return;
+      }
+      ({ source: chosen, name } = result.value);
+      try {
+        this.tracker.track(await this._client.cloneEnvironment(chosen, name));
+        return;
+      } catch (reason) {
+        const err = asApiError(reason);
+        if (!REFUSALS.includes(err.status)) {
+          notifyError(`Could not clone '${chosen}'`, err);
+          return;
+        }
+        error = cleanMessage(err.message);
+        await this.model.load();
+      }
+    }
+  }
+
+  /** Pack an environment (asked when not given) into an image. */
+  async pack(environment?: string): Promise<void> {
+    const names = environment
+      ? [environment]
+      : (await this._environments()).map(e => e.name);
+    if (names.length === 0) {
+      if (!this.model.environmentsError) {
+        Notification.warning('There is no environment to pack yet.');
+      }
+      return;
+    }
+    const result = await showDialog({
+      title: environment
+        ? `Pack '${environment}' into an image`
+        : 'Pack an environment',
+      body: new PackForm({ environments: names, environment: names[0] }),
+      buttons: [Dialog.cancelButton(), Dialog.okButton({ label: 'Pack' })]
+    });
+    if (!result.button.accept || !result.value) {
+      return;
+    }
+    const { environment: name, format, compression } = result.value;
+    try {
+      const answer = await this._client.packEnvironment(name, {
+        format,
+        compression
+      });
+      if (isTask(answer)) {
+        this.tracker.track(answer);
+      } else {
+        Notification.success(
+          `An identical image of '${name}' exists already: ` +
+            `${describeImageSize(answer)}.`,
+          { autoClose: 5000 }
+        );
+        await this.model.refresh();
+      }
+    } catch (reason) {
+      notifyError(`Could not pack '${name}'`, reason);
+    }
+  }
+
+  /** Register the environment's kernel, or remove it when registered. */
+  async toggleKernel(env: IEnvironment): Promise<void> {
+    const registered = env.kernel_name !== null;
+    try {
+      if (registered) {
+        await this._client.unregisterKernel(env.name);
+        Notification.info(`Removed the kernel of '${env.name}'.`, {
+          autoClose: 4000
+        });
+      } else {
+        const info = await this._client.registerKernel(env.name);
+        Notification.success(
+          `Registered '${info.display_name}': it is in the Launcher.`,
+          { autoClose: 5000 }
+        );
+      }
+      // The Launcher shows the new kernel without a page reload.
+      await this._kernelspecs?.refreshSpecs();
+    } catch (reason) {
+      notifyError(
+        registered
+          ? `Could not remove the kernel of '${env.name}'`
+          : `Could not register '${env.name}' as a kernel`,
+        reason
+      );
+    }
+    await this.model.refresh();
+  }
+
+  /** Add or remove packages of one of the user's environments. */
+  async editPackages(env: IEnvironment): Promise<void> {
+    let body: PackagesForm;
+    try {
+      body = new PackagesForm(
+        (await this._client.getEnvironment(env.name)).packages
+      );
+    } catch (reason) {
+      notifyError(`Could not read the packages of '${env.name}'`, reason);
+      return;
+    }
+    const result = await showDialog({
+      title: `Packages of '${env.name}'`,
+      body,
+      buttons: [Dialog.cancelButton(), Dialog.okButton({ label: 'Apply' })],
+      focusNodeSelector: 'input[type="text"]'
+    });
+    if (!result.button.accept || !result.value) {
+      return;
+    }
+    const { add, remove } = result.value;
+    if (add.length === 0 && remove.length === 0) {
+      Notification.info('Nothing to change.', { autoClose: 3000 });
+      return;
+    }
+    try {
+      this.tracker.track(
+        await this._client.changePackages(env.name, add, remove)
+      );
+    } catch (reason) {
+      notifyError(`Could not change '${env.name}'`, reason);
+    }
+  }
+
+  /** Download environment.yml or the explicit lock of an environment. */
+  async exportEnvironment(env: IEnvironment): Promise<void> {
+    const result = await showDialog({
+      title: `Export '${env.name}'`,
+      body: new ExportForm(),
+      buttons: [Dialog.cancelButton(), Dialog.okButton({ label: 'Download' })]
+    });
+    if (!result.button.accept || !result.value) {
+      return;
+    }
+    try {
+      const file = await this._client.exportEnvironment(env.name, result.value);
+      downloadText(file.filename, file.content);
+    } catch (reason) {
+      notifyError(`Could not export '${env.name}'`, reason);
+    }
+  }
+
+  /** Delete one of the user's environments, after a confirmation. */
+  async remove(env: IEnvironment): Promise<void> {
+    const kernel = env.kernel_name
+      ? await this._kernelLabel(env.kernel_name)
+      : null;
+    const body = h(
+      'div',
+      { class: 'jp-GpuEnv-confirm' },
+      h(
+        'p',
+        {},
+        `This deletes ${env.prefix} — ${plural(env.package_count, 'package')}, ` +
+          `${formatEnvSize(env)}.`
+      ),
+      kernel
+        ? h(
+            'p',
+            {},
+            `Its kernel '${kernel}' is removed too: notebooks using it will ` +
+              'ask for another kernel.'
+          )
+        : null,
+      h('p', {}, 'Images packed from it are kept. This cannot be undone.')
+    );
+    const result = await showDialog({
+      title: `Delete '${env.name}'?`,
+      body: new Widget({ node: body }),
+      buttons: [Dialog.cancelButton(), Dialog.warnButton({ label: 'Delete' })]
+    });
+    if (!result.button.accept) {
+      return;
+    }
+    try {
+      const deleted = await this._client.deleteEnvironment(env.name);
+      Notification.success(
+        `Deleted '${env.name}'` +
+          (deleted.kernel_removed ? ' and its kernel.' : '.'),
+        { autoClose: 4000 }
+      );
+      if (deleted.kernel_removed) {
+        await this._kernelspecs?.refreshSpecs();
+      }
+    } catch (reason) {
+      notifyError(`Could not delete '${env.name}'`, reason);
+    }
+    await this.model.refresh();
+  }
+
+  /** Cancel a running task (the tracker reports how it ended). */
+  async cancel(taskId: string): Promise<void> {
+    try {
+      await this.tracker.cancel(taskId);
+    } catch (reason) {
+      notifyError('Could not cancel the task', reason);
+    }
+  }
+
+  private async _environments(): Promise<IEnvironment[]> {
+    // Fresh names for the choice and the checks, even with the panel closed.
+    await this.model.load();
+    const error = this.model.environmentsError;
+    if (error) {
+      notifyError('Could not list the environments', error);
+    }
+    return error ? [] : (this.model.environments ?? []);
+  }
+
+  /** The kernel's name as the Launcher shows it. */
+  private async _kernelLabel(kernelName: string): Promise<string> {
+    const manager = this._kernelspecs;
+    if (manager && !manager.specs?.kernelspecs[kernelName]) {
+      // Registered since the page loaded (another tab, a terminal).
+      await manager.refreshSpecs().catch(() => undefined);
+    }
+    const spec = manager?.specs?.kernelspecs[kernelName];
+    return spec?.display_name ?? kernelName;
+  }
+
+  private _client: GpuEnvClient;
+  private _kernelspecs: KernelSpec.IManager | null;
+}
+
+export namespace EnvironmentActions {
+  export interface IOptions {
+    model: EnvironmentsModel;
+    tracker: TaskTracker;
+    /** Refreshed after kernel changes, so the Launcher follows at once. */
+    kernelspecs?: KernelSpec.IManager | null;
+  }
+}
+
+/** An error notification with the server's own message. */
+export function notifyError(title: string, reason: unknown): void {
+  const message = cleanMessage(asApiError(reason).message);
+  Notification.error(`${title}: ${message}`, { autoClose: 10000 });
+}
+
+/** Save `content` as a file through the browser. */
+export function downloadText(filename: string, content: string): void {
+  const url = URL.createObjectURL(
+    new Blob([content], { type: 'text/plain;charset=utf-8' })
+  );
+  const anchor = h('a', { href: url, download: filename });
+  anchor.style.display = 'none';
+  document.body.append(anchor);
+  anchor.click();
+  anchor.remove();
+  window.setTimeout(() => URL.revokeObjectURL(url), 1000);
+}

@@ -1,0 +1,285 @@
+/**
+ * The bodies of the Environments dialogs (clone, pack, packages, export):
+ * Lumino widgets whose `getValue()` gives what the user chose.
+ */
+import { Dialog } from '@jupyterlab/apputils';
+import { Widget } from '@lumino/widgets';
+
+import { field, h, liveValidate, select, textInput } from '../components/form';
+import {
+  Compression,
+  ExportFormat,
+  IImageRequest,
+  IPackage,
+  ImageFormat
+} from '../types';
+import {
+  envNameProblem,
+  parseSpecs,
+  suggestCloneName
+} from './environments-format';
+
+export interface ICloneValue {
+  source: string;
+  name: string;
+}
+
+/** Asks the new environment's name (and its source, when not given). */
+export class CloneForm
+  extends Widget
+  implements Dialog.IBodyWidget<ICloneValue>
+{
+  constructor(options: CloneForm.IOptions) {
+    super({ node: h('div', { class: 'jp-GpuEnv-form' }) });
+    this.addClass('jp-GpuEnv-cloneForm');
+    const taken = options.taken;
+    if (options.sources.length > 1) {
+      this._source = select(
+        options.sources.map(name => [name, name]),
+        options.source,
+        { 'data-testid': 'gpu-env-clone-source' }
+      );
+      this.node.append(field('Environment to clone', this._source));
+    }
+    this._sourceName = options.source;
+    this._name = textInput({
+      value: options.name,
+      required: true,
+      'aria-describedby': 'jp-GpuEnv-cloneProblem',
+      'data-testid': 'gpu-env-clone-name'
+    });
+    const problem = h('div', {
+      class: 'jp-GpuEnv-fieldProblem',
+      id: 'jp-GpuEnv-cloneProblem',
+      role: 'alert',
+      'data-testid': 'gpu-env-clone-problem'
+    });
+    this.node.append(
+      field(
+        'Name of the new environment',
+        this._name,
+        "Letters, digits, '.', '_' and '-'; at most 64."
+      ),
+      problem
+    );
+    const check = liveValidate(this._name, problem, value =>
+      envNameProblem(value, taken)
+    );
+    // A message from the server (a name it refused) until the user types.
+    problem.textContent = options.error ?? '';
+    problem.hidden = !options.error;
+    this._name.addEventListener('focus', () => this._name.select());
+
+    // A new source brings a new suggestion, unless the user chose a name.
+    let suggested = options.name;
+    this._source?.addEventListener('change', () => {
+      if (this._name.value === suggested && this._source) {
+        suggested = suggestCloneName(this._source.value, taken);
+        this._name.value = suggested;
+        check();
+      }
+    });
+  }
+
+  getValue(): ICloneValue {
+    return {
+      source: this._source ? this._source.value : this._sourceName,
+      name: this._name.value
+    };
+  }
+
+  private _source: HTMLSelectElement | null = null;
+  private _sourceName: string;
+  private _name: HTMLInputElement;
+}
+
+export namespace CloneForm {
+  export interface IOptions {
+    /** Environments that can be cloned; a select shows when more than one. */
+    sources: string[];
+    /** The source selected at first. */
+    source: string;
+    /** The name proposed at first. */
+    name: string;
+    /** Names already listed (refused at once). */
+    taken: string[];
+    /** The server's message when it refused the previous try. */
+    error?: string;
+  }
+}
+
+export interface IPackValue extends IImageRequest {
+  environment: string;
+}
+
+const COMPRESSIONS: [Compression, string][] = [
+  ['zstd', 'zstd — fast to pack and to read (default)'],
+  ['xz', 'xz — smaller, slower; mounts on older kernels'],
+  ['none', 'none — largest, fastest to read']
+];
+
+const FORMATS: [ImageFormat, string][] = [
+  ['squashfs', 'squashfs — one file, mountable by Apptainer or squashfuse'],
+  ['sif', 'SIF — an Apptainer container (needs apptainer on the server)']
+];
+
+/** Asks the image's format and compression (and the environment). */
+export class PackForm extends Widget implements Dialog.IBodyWidget<IPackValue> {
+  constructor(options: { environments: string[]; environment: string }) {
+    super({ node: h('div', { class: 'jp-GpuEnv-form' }) });
+    this._environment = options.environment;
+    if (options.environments.length > 1) {
+      this._env = select(
+        options.environments.map(name => [name, name]),
+        options.environment,
+        { 'data-testid': 'gpu-env-pack-environment' }
+      );
+      this.node.append(field('Environment', this._env));
+    }
+    this._format = select(FORMATS, 'squashfs');
+    this._compression = select(COMPRESSIONS, 'zstd', {
+      'data-testid': 'gpu-env-pack-compression'
+    });
+    this.node.append(
+      field('Format', this._format),
+      field(
+        'Compression',
+        this._compression,
+        'Thousands of small files become one file: fast to open from ' +
+          'shared filesystems and ready for batch jobs.'
+      )
+    );
+  }
+
+  getValue(): IPackValue {
+    return {
+      environment: this._env ? this._env.value : this._environment,
+      format: this._format.value as ImageFormat,
+      compression: this._compression.value as Compression
+    };
+  }
+
+  private _env: HTMLSelectElement | null = null;
+  private _environment: string;
+  private _format: HTMLSelectElement;
+  private _compression: HTMLSelectElement;
+}
+
+export interface IPackagesValue {
+  add: string[];
+  remove: string[];
+}
+
+/** Specs to add, and checkboxes of the installed conda packages to remove. */
+export class PackagesForm
+  extends Widget
+  implements Dialog.IBodyWidget<IPackagesValue>
+{
+  constructor(packages: IPackage[]) {
+    super({ node: h('div', { class: 'jp-GpuEnv-form' }) });
+    this.addClass('jp-GpuEnv-packagesForm');
+    this._add = textInput({
+      placeholder: 'tensorboard, numpy >=1.26',
+      'data-testid': 'gpu-env-packages-add'
+    });
+    this.node.append(
+      field(
+        'Add',
+        this._add,
+        'Conda specs, separated by commas or spaces; solved against the ' +
+          "server's channels."
+      )
+    );
+    const list = h('ul', {
+      class: 'jp-GpuEnv-checkList',
+      'data-testid': 'gpu-env-packages-remove'
+    });
+    for (const pkg of packages.filter(p => p.kind === 'conda')) {
+      const box = h('input', { type: 'checkbox', value: pkg.name });
+      this._boxes.push(box);
+      list.append(
+        h(
+          'li',
+          {},
+          h(
+            'label',
+            {},
+            box,
+            h('span', { class: 'jp-GpuEnv-pkgName' }, pkg.name),
+            h('span', { class: 'jp-GpuEnv-pkgVersion' }, pkg.version)
+          )
+        )
+      );
+    }
+    this.node.append(
+      h('div', { class: 'jp-GpuEnv-fieldLabel' }, 'Remove'),
+      list,
+      h(
+        'div',
+        { class: 'jp-GpuEnv-fieldHint' },
+        'Packages that depend on a removed one are removed too.'
+      )
+    );
+  }
+
+  getValue(): IPackagesValue {
+    return {
+      add: parseSpecs(this._add.value),
+      remove: this._boxes.filter(b => b.checked).map(b => b.value)
+    };
+  }
+
+  private _add: HTMLInputElement;
+  private _boxes: HTMLInputElement[] = [];
+}
+
+/** Asks which export to download. */
+export class ExportForm
+  extends Widget
+  implements Dialog.IBodyWidget<ExportFormat>
+{
+  constructor() {
+    super({ node: h('div', { class: 'jp-GpuEnv-form' }) });
+    const choices: [ExportFormat, string, string][] = [
+      [
+        'yaml',
+        'environment.yml',
+        'Package names and versions: rebuild it with conda env create.'
+      ],
+      [
+        'explicit',
+        'Explicit lock',
+        'Exact package URLs and hashes: the same environment, bit for bit.'
+      ]
+    ];
+    for (const [value, label, hint] of choices) {
+      const radio = h('input', {
+        type: 'radio',
+        name: 'jp-GpuEnv-exportFormat',
+        value,
+        checked: value === 'yaml'
+      });
+      this._radios.push(radio);
+      this.node.append(
+        h(
+          'label',
+          { class: 'jp-GpuEnv-choice' },
+          radio,
+          h(
+            'span',
+            {},
+            h('strong', {}, label),
+            h('span', { class: 'jp-GpuEnv-fieldHint' }, hint)
+          )
+        )
+      );
+    }
+  }
+
+  getValue(): ExportFormat {
+    const checked = this._radios.find(r => r.checked);
+    return (checked?.value ?? 'yaml') as ExportFormat;
+  }
+
+  private _radios: HTMLInputElement[] = [];
+}

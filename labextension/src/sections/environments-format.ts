@@ -1,0 +1,187 @@
+/**
+ * Pure helpers of the Environments and Images sections (no DOM, no
+ * JupyterLab), tested on their own in ui-tests/tests/environments-format.spec.ts.
+ */
+import { formatBytes } from '../format';
+import { IEnvironment, IImage } from '../types';
+
+/** The longest environment name the server accepts (envs/names.py). */
+export const MAX_ENV_NAME_LENGTH = 64;
+
+const ALLOWED_CHAR = /^[A-Za-z0-9._-]$/;
+
+/**
+ * Why `name` is not a valid name for a new environment, or null when it is.
+ *
+ * Mirrors the server's `env_name_problem` (jupyter_gpu_env/envs/names.py),
+ * plus a check against the names already listed. The server stays the
+ * judge: its 400 or 409 message is shown when it disagrees.
+ */
+export function envNameProblem(
+  name: string,
+  taken: readonly string[] = []
+): string | null {
+  if (name.length === 0) {
+    return 'The name must not be empty.';
+  }
+  if (name.length > MAX_ENV_NAME_LENGTH) {
+    return (
+      `The name is ${name.length} characters long; at most ` +
+      `${MAX_ENV_NAME_LENGTH} are allowed.`
+    );
+  }
+  if ([...name].some(c => c.charCodeAt(0) < 32 || c.charCodeAt(0) === 127)) {
+    return 'The name must not contain control characters.';
+  }
+  if (/\s/.test(name)) {
+    return 'The name must not contain spaces or other whitespace.';
+  }
+  if (name.includes('/') || name.includes('\\')) {
+    return "The name must be a plain folder name, without '/' or '\\'.";
+  }
+  if (name.includes('..')) {
+    return "The name must not contain '..'.";
+  }
+  if (name[0] === '.' || name[0] === '-') {
+    return "The name must not start with '.' or '-'.";
+  }
+  const bad = [...new Set([...name].filter(c => !ALLOWED_CHAR.test(c)))];
+  if (bad.length > 0) {
+    const list = bad
+      .sort()
+      .map(c => `'${c}'`)
+      .join(' ');
+    return (
+      "The name may only contain letters, digits, '.', '_' and '-' " +
+      `(not ${list}).`
+    );
+  }
+  if (taken.includes(name)) {
+    return `An environment named '${name}' already exists.`;
+  }
+  return null;
+}
+
+/** A free name for a clone of `source`: `source-copy`, `source-copy-2`… */
+export function suggestCloneName(
+  source: string,
+  taken: readonly string[]
+): string {
+  const base = source.split('@')[0].replace(/^[.-]+/, '') || 'env';
+  const stem = `${base.slice(0, MAX_ENV_NAME_LENGTH - 8)}-copy`;
+  let candidate = stem;
+  for (let i = 2; taken.includes(candidate); i++) {
+    candidate = `${stem}-${i}`;
+  }
+  return candidate;
+}
+
+const SPEC_OPERATOR = /^(==|>=|<=|!=|~=|=|<|>)/;
+
+/**
+ * Split what a user typed into conda match specs: commas and spaces
+ * separate specs, but a version constraint written after a space stays
+ * with its package (`numpy >=1.26, scipy` is `["numpy >=1.26", "scipy"]`).
+ */
+export function parseSpecs(text: string): string[] {
+  const specs: string[] = [];
+  for (const token of text.split(/[\s,]+/)) {
+    if (!token) {
+      continue;
+    }
+    if (SPEC_OPERATOR.test(token) && specs.length > 0) {
+      specs[specs.length - 1] += ` ${token}`;
+    } else {
+      specs.push(token);
+    }
+  }
+  return specs;
+}
+
+/** 9476 as "9,476". */
+export function formatCount(count: number): string {
+  return Math.round(count).toLocaleString('en-US');
+}
+
+/** "3 packages", "1 package". */
+export function plural(count: number, noun: string): string {
+  return `${formatCount(count)} ${noun}${count === 1 ? '' : 's'}`;
+}
+
+/**
+ * An environment's size; for a clone (files hard-linked from the package
+ * cache) what it really added: "138 MiB (3.5 MiB new)".
+ */
+export function formatEnvSize(env: IEnvironment): string {
+  const total = formatBytes(env.size_bytes);
+  if (env.kind !== 'own' || env.shared_bytes <= 0) {
+    return total;
+  }
+  const fresh = Math.max(0, env.size_bytes - env.shared_bytes);
+  return `${total} (${formatBytes(fresh)} new)`;
+}
+
+/** "Python 3.11.7 · 31 packages · 138 MiB (3.5 MiB new)". */
+export function describeEnvironment(env: IEnvironment): string {
+  const parts = [
+    env.python_version ? `Python ${env.python_version}` : 'no Python',
+    plural(env.package_count, 'package'),
+    formatEnvSize(env)
+  ];
+  return parts.join(' · ');
+}
+
+/** "33 MiB, 9,476 files in one". */
+export function describeImageSize(image: IImage): string {
+  const files = image.file_count === 1 ? 'file' : 'files';
+  return (
+    `${formatBytes(image.size_bytes)}, ` +
+    `${formatCount(image.file_count)} ${files} in one`
+  );
+}
+
+/** "squashfs · zstd", "SIF". */
+export function describeImageFormat(image: IImage): string {
+  if (image.format === 'sif') {
+    return 'SIF';
+  }
+  return image.compression === 'none'
+    ? 'squashfs · uncompressed'
+    : `squashfs · ${image.compression}`;
+}
+
+/** How long ago a Unix time (seconds) was: "just now", "3 min ago", "2 d ago". */
+export function formatAge(unixSeconds: number, nowMs = Date.now()): string {
+  const seconds = Math.max(0, nowMs / 1000 - unixSeconds);
+  if (seconds < 45) {
+    return 'just now';
+  }
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 60) {
+    return `${minutes} min ago`;
+  }
+  const hours = Math.round(minutes / 60);
+  if (hours < 24) {
+    return `${hours} h ago`;
+  }
+  const days = Math.round(hours / 24);
+  return `${days} d ago`;
+}
+
+/** "0.4 s", "12 s", "2 min 5 s". */
+export function formatDuration(seconds: number): string {
+  if (seconds < 10) {
+    return `${seconds.toFixed(1)} s`;
+  }
+  if (seconds < 60) {
+    return `${Math.round(seconds)} s`;
+  }
+  const m = Math.floor(seconds / 60);
+  const s = Math.round(seconds - m * 60);
+  return s > 0 ? `${m} min ${s} s` : `${m} min`;
+}
+
+/** The text of an API error without pydantic's "Value error, " noise. */
+export function cleanMessage(message: string): string {
+  return message.replace(/Value error, /g, '');
+}

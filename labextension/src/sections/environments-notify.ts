@@ -1,0 +1,138 @@
+/**
+ * Notifications when a task ends: what it made, or the server's reason.
+ */
+import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
+import { Widget } from '@lumino/widgets';
+
+import { h } from '../components/form';
+import { IImage, IPackagesResult, ITask } from '../types';
+import {
+  cleanMessage,
+  describeImageSize,
+  formatDuration
+} from './environments-format';
+
+/** How many package names a notification lists before "and N more". */
+const LISTED = 5;
+
+/** Tell the user how `task` ended. */
+export function notifyTaskEnd(task: ITask): void {
+  if (task.state === 'failed') {
+    Notification.error(`${task.title} failed: ${cleanMessage(task.message)}`, {
+      autoClose: false
+    });
+  } else if (task.state === 'cancelled') {
+    Notification.info(`${task.title}: ${task.message}`, { autoClose: 5000 });
+  } else if (task.state === 'succeeded') {
+    const { message, actions } = successOf(task);
+    Notification.success(message, { autoClose: 6000, actions });
+  }
+}
+
+/** One line saying how a finished task ended, for its row. */
+export function taskSummary(task: ITask): string {
+  return task.state === 'succeeded'
+    ? successOf(task).message
+    : cleanMessage(task.message);
+}
+
+function successOf(task: ITask): {
+  message: string;
+  actions?: Notification.IAction[];
+} {
+  if (task.kind === 'pack' && isImage(task.result)) {
+    const image = task.result;
+    return {
+      message:
+        `Packed '${image.environment}' in ` +
+        `${formatDuration(image.pack_seconds)}: ${describeImageSize(image)}.`
+    };
+  }
+  if (task.kind === 'install' && isPackagesResult(task.result)) {
+    const result = task.result;
+    const { installed, removed } = result.report;
+    const parts = [
+      installed.length ? `installed ${listed(installed)}` : '',
+      removed.length ? `removed ${listed(removed)}` : ''
+    ].filter(Boolean);
+    return {
+      message:
+        `Changed '${result.environment.name}': ` +
+        (parts.join('; ') || 'nothing to do') +
+        '.',
+      actions: [
+        {
+          label: 'Details',
+          callback: () => void showReport(result),
+          displayType: 'link'
+        }
+      ]
+    };
+  }
+  return { message: task.message || `${task.title}: done.` };
+}
+
+function listed(specs: string[]): string {
+  const names = specs.map(nameOf);
+  const shown = names.slice(0, LISTED).join(', ');
+  const more = names.length - LISTED;
+  return more > 0 ? `${shown} and ${more} more` : shown;
+}
+
+/** `ipykernel-7.4.0-pyh_local_0` → `ipykernel`. */
+function nameOf(spec: string): string {
+  const parts = spec.split('-');
+  return parts.length >= 3 ? parts.slice(0, -2).join('-') : spec;
+}
+
+/** A dialog with every package a change installed and removed. */
+async function showReport(result: IPackagesResult): Promise<void> {
+  const { installed, removed, seconds } = result.report;
+  const section = (title: string, specs: string[]): HTMLElement =>
+    h(
+      'div',
+      { class: 'jp-GpuEnv-report' },
+      h('div', { class: 'jp-GpuEnv-fieldLabel' }, `${title} (${specs.length})`),
+      specs.length
+        ? h(
+            'ul',
+            { class: 'jp-GpuEnv-reportList' },
+            ...specs.map(s => h('li', {}, s))
+          )
+        : h('div', { class: 'jp-GpuEnv-fieldHint' }, 'none')
+    );
+  const body = h(
+    'div',
+    { 'data-testid': 'gpu-env-packages-report' },
+    section('Installed or changed', installed),
+    section('Removed', removed),
+    h(
+      'div',
+      { class: 'jp-GpuEnv-fieldHint' },
+      `Took ${formatDuration(seconds)}.`
+    )
+  );
+  await showDialog({
+    title: `Package changes in '${result.environment.name}'`,
+    body: new Widget({ node: body }),
+    buttons: [Dialog.okButton({ label: 'Close' })]
+  });
+}
+
+function isImage(value: unknown): value is IImage {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    'usage' in value &&
+    'size_bytes' in value
+  );
+}
+
+function isPackagesResult(value: unknown): value is IPackagesResult {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    'report' in value &&
+    'environment' in value
+  );
+}

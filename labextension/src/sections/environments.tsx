@@ -1,0 +1,156 @@
+/**
+ * The "Environments" section: the platform's managed environments and the
+ * user's own, with their actions and running tasks.
+ */
+import { ReactWidget } from '@jupyterlab/ui-components';
+import { Message } from '@lumino/messaging';
+import React from 'react';
+
+import { useSignals } from '../components/hooks';
+import { TaskList } from '../components/taskprogress';
+import { environmentsIcon } from '../icons';
+import { IEnvironment, ITask } from '../types';
+import { EnvironmentActions } from './environments-actions';
+import { taskSummary } from './environments-notify';
+import { EnvironmentRow } from './environments-row';
+
+const EMPTY: Record<IEnvironment['kind'], string> = {
+  managed:
+    'No managed environments here. Platform admins provide them with ' +
+    'c.GpuEnvApp.managed_env_dirs (by default /envs where it exists).',
+  own:
+    'None of your own yet. Clone an environment (the copy button on its ' +
+    'row) to add packages to it and register it as a kernel.'
+};
+
+function Group(props: {
+  kind: IEnvironment['kind'];
+  title: string;
+  envs: IEnvironment[];
+  tasks: ITask[];
+  /** Tasks on no listed environment (a clone being built), shown on top. */
+  loose?: ITask[];
+  actions: EnvironmentActions;
+}): JSX.Element {
+  const { kind, envs, tasks, actions } = props;
+  const tasksOf = (env: IEnvironment): ITask[] =>
+    tasks.filter(t => targetName(t) === env.name);
+  const loose = props.loose ?? [];
+  return (
+    <div
+      className="jp-GpuEnv-group jp-GpuEnv-envGroup"
+      data-testid={`gpu-env-env-list-${kind}`}
+    >
+      <h3 className="jp-GpuEnv-groupTitle">
+        {props.title}
+        <span className="jp-GpuEnv-groupCount">{envs.length}</span>
+      </h3>
+      <TaskList
+        tasks={loose}
+        onCancel={id => void actions.cancel(id)}
+        summarize={taskSummary}
+      />
+      {envs.length > 0 ? (
+        <ul className="jp-GpuEnv-envList">
+          {envs.map(env => (
+            <EnvironmentRow
+              key={env.name}
+              env={env}
+              actions={actions}
+              tasks={tasksOf(env)}
+            />
+          ))}
+        </ul>
+      ) : (
+        loose.length === 0 && (
+          <div
+            className="jp-GpuEnv-empty jp-GpuEnv-emptySmall"
+            data-testid={`gpu-env-env-empty-${kind}`}
+          >
+            <environmentsIcon.react
+              tag="span"
+              className="jp-GpuEnv-emptyIcon"
+            />
+            <p className="jp-GpuEnv-emptyText">{EMPTY[kind]}</p>
+          </div>
+        )
+      )}
+    </div>
+  );
+}
+
+export function EnvironmentsView(props: {
+  actions: EnvironmentActions;
+}): JSX.Element {
+  const { actions } = props;
+  const { model, tracker } = actions;
+  useSignals([model.changed, tracker.changed]);
+  const envs = model.environments;
+  const error = model.environmentsError;
+  // Clones, package changes and packs; every other kind is another section's.
+  const tasks = tracker.tasks.filter(t =>
+    ['clone', 'install', 'pack'].includes(t.kind)
+  );
+  const listed = new Set((envs ?? []).map(e => e.name));
+  return (
+    <div className="jp-GpuEnv-sectionBody" data-testid="gpu-env-environments">
+      {error && (
+        <div className="jp-GpuEnv-error" role="alert">
+          Could not list environments: {error.message}
+        </div>
+      )}
+      {envs === null ? (
+        !error && (
+          <div className="jp-GpuEnv-loading">Looking for environments…</div>
+        )
+      ) : (
+        <>
+          <Group
+            kind="managed"
+            title="Managed"
+            envs={envs.filter(e => e.kind === 'managed')}
+            tasks={tasks}
+            actions={actions}
+          />
+          <Group
+            kind="own"
+            title="Mine"
+            envs={envs.filter(e => e.kind === 'own')}
+            tasks={tasks}
+            loose={tasks.filter(t => !listed.has(targetName(t)))}
+            actions={actions}
+          />
+        </>
+      )}
+    </div>
+  );
+}
+
+/** `environments/x` and `images/x` are both about environment `x`. */
+function targetName(task: ITask): string {
+  return task.target?.split('/')[1] ?? '';
+}
+
+/** The section widget; lists and tasks are refreshed whenever it is shown. */
+export class EnvironmentsSection extends ReactWidget {
+  constructor(private readonly _actions: EnvironmentActions) {
+    super();
+    this.addClass('jp-GpuEnv-section');
+    this.addClass('jp-GpuEnv-environmentsSection');
+    this.title.label = 'Environments';
+    this.node.dataset.testid = 'gpu-env-section-environments';
+  }
+
+  protected override onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    void this._actions.model.refresh();
+    // Tasks started meanwhile from another tab or a terminal.
+    this._actions.tracker.attach().catch(reason => {
+      console.warn('jupyter-gpu-env: cannot list running tasks.', reason);
+    });
+  }
+
+  protected render(): JSX.Element {
+    return <EnvironmentsView actions={this._actions} />;
+  }
+}

@@ -1,0 +1,140 @@
+/**
+ * What the Images section's buttons do: show and copy the usage lines,
+ * download, delete after a confirmation.
+ */
+import {
+  Clipboard,
+  Dialog,
+  Notification,
+  showDialog
+} from '@jupyterlab/apputils';
+import { Widget } from '@lumino/widgets';
+
+import { h } from '../components/form';
+import { formatBytes } from '../format';
+import { IImage } from '../types';
+import { notifyError } from './environments-actions';
+import { EnvironmentsModel } from './environments-model';
+
+const USAGES: [keyof IImage['usage'], string, string][] = [
+  [
+    'apptainer',
+    'Apptainer',
+    'Run the environment from inside any container (replace CONTAINER.sif).'
+  ],
+  ['squashfuse', 'squashfuse', 'Mount it without root, then use its Python.'],
+  ['unsquashfs', 'unsquashfs', 'Extract it where FUSE is not available.']
+];
+
+/** A dialog with the command lines to use `image`, each with Copy. */
+export async function showUsage(image: IImage): Promise<void> {
+  const body = h('div', {
+    class: 'jp-GpuEnv-usageLines',
+    'data-testid': 'gpu-env-image-usage'
+  });
+  for (const [key, label, hint] of USAGES) {
+    const line = image.usage[key];
+    const copy = h(
+      'button',
+      {
+        type: 'button',
+        class: 'jp-GpuEnv-copyLine',
+        title: `Copy the ${label} command`,
+        'data-usage': key
+      },
+      'Copy'
+    );
+    copy.addEventListener('click', () => {
+      Clipboard.copyToSystem(line);
+      copy.textContent = 'Copied';
+    });
+    body.append(
+      h(
+        'div',
+        { class: 'jp-GpuEnv-usageLine', 'data-usage': key },
+        h(
+          'div',
+          { class: 'jp-GpuEnv-usageLineHeader' },
+          h(
+            'span',
+            {},
+            h('span', { class: 'jp-GpuEnv-fieldLabel' }, label),
+            h('span', { class: 'jp-GpuEnv-fieldHint' }, ` — ${hint}`)
+          ),
+          copy
+        ),
+        h('pre', { class: 'jp-GpuEnv-code' }, line)
+      )
+    );
+  }
+  body.append(
+    h(
+      'div',
+      { class: 'jp-GpuEnv-fieldHint' },
+      `The environment lives at ${image.usage.mount_path} once mounted.`
+    )
+  );
+  const result = await showDialog({
+    title: `Use the image of '${image.environment}'`,
+    body: new Widget({ node: body }),
+    buttons: [
+      Dialog.cancelButton({ label: 'Close' }),
+      Dialog.okButton({ label: 'Copy all' })
+    ]
+  });
+  if (result.button.accept) {
+    Clipboard.copyToSystem(USAGES.map(([key]) => image.usage[key]).join('\n'));
+    Notification.info('Copied the three command lines.', { autoClose: 3000 });
+  }
+}
+
+/** Download the image file through the browser. */
+export function downloadImage(model: EnvironmentsModel, image: IImage): void {
+  const anchor = h('a', {
+    href: model.client.imageDownloadUrl(image.id),
+    download: image.path.split('/').pop() ?? image.id
+  });
+  anchor.style.display = 'none';
+  document.body.append(anchor);
+  anchor.click();
+  anchor.remove();
+}
+
+/** Delete an image after a confirmation. */
+export async function deleteImage(
+  model: EnvironmentsModel,
+  image: IImage
+): Promise<void> {
+  const body = h(
+    'div',
+    { class: 'jp-GpuEnv-confirm' },
+    h(
+      'p',
+      {},
+      `This deletes ${image.path} (${formatBytes(image.size_bytes)}).`
+    ),
+    h(
+      'p',
+      {},
+      'Jobs and kernels that use this image will fail to start. The ' +
+        `environment '${image.environment}' is kept.`
+    )
+  );
+  const result = await showDialog({
+    title: `Delete the image of '${image.environment}'?`,
+    body: new Widget({ node: body }),
+    buttons: [Dialog.cancelButton(), Dialog.warnButton({ label: 'Delete' })]
+  });
+  if (!result.button.accept) {
+    return;
+  }
+  try {
+    await model.client.deleteImage(image.id);
+    Notification.success(`Deleted the image of '${image.environment}'.`, {
+      autoClose: 4000
+    });
+  } catch (reason) {
+    notifyError('Could not delete the image', reason);
+  }
+  await model.refresh();
+}

@@ -1,0 +1,267 @@
+/**
+ * "Send to batch" and the Jobs section against the real server: the local
+ * backend runs the notebook with papermill in the python3 kernel. Every test
+ * writes the notebook it needs through the contents API, so each runs alone.
+ */
+import { expect, test } from '@jupyterlab/galata';
+import type { IJupyterLabPageFixture } from '@jupyterlab/galata';
+import type { APIRequestContext, Locator } from '@playwright/test';
+import * as path from 'path';
+
+import type { IJob, IJobList } from '../../labextension/src/jobs/types';
+import { PANEL_ID } from './helpers';
+
+const API = '/gpu-env/api';
+const SCREENSHOTS = path.join(__dirname, '..', 'screenshots');
+
+/** A notebook with a `parameters` cell and cells that use it. */
+function notebook(...cells: [string[], string][]): string {
+  return JSON.stringify({
+    cells: cells.map(([tags, source], i) => ({
+      cell_type: 'code',
+      execution_count: null,
+      id: `cell-${i}`,
+      metadata: tags.length ? { tags } : {},
+      outputs: [],
+      source
+    })),
+    metadata: {
+      kernelspec: {
+        name: 'python3',
+        display_name: 'Python 3 (ipykernel)',
+        language: 'python'
+      },
+      language_info: { name: 'python' }
+    },
+    nbformat: 4,
+    nbformat_minor: 5
+  });
+}
+
+const DOUBLE = notebook(
+  [['parameters'], 'alpha = 1'],
+  [[], 'print(alpha * 2)']
+);
+
+async function openNotebook(
+  page: IJupyterLabPageFixture,
+  file: string,
+  content: string
+): Promise<void> {
+  await page.contents.uploadContent(content, 'text', file);
+  await page.notebook.openByPath(file);
+  await page.notebook.activate(path.basename(file));
+}
+
+function sendButton(page: IJupyterLabPageFixture): Locator {
+  return page.locator(
+    '.jp-NotebookPanel:not(.lm-mod-hidden) [data-jp-item-name="send-to-batch"]'
+  );
+}
+
+function dialog(page: IJupyterLabPageFixture): Locator {
+  return page.locator('.jp-Dialog');
+}
+
+function jobRow(page: IJupyterLabPageFixture, name: string): Locator {
+  return page.locator(`[data-testid="gpu-env-job"][data-name="${name}"]`);
+}
+
+async function listJobs(request: APIRequestContext): Promise<IJobList> {
+  const response = await request.get(`${API}/jobs`);
+  expect(response.ok()).toBe(true);
+  return response.json();
+}
+
+async function jobNamed(
+  request: APIRequestContext,
+  name: string
+): Promise<IJob | undefined> {
+  return (await listJobs(request)).items.find(job => job.name === name);
+}
+
+test.describe('Send to batch', () => {
+  test.beforeEach(async ({ page }) => {
+    await page.setViewportSize({ width: 1400, height: 900 });
+    await page.sidebar.setWidth(340);
+  });
+
+  test('runs a notebook with a new parameter and opens its output', async ({
+    page,
+    tmpPath
+  }) => {
+    const name = 'double';
+    await openNotebook(page, `${tmpPath}/${name}.ipynb`, DOUBLE);
+
+    await expect(sendButton(page)).toBeVisible();
+    await sendButton(page).click();
+
+    // Prefilled from the notebook: its parameters cell and its kernel.
+    const form = dialog(page).getByTestId('gpu-env-submit-form');
+    const alpha = form.locator('[data-param="alpha"]');
+    await expect(alpha).toHaveValue('1');
+    await expect(form.getByTestId('gpu-env-submit-target')).toHaveValue(
+      'kernel:python3'
+    );
+    await expect(form.getByTestId('gpu-env-submit-backend')).toHaveValue(
+      'local'
+    );
+    await alpha.fill('21');
+    await dialog(page)
+      .locator('.jp-Dialog-content')
+      .screenshot({ path: path.join(SCREENSHOTS, 'jobs-dialog.png') });
+    await dialog(page).getByRole('button', { name: 'Submit' }).click();
+    await expect(dialog(page)).toHaveCount(0);
+
+    // The confirmation leads to the job in the sidebar.
+    const sent = page.locator('.jp-toast-message', {
+      hasText: `Sent '${name}' to local`
+    });
+    await expect(sent).toBeVisible();
+    await page
+      .locator('.Toastify__toast', { has: sent })
+      .getByRole('button', { name: 'Open jobs' })
+      .click();
+    expect(await page.sidebar.isTabOpen(PANEL_ID)).toBe(true);
+
+    const row = jobRow(page, name);
+    await expect(row).toBeVisible();
+    await expect(row).toHaveAttribute('data-state', 'succeeded', {
+      timeout: 90000
+    });
+    await expect(row).toContainText(/(\d+) of \1 cells/);
+    await expect(row.getByRole('progressbar')).toBeVisible();
+    await expect(page.getByTestId('gpu-env-jobs-usage')).toContainText(
+      /This week: [<\d.]+ GPU-hours, [<\d.]+ CPU-hours, \d+ jobs?/
+    );
+    // The end is announced, with the output one click away.
+    await expect(
+      page.locator('.jp-toast-message', {
+        hasText: `Job '${name}' succeeded`
+      })
+    ).toBeVisible();
+
+    const job = await jobNamed(page.request, name);
+    expect(job?.parameters).toEqual({ alpha: 21 });
+
+    // The whole log, read chunk by chunk until the end.
+    await row.locator('[data-action="log"]').click();
+    const log = page.getByTestId('gpu-env-job-log');
+    await expect(log).toHaveAttribute('data-state', 'ended', {
+      timeout: 30000
+    });
+    await expect(log.locator('pre')).not.toBeEmpty();
+
+    // The executed notebook opens in JupyterLab, with the new value applied.
+    await row.locator('[data-action="output"]').click();
+    const output = page.locator('.jp-NotebookPanel:not(.lm-mod-hidden)');
+    await expect(
+      page.locator('.lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current', {
+        hasText: 'output.ipynb'
+      })
+    ).toBeVisible();
+    await expect(
+      output.locator('.jp-OutputArea-output', { hasText: /^42\s*$/ })
+    ).toBeVisible();
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'jobs.png') });
+  });
+
+  test("shows the server's refusal and keeps what was typed", async ({
+    page,
+    tmpPath
+  }) => {
+    const name = 'refused';
+    await openNotebook(page, `${tmpPath}/${name}.ipynb`, DOUBLE);
+    const before = (await listJobs(page.request)).total;
+
+    // From the command palette this time.
+    await page.keyboard.press('Control+Shift+C');
+    const palette = page.locator('#command-palette .lm-CommandPalette-input');
+    await palette.fill('Send notebook to batch');
+    await palette.press('Enter');
+    const form = dialog(page).getByTestId('gpu-env-submit-form');
+    await form.locator('[data-param="alpha"]').fill('5');
+    const cpus = form.getByTestId('gpu-env-submit-cpus');
+    await cpus.fill('100000');
+    await dialog(page).getByRole('button', { name: 'Submit' }).click();
+
+    const error = form.getByTestId('gpu-env-submit-error');
+    await expect(error).toContainText('cpus must be a whole number from 1');
+    await expect(dialog(page)).toBeVisible();
+    await expect(cpus).toHaveClass(/jp-GpuEnv-inputError/);
+    await expect(form.locator('[data-param="alpha"]')).toHaveValue('5');
+    // Nothing was recorded for the refused request.
+    expect((await listJobs(page.request)).total).toBe(before);
+
+    // Corrected, the same dialog sends it.
+    await cpus.fill('1');
+    await expect(cpus).not.toHaveClass(/jp-GpuEnv-inputError/);
+    await dialog(page).getByRole('button', { name: 'Submit' }).click();
+    await expect(dialog(page)).toHaveCount(0);
+    const job = await jobNamed(page.request, name);
+    expect(job?.parameters).toEqual({ alpha: 5 });
+    expect(job?.resources.cpus).toBe(1);
+    // Let it finish while its notebook's folder still exists.
+    await expect
+      .poll(async () => (await jobNamed(page.request, name))?.state, {
+        timeout: 60000
+      })
+      .toBe('succeeded');
+
+    // The next dialog starts from the resources last used.
+    await sendButton(page).click();
+    await expect(cpus).toHaveValue('1');
+    await dialog(page).getByRole('button', { name: 'Cancel' }).click();
+  });
+
+  test('cancels and deletes a job from the Jobs section', async ({
+    page,
+    tmpPath
+  }) => {
+    const name = 'sleepy';
+    const file = `${tmpPath}/${name}.ipynb`;
+    // Long enough to be cancelled while it runs.
+    await page.contents.uploadContent(
+      notebook(
+        [['parameters'], 'seconds = 120'],
+        [[], 'import time\ntime.sleep(seconds)']
+      ),
+      'text',
+      file
+    );
+    const response = await page.request.post(`${API}/jobs`, {
+      data: { notebook_path: file, backend: 'local' }
+    });
+    expect(response.status()).toBe(201);
+
+    await page.sidebar.openTab(PANEL_ID);
+    const row = jobRow(page, name);
+    await expect(row).toHaveAttribute('data-state', 'running', {
+      timeout: 60000
+    });
+    const elapsed = row.getByTestId('gpu-env-job-elapsed');
+    const first = await elapsed.textContent();
+    await expect(elapsed).not.toHaveText(first ?? '', { timeout: 5000 });
+    await screenshotSection(page);
+
+    await row.locator('[data-action="cancel"]').click();
+    await dialog(page).getByRole('button', { name: 'Cancel job' }).click();
+    await expect(row).toHaveAttribute('data-state', 'cancelled', {
+      timeout: 30000
+    });
+
+    await row.locator('[data-action="delete"]').click();
+    await dialog(page).getByRole('button', { name: 'Delete' }).click();
+    await expect(row).toHaveCount(0);
+    expect(await jobNamed(page.request, name)).toBeUndefined();
+  });
+});
+
+/** The sidebar as far as its last section, while a job runs. */
+async function screenshotSection(page: IJupyterLabPageFixture): Promise<void> {
+  const section = page.locator('[data-section="jobs"]');
+  await section.scrollIntoViewIfNeeded();
+  await section.screenshot({
+    path: path.join(SCREENSHOTS, 'jobs-running.png')
+  });
+}
