@@ -424,8 +424,8 @@ class KubernetesBackend(Configurable):
 
         try:
             from . import k8s_manifests as km
+            from .k8s_status import current_user
             from .kubernetes import KubernetesBackend as _Backend
-            from .kubernetes import current_user
         except ImportError as e:
             raise ValueError(
                 "The Kubernetes backend needs the kubernetes client: pip install 'jupyter-gpu-env[kubernetes]'"
