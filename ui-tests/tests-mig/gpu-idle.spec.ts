@@ -106,5 +106,9 @@ test.describe('GPU idle warning', () => {
       page.getByText('GPU released: shut down 1 kernel (train.ipynb).')
     ).toBeVisible();
     expect(posts).toBe(2);
+
+    await page.theme.setDarkTheme();
+    await expect(banner).toBeVisible();
+    await screenshotSection(page, 'gpu-mig-idle-dark.png');
   });
 });
