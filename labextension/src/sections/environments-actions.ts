@@ -7,6 +7,7 @@ import { KernelSpec } from '@jupyterlab/services';
 import { Widget } from '@lumino/widgets';
 
 import { GpuEnvClient, isTask } from '../api';
+import { downloadText } from '../components/download';
 import { h } from '../components/form';
 import { TaskTracker } from '../tasks';
 import { IEnvironment } from '../types';
@@ -24,7 +25,7 @@ import {
   suggestCloneName
 } from './environments-format';
 import { EnvironmentsModel, asApiError } from './environments-model';
-import { notifyTaskEnd } from './environments-notify';
+import { notifyError, notifyTaskEnd } from './environments-notify';
 
 /** Statuses whose message says what to change (shown in the dialog again). */
 const REFUSALS = [400, 404, 409];
@@ -302,23 +303,4 @@ export namespace EnvironmentActions {
     /** Refreshed after kernel changes, so the Launcher follows at once. */
     kernelspecs?: KernelSpec.IManager | null;
   }
-}
-
-/** An error notification with the server's own message. */
-export function notifyError(title: string, reason: unknown): void {
-  const message = cleanMessage(asApiError(reason).message);
-  Notification.error(`${title}: ${message}`, { autoClose: 10000 });
-}
-
-/** Save `content` as a file through the browser. */
-export function downloadText(filename: string, content: string): void {
-  const url = URL.createObjectURL(
-    new Blob([content], { type: 'text/plain;charset=utf-8' })
-  );
-  const anchor = h('a', { href: url, download: filename });
-  anchor.style.display = 'none';
-  document.body.append(anchor);
-  anchor.click();
-  anchor.remove();
-  window.setTimeout(() => URL.revokeObjectURL(url), 1000);
 }

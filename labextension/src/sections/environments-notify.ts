@@ -11,9 +11,16 @@ import {
   describeImageSize,
   formatDuration
 } from './environments-format';
+import { asApiError } from './environments-model';
 
 /** How many package names a notification lists before "and N more". */
 const LISTED = 5;
+
+/** An error notification with the server's own message. */
+export function notifyError(title: string, reason: unknown): void {
+  const message = cleanMessage(asApiError(reason).message);
+  Notification.error(`${title}: ${message}`, { autoClose: 10000 });
+}
 
 /** Tell the user how `task` ended. */
 export function notifyTaskEnd(task: ITask): void {

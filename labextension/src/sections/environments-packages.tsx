@@ -58,7 +58,7 @@ export function PackageList(props: {
               <td className="jp-GpuEnv-pkgVersion">
                 {pkg.version}
                 {pkg.kind === 'pypi' && (
-                  <span className="jp-GpuEnv-badge jp-GpuEnv-badge-pypi">
+                  <span className="jp-GpuEnv-envBadge jp-GpuEnv-envBadge-pypi">
                     pip
                   </span>
                 )}

@@ -29,10 +29,10 @@ const NO_IPYKERNEL =
 function Badges(props: { env: IEnvironment }): JSX.Element {
   const { env } = props;
   return (
-    <div className="jp-GpuEnv-badges">
+    <div className="jp-GpuEnv-envBadges">
       {env.kernel_name ? (
         <span
-          className="jp-GpuEnv-badge jp-GpuEnv-badge-kernel"
+          className="jp-GpuEnv-envBadge jp-GpuEnv-envBadge-kernel"
           title={`Registered as the Jupyter kernel '${env.kernel_name}'`}
           data-testid="gpu-env-badge-kernel"
         >
@@ -41,14 +41,14 @@ function Badges(props: { env: IEnvironment }): JSX.Element {
       ) : null}
       {env.has_ipykernel ? (
         <span
-          className="jp-GpuEnv-badge"
+          className="jp-GpuEnv-envBadge"
           title="ipykernel is installed: it can run notebooks"
         >
           ipykernel
         </span>
       ) : (
         <span
-          className="jp-GpuEnv-badge jp-GpuEnv-badge-missing"
+          className="jp-GpuEnv-envBadge jp-GpuEnv-envBadge-missing"
           title={NO_IPYKERNEL}
           data-testid="gpu-env-badge-no-ipykernel"
         >

@@ -10,10 +10,11 @@ import {
 } from '@jupyterlab/apputils';
 import { Widget } from '@lumino/widgets';
 
+import { downloadUrl } from '../components/download';
 import { h } from '../components/form';
 import { formatBytes } from '../format';
 import { IImage } from '../types';
-import { notifyError } from './environments-actions';
+import { notifyError } from './environments-notify';
 import { EnvironmentsModel } from './environments-model';
 
 const USAGES: [keyof IImage['usage'], string, string][] = [
@@ -90,14 +91,8 @@ export async function showUsage(image: IImage): Promise<void> {
 
 /** Download the image file through the browser. */
 export function downloadImage(model: EnvironmentsModel, image: IImage): void {
-  const anchor = h('a', {
-    href: model.client.imageDownloadUrl(image.id),
-    download: image.path.split('/').pop() ?? image.id
-  });
-  anchor.style.display = 'none';
-  document.body.append(anchor);
-  anchor.click();
-  anchor.remove();
+  const filename = image.path.split('/').pop() ?? image.id;
+  downloadUrl(model.client.imageDownloadUrl(image.id), filename);
 }
 
 /** Delete an image after a confirmation. */
