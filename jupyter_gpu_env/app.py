@@ -172,6 +172,42 @@ class GpuEnvApp(ExtensionApp):
 
     classes = [LocalBackend, SlurmBackend, KubernetesBackend]
 
+    # -- limits on what one request can cost -------------------------------------------------------
+    max_request_bytes = Int(
+        1 << 20,
+        min=1024,
+        config=True,
+        help="Largest request body the REST API reads, in bytes; a larger one is refused with 413 before "
+        "it is read.",
+    )
+    max_parameters_bytes = Int(
+        64 << 10,
+        min=256,
+        config=True,
+        help="Largest JSON of one job's parameters, in bytes. Job listings carry parameters only up to "
+        "listed_parameters_bytes per job; `GET jobs/{id}` has them all.",
+    )
+    listed_parameters_bytes = Int(
+        2048,
+        min=0,
+        config=True,
+        help="Parameters larger than this (as JSON, in bytes) are left out of job listings, which say so "
+        "(`parameters_omitted`), so that a page of jobs stays small.",
+    )
+    max_gpu_checks = Int(
+        2,
+        min=1,
+        config=True,
+        help="GPU checks (each starts a Python with CUDA libraries) that run at once; more wait their turn.",
+    )
+    max_concurrent_packs = Int(
+        1,
+        min=1,
+        config=True,
+        help="Images packed at once (each uses every core it is given); more wait their turn. Requests for "
+        "an image already being packed share its task.",
+    )
+
     state_dir = Unicode(
         config=True,
         help="Where the extension keeps its own state (task records). Default: a `gpu-env` folder in "
@@ -203,7 +239,9 @@ class GpuEnvApp(ExtensionApp):
         return str(Path(jupyter_data_dir()) / "gpu-env" / "images")
 
     async def _kernels(self) -> list[KernelInfo]:
-        """This server's kernels, with the notebook of each kernel's session."""
+        """This server's kernels, with the notebook of each kernel's session (none without a server: the CLI)."""
+        if getattr(self.serverapp, "session_manager", None) is None:
+            return []
         sessions = await self.serverapp.session_manager.list_sessions()
         paths = {s["kernel"]["id"]: s.get("path") for s in sessions if s.get("kernel")}
         return kernel_table(self.serverapp.kernel_manager, paths)
@@ -250,8 +288,11 @@ class GpuEnvApp(ExtensionApp):
             ),
             images=images.path_of,
             refresh_interval=self.job_refresh_interval,
+            max_parameters_bytes=self.max_parameters_bytes,
+            listed_parameters_bytes=self.listed_parameters_bytes,
         )
         self.gpu_readers = GpuReaders(self.gpu_recorded_source)
+        envs = EnvironmentService(catalog, engine)
         return Services(
             sampler=Sampler(
                 self.gpu_readers.read,
@@ -260,19 +301,24 @@ class GpuEnvApp(ExtensionApp):
                 kernel_source=self._kernels,
                 idle_seconds=self.gpu_idle_seconds,
             ),
-            tasks=TaskManager(Path(self.state_dir) / "tasks.json"),
-            envs=EnvironmentService(catalog, engine),
+            tasks=TaskManager(Path(self.state_dir) / "tasks.json", recover=envs.interrupted_note),
+            envs=envs,
             images=images,
             jobs=jobs,
             image_kernel_container=self.image_kernel_container or None,
             cluster=KubernetesCapacity(self.cluster_capacity_ttl)
             if self.cluster_capacity == "kubernetes"
             else None,
+            kernels=self._kernels,
+            kernel_manager=getattr(self.serverapp, "kernel_manager", None),
+            max_gpu_checks=self.max_gpu_checks,
+            max_packs=self.max_concurrent_packs,
         )
 
     def initialize_settings(self) -> None:
         self.services = self.build_services(self.serverapp.root_dir)
         self.settings["gpu_env_services"] = self.services
+        self.settings["gpu_env_max_body"] = self.max_request_bytes
 
     def initialize_handlers(self) -> None:
         self.handlers.extend(tornado_routes())

@@ -49,6 +49,20 @@ class Conflict(GpuEnvError):
     reason = "conflict"
 
 
+class TooLarge(GpuEnvError):
+    """The request asks for more than this server accepts in one request."""
+
+    status = 413
+    reason = "too_large"
+
+
+class DiskFull(GpuEnvError):
+    """The disk filled up while writing; what was being written was removed."""
+
+    status = 507
+    reason = "disk_full"
+
+
 class Unavailable(GpuEnvError):
     """A backend or tool this request needs cannot be reached right now."""
 

@@ -1,28 +1,43 @@
 """The services one server holds, built from configuration; handlers reach them through settings.
 
 Operations that take longer than a request are started here as tasks, after the checks that can fail
-fast (unknown source, name taken, managed target, missing tool) so that those are a 4xx answer to the
-request itself rather than a task that fails a moment later.
+fast (unknown source, name taken or being made, managed target, missing tool), so that those are a
+4xx answer to the request itself rather than a task that fails a moment later. Work that many
+requests may ask for at once is bounded here: one task per image being packed, a few GPU checks and
+packs running at a time.
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import kernels as kernelspecs
 from .batch.service import JobService
 from .envs.service import EnvironmentService
+from .errors import Conflict
 from .gpu.cluster import NoCapacity
 from .gpu.envcheck import check_environment
+from .gpu.kernels import KernelInfo as RunningKernel
+from .gpu.kernels import describe_kernels, running_in
 from .gpu.sampler import Sampler
-from .images.kernel import register_image_kernel, unregister_image_kernel
+from .images import mounts
+from .images.kernel import image_kernel_name, register_image_kernel, unregister_image_kernel
 from .images.service import ImageService
 from .models.envs import CloneRequest, KernelInfo, PackagesRequest
+from .models.envs_api import DeletedEnvironment
 from .models.images import Image, ImageRequest
 from .models.tasks import Task
 from .tasks import TaskContext, TaskManager
+
+KernelLister = Callable[[], Awaitable[list[RunningKernel]]]
+
+
+async def _no_kernels() -> list[RunningKernel]:
+    return []
 
 
 @dataclass
@@ -34,75 +49,132 @@ class Services:
     jobs: JobService
     image_kernel_container: str | None = None
     cluster: Any = None
+    kernels: KernelLister = _no_kernels
+    kernel_manager: Any = None
+    max_gpu_checks: int = 4
+    max_packs: int = 2
+    _started: asyncio.Task[None] | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.cluster is None:
+            self.cluster = NoCapacity()
+        self._gpu_checks = asyncio.Semaphore(max(1, self.max_gpu_checks))
+        self._packs = asyncio.Semaphore(max(1, self.max_packs))
+
+    # -- environments ---------------------------------------------------------------------------
 
     async def start_clone(self, req: CloneRequest) -> Task:
-        source = await self.envs.check_clone(req.source, req.name)
+        claimed = await self.envs.begin_clone(req.source, req.name)
+        source = claimed[1].name
 
         async def run(ctx: TaskContext):
-            return await self.envs.clone(req.source, req.name, progress=ctx.progress, log=ctx.log)
+            return await self.envs.clone(
+                req.source, req.name, progress=ctx.progress, log=ctx.log, claimed=claimed
+            )
 
-        return self.tasks.start(
-            "clone", f"Clone '{source}' as '{req.name}'", run, target=f"environments/{req.name}"
+        return self._start_claimed(
+            claimed[0], "clone", f"Clone '{source}' as '{req.name}'", run, target=f"environments/{req.name}"
         )
 
     async def start_packages(self, name: str, req: PackagesRequest) -> Task:
-        env = await self.envs.check_change(name)
+        claimed = await self.envs.begin_change(name)
+        env = claimed[1].name
         changes = [f"+{s}" for s in req.add] + [f"-{s}" for s in req.remove]
 
         async def run(ctx: TaskContext):
             return await self.envs.change_packages(
-                env, req.add, req.remove, progress=ctx.progress, log=ctx.log
+                env,
+                req.add,
+                req.remove,
+                progress=ctx.progress,
+                log=ctx.log,
+                claimed=claimed,
+                change_id=ctx.task_id,
             )
 
-        return self.tasks.start(
-            "install", f"Change packages of '{env}': {' '.join(changes)}", run, target=f"environments/{env}"
+        return self._start_claimed(
+            claimed[0],
+            "install",
+            f"Change packages of '{env}': {' '.join(changes)}",
+            run,
+            target=f"environments/{env}",
         )
+
+    def _start_claimed(self, claim: Any, kind: str, title: str, run: Any, *, target: str) -> Task:
+        """Start a task that owns ``claim``; the claim is released if the task never gets to run."""
+        try:
+            return self.tasks.start(kind, title, run, target=target, on_done=claim.release)
+        except BaseException:
+            claim.release()
+            raise
+
+    async def delete_environment(self, name: str, *, shutdown_kernels: bool = False) -> DeletedEnvironment:
+        """Delete one of the user's environments; 409 while this server's kernels run in it.
+
+        With ``shutdown_kernels`` they are shut down first. Nothing is stranded: the kernelspec goes
+        with the environment, and no kernel is left running from a folder that no longer exists.
+        """
+        claimed = await self.envs.begin_change(name, "deleted")
+        with claimed[0]:
+            loc = claimed[1]
+            spec = await asyncio.to_thread(kernelspecs.find_for_prefix, loc.prefix, self.envs.kernel_data_dir)
+            await self._stop_kernels(
+                loc.prefix, {spec.kernel_name} if spec else set(), shutdown_kernels, f"'{loc.name}'"
+            )
+            kernel = await self.envs.delete(loc.name, claimed=claimed)
+        return DeletedEnvironment(name=loc.name, kernel_removed=kernel)
+
+    async def _stop_kernels(self, prefix: Path, spec_names: set[str], shutdown: bool, what: str) -> None:
+        running = await asyncio.to_thread(running_in, await self.kernels(), prefix, spec_names)
+        if not running:
+            return
+        if not shutdown:
+            raise Conflict(
+                f"{describe_kernels(running)} of this server run in {what}. Shut "
+                f"{'it' if len(running) == 1 else 'them'} down first, or ask to shut them down and delete.",
+                reason="kernels_running",
+            )
+        for k in running:
+            await self.kernel_manager.shutdown_kernel(k.kernel_id)
+
+    # -- images ---------------------------------------------------------------------------------
 
     async def _env_prefix(self, name: str) -> tuple[str, Path]:
         loc = await self.envs.catalog.resolve(name)
         return loc.name, loc.prefix
 
-    async def cached_image(self, name: str, req: ImageRequest) -> Image | None:
+    async def pack(self, name: str, req: ImageRequest) -> Task | Image:
+        """The existing image of identical content, else the task packing it (one per image at a time)."""
         self.images.check_request(req)
         env, prefix = await self._env_prefix(name)
-        return await self.images.cached(env, prefix, req)
-
-    async def start_pack(self, name: str, req: ImageRequest) -> Task:
-        env, prefix = await self._env_prefix(name)
-
-        async def run(ctx: TaskContext):
-            return await self.images.pack(env, prefix, req, ctx)
-
-        return self.tasks.start(
-            "pack", f"Pack '{env}' into a {req.format} image", run, target=f"images/{env}"
-        )
-
-    def __post_init__(self) -> None:
-        self._started: asyncio.Task[None] | None = None
-        if self.cluster is None:
-            self.cluster = NoCapacity()
-
-    async def start_gpu_check(self, name: str) -> Task:
-        env, prefix = await self._env_prefix(name)
+        cached = await self.images.cached(env, prefix, req)
+        if cached is not None:
+            return cached
+        if self.envs.busy(env):
+            raise Conflict(f"'{env}' is being changed right now; pack it when that ends.", reason="busy")
 
         async def run(ctx: TaskContext):
-            ctx.progress(0.1, f"Running a GPU check with the Python of '{env}'")
-            return await check_environment(prefix)
+            ctx.progress(0.0, "Waiting for a free packing slot")
+            async with self._packs:
+                return await self.images.pack(env, prefix, req, ctx)
 
         return self.tasks.start(
-            "gpu-check", f"Does '{env}' see the GPU?", run, target=f"environments/{env}/gpu"
+            "pack",
+            f"Pack '{env}' into a {req.format} image",
+            run,
+            target=f"images/{env}",
+            key=f"pack:{prefix}:{req.format}:{req.compression}",
         )
 
-    async def release_gpu(self, kernel_manager: Any) -> list[str]:
-        snap = self.sampler.latest()
-        holders = [k.kernel_id for k in (snap.kernels if snap else []) if (k.gpu_memory_bytes or 0) > 0]
-        running = set(kernel_manager.list_kernel_ids())
-        done = []
-        for kernel_id in holders:
-            if kernel_id in running:
-                await kernel_manager.shutdown_kernel(kernel_id)
-                done.append(kernel_id)
-        return done
+    async def delete_image(self, image_id: str, *, shutdown_kernels: bool = False) -> Image:
+        """Delete an image with its kernelspec and its mount; 409 while this server's kernels run from it."""
+        image = await self.images.get(image_id)
+        mount = mounts.mount_root() / image.id
+        await self._stop_kernels(mount, {image_kernel_name(image)}, shutdown_kernels, f"image '{image.id}'")
+        await asyncio.to_thread(unregister_image_kernel, image, missing_ok=True)
+        await mounts.unmount(mount, lazy=True)
+        await self.images.delete(image_id)
+        return image
 
     async def register_image_kernel(self, image_id: str, display_name: str | None) -> KernelInfo:
         image = await self.images.get(image_id)
@@ -113,6 +185,38 @@ class Services:
     async def unregister_image_kernel(self, image_id: str) -> str:
         image = await self.images.get(image_id)
         return await asyncio.to_thread(unregister_image_kernel, image)
+
+    # -- GPU ------------------------------------------------------------------------------------
+
+    async def start_gpu_check(self, name: str) -> Task:
+        env, prefix = await self._env_prefix(name)
+
+        async def run(ctx: TaskContext):
+            ctx.progress(0.05, "Waiting for a free slot")
+            async with self._gpu_checks:
+                ctx.progress(0.1, f"Running a GPU check with the Python of '{env}'")
+                return await check_environment(prefix)
+
+        return self.tasks.start(
+            "gpu-check",
+            f"Does '{env}' see the GPU?",
+            run,
+            target=f"environments/{env}/gpu",
+            key=f"gpu-check:{prefix}",
+        )
+
+    async def release_gpu(self) -> list[str]:
+        snap = self.sampler.latest()
+        holders = [k.kernel_id for k in (snap.kernels if snap else []) if (k.gpu_memory_bytes or 0) > 0]
+        running = set(self.kernel_manager.list_kernel_ids())
+        done = []
+        for kernel_id in holders:
+            if kernel_id in running:
+                await self.kernel_manager.shutdown_kernel(kernel_id)
+                done.append(kernel_id)
+        return done
+
+    # -- lifetime -------------------------------------------------------------------------------
 
     async def start(self) -> None:
         """Clean what a crash left behind, reconcile jobs, start sampling. Idempotent.
@@ -127,6 +231,7 @@ class Services:
     async def _start(self) -> None:
         await self.envs.cleanup_stale()
         await asyncio.to_thread(self.images.cleanup_stale)
+        await mounts.sweep()
         self.sampler.start()
         await self.jobs.start()
 
@@ -134,3 +239,4 @@ class Services:
         await self.tasks.stop()
         await self.jobs.stop()
         await self.sampler.stop()
+        await mounts.unmount_all()

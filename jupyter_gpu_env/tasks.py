@@ -2,9 +2,10 @@
 
 A task wraps one coroutine. The coroutine reports through its :class:`TaskContext`; it is cancelled
 with ``asyncio.Task.cancel`` (which ``proc.run`` turns into killing the child's process group), so
-services only have to clean up in ``finally`` or ``except CancelledError`` blocks. Finished tasks are
-written to a JSON file so that a reload, or a restart, still shows how an operation ended; a task that
-was running when the server stopped is recorded as failed, saying so.
+services only have to clean up in ``finally`` or ``except CancelledError`` blocks. Tasks are written to
+a JSON file when they start and when they end, so that a reload, or a restart, still shows how an
+operation ended; a task that was running when the server died is shown as failed, "interrupted by a
+server restart", with what the service that owned it can tell of its outcome (``recover``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import asyncio
 import contextlib
 import json
 import logging
-import os
+import threading
 import time
 import uuid
 from collections import OrderedDict, deque
@@ -23,6 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from .atomic import write_json_atomic
 from .errors import Conflict, GpuEnvError, NotFound
 from .models.tasks import Task, TaskState
 
@@ -38,6 +40,10 @@ class TaskContext:
     def __init__(self, record: _Record) -> None:
         self._record = record
 
+    @property
+    def task_id(self) -> str:
+        return self._record.id
+
     def progress(self, fraction: float, message: str | None = None) -> None:
         self._record.progress = min(max(float(fraction), self._record.progress), 1.0)
         if message:
@@ -48,8 +54,11 @@ class TaskContext:
 
 
 class _Record:
-    def __init__(self, task_id: str, kind: str, title: str, target: str | None) -> None:
+    def __init__(
+        self, task_id: str, kind: str, title: str, target: str | None, key: str | None = None
+    ) -> None:
         self.id = task_id
+        self.key = key
         self.kind = kind
         self.title = title
         self.target = target
@@ -94,14 +103,23 @@ class _Record:
 
 
 Operation = Callable[[TaskContext], Awaitable[Any]]
+# What a service can tell of a task the server died in: a sentence, or None when it knows nothing more.
+Recover = Callable[[Task], str | None]
+INTERRUPTED = "Interrupted by a server restart."
 
 
 class TaskManager:
-    def __init__(self, state_file: Path | None = None, keep: int = 200) -> None:
+    def __init__(
+        self, state_file: Path | None = None, keep: int = 200, recover: Recover | None = None
+    ) -> None:
         self._tasks: OrderedDict[str, _Record] = OrderedDict()
         self._state_file = state_file
         self._keep = keep
         self._stopping = False
+        self._recover = recover
+        self._seq = 0  # snapshots are numbered so that an older one never overwrites a newer one
+        self._written = 0
+        self._write_lock = threading.Lock()
         self._load()
 
     def _load(self) -> None:
@@ -119,34 +137,71 @@ class TaskManager:
                 continue
             if rec.state not in _FINAL:
                 rec.state, rec.reason = "failed", "interrupted"
-                rec.message = "The server stopped while this task was running; nothing it built was kept."
+                note = None
+                if self._recover is not None:
+                    try:
+                        note = self._recover(rec.model())
+                    except Exception:  # what it could not tell is not worth failing the start for
+                        log.exception("could not tell how interrupted task %s ended", rec.id)
+                rec.message = f"{INTERRUPTED} {note or 'Nothing it was building was kept.'}"
                 rec.finished_at = rec.finished_at or time.time()
             self._tasks[rec.id] = rec
 
-    def _save(self) -> None:
+    async def _persist(self) -> None:
+        """Write every task's state (taken now, on the loop) to the state file, in a thread."""
         if self._state_file is None:
             return
+        self._seq += 1
         data = [r.model().model_dump(mode="json") for r in self._tasks.values()]
-        self._state_file.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self._state_file.with_name(f".{self._state_file.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data))
-        os.replace(tmp, self._state_file)
+        await asyncio.to_thread(self._write, self._seq, data)
+
+    def _write(self, seq: int, data: list[dict[str, Any]]) -> None:
+        assert self._state_file is not None
+        with self._write_lock:
+            if seq < self._written:
+                return
+            self._state_file.parent.mkdir(parents=True, exist_ok=True)
+            write_json_atomic(self._state_file, data)
+            self._written = seq
 
     def _prune(self) -> None:
         finished = [k for k, r in self._tasks.items() if r.state in _FINAL]
         for key in finished[: max(0, len(self._tasks) - self._keep)]:
             del self._tasks[key]
 
-    def start(self, kind: str, title: str, operation: Operation, *, target: str | None = None) -> Task:
-        rec = _Record(uuid.uuid4().hex[:16], kind, title, target)
+    def start(
+        self,
+        kind: str,
+        title: str,
+        operation: Operation,
+        *,
+        target: str | None = None,
+        key: str | None = None,
+        on_done: Callable[[], None] | None = None,
+    ) -> Task:
+        """Start ``operation`` as a task; with ``key``, an unfinished task of that key is answered instead.
+
+        Synchronous from the check to the start, so that concurrent requests for the same work (twenty
+        packs of one environment) share one task. ``on_done`` runs when the task ends however it ends,
+        even cancelled before it began (it releases what the request reserved for it).
+        """
+        if key is not None:
+            for other in self._tasks.values():
+                if other.key == key and other.state not in _FINAL:
+                    return other.model()
+        rec = _Record(uuid.uuid4().hex[:16], kind, title, target, key)
         self._tasks[rec.id] = rec
         self._prune()
         rec.future = asyncio.get_running_loop().create_task(self._run(rec, operation), name=f"gpu-env-{kind}")
+        if on_done is not None:
+            rec.future.add_done_callback(lambda _: on_done())
         return rec.model()
 
     async def _run(self, rec: _Record, operation: Operation) -> None:
         rec.state, rec.message = "running", "Starting"
         try:
+            # On record before the work begins: a crash from here on is shown as interrupted.
+            await self._persist()
             result = await operation(TaskContext(rec))
         except asyncio.CancelledError:
             rec.state, rec.reason = "cancelled", "cancelled"
@@ -169,7 +224,7 @@ class TaskManager:
                 rec.message = "Done"
         finally:
             rec.finished_at = time.time()
-            await asyncio.to_thread(self._save)
+            await asyncio.shield(self._persist())
 
     def get(self, task_id: str) -> Task:
         return self._record(task_id).model()

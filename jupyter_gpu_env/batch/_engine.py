@@ -6,6 +6,7 @@ runner per process, set before execution starts.
 
 from __future__ import annotations
 
+import subprocess
 from typing import TYPE_CHECKING, Any
 
 from papermill.clientwrap import PapermillNotebookClient
@@ -40,11 +41,17 @@ class _Manager(NotebookExecutionManager):
 
 class _Client(PapermillNotebookClient):
     def start_new_kernel(self, **kwargs: Any) -> None:
+        # The kernel process's own output (start-up warnings, what C libraries write to fd 2) is not
+        # the notebook's: it comes through pipes the runner reads and labels in the log.
+        if _runner is not None:
+            kwargs.setdefault("stdout", subprocess.PIPE)
+            kwargs.setdefault("stderr", subprocess.PIPE)
         super().start_new_kernel(**kwargs)
         if _runner is not None:
             provisioner = getattr(self.km, "provisioner", None)
             pgid = getattr(provisioner, "pgid", None) or getattr(provisioner, "pid", None)
-            _runner.kernel_started(pgid)
+            process = getattr(provisioner, "process", None)
+            _runner.kernel_started(pgid, process)
 
 
 class _Engine(NBClientEngine):

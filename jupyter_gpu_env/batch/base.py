@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import Conflict, InvalidRequest
+from ..errors import Conflict, NotFound
 from ..models.jobs import TERMINAL_STATES, BackendInfo, Job, JobRequest, JobState, LogChunk
 
 # queued -> running -> succeeded | failed | cancelled; queued -> failed | cancelled. Nothing leaves a
@@ -73,7 +73,9 @@ class Backend(ABC):
         """What this backend offers (queues, limits, MIG profiles, images); cheap, may be cached."""
 
     def validate(self, request: JobRequest) -> None:
-        """Refuse, with :class:`InvalidRequest`, what this backend cannot run. Default: check ``info()``."""
+        """Refuse what this backend cannot run (NotFound for an unknown queue, Conflict beyond its limits).
+
+        Default: check ``info()``."""
         check_against_info(self.info(), request)
 
     @abstractmethod
@@ -108,14 +110,20 @@ def _unbound(job: Job) -> Path:
 
 
 def check_against_info(info: BackendInfo, request: JobRequest) -> None:
-    """Compare a request with what a backend says it offers, naming the limit that was passed."""
+    """Compare a request with what a backend says it offers, naming the limit that was passed.
+
+    An unknown queue is a 404; resources beyond the backend's limits a 409 (the request is well formed,
+    the backend cannot take it).
+    """
     res = request.resources.normalized()
     lim = info.limits
     where = f"the '{info.name}' backend"
-    problems: list[str] = []
     if request.queue is not None and request.queue not in info.queues:
         offered = ", ".join(info.queues) if info.queues else "none"
-        problems.append(f"queue '{request.queue}' is not offered by {where} (queues: {offered})")
+        raise NotFound(
+            f"Queue '{request.queue}' is not offered by {where} (queues: {offered}).", reason="unknown_queue"
+        )
+    problems: list[str] = []
     if res.cpus is not None and lim.max_cpus is not None and res.cpus > lim.max_cpus:
         problems.append(f"{where} offers at most {lim.max_cpus} CPUs, not {res.cpus}")
     if (
@@ -140,4 +148,4 @@ def check_against_info(info: BackendInfo, request: JobRequest) -> None:
         problems.append(f"{where} allows at most {lim.max_time_limit_seconds // 60} minutes per job")
     if problems:
         text = "; ".join(problems)
-        raise InvalidRequest(text[0].upper() + text[1:] + ".", reason="resources_unavailable")
+        raise Conflict(text[0].upper() + text[1:] + ".", reason="resources_unavailable")

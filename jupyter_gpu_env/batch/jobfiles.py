@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from ..atomic import write_json_atomic
 
 JOB_JSON = "job.json"
 INPUT = "input.ipynb"
@@ -24,25 +25,9 @@ HEARTBEAT = "heartbeat"
 PID = "runner.pid"
 KERNELS = "kernels"
 
+__all__ = ["write_json_atomic"]  # the runner and the backends write through this module
+
 JOB_FORMAT = 1  # bump when job.json changes incompatibly; the runner refuses what it does not know
-
-
-def write_json_atomic(path: Path, data: Any, *, durable: bool = False) -> None:
-    """Replace ``path`` with ``data`` as JSON in one rename. ``durable`` also fsyncs (final states)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f)
-            if durable:
-                f.flush()
-                os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def read_json(path: Path) -> dict[str, Any] | None:

@@ -146,7 +146,7 @@ def profile_of_resource(resource: str) -> str | None:
         return None
     name = resource.removeprefix(MIG_PREFIX)
     name = re.sub(r"\.me$", "+me", name)
-    return name if MIG_PROFILE_RE.match(name) else None
+    return name if MIG_PROFILE_RE.fullmatch(name) else None
 
 
 def quantity(nbytes: int) -> str:
@@ -249,20 +249,20 @@ def check_settings(settings: K8sSettings) -> list[str]:
             "no image: set c.KubernetesBackend.image, or run the server where JUPYTER_IMAGE_SPEC is set "
             "(JupyterHub's KubeSpawner sets it)"
         )
-    if settings.namespace and not _DNS1123_LABEL_RE.match(settings.namespace):
+    if settings.namespace and not _DNS1123_LABEL_RE.fullmatch(settings.namespace):
         errors.append(f"namespace '{settings.namespace}' is not a valid namespace name")
-    if settings.local_queue and not _DNS1123_SUBDOMAIN_RE.match(settings.local_queue):
+    if settings.local_queue and not _DNS1123_SUBDOMAIN_RE.fullmatch(settings.local_queue):
         errors.append(f"local_queue '{settings.local_queue}' is not a valid LocalQueue name")
     if settings.image_pull_policy not in ("Always", "IfNotPresent", "Never"):
         errors.append("image_pull_policy must be Always, IfNotPresent or Never")
     for key, value in {**settings.labels, **settings.node_selector}.items():
-        if not _label_key_ok(key) or not _LABEL_VALUE_RE.match(str(value)) or len(str(value)) > 63:
+        if not _label_key_ok(key) or not _LABEL_VALUE_RE.fullmatch(str(value)) or len(str(value)) > 63:
             errors.append(f"'{key}: {value}' is not a valid label")
     for key in settings.annotations:
         if not _label_key_ok(key):
             errors.append(f"'{key}' is not a valid annotation key")
     for name in settings.env:
-        if not re.match(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$", name):
+        if not re.fullmatch(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$", name):
             errors.append(f"'{name}' is not a valid environment variable name")
     return errors
 
@@ -395,9 +395,9 @@ def as_dict(obj: Any) -> dict[str, Any]:
 
 def _label_key_ok(key: str) -> bool:
     prefix, _, name = key.rpartition("/")
-    if prefix and (len(prefix) > 253 or not _DNS1123_SUBDOMAIN_RE.match(prefix)):
+    if prefix and (len(prefix) > 253 or not _DNS1123_SUBDOMAIN_RE.fullmatch(prefix)):
         return False
-    return bool(name) and len(name) <= 63 and bool(_QUALIFIED_NAME_RE.match(name))
+    return bool(name) and len(name) <= 63 and bool(_QUALIFIED_NAME_RE.fullmatch(name))
 
 
 def problems(job: Mapping[str, Any]) -> list[str]:
@@ -407,7 +407,7 @@ def problems(job: Mapping[str, Any]) -> list[str]:
     out: list[str] = []
     meta = job.get("metadata") or {}
     name = meta.get("name") or ""
-    if not (_DNS1123_LABEL_RE.match(name) and len(name) <= 63):
+    if not (_DNS1123_LABEL_RE.fullmatch(name) and len(name) <= 63):
         out.append(f"Job name '{name}' is not a DNS-1123 label of at most 63 characters")
     spec = job.get("spec") or {}
     template = spec.get("template") or {}
@@ -419,7 +419,7 @@ def problems(job: Mapping[str, Any]) -> list[str]:
         for key, value in labels.items():
             if not _label_key_ok(key):
                 out.append(f"{where} label key '{key}' is not a qualified name")
-            if len(value) > 63 or not _LABEL_VALUE_RE.match(value):
+            if len(value) > 63 or not _LABEL_VALUE_RE.fullmatch(value):
                 out.append(f"{where} label '{key}: {value}' has an invalid value")
     if pod.get("restartPolicy") not in ("Never", "OnFailure"):
         out.append(f"restartPolicy is {pod.get('restartPolicy')!r}; a Job needs Never or OnFailure")
@@ -428,7 +428,7 @@ def problems(job: Mapping[str, Any]) -> list[str]:
     if "suspend" in spec:
         out.append("spec.suspend is set; Kueue's webhook manages it")
     queue = (meta.get("labels") or {}).get(QUEUE_LABEL)
-    if queue is not None and not _DNS1123_SUBDOMAIN_RE.match(queue):
+    if queue is not None and not _DNS1123_SUBDOMAIN_RE.fullmatch(queue):
         out.append(f"Kueue queue name '{queue}' is not a valid LocalQueue name")
     for c in [*(pod.get("containers") or []), *(pod.get("initContainers") or [])]:
         res = c.get("resources") or {}

@@ -89,14 +89,14 @@ class SbatchOptions:
 
 
 def check_name(value: str, what: str) -> str:
-    if not _NAME.match(value):
+    if not _NAME.fullmatch(value):
         raise ValueError(f"{what} '{value}' is not a valid SLURM name (letters, digits, '_', '.', '-')")
     return value
 
 
 def check_extra_option(option: str) -> str:
     """One extra sbatch option from the configuration: ``--opt`` or ``--opt=value``, nothing we set."""
-    if not _EXTRA.match(option):
+    if not _EXTRA.fullmatch(option):
         raise ValueError(
             f"extra sbatch option {option!r} must be one long option, '--name' or '--name=value', with no "
             "blanks, quotes or shell characters"
@@ -113,14 +113,14 @@ def check_extra_option(option: str) -> str:
 def check_export(value: str) -> str:
     """``ALL``, ``NONE`` or ``[ALL,]VAR[,VAR...]`` (names only: values belong in ``environment``)."""
     items = value.split(",")
-    if not value or not all(i in ("ALL", "NONE") or _ENV_NAME.match(i) for i in items):
+    if not value or not all(i in ("ALL", "NONE") or _ENV_NAME.fullmatch(i) for i in items):
         raise ValueError(f"export '{value}' must be ALL, NONE or a comma-separated list of variable names")
     return value
 
 
 def _path(path: str | Path, what: str) -> str:
     text = str(path)
-    if not _SAFE_PATH.match(text):
+    if not _SAFE_PATH.fullmatch(text):
         raise ValueError(
             f"{what} '{text}' cannot go into a batch script: use an absolute path without blanks, quotes, "
             "'%' or shell characters"
@@ -192,7 +192,7 @@ def sbatch_script(job: Job, folder: Path, options: SbatchOptions) -> str:
     if res.gpus == 0 and not res.mig_profile:
         env["CUDA_VISIBLE_DEVICES"] = ""  # asked for none: never pick up a GPU by default
     for key, value in options.environment.items():
-        if not _ENV_NAME.match(key):
+        if not _ENV_NAME.fullmatch(key):
             raise ValueError(f"environment variable name '{key}' is not valid")
         env[key] = value
     lines.append("")

@@ -220,8 +220,11 @@ class Runner:
         if self.stop_outcome is not None:
             raise _Stop(self.stop_outcome[2])
 
-    def kernel_started(self, pgid: int | None) -> None:
+    def kernel_started(self, pgid: int | None, process: Any = None) -> None:
         self.kernel_pgid = pgid
+        for stream in (getattr(process, "stdout", None), getattr(process, "stderr", None)):
+            if stream is not None:
+                threading.Thread(target=_relay_kernel_output, args=(stream,), daemon=True).start()
         if self.stop_outcome is not None:  # the signal came while the kernel was starting
             self.kill_kernel()
             raise _Stop(self.stop_outcome[2])
@@ -263,6 +266,28 @@ class Runner:
                 return
 
 
+# What the kernel process says about itself that concerns no one reading a batch job's log: the
+# runner talks to its own kernel on this machine only.
+_KERNEL_NOISE = ("running over TCP without encryption",)
+
+
+def _relay_kernel_output(stream: Any) -> None:
+    """Copy the kernel process's own output to the log, each line marked as the kernel's."""
+    for raw in iter(stream.readline, b""):
+        line = raw.decode("utf-8", "replace").rstrip()
+        if line and not any(noise in line for noise in _KERNEL_NOISE):
+            print(f"[kernel] {line}", file=sys.stderr, flush=True)
+
+
+class _OneLine(logging.Filter):
+    """papermill logs each output with its final newline; the log handler adds one more."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, str):
+            record.msg = record.msg.rstrip("\n")
+        return bool(record.msg) or bool(record.args)
+
+
 class _RunnerError(Exception):
     def __init__(self, reason: str, message: str) -> None:
         super().__init__(message)
@@ -284,6 +309,8 @@ def main(argv: list[str] | None = None) -> None:
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(line_buffering=True)  # the log is followed live
     logging.basicConfig(level=logging.INFO, format="[%(asctime)s] %(message)s", datefmt="%H:%M:%S")
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(_OneLine())
     folder = Path(args[0]).resolve()
     if not folder.is_dir():
         print(f"runner: {folder} is not a job folder", file=sys.stderr)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import shutil
 import time
@@ -18,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import Conflict, GpuEnvError, InvalidRequest
+from ..errors import Conflict, GpuEnvError, InvalidRequest, NotFound, TooLarge
 from ..models.jobs import (
     TERMINAL_STATES,
     BackendInfo,
@@ -67,6 +68,8 @@ class JobService:
         images: Callable[[str], str | None] = lambda name: None,
         refresh_interval: float = 2.0,
         image_runtime: Callable[[], str | None] = has_image_runtime,
+        max_parameters_bytes: int = 64 << 10,
+        listed_parameters_bytes: int = 2048,
     ) -> None:
         self.store = store
         self.backends = dict(backends)
@@ -77,6 +80,8 @@ class JobService:
         self.images = images
         self.refresh_interval = refresh_interval
         self._image_runtime = image_runtime
+        self.max_parameters_bytes = max_parameters_bytes
+        self.listed_parameters_bytes = listed_parameters_bytes
         self._refresh_lock = asyncio.Lock()
         self._last_refresh = 0.0
         self._loop_task: asyncio.Task[None] | None = None
@@ -149,15 +154,27 @@ class JobService:
         """Check, snapshot, record and start a job; return it.
 
         ``snapshot`` is the notebook's bytes as saved; by default the file at ``notebook_path`` is read.
-        Raises :class:`InvalidRequest` for anything wrong with the request (nothing is recorded then),
-        :class:`Conflict` for an image where no image runtime exists, and what the backend raises when
-        it refuses the job.
+        Nothing is recorded when it is refused: :class:`InvalidRequest` for a malformed request,
+        :class:`NotFound` for what does not exist (the notebook, the backend, a kernel, environment,
+        image or queue), :class:`TooLarge` for parameters beyond ``max_parameters_bytes``,
+        :class:`Conflict` for what the notebook or the backend cannot take, and what the backend raises
+        when it refuses the job.
         """
         request = sub.parse_request(request)
+        size = len(json.dumps(request.parameters))
+        if size > self.max_parameters_bytes:
+            raise TooLarge(
+                f"The parameters take {size} bytes as JSON; at most {self.max_parameters_bytes} are accepted "
+                "(c.GpuEnvApp.max_parameters_bytes). Pass large inputs as a file path instead.",
+                reason="parameters_too_large",
+            )
         backend = self.backends.get(request.backend)
         if backend is None:
             known = ", ".join(sorted(self.backends)) or "none"
-            raise InvalidRequest(f"Unknown backend '{request.backend}'; configured backends: {known}.")
+            raise NotFound(
+                f"Unknown backend '{request.backend}'; configured backends: {known}.",
+                reason="unknown_backend",
+            )
         if backend.name not in self._polled:
             # This process has not looked at the backend yet (a CLI, or a submission racing the first
             # refresh): learn which jobs hold its slots before starting another.
@@ -246,7 +263,15 @@ class JobService:
         self, state: str | Iterable[str] | None = None, *, limit: int = 50, offset: int = 0
     ) -> JobList:
         states = [state] if isinstance(state, str) else state
-        return await self.store.list(states, limit=limit, offset=offset)
+        page = await self.store.list(states, limit=limit, offset=offset)
+        page.items = [self._listed(job) for job in page.items]
+        return page
+
+    def _listed(self, job: Job) -> Job:
+        """A job as listings show it: parameters too large for a listing are left out, and it says so."""
+        if job.parameters and len(json.dumps(job.parameters)) > self.listed_parameters_bytes:
+            return job.model_copy(update={"parameters": {}, "parameters_omitted": True})
+        return job
 
     async def log(self, job_id: str, offset: int = 0, limit: int = DEFAULT_LOG_CHUNK) -> LogChunk:
         """The log from byte ``offset``, at most ``limit`` bytes (capped at 4 MiB); follow with ``next_offset``."""
@@ -261,7 +286,10 @@ class JobService:
                 return chunk
         text, nxt, size = await asyncio.to_thread(jf.read_log, self.folder_of(job) / jf.LOG, offset, limit)
         if offset > size:
-            raise InvalidRequest(f"offset {offset} is past the end of the log ({size} bytes).")
+            raise Conflict(
+                f"offset {offset} is past the end of the log, which has {size} bytes so far.",
+                reason="offset_past_end",
+            )
         return LogChunk(
             offset=offset, next_offset=nxt, text=text, eof=job.state in TERMINAL_STATES and nxt >= size
         )

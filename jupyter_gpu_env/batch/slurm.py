@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import proc
-from ..errors import CommandTimeout, Conflict, GpuEnvError, InvalidRequest, Unavailable
+from ..errors import CommandTimeout, Conflict, GpuEnvError, InvalidRequest, NotFound, Unavailable
 from ..models.jobs import MIG_PROFILE_RE, BackendInfo, Job, JobRequest, ResourceLimits, format_time_limit
 from . import jobfiles as jf
 from . import manifests as mf
@@ -132,7 +132,7 @@ class SlurmBackend(Backend):
             )
             supports_gpus = any(p.max_gpus for p in offered)
             types = set().union(*(p.gpu_types for p in offered))
-            mig = sorted(t for t in types if MIG_PROFILE_RE.match(t))
+            mig = sorted(t for t in types if MIG_PROFILE_RE.fullmatch(t))
         notes = [
             "Runs the notebook with SLURM (sbatch); job folders must be on a filesystem the nodes share.",
             "SLURM checks each request when it is submitted; what it refuses is shown with its own message.",
@@ -200,10 +200,10 @@ class SlurmBackend(Backend):
             except ValueError as e:
                 raise InvalidRequest(f"{e}.", reason="invalid_queue") from None
             if self.partitions and request.queue not in self.partitions:
-                raise InvalidRequest(
+                raise NotFound(
                     f"Partition '{request.queue}' is not offered by the '{self.name}' backend "
                     f"(partitions: {', '.join(self.partitions)}).",
-                    reason="resources_unavailable",
+                    reason="unknown_queue",
                 )
 
     # ----- submitting -----
@@ -235,7 +235,7 @@ class SlurmBackend(Backend):
                 raise Unavailable(
                     f"SLURM could not be reached to submit the job: {said}", reason="slurm_unavailable"
                 )
-            raise InvalidRequest(f"SLURM refused the job: {said}", reason="slurm_refused")
+            raise Conflict(f"SLURM refused the job: {said}", reason="slurm_refused")
         try:
             slurm_id = sp.parse_sbatch_parsable(res.stdout)
         except ValueError as e:

@@ -4,6 +4,9 @@ One connection on one thread serializes the server's writes without locks and ke
 event loop; WAL lets another process (the CLI) read and write the same file meanwhile. A record is the
 job's JSON plus the columns that are filtered, sorted or summed, so a page of a 10,000-job listing reads
 one index range and parses only that page.
+
+The table is also the usage ledger: deleting a job hides its record (``deleted_at``) but keeps the
+columns usage is summed from, so deleting jobs never lowers the GPU- and CPU-hours already used.
 """
 
 from __future__ import annotations
@@ -23,26 +26,31 @@ from .base import check_transition
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MAX_PAGE = 500
+_VISIBLE = "deleted_at IS NULL"
 
-_SCHEMA = [
-    """CREATE TABLE IF NOT EXISTS jobs (
-        id TEXT PRIMARY KEY,
-        created_at REAL NOT NULL,
-        state TEXT NOT NULL,
-        backend TEXT NOT NULL,
-        started_at REAL,
-        finished_at REAL,
-        gpu_units REAL NOT NULL DEFAULT 0,
-        cpus REAL NOT NULL DEFAULT 1,
-        data TEXT NOT NULL
-    )""",
-    "CREATE INDEX IF NOT EXISTS jobs_created ON jobs (created_at DESC, id DESC)",
-    "CREATE INDEX IF NOT EXISTS jobs_state_created ON jobs (state, created_at DESC, id DESC)",
-    "CREATE INDEX IF NOT EXISTS jobs_backend_state ON jobs (backend, state)",
-    "CREATE INDEX IF NOT EXISTS jobs_started ON jobs (started_at)",
-]
+# Each step takes the schema from the version before it to its own; a new file runs them all.
+_MIGRATIONS: dict[int, list[str]] = {
+    1: [
+        """CREATE TABLE IF NOT EXISTS jobs (
+            id TEXT PRIMARY KEY,
+            created_at REAL NOT NULL,
+            state TEXT NOT NULL,
+            backend TEXT NOT NULL,
+            started_at REAL,
+            finished_at REAL,
+            gpu_units REAL NOT NULL DEFAULT 0,
+            cpus REAL NOT NULL DEFAULT 1,
+            data TEXT NOT NULL
+        )""",
+        "CREATE INDEX IF NOT EXISTS jobs_created ON jobs (created_at DESC, id DESC)",
+        "CREATE INDEX IF NOT EXISTS jobs_state_created ON jobs (state, created_at DESC, id DESC)",
+        "CREATE INDEX IF NOT EXISTS jobs_backend_state ON jobs (backend, state)",
+        "CREATE INDEX IF NOT EXISTS jobs_started ON jobs (started_at)",
+    ],
+    2: ["ALTER TABLE jobs ADD COLUMN deleted_at REAL"],
+}
 
 
 class JobStore:
@@ -82,9 +90,10 @@ class JobStore:
             )
         if version == SCHEMA_VERSION:
             return
-        with _transaction(db):
-            for stmt in _SCHEMA:
-                db.execute(stmt)
+        with _transaction(db, immediate=True):
+            for step in range(version + 1, SCHEMA_VERSION + 1):
+                for stmt in _MIGRATIONS[step]:
+                    db.execute(stmt)
             db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def close(self) -> None:
@@ -134,7 +143,7 @@ class JobStore:
         return await self._call(self._get, job_id)
 
     def _get(self, job_id: str) -> Job:
-        row = self._conn().execute("SELECT data FROM jobs WHERE id = ?", (job_id,)).fetchone()
+        row = self._conn().execute(f"SELECT data FROM jobs WHERE id = ? AND {_VISIBLE}", (job_id,)).fetchone()
         if row is None:
             raise NotFound(f"No job with id '{job_id}'.", reason="job_not_found")
         return Job.model_validate_json(row[0])
@@ -180,11 +189,16 @@ class JobStore:
     def _delete(self, job_id: str) -> None:
         db = self._conn()
         with _transaction(db):
-            if db.execute("DELETE FROM jobs WHERE id = ?", (job_id,)).rowcount == 0:
+            hidden = db.execute(
+                f"UPDATE jobs SET deleted_at = ? WHERE id = ? AND {_VISIBLE}", (time.time(), job_id)
+            ).rowcount
+            if hidden == 0:
                 raise NotFound(f"No job with id '{job_id}'.", reason="job_not_found")
 
     async def count(self) -> int:
-        return await self._call(lambda: self._conn().execute("SELECT COUNT(*) FROM jobs").fetchone()[0])
+        return await self._call(
+            lambda: self._conn().execute(f"SELECT COUNT(*) FROM jobs WHERE {_VISIBLE}").fetchone()[0]
+        )
 
     async def list(
         self,
@@ -206,14 +220,14 @@ class JobStore:
         return await self._call(self._list, wanted, limit, offset, backend)
 
     def _list(self, states: Sequence[str] | None, limit: int, offset: int, backend: str | None) -> JobList:
-        where, args = [], []
+        where, args = [_VISIBLE], []
         if states is not None:
             where.append(f"state IN ({','.join('?' * len(states))})" if states else "0")
             args += states
         if backend is not None:
             where.append("backend = ?")
             args.append(backend)
-        clause = f" WHERE {' AND '.join(where)}" if where else ""
+        clause = f" WHERE {' AND '.join(where)}"
         db = self._conn()
         with _transaction(db):  # one snapshot for the page and its total
             total = db.execute(f"SELECT COUNT(*) FROM jobs{clause}", args).fetchone()[0]
@@ -231,7 +245,7 @@ class JobStore:
         """Queued and running jobs, oldest first (the order a free slot is given in)."""
 
         def fetch() -> list[Job]:
-            sql = "SELECT data FROM jobs WHERE state IN ('queued', 'running')"
+            sql = f"SELECT data FROM jobs WHERE state IN ('queued', 'running') AND {_VISIBLE}"
             args: list[Any] = []
             if backend is not None:
                 sql += " AND backend = ?"
@@ -244,12 +258,15 @@ class JobStore:
     # ----- usage -----
 
     async def usage(self, start: float, end: float, *, now: float | None = None) -> UsageReport:
-        """GPU- and CPU-hours of the wall time that falls inside ``[start, end)``, and jobs created then."""
-        if end <= start:
-            raise InvalidRequest("The period must end after it starts.")
+        """GPU- and CPU-hours of the wall time that falls inside ``[start, end)``, and jobs created then.
+
+        Deleted jobs count: they used what they used. A period that ends before it starts is empty.
+        """
         return await self._call(self._usage, start, end, time.time() if now is None else now)
 
     def _usage(self, start: float, end: float, now: float) -> UsageReport:
+        if end <= start:
+            return UsageReport(period_start=start, period_end=end)
         db = self._conn()
         # A running job counts up to now; the overlap of [started, finished) with the period is what is billed.
         overlap = "MAX(0, MIN(:end, COALESCE(finished_at, :now)) - MAX(:start, started_at))"

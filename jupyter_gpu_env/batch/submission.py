@@ -16,28 +16,29 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import Conflict, InvalidRequest
+from ..errors import Conflict, Forbidden, InvalidRequest, NotFound, TooLarge
+from ..inputs import check_tree, path_problem
+from ..models.common import describe_validation_error
 from ..models.jobs import JobRequest
 from . import jobfiles as jf
 from .base import Backend
-from .jobfiles import first_tagged_cell
+from .parameters import check_values, inspect_notebook, notebook_kernel
 
 MAX_NOTEBOOK_BYTES = 100 << 20  # a snapshot is copied into every job; refuse what no one means to run
 
 
 def parse_request(data: JobRequest | Mapping[str, Any]) -> JobRequest:
-    """A validated request; a dict that does not validate is an :class:`InvalidRequest` naming each field."""
+    """A validated request; a dict that does not validate is an :class:`InvalidRequest` naming each field.
+
+    Strict, as the REST API parses bodies: ``"4"`` is not a number of CPUs.
+    """
     if isinstance(data, JobRequest):
         return data
+    check_tree(data)  # the rules every REST body obeys (no NUL, no lone surrogate, bounded depth)
     try:
-        return JobRequest.model_validate(data)
+        return JobRequest.model_validate(data, strict=True)
     except ValidationError as e:
-        parts = []
-        for err in e.errors():
-            where = ".".join(str(p) for p in err.get("loc", ())) or "request"
-            msg = str(err.get("msg", "")).removeprefix("Value error, ")
-            parts.append(f"{where}: {msg}")
-        raise InvalidRequest("Invalid job request: " + "; ".join(parts)) from e
+        raise InvalidRequest(describe_validation_error(e, "Invalid job request")) from e
 
 
 def resolve_notebook(root: Path, notebook_path: str) -> Path:
@@ -45,21 +46,27 @@ def resolve_notebook(root: Path, notebook_path: str) -> Path:
 
     Symlinks are resolved before the check, so a link inside the root cannot lead outside it.
     """
-    if "\x00" in notebook_path:
-        raise InvalidRequest("notebook_path contains a NUL character.")
+    if problem := path_problem(notebook_path):
+        if "longer than" in problem or "component of" in problem:
+            raise NotFound(f"There is no notebook at '{notebook_path[:200]}': the path {problem}.")
+        raise InvalidRequest(f"notebook_path {problem}.")
     rel = notebook_path.replace("\\", "/")
     root = root.resolve()
     candidate = Path(rel) if os.path.isabs(rel) else root / rel.lstrip("/")
     try:
         real = candidate.resolve(strict=False)
     except (OSError, RuntimeError) as e:
-        raise InvalidRequest(f"notebook_path '{notebook_path}' cannot be resolved: {e}") from e
+        raise NotFound(f"notebook_path '{notebook_path}' cannot be resolved: {e}") from e
     if real != root and root not in real.parents:
-        raise InvalidRequest(f"notebook_path '{notebook_path}' is outside the server's root directory.")
+        raise Forbidden(
+            f"notebook_path '{notebook_path}' is outside the server's root directory.", reason="outside_root"
+        )
     if real.suffix.lower() != ".ipynb":
         raise InvalidRequest(f"'{notebook_path}' is not a notebook (.ipynb).")
     if not real.is_file():
-        raise InvalidRequest(f"There is no notebook at '{notebook_path}'; save it first.")
+        raise NotFound(
+            f"There is no notebook at '{notebook_path}'; save it first.", reason="notebook_not_found"
+        )
     return real
 
 
@@ -69,67 +76,27 @@ def read_notebook(path: Path, snapshot: bytes | None) -> tuple[bytes, Any]:
 
     if snapshot is None:
         if path.stat().st_size > MAX_NOTEBOOK_BYTES:
-            raise InvalidRequest(f"The notebook is larger than {MAX_NOTEBOOK_BYTES >> 20} MiB.")
+            raise TooLarge(f"The notebook is larger than {MAX_NOTEBOOK_BYTES >> 20} MiB.")
         snapshot = path.read_bytes()
     elif len(snapshot) > MAX_NOTEBOOK_BYTES:
-        raise InvalidRequest(f"The notebook is larger than {MAX_NOTEBOOK_BYTES >> 20} MiB.")
+        raise TooLarge(f"The notebook is larger than {MAX_NOTEBOOK_BYTES >> 20} MiB.")
     try:
         nb = nbformat.reads(snapshot.decode("utf-8"), as_version=4)
     except Exception as e:  # nbformat raises several unrelated types for a broken file
-        raise InvalidRequest(f"'{path.name}' is not a readable notebook: {type(e).__name__}: {e}") from e
+        raise Conflict(
+            f"'{path.name}' is not a readable notebook: {type(e).__name__}: {e}", reason="invalid_notebook"
+        ) from e
+    if not isinstance(nb.get("cells"), list) or not isinstance(nb.get("metadata"), dict):
+        raise Conflict(
+            f"'{path.name}' is not a readable notebook: it has no cells.", reason="invalid_notebook"
+        )
     return snapshot, nb
 
 
-def notebook_kernel(nb: Any) -> str | None:
-    spec = nb.metadata.get("kernelspec") or {}
-    return spec.get("name") or None
-
-
-def declared_parameters(nb: Any) -> list[str] | None:
-    """Names the notebook's `parameters` cell assigns, by papermill's own inspection.
-
-    ``[]`` when there is no such cell; None when papermill cannot inspect this language.
-    """
-    from papermill.exceptions import PapermillException
-    from papermill.translators import papermill_translators
-
-    idx = first_tagged_cell(nb, "parameters")
-    if idx < 0:
-        return []
-    spec = nb.metadata.get("kernelspec") or {}
-    language = spec.get("language") or (nb.metadata.get("language_info") or {}).get("name")
-    try:
-        translator = papermill_translators.find_translator(spec.get("name"), language)
-        return [p.name for p in translator.inspect(nb.cells[idx])]
-    except (PapermillException, NotImplementedError):
-        return None
-
-
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
 def check_parameters(nb: Any, parameters: Mapping[str, Any]) -> None:
-    """Refuse parameters the notebook does not declare, listing those it does."""
-    if not parameters:
-        return
-    bad_names = [k for k in parameters if not _IDENT.match(k)]
-    if bad_names:
-        raise InvalidRequest(f"Parameter names must be identifiers: {', '.join(map(repr, bad_names))}.")
-    declared = declared_parameters(nb)
-    if declared is None:
-        return  # papermill cannot inspect this language; it will inject what it is given
-    if not declared:
-        raise InvalidRequest(
-            "The notebook declares no parameters: no cell is tagged `parameters`. Tag the cell that sets "
-            "the defaults, or send no parameters."
-        )
-    unknown = [k for k in parameters if k not in declared]
-    if unknown:
-        raise InvalidRequest(
-            f"The notebook does not declare {', '.join(map(repr, unknown))}; its `parameters` cell "
-            f"declares {', '.join(declared)}.",
-            reason="unknown_parameter",
-        )
+    """Refuse parameters the notebook does not declare, or whose values are not of their default's kind."""
+    if parameters:
+        check_values(inspect_notebook(nb), parameters)
 
 
 def slug(text: str, limit: int = 40) -> str:
@@ -152,14 +119,17 @@ def resolve_runtime(
     if request.environment:
         prefix = environments(request.environment)
         if not prefix:
-            raise InvalidRequest(f"Unknown environment '{request.environment}'.")
+            raise NotFound(f"Unknown environment '{request.environment}'.", reason="env_not_found")
         if not (Path(prefix) / "bin" / "python").exists():
-            raise InvalidRequest(f"Environment '{request.environment}' has no Python at {prefix}/bin/python.")
+            raise Conflict(
+                f"Environment '{request.environment}' has no Python at {prefix}/bin/python.",
+                reason="no_python",
+            )
         return {"environment": {"name": request.environment, "prefix": str(prefix)}}
     if request.image:
         path = images(request.image)
         if not path:
-            raise InvalidRequest(f"Unknown image '{request.image}'.")
+            raise NotFound(f"Unknown image '{request.image}'.", reason="image_not_found")
         if not image_runtime():
             raise Conflict(
                 "Running a notebook in a packed image needs apptainer or squashfuse on the machine that runs "
@@ -174,12 +144,13 @@ def resolve_runtime(
         return {"image": {"name": request.image, "path": str(path)}}
     kernel = request.kernel or notebook_kernel(nb)
     if not kernel:
-        raise InvalidRequest("The notebook names no kernel; choose a kernel or an environment.")
+        raise Conflict("The notebook names no kernel; choose a kernel or an environment.", reason="no_kernel")
     known = set(kernel_names())
     if kernel not in known:
         which = "Kernel" if request.kernel else "The notebook's kernel"
-        raise InvalidRequest(
-            f"{which} '{kernel}' is not installed on this server; kernels: {', '.join(sorted(known)) or 'none'}."
+        raise NotFound(
+            f"{which} '{kernel}' is not installed on this server; kernels: {', '.join(sorted(known)) or 'none'}.",
+            reason="kernel_not_found",
         )
     return {"kernel": kernel}
 

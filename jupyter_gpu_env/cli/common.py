@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from ..errors import InvalidRequest
+from ..models.common import describe_validation_error
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -76,11 +77,6 @@ def age(timestamp: float | None) -> str:
 def validated(model: type[M], **data: Any) -> M:
     """``model`` from ``data``; a validation error becomes an :class:`InvalidRequest` naming each field."""
     try:
-        return model.model_validate(data)
+        return model.model_validate(data, strict=True)
     except ValidationError as e:
-        parts = []
-        for err in e.errors():
-            where = ".".join(str(p) for p in err.get("loc", ()))
-            msg = str(err.get("msg", "")).removeprefix("Value error, ")
-            parts.append(f"{where}: {msg}" if where else msg)
-        raise InvalidRequest("; ".join(parts)) from None
+        raise InvalidRequest(describe_validation_error(e, "Invalid arguments")) from None

@@ -51,9 +51,12 @@ def cmd_clone(args: argparse.Namespace) -> int:
     kernel = validated(KernelRequest, display_name=args.display_name) if args.kernel else None
 
     async def run(s: Services) -> int:
-        source = await s.envs.check_clone(args.source, args.name)  # fail fast, before the bar
+        claimed = await s.envs.begin_clone(args.source, args.name)  # fail fast, before the bar
+        source = claimed[1].name
         with ProgressBar(f"clone {args.name}", verbose=args.verbose) as bar:
-            result = await s.envs.clone(args.source, args.name, progress=bar.progress, log=bar.log)
+            result = await s.envs.clone(
+                args.source, args.name, progress=bar.progress, log=bar.log, claimed=claimed
+            )
         env, report = result.environment, result.report
         new = human_bytes(env.size_bytes - env.shared_bytes)
         print(f"Cloned '{source}' as '{env.name}' at {env.prefix}")
@@ -72,10 +75,11 @@ def cmd_install(args: argparse.Namespace) -> int:
     req = validated(PackagesRequest, add=args.specs, remove=args.remove)
 
     async def run(s: Services) -> int:
-        env = await s.envs.check_change(args.env)
+        claimed = await s.envs.begin_change(args.env)
+        env = claimed[1].name
         with ProgressBar(f"install {env}", verbose=args.verbose) as bar:
             result = await s.envs.change_packages(
-                env, req.add, req.remove, progress=bar.progress, log=bar.log
+                env, req.add, req.remove, progress=bar.progress, log=bar.log, claimed=claimed
             )
             bar.progress(1.0, f"Changed '{env}'")
         report = result.report

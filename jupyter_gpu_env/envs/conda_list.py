@@ -7,9 +7,10 @@ remove them on delete, rewriting the file atomically so that a crash never leave
 from __future__ import annotations
 
 import os
-import tempfile
 import threading
 from pathlib import Path
+
+from ..atomic import write_atomic
 
 _lock = threading.Lock()
 
@@ -37,14 +38,7 @@ def read(path: Path) -> list[Path]:
 
 def _rewrite(path: Path, lines: list[str]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".environments.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write("".join(line + "\n" for line in lines))
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, "".join(line + "\n" for line in lines))
 
 
 def _lines(path: Path) -> list[str]:

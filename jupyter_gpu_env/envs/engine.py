@@ -66,10 +66,15 @@ class CondaEngine(Protocol):
         add: list[str],
         remove: list[str],
         *,
+        final_prefix: Path | None = None,
         progress: ProgressFn | None = None,
         log: LogFn | None = None,
     ) -> PackagesReport:
-        """Add match specs to and remove packages (and their dependents) from ``prefix``."""
+        """Add match specs to and remove packages (and their dependents) from ``prefix``.
+
+        With ``final_prefix``, ``prefix`` is a transaction's copy that will be renamed there: new files
+        embed ``final_prefix``.
+        """
         ...
 
     async def export(self, prefix: Path, fmt: ExportFormat, *, name: str) -> str:

@@ -13,6 +13,8 @@ from ..errors import InvalidRequest
 
 MAX_NAME_LENGTH = 64
 _ALLOWED = re.compile(r"[A-Za-z0-9._-]+")
+# The same rules as one pattern, for the OpenAPI document (tested to agree with env_name_problem).
+ENV_NAME_PATTERN = r"^(?!.*\.\.)[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$"
 
 
 def env_name_problem(name: object) -> str | None:

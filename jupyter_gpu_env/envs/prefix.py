@@ -14,6 +14,7 @@ from email.parser import HeaderParser
 from pathlib import Path
 from typing import Any
 
+from ..atomic import write_json_atomic
 from ..models.envs import Package
 
 # Provenance of environments we create. Not a .json file on purpose: conda and rattler parse every
@@ -140,10 +141,7 @@ def read_origin(prefix: Path) -> dict[str, Any]:
 
 def write_origin(prefix: Path, **fields: Any) -> None:
     data = {"created_at": time.time(), "created_by": "jupyter-gpu-env", **fields}
-    path = prefix / "conda-meta" / ORIGIN_FILE
-    tmp = path.with_name(f".{ORIGIN_FILE}.tmp")
-    tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
-    os.replace(tmp, path)
+    write_json_atomic(prefix / "conda-meta" / ORIGIN_FILE, data, indent=2)
 
 
 def describe(prefix: Path) -> PrefixInfo:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import proc
-from ..errors import Conflict, GpuEnvError, InvalidRequest, Unavailable
+from ..errors import Conflict, GpuEnvError, InvalidRequest, NotFound, Unavailable
 from ..models.envs import CloneReport, ExportFormat, PackagesReport
 from .clonefiles import CopyReport, conda_files, copy_records, copy_untracked, find_untracked
 from .engine import EngineError, LogFn, ProgressFn, run_stoppable, scaled, threadsafe
@@ -23,9 +23,9 @@ _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 
 _ERRORS: dict[str, type[GpuEnvError]] = {
     "invalid_spec": InvalidRequest,
-    "package_not_found": InvalidRequest,
-    "not_installed": InvalidRequest,
-    "invalid_request": InvalidRequest,
+    "package_not_found": NotFound,
+    "not_installed": NotFound,
+    "invalid_request": Conflict,
     "unsolvable": Conflict,
     "channel_unavailable": Unavailable,
 }
@@ -182,12 +182,14 @@ class RattlerEngine:
         add: list[str],
         remove: list[str],
         *,
+        final_prefix: Path | None = None,
         progress: ProgressFn | None = None,
         log: LogFn | None = None,
     ) -> PackagesReport:
-        result = await self._call(
-            {"op": "install", "prefix": str(prefix), "add": list(add), "remove": list(remove)}, progress, log
-        )
+        request = {"op": "install", "prefix": str(prefix), "add": list(add), "remove": list(remove)}
+        if final_prefix is not None:
+            request["final_prefix"] = str(final_prefix)
+        result = await self._call(request, progress, log)
         return PackagesReport(
             installed=result["installed"], removed=result["removed"], seconds=result["seconds"]
         )

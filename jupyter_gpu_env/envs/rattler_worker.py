@@ -244,6 +244,7 @@ async def op_install(req: dict[str, Any]) -> dict[str, Any]:
             show_progress=False,
             requested_specs=_requested(keep, [str(s) for s in add]),
             reporter=_reporter(0.2, 1.0, "Installing"),
+            alternative_target_prefix=req.get("final_prefix"),
         )
     return {"installed": sorted(after - before), "removed": sorted(before - after)}
 

@@ -1,16 +1,19 @@
 """EnvironmentService: what handlers and the CLI call to list, clone, change, export and delete.
 
 Rules kept here, whatever the engine: managed environments are never written to (403); names are
-validated (400) and unique (409); a clone is built in a hidden sibling ``.<name>.partial-<hex>`` and
-renamed into place only when complete, so a failure or a cancellation leaves nothing visible; a
-deletion first renames the environment to ``.<name>.deleting-<hex>``. Leftovers of either (after a
-crash) are removed by :meth:`EnvironmentService.cleanup_stale`, to be called at start.
+validated (400) and unique (409); one operation at a time per name (a :class:`~.claims.Claim`, 409
+while held); nothing half-done is ever visible. A clone is built in ``.<name>.partial-<hex>`` and
+renamed into place when complete; a package change is a transaction (:mod:`.transaction`): built in
+``.<name>.txn-<hex>`` and swapped in whole; a deletion first renames the environment to
+``.<name>.deleting-<hex>``. Leftovers of a crash are removed by :meth:`EnvironmentService.cleanup_stale`
+at start, except those whose name another process (the CLI) still holds.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 import os
 import re
@@ -18,11 +21,12 @@ import secrets
 import shutil
 import stat
 import sys
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from .. import kernels
-from ..errors import Conflict, Forbidden, InvalidRequest, NotFound
+from ..errors import Conflict, DiskFull, Forbidden, GpuEnvError, InvalidRequest, NotFound
 from ..models.envs import (
     CloneResult,
     Environment,
@@ -32,15 +36,20 @@ from ..models.envs import (
     KernelInfo,
     PackagesResult,
 )
-from . import conda_list
+from ..models.tasks import Task
+from . import conda_list, history
+from .claims import Claim, Claims
 from .discovery import EnvironmentCatalog, EnvLocation
-from .engine import CondaEngine, LogFn, ProgressFn, scaled
+from .engine import CondaEngine, LogFn, ProgressFn, run_stoppable, scaled, threadsafe
 from .names import validate_env_name
 from .prefix import pypi_packages, python_version, read_records, site_packages, write_origin
+from .transaction import hardlink_copy, previous_name, previous_states, recover, swap_in
 
 log = logging.getLogger(__name__)
 
-_TEMPORARY = re.compile(r"^\.(?P<name>.+)\.(partial|deleting)-[0-9a-f]+$")
+_TEMPORARY = re.compile(r"^\.(?P<name>.+)\.(?P<kind>partial|deleting|txn|swap)-[0-9a-f]+$")
+# Previous states kept for undo, per environment.
+KEEP_PREVIOUS = 1
 
 
 def default_user_env_dir() -> Path:
@@ -70,6 +79,12 @@ def _remove_tree(path: Path) -> None:
             shutil.rmtree(path, onerror=fix)
 
 
+def _disk_full(e: BaseException) -> bool:
+    if isinstance(e, OSError):
+        return e.errno == errno.ENOSPC
+    return isinstance(e, GpuEnvError) and "No space left on device" in e.message
+
+
 def _refuse_pip_removals(prefix: Path, remove: list[str]) -> None:
     records = read_records(prefix)
     pip_only = {
@@ -78,7 +93,7 @@ def _refuse_pip_removals(prefix: Path, remove: list[str]) -> None:
     }
     if hit := [pip_only[n] for n in (r.lower().replace("_", "-") for r in remove) if n in pip_only]:
         names = " ".join(hit)
-        raise InvalidRequest(
+        raise Conflict(
             f"{', '.join(hit)} {'was' if len(hit) == 1 else 'were'} installed with pip, not conda, so conda "
             f"cannot remove {'it' if len(hit) == 1 else 'them'}; run `{prefix}/bin/python -m pip uninstall {names}`.",
             reason="pip_package",
@@ -98,23 +113,15 @@ class EnvironmentService:
         self.engine = engine
         self.conda_list_path = conda_list_path or conda_list.default_path()
         self.kernel_data_dir = kernel_data_dir
-        self._busy: set[str] = set()
+        self.claims = Claims(self.user_env_dir)
 
     @property
     def user_env_dir(self) -> Path:
         return self.catalog.user_env_dir
 
-    @contextlib.contextmanager
-    def _claim(self, name: str) -> Iterator[None]:
-        if name in self._busy:
-            raise Conflict(
-                f"Another operation on '{name}' is in progress; try again when it ends.", reason="busy"
-            )
-        self._busy.add(name)
-        try:
-            yield
-        finally:
-            self._busy.discard(name)
+    @staticmethod
+    def _busy(name: str) -> str:
+        return f"Another operation on '{name}' is in progress; try again when it ends."
 
     async def _own(self, name: str, action: str) -> EnvLocation:
         loc = await self.catalog.resolve(name)
@@ -148,55 +155,68 @@ class EnvironmentService:
         filename = f"{loc.name}-environment.yml" if fmt is ExportFormat.yaml else f"{loc.name}-explicit.txt"
         return ExportResult(format=fmt, filename=filename, content=content)
 
+    # -- claiming -----------------------------------------------------------------------------------
+
+    async def begin_clone(self, source: str, name: str) -> tuple[Claim, EnvLocation]:
+        """Claim ``name`` for a clone of ``source`` and run the checks that can fail fast.
+
+        Raises InvalidRequest (bad name), Conflict (name taken, or being made by another request: of
+        concurrent requests for one name exactly one gets past here), NotFound (unknown source).
+        """
+        validate_env_name(name)
+        claim = self.claims.reserve(
+            name, f"An environment named '{name}' is being made or changed right now."
+        )
+        try:
+            src = await self.catalog.resolve(source)
+            final = self.user_env_dir / name
+
+            def taken() -> bool:
+                names = {loc.name for loc in self.catalog.locate()}
+                return name in names or final.exists() or final.is_symlink()
+
+            if await asyncio.to_thread(taken):
+                raise Conflict(f"An environment named '{name}' already exists.", reason="env_exists")
+            await self.claims.lock(claim, f"An environment named '{name}' is being made elsewhere right now.")
+        except BaseException:
+            claim.release()
+            raise
+        return claim, src
+
+    async def begin_change(self, name: str, action: str = "changed") -> tuple[Claim, EnvLocation]:
+        """Claim one of the user's environments for a change. Raises NotFound, Forbidden, Conflict(busy)."""
+        loc = await self._own(name, action)
+        claim = self.claims.reserve(loc.name, self._busy(loc.name))
+        try:
+            await self.claims.lock(claim, self._busy(loc.name))
+        except BaseException:
+            claim.release()
+            raise
+        return claim, loc
+
+    def busy(self, name: str) -> bool:
+        """Is an operation of this server working on ``name``?"""
+        return self.claims.held_here(name)
+
     # -- changing -----------------------------------------------------------------------------------
 
-    async def _check_clone(self, source: str, name: str) -> EnvLocation:
-        validate_env_name(name)
-        src = await self.catalog.resolve(source)
-        final = self.user_env_dir / name
-
-        def taken() -> bool:
-            names = {loc.name for loc in self.catalog.locate()}
-            return name in names or final.exists() or final.is_symlink()
-
-        if name in self._busy:
-            raise Conflict(
-                f"An environment named '{name}' is being made or changed right now.", reason="busy"
-            )
-        if await asyncio.to_thread(taken):
-            raise Conflict(f"An environment named '{name}' already exists.", reason="env_exists")
-        return src
-
-    async def check_clone(self, source: str, name: str) -> str:
-        """The checks :meth:`clone` starts with, to answer a request at once; returns the source's name.
-
-        Raises InvalidRequest (bad name), NotFound (unknown source), Conflict (name taken).
-        """
-        return (await self._check_clone(source, name)).name
-
-    async def check_change(self, name: str) -> str:
-        """The checks :meth:`change_packages` starts with; returns the environment's listed name.
-
-        Raises NotFound, Forbidden (managed), Conflict (another operation on it is running).
-        """
-        loc = await self._own(name, "changed")
-        if loc.name in self._busy:
-            raise Conflict(
-                f"Another operation on '{loc.name}' is in progress; try again when it ends.", reason="busy"
-            )
-        return loc.name
-
     async def clone(
-        self, source: str, name: str, *, progress: ProgressFn | None = None, log: LogFn | None = None
+        self,
+        source: str,
+        name: str,
+        *,
+        progress: ProgressFn | None = None,
+        log: LogFn | None = None,
+        claimed: tuple[Claim, EnvLocation] | None = None,
     ) -> CloneResult:
         """Clone ``source`` (a listed name or prefix) as the user's environment ``name``.
 
         Raises InvalidRequest (bad name), NotFound (unknown source), Conflict (name taken or busy),
-        and the engine's errors. Cancelling leaves nothing behind.
+        DiskFull, and the engine's errors. Cancelling, failing or a full disk leave nothing behind.
         """
-        src = await self._check_clone(source, name)
+        claim, src = claimed or await self.begin_clone(source, name)
         final = self.user_env_dir / name
-        with self._claim(name):
+        with claim:
             await asyncio.to_thread(self.user_env_dir.mkdir, parents=True, exist_ok=True)
             build = self.user_env_dir / f".{name}.partial-{secrets.token_hex(4)}"
             report = None
@@ -209,13 +229,22 @@ class EnvironmentService:
                     write_origin, build, source=str(src.prefix), source_name=src.name, engine=self.engine.name
                 )
                 await asyncio.to_thread(self._publish, build, final)
-            except BaseException:
+            except BaseException as e:
                 await asyncio.shield(asyncio.to_thread(_remove_tree, build))
+                if _disk_full(e):
+                    raise self._full("the clone") from e
                 raise
         await self._record(final)
         if progress is not None:
             progress(1.0, f"Cloned '{src.name}' as '{name}'")
         return CloneResult(environment=await self._summary(name), report=report)
+
+    def _full(self, what: str) -> DiskFull:
+        return DiskFull(
+            f"The disk holding {self.user_env_dir} is full, so {what} could not be written; nothing was "
+            "kept. Delete environments or images you no longer need (or ask your administrator for more "
+            "space), then try again."
+        )
 
     @staticmethod
     def _publish(build: Path, final: Path) -> None:
@@ -241,37 +270,111 @@ class EnvironmentService:
         *,
         progress: ProgressFn | None = None,
         log: LogFn | None = None,
+        claimed: tuple[Claim, EnvLocation] | None = None,
+        change_id: str | None = None,
     ) -> PackagesResult:
-        """Install ``add`` (match specs) and remove ``remove`` (names) in the user's environment.
+        """Install ``add`` (match specs) and remove ``remove`` (names) in the user's environment, whole or not at all.
 
-        Raises Forbidden (managed), NotFound, Conflict (busy or unsolvable), InvalidRequest (unknown
-        package or bad spec), Unavailable (channel unreachable).
+        The change is made in a hard-linked copy and swapped in (see :mod:`.transaction`): cancelling,
+        a failure or a crash at any moment leaves the environment exactly as it was. Raises Forbidden
+        (managed), NotFound, Conflict (busy, unsolvable, a pip package to remove), Unavailable (channel
+        unreachable), DiskFull.
         """
-        loc = await self._own(name, "changed")
-        if remove:
-            await asyncio.to_thread(_refuse_pip_removals, loc.prefix, remove)
-        with self._claim(loc.name):
-            try:
-                report = await self.engine.install(loc.prefix, add, remove, progress=progress, log=log)
-            finally:
-                self.catalog.refresh(loc.prefix)
-        return PackagesResult(environment=await self._summary(loc.name), report=report)
+        claim, loc = claimed or await self.begin_change(name)
+        change_id = change_id or secrets.token_hex(8)
+        with claim:
+            if remove:
+                await asyncio.to_thread(_refuse_pip_removals, loc.prefix, remove)
 
-    async def delete(self, name: str) -> str | None:
-        """Delete the user's environment ``name``, its kernelspec and its line in conda's list.
+            async def apply(build: Path) -> object:
+                report = await self.engine.install(
+                    build,
+                    add,
+                    remove,
+                    final_prefix=loc.prefix,
+                    progress=scaled(progress, 0.15, 0.95),
+                    log=log,
+                )
+                entry = {"id": change_id, "kind": "packages", "add": add, "remove": remove}
+                entry |= {"installed": report.installed, "removed": report.removed}
+                await asyncio.to_thread(history.append, build, entry)
+                return report
 
-        Returns the name of the kernelspec removed, if there was one. Raises Forbidden (managed),
-        NotFound, Conflict (busy).
+            report = await self.transaction(loc, apply, progress=progress)
+        return PackagesResult(environment=await self._summary(loc.name), report=report)  # type: ignore[arg-type]
+
+    async def transaction(
+        self,
+        loc: EnvLocation,
+        apply: Callable[[Path], object],
+        *,
+        progress: ProgressFn | None = None,
+    ) -> object:
+        """Copy ``loc`` aside, let ``apply(copy)`` change the copy, swap it in; return what ``apply`` returned.
+
+        The caller holds the claim. Before the swap nothing is visible; the swap is one rename; after
+        it the previous state is kept for undo (the newest :data:`KEEP_PREVIOUS`).
         """
-        loc = await self._own(name, "deleted")
-        with self._claim(loc.name):
+        live = loc.prefix
+        build = live.with_name(f".{live.name}.txn-{secrets.token_hex(4)}")
+        report = scaled(progress, 0.0, 0.15)
+        report(0.0, "Copying the environment aside (hard links)")
+        tick = threadsafe(lambda f, m: report(min(f, 0.99), m))
+
+        def ticked(done: int) -> None:
+            if tick is not None:
+                tick(done / (done + 2000), f"Copying the environment aside ({done} files)")
+
+        swapped = False
+        try:
+            await run_stoppable(hardlink_copy, live, build, tick=ticked)
+            result = await apply(build)  # type: ignore[misc]
+            if progress is not None:
+                progress(0.96, "Swapping the changed environment in")
+            await asyncio.to_thread(swap_in, build, live)
+            swapped = True
+        except BaseException as e:
+            if not swapped:
+                await asyncio.shield(asyncio.to_thread(_remove_tree, build))
+                if _disk_full(e):
+                    raise self._full("the changed environment") from e
+            raise
+        finally:
+            self.catalog.refresh(live)
+        # Committed. What follows only tidies up; its failures must not turn success into an error.
+        try:
+            await asyncio.to_thread(self._keep_previous, build, live)
+        except OSError as e:
+            log.warning("could not keep the previous state of %s: %s", live, e)
+            await asyncio.to_thread(_remove_tree, build)
+        return result
+
+    @staticmethod
+    def _keep_previous(old: Path, live: Path) -> None:
+        os.rename(old, previous_name(live, time.time_ns()))
+        for stale in previous_states(live)[KEEP_PREVIOUS:]:
+            _remove_tree(stale)
+
+    async def delete(self, name: str, *, claimed: tuple[Claim, EnvLocation] | None = None) -> str | None:
+        """Delete the user's environment ``name``, its kept previous states, its kernelspec and its line in
+        conda's list. Returns the name of the kernelspec removed, if there was one. Raises Forbidden
+        (managed), NotFound, Conflict (busy).
+        """
+        claim, loc = claimed or await self.begin_change(name, "deleted")
+        with claim:
             kernel = await asyncio.to_thread(kernels.unregister_prefix, loc.prefix, self.kernel_data_dir)
             trash = loc.prefix.with_name(f".{loc.prefix.name}.deleting-{secrets.token_hex(4)}")
             await asyncio.to_thread(os.rename, loc.prefix, trash)
             with contextlib.suppress(OSError):
                 await asyncio.to_thread(conda_list.remove, self.conda_list_path, loc.prefix)
             self.catalog.refresh(loc.prefix)
-            await asyncio.shield(asyncio.to_thread(_remove_tree, trash))
+
+            def remove_all() -> None:
+                for old in previous_states(loc.prefix):
+                    _remove_tree(old)
+                _remove_tree(trash)
+
+            await asyncio.shield(asyncio.to_thread(remove_all))
         return kernel
 
     async def register_kernel(self, name: str, display_name: str | None = None) -> KernelInfo:
@@ -294,22 +397,41 @@ class EnvironmentService:
             raise NotFound(f"No kernel is registered for '{loc.name}'.", reason="kernel_not_found")
         return removed
 
+    # -- after a crash ------------------------------------------------------------------------------
+
     async def cleanup_stale(self) -> list[Path]:
-        """Remove temporaries left by a crash (``.<name>.partial-*``, ``.<name>.deleting-*``)."""
+        """Undo what a crash left: put back an environment caught between the two renames of a swap, and
+        remove temporaries (``.<name>.partial-*``, ``.txn-*``, ``.deleting-*``, ``.swap-*``) whose name no
+        operation holds, in this process or another.
+        """
 
         def sweep() -> list[Path]:
             try:
-                entries = list(self.user_env_dir.iterdir())
+                entries = sorted(self.user_env_dir.iterdir())
             except OSError:
                 return []
-            gone = [
-                p for p in entries if (m := _TEMPORARY.match(p.name)) and m.group("name") not in self._busy
-            ]
-            for p in gone:
+            gone = []
+            for p in entries:
+                m = _TEMPORARY.match(p.name)
+                if not m or self.claims.locked_elsewhere(m.group("name")):
+                    continue
+                if m.group("kind") == "swap" and recover(self.user_env_dir / m.group("name")):
+                    log.warning("put back %s, caught between the two renames of a swap", m.group("name"))
+                    continue
                 _remove_tree(p)
+                gone.append(p)
             return gone
 
         removed = await asyncio.to_thread(sweep)
         for p in removed:
             log.info("removed stale temporary %s", p)
         return removed
+
+    def interrupted_note(self, task: Task) -> str | None:
+        """What can be told of a package change the server died in (blocking; read at start)."""
+        if task.kind != "install" or not (task.target or "").startswith("environments/"):
+            return None
+        prefix = self.user_env_dir / task.target.split("/", 1)[1]  # type: ignore[union-attr]
+        if history.holds(prefix, task.id):
+            return "The change had been applied: the environment holds it."
+        return "The environment was left exactly as it was before the change."

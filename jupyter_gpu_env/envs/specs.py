@@ -13,7 +13,11 @@ MAX_SPEC_LENGTH = 200
 _NAME = r"[A-Za-z0-9_][A-Za-z0-9_.+-]*"
 _NAME_RE = re.compile(_NAME)
 # name, then optionally a version constraint and a build string, e.g. "numpy >=1.26,<2", "scipy=1.13=py311*"
-_SPEC_RE = re.compile(rf"(?P<name>{_NAME})(?P<rest>( *[=<>!~]{{0,2}} *[A-Za-z0-9_.*+!=<>,|~ -]+)?)")
+_SPEC = rf"(?P<name>{_NAME})(?P<rest>( *[=<>!~]{{0,2}} *[A-Za-z0-9_.*+!=<>,|~ -]+)?)"
+_SPEC_RE = re.compile(_SPEC)
+# What the API accepts, blanks around included (they are stripped), for the OpenAPI document.
+SPEC_PATTERN = rf"^ *{_SPEC} *$"
+NAME_PATTERN = rf"^ *{_NAME} *$"
 
 
 def check_package_name(name: str) -> str:

@@ -6,8 +6,10 @@ walk over each kernel's process tree runs in the sampler's worker thread.
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from dataclasses import dataclass
+from pathlib import Path
 
 import psutil
 
@@ -89,3 +91,28 @@ def kernel_usage(kernels: list[KernelInfo], trees: dict[str, list[psutil.Process
             )
         )
     return sorted(out, key=lambda u: u.host_memory_bytes, reverse=True)
+
+
+def running_in(kernels: list[KernelInfo], prefix: Path, spec_names: set[str]) -> list[KernelInfo]:
+    """The kernels whose kernelspec is one of ``spec_names`` or whose program lives under ``prefix``
+    (blocking: reads each kernel's executable). Kernels started through another kernelspec are found
+    by their executable all the same."""
+    root = os.path.realpath(prefix) + os.sep
+    out = []
+    for k in kernels:
+        if k.name in spec_names:
+            out.append(k)
+            continue
+        try:
+            exe = psutil.Process(k.pid).exe()
+        except psutil.Error:
+            continue
+        if exe.startswith(root) or os.path.realpath(exe).startswith(root):
+            out.append(k)
+    return out
+
+
+def describe_kernels(kernels: list[KernelInfo]) -> str:
+    """'2 kernels (analysis.ipynb, train.ipynb)' for messages."""
+    names = [k.notebook_path or f"kernel {k.kernel_id[:8]}" for k in kernels]
+    return f"{len(kernels)} kernel{'s' if len(kernels) != 1 else ''} ({', '.join(names)})"

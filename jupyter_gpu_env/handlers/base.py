@@ -1,8 +1,10 @@
-"""What every handler shares: authentication, authorization, body parsing, and the one error mapping.
+"""What every handler shares: authentication, authorization, body and query parsing, the one error mapping.
 
 Handlers are thin: decorate each verb with :func:`operation`, parse the body into a pydantic
 model, call one service and return its model. The decorator also records what the OpenAPI
-document says about the operation, so the document cannot drift from the code.
+document says about the operation (statuses, query parameters and their constraints, the
+permissions it needs), so the document cannot drift from the code: the query values a handler
+reads are parsed by the very schema the document publishes.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from jupyter_core.utils import ensure_async
 from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.extension.handler import ExtensionHandlerMixin
@@ -21,6 +24,8 @@ from pydantic import BaseModel, ValidationError
 from tornado import web
 
 from ..errors import GpuEnvError
+from ..inputs import parse_json_body, parse_query_value, text_problem
+from ..models.common import describe_validation_error
 
 log = logging.getLogger(__name__)
 
@@ -36,8 +41,12 @@ _STATUS_REASONS = {
 
 AUTH_RESOURCE = "gpu_env"
 API_PREFIX = "gpu-env/api"
+DEFAULT_MAX_BODY = 1 << 20
+VERBS = ("get", "post", "put", "patch", "delete")
 
 M = TypeVar("M", bound=BaseModel)
+# (action, resource) as Jupyter's authorizer takes them, e.g. ("execute", "kernels").
+Permission = tuple[str, str]
 
 
 @dataclass(frozen=True)
@@ -59,23 +68,26 @@ class OperationSpec:
     description: str = ""
     also: tuple[tuple[int, type[BaseModel]], ...] = ()
     response_content_type: str = "application/json"
+    permissions: tuple[Permission, ...] = ()
+    links: tuple[tuple[str, str, dict[str, str]], ...] = ()
 
 
-def _validation_message(err: ValidationError) -> str:
-    parts = []
-    for e in err.errors():
-        where = ".".join(str(p) for p in e.get("loc", ())) or "body"
-        msg = str(e.get("msg", "")).removeprefix("Value error, ")
-        parts.append(f"{where}: {msg}")
-    return "Invalid request: " + "; ".join(parts)
+class ApiHttpError(web.HTTPError):
+    """An HTTPError whose message reaches the JSON body as written.
 
-
-class _ApiHttpError(web.HTTPError):
-    """An HTTPError that carries validation details into the JSON error body."""
+    tornado doubles every ``%`` of a ``log_message`` given without arguments (it is a format string
+    for the log); the message the caller reads is kept apart from it.
+    """
 
     def __init__(self, status: int, message: str, reason: str, details: list[dict] | None = None):
-        super().__init__(status, message, reason=reason)
+        super().__init__(status, "%s", message, reason=reason)
         self.details = details
+
+
+def _error_from(e: GpuEnvError | ValidationError) -> ApiHttpError:
+    if isinstance(e, GpuEnvError):
+        return ApiHttpError(e.status, e.message, e.reason)
+    return ApiHttpError(400, describe_validation_error(e), "invalid_request", e.errors(include_url=False))
 
 
 def operation(
@@ -88,28 +100,45 @@ def operation(
     errors: tuple[int, ...] = (),
     description: str = "",
     also: tuple[tuple[int, type[BaseModel]], ...] = (),
+    permissions: tuple[Permission, ...] = (),
+    response_content_type: str = "application/json",
+    links: tuple[tuple[str, str, dict[str, str]], ...] = (),
 ) -> Callable[[Callable[..., Awaitable[Any]]], Callable[..., Awaitable[None]]]:
-    """Authenticate, authorize, map errors, write the returned model; record the OpenAPI spec.
+    """Authenticate, authorize, parse, map errors, write the returned model; record the OpenAPI spec.
 
-    ``also`` documents other success answers a handler may choose with ``override_status``.
+    ``permissions`` are asked of Jupyter's authorizer besides the verb's own on ``gpu_env``: running
+    code needs ``("execute", "kernels")`` as it does everywhere in Jupyter. ``also`` documents other
+    success answers a handler may choose with ``override_status``. ``links`` are OpenAPI links from
+    the success answer: ``(name, operationId, parameters)``.
     """
 
-    spec = OperationSpec(summary, response, status, request, query, errors, description, also)
+    spec = OperationSpec(
+        summary,
+        response,
+        status,
+        request,
+        query,
+        errors,
+        description,
+        also,
+        response_content_type,
+        permissions,
+        links,
+    )
 
     def decorate(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[None]]:
         @functools.wraps(fn)
         async def mapped(self: GpuEnvHandler, *args: Any, **kwargs: Any) -> None:
+            await self.check_permissions(permissions)
             try:
+                self.check_path_args(kwargs)
+                self.query = self.parse_query(query)
                 await self.services.start()
                 if request is not None:
                     kwargs["body"] = self.parse_body(request)
                 result = await fn(self, *args, **kwargs)
-            except GpuEnvError as e:
-                raise _ApiHttpError(e.status, e.message, e.reason) from e
-            except ValidationError as e:
-                raise _ApiHttpError(
-                    400, _validation_message(e), "invalid_request", e.errors(include_url=False)
-                ) from e
+            except (GpuEnvError, ValidationError) as e:
+                raise _error_from(e) from e
             if self._finished:
                 return
             self.set_status(self._status_override or status)
@@ -130,31 +159,83 @@ def operation(
     return decorate
 
 
+@web.stream_request_body
 class GpuEnvHandler(ExtensionHandlerMixin, APIHandler):
-    """Base of the extension's REST handlers."""
+    """Base of the extension's REST handlers.
+
+    Bodies are streamed so that their size is bounded before they are read: a request announcing more
+    than ``gpu_env_max_body`` bytes is refused with 413 as soon as its headers arrive (after
+    authentication), and one that sends more than it announced is cut off at the limit.
+    """
 
     auth_resource = AUTH_RESOURCE
     _status_override: int | None = None
+    query: dict[str, Any]
+
+    def initialize(self, *args: Any, **kwargs: Any) -> None:
+        super().initialize(*args, **kwargs)
+        self._body = bytearray()
+        self.query = {}
+
+    @property
+    def max_body(self) -> int:
+        return int(self.settings.get("gpu_env_max_body", DEFAULT_MAX_BODY))
+
+    async def prepare(self) -> None:  # type: ignore[override]
+        await super().prepare()
+        if self._finished:
+            return
+        # The connection refuses anything beyond the limit; the check below answers politely first.
+        self.request.connection.set_max_body_size(self.max_body + 1)  # type: ignore[union-attr]
+        length = self.request.headers.get("Content-Length")
+        if length is not None and length.isdigit() and int(length) > self.max_body:
+            raise self._too_large()
+
+    def data_received(self, chunk: bytes) -> None:
+        if len(self._body) + len(chunk) > self.max_body:
+            raise self._too_large()
+        self._body.extend(chunk)
+
+    def _too_large(self) -> ApiHttpError:
+        return ApiHttpError(
+            413,
+            f"The request body is larger than {self.max_body} bytes, the most this API accepts.",
+            "too_large",
+        )
 
     def override_status(self, code: int) -> None:
         """Answer ``code`` instead of the operation's usual status (documented with ``also=``)."""
         self._status_override = code
 
-    def parse_body(self, model: type[M]) -> M:
-        raw = self.request.body or b"{}"
-        try:
-            data = json.loads(raw)
-        except ValueError as e:
-            raise _ApiHttpError(400, f"The request body is not valid JSON: {e}", "invalid_json") from e
-        try:
-            return model.model_validate(data)
-        except ValidationError as e:
-            raise _ApiHttpError(
-                400, _validation_message(e), "invalid_request", e.errors(include_url=False)
-            ) from e
+    async def check_permissions(self, permissions: tuple[Permission, ...]) -> None:
+        for action, resource in permissions:
+            allowed = await ensure_async(
+                self.authorizer.is_authorized(self, self.current_user, action, resource)
+            )
+            if not allowed:
+                raise ApiHttpError(
+                    403,
+                    f"You are not authorized to {action} on {resource}, which this request needs.",
+                    "forbidden",
+                )
 
-    def query_arg(self, name: str, default: str | None = None) -> str | None:
-        return self.get_query_argument(name, default)
+    def check_path_args(self, kwargs: dict[str, Any]) -> None:
+        for name, value in kwargs.items():
+            if isinstance(value, str) and (problem := text_problem(value)):
+                raise ApiHttpError(400, f"The {name} in the path {problem}.", "invalid_request")
+
+    def parse_query(self, params: tuple[Param, ...]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for p in params:
+            raw = self.get_query_argument(p.name, None)
+            if raw is None:
+                out[p.name] = p.schema.get("default")
+            else:
+                out[p.name] = parse_query_value(p.name, raw, p.schema)
+        return out
+
+    def parse_body(self, model: type[M]) -> M:
+        return model.model_validate(parse_json_body(bytes(self._body)))
 
     def api_url(self, *parts: str) -> str:
         """A base_url-aware URL of an API resource, for Location headers."""
@@ -164,12 +245,25 @@ class GpuEnvHandler(ExtensionHandlerMixin, APIHandler):
     def services(self) -> Any:
         return self.settings["gpu_env_services"]
 
+    def allowed_methods(self) -> list[str]:
+        cls = type(self)
+        return [v.upper() for v in VERBS if getattr(cls, v) is not getattr(web.RequestHandler, v)]
+
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         exc = kwargs.get("exc_info", (None, None, None))[1]
         self.set_header("Content-Type", "application/json")
+        if status_code == 405:
+            self.set_header("Allow", ", ".join(self.allowed_methods()))
         if isinstance(exc, web.HTTPError):
+            # log_message is a format string: formatting it also undoes tornado's doubled '%'.
+            message = exc.log_message % exc.args if exc.log_message else self._reason
+            if status_code == 405:
+                message = (
+                    f"{self.request.method} is not allowed here; this resource answers "
+                    f"{', '.join(self.allowed_methods()) or 'nothing'}."
+                )
             body: dict[str, Any] = {
-                "message": exc.log_message or self._reason,
+                "message": message,
                 "reason": exc.reason or _STATUS_REASONS.get(status_code, "http_error"),
             }
             details = getattr(exc, "details", None)
@@ -190,7 +284,7 @@ class NotFoundHandler(GpuEnvHandler):
         await super().prepare()
         if not self.current_user:
             raise web.HTTPError(403)
-        raise _ApiHttpError(
+        raise ApiHttpError(
             404,
             f"No API resource at '{self.request.path}'. The API is described at {API_PREFIX}/openapi.json.",
             "not_found",

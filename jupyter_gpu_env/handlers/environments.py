@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from ..errors import InvalidRequest
 from ..models.envs import (
     CloneRequest,
     EnvironmentDetail,
     EnvironmentList,
-    ExportFormat,
     ExportResult,
     KernelInfo,
     KernelRequest,
@@ -17,6 +15,18 @@ from ..models.envs_api import DeletedEnvironment, KernelRemoved
 from ..models.images import Image, ImageRequest
 from ..models.tasks import Task
 from .base import GpuEnvHandler, Param, operation
+
+KERNELSPECS = (("write", "kernelspecs"),)
+SHUTDOWN = Param(
+    "shutdown_kernels",
+    {"type": "boolean", "default": False},
+    "Shut down this server's kernels running in it first (needs `write` on kernels); without it, running "
+    "kernels make the request a 409 that names them.",
+)
+TASK_LINKS = (
+    ("GetTask", "get_tasks_task_id", {"task_id": "$response.body#/id"}),
+    ("CancelTask", "delete_tasks_task_id", {"task_id": "$response.body#/id"}),
+)
 
 
 class TaskStartingHandler(GpuEnvHandler):
@@ -37,9 +47,14 @@ class EnvironmentsHandler(TaskStartingHandler):
         response=Task,
         status=202,
         errors=(404, 409),
+        links=(
+            *TASK_LINKS,
+            ("GetClone", "get_environments_name", {"name": "$request.body#/name"}),
+            ("DeleteClone", "delete_environments_name", {"name": "$request.body#/name"}),
+        ),
         description="Packages are hard-linked from the package cache, untracked files (pip installs, user "
         "files) copied with the prefix rewritten; the clone is built aside and appears only when complete. "
-        "The task's result is a CloneResult.",
+        "The task's result is a CloneResult. 409 when the name is taken or being made by another request.",
     )
     async def post(self, body: CloneRequest) -> Task:
         return self.accepted(await self.services.start_clone(body))
@@ -53,11 +68,16 @@ class EnvironmentHandler(GpuEnvHandler):
     @operation(
         "Delete one of the user's environments (and its kernel)",
         response=DeletedEnvironment,
-        errors=(403, 404, 409),
+        query=(SHUTDOWN,),
+        errors=(400, 403, 404, 409),
+        permissions=KERNELSPECS,
+        description="403 for a managed environment; 409 while another operation works on it, or while "
+        "kernels of this server run in it (the message names them) unless `shutdown_kernels` is true.",
     )
     async def delete(self, name: str) -> DeletedEnvironment:
-        kernel = await self.services.envs.delete(name)
-        return DeletedEnvironment(name=name, kernel_removed=kernel)
+        if self.query["shutdown_kernels"]:
+            await self.check_permissions((("write", "kernels"),))
+        return await self.services.delete_environment(name, shutdown_kernels=self.query["shutdown_kernels"])
 
 
 class PackagesHandler(TaskStartingHandler):
@@ -67,7 +87,10 @@ class PackagesHandler(TaskStartingHandler):
         response=Task,
         status=202,
         errors=(403, 404, 409),
-        description="Solved against the configured channels; the task's result is a PackagesResult.",
+        links=TASK_LINKS,
+        description="Solved against the configured channels, built aside and swapped in whole: the "
+        "environment is never half-changed, whatever happens meanwhile. The task's result is a "
+        "PackagesResult.",
     )
     async def post(self, name: str, body: PackagesRequest) -> Task:
         return self.accepted(await self.services.start_packages(name, body))
@@ -80,12 +103,16 @@ class KernelHandler(GpuEnvHandler):
         response=KernelInfo,
         status=201,
         errors=(404, 409),
-        description="409 when the environment has no ipykernel; the message says how to add it.",
+        permissions=KERNELSPECS,
+        description="409 when the environment has no ipykernel; the message says how to add it. Needs "
+        "Jupyter's `write` permission on kernelspecs.",
     )
     async def post(self, name: str, body: KernelRequest) -> KernelInfo:
         return await self.services.envs.register_kernel(name, body.display_name)
 
-    @operation("Remove the environment's kernel", response=KernelRemoved, errors=(404,))
+    @operation(
+        "Remove the environment's kernel", response=KernelRemoved, errors=(404,), permissions=KERNELSPECS
+    )
     async def delete(self, name: str) -> KernelRemoved:
         return KernelRemoved(kernel_name=await self.services.envs.unregister_kernel(name))
 
@@ -94,14 +121,13 @@ class ExportHandler(GpuEnvHandler):
     @operation(
         "Export an environment as environment.yml or an explicit lock",
         response=ExportResult,
-        query=(Param("format", {"type": "string", "enum": ["yaml", "explicit"]}, "Default `yaml`."),),
+        query=(
+            Param("format", {"type": "string", "enum": ["yaml", "explicit"], "default": "yaml"}, "The form."),
+        ),
         errors=(400, 404),
     )
     async def get(self, name: str) -> ExportResult:
-        fmt = self.query_arg("format", "yaml")
-        if fmt not in ExportFormat.__members__:
-            raise InvalidRequest(f"format must be 'yaml' or 'explicit', not '{fmt}'.")
-        return await self.services.envs.export(name, fmt)
+        return await self.services.envs.export(name, self.query["format"])
 
 
 class ImageBuildHandler(TaskStartingHandler):
@@ -112,15 +138,17 @@ class ImageBuildHandler(TaskStartingHandler):
         status=202,
         errors=(404, 409),
         also=((200, Image),),
+        links=TASK_LINKS,
         description="Answers 200 with the existing Image at once when an image of identical content exists; "
-        "else 202 and a task whose result is the Image. SIF needs apptainer on the server (409 otherwise).",
+        "else 202 and a task whose result is the Image. Requests for an image being packed answer the same "
+        "task. SIF needs apptainer on the server (409 otherwise).",
     )
     async def post(self, name: str, body: ImageRequest) -> Task | Image:
-        cached = await self.services.cached_image(name, body)
-        if cached is not None:
+        started = await self.services.pack(name, body)
+        if isinstance(started, Image):
             self.override_status(200)
-            return cached
-        return self.accepted(await self.services.start_pack(name, body))
+            return started
+        return self.accepted(started)
 
 
 class GpuCheckHandler(TaskStartingHandler):
@@ -129,8 +157,11 @@ class GpuCheckHandler(TaskStartingHandler):
         response=Task,
         status=202,
         errors=(404, 409),
+        permissions=(("execute", "kernels"),),
+        links=TASK_LINKS,
         description="Runs the environment's own Python: loads the CUDA driver library, counts devices, and "
-        "computes with torch or cupy where installed. The task's result is a GpuCheck.",
+        "computes with torch or cupy where installed. The task's result is a GpuCheck. Running code needs "
+        "Jupyter's `execute` permission on kernels.",
     )
     async def post(self, name: str) -> Task:
         return self.accepted(await self.services.start_gpu_check(name))

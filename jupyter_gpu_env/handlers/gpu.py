@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from ..errors import InvalidRequest
 from ..models import GpuHistory, GpuSnapshot
 from ..models.cluster import ClusterCapacity
 from ..models.gpu import ReleaseResult
@@ -24,33 +23,32 @@ class GpuHistoryHandler(GpuEnvHandler):
     @operation(
         "Past samples, oldest first",
         response=GpuHistory,
-        query=(Param("seconds", {"type": "number", "exclusiveMinimum": 0}, "Only the last N seconds."),),
+        query=(
+            Param(
+                "seconds",
+                {"type": "number", "exclusiveMinimum": 0, "maximum": 31536000},
+                "Only the last N seconds.",
+            ),
+        ),
         errors=(400,),
         description="A ring buffer of `c.GpuEnvApp.gpu_history_seconds`; host memory, CPU and per-device "
         "GPU memory and utilization.",
     )
     async def get(self) -> GpuHistory:
-        raw = self.query_arg("seconds")
-        seconds = None
-        if raw is not None:
-            try:
-                seconds = float(raw)
-            except ValueError:
-                raise InvalidRequest(f"'seconds' must be a number of seconds, not '{raw}'.") from None
-            if not seconds > 0:
-                raise InvalidRequest("'seconds' must be greater than 0.")
-        return self.services.sampler.history_points(seconds)
+        return self.services.sampler.history_points(self.query["seconds"])
 
 
 class GpuReleaseHandler(GpuEnvHandler):
     @operation(
         "Shut down this server's kernels that hold GPU memory",
         response=ReleaseResult,
+        permissions=(("write", "kernels"),),
         description="Frees the GPU for others (the idle warning's action). Only kernels whose processes hold "
-        "GPU memory in the latest sample are shut down; their unsaved state is lost, so ask first.",
+        "GPU memory in the latest sample are shut down; their unsaved state is lost, so ask first. Needs "
+        "Jupyter's `write` permission on kernels.",
     )
     async def post(self) -> ReleaseResult:
-        return ReleaseResult(shut_down=await self.services.release_gpu(self.kernel_manager))
+        return ReleaseResult(shut_down=await self.services.release_gpu())
 
 
 class ClusterCapacityHandler(GpuEnvHandler):

@@ -2,28 +2,19 @@
 
 from __future__ import annotations
 
-from ..errors import InvalidRequest
-from ..models.jobs import BackendList, Job, JobList, JobRequest, LogChunk, UsageReport
+from ..models.jobs import JOB_STATES, BackendList, Job, JobList, JobRequest, LogChunk, UsageReport
 from .base import GpuEnvHandler, Param, operation
 
-
-def _number(handler: GpuEnvHandler, name: str, default: float | None) -> float | None:
-    raw = handler.query_arg(name)
-    if raw is None:
-        return default
-    try:
-        return float(raw)
-    except ValueError:
-        raise InvalidRequest(f"'{name}' must be a number, not '{raw}'.") from None
-
-
-def _int(handler: GpuEnvHandler, name: str, default: int) -> int:
-    raw = handler.query_arg(name)
-    if raw is None:
-        return default
-    if not raw.lstrip("-").isdigit():
-        raise InvalidRequest(f"'{name}' must be a whole number, not '{raw}'.")
-    return int(raw)
+_STATE = "|".join(JOB_STATES)
+# Unix times from 1970 to the year 9999: what a date picker can mean.
+_TIME = {"type": "number", "minimum": 0, "maximum": 253402300799}
+RUN_CODE = (("execute", "kernels"),)
+JOB_LINKS = (
+    ("GetJob", "get_jobs_job_id", {"job_id": "$response.body#/id"}),
+    ("GetJobLog", "get_jobs_job_id_log", {"job_id": "$response.body#/id"}),
+    ("CancelJob", "post_jobs_job_id_cancel", {"job_id": "$response.body#/id"}),
+    ("DeleteJob", "delete_jobs_job_id", {"job_id": "$response.body#/id"}),
+)
 
 
 class JobsHandler(GpuEnvHandler):
@@ -31,17 +22,26 @@ class JobsHandler(GpuEnvHandler):
         "Jobs, newest first",
         response=JobList,
         query=(
-            Param("state", {"type": "string"}, "Only these states, comma-separated (queued,running,...)."),
-            Param("limit", {"type": "integer", "minimum": 1, "maximum": 500}, "Page size, default 50."),
-            Param("offset", {"type": "integer", "minimum": 0}, "Skip this many."),
+            Param(
+                "state",
+                {"type": "string", "pattern": f"^({_STATE})(,({_STATE}))*$"},
+                "Only these states, comma-separated (queued,running,...).",
+            ),
+            Param("limit", {"type": "integer", "minimum": 1, "maximum": 500, "default": 50}, "Page size."),
+            Param(
+                "offset",
+                {"type": "integer", "minimum": 0, "maximum": 1_000_000_000, "default": 0},
+                "Skip this many.",
+            ),
         ),
         errors=(400,),
+        description="Parameters larger than `c.GpuEnvApp.listed_parameters_bytes` are left out of a "
+        "listing (`parameters_omitted` says so); `GET jobs/{job_id}` has them.",
     )
     async def get(self) -> JobList:
-        state = self.query_arg("state")
-        states = [s.strip() for s in state.split(",") if s.strip()] if state else None
+        state = self.query["state"]
         return await self.services.jobs.list(
-            states, limit=_int(self, "limit", 50), offset=_int(self, "offset", 0)
+            state.split(",") if state else None, limit=self.query["limit"], offset=self.query["offset"]
         )
 
     @operation(
@@ -49,9 +49,15 @@ class JobsHandler(GpuEnvHandler):
         request=JobRequest,
         response=Job,
         status=201,
-        errors=(409,),
+        errors=(404, 409, 413),
+        permissions=RUN_CODE,
+        links=JOB_LINKS,
         description="The notebook (as saved on disk) is snapshotted at once; later edits do not change "
-        "the job. Nothing is recorded when the request is refused.",
+        "the job. Nothing is recorded when the request is refused: 404 names what does not exist (the "
+        "notebook, the backend, a kernel, environment, image or queue), 409 what the backend or the "
+        "notebook cannot take (a parameter it does not declare or of another type, resources beyond the "
+        "backend's limits), 413 parameters beyond `c.GpuEnvApp.max_parameters_bytes`. Running code needs "
+        "Jupyter's `execute` permission on kernels.",
     )
     async def post(self, body: JobRequest) -> Job:
         job = await self.services.jobs.submit(body)
@@ -68,6 +74,7 @@ class JobHandler(GpuEnvHandler):
         "Delete a job: its record and its folder (a running job is cancelled first)",
         status=204,
         errors=(404,),
+        description="Usage already counted (GPU- and CPU-hours) stays counted.",
     )
     async def delete(self, job_id: str) -> None:
         await self.services.jobs.delete(job_id)
@@ -77,13 +84,19 @@ class JobLogHandler(GpuEnvHandler):
     @operation(
         "The job's log from a byte offset",
         response=LogChunk,
-        query=(Param("offset", {"type": "integer", "minimum": 0}, "Where the previous chunk ended."),),
-        errors=(400, 404),
+        query=(
+            Param(
+                "offset",
+                {"type": "integer", "minimum": 0, "maximum": (1 << 53) - 1, "default": 0},
+                "Where the previous chunk ended.",
+            ),
+        ),
+        errors=(400, 404, 409),
         description="Call again with `next_offset` to follow the log; `eof` is true once the job ended and "
-        "everything was read.",
+        "everything was read. 409 when the offset is past the end of the log.",
     )
     async def get(self, job_id: str) -> LogChunk:
-        return await self.services.jobs.log(job_id, _int(self, "offset", 0))
+        return await self.services.jobs.log(job_id, self.query["offset"])
 
 
 class JobCancelHandler(GpuEnvHandler):
@@ -97,13 +110,15 @@ class UsageHandler(GpuEnvHandler):
         "GPU-hours, CPU-hours and job counts per backend over a period",
         response=UsageReport,
         query=(
-            Param("start", {"type": "number"}, "Unix time; default 7 days ago."),
-            Param("end", {"type": "number"}, "Unix time; default now."),
+            Param("start", _TIME, "Unix time; default 7 days before `end`."),
+            Param("end", _TIME, "Unix time; default now."),
         ),
         errors=(400,),
+        description="Counted from a ledger: deleting a job does not lower what it used. A period that "
+        "ends before it starts is empty.",
     )
     async def get(self) -> UsageReport:
-        return await self.services.jobs.usage(_number(self, "start", None), _number(self, "end", None))
+        return await self.services.jobs.usage(self.query["start"], self.query["end"])
 
 
 class BackendsHandler(GpuEnvHandler):

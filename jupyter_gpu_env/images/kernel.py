@@ -7,17 +7,11 @@ import shutil
 import sys
 from pathlib import Path
 
-from jupyter_core.paths import jupyter_runtime_dir
-
-from ..errors import Conflict
+from ..errors import Conflict, NotFound
 from ..kernels import METADATA_KEY, install_spec, kernels_dir, unregister
 from ..models.envs import KernelInfo
 from ..models.images import Image
-
-
-def mount_root() -> Path:
-    """Per-user mount points: the image's dest prefix (/opt/...) is usually not writable by users."""
-    return Path(jupyter_runtime_dir()) / "gpu-env-mounts"
+from .mounts import mount_root
 
 
 def runtime_available(container: str | None) -> str:
@@ -42,7 +36,7 @@ def register_image_kernel(
     data_dir: Path | None = None,
 ) -> KernelInfo:
     tool = runtime_available(container)
-    name = f"gpu-env-image-{image.id}".lower()
+    name = image_kernel_name(image)
     mount = mount_root() / image.id if tool == "squashfuse" else Path(image.usage.mount_path)
     argv = [sys.executable, "-m", "jupyter_gpu_env.images.launch", image.path, str(mount)]
     if tool == "apptainer" and container:
@@ -66,7 +60,16 @@ def register_image_kernel(
     )
 
 
-def unregister_image_kernel(image: Image, data_dir: Path | None = None) -> str:
-    name = f"gpu-env-image-{image.id}".lower()
-    unregister(name, data_dir)
+def image_kernel_name(image: Image) -> str:
+    return f"gpu-env-image-{image.id}".lower()
+
+
+def unregister_image_kernel(image: Image, data_dir: Path | None = None, *, missing_ok: bool = False) -> str:
+    """Remove the image's kernelspec; NotFound when there is none, unless ``missing_ok``."""
+    name = image_kernel_name(image)
+    try:
+        unregister(name, data_dir)
+    except NotFound:
+        if not missing_ok:
+            raise
     return name

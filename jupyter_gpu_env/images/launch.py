@@ -17,14 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-
-def is_mounted(path: Path) -> bool:
-    target = os.path.realpath(path)
-    try:
-        with open("/proc/self/mounts") as f:
-            return any(line.split()[1] == target for line in f if len(line.split()) > 1)
-    except OSError:
-        return os.path.ismount(target)
+from .mounts import is_mounted
 
 
 def mount(image: Path, mountpoint: Path) -> None:

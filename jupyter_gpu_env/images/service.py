@@ -9,13 +9,13 @@ killed pack are removed at start.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import secrets
 import shutil
 import time
 from pathlib import Path
 
+from ..atomic import write_json_atomic
 from ..errors import Conflict, InvalidRequest, NotFound
 from ..models.images import Image, ImageRequest, ImageUsage
 from ..tasks import TaskContext
@@ -180,12 +180,9 @@ class ImageService:
             await asyncio.to_thread(_remove, partial, staging)
 
     def _publish(self, partial: Path, final: Path, image: Image) -> None:
-        record = self._record_path(image.id)
-        tmp = record.with_name(f".{record.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(image.model_dump(mode="json"), indent=2))
         partial.chmod(0o644)  # jobs and other tools of the same user read it; mksquashfs writes 0600
         os.replace(partial, final)
-        os.replace(tmp, record)
+        write_json_atomic(self._record_path(image.id), image.model_dump(mode="json"), indent=2)
 
     def path_of(self, image_id: str) -> str | None:
         """The file of an image by id, for jobs (blocking; None when unknown)."""

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 
 class ApiModel(BaseModel):
@@ -17,3 +17,36 @@ class ApiError(ApiModel):
     details: list[dict] | None = Field(
         default=None, description="Per-field validation problems, when the request body was invalid."
     )
+
+
+# Errors pydantic reports for the branches of a union that the value was not meant for.
+_WRONG_BRANCH = {
+    "int_type",
+    "int_parsing",
+    "string_type",
+    "float_type",
+    "bool_type",
+    "none_required",
+    "dict_type",
+}
+
+
+def _field_path(loc: tuple) -> str:
+    # Union branches appear in the location ("constrained-int", "function-after[...]"): not field names.
+    parts = [
+        str(p) for p in loc if not (isinstance(p, str) and ("[" in p or "-" in p or p in ("str", "int")))
+    ]
+    return ".".join(parts)
+
+
+def describe_validation_error(err: ValidationError, what: str = "Invalid request") -> str:
+    """One sentence per field, without pydantic's prefixes and union noise."""
+    by_field: dict[str, list[dict]] = {}
+    for e in err.errors():
+        by_field.setdefault(_field_path(tuple(e.get("loc", ()))) or "body", []).append(e)
+    parts = []
+    for where, errors in by_field.items():
+        meant = [e for e in errors if e.get("type") not in _WRONG_BRANCH] or errors
+        messages = dict.fromkeys(str(e.get("msg", "")).removeprefix("Value error, ") for e in meant)
+        parts.append(f"{where}: {'; '.join(messages)}")
+    return f"{what}: " + "; ".join(parts)

@@ -2,20 +2,36 @@
 
 from __future__ import annotations
 
-import re
 from enum import StrEnum
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, WithJsonSchema, model_validator
 
-from ..envs.names import check_env_name
-from ..envs.specs import check_package_name, check_spec
+from ..envs.names import ENV_NAME_PATTERN, MAX_NAME_LENGTH, check_env_name
+from ..envs.specs import MAX_SPEC_LENGTH, NAME_PATTERN, SPEC_PATTERN, check_package_name, check_spec
 from .common import ApiModel
+from .fields import LINE_PATTERN, ecma, patterned
 
 EnvKind = Literal["managed", "own"]
 PackageKind = Literal["conda", "pypi"]
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+EnvName = Annotated[
+    str,
+    AfterValidator(check_env_name),
+    WithJsonSchema({"type": "string", "pattern": ENV_NAME_PATTERN, "maxLength": MAX_NAME_LENGTH}),
+]
+PackageSpec = Annotated[
+    str,
+    AfterValidator(check_spec),
+    WithJsonSchema({"type": "string", "pattern": ecma(SPEC_PATTERN), "maxLength": MAX_SPEC_LENGTH}),
+]
+PackageName = Annotated[
+    str,
+    AfterValidator(check_package_name),
+    WithJsonSchema({"type": "string", "pattern": ecma(NAME_PATTERN), "maxLength": MAX_SPEC_LENGTH}),
+]
+# A label shown in the Launcher: one line with something visible in it.
+DISPLAY_NAME_PATTERN = r"^[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f][^\x00-\x1f\x7f]*$"
 
 
 class ExportFormat(StrEnum):
@@ -81,43 +97,34 @@ class EnvironmentList(ApiModel):
 
 
 class CloneRequest(ApiModel):
-    source: str = Field(description="Name of the environment to clone (as listed), or its prefix.")
-    name: str = Field(description="Name of the new environment: letters, digits, `.`, `_`, `-`; 64 at most.")
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, v: str) -> str:
-        return check_env_name(v)
-
-    @field_validator("source")
-    @classmethod
-    def _source(cls, v: str) -> str:
-        if not v or _CONTROL.search(v) or len(v) > 4096:
-            raise ValueError("source must be an environment name or prefix")
-        return v
+    source: patterned(LINE_PATTERN, "source", max_length=4096, min_length=1) = Field(
+        description="Name of the environment to clone (as listed), or its prefix."
+    )
+    name: EnvName = Field(
+        description="Name of the new environment: letters, digits, `.`, `_`, `-`; 64 at most."
+    )
 
 
 class PackagesRequest(ApiModel):
-    add: list[str] = Field(
+    model_config = ConfigDict(
+        json_schema_extra={
+            "anyOf": [
+                {"required": ["add"], "properties": {"add": {"minItems": 1}}},
+                {"required": ["remove"], "properties": {"remove": {"minItems": 1}}},
+            ]
+        }
+    )
+
+    add: list[PackageSpec] = Field(
         default_factory=list,
         max_length=50,
         description="Conda match specs to install, e.g. `tensorboard`, `numpy >=1.26`, `scipy=1.13`.",
     )
-    remove: list[str] = Field(
+    remove: list[PackageName] = Field(
         default_factory=list,
         max_length=50,
         description="Names of conda packages to remove; packages that depend on them are removed too.",
     )
-
-    @field_validator("add")
-    @classmethod
-    def _add(cls, v: list[str]) -> list[str]:
-        return [check_spec(s) for s in v]
-
-    @field_validator("remove")
-    @classmethod
-    def _remove(cls, v: list[str]) -> list[str]:
-        return [check_package_name(s) for s in v]
 
     @model_validator(mode="after")
     def _something(self) -> PackagesRequest:
@@ -127,21 +134,18 @@ class PackagesRequest(ApiModel):
 
 
 class KernelRequest(ApiModel):
-    display_name: str | None = Field(
-        default=None,
-        max_length=100,
-        description="Name shown in the Launcher; default `Python (<environment>)`.",
-    )
-
-    @field_validator("display_name")
-    @classmethod
-    def _display(cls, v: str | None) -> str | None:
-        if v is None:
-            return None
-        v = v.strip()
-        if not v or _CONTROL.search(v):
-            raise ValueError("display_name must be non-empty text without control characters")
-        return v
+    display_name: (
+        Annotated[
+            patterned(
+                DISPLAY_NAME_PATTERN,
+                "display_name",
+                hint="it must be one line of visible text",
+                max_length=100,
+            ),
+            AfterValidator(str.strip),
+        ]
+        | None
+    ) = Field(default=None, description="Name shown in the Launcher; default `Python (<environment>)`.")
 
 
 class KernelInfo(ApiModel):

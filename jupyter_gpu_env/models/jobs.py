@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import BeforeValidator, Field, JsonValue, WithJsonSchema, field_validator, model_validator
+from pydantic import ConfigDict, Field, JsonValue, model_validator
 
 from .common import ApiModel
+from .fields import line, patterned
 
 JobState = Literal["queued", "running", "succeeded", "failed", "cancelled"]
 JOB_STATES: tuple[JobState, ...] = ("queued", "running", "succeeded", "failed", "cancelled")
@@ -16,15 +17,32 @@ ACTIVE_STATES: frozenset[str] = frozenset({"queued", "running"})
 
 MAX_CPUS = 1024
 MAX_GPUS = 64
-MIN_MEMORY = 1 << 20  # 1 MiB: below that no Python kernel even starts
-MAX_MEMORY = 16 << 40  # 16 TiB
-MAX_TIME_LIMIT = 30 * 24 * 3600  # 30 days, in seconds
+# Integers of bytes up to 2^53: exact in JSON for every client (JavaScript's numbers included).
+MAX_MEMORY_INT = (1 << 53) - 1
+MAX_TIME_MINUTES = 999_999
 
-# `1g.10gb`, `3g.40gb`, `1g.10gb+me` (NVIDIA's media-extension profiles), `1c.3g.40gb` is not offered here.
-MIG_PROFILE_RE = re.compile(r"^([1-7])g\.(\d{1,3})gb(\+me)?$")
-_MEMORY_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGTP])(?:I?B)?\s*$", re.IGNORECASE)
-_UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50}
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+# The forms people write, as regular expressions shared by the parser here and the OpenAPI document,
+# so that what the document calls valid is exactly what is accepted. No absolute ceiling beyond the
+# digits these forms allow: each backend states its own limits (`GET backends`) and refuses beyond.
+# `1g.10gb`, `3g.40gb`, `1g.10gb+me` (NVIDIA's media-extension profiles).
+MIG_PROFILE_PATTERN = r"^[1-7]g\.[0-9]{1,3}gb(\+me)?$"
+MIG_PROFILE_RE = re.compile(MIG_PROFILE_PATTERN)
+# A positive amount with a binary unit: `512M`, `4G`, `4GiB`, `1.5T` (never all zeros).
+MEMORY_PATTERN = r"^ *(?![0.]*[ KkMmGgTt])([0-9]{1,6}(\.[0-9]{1,3})?) *([KkMmGgTt])([Ii]?[Bb])? *$"
+_MEMORY_RE = re.compile(MEMORY_PATTERN)
+# SLURM's forms: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS (never all zeros).
+TIME_LIMIT_PATTERN = (
+    r"^ *(?![-0:]* *$)("
+    r"(?P<minutes>[0-9]{1,6})"
+    r"|(?P<ms_m>[0-9]{1,6}):(?P<ms_s>[0-5]?[0-9])"
+    r"|(?P<h>[0-9]{1,5}):(?P<h_m>[0-5]?[0-9]):(?P<h_s>[0-5]?[0-9])"
+    r"|(?P<d>[0-9]{1,3})-(?P<d_h>[01]?[0-9]|2[0-3])(:(?P<d_m>[0-5]?[0-9])(:(?P<d_s>[0-5]?[0-9]))?)?"
+    r") *$"
+)
+_TIME_RE = re.compile(TIME_LIMIT_PATTERN)
+_UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+_NAME_RE = re.compile(NAME_PATTERN)
 
 
 def parse_memory(value: int | str) -> int:
@@ -33,74 +51,40 @@ def parse_memory(value: int | str) -> int:
     Units are powers of 1024, as SLURM reads them. A string without a unit is refused: SLURM would
     read it as megabytes and Kubernetes as bytes, and guessing wrong costs a job.
     """
-    if isinstance(value, bool):
+    if isinstance(value, bool) or not isinstance(value, int | str):
         raise ValueError("memory must be a number of bytes or a string such as '4G'")
-    if isinstance(value, int | float):
-        if value != int(value):
-            raise ValueError("memory in bytes must be a whole number")
-        nbytes = int(value)
-    elif isinstance(value, str):
-        m = _MEMORY_RE.match(value)
-        if m is None:
-            raise ValueError(f"memory '{value}' is not understood; write it like '512M', '4G' or '1T'")
-        nbytes = int(float(m.group(1)) * _UNITS[m.group(2).upper()])
-    else:
-        raise ValueError("memory must be a number of bytes or a string such as '4G'")
-    if nbytes < MIN_MEMORY:
-        raise ValueError("memory must be at least 1M")
-    if nbytes > MAX_MEMORY:
-        raise ValueError("memory must be at most 16T")
-    return nbytes
+    if isinstance(value, int):
+        if not 1 <= value <= MAX_MEMORY_INT:
+            raise ValueError(f"memory in bytes must be from 1 to {MAX_MEMORY_INT}")
+        return value
+    m = _MEMORY_RE.fullmatch(value)
+    if m is None:
+        raise ValueError(f"memory '{value}' is not understood; write it like '512M', '4G' or '1.5T'")
+    return max(1, int(float(m.group(1)) * _UNITS[m.group(3).upper()]))
 
 
 def parse_time_limit(value: int | str) -> int:
     """Seconds from SLURM's forms: minutes as a number, ``MM:SS``, ``HH:MM:SS``, ``D-HH``, ``D-HH:MM[:SS]``."""
-    if isinstance(value, bool):
+    if isinstance(value, bool) or not isinstance(value, int | str):
         raise ValueError("time_limit must be minutes or a string such as '1:00:00'")
-    if isinstance(value, int | float):
-        if value != int(value):
-            raise ValueError("time_limit in minutes must be a whole number")
-        seconds = int(value) * 60
-    elif isinstance(value, str):
-        seconds = _parse_slurm_time(value.strip())
-    else:
-        raise ValueError("time_limit must be minutes or a string such as '1:00:00'")
-    if seconds <= 0:
-        raise ValueError("time_limit must be positive")
-    if seconds > MAX_TIME_LIMIT:
-        raise ValueError("time_limit must be at most 30 days")
-    return seconds
-
-
-def _parse_slurm_time(text: str) -> int:
-    bad = ValueError(
-        f"time_limit '{text}' is not understood; write minutes ('90'), 'HH:MM:SS' ('1:30:00') or 'D-HH:MM:SS'"
-    )
-    days = 0
-    rest = text
-    if "-" in text:
-        d, rest = text.split("-", 1)
-        if not d.isdigit():
-            raise bad
-        days = int(d)
-    parts = rest.split(":")
-    if not parts or len(parts) > 3 or not all(p.isdigit() for p in parts):
-        raise bad
-    nums = [int(p) for p in parts]
-    if "-" in text:  # D-HH, D-HH:MM, D-HH:MM:SS
-        h, m, s = nums + [0] * (3 - len(nums))
-        if h >= 24:
-            raise bad
-    elif len(nums) == 1:  # minutes
-        h, m, s = 0, nums[0], 0
-    elif len(nums) == 2:  # MM:SS
-        h, (m, s) = 0, nums
-    else:
-        h, m, s = nums
-    # Minutes alone may exceed 59 ('90'); after hours or days they may not.
-    if s >= 60 or (m >= 60 and (h or days or len(nums) == 3)):
-        raise bad
-    return ((days * 24 + h) * 60 + m) * 60 + s
+    if isinstance(value, int):
+        if not 1 <= value <= MAX_TIME_MINUTES:
+            raise ValueError(f"time_limit in minutes must be from 1 to {MAX_TIME_MINUTES}")
+        return value * 60
+    m = _TIME_RE.fullmatch(value)
+    if m is None:
+        raise ValueError(
+            f"time_limit '{value}' is not understood; write minutes ('90'), 'HH:MM:SS' ('1:30:00') or "
+            "'D-HH:MM:SS'"
+        )
+    g = {k: int(v) for k, v in m.groupdict().items() if v is not None}
+    if "minutes" in g:
+        return g["minutes"] * 60
+    if "ms_m" in g:
+        return g["ms_m"] * 60 + g["ms_s"]
+    if "h" in g:
+        return (g["h"] * 60 + g["h_m"]) * 60 + g["h_s"]
+    return ((g["d"] * 24 + g["d_h"]) * 60 + g.get("d_m", 0)) * 60 + g.get("d_s", 0)
 
 
 def format_time_limit(seconds: int) -> str:
@@ -113,75 +97,49 @@ def format_time_limit(seconds: int) -> str:
 
 def mig_fraction(profile: str) -> float:
     """The share of a whole GPU a MIG profile holds, by compute slices out of seven (A100/H100)."""
-    m = MIG_PROFILE_RE.match(profile)
-    return int(m.group(1)) / 7 if m else 0.0
+    return int(profile[0]) / 7 if MIG_PROFILE_RE.fullmatch(profile) else 0.0
 
 
-def _check_memory(value: Any) -> Any:
-    if value is not None:
-        parse_memory(value)
-    return value
-
-
-def _check_time_limit(value: Any) -> Any:
-    if value is not None:
-        parse_time_limit(value)
-    return value
-
-
-MemoryInput = Annotated[
-    int | str | None,
-    BeforeValidator(_check_memory),
-    WithJsonSchema(
-        {
-            "anyOf": [{"type": "integer"}, {"type": "string"}, {"type": "null"}],
-            "description": "Bytes, or a string with a binary unit: '512M', '4G', '1T'. At most 16T.",
-        }
-    ),
-]
-TimeLimitInput = Annotated[
-    int | str | None,
-    BeforeValidator(_check_time_limit),
-    WithJsonSchema(
-        {
-            "anyOf": [{"type": "integer"}, {"type": "string"}, {"type": "null"}],
-            "description": "Minutes, or SLURM's 'HH:MM:SS' / 'D-HH:MM:SS'. At most 30 days.",
-        }
-    ),
-]
+MemoryText = patterned(
+    MEMORY_PATTERN, "memory", hint="write it like '512M', '4G' or '1.5T' (binary units)", max_length=40
+)
+TimeLimitText = patterned(
+    TIME_LIMIT_PATTERN,
+    "time_limit",
+    hint="write minutes ('90'), 'HH:MM:SS' ('1:30:00') or 'D-HH:MM:SS' ('2-00:00:00')",
+    max_length=40,
+)
+MigProfile = patterned(MIG_PROFILE_PATTERN, "mig_profile", hint="write it like '1g.10gb' or '3g.40gb'")
 
 
 class Resources(ApiModel):
     """Resources a submission asks for, in the forms people write them. Unset means the backend's default."""
 
-    cpus: int | None = Field(default=None, description=f"CPU cores, 1..{MAX_CPUS}.")
-    memory: MemoryInput = None
-    gpus: int | None = Field(default=None, description=f"Whole GPUs, 0..{MAX_GPUS}. Not with mig_profile.")
-    mig_profile: str | None = Field(
+    model_config = ConfigDict(
+        json_schema_extra={
+            "not": {
+                "required": ["gpus", "mig_profile"],
+                "properties": {"gpus": {"type": "integer"}, "mig_profile": {"type": "string"}},
+            }
+        }
+    )
+
+    cpus: int | None = Field(default=None, ge=1, le=MAX_CPUS, description=f"CPU cores, 1..{MAX_CPUS}.")
+    memory: Annotated[int, Field(ge=1, le=MAX_MEMORY_INT)] | MemoryText | None = Field(
+        default=None,
+        description="Bytes, or a string with a binary unit: '512M', '4G', '1.5T'. Each backend states "
+        "its own maximum (`GET backends`).",
+    )
+    gpus: int | None = Field(
+        default=None, ge=0, le=MAX_GPUS, description=f"Whole GPUs, 0..{MAX_GPUS}. Not with mig_profile."
+    )
+    mig_profile: MigProfile | None = Field(
         default=None, description="A MIG slice such as `1g.10gb` or `3g.40gb`, instead of whole GPUs."
     )
-    time_limit: TimeLimitInput = None
-
-    @field_validator("cpus", mode="before")
-    @classmethod
-    def _cpus(cls, v: Any) -> Any:
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_CPUS):
-            raise ValueError(f"cpus must be a whole number from 1 to {MAX_CPUS}")
-        return v
-
-    @field_validator("gpus", mode="before")
-    @classmethod
-    def _gpus(cls, v: Any) -> Any:
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= MAX_GPUS):
-            raise ValueError(f"gpus must be a whole number from 0 to {MAX_GPUS}")
-        return v
-
-    @field_validator("mig_profile")
-    @classmethod
-    def _mig(cls, v: str | None) -> str | None:
-        if v is not None and not MIG_PROFILE_RE.match(v):
-            raise ValueError(f"mig_profile '{v}' is not a MIG profile; write it like '1g.10gb' or '3g.40gb'")
-        return v
+    time_limit: Annotated[int, Field(ge=1, le=MAX_TIME_MINUTES)] | TimeLimitText | None = Field(
+        default=None,
+        description="Minutes, or SLURM's 'HH:MM:SS' / 'D-HH:MM:SS'. Each backend states its own maximum.",
+    )
 
     @model_validator(mode="after")
     def _gpus_or_mig(self) -> Resources:
@@ -215,33 +173,71 @@ class JobResources(ApiModel):
         return float(self.gpus or 0)
 
 
+IDENTIFIER_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,99}$"
+# A notebook under the server's root: one line, ending in .ipynb (in any case).
+NOTEBOOK_PATTERN = r"^[^\x00-\x1f\x7f]*\.[iI][pP][yY][nN][bB]$"
+KERNEL_NAME_PATTERN = r"^[A-Za-z0-9._-]{1,255}$"
+# Listed environment names: a folder name, or `<name>@<parent>` for a managed one whose name is taken.
+ENV_REF_PATTERN = r"^[^\x00-\x1f\x7f/]{1,255}$"
+IMAGE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,254}$"
+# A SLURM partition or a Kueue LocalQueue (whose names are DNS labels, a subset).
+QUEUE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,127}$"
+MAX_PARAMETERS = 200
+_RUNTIMES = ("kernel", "environment", "image")
+
+
+def _both(a: str, b: str) -> dict:
+    return {"required": [a, b], "properties": {a: {"type": "string"}, b: {"type": "string"}}}
+
+
 class JobRequest(ApiModel):
     """`POST jobs`: run a saved notebook as a batch job."""
 
-    notebook_path: str = Field(min_length=1, description="The notebook, relative to the server's root.")
-    backend: str = Field(default="local", description="A backend from `GET backends`.")
-    kernel: str | None = Field(default=None, description="A kernel name (`python3`, ...).")
-    environment: str | None = Field(default=None, description="A conda environment to run in.")
-    image: str | None = Field(default=None, description="A packed image (squashfs) to run in.")
-    parameters: dict[str, JsonValue] = Field(
-        default_factory=dict, description="Values for names the notebook's `parameters` cell declares."
-    )
-    resources: Resources = Field(default_factory=Resources)
-    queue: str | None = Field(default=None, description="A queue (SLURM partition, Kueue LocalQueue).")
-    name: str | None = Field(
-        default=None, max_length=200, description="A label; the notebook's name if unset."
+    model_config = ConfigDict(
+        json_schema_extra={
+            "not": {
+                "anyOf": [
+                    _both("kernel", "environment"),
+                    _both("kernel", "image"),
+                    _both("environment", "image"),
+                ]
+            }
+        }
     )
 
-    @field_validator("backend")
-    @classmethod
-    def _backend(cls, v: str) -> str:
-        if not _NAME_RE.match(v):
-            raise ValueError(f"backend '{v}' is not a valid backend name")
-        return v
+    notebook_path: patterned(
+        NOTEBOOK_PATTERN, "notebook_path", hint="it must be a notebook (.ipynb) path", max_length=4096
+    ) = Field(description="The notebook, relative to the server's root.")
+    backend: patterned(NAME_PATTERN, "backend") = Field(
+        default="local", description="A backend from `GET backends`."
+    )
+    kernel: patterned(KERNEL_NAME_PATTERN, "kernel") | None = Field(
+        default=None, description="A kernel name (`python3`, ...)."
+    )
+    environment: patterned(ENV_REF_PATTERN, "environment") | None = Field(
+        default=None, description="A conda environment to run in, by its listed name."
+    )
+    image: patterned(IMAGE_ID_PATTERN, "image") | None = Field(
+        default=None, description="A packed image (squashfs) to run in, by id."
+    )
+    parameters: dict[patterned(IDENTIFIER_PATTERN, "parameter name"), JsonValue] = Field(
+        default_factory=dict,
+        max_length=MAX_PARAMETERS,
+        description="Values for names the notebook's `parameters` cell declares. Their JSON may take at "
+        "most `c.GpuEnvApp.max_parameters_bytes` (64 KiB by default).",
+        json_schema_extra={"propertyNames": {"pattern": IDENTIFIER_PATTERN}},
+    )
+    resources: Resources = Field(default_factory=Resources)
+    queue: patterned(QUEUE_PATTERN, "queue") | None = Field(
+        default=None, description="A queue (SLURM partition, Kueue LocalQueue)."
+    )
+    name: line("name", max_length=200, min_length=1) | None = Field(
+        default=None, description="A label; the notebook's name if unset."
+    )
 
     @model_validator(mode="after")
     def _one_runtime(self) -> JobRequest:
-        chosen = [k for k in ("kernel", "environment", "image") if getattr(self, k)]
+        chosen = [k for k in _RUNTIMES if getattr(self, k) is not None]
         if len(chosen) > 1:
             raise ValueError(
                 f"choose at most one of kernel, environment and image (got {' and '.join(chosen)}); "
@@ -272,6 +268,10 @@ class Job(ApiModel):
     output_path: str = Field(description="The executed notebook (inside job_dir), written cell by cell.")
     log_path: str
     parameters: dict[str, JsonValue] = Field(default_factory=dict)
+    parameters_omitted: bool = Field(
+        default=False,
+        description="True in a listing whose job has parameters too large to list; `GET jobs/{job_id}` has them.",
+    )
     resources: JobResources = Field(default_factory=JobResources)
     kernel: str | None = Field(default=None, description="The kernel that runs the notebook.")
     environment: str | None = None

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 import pytest
 
+from jupyter_gpu_env.envs.claims import LOCK_DIR
 from jupyter_gpu_env.envs.discovery import EnvironmentCatalog
 from jupyter_gpu_env.envs.rattler_engine import RattlerEngine
 from jupyter_gpu_env.envs.service import EnvironmentService
@@ -136,6 +137,17 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Demo:
     activate.mkdir(parents=True)
     (activate / "demo.sh").write_text(ACTIVATE_SCRIPT)
     return d
+
+
+def _env_dir_entries(path: Path) -> list[str]:
+    return sorted(p.name for p in path.iterdir() if p.name != LOCK_DIR) if path.exists() else []
+
+
+@pytest.fixture
+def env_dir_entries() -> Any:
+    """``env_dir_entries(folder)``: what a folder of environments holds, less the lock files of claims
+    (kept on purpose), to assert that nothing else was left behind."""
+    return _env_dir_entries
 
 
 def make_service(demo: Demo, home: Path, channels: list[str] | None = None) -> EnvironmentService:

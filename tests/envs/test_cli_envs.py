@@ -99,7 +99,7 @@ def test_clone_with_kernel_then_export_and_remove(home, capsys):
     assert not (home / "envs" / "mine").exists()
 
 
-def test_errors_exit_1_with_the_message(home, capsys):
+def test_errors_exit_1_with_the_message(env_dir_entries, home, capsys):
     code, out, err = run(capsys, "clone", "demo", "../x")
     assert (code, out) == (1, "")
     assert err.startswith("error: Invalid environment name '../x'")
@@ -114,7 +114,7 @@ def test_errors_exit_1_with_the_message(home, capsys):
     code, _, err = run(capsys, "envs", "--config", "GpuEnvApp.no_such_option=1")
     assert code == 1 and "unknown option GpuEnvApp.no_such_option" in err
     assert main(["clone", "demo"]) == 2  # a usage error (missing NAME)
-    assert not (home / "envs").exists() or not any((home / "envs").iterdir())
+    assert env_dir_entries(home / "envs") == []
 
 
 @pytest.mark.skipif(not shutil.which("mksquashfs"), reason="mksquashfs is not installed")
@@ -147,7 +147,7 @@ def test_install_adds_a_package_to_a_clone(home, capsys):
     assert list((home / "envs" / "mine" / "conda-meta").glob("tabulate-*.json"))
 
 
-def test_ctrl_c_cancels_a_clone_from_the_terminal(home, demo):
+def test_ctrl_c_cancels_a_clone_from_the_terminal(env_dir_entries, home, demo):
     """As `jupyter gpu-env`, in a process of its own: SIGINT mid-clone exits 130 and keeps nothing."""
     big = home / "more-managed" / "big"
     big.parent.mkdir()
@@ -172,6 +172,6 @@ def test_ctrl_c_cancels_a_clone_from_the_terminal(home, demo):
     rest = proc.stderr.read()
     assert proc.wait(timeout=60) == 130, "".join(seen) + rest
     assert "interrupted" in rest
-    assert not (home / "envs").exists() or sorted(os.listdir(home / "envs")) == []
+    assert env_dir_entries(home / "envs") == []
     conda_list = home / "home" / ".conda" / "environments.txt"
     assert not conda_list.exists() or "copy" not in conda_list.read_text()

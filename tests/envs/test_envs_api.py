@@ -132,12 +132,12 @@ async def test_clone_register_kernel_and_run_in_the_clone(api, jp_fetch, jp_serv
 @pytest.mark.parametrize(
     "name", ["../x", "/abs", "", "bad\x07name", "x" * 65, ".hidden", "-dash", "with space"]
 )
-async def test_bad_names_are_400_and_create_nothing(api, user_envs, name):
+async def test_bad_names_are_400_and_create_nothing(env_dir_entries, api, user_envs, name):
     err = await error(
         api("environments", method="POST", body=json.dumps({"source": "demo", "name": name})), 400
     )
     assert "name" in err["message"]
-    assert not user_envs.exists() or not any(user_envs.iterdir())
+    assert env_dir_entries(user_envs) == []
 
 
 async def test_unknown_source_is_404_and_taken_name_is_409(api):
@@ -161,12 +161,12 @@ async def test_managed_environments_are_read_only(api, demo):
     assert (demo.env / "conda-meta").is_dir()
 
 
-async def test_cancelled_clone_leaves_nothing(api, user_envs):
+async def test_cancelled_clone_leaves_nothing(env_dir_entries, api, user_envs):
     resp = await api("environments", method="POST", body=json.dumps({"source": "demo", "name": "halfway"}))
     task_id = (await body(resp))["id"]
     cancelled = await body(await api("tasks", task_id, method="DELETE"))
     assert cancelled["state"] == "cancelled"
-    names = [p.name for p in user_envs.iterdir()] if user_envs.exists() else []
+    names = env_dir_entries(user_envs)
     assert names == [], names
     envs = (await body(await api("environments")))["environments"]
     assert "halfway" not in {e["name"] for e in envs}

@@ -6,12 +6,14 @@ import pytest
 
 from jupyter_gpu_env import kernels
 from jupyter_gpu_env.envs import conda_list
+from jupyter_gpu_env.envs.claims import LOCK_DIR
 from jupyter_gpu_env.envs.prefix import ORIGIN_FILE
 from jupyter_gpu_env.errors import Conflict, Forbidden, InvalidRequest, NotFound
 
 
 def _entries(path):
-    return sorted(p.name for p in path.iterdir()) if path.exists() else []
+    """What a folder of environments holds, less the lock files of claims (they are kept on purpose)."""
+    return sorted(p.name for p in path.iterdir() if p.name != LOCK_DIR) if path.exists() else []
 
 
 async def test_clone_relinks_packages_by_hardlink(cloned, demo):
@@ -94,16 +96,23 @@ async def test_clone_existing_name_is_409(cloned):
 
 
 async def test_fail_fast_checks(cloned, service):
-    assert await cloned.service.check_clone("demo", "other") == "demo"
+    claim, src = await cloned.service.begin_clone("demo", "other")
+    assert src.name == "demo"
+    with pytest.raises(Conflict, match="being made or changed right now"):
+        await cloned.service.begin_clone("demo", "other")
+    claim.release()
     with pytest.raises(Conflict, match="already exists"):
-        await cloned.service.check_clone("demo", "mine")
+        await cloned.service.begin_clone("demo", "mine")
     with pytest.raises(InvalidRequest):
-        await cloned.service.check_clone("demo", "../x")
+        await cloned.service.begin_clone("demo", "../x")
     with pytest.raises(NotFound):
-        await cloned.service.check_clone("nope", "x")
-    assert await cloned.service.check_change("mine") == "mine"
+        await cloned.service.begin_clone("nope", "x")
+    assert not cloned.service.busy("x") and not cloned.service.busy("mine")
+    claim, loc = await cloned.service.begin_change("mine")
+    assert loc.name == "mine" and cloned.service.busy("mine")
+    claim.release()
     with pytest.raises(Forbidden):
-        await cloned.service.check_change("demo")
+        await cloned.service.begin_change("demo")
 
     gate = asyncio.Event()
 
@@ -113,10 +122,10 @@ async def test_fail_fast_checks(cloned, service):
     task = asyncio.ensure_future(service.clone("demo", "busy", progress=progress))
     await gate.wait()
     with pytest.raises(Conflict, match="right now"):
-        await service.check_clone("demo", "busy")
+        await service.begin_clone("demo", "busy")
     await task
     with pytest.raises(Conflict, match="already exists"):
-        await service.check_clone("demo", "busy")
+        await service.begin_clone("demo", "busy")
 
 
 async def test_clone_by_prefix(service, demo):

@@ -2,7 +2,7 @@ import subprocess
 
 import pytest
 
-from jupyter_gpu_env.errors import Conflict, InvalidRequest, NotFound, Unavailable
+from jupyter_gpu_env.errors import Conflict, NotFound, Unavailable
 
 
 def _run(prefix, code):
@@ -41,17 +41,17 @@ async def test_remove_takes_dependents_along(service):
 
 async def test_unknown_package_and_unsolvable_requests(service):
     await service.clone("demo", "strict")
-    with pytest.raises(InvalidRequest, match=r"'no-such-package' not found in channels file://") as e:
+    with pytest.raises(NotFound, match=r"'no-such-package' not found in channels file://") as e:
         await service.change_packages("strict", ["no-such-package"], [])
-    assert e.value.status == 400 and e.value.reason == "package_not_found"
+    assert e.value.status == 404 and e.value.reason == "package_not_found"
     with pytest.raises(Conflict, match="python 3.9") as e:
         await service.change_packages("strict", ["python 3.9.*"], [])
     assert e.value.reason == "unsolvable"
-    with pytest.raises(InvalidRequest, match="Not installed"):
+    with pytest.raises(NotFound, match="Not installed"):
         await service.change_packages("strict", [], ["tabulate"])
-    with pytest.raises(InvalidRequest, match="python"):
+    with pytest.raises(Conflict, match="python"):
         await service.change_packages("strict", [], ["python"])
-    with pytest.raises(InvalidRequest, match="six was installed with pip.*pip uninstall six") as e:
+    with pytest.raises(Conflict, match="six was installed with pip.*pip uninstall six") as e:
         await service.change_packages("strict", [], ["six"])
     assert e.value.reason == "pip_package"
     with pytest.raises(NotFound):

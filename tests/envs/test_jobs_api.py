@@ -93,27 +93,28 @@ async def test_failing_and_cancelled_jobs(api, jp_root_dir):
 
 
 @pytest.mark.parametrize(
-    ("change", "word"),
+    ("change", "status", "word"),
     [
-        ({"notebook_path": "missing.ipynb"}, "missing.ipynb"),
-        ({"notebook_path": "notes.txt"}, "notebook"),
-        ({"notebook_path": "../outside.ipynb"}, "outside"),
-        ({"backend": "moon"}, "moon"),
-        ({"kernel": "no-such-kernel"}, "no-such-kernel"),
-        ({"environment": "no-such-env"}, "no-such-env"),
-        ({"parameters": {"beta": 1}}, "beta"),
-        ({"resources": {"cpus": -1}}, "cpus"),
-        ({"resources": {"gpus": 10000}}, "gpus"),
-        ({"resources": {"memory": "999P"}}, "memory"),
-        ({"resources": {"gpus": 1, "mig_profile": "1g.10gb"}}, "mig"),
+        ({"notebook_path": "missing.ipynb"}, 404, "missing.ipynb"),
+        ({"notebook_path": "notes.txt"}, 400, "notebook"),
+        ({"notebook_path": "../outside.ipynb"}, 403, "outside"),
+        ({"backend": "moon"}, 404, "moon"),
+        ({"kernel": "no-such-kernel"}, 404, "no-such-kernel"),
+        ({"environment": "no-such-env"}, 404, "no-such-env"),
+        ({"parameters": {"beta": 1}}, 409, "beta"),
+        ({"parameters": {"alpha": "abc"}}, 409, "'alpha' must be a whole number"),
+        ({"resources": {"cpus": -1}}, 400, "cpus"),
+        ({"resources": {"gpus": 10000}}, 400, "gpus"),
+        ({"resources": {"memory": "999P"}}, 400, "memory"),
+        ({"resources": {"gpus": 1, "mig_profile": "1g.10gb"}}, 400, "mig"),
     ],
 )
-async def test_bad_submissions_are_400_and_record_nothing(api, jp_root_dir, change, word):
+async def test_bad_submissions_are_refused_and_record_nothing(api, jp_root_dir, change, status, word):
     write_notebook(jp_root_dir, "ok.ipynb", ["print(alpha)"])
     (jp_root_dir / "notes.txt").write_text("not a notebook")
     before = (await body(await api("jobs")))["total"]
     err = await error(
-        api("jobs", method="POST", body=json.dumps({"notebook_path": "ok.ipynb", **change})), 400
+        api("jobs", method="POST", body=json.dumps({"notebook_path": "ok.ipynb", **change})), status
     )
     assert word.lower() in err["message"].lower(), err["message"]
     assert (await body(await api("jobs")))["total"] == before

@@ -12,7 +12,7 @@ import pytest
 
 from jupyter_gpu_env.batch import jobfiles as jf
 from jupyter_gpu_env.batch import k8s_manifests as km
-from jupyter_gpu_env.errors import Conflict, Forbidden, InvalidRequest, Unavailable
+from jupyter_gpu_env.errors import Conflict, Forbidden, InvalidRequest, NotFound, Unavailable
 from jupyter_gpu_env.models.jobs import Job, JobRequest, Resources
 
 NS = "jhub"  # the namespace of the conftest's workspace
@@ -445,13 +445,13 @@ async def test_mig_profiles_and_gpus_come_from_the_nodes(cluster, ws):
     backend.validate(
         JobRequest(notebook_path="a.ipynb", backend="kubernetes", resources={"mig_profile": "3g.40gb"})
     )
-    with pytest.raises(InvalidRequest, match="MIG profile '2g.20gb' is not offered"):
+    with pytest.raises(Conflict, match="MIG profile '2g.20gb' is not offered"):
         backend.validate(
             JobRequest(notebook_path="a.ipynb", backend="kubernetes", resources={"mig_profile": "2g.20gb"})
         )
-    with pytest.raises(InvalidRequest, match="at most 8 GPUs"):
+    with pytest.raises(Conflict, match="at most 8 GPUs"):
         backend.validate(JobRequest(notebook_path="a.ipynb", backend="kubernetes", resources={"gpus": 16}))
-    with pytest.raises(InvalidRequest, match="Queue 'gpu' is not offered"):
+    with pytest.raises(NotFound, match="Queue 'gpu' is not offered"):
         backend.validate(JobRequest(notebook_path="a.ipynb", backend="kubernetes", queue="gpu"))
     await backend.close()
 

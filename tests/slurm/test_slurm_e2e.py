@@ -17,7 +17,7 @@ import pytest
 
 from jupyter_gpu_env.batch import jobfiles as jf
 from jupyter_gpu_env.batch import manifests as mf
-from jupyter_gpu_env.errors import InvalidRequest
+from jupyter_gpu_env.errors import Conflict
 
 PRINT_GPU = "import os; print('CVD=' + repr(os.environ.get('CUDA_VISIBLE_DEVICES')))"
 
@@ -115,7 +115,7 @@ async def test_impossible_request_is_refused_with_slurms_message(slurm, resource
     nb = slurm.notebook("any.ipynb", ["print(1)"])
     svc = slurm.service()
     try:
-        with pytest.raises(InvalidRequest) as err:
+        with pytest.raises(Conflict) as err:
             await svc.submit(
                 {"notebook_path": nb, "backend": "slurm", "resources": resources, "queue": queue}
             )

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 from traitlets import TraitError
 from traitlets.config import Config
 
@@ -18,7 +19,7 @@ from jupyter_gpu_env.batch import manifests as mf
 from jupyter_gpu_env.batch.config import LocalBackend, SlurmBackend
 from jupyter_gpu_env.batch.slurm import JOB_ID_FILE
 from jupyter_gpu_env.batch.slurm import SlurmBackend as Backend
-from jupyter_gpu_env.errors import CommandFailed, InvalidRequest, Unavailable
+from jupyter_gpu_env.errors import CommandFailed, InvalidRequest, NotFound, Unavailable
 from jupyter_gpu_env.models.jobs import Job, JobRequest, JobResources
 
 DATA = Path(__file__).parent / "data"
@@ -224,10 +225,14 @@ def test_config_refuses(trait, value):
 def test_validate_only_what_slurm_cannot():
     backend = Backend(partitions=["gpu"])
     backend.validate(JobRequest(notebook_path="a.ipynb", queue="gpu", resources={"gpus": 64}))
-    with pytest.raises(InvalidRequest, match="not offered"):
+    with pytest.raises(NotFound, match="not offered"):
         backend.validate(JobRequest(notebook_path="a.ipynb", queue="cpu"))
+    # The request model refuses a queue that could break a line; the backend checks again all the same.
+    with pytest.raises(ValidationError, match="queue"):
+        JobRequest(notebook_path="a.ipynb", queue="x\n#SBATCH --wrap=y")
+    sneaked = JobRequest.model_construct(notebook_path="a.ipynb", queue="x\n#SBATCH --wrap=y")
     with pytest.raises(InvalidRequest, match="not a valid SLURM name"):
-        Backend().validate(JobRequest(notebook_path="a.ipynb", queue="x\n#SBATCH --wrap=y"))
+        Backend().validate(sneaked)
 
 
 def test_command_env_drops_the_servers_own_slurm_job(monkeypatch):

@@ -1,0 +1,159 @@
+"""Changing an environment as a transaction: build the changed copy aside, swap it in with one rename.
+
+A change (packages added or removed, an undo) never writes into the live environment. It works on a
+copy in a hidden sibling, ``.<name>.txn-<hex>``, made of hard links (cheap: no file is copied but
+those a tool could rewrite in place, see :func:`hardlink_copy`), and swaps it with the live folder in
+one ``renameat2(RENAME_EXCHANGE)``. Until that instant the environment is exactly as it was, whatever
+is cancelled or killed; from that instant it is exactly the new one. Kernels already running keep the
+files they opened. The folder the swap leaves behind is the previous state, kept as
+``.<name>.prev-<hex>`` so that "undo" is a swap back.
+
+Where the filesystem cannot exchange two names (NFS), the swap is two renames through
+``.<name>.swap-<hex>``; :func:`recover` puts a live environment back if a crash fell between them.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import errno
+import os
+import re
+import secrets
+import shutil
+import stat
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from .clonefiles import Stopped
+
+RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+_libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+_renameat2 = getattr(_libc, "renameat2", None)
+# Tools rewrite these in place (conda-meta records, our history, .pth files): never share their inodes.
+_COPIED_DIRS = ("conda-meta",)
+_COPIED_SUFFIXES = (".pth",)
+PREVIOUS = re.compile(r"^\.(?P<name>.+)\.prev-(?P<stamp>[0-9]+)-[0-9a-f]+$")
+
+
+@dataclass
+class CopyStats:
+    linked: int = 0
+    copied: int = 0
+    dirs: int = 0
+
+
+def hardlink_copy(
+    src: Path, dst: Path, *, stop: threading.Event | None = None, tick: Callable[[int], None] | None = None
+) -> CopyStats:
+    """Recreate ``src`` at ``dst`` (which must not exist) with hard links.
+
+    Files that tools may rewrite in place are copied instead, so that a change in the copy can never
+    reach the original through a shared inode: everything under ``conda-meta/``, ``.pth`` files, and
+    every file that is the original's alone (one link: written at install time with the prefix
+    replaced, or by pip). Files linked from the package cache are immutable by contract. Modes,
+    times and symlinks are kept.
+    """
+    stats = CopyStats()
+    src = Path(src)
+    os.mkdir(dst)
+    shutil.copystat(src, dst)
+    stack = [(src, Path(dst), False)]
+    done = 0
+    while stack:
+        here, there, copy_all = stack.pop()
+        with os.scandir(here) as entries:
+            for entry in entries:
+                if stop is not None and stop.is_set():
+                    raise Stopped
+                target = there / entry.name
+                st = entry.stat(follow_symlinks=False)
+                if stat.S_ISDIR(st.st_mode):
+                    os.mkdir(target)
+                    stats.dirs += 1
+                    stack.append(
+                        (Path(entry.path), target, copy_all or entry.name in _COPIED_DIRS and here == src)
+                    )
+                    continue
+                if stat.S_ISLNK(st.st_mode):
+                    os.symlink(os.readlink(entry.path), target)
+                elif copy_all or st.st_nlink == 1 or entry.name.endswith(_COPIED_SUFFIXES):
+                    shutil.copy2(entry.path, target, follow_symlinks=False)
+                    stats.copied += 1
+                else:
+                    try:
+                        os.link(entry.path, target, follow_symlinks=False)
+                        stats.linked += 1
+                    except OSError as e:
+                        if e.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
+                            raise
+                        shutil.copy2(entry.path, target, follow_symlinks=False)
+                        stats.copied += 1
+                done += 1
+                if tick is not None and done % 500 == 0:
+                    tick(done)
+        # Directory times last: creating entries above changed them.
+        shutil.copystat(here, there, follow_symlinks=False)
+    return stats
+
+
+def exchange(a: Path, b: Path) -> None:
+    """Swap the names ``a`` and ``b`` atomically; OSError(ENOSYS/EINVAL) where the filesystem cannot."""
+    if _renameat2 is None:
+        raise OSError(errno.ENOSYS, "renameat2 is not available")
+    if _renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), RENAME_EXCHANGE) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err), str(a))
+
+
+def swap_in(build: Path, live: Path) -> None:
+    """Make ``build`` the environment at ``live``; afterwards ``build`` holds the previous one."""
+    try:
+        exchange(build, live)
+        return
+    except OSError as e:
+        if e.errno not in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
+            raise
+    aside = live.with_name(f".{live.name}.swap-{secrets.token_hex(4)}")
+    os.rename(live, aside)
+    try:
+        os.rename(build, live)
+    except BaseException:
+        os.rename(aside, live)
+        raise
+    os.rename(aside, build)
+
+
+def previous_name(live: Path, stamp: int) -> Path:
+    return live.with_name(f".{live.name}.prev-{stamp}-{secrets.token_hex(3)}")
+
+
+def previous_states(live: Path) -> list[Path]:
+    """The kept previous states of ``live``, newest first."""
+    try:
+        entries = list(live.parent.iterdir())
+    except OSError:
+        return []
+    found = []
+    for p in entries:
+        m = PREVIOUS.match(p.name)
+        if m and m.group("name") == live.name:
+            found.append((int(m.group("stamp")), p))
+    return [p for _, p in sorted(found, reverse=True)]
+
+
+def recover(live: Path) -> bool:
+    """After a crash between the two renames of a fallback swap, put the environment back. True if it did."""
+    if live.exists() or live.is_symlink():
+        return False
+    for p in live.parent.glob(f".{glob_escape(live.name)}.swap-*"):
+        os.rename(p, live)
+        return True
+    return False
+
+
+def glob_escape(name: str) -> str:
+    return re.sub(r"([*?\[])", r"[\1]", name)

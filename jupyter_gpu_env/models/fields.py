@@ -1,0 +1,72 @@
+"""String field types whose JSON schema states exactly what their validator accepts.
+
+A pattern is written once, in Python's syntax, and used twice: as a full match by the validator and,
+translated to ECMA-262 (named groups unnamed), as the ``pattern`` of the OpenAPI document. So a
+request that the document calls valid is one the server accepts, and the reverse.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, WithJsonSchema
+
+# One line of text: no control characters (tabs and line breaks included).
+LINE_PATTERN = r"^[^\x00-\x1f\x7f]*$"
+_NAMED_GROUP = re.compile(r"\(\?P<\w+>")
+
+
+def ecma(pattern: str) -> str:
+    """``pattern`` in the regular-expression dialect of JSON Schema (ECMA-262)."""
+    return _NAMED_GROUP.sub("(", pattern)
+
+
+def matcher(pattern: str, what: str, hint: str = "") -> Any:
+    """A validator: the value must match ``pattern`` in full, else a ValueError that says so."""
+    compiled = re.compile(pattern)
+
+    def check(value: str) -> str:
+        if not compiled.fullmatch(value):
+            shown = value if len(value) <= 60 else value[:57] + "..."
+            raise ValueError(f"{what} {shown!r} is not valid" + (f"; {hint}" if hint else ""))
+        return value
+
+    return check
+
+
+def patterned(
+    pattern: str,
+    what: str,
+    *,
+    hint: str = "",
+    max_length: int | None = None,
+    min_length: int | None = None,
+) -> Any:
+    """An ``Annotated[str, ...]`` checked by ``pattern`` and lengths, with the matching schema."""
+    schema: dict[str, Any] = {"type": "string", "pattern": ecma(pattern)}
+    check = matcher(pattern, what, hint)
+    if max_length is not None:
+        schema["maxLength"] = max_length
+    if min_length is not None:
+        schema["minLength"] = min_length
+
+    def bounded(value: str) -> str:
+        if max_length is not None and len(value) > max_length:
+            raise ValueError(f"{what} is longer than {max_length} characters")
+        if min_length is not None and len(value) < min_length:
+            raise ValueError(f"{what} must have at least {min_length} characters")
+        return check(value)
+
+    return Annotated[str, AfterValidator(bounded), WithJsonSchema(schema)]
+
+
+def line(what: str, *, max_length: int, min_length: int = 0) -> Any:
+    """One line of free text: any characters but control characters, at most ``max_length``."""
+    return patterned(
+        LINE_PATTERN,
+        what,
+        hint="it must be one line without control characters",
+        max_length=max_length,
+        min_length=min_length or None,
+    )
