@@ -331,7 +331,7 @@ class EnvironmentService:
             result = await apply(build)  # type: ignore[misc]
             if progress is not None:
                 progress(0.96, "Swapping the changed environment in")
-            await asyncio.to_thread(swap_in, build, live)
+            await self._swap(build, live)
             swapped = True
         except BaseException as e:
             if not swapped:
@@ -348,6 +348,19 @@ class EnvironmentService:
             log.warning("could not keep the previous state of %s: %s", live, e)
             await asyncio.to_thread(_remove_tree, build)
         return result
+
+    @staticmethod
+    async def _swap(build: Path, live: Path) -> None:
+        """The commit point. A cancellation that arrives while the swap runs comes too late: the swap
+        completes (a thread cannot be stopped halfway, and must not be), and so does the change."""
+        swap = asyncio.ensure_future(asyncio.to_thread(swap_in, build, live))
+        try:
+            await asyncio.shield(swap)
+        except asyncio.CancelledError:
+            await swap  # if it failed, that failure is the outcome
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
 
     @staticmethod
     def _keep_previous(old: Path, live: Path) -> None:
