@@ -75,7 +75,7 @@ async def test_unknown_task_is_not_found():
         TaskManager().get("nope")
 
 
-async def test_state_survives_restart_and_running_becomes_interrupted(tmp_path):
+async def test_a_task_is_on_record_from_its_start_and_a_restart_shows_it_interrupted(tmp_path):
     state = tmp_path / "tasks.json"
     first = TaskManager(state)
 
@@ -83,23 +83,43 @@ async def test_state_survives_restart_and_running_becomes_interrupted(tmp_path):
         return 42
 
     done = await first.wait(first.start("pack", "Pack", quick).id)
+    started = asyncio.Event()
 
     async def slow(ctx):
+        started.set()  # the operation runs only once its task is on record
         await asyncio.sleep(60)
 
     running = first.start("clone", "Clone", slow)
-    await asyncio.sleep(0.01)
-    # Simulate a crash: the file has the task as running, as a hard kill would leave it.
-    saved = json.loads(state.read_text())
-    saved.append({**first.get(running.id).model_dump(mode="json"), "state": "running"})
-    state.write_text(json.dumps(saved))
-    first_stop = asyncio.ensure_future(first.stop())
+    changing = first.start("install", "Change", slow)
+    await started.wait()
+    # What a crash (kill -9) leaves: the file as written while the tasks ran.
+    crashed = state.read_bytes()
+    await first.stop()
+    state.write_bytes(crashed)
 
-    second = TaskManager(state)
+    second = TaskManager(
+        state, recover=lambda t: "The change had been applied." if t.kind == "install" else None
+    )
     assert second.get(done.id).result == 42
     revived = second.get(running.id)
     assert revived.state == "failed" and revived.reason == "interrupted"
-    await first_stop
+    assert revived.message == "Interrupted by a server restart. Nothing it was building was kept."
+    assert second.get(changing.id).message == "Interrupted by a server restart. The change had been applied."
+
+
+async def test_concurrent_saves_never_fail_and_the_newest_wins(tmp_path):
+    state = tmp_path / "tasks.json"
+    tasks = TaskManager(state)
+
+    async def op(ctx):
+        return ctx.task_id
+
+    ids = [tasks.start("x", "x", op).id for _ in range(30)]
+    results = [await tasks.wait(i) for i in ids]
+    assert all(r.state == "succeeded" for r in results)
+    saved = {t["id"]: t["state"] for t in json.loads(state.read_text())}
+    assert all(saved[i] == "succeeded" for i in ids)
+    assert not [p for p in tmp_path.iterdir() if p.name != "tasks.json"]  # no temporary left
 
 
 async def test_only_recent_finished_tasks_are_kept():

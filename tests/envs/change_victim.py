@@ -23,7 +23,9 @@ async def main(cfg: dict) -> None:
         [cfg["managed"]], home / "envs", conda_lists=[home / ".conda" / "environments.txt"]
     )
     svc = EnvironmentService(
-        catalog, RattlerEngine([cfg["channel"]], cfg["pkgs"]), conda_list_path=home / ".conda" / "environments.txt"
+        catalog,
+        RattlerEngine([cfg["channel"]], cfg["pkgs"]),
+        conda_list_path=home / ".conda" / "environments.txt",
     )
     tasks = TaskManager(Path(cfg["state"]))
     claimed = await svc.begin_change(cfg["env"])

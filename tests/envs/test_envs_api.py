@@ -220,3 +220,49 @@ async def test_gpu_check_runs_in_the_environment(api, demo):
     if not os.path.exists("/proc/driver/nvidia/version"):
         assert check["ok"] is False
         assert "libcuda" in check["message"] or "driver" in check["message"]
+
+
+async def test_twenty_concurrent_clones_to_one_name_give_one_202_and_nineteen_409s(api, user_envs):
+    async def attempt():
+        try:
+            resp = await api(
+                "environments", method="POST", body=json.dumps({"source": "demo", "name": "race"})
+            )
+        except HTTPClientError as e:
+            return e.code, json.loads(e.response.body)
+        return resp.code, await body(resp)
+
+    answers = await asyncio.gather(*(attempt() for _ in range(20)))
+    codes = sorted(code for code, _ in answers)
+    assert codes == [202] + [409] * 19, codes
+    (task,) = [b for code, b in answers if code == 202]
+    refusals = {b["reason"] for code, b in answers if code == 409}
+    assert refusals <= {"busy", "env_exists"}, refusals
+    assert (await wait_task(api, task["id"]))["state"] == "succeeded"
+    assert [e["name"] for e in (await body(await api("environments")))["environments"]].count("race") == 1
+
+
+async def start_session(jp_fetch, kernel_name, path):
+    """A notebook session with a running kernel, as JupyterLab opens one."""
+    resp = await jp_fetch(
+        "api",
+        "sessions",
+        method="POST",
+        body=json.dumps({"path": path, "type": "notebook", "name": path, "kernel": {"name": kernel_name}}),
+    )
+    return (await body(resp))["kernel"]["id"]
+
+
+async def test_deleting_an_environment_whose_kernels_run_is_409_naming_them(api, jp_fetch, user_envs):
+    assert (await clone(api, "inuse"))["state"] == "succeeded"
+    kernel = await body(await api("environments", "inuse", "kernel", method="POST", body=b"{}"))
+    kernel_id = await start_session(jp_fetch, kernel["kernel_name"], "analysis.ipynb")
+    refused = await error(api("environments", "inuse", method="DELETE"), 409)
+    assert refused["reason"] == "kernels_running" and "analysis.ipynb" in refused["message"]
+    assert (user_envs / "inuse").is_dir()  # nothing was touched
+    deleted = await body(
+        await api("environments", "inuse", method="DELETE", params={"shutdown_kernels": "true"})
+    )
+    assert deleted["kernel_removed"] == kernel["kernel_name"]
+    running = {k["id"] for k in await body(await jp_fetch("api", "kernels"))}
+    assert kernel_id not in running and not (user_envs / "inuse").exists()

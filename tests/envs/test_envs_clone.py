@@ -240,3 +240,28 @@ async def test_second_service_sees_clone_of_first_as_managed_via_conda_list(
     envs = {e.name: e for e in await svc.list()}
     assert envs["mine"].kind == "managed"
     assert envs["mine"].prefix == str(cloned.prefix.resolve())
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A home whose folder of environments is an 8 MiB filesystem of its own (tmpfs; mounting one needs
+    root, as CI has), apart from the package cache: clones copy their files there and fill it."""
+    folder = tmp_path / "home" / "envs"
+    folder.mkdir(parents=True)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(folder)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here (needs root): {done.stderr.decode().strip()}")
+    yield folder
+    subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+async def test_clone_on_a_full_disk_says_so_and_leaves_nothing(demo, small_disk, make_service, tmp_path):
+    from jupyter_gpu_env.errors import DiskFull
+
+    svc = make_service(demo, small_disk.parent)
+    with pytest.raises(DiskFull) as err:
+        await svc.clone("demo", "toobig")
+    assert err.value.status == 507 and err.value.reason == "disk_full"
+    assert f"The disk holding {small_disk} is full" in err.value.message
+    assert _entries(small_disk) == []
+    assert "toobig" not in {e.name for e in await svc.list()}

@@ -71,7 +71,9 @@ async def test_a_change_swaps_in_whole_and_keeps_the_previous_state_untouched(se
     assert _python(kept_again, "import tabulate").returncode == 0  # the state before c2 had it
 
 
-@pytest.mark.parametrize("when", ["Copying the environment aside", "Solving", "Installing packages", "Swapping"])
+@pytest.mark.parametrize(
+    "when", ["Copying the environment aside", "Solving", "Installing packages", "Swapping"]
+)
 async def test_cancel_at_any_moment_leaves_the_environment_exactly_as_it_was(service, when):
     await service.clone("demo", "cancelme")
     prefix = service.user_env_dir / "cancelme"

@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from helpers import wait_until
 from test_envs_api import body, clone, error, wait_task  # noqa: F401 - shared helpers
 
 from jupyter_gpu_env.images.service import ImageService
@@ -185,3 +186,70 @@ async def test_kernel_from_an_image_runs_from_the_mount(api, jp_fetch, jp_server
         removed = await body(await api("images", image["id"], "kernel", method="DELETE"))
         assert removed["kernel_name"] == kernel["kernel_name"]
         subprocess.run(["umount", kernel["prefix"]], check=False, capture_output=True)
+
+
+async def test_twenty_concurrent_packs_of_one_environment_share_one_task(api, image_dir):
+    answers = await asyncio.gather(
+        *(
+            api("environments", "demo", "image", method="POST", body=json.dumps({"compression": "xz"}))
+            for _ in range(20)
+        )
+    )
+    assert {r.code for r in answers} == {202}
+    ids = {(await body(r))["id"] for r in answers}
+    assert len(ids) == 1, ids
+    task = await wait_task(api, ids.pop(), timeout=300)
+    assert task["state"] == "succeeded", task
+    # Once packed, the same request answers the image at once.
+    again = await api("environments", "demo", "image", method="POST", body=json.dumps({"compression": "xz"}))
+    assert again.code == 200 and (await body(again))["id"] == task["result"]["id"]
+    assert len([p for p in image_dir.iterdir() if p.suffix == ".sqfs"]) == 1
+
+
+needs_fuse = pytest.mark.skipif(
+    not os.path.exists("/dev/fuse") or shutil.which("squashfuse") is None,
+    reason="squashfuse or /dev/fuse missing: image kernels cannot mount here",
+)
+
+
+@needs_fuse
+async def test_deleting_an_image_stops_its_kernels_and_removes_its_kernelspec_and_mount(
+    api, jp_fetch, image_dir
+):
+    from test_envs_api import start_session
+
+    _, task = await pack(api)
+    image = task["result"]
+    kernel = await body(await api("images", image["id"], "kernel", method="POST", body=b"{}"))
+    kernel_id = await start_session(jp_fetch, kernel["kernel_name"], "from-image.ipynb")
+    mount = Path(kernel["prefix"])
+    await wait_until(mount.is_mount, within=60, what="the kernel's launcher mounting the image")
+    refused = await error(api("images", image["id"], method="DELETE"), 409)
+    assert "from-image.ipynb" in refused["message"] and Path(image["path"]).exists()
+    await body(await api("images", image["id"], method="DELETE", params={"shutdown_kernels": "true"}))
+    assert kernel_id not in {k["id"] for k in await body(await jp_fetch("api", "kernels"))}
+    assert kernel["kernel_name"] not in (await body(await jp_fetch("api", "kernelspecs")))["kernelspecs"]
+    assert not mount.is_mount() and not Path(image["path"]).exists()
+
+
+@needs_fuse
+async def test_a_server_sweeps_stale_mounts_at_start_and_unmounts_at_stop(api, jp_serverapp, tmp_path):
+    from jupyter_gpu_env.images import mounts
+
+    _, task = await pack(api)
+    image = task["result"]
+    stale = mounts.mount_root() / image["id"]
+    stale.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["squashfuse", image["path"], str(stale)], check=True)  # left by a killed server
+    assert stale.is_mount()
+    app = jp_serverapp.extension_manager.extension_apps["jupyter_gpu_env"]
+    (ext,) = app
+    services = ext.build_services(str(tmp_path))
+    await services.start()
+    try:
+        assert not stale.is_mount()
+        stale.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["squashfuse", image["path"], str(stale)], check=True)  # a kernel mounted it
+    finally:
+        await services.stop()
+    assert not stale.is_mount()
