@@ -275,8 +275,10 @@ def job_object(job: Job, folder: str | Path, settings: K8sSettings) -> client.V1
     name = job_name(job)
     labels = {**settings.labels, **identity_labels(job, settings)}
     job_labels = dict(labels)
-    queue = job.queue or settings.local_queue or None
-    if queue:
+    queue = job.queue if job.queue is not None else (settings.local_queue or None)
+    if queue is not None:
+        if not (_DNS1123_SUBDOMAIN_RE.fullmatch(queue) and len(queue) <= 63):
+            raise ValueError(f"Kueue queue {queue!r} is not a valid LocalQueue name")
         job_labels[QUEUE_LABEL] = queue
     annotations = {
         **settings.annotations,
@@ -285,7 +287,9 @@ def job_object(job: Job, folder: str | Path, settings: K8sSettings) -> client.V1
         NOTEBOOK_ANNOTATION: job.notebook_path,
     }
     res = job.resources
-    wants_gpu = bool(res.mig_profile) or bool(res.gpus)
+    if res.mig_profile is not None and not MIG_PROFILE_RE.fullmatch(res.mig_profile):
+        raise ValueError(f"MIG profile {res.mig_profile!r} is not valid")
+    wants_gpu = res.mig_profile is not None or bool(res.gpus)
     tolerations = [
         to_model(t, "V1Toleration", "toleration")
         for t in (*settings.tolerations, *(settings.gpu_tolerations if wants_gpu else ()))
@@ -355,7 +359,7 @@ def resources(job: Job, settings: K8sSettings) -> client.V1ResourceRequirements:
     memory = res.memory_bytes or settings.default_memory_bytes
     if memory:
         requests["memory"] = limits["memory"] = quantity(memory)
-    if res.mig_profile:
+    if res.mig_profile is not None:
         requests[mig_resource(res.mig_profile)] = limits[mig_resource(res.mig_profile)] = "1"
     elif res.gpus:
         requests[GPU_RESOURCE] = limits[GPU_RESOURCE] = str(res.gpus)
@@ -367,7 +371,7 @@ def _env(job: Job, settings: K8sSettings) -> dict[str, str]:
     cpus = job.resources.cpus or settings.default_cpus
     if cpus:
         env.update(dict.fromkeys(THREAD_VARS, str(cpus)))
-    if not (job.resources.mig_profile or job.resources.gpus):
+    if job.resources.mig_profile is None and not job.resources.gpus:
         # Images built on CUDA's set NVIDIA_VISIBLE_DEVICES=all: without this, a pod that asked
         # for no GPU would see every GPU of its node through the NVIDIA runtime.
         env["NVIDIA_VISIBLE_DEVICES"] = "void"

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..models.jobs import Job
+from ..models.jobs import MIG_PROFILE_RE, Job
 from . import jobfiles as jf
 from .slurm_parse import ceil_minutes
 from .submission import slug
@@ -137,8 +137,10 @@ def memory_option(nbytes: int) -> str:
 
 def gres_option(job: Job, gpu_type: str | None) -> str | None:
     res = job.resources
-    if res.mig_profile:
-        return f"gpu:{check_name(res.mig_profile, 'MIG profile')}:1"
+    if res.mig_profile is not None:
+        if not MIG_PROFILE_RE.fullmatch(res.mig_profile):
+            raise ValueError(f"MIG profile {res.mig_profile!r} is not valid")
+        return f"gpu:{res.mig_profile}:1"
     if res.gpus:
         return f"gpu:{check_name(gpu_type, 'GPU type')}:{res.gpus}" if gpu_type else f"gpu:{res.gpus}"
     return None
@@ -167,9 +169,9 @@ def sbatch_directives(job: Job, folder: Path, options: SbatchOptions) -> list[st
     gres = gres_option(job, options.gpu_type)
     if gres:
         out.append(f"--gres={gres}")
-    if options.partition:
+    if options.partition is not None:
         out.append(f"--partition={check_name(options.partition, 'Partition')}")
-    if options.account:
+    if options.account is not None:
         out.append(f"--account={check_name(options.account, 'Account')}")
     out.append(f"--export={check_export(options.export)}")
     out.extend(check_extra_option(o) for o in options.extra)
