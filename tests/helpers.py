@@ -11,7 +11,11 @@ T = TypeVar("T")
 
 
 async def wait_until(
-    check: Callable[[], T | Awaitable[T]], *, within: float = 30.0, every: float = 0.05, what: str = "the condition"
+    check: Callable[[], T | Awaitable[T]],
+    *,
+    within: float = 30.0,
+    every: float = 0.05,
+    what: str = "the condition",
 ) -> T:
     """Poll ``check`` (sync or async) until it returns something truthy; fail after ``within`` seconds."""
     deadline = time.monotonic() + within

@@ -9,6 +9,7 @@ them directly. Exit status: 0 done, 1 failed (``error: <message>`` on standard e
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -49,6 +50,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as e:
         print(f"{parser.prog} {args.command}: error: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader went away (`jupyter gpu-env jobs | head`): it has what it wanted. Point stdout at
+        # /dev/null so that the interpreter's last flush does not fail again, and end quietly.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except OSError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

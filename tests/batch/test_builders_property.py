@@ -22,7 +22,12 @@ from jupyter_gpu_env.models.jobs import Job, JobResources
 
 FOLDER = Path("/shared/jobs/run-0123456789ab")
 TEXT = st.text(alphabet=st.characters(codec="utf-8"), max_size=80)
-HARMLESS = {"name": "analysis", "notebook_path": "work/analysis.ipynb", "queue": "gpu", "mig_profile": "1g.10gb"}
+HARMLESS = {
+    "name": "analysis",
+    "notebook_path": "work/analysis.ipynb",
+    "queue": "gpu",
+    "mig_profile": "1g.10gb",
+}
 RELAXED = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 

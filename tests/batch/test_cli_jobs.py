@@ -145,3 +145,38 @@ def test_cancel_a_running_job_from_another_process(cli, capsys):
     assert code == 1 and "has already cancelled" in err
     code, _, err = run(capsys, "logs", "nope")
     assert code == 1 and err.startswith("error: ")
+
+
+def test_the_cli_refuses_a_value_of_the_wrong_kind_as_the_api_does(cli, capsys):
+    cli.notebook("typed.ipynb", ["print(alpha)"], parameters="alpha = 1  # an int")
+    code, out, err = run(capsys, "submit", "typed.ipynb", "-p", "alpha", "abc")
+    assert (code, out) == (1, "")
+    assert "'alpha' must be a whole number like its default 1, not \"abc\"" in err
+    assert listed(capsys) == []
+
+
+def test_a_listing_cut_off_by_head_ends_quietly(cli, capsys):
+    from jupyter_gpu_env.batch.store import JobStore
+    from jupyter_gpu_env.models.jobs import Job
+
+    def job(i: int) -> Job:
+        return Job(
+            id=f"{i:012x}", name=f"job {i}", backend="local", state="succeeded", notebook_path="a.ipynb",
+            job_dir=f"jobs/{i}", input_path="i", output_path="o", log_path="l", created_at=1e9 + i,
+        )  # fmt: skip
+
+    store = JobStore(Path(os.environ["JUPYTER_DATA_DIR"]) / "gpu-env" / "jobs.sqlite")
+    import asyncio
+
+    asyncio.run(store.insert_many(job(i) for i in range(400)))
+    store.close()
+    lister = subprocess.Popen(
+        [sys.executable, "-m", "jupyter", "gpu-env", "jobs", "--json", "--limit", "400"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    head = subprocess.Popen(["head", "-c", "100"], stdin=lister.stdout, stdout=subprocess.PIPE)
+    lister.stdout.close()  # only head reads it now: when head exits, the listing's writes fail
+    assert len(head.communicate(timeout=60)[0]) == 100
+    _, err = lister.communicate(timeout=60)
+    assert lister.returncode == 0 and err == b"", err.decode()

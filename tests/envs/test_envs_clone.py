@@ -248,7 +248,9 @@ def small_disk(tmp_path):
     root, as CI has), apart from the package cache: clones copy their files there and fill it."""
     folder = tmp_path / "home" / "envs"
     folder.mkdir(parents=True)
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(folder)], capture_output=True)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(folder)], capture_output=True
+    )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a small tmpfs here (needs root): {done.stderr.decode().strip()}")
     yield folder

@@ -124,3 +124,43 @@ async def test_backends_describe_the_local_runner(api):
     backends = (await body(await api("backends")))["backends"]
     local = next(b for b in backends if b["name"] == "local")
     assert local["kind"] == "local"
+
+
+async def test_deleting_a_job_keeps_what_it_used_in_the_accounts(api, jp_root_dir):
+    path = write_notebook(jp_root_dir, "used.ipynb", ["import time\ntime.sleep(1.5)"])
+    job = await body(await api("jobs", method="POST", body=json.dumps({"notebook_path": path})))
+    assert (await wait_job(api, job["id"]))["state"] == "succeeded"
+    before = (await body(await api("jobs", "usage")))["total"]
+    assert before["cpu_hours"] > 1 / 3600 and before["jobs"] == {"succeeded": 1}
+    assert (await api("jobs", job["id"], method="DELETE")).code == 204
+    await error(api("jobs", job["id"]), 404)
+    assert (await body(await api("jobs")))["total"] == 0
+    after = (await body(await api("jobs", "usage")))["total"]
+    assert after == before
+
+
+async def test_the_log_reads_cleanly(api, jp_root_dir):
+    code = "import sys\nfor i in range(3):\n    print('line', i, flush=True)\nprint('oops', file=sys.stderr)"
+    path = write_notebook(jp_root_dir, "talk.ipynb", [code, "6 * 7"])
+    job = await body(await api("jobs", method="POST", body=json.dumps({"notebook_path": path})))
+    assert (await wait_job(api, job["id"]))["state"] == "succeeded"
+    text = (await body(await api("jobs", job["id"], "log")))["text"]
+    lines = text.splitlines()
+    assert "" not in lines, text  # no blank line after each output
+    assert "line 0" in text and "line 2" in text and "oops" in text and "42" in text
+    assert "without encryption" not in text  # the kernel's own start-up warnings are not the notebook's
+    assert not [ln for ln in lines if "WARNING" in ln and not ln.startswith(("[kernel]", "["))]
+
+
+async def test_large_parameters_are_bounded_and_left_out_of_listings(api, jp_root_dir):
+    path = write_notebook(jp_root_dir, "big.ipynb", ["print(len(alpha))"], parameters="alpha = 'x'")
+    too_big = {"notebook_path": path, "parameters": {"alpha": "x" * (65 << 10)}}
+    refused = await error(api("jobs", method="POST", body=json.dumps(too_big)), 413)
+    assert "at most 65536" in refused["message"]
+    large = {"notebook_path": path, "parameters": {"alpha": "x" * 10_000}}
+    job = await body(await api("jobs", method="POST", body=json.dumps(large)))
+    assert job["parameters"] == large["parameters"]
+    listed = (await body(await api("jobs")))["items"][0]
+    assert listed["id"] == job["id"] and listed["parameters"] == {} and listed["parameters_omitted"] is True
+    assert (await body(await api("jobs", job["id"])))["parameters"] == large["parameters"]
+    await wait_job(api, job["id"])
