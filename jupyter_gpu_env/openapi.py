@@ -19,6 +19,7 @@ from . import __version__
 from .handlers import ROUTES
 from .handlers.base import AUTH_RESOURCE, VERBS, OperationSpec
 from .models import ApiError
+from .models.common import ApiJsonSchema
 
 _ERROR_TEXT = {
     400: "The request is invalid: `message` says which field and why.",
@@ -36,6 +37,14 @@ _ACTIONS = {"get": "read", "post": "write", "put": "write", "patch": "write", "d
 _REF = "#/components/schemas/{model}"
 # Path parameters: one segment of a URL, one line of text.
 _SEGMENT = {"type": "string", "minLength": 1, "maxLength": 255, "pattern": r"^[^\x00-\x1f\x7f/]+$"}
+
+
+def _accepts_empty(model: type[BaseModel]) -> bool:
+    try:
+        model.model_validate({})
+    except ValueError:
+        return False
+    return True
 
 
 def operation_id(verb: str, path: str) -> str:
@@ -91,7 +100,8 @@ def _operation(path: str, verb: str, spec: OperationSpec, refs: dict[type[BaseMo
         op["parameters"] = params
     if spec.request is not None:
         op["requestBody"] = {
-            "required": True,
+            # A request whose defaults alone are valid may be sent as no body at all.
+            "required": not _accepts_empty(spec.request),
             "content": {"application/json": {"schema": {"$ref": refs[spec.request]}}},
         }
     ok: dict[str, Any] = {
@@ -121,7 +131,7 @@ def _operation(path: str, verb: str, spec: OperationSpec, refs: dict[type[BaseMo
             "content": {"application/json": {"schema": {"$ref": refs[model]}}},
         }
     codes = {403, *spec.errors}
-    if spec.request is not None or spec.query:
+    if spec.request is not None or spec.query or "{" in path:
         codes.add(400)
     if spec.request is not None:
         codes.add(413)
@@ -137,7 +147,9 @@ def build_openapi() -> dict[str, Any]:
         models.update(m for m in (spec.response, spec.request) if m is not None)
         models.update(m for _, m in spec.also)
     ordered = sorted(models, key=lambda m: m.__name__)
-    keys, defs = models_json_schema([(m, "serialization") for m in ordered], ref_template=_REF)
+    keys, defs = models_json_schema(
+        [(m, "serialization") for m in ordered], ref_template=_REF, schema_generator=ApiJsonSchema
+    )
     # Request bodies are validated in "validation" mode; the schemas coincide for these models.
     refs = {m: keys[(m, "serialization")]["$ref"] for m in ordered}
 

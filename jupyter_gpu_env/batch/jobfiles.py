@@ -67,8 +67,10 @@ def read_log(path: Path, offset: int, limit: int) -> tuple[str, int, int]:
     try:
         with open(path, "rb") as f:
             size = os.fstat(f.fileno()).st_size
+            if offset >= size:
+                return "", offset, size
             f.seek(offset)
-            raw = f.read(max(0, min(limit + 3, size - offset)))
+            raw = f.read(min(limit + 3, size - offset))
     except FileNotFoundError:
         return "", offset, 0
     body = raw[:limit]

@@ -61,7 +61,7 @@ def resolve_notebook(root: Path, notebook_path: str) -> Path:
         raise Forbidden(
             f"notebook_path '{notebook_path}' is outside the server's root directory.", reason="outside_root"
         )
-    if real.suffix.lower() != ".ipynb":
+    if not real.name.lower().endswith(".ipynb"):  # as the schema's pattern: '.ipynb' alone is one too
         raise InvalidRequest(f"'{notebook_path}' is not a notebook (.ipynb).")
     if not real.is_file():
         raise NotFound(

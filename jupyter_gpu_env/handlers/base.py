@@ -225,13 +225,19 @@ class GpuEnvHandler(ExtensionHandlerMixin, APIHandler):
                 raise ApiHttpError(400, f"The {name} in the path {problem}.", "invalid_request")
 
     def parse_query(self, params: tuple[Param, ...]) -> dict[str, Any]:
+        """The declared query values, read as sent: tornado's own getters replace control characters
+        with blanks and strip, which would let a value the schema refuses through."""
         out: dict[str, Any] = {}
         for p in params:
-            raw = self.get_query_argument(p.name, None)
-            if raw is None:
+            sent = self.request.query_arguments.get(p.name)
+            if not sent:
                 out[p.name] = p.schema.get("default")
-            else:
-                out[p.name] = parse_query_value(p.name, raw, p.schema)
+                continue
+            try:
+                raw = sent[-1].decode("utf-8")
+            except UnicodeDecodeError:
+                raise ApiHttpError(400, f"'{p.name}' is not UTF-8.", "invalid_request") from None
+            out[p.name] = parse_query_value(p.name, raw, p.schema)
         return out
 
     def parse_body(self, model: type[M]) -> M:

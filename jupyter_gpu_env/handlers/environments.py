@@ -23,10 +23,8 @@ SHUTDOWN = Param(
     "Shut down this server's kernels running in it first (needs `write` on kernels); without it, running "
     "kernels make the request a 409 that names them.",
 )
-TASK_LINKS = (
-    ("GetTask", "get_tasks_task_id", {"task_id": "$response.body#/id"}),
-    ("CancelTask", "delete_tasks_task_id", {"task_id": "$response.body#/id"}),
-)
+# The task to follow. What it makes exists once it succeeds (it is built aside), not at the 202.
+TASK_LINKS = (("GetTask", "get_tasks_task_id", {"task_id": "$response.body#/id"}),)
 
 
 class TaskStartingHandler(GpuEnvHandler):
@@ -47,11 +45,7 @@ class EnvironmentsHandler(TaskStartingHandler):
         response=Task,
         status=202,
         errors=(404, 409),
-        links=(
-            *TASK_LINKS,
-            ("GetClone", "get_environments_name", {"name": "$request.body#/name"}),
-            ("DeleteClone", "delete_environments_name", {"name": "$request.body#/name"}),
-        ),
+        links=TASK_LINKS,
         description="Packages are hard-linked from the package cache, untracked files (pip installs, user "
         "files) copied with the prefix rewritten; the clone is built aside and appears only when complete. "
         "The task's result is a CloneResult. 409 when the name is taken or being made by another request.",

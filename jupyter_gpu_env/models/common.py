@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
+from pydantic_core import core_schema
 
 
 class ApiModel(BaseModel):
@@ -50,3 +52,17 @@ def describe_validation_error(err: ValidationError, what: str = "Invalid request
         messages = dict.fromkeys(str(e.get("msg", "")).removeprefix("Value error, ") for e in meant)
         parts.append(f"{where}: {'; '.join(messages)}")
     return f"{what}: " + "; ".join(parts)
+
+
+class ApiJsonSchema(GenerateJsonSchema):
+    """pydantic's JSON schema, with dicts whose keys are constrained closed to other keys.
+
+    pydantic writes ``dict[Key, V]`` as ``patternProperties`` alone, which lets a key that does not
+    match through; the model refuses such a key, so the document must too.
+    """
+
+    def dict_schema(self, schema: core_schema.DictSchema) -> JsonSchemaValue:
+        out = super().dict_schema(schema)
+        if "patternProperties" in out and "additionalProperties" not in out:
+            out["additionalProperties"] = False
+        return out

@@ -98,10 +98,11 @@ class EnvironmentList(ApiModel):
 
 class CloneRequest(ApiModel):
     source: patterned(LINE_PATTERN, "source", max_length=4096, min_length=1) = Field(
-        description="Name of the environment to clone (as listed), or its prefix."
+        description="Name of the environment to clone (as listed), or its prefix.", examples=["demo-python"]
     )
     name: EnvName = Field(
-        description="Name of the new environment: letters, digits, `.`, `_`, `-`; 64 at most."
+        description="Name of the new environment: letters, digits, `.`, `_`, `-`; 64 at most.",
+        examples=["my-env"],
     )
 
 
@@ -118,6 +119,7 @@ class PackagesRequest(ApiModel):
     add: list[PackageSpec] = Field(
         default_factory=list,
         max_length=50,
+        examples=[["tabulate"]],
         description="Conda match specs to install, e.g. `tensorboard`, `numpy >=1.26`, `scipy=1.13`.",
     )
     remove: list[PackageName] = Field(

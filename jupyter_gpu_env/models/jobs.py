@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Union
 
-from pydantic import ConfigDict, Field, JsonValue, model_validator
+from pydantic import BeforeValidator, ConfigDict, Field, JsonValue, model_validator
+from typing_extensions import TypeAliasType
 
 from .common import ApiModel
 from .fields import line, patterned
@@ -15,6 +16,14 @@ JOB_STATES: tuple[JobState, ...] = ("queued", "running", "succeeded", "failed", 
 TERMINAL_STATES: frozenset[str] = frozenset({"succeeded", "failed", "cancelled"})
 ACTIVE_STATES: frozenset[str] = frozenset({"queued", "running"})
 
+def _whole(value: object) -> object:
+    """JSON has one number type: 4.0 is the whole number 4 (JSON Schema's "integer" says so too)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+Whole = BeforeValidator(_whole)
 MAX_CPUS = 1024
 MAX_GPUS = 64
 # Integers of bytes up to 2^53: exact in JSON for every client (JavaScript's numbers included).
@@ -124,19 +133,21 @@ class Resources(ApiModel):
         }
     )
 
-    cpus: int | None = Field(default=None, ge=1, le=MAX_CPUS, description=f"CPU cores, 1..{MAX_CPUS}.")
-    memory: Annotated[int, Field(ge=1, le=MAX_MEMORY_INT)] | MemoryText | None = Field(
+    cpus: Annotated[int, Field(ge=1, le=MAX_CPUS), Whole] | None = Field(
+        default=None, description=f"CPU cores, 1..{MAX_CPUS}."
+    )
+    memory: Annotated[int, Field(ge=1, le=MAX_MEMORY_INT), Whole] | MemoryText | None = Field(
         default=None,
         description="Bytes, or a string with a binary unit: '512M', '4G', '1.5T'. Each backend states "
         "its own maximum (`GET backends`).",
     )
-    gpus: int | None = Field(
-        default=None, ge=0, le=MAX_GPUS, description=f"Whole GPUs, 0..{MAX_GPUS}. Not with mig_profile."
+    gpus: Annotated[int, Field(ge=0, le=MAX_GPUS), Whole] | None = Field(
+        default=None, description=f"Whole GPUs, 0..{MAX_GPUS}. Not with mig_profile."
     )
     mig_profile: MigProfile | None = Field(
         default=None, description="A MIG slice such as `1g.10gb` or `3g.40gb`, instead of whole GPUs."
     )
-    time_limit: Annotated[int, Field(ge=1, le=MAX_TIME_MINUTES)] | TimeLimitText | None = Field(
+    time_limit: Annotated[int, Field(ge=1, le=MAX_TIME_MINUTES), Whole] | TimeLimitText | None = Field(
         default=None,
         description="Minutes, or SLURM's 'HH:MM:SS' / 'D-HH:MM:SS'. Each backend states its own maximum.",
     )
@@ -186,6 +197,23 @@ MAX_PARAMETERS = 200
 _RUNTIMES = ("kernel", "environment", "image")
 
 
+# Values papermill injects: JSON whose strings (keys included) hold no NUL, which no Python source,
+# file or command line can carry. Floats are finite (the body parser refuses NaN and Infinity).
+_NO_NUL = r"^[^\x00]*$"
+ParameterValue = TypeAliasType(
+    "ParameterValue",
+    Union[  # noqa: UP007 - a recursive alias needs the explicit Union
+        patterned(_NO_NUL, "text"),
+        bool,
+        int,
+        float,
+        None,
+        list["ParameterValue"],
+        dict[patterned(_NO_NUL, "key"), "ParameterValue"],
+    ],
+)
+
+
 def _both(a: str, b: str) -> dict:
     return {"required": [a, b], "properties": {a: {"type": "string"}, b: {"type": "string"}}}
 
@@ -207,7 +235,7 @@ class JobRequest(ApiModel):
 
     notebook_path: patterned(
         NOTEBOOK_PATTERN, "notebook_path", hint="it must be a notebook (.ipynb) path", max_length=4096
-    ) = Field(description="The notebook, relative to the server's root.")
+    ) = Field(description="The notebook, relative to the server's root.", examples=["analysis.ipynb"])
     backend: patterned(NAME_PATTERN, "backend") = Field(
         default="local", description="A backend from `GET backends`."
     )
@@ -220,12 +248,12 @@ class JobRequest(ApiModel):
     image: patterned(IMAGE_ID_PATTERN, "image") | None = Field(
         default=None, description="A packed image (squashfs) to run in, by id."
     )
-    parameters: dict[patterned(IDENTIFIER_PATTERN, "parameter name"), JsonValue] = Field(
+    parameters: dict[patterned(IDENTIFIER_PATTERN, "parameter name"), ParameterValue] = Field(
         default_factory=dict,
+        examples=[{"alpha": 2}],
         max_length=MAX_PARAMETERS,
         description="Values for names the notebook's `parameters` cell declares. Their JSON may take at "
         "most `c.GpuEnvApp.max_parameters_bytes` (64 KiB by default).",
-        json_schema_extra={"propertyNames": {"pattern": IDENTIFIER_PATTERN}},
     )
     resources: Resources = Field(default_factory=Resources)
     queue: patterned(QUEUE_PATTERN, "queue") | None = Field(
