@@ -13,9 +13,11 @@ class GpuEnvError(Exception):
     status: int = 500
     reason: str = "internal_error"
 
-    def __init__(self, message: str, *, reason: str | None = None) -> None:
+    def __init__(self, message: str, *, reason: str | None = None, details: list[dict] | None = None) -> None:
         super().__init__(message)
         self.message = message
+        # What a client may act on besides the sentence (e.g. the kernels that block a deletion).
+        self.details = details
         if reason is not None:
             self.reason = reason
 

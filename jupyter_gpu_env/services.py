@@ -133,6 +133,9 @@ class Services:
                 f"{describe_kernels(running)} of this server run in {what}. Shut "
                 f"{'it' if len(running) == 1 else 'them'} down first, or ask to shut them down and delete.",
                 reason="kernels_running",
+                details=[
+                    {"kernel_id": k.kernel_id, "name": k.name, "notebook_path": k.notebook_path} for k in running
+                ],
             )
         for k in running:
             await self.kernel_manager.shutdown_kernel(k.kernel_id)

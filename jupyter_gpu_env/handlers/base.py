@@ -86,7 +86,7 @@ class ApiHttpError(web.HTTPError):
 
 def _error_from(e: GpuEnvError | ValidationError) -> ApiHttpError:
     if isinstance(e, GpuEnvError):
-        return ApiHttpError(e.status, e.message, e.reason)
+        return ApiHttpError(e.status, e.message, e.reason, e.details)
     return ApiHttpError(400, describe_validation_error(e), "invalid_request", e.errors(include_url=False))
 
 

@@ -17,7 +17,9 @@ class ApiError(ApiModel):
     message: str = Field(description="What went wrong, in words a user can act on.")
     reason: str = Field(description="A short machine-readable code, e.g. `not_found`, `invalid_request`.")
     details: list[dict] | None = Field(
-        default=None, description="Per-field validation problems, when the request body was invalid."
+        default=None,
+        description="Per-field validation problems when the request was invalid; for `kernels_running`, "
+        "the kernels in the way (`kernel_id`, `name`, `notebook_path`).",
     )
 
 

@@ -132,8 +132,13 @@ export class GpuEnvClient {
     return this._send('POST', 'environments', { source, name });
   }
 
-  deleteEnvironment(name: string): Promise<IDeletedEnvironment> {
-    return this._send('DELETE', `environments/${enc(name)}`);
+  /** Delete one of the user's environments; 409 `kernels_running` names kernels in the way. */
+  deleteEnvironment(
+    name: string,
+    shutdownKernels = false
+  ): Promise<IDeletedEnvironment> {
+    const query = shutdownKernels ? '?shutdown_kernels=true' : '';
+    return this._send('DELETE', `environments/${enc(name)}${query}`);
   }
 
   /** Start adding or removing packages: answers the task (202). */
@@ -182,8 +187,10 @@ export class GpuEnvClient {
     return list.images;
   }
 
-  deleteImage(id: string): Promise<IImage> {
-    return this._send('DELETE', `images/${enc(id)}`);
+  /** Delete an image, its kernel and its mount; 409 `kernels_running` names kernels in the way. */
+  deleteImage(id: string, shutdownKernels = false): Promise<IImage> {
+    const query = shutdownKernels ? '?shutdown_kernels=true' : '';
+    return this._send('DELETE', `images/${enc(id)}${query}`);
   }
 
   /** Where the browser downloads an image file (cookie-authenticated). */

@@ -49,6 +49,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       commands,
       interval: DEFAULT_REFRESH_INTERVAL,
       kernelspecs: app.serviceManager.kernelspecs,
+      sessions: app.serviceManager.sessions,
       jobs
     });
 

@@ -7,7 +7,7 @@ import {
   SidePanel,
   refreshIcon
 } from '@jupyterlab/ui-components';
-import { KernelSpec } from '@jupyterlab/services';
+import { KernelSpec, Session } from '@jupyterlab/services';
 import { CommandRegistry } from '@lumino/commands';
 import { Panel, Widget } from '@lumino/widgets';
 
@@ -87,7 +87,8 @@ export class GpuEnvPanel extends SidePanel {
     this.environments = new EnvironmentActions({
       model,
       tracker: this.tasks,
-      kernelspecs: options.kernelspecs
+      kernelspecs: options.kernelspecs,
+      sessions: options.sessions
     });
     this._environments = new CollapsibleSection({
       label: 'Environments',
@@ -159,6 +160,7 @@ export namespace GpuEnvPanel {
     interval?: number;
     /** Refreshed after kernel changes, so the Launcher follows at once. */
     kernelspecs?: KernelSpec.IManager | null;
+    sessions?: Session.IManager | null;
     /** The batch jobs (from the jobs plugin); a placeholder without. */
     jobs?: JobsModel | null;
   }

@@ -259,6 +259,9 @@ async def test_deleting_an_environment_whose_kernels_run_is_409_naming_them(api,
     kernel_id = await start_session(jp_fetch, kernel["kernel_name"], "analysis.ipynb")
     refused = await error(api("environments", "inuse", method="DELETE"), 409)
     assert refused["reason"] == "kernels_running" and "analysis.ipynb" in refused["message"]
+    assert refused["details"] == [
+        {"kernel_id": kernel_id, "name": kernel["kernel_name"], "notebook_path": "analysis.ipynb"}
+    ]
     assert (user_envs / "inuse").is_dir()  # nothing was touched
     deleted = await body(
         await api("environments", "inuse", method="DELETE", params={"shutdown_kernels": "true"})

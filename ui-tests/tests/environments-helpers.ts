@@ -69,7 +69,9 @@ export async function removeEnvironment(
   request: APIRequestContext,
   name: string
 ): Promise<void> {
-  const response = await request.delete(`${API}/environments/${name}`);
+  const response = await request.delete(
+    `${API}/environments/${name}?shutdown_kernels=true`
+  );
   expect([200, 404]).toContain(response.status());
 }
 

@@ -438,4 +438,55 @@ test.describe('Environments and images', () => {
     const specs = await (await page.request.get('/api/kernelspecs')).json();
     expect(Object.keys(specs.kernelspecs)).not.toContain(`gpu-env-${CLONE}`);
   });
+
+  // Galata lists only the sessions the page itself opened; this test needs the server's own list.
+  test.describe('with the server sessions', () => {
+    test.use({ sessions: null, kernels: null });
+
+    test('offers to shut down the kernels in the way of a deletion', async ({
+      page
+    }) => {
+      const name = 'ui-in-use';
+      await removeEnvironment(page.request, name);
+      await ensureClone(page.request, name);
+      await setKernel(page.request, name, true);
+      const session = await page.request.post('/api/sessions', {
+        data: {
+          path: 'in-use.ipynb',
+          name: 'in-use.ipynb',
+          type: 'notebook',
+          kernel: { name: `gpu-env-${name}` }
+        }
+      });
+      expect(session.ok()).toBe(true);
+      const kernelId = (await session.json()).kernel.id;
+      await page.sidebar.openTab(PANEL_ID);
+      const row = envRow(page, name);
+
+      // Removing the kernelspec that a running notebook uses asks first.
+      await rowAction(row, 'kernel').click();
+      await expect(
+        dialog(page).getByTestId('gpu-env-kernelspec-in-use')
+      ).toContainText('in-use.ipynb');
+      await dialog(page).getByRole('button', { name: 'Cancel' }).click();
+      await expect(row).toHaveAttribute('data-kernel', `gpu-env-${name}`);
+
+      // Deleting the environment names the kernel in its way and offers to stop it.
+      await rowAction(row, 'delete').click();
+      await dialog(page)
+        .getByRole('button', { name: 'Delete', exact: true })
+        .click();
+      const inUse = dialog(page).getByTestId('gpu-env-kernels-in-use');
+      await expect(inUse).toContainText(
+        `1 kernel of this server run in '${name}'`
+      );
+      await expect(inUse).toContainText('in-use.ipynb');
+      await dialog(page)
+        .getByRole('button', { name: 'Shut down 1 kernel and delete' })
+        .click();
+      await expect(row).toHaveCount(0);
+      const kernels = await (await page.request.get('/api/kernels')).json();
+      expect(kernels.map((k: { id: string }) => k.id)).not.toContain(kernelId);
+    });
+  });
 });

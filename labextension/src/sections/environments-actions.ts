@@ -3,12 +3,16 @@
  * dialogs, API calls, tasks handed to the tracker, notifications.
  */
 import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
-import { KernelSpec } from '@jupyterlab/services';
+import { KernelSpec, Session } from '@jupyterlab/services';
 import { Widget } from '@lumino/widgets';
 
 import { GpuEnvClient, isTask } from '../api';
 import { downloadText } from '../components/download';
 import { h } from '../components/form';
+import {
+  confirmKernelspecRemoval,
+  withKernelsShutDown
+} from '../components/kernels-in-use';
 import { TaskTracker } from '../tasks';
 import { IEnvironment } from '../types';
 import {
@@ -36,6 +40,7 @@ export class EnvironmentActions {
     this.tracker = options.tracker;
     this._client = options.model.client;
     this._kernelspecs = options.kernelspecs ?? null;
+    this._sessions = options.sessions ?? null;
     this.tracker.finished.connect((_, task) => {
       notifyTaskEnd(task);
       void this.model.refresh();
@@ -136,6 +141,16 @@ export class EnvironmentActions {
   /** Register the environment's kernel, or remove it when registered. */
   async toggleKernel(env: IEnvironment): Promise<void> {
     const registered = env.kernel_name !== null;
+    if (
+      env.kernel_name &&
+      !(await confirmKernelspecRemoval(
+        env.kernel_name,
+        await this._kernelLabel(env.kernel_name),
+        this._sessions
+      ))
+    ) {
+      return;
+    }
     try {
       if (registered) {
         await this._client.unregisterKernel(env.name);
@@ -247,7 +262,12 @@ export class EnvironmentActions {
       return;
     }
     try {
-      const deleted = await this._client.deleteEnvironment(env.name);
+      const deleted = await withKernelsShutDown(`'${env.name}'`, shutdown =>
+        this._client.deleteEnvironment(env.name, shutdown)
+      );
+      if (deleted === null) {
+        return;
+      }
       Notification.success(
         `Deleted '${env.name}'` +
           (deleted.kernel_removed ? ' and its kernel.' : '.'),
@@ -294,6 +314,7 @@ export class EnvironmentActions {
 
   private _client: GpuEnvClient;
   private _kernelspecs: KernelSpec.IManager | null;
+  private _sessions: Session.IManager | null;
 }
 
 export namespace EnvironmentActions {
@@ -302,5 +323,7 @@ export namespace EnvironmentActions {
     tracker: TaskTracker;
     /** Refreshed after kernel changes, so the Launcher follows at once. */
     kernelspecs?: KernelSpec.IManager | null;
+    /** The notebooks' sessions: which kernels run, for confirmations. */
+    sessions?: Session.IManager | null;
   }
 }

@@ -12,6 +12,7 @@ import { Widget } from '@lumino/widgets';
 
 import { downloadUrl } from '../components/download';
 import { h } from '../components/form';
+import { withKernelsShutDown } from '../components/kernels-in-use';
 import { formatBytes } from '../format';
 import { IImage } from '../types';
 import { notifyError } from './environments-notify';
@@ -111,8 +112,8 @@ export async function deleteImage(
     h(
       'p',
       {},
-      'Jobs and kernels that use this image will fail to start. The ' +
-        `environment '${image.environment}' is kept.`
+      'Its kernel is removed with it; jobs that use this image will fail ' +
+        `to start. The environment '${image.environment}' is kept.`
     )
   );
   const result = await showDialog({
@@ -124,10 +125,15 @@ export async function deleteImage(
     return;
   }
   try {
-    await model.client.deleteImage(image.id);
-    Notification.success(`Deleted the image of '${image.environment}'.`, {
-      autoClose: 4000
-    });
+    const deleted = await withKernelsShutDown(
+      `the image of '${image.environment}'`,
+      shutdown => model.client.deleteImage(image.id, shutdown)
+    );
+    if (deleted !== null) {
+      Notification.success(`Deleted the image of '${image.environment}'.`, {
+        autoClose: 4000
+      });
+    }
   } catch (reason) {
     notifyError('Could not delete the image', reason);
   }
