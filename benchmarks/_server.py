@@ -39,14 +39,18 @@ class Server:
 
 
 @contextmanager
-def jupyter_server(*extra: str) -> Iterator[Server]:
+def jupyter_server(
+    *extra: str, root: str | None = None, program: list[str] | None = None
+) -> Iterator[Server]:
+    """A server on a free port with a fresh token; its log is ``server.log`` in a temporary folder.
+
+    ``program`` replaces ``python -m jupyter server`` (a wrapper that records something of the server).
+    """
     port, token = free_port(), secrets.token_hex(8)
-    root = tempfile.mkdtemp(prefix="gpu-env-bench-")
+    scratch = tempfile.mkdtemp(prefix="gpu-env-bench-")
+    root = root or scratch
     argv = [
-        sys.executable,
-        "-m",
-        "jupyter",
-        "server",
+        *(program or [sys.executable, "-m", "jupyter", "server"]),
         f"--port={port}",
         "--ip=127.0.0.1",
         "--no-browser",
@@ -55,16 +59,21 @@ def jupyter_server(*extra: str) -> Iterator[Server]:
         "--allow-root",
         *extra,
     ]
-    env = {**os.environ, "JUPYTER_DATA_DIR": os.path.join(root, ".data")}
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    env = {**os.environ, "JUPYTER_DATA_DIR": os.path.join(scratch, ".data")}
+    log_path = os.path.join(scratch, "server.log")
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=log, env=env)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.time() + 60
-        while time.time() < deadline:
+        while True:
             try:
                 with socket.create_connection(("127.0.0.1", port), timeout=0.2):
                     break
             except OSError:
+                if proc.poll() is not None or time.time() > deadline:
+                    with open(log_path, encoding="utf-8", errors="replace") as f:
+                        raise RuntimeError(f"the server did not start:\n{f.read()[-3000:]}") from None
                 time.sleep(0.2)
         yield Server(url, token, proc.pid)
     finally:

@@ -10,6 +10,7 @@ import asyncio
 import codecs
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import threading
@@ -95,12 +96,53 @@ async def _terminate(proc: asyncio.subprocess.Process, grace: float) -> None:
             continue
 
 
-def _limiter(rlimits: Mapping[int, tuple[int, int]]) -> Callable[[], None]:
+# Background work (packing, solving, GPU checks) yields the CPU to the server and to kernels: on a
+# two-core notebook server, a packer on every core would otherwise make the sidebar wait.
+BACKGROUND = 10
+
+
+_PRLIMIT_OPTIONS = {
+    resource.RLIMIT_FSIZE: "--fsize",
+    resource.RLIMIT_AS: "--as",
+    resource.RLIMIT_CPU: "--cpu",
+}
+
+
+def _limiter(rlimits: Mapping[int, tuple[int, int]] | None, nice: int) -> Callable[[], None]:
     def apply() -> None:  # runs in the child between fork and exec
-        for which, (soft, hard) in rlimits.items():
+        if nice:
+            os.nice(nice)
+        for which, (soft, hard) in (rlimits or {}).items():
             resource.setrlimit(which, (soft, hard))
 
     return apply
+
+
+def _launch(
+    args: list[str], rlimits: Mapping[int, tuple[int, int]] | None, nice: int
+) -> tuple[list[str], Callable[[], None] | None]:
+    """The argv to start and the preexec function, if any, for a child with these limits.
+
+    ``nice`` and ``prlimit`` set them where they exist, in front of the program: then the child is
+    started with vfork, which costs the same whatever this process's size. A preexec function forces
+    a full fork of the server, tens of milliseconds for a large one, on the event loop's thread.
+    """
+    if not rlimits and not nice:
+        return args, None
+    prefix: list[str] = []
+    if nice:
+        tool = shutil.which("nice")
+        if tool is None:
+            return args, _limiter(rlimits, nice)
+        prefix += [tool, "-n", str(nice)]
+    if rlimits:
+        tool = shutil.which("prlimit")
+        if tool is None or not set(rlimits) <= set(_PRLIMIT_OPTIONS):
+            return args, _limiter(rlimits, nice)
+        prefix += [tool, *(f"{_PRLIMIT_OPTIONS[w]}={s}:{h}" for w, (s, h) in rlimits.items()), "--"]
+    if shutil.which(args[0]) is None:
+        raise FileNotFoundError(args[0])
+    return prefix + args, None
 
 
 async def run(
@@ -115,6 +157,7 @@ async def run(
     check: bool = True,
     kill_grace: float = 5.0,
     rlimits: Mapping[int, tuple[int, int]] | None = None,
+    nice: int = 0,
 ) -> Result:
     """Run ``argv`` and wait for it.
 
@@ -122,19 +165,21 @@ async def run(
     takes down everything it started. Raises :class:`CommandFailed` on a non-zero exit when
     ``check`` is true, :class:`CommandTimeout` past ``timeout``, and :class:`Conflict` when the
     program does not exist. ``rlimits`` (``resource.RLIMIT_*`` to ``(soft, hard)``) bound the child,
-    e.g. the size of files it may write.
+    e.g. the size of files it may write; ``nice`` lowers its priority (:data:`BACKGROUND` for work
+    nobody waits on interactively).
     """
     args = _check_argv(argv)
     try:
+        launched, preexec = _launch(args, rlimits, nice)
         proc = await asyncio.create_subprocess_exec(
-            *args,
+            *launched,
             stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             env=dict(env) if env is not None else None,
             cwd=cwd,
             start_new_session=True,
-            preexec_fn=_limiter(rlimits) if rlimits else None,
+            preexec_fn=preexec,
         )
     except FileNotFoundError as e:
         raise Conflict(f"'{args[0]}' was not found on this server", reason="tool_missing") from e
@@ -170,19 +215,22 @@ def spawn_detached(
     cwd: str | os.PathLike[str],
     env: Mapping[str, str] | None,
     stdout_path: str | os.PathLike[str],
+    nice: int = 0,
 ) -> int:
     """Start ``argv`` in its own session, detached from this server, and return its pid at once.
 
     For batch runners that must outlive a server restart: stdin is /dev/null and stdout and stderr
-    are appended to ``stdout_path``, so no pipe ties the child to this process. A daemon thread
+    are appended to ``stdout_path``, so no pipe ties the child to this process; ``nice`` lowers its
+    priority and that of everything it starts. A daemon thread
     reaps it when it ends, so no zombie lingers while the server runs; callers learn how it ended
     from the files it writes, not from the exit status.
     """
     args = _check_argv(argv)
     with open(stdout_path, "ab", buffering=0) as out:
         try:
+            launched, preexec = _launch(args, None, nice)
             child = subprocess.Popen(  # noqa: S603 - argv list, never a shell
-                args,
+                launched,
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,
@@ -190,6 +238,7 @@ def spawn_detached(
                 env=dict(env) if env is not None else None,
                 start_new_session=True,
                 close_fds=True,
+                preexec_fn=preexec,
             )
         except FileNotFoundError as e:
             raise Conflict(f"'{args[0]}' was not found on this server", reason="tool_missing") from e

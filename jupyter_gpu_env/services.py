@@ -60,6 +60,7 @@ class Services:
             self.cluster = NoCapacity()
         self._gpu_checks = asyncio.Semaphore(max(1, self.max_gpu_checks))
         self._packs = asyncio.Semaphore(max(1, self.max_packs))
+        self._pack_answers: dict[str, asyncio.Future[Task | Image]] = {}
 
     # -- environments ---------------------------------------------------------------------------
 
@@ -134,7 +135,8 @@ class Services:
                 f"{'it' if len(running) == 1 else 'them'} down first, or ask to shut them down and delete.",
                 reason="kernels_running",
                 details=[
-                    {"kernel_id": k.kernel_id, "name": k.name, "notebook_path": k.notebook_path} for k in running
+                    {"kernel_id": k.kernel_id, "name": k.name, "notebook_path": k.notebook_path}
+                    for k in running
                 ],
             )
         for k in running:
@@ -147,9 +149,24 @@ class Services:
         return loc.name, loc.prefix
 
     async def pack(self, name: str, req: ImageRequest) -> Task | Image:
-        """The existing image of identical content, else the task packing it (one per image at a time)."""
+        """The existing image of identical content, else the task packing it (one per image at a time).
+
+        Concurrent requests for the same image share one answer: one read of the environment (the
+        content hash a cached image is found by), then one task.
+        """
         self.images.check_request(req)
         env, prefix = await self._env_prefix(name)
+        key = f"pack:{prefix}:{req.format}:{req.compression}"
+        if (packing := self.tasks.unfinished(key)) is not None:
+            return packing
+        answer = self._pack_answers.get(key)
+        if answer is None:
+            answer = asyncio.ensure_future(self._cached_or_packing(env, prefix, req, key))
+            self._pack_answers[key] = answer
+            answer.add_done_callback(lambda _: self._pack_answers.pop(key, None))
+        return await asyncio.shield(answer)
+
+    async def _cached_or_packing(self, env: str, prefix: Path, req: ImageRequest, key: str) -> Task | Image:
         cached = await self.images.cached(env, prefix, req)
         if cached is not None:
             return cached
@@ -166,7 +183,7 @@ class Services:
             f"Pack '{env}' into a {req.format} image",
             run,
             target=f"images/{env}",
-            key=f"pack:{prefix}:{req.format}:{req.compression}",
+            key=key,
         )
 
     async def delete_image(self, image_id: str, *, shutdown_kernels: bool = False) -> Image:

@@ -185,10 +185,8 @@ class TaskManager:
         packs of one environment) share one task. ``on_done`` runs when the task ends however it ends,
         even cancelled before it began (it releases what the request reserved for it).
         """
-        if key is not None:
-            for other in self._tasks.values():
-                if other.key == key and other.state not in _FINAL:
-                    return other.model()
+        if key is not None and (running := self.unfinished(key)) is not None:
+            return running
         rec = _Record(uuid.uuid4().hex[:16], kind, title, target, key)
         self._tasks[rec.id] = rec
         self._prune()
@@ -225,6 +223,13 @@ class TaskManager:
         finally:
             rec.finished_at = time.time()
             await asyncio.shield(self._persist())
+
+    def unfinished(self, key: str) -> Task | None:
+        """The unfinished task started with ``key``, if any."""
+        for rec in self._tasks.values():
+            if rec.key == key and rec.state not in _FINAL:
+                return rec.model()
+        return None
 
     def get(self, task_id: str) -> Task:
         return self._record(task_id).model()

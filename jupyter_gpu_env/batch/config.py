@@ -47,6 +47,14 @@ class LocalBackend(Configurable):
         config=True,
         help="Longest time limit a job may ask for, in seconds (0: no ceiling).",
     )
+    nice = Int(
+        10,
+        min=0,
+        max=19,
+        config=True,
+        help="Niceness of the job runners and their kernels: batch work yields the CPU to this server and "
+        "to the user's interactive kernels (0: the same priority as the server).",
+    )
 
     def _gpu_count(self) -> int | None:
         if self.gpu_count >= 0:
@@ -61,6 +69,7 @@ class LocalBackend(Configurable):
             kill_grace=self.kill_grace,
             gpu_count=self._gpu_count(),
             max_time_limit_seconds=self.max_time_limit or None,
+            nice=self.nice,
         )
 
 

@@ -45,6 +45,7 @@ class LocalBackend(Backend):
         gpu_count: int | None = None,
         max_time_limit_seconds: int | None = None,
         env: dict[str, str] | None = None,
+        nice: int = 0,
     ) -> None:
         super().__init__(name)
         self.max_concurrent = max(1, int(max_concurrent))
@@ -53,6 +54,7 @@ class LocalBackend(Backend):
         self.gpu_count = gpu_count
         self.max_time_limit_seconds = max_time_limit_seconds
         self._base_env = env
+        self.nice = nice
         self._lock = asyncio.Lock()  # one start decision at a time, so the limit holds
         self._running: dict[str, Path] = {}  # job id -> folder of each live runner we know of
         self._waiting = 0  # queued jobs seen by the last poll that could not start
@@ -140,7 +142,7 @@ class LocalBackend(Backend):
                 return Observation(state="running")
             with os.fdopen(fd, "w") as f:
                 json.dump({"pid": None, "launching_at": time.time()}, f)
-            pid = proc.spawn_detached(argv, cwd=folder, env=env, stdout_path=folder / jf.LOG)
+            pid = proc.spawn_detached(argv, cwd=folder, env=env, stdout_path=folder / jf.LOG, nice=self.nice)
             started = time.time()
             try:
                 create_time = psutil.Process(pid).create_time()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import shutil
@@ -30,6 +31,7 @@ from ..models.jobs import (
     LogChunk,
     UsageReport,
 )
+from ..offloop import python_work
 from . import jobfiles as jf
 from . import submission as sub
 from .base import Backend, IllegalTransition, Observation
@@ -94,6 +96,7 @@ class JobService:
     async def start(self) -> None:
         """Reconcile the records with reality, then keep them in step in the background."""
         await self.reconcile()
+        await python_work(sub.warm_up)
         if self._loop_task is None:
             self._loop_task = asyncio.get_running_loop().create_task(
                 self._refresh_loop(), name="gpu-env-jobs"
@@ -179,16 +182,18 @@ class JobService:
             # This process has not looked at the backend yet (a CLI, or a submission racing the first
             # refresh): learn which jobs hold its slots before starting another.
             await self._refresh_backend(backend.name, backend)
-        raw, nb, nb_file = await asyncio.to_thread(self._check_notebook, request, snapshot)
-        runtime = await asyncio.to_thread(
-            sub.resolve_runtime,
-            request,
-            nb,
-            backend,
-            kernel_names=self.kernel_names,
-            environments=self.environments,
-            images=self.images,
-            image_runtime=self._image_runtime,
+        raw, nb, nb_file = await python_work(self._check_notebook, request, snapshot)
+        runtime = await python_work(
+            functools.partial(
+                sub.resolve_runtime,
+                request,
+                nb,
+                backend,
+                kernel_names=self.kernel_names,
+                environments=self.environments,
+                images=self.images,
+                image_runtime=self._image_runtime,
+            )
         )
         backend.validate(request)
 
@@ -228,7 +233,7 @@ class JobService:
             "time_limit_seconds": job.resources.time_limit_seconds,
             "resources": job.resources.model_dump(),
         }
-        await asyncio.to_thread(sub.build_folder, folder, raw, spec)
+        await python_work(sub.build_folder, folder, raw, spec)
         try:
             await self.store.insert(job)
         except BaseException:

@@ -93,6 +93,19 @@ def read_notebook(path: Path, snapshot: bytes | None) -> tuple[bytes, Any]:
     return snapshot, nb
 
 
+def warm_up() -> None:
+    """Import papermill and compile nbformat's validator now, not in the first submission's request."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("x = 1")
+    cell.metadata["tags"] = ["parameters"]
+    nb.cells.append(cell)
+    nb.metadata["kernelspec"] = {"name": "python3", "language": "python", "display_name": "Python 3"}
+    _, parsed = read_notebook(Path("warm-up.ipynb"), nbformat.writes(nb).encode())
+    check_parameters(parsed, {"x": 2})
+
+
 def check_parameters(nb: Any, parameters: Mapping[str, Any]) -> None:
     """Refuse parameters the notebook does not declare, or whose values are not of their default's kind."""
     if parameters:

@@ -31,6 +31,7 @@ from pathlib import Path
 from .. import kernels
 from ..errors import NotFound
 from ..models.envs import Environment, EnvironmentDetail, EnvKind
+from ..offloop import python_work
 from . import conda_list
 from .prefix import PrefixInfo, cache_key, describe, is_env
 
@@ -75,6 +76,7 @@ class EnvironmentCatalog:
         self._cache: dict[Path, tuple[tuple[int, ...], PrefixInfo]] = {}
         self._lock = threading.Lock()
         self._inflight: asyncio.Future[list[EnvironmentDetail]] | None = None
+        self._locating: asyncio.Future[list[EnvLocation]] | None = None
 
     # -- locating (cheap: a few listdir/stat calls per configured place) --------------------------
 
@@ -171,16 +173,22 @@ class EnvironmentCatalog:
     async def list_details(self) -> list[EnvironmentDetail]:
         """Every environment with packages; concurrent callers share one scan."""
         if self._inflight is None or self._inflight.done():
-            self._inflight = asyncio.ensure_future(asyncio.to_thread(self._scan))
+            self._inflight = asyncio.ensure_future(python_work(self._scan))
         return await asyncio.shield(self._inflight)
 
     async def list(self) -> list[Environment]:
         details = await self.list_details()
         return [Environment.model_validate(d.model_dump(exclude={"packages"})) for d in details]
 
+    async def locations(self) -> list[EnvLocation]:
+        """:meth:`locate` off the loop; concurrent callers share one look (a burst of requests, one scan)."""
+        if self._locating is None or self._locating.done():
+            self._locating = asyncio.ensure_future(asyncio.to_thread(self.locate))
+        return await asyncio.shield(self._locating)
+
     async def resolve(self, name_or_prefix: str) -> EnvLocation:
         """The environment listed under this name (or at this prefix); NotFound otherwise."""
-        locs = await asyncio.to_thread(self.locate)
+        locs = await self.locations()
         for loc in locs:
             if loc.name == name_or_prefix:
                 return loc
@@ -200,7 +208,7 @@ class EnvironmentCatalog:
         def one() -> EnvironmentDetail:
             return self._detail(loc, self._kernel_names())
 
-        return await asyncio.to_thread(one)
+        return await python_work(one)
 
     def refresh(self, prefix: Path | str | None = None) -> None:
         """Forget cached descriptions (of one prefix, or all); the next listing re-reads them."""

@@ -97,6 +97,7 @@ class RattlerEngine:
             on_stdout=on_stdout,
             on_stderr=on_stderr,
             check=False,
+            nice=proc.BACKGROUND,
         )
         # A result counts even if the process then died: py-rattler may abort at exit.
         if "result" in outcome:

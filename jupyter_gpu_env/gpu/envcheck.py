@@ -36,7 +36,9 @@ async def check_environment(prefix: Path, limit_seconds: float = 120.0) -> GpuCh
         raise Conflict(f"{prefix} has no bin/python, so nothing can be checked there.", reason="no_python")
     env = {**os.environ, "PATH": f"{prefix}/bin:{os.environ.get('PATH', '')}", "CONDA_PREFIX": str(prefix)}
     try:
-        result = await proc.run([str(python), "-"], stdin=_SCRIPT, env=env, timeout=limit_seconds)
+        result = await proc.run(
+            [str(python), "-"], stdin=_SCRIPT, env=env, timeout=limit_seconds, nice=proc.BACKGROUND
+        )
     except CommandFailed as e:
         return GpuCheck(
             ok=False, message=f"The check could not run in this environment: {e.message}", details={}

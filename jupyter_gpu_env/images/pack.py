@@ -97,7 +97,9 @@ async def conda_pack_squashfs(
     limits = {resource.RLIMIT_FSIZE: (max_bytes, max_bytes)} if max_bytes else None
     progress(0.02, "Starting conda-pack")
     try:
-        await proc.run(argv, env=env, on_stdout=on_line, on_stderr=on_line, rlimits=limits)
+        await proc.run(
+            argv, env=env, on_stdout=on_line, on_stderr=on_line, rlimits=limits, nice=proc.BACKGROUND
+        )
     except CommandFailed as e:
         raise _explain(e, output.parent, max_bytes) from e
     except OSError as e:

@@ -18,6 +18,7 @@ from pathlib import Path
 from ..atomic import write_json_atomic
 from ..errors import Conflict, InvalidRequest, NotFound
 from ..models.images import Image, ImageRequest, ImageUsage
+from ..offloop import python_work
 from ..tasks import TaskContext
 from . import pack
 from .content import scan
@@ -112,7 +113,7 @@ class ImageService:
 
     async def cached(self, environment: str, prefix: Path, request: ImageRequest) -> Image | None:
         """The existing image of this exact environment content, if one was packed before."""
-        content = await asyncio.to_thread(scan, prefix)
+        content = await python_work(scan, prefix)
         image_id = self.image_id(environment, content.content_hash, request)
         return await asyncio.to_thread(self._read, self._record_path(image_id))
 
@@ -130,7 +131,7 @@ class ImageService:
     async def pack(self, environment: str, prefix: Path, request: ImageRequest, ctx: TaskContext) -> Image:
         self.check_request(request)
         ctx.progress(0.01, "Reading the environment")
-        content = await asyncio.to_thread(scan, prefix)
+        content = await python_work(scan, prefix)
         image_id = self.image_id(environment, content.content_hash, request)
         existing = await asyncio.to_thread(self._read, self._record_path(image_id))
         if existing is not None:

@@ -16,6 +16,7 @@ JOB_STATES: tuple[JobState, ...] = ("queued", "running", "succeeded", "failed", 
 TERMINAL_STATES: frozenset[str] = frozenset({"succeeded", "failed", "cancelled"})
 ACTIVE_STATES: frozenset[str] = frozenset({"queued", "running"})
 
+
 def _whole(value: object) -> object:
     """JSON has one number type: 4.0 is the whole number 4 (JSON Schema's "integer" says so too)."""
     if isinstance(value, float) and value.is_integer():
