@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, WithJsonSchema
+from pydantic import AfterValidator, BeforeValidator, WithJsonSchema
+from pydantic_core import PydanticCustomError
 
 # One line of text: no control characters (tabs and line breaks included).
 LINE_PATTERN = r"^[^\x00-\x1f\x7f]*$"
@@ -70,3 +71,26 @@ def line(what: str, *, max_length: int, min_length: int = 0) -> Any:
         max_length=max_length,
         min_length=min_length or None,
     )
+
+
+def whole_number(what: str, low: int, high: int) -> Any:
+    """An ``Annotated[int, ...]`` from ``low`` to ``high`` that says so in words, with the matching schema.
+
+    JSON has one number type: 4.0 is the whole number 4 (JSON Schema's "integer" says so too); "4" and
+    true are not numbers.
+    """
+
+    def check(value: object) -> int:
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        message = f"{what} must be a whole number from {low} to {high}"
+        if isinstance(value, bool) or not isinstance(value, int):
+            # A type error, so that a union (bytes or '4G') reports the other branch's words instead.
+            raise PydanticCustomError("int_type", message)
+        if not low <= value <= high:
+            raise ValueError(message)
+        return value
+
+    return Annotated[
+        int, BeforeValidator(check), WithJsonSchema({"type": "integer", "minimum": low, "maximum": high})
+    ]

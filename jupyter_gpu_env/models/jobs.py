@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal, Union
+from typing import Literal, Union
 
-from pydantic import BeforeValidator, ConfigDict, Field, JsonValue, model_validator
+from pydantic import ConfigDict, Field, JsonValue, model_validator
 from typing_extensions import TypeAliasType
 
 from .common import ApiModel
-from .fields import line, patterned
+from .fields import line, patterned, whole_number
 
 JobState = Literal["queued", "running", "succeeded", "failed", "cancelled"]
 JOB_STATES: tuple[JobState, ...] = ("queued", "running", "succeeded", "failed", "cancelled")
@@ -17,14 +17,6 @@ TERMINAL_STATES: frozenset[str] = frozenset({"succeeded", "failed", "cancelled"}
 ACTIVE_STATES: frozenset[str] = frozenset({"queued", "running"})
 
 
-def _whole(value: object) -> object:
-    """JSON has one number type: 4.0 is the whole number 4 (JSON Schema's "integer" says so too)."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
-
-
-Whole = BeforeValidator(_whole)
 MAX_CPUS = 1024
 MAX_GPUS = 64
 # Integers of bytes up to 2^53: exact in JSON for every client (JavaScript's numbers included).
@@ -134,21 +126,21 @@ class Resources(ApiModel):
         }
     )
 
-    cpus: Annotated[int, Field(ge=1, le=MAX_CPUS), Whole] | None = Field(
+    cpus: whole_number("cpus", 1, MAX_CPUS) | None = Field(
         default=None, description=f"CPU cores, 1..{MAX_CPUS}."
     )
-    memory: Annotated[int, Field(ge=1, le=MAX_MEMORY_INT), Whole] | MemoryText | None = Field(
+    memory: whole_number("memory in bytes", 1, MAX_MEMORY_INT) | MemoryText | None = Field(
         default=None,
         description="Bytes, or a string with a binary unit: '512M', '4G', '1.5T'. Each backend states "
         "its own maximum (`GET backends`).",
     )
-    gpus: Annotated[int, Field(ge=0, le=MAX_GPUS), Whole] | None = Field(
+    gpus: whole_number("gpus", 0, MAX_GPUS) | None = Field(
         default=None, description=f"Whole GPUs, 0..{MAX_GPUS}. Not with mig_profile."
     )
     mig_profile: MigProfile | None = Field(
         default=None, description="A MIG slice such as `1g.10gb` or `3g.40gb`, instead of whole GPUs."
     )
-    time_limit: Annotated[int, Field(ge=1, le=MAX_TIME_MINUTES), Whole] | TimeLimitText | None = Field(
+    time_limit: whole_number("time_limit in minutes", 1, MAX_TIME_MINUTES) | TimeLimitText | None = Field(
         default=None,
         description="Minutes, or SLURM's 'HH:MM:SS' / 'D-HH:MM:SS'. Each backend states its own maximum.",
     )

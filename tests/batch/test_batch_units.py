@@ -61,7 +61,7 @@ def test_normalized_resources_and_clear_messages():
     )
     with pytest.raises(InvalidRequest) as err:
         parse_request({"notebook_path": "a.ipynb", "resources": {"cpus": 0, "memory": "-4G"}})
-    assert "resources.cpus: Input should be greater than or equal to 1" in err.value.message
+    assert "resources.cpus: cpus must be a whole number from 1 to 1024" in err.value.message
     assert "resources.memory: memory '-4G' is not valid; write it like '512M'" in err.value.message
     assert "constrained-int" not in err.value.message
 
