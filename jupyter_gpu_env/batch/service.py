@@ -31,11 +31,13 @@ from ..models.jobs import (
     LogChunk,
     UsageReport,
 )
+from ..models.notebooks import NotebookParameters
 from ..offloop import python_work
 from . import jobfiles as jf
 from . import submission as sub
 from .base import Backend, IllegalTransition, Observation
 from .local import has_image_runtime
+from .parameters import inspect_notebook
 from .store import JobStore
 
 log = logging.getLogger(__name__)
@@ -246,6 +248,18 @@ class JobService:
             await asyncio.to_thread(_remove_tree, folder)
             raise
         return await self._apply(job, obs, None)
+
+    async def notebook_parameters(self, notebook_path: str) -> NotebookParameters:
+        """What the notebook's `parameters` cell declares, as the submit dialog shows and submit checks it.
+
+        Raises NotFound (no such notebook), Forbidden (outside the root), Conflict (not readable).
+        """
+
+        def read() -> NotebookParameters:
+            nb_file = sub.resolve_notebook(self.root, notebook_path)
+            return inspect_notebook(sub.read_notebook(nb_file, None)[1])
+
+        return await python_work(read)
 
     def _check_notebook(self, request: JobRequest, snapshot: bytes | None) -> tuple[bytes, Any, Path]:
         nb_file = sub.resolve_notebook(self.root, request.notebook_path)

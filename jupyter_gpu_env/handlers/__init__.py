@@ -22,6 +22,7 @@ from .jobs import (
     JobHandler,
     JobLogHandler,
     JobsHandler,
+    NotebookParametersHandler,
     UsageHandler,
 )
 from .openapi import OpenApiHandler
@@ -52,6 +53,7 @@ ROUTES: list[tuple[str, type]] = [
     ("jobs/{job_id}/log", JobLogHandler),
     ("jobs/{job_id}/cancel", JobCancelHandler),
     ("backends", BackendsHandler),
+    ("notebooks/parameters", NotebookParametersHandler),
     ("tasks", TasksHandler),
     ("tasks/{task_id}", TaskHandler),
 ]

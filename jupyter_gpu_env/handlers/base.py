@@ -231,6 +231,8 @@ class GpuEnvHandler(ExtensionHandlerMixin, APIHandler):
         for p in params:
             sent = self.request.query_arguments.get(p.name)
             if not sent:
+                if p.required:
+                    raise ApiHttpError(400, f"'{p.name}' is required in the query.", "invalid_request")
                 out[p.name] = p.schema.get("default")
                 continue
             try:

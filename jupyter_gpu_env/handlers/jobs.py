@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from ..models.jobs import JOB_STATES, BackendList, Job, JobList, JobRequest, LogChunk, UsageReport
+from ..models.jobs import (
+    JOB_STATES,
+    NOTEBOOK_PATTERN,
+    BackendList,
+    Job,
+    JobList,
+    JobRequest,
+    LogChunk,
+    UsageReport,
+)
+from ..models.notebooks import NotebookParameters
 from .base import GpuEnvHandler, Param, operation
 
 _STATE = "|".join(JOB_STATES)
@@ -119,6 +129,27 @@ class UsageHandler(GpuEnvHandler):
     )
     async def get(self) -> UsageReport:
         return await self.services.jobs.usage(self.query["start"], self.query["end"])
+
+
+class NotebookParametersHandler(GpuEnvHandler):
+    @operation(
+        "The parameters a notebook's `parameters` cell declares",
+        response=NotebookParameters,
+        query=(
+            Param(
+                "path",
+                {"type": "string", "pattern": NOTEBOOK_PATTERN, "maxLength": 4096},
+                "The notebook, relative to the server's root (as saved on disk).",
+                required=True,
+            ),
+        ),
+        errors=(400, 403, 404, 409),
+        description="By papermill's own inspection and a safe reading of each default: name, kind (what "
+        "values it takes: int, float, str, bool or any JSON literal), default, and the comment beside it. "
+        "`POST jobs` checks parameters against the same answer.",
+    )
+    async def get(self) -> NotebookParameters:
+        return await self.services.jobs.notebook_parameters(self.query["path"])
 
 
 class BackendsHandler(GpuEnvHandler):

@@ -164,3 +164,27 @@ async def test_large_parameters_are_bounded_and_left_out_of_listings(api, jp_roo
     assert listed["id"] == job["id"] and listed["parameters"] == {} and listed["parameters_omitted"] is True
     assert (await body(await api("jobs", job["id"])))["parameters"] == large["parameters"]
     await wait_job(api, job["id"])
+
+
+async def test_a_notebooks_parameters_as_the_server_reads_them(api, jp_root_dir):
+    cell = "alpha = 1  # how much\nrate: float = 0.5\nname = 'adam'\nlayers = [64, 32]\nseed = None\nfrom_env = len('x')"
+    write_notebook(jp_root_dir, "params.ipynb", ["print(alpha)"], parameters=cell)
+    got = await body(await api("notebooks", "parameters", params={"path": "params.ipynb"}))
+    assert got["inspectable"] is True and got["kernel"] == "python3" and got["cell_index"] == 0
+    by_name = {p["name"]: p for p in got["parameters"]}
+    assert list(by_name) == ["alpha", "rate", "name", "layers", "seed", "from_env"]
+    assert by_name["alpha"] == {
+        "name": "alpha", "kind": "int", "default": 1, "default_text": "1", "annotation": None, "help": "how much"
+    }  # fmt: skip
+    assert (by_name["rate"]["kind"], by_name["rate"]["annotation"]) == ("float", "float")
+    assert (by_name["name"]["kind"], by_name["name"]["default"]) == ("str", "adam")
+    assert (by_name["layers"]["kind"], by_name["layers"]["default"]) == ("literal", [64, 32])
+    assert (by_name["seed"]["kind"], by_name["seed"]["default"]) == ("literal", None)
+    assert (by_name["from_env"]["kind"], by_name["from_env"]["default_text"]) == ("literal", "len('x')")
+    plain = write_notebook(jp_root_dir, "plain.ipynb", ["print(1)"], parameters="x = 1")
+    (jp_root_dir / plain).write_text((jp_root_dir / plain).read_text().replace('"parameters"', '"other"'))
+    none = await body(await api("notebooks", "parameters", params={"path": plain}))
+    assert none["cell_index"] is None and none["parameters"] == []
+    await error(api("notebooks", "parameters", params={"path": "missing.ipynb"}), 404)
+    await error(api("notebooks", "parameters", params={"path": "../outside.ipynb"}), 403)
+    await error(api("notebooks", "parameters"), 400)
