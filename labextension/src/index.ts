@@ -8,11 +8,11 @@ import {
 } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
+import { IStateDB } from '@jupyterlab/statedb';
 import { refreshIcon } from '@jupyterlab/ui-components';
 
-import { GpuEnvClient } from './api';
-import { gpuIcon } from './icons';
-import { DEFAULT_REFRESH_INTERVAL } from './monitor';
+import { gpuIcon } from './components/icons';
+import { DEFAULT_REFRESH_INTERVAL } from './gpu/monitor';
 import { GpuEnvPanel, PANEL_ID, REFRESH_COMMAND } from './panel';
 import { jobsPlugin } from './jobs/plugin';
 import { IJobsModel } from './jobs/tokens';
@@ -35,22 +35,30 @@ const plugin: JupyterFrontEndPlugin<void> = {
   description:
     'A sidebar for shared GPU platforms: GPU and memory use, environments and jobs.',
   autoStart: true,
-  optional: [ILayoutRestorer, ICommandPalette, ISettingRegistry, IJobsModel],
+  optional: [
+    ILayoutRestorer,
+    ICommandPalette,
+    ISettingRegistry,
+    IJobsModel,
+    IStateDB
+  ],
   activate: (
     app: JupyterFrontEnd,
     restorer: ILayoutRestorer | null,
     palette: ICommandPalette | null,
     settingRegistry: ISettingRegistry | null,
-    jobs: JobsModel | null
+    jobs: JobsModel | null,
+    state: IStateDB | null
   ): void => {
     const { commands, shell } = app;
     const panel = new GpuEnvPanel({
-      client: new GpuEnvClient(app.serviceManager.serverSettings),
+      serverSettings: app.serviceManager.serverSettings,
       commands,
       interval: DEFAULT_REFRESH_INTERVAL,
       kernelspecs: app.serviceManager.kernelspecs,
       sessions: app.serviceManager.sessions,
-      jobs
+      jobs,
+      state
     });
 
     commands.addCommand(CommandIDs.open, {

@@ -7,23 +7,23 @@ import {
   SidePanel,
   refreshIcon
 } from '@jupyterlab/ui-components';
-import { KernelSpec, Session } from '@jupyterlab/services';
+import { KernelSpec, ServerConnection, Session } from '@jupyterlab/services';
+import { IStateDB } from '@jupyterlab/statedb';
 import { CommandRegistry } from '@lumino/commands';
 import { Panel, Widget } from '@lumino/widgets';
 
-import { GpuEnvClient } from './api';
+import { gpuIcon } from './components/icons';
 import { CollapsibleSection } from './components/section';
-import { gpuIcon } from './icons';
-import { GpuMonitor } from './monitor';
-import { EnvironmentsSection } from './sections/environments';
-import { EnvironmentActions } from './sections/environments-actions';
-import { EnvironmentsModel } from './sections/environments-model';
-import { ImagesSection } from './sections/images';
-import { MemorySection } from './sections/memory';
+import { EnvironmentActions } from './environments/actions';
+import { EnvironmentsModel } from './environments/model';
+import { EnvironmentsSection } from './environments/section';
+import { TaskTracker } from './environments/tasks';
+import { GpuClient } from './gpu/client';
+import { GpuMonitor } from './gpu/monitor';
+import { MemorySection } from './gpu/section';
+import { ImagesSection } from './images/section';
 import { JobsModel } from './jobs/model';
 import { JobsSection } from './jobs/section';
-import { createJobsSection } from './sections/placeholder';
-import { TaskTracker } from './tasks';
 
 /** The sidebar's widget id (also its layout-restorer name). */
 export const PANEL_ID = 'jupyter-gpu-env:sidebar';
@@ -55,33 +55,38 @@ export class GpuEnvPanel extends SidePanel {
       })
     );
 
+    const section = (key: string, label: string, body: Widget) => {
+      const widget = new CollapsibleSection({
+        key,
+        label,
+        body,
+        state: options.state
+      });
+      this.addWidget(widget);
+      return widget;
+    };
+
+    // Ask nothing while the browser tab is hidden, the sidebar shows
+    // another panel, or the section is collapsed.
     this.monitor = new GpuMonitor({
-      client: options.client,
+      client: new GpuClient(options.serverSettings),
       interval: options.interval,
-      // Ask nothing while the browser tab is hidden, the sidebar shows
-      // another panel, or the section is collapsed.
-      standby: () => document.hidden || !this._memory.body.isVisible
+      visible: () => memory.body.isVisible
     });
-    this._memory = new CollapsibleSection({
-      label: 'GPU & memory',
-      key: 'memory',
-      body: new MemorySection(this.monitor, {
-        client: options.client,
-        commands: options.commands
-      })
-    });
-    this.addWidget(this._memory);
+    const memory = section(
+      'memory',
+      'GPU & memory',
+      new MemorySection(this.monitor, { commands: options.commands })
+    );
 
     // Environments and images: one model for both lists, asked when shown
     // and every 30 s while either section is visible.
     const model = new EnvironmentsModel({
-      client: options.client,
-      standby: () =>
-        document.hidden ||
-        !(this._environments.body.isVisible || this._images.body.isVisible)
+      serverSettings: options.serverSettings,
+      visible: () => environments.body.isVisible || images.body.isVisible
     });
     this.tasks = new TaskTracker({
-      client: options.client,
+      serverSettings: options.serverSettings,
       kinds: ['clone', 'install', 'pack']
     });
     this.environments = new EnvironmentActions({
@@ -90,32 +95,24 @@ export class GpuEnvPanel extends SidePanel {
       kernelspecs: options.kernelspecs,
       sessions: options.sessions
     });
-    this._environments = new CollapsibleSection({
-      label: 'Environments',
-      key: 'environments',
-      body: new EnvironmentsSection(this.environments)
-    });
-    this._images = new CollapsibleSection({
-      label: 'Images',
-      key: 'images',
-      body: new ImagesSection(model)
-    });
-    this.addWidget(this._environments);
-    this.addWidget(this._images);
+    const environments = section(
+      'environments',
+      'Environments',
+      new EnvironmentsSection(this.environments)
+    );
+    const images = section('images', 'Images', new ImagesSection(model));
     // Pick up tasks started before this page was loaded.
     this.tasks.attach().catch(reason => {
       console.warn('jupyter-gpu-env: cannot list running tasks.', reason);
     });
     this._jobs = options.jobs ?? null;
-    this.addWidget(
-      new CollapsibleSection({
-        label: 'Jobs',
-        key: 'jobs',
-        body: this._jobs
-          ? new JobsSection({ model: this._jobs, commands: options.commands })
-          : createJobsSection()
-      })
-    );
+    if (this._jobs) {
+      section(
+        'jobs',
+        'Jobs',
+        new JobsSection({ model: this._jobs, commands: options.commands })
+      );
+    }
   }
 
   /** The poll behind the "GPU & memory" section. */
@@ -146,22 +143,21 @@ export class GpuEnvPanel extends SidePanel {
     super.dispose();
   }
 
-  private _memory: CollapsibleSection;
-  private _environments: CollapsibleSection;
-  private _images: CollapsibleSection;
   private _jobs: JobsModel | null;
 }
 
 export namespace GpuEnvPanel {
   export interface IOptions {
-    client: GpuEnvClient;
+    serverSettings: ServerConnection.ISettings;
     commands: CommandRegistry;
     /** Milliseconds between two refreshes. */
     interval?: number;
     /** Refreshed after kernel changes, so the Launcher follows at once. */
     kernelspecs?: KernelSpec.IManager | null;
     sessions?: Session.IManager | null;
-    /** The batch jobs (from the jobs plugin); a placeholder without. */
+    /** The batch jobs (the jobs plugin's model); no Jobs section without. */
     jobs?: JobsModel | null;
+    /** Where UI state (collapsed sections) is kept. */
+    state?: IStateDB | null;
   }
 }

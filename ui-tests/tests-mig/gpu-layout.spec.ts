@@ -14,7 +14,7 @@ import {
   migLayout,
   parseProfile
 } from '../../labextension/src/gpu/layout';
-import type { IGpuDevice, IMigDevice } from '../../labextension/src/types';
+import type { IGpuDevice, IMigDevice } from '../../labextension/src/api/types';
 
 const MIB = 1024 * 1024;
 

@@ -10,7 +10,7 @@ import { expect, test } from '@jupyterlab/galata';
 import type { IJupyterLabPageFixture } from '@jupyterlab/galata';
 import * as fs from 'fs';
 
-import { formatBytes } from '../../labextension/src/format';
+import { formatBytes } from '../../labextension/src/components/format';
 import {
   H100_CAPTURE,
   MIB,

@@ -15,8 +15,8 @@ import {
   formatEnvSize,
   parseSpecs,
   suggestCloneName
-} from '../../labextension/src/sections/environments-format';
-import type { IEnvironment, IImage } from '../../labextension/src/types';
+} from '../../labextension/src/environments/format';
+import type { IEnvironment, IImage } from '../../labextension/src/api/types';
 
 const MIB = 1024 ** 2;
 

@@ -6,7 +6,7 @@ import type { IJupyterLabPageFixture } from '@jupyterlab/galata';
 import { expect } from '@playwright/test';
 import type { APIRequestContext, Locator } from '@playwright/test';
 
-import type { IEnvironment, IImage, ITask } from '../../labextension/src/types';
+import type { IEnvironment, IImage, ITask } from '../../labextension/src/api/types';
 
 const API = '/gpu-env/api';
 

@@ -10,7 +10,7 @@ import {
   formatUsage,
   percentOf,
   usageLevel
-} from '../../labextension/src/format';
+} from '../../labextension/src/components/format';
 
 test.describe('format', () => {
   test('formatBytes uses binary units', () => {

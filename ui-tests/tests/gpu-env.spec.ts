@@ -5,7 +5,7 @@
 import { expect, test } from '@jupyterlab/galata';
 import * as path from 'path';
 
-import { formatBytes } from '../../labextension/src/format';
+import { formatBytes } from '../../labextension/src/components/format';
 import {
   PANEL_ID,
   memoryBar,

@@ -8,7 +8,7 @@ import type { IJupyterLabPageFixture } from '@jupyterlab/galata';
 import type { APIRequestContext, Locator } from '@playwright/test';
 import * as path from 'path';
 
-import type { IJob, IJobList } from '../../labextension/src/jobs/types';
+import type { IJob, IJobList } from '../../labextension/src/api/types';
 import { PANEL_ID } from './helpers';
 
 const API = '/gpu-env/api';

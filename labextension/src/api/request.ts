@@ -1,25 +1,13 @@
 /**
- * A typed client of the jupyter-gpu-env REST API (`{baseUrl}gpu-env/api/`).
+ * The one request helper of every API client: a call under
+ * `{baseUrl}gpu-env/api/` through JupyterLab's ServerConnection (base URL,
+ * token and XSRF handled by JupyterLab), its JSON answer parsed, and any
+ * failure turned into an {@link ApiError}.
  */
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
-import {
-  ExportFormat,
-  IApiErrorBody,
-  IDeletedEnvironment,
-  IEnvironment,
-  IEnvironmentDetail,
-  IEnvironmentList,
-  IExportResult,
-  IGpuSnapshot,
-  IImage,
-  IImageList,
-  IImageRequest,
-  IKernelInfo,
-  ITask,
-  ITaskList
-} from './types';
+import type { IApiErrorBody } from './types';
 
 /** The API's root, relative to the server's base URL. */
 export const API_NAMESPACE = 'gpu-env/api';
@@ -39,6 +27,49 @@ export class ApiError extends Error {
   }
 }
 
+/** Any rejection as an ApiError (what the sections display). */
+export function asApiError(error: unknown): ApiError {
+  return error instanceof ApiError
+    ? error
+    : new ApiError(String(error), 0, 'client_error');
+}
+
+/** The message of any rejection. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** A path segment, escaped. */
+export function enc(part: string): string {
+  return encodeURIComponent(part);
+}
+
+export type Method = 'GET' | 'POST' | 'DELETE';
+
+export interface IRequestOptions {
+  /** Sent as JSON. */
+  body?: object;
+  /** Query parameters; undefined values are left out. */
+  query?: Record<string, string | number | boolean | undefined>;
+}
+
+/** Where `path` (under the API root) is, with its query. */
+export function apiUrl(
+  settings: ServerConnection.ISettings,
+  path: string,
+  query: IRequestOptions['query'] = {}
+): string {
+  const url = URLExt.join(settings.baseUrl, API_NAMESPACE, path);
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) {
+    if (value !== undefined) {
+      search.set(key, String(value));
+    }
+  }
+  const suffix = search.toString();
+  return suffix ? `${url}?${suffix}` : url;
+}
+
 function isErrorBody(value: unknown): value is IApiErrorBody {
   return (
     typeof value === 'object' &&
@@ -51,20 +82,30 @@ function isErrorBody(value: unknown): value is IApiErrorBody {
  * Call `path` under the API root and parse its JSON answer.
  *
  * Rejects with an {@link ApiError} whatever went wrong: network failure
- * (status 0, reason `network`), an error status, or a body that is not JSON.
+ * (status 0, reason `network`), an error status (the body's message, reason
+ * and details), or an answer that is not JSON.
  */
 export async function requestApi<T>(
+  settings: ServerConnection.ISettings,
+  method: Method,
   path: string,
-  init: RequestInit = {},
-  settings: ServerConnection.ISettings = ServerConnection.makeSettings()
+  options: IRequestOptions = {}
 ): Promise<T> {
-  const url = URLExt.join(settings.baseUrl, API_NAMESPACE, path);
+  const url = apiUrl(settings, path, options.query);
+  const init: RequestInit = { method };
+  if (options.body !== undefined) {
+    init.body = JSON.stringify(options.body);
+    init.headers = { 'Content-Type': 'application/json' };
+  }
   let response: Response;
   try {
     response = await ServerConnection.makeRequest(url, init, settings);
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    throw new ApiError(`Cannot reach the server: ${message}`, 0, 'network');
+    throw new ApiError(
+      `Cannot reach the server: ${messageOf(error)}`,
+      0,
+      'network'
+    );
   }
 
   const text = await response.text();
@@ -89,7 +130,7 @@ export async function requestApi<T>(
         body.message,
         response.status,
         body.reason ?? 'error',
-        body.details ?? null
+        (body.details as Record<string, unknown>[] | null | undefined) ?? null
       );
     }
     const fallback = response.statusText || `HTTP ${response.status}`;
@@ -98,153 +139,17 @@ export async function requestApi<T>(
   return body as T;
 }
 
-/**
- * The API calls the sidebar makes.
- */
-export class GpuEnvClient {
+/** A client of part of the API: the server settings and the helper. */
+export abstract class ApiClient {
   constructor(
     readonly serverSettings: ServerConnection.ISettings = ServerConnection.makeSettings()
   ) {}
 
-  /** The latest GPU and host-memory sample. */
-  getGpu(): Promise<IGpuSnapshot> {
-    return requestApi<IGpuSnapshot>(
-      'gpu',
-      { method: 'GET' },
-      this.serverSettings
-    );
-  }
-
-  // -- environments and kernels
-
-  async listEnvironments(): Promise<IEnvironment[]> {
-    const list = await this._get<IEnvironmentList>('environments');
-    return list.environments;
-  }
-
-  /** One environment with its packages. */
-  getEnvironment(name: string): Promise<IEnvironmentDetail> {
-    return this._get(`environments/${enc(name)}`);
-  }
-
-  /** Start a clone of `source` as `name`: answers the task (202). */
-  cloneEnvironment(source: string, name: string): Promise<ITask> {
-    return this._send('POST', 'environments', { source, name });
-  }
-
-  /** Delete one of the user's environments; 409 `kernels_running` names kernels in the way. */
-  deleteEnvironment(
-    name: string,
-    shutdownKernels = false
-  ): Promise<IDeletedEnvironment> {
-    const query = shutdownKernels ? '?shutdown_kernels=true' : '';
-    return this._send('DELETE', `environments/${enc(name)}${query}`);
-  }
-
-  /** Start adding or removing packages: answers the task (202). */
-  changePackages(
-    name: string,
-    add: string[],
-    remove: string[]
-  ): Promise<ITask> {
-    return this._send('POST', `environments/${enc(name)}/packages`, {
-      add,
-      remove
-    });
-  }
-
-  registerKernel(name: string, displayName?: string): Promise<IKernelInfo> {
-    const body = displayName ? { display_name: displayName } : {};
-    return this._send('POST', `environments/${enc(name)}/kernel`, body);
-  }
-
-  unregisterKernel(name: string): Promise<{ kernel_name: string }> {
-    return this._send('DELETE', `environments/${enc(name)}/kernel`);
-  }
-
-  exportEnvironment(
-    name: string,
-    format: ExportFormat
-  ): Promise<IExportResult> {
-    return this._get(`environments/${enc(name)}/export?format=${format}`);
-  }
-
-  /**
-   * Pack an environment: the task that builds the image (202), or the
-   * existing image of identical content at once (200).
-   */
-  packEnvironment(
-    name: string,
-    request: IImageRequest
-  ): Promise<ITask | IImage> {
-    return this._send('POST', `environments/${enc(name)}/image`, request);
-  }
-
-  // -- images
-
-  async listImages(): Promise<IImage[]> {
-    const list = await this._get<IImageList>('images');
-    return list.images;
-  }
-
-  /** Delete an image, its kernel and its mount; 409 `kernels_running` names kernels in the way. */
-  deleteImage(id: string, shutdownKernels = false): Promise<IImage> {
-    const query = shutdownKernels ? '?shutdown_kernels=true' : '';
-    return this._send('DELETE', `images/${enc(id)}${query}`);
-  }
-
-  /** Where the browser downloads an image file (cookie-authenticated). */
-  imageDownloadUrl(id: string): string {
-    const url = URLExt.join(
-      this.serverSettings.baseUrl,
-      API_NAMESPACE,
-      'images',
-      enc(id),
-      'download'
-    );
-    const xsrf = document.cookie.match('\\b_xsrf=([^;]*)\\b');
-    return xsrf ? `${url}?_xsrf=${xsrf[1]}` : url;
-  }
-
-  // -- tasks
-
-  async listTasks(): Promise<ITask[]> {
-    const list = await this._get<ITaskList>('tasks');
-    return list.tasks;
-  }
-
-  getTask(id: string): Promise<ITask> {
-    return this._get(`tasks/${enc(id)}`);
-  }
-
-  /** Cancel a task; 409 when it has already finished. */
-  cancelTask(id: string): Promise<ITask> {
-    return this._send('DELETE', `tasks/${enc(id)}`);
-  }
-
-  private _get<T>(path: string): Promise<T> {
-    return requestApi<T>(path, { method: 'GET' }, this.serverSettings);
-  }
-
-  private _send<T>(
-    method: 'POST' | 'DELETE',
+  protected request<T>(
+    method: Method,
     path: string,
-    body?: object
+    options?: IRequestOptions
   ): Promise<T> {
-    const init: RequestInit = { method };
-    if (body !== undefined) {
-      init.body = JSON.stringify(body);
-      init.headers = { 'Content-Type': 'application/json' };
-    }
-    return requestApi<T>(path, init, this.serverSettings);
+    return requestApi<T>(this.serverSettings, method, path, options);
   }
-}
-
-/** Whether a pack answer is the task building the image (else the image). */
-export function isTask(value: ITask | IImage): value is ITask {
-  return 'state' in value && 'progress' in value;
-}
-
-function enc(part: string): string {
-  return encodeURIComponent(part);
 }

@@ -1,257 +1,109 @@
 /**
- * Types mirroring the server's pydantic models (jupyter_gpu_env/models/).
- *
- * Field names are the JSON names the server sends; keep them in step with
- * the OpenAPI document in docs/openapi.json.
+ * The REST API's types, by the names the code uses: aliases of the
+ * component schemas that openapi-typescript generates from
+ * docs/openapi.json into ./schema.d.ts (`jlpm build:api-types`; checked by
+ * `jlpm check:api-types`). Edit the server's models, not these.
  */
+import type { components } from './schema';
 
-import type { IIdleState, IKernelUsage } from './gpu/types';
+type Schemas = components['schemas'];
 
-/** Where host numbers come from: cgroup v2, cgroup v1 or the whole machine. */
-export type MemorySource = 'cgroup2' | 'cgroup1' | 'host';
+/**
+ * An answer as the server sends it: every field present, nested ones too
+ * (the server dumps its models whole; the schema leaves fields with a
+ * computed default optional).
+ */
+type Answer<T> = T extends (infer U)[]
+  ? Answer<U>[]
+  : T extends object
+    ? { [K in keyof T]-?: Answer<Exclude<T[K], undefined>> }
+    : T;
 
-/** Why GPUs are (or are not) visible to the server. */
-export type GpuReason =
-  'ok' | 'no_driver' | 'no_nvml' | 'no_device' | 'recorded';
+/** The answer of a component schema. */
+type S<N extends keyof Schemas> = Answer<Schemas[N]>;
 
-export interface IMemoryUsage {
-  /** Memory charged to this container (cgroup) or used on the machine. */
-  used_bytes: number;
-  /** The container's memory limit; the machine's total memory when unlimited. */
-  limit_bytes: number;
-  /** True when `limit_bytes` is a real cgroup limit, not the machine total. */
-  limited: boolean;
-}
-
-export interface ICpuUsage {
-  /** CPU quota in cores (cgroup), else the machine's CPU count. */
-  limit_cores: number;
-  /** True when `limit_cores` comes from a cgroup quota or cpuset. */
-  limited: boolean;
-  /** Average cores busy over the last interval; null on the first sample. */
-  usage_cores: number | null;
-}
-
-export interface IHostResources {
-  source: MemorySource;
-  memory: IMemoryUsage;
-  cpu: ICpuUsage;
-}
-
-export interface IGpuProcess {
-  pid: number;
-  used_memory_bytes: number | null;
-  name: string | null;
-  gpu_instance_id: number | null;
-  compute_instance_id: number | null;
-  /** This server's kernel that owns the process, when known. */
-  kernel_id: string | null;
-  notebook_path: string | null;
-}
-
-export interface IMigDevice {
-  /** MIG device index on its GPU (`Device N` in `nvidia-smi -L`). */
-  index?: number | null;
-  uuid: string | null;
-  /** e.g. `1g.10gb`, or `1c.3g.71gb` for a shared GPU instance. */
-  profile: string | null;
-  /** True when derived from SM count and memory, not printed by a tool. */
-  profile_inferred?: boolean;
-  gpu_instance_id: number | null;
-  compute_instance_id: number | null;
-  memory_used_bytes: number | null;
-  memory_total_bytes: number | null;
-  sm_count: number | null;
-  placement_start: number | null;
-  placement_size: number | null;
-  visible: boolean;
-  processes: IGpuProcess[];
-}
-
-export interface IGpuDevice {
-  index: number;
-  name: string;
-  uuid: string | null;
-  memory_used_bytes: number | null;
-  memory_total_bytes: number | null;
-  utilization_percent: number | null;
-  mig_enabled: boolean;
-  mig_devices: IMigDevice[];
-  visible: boolean;
-  processes: IGpuProcess[];
-}
-
-export interface IGpuStatus {
-  available: boolean;
-  reason: GpuReason;
-  /** A sentence saying what the user sees and why. */
-  message: string;
-}
-
-/** The answer of `GET gpu-env/api/gpu`. */
-export interface IGpuSnapshot {
-  /** Unix time (seconds) of the sample. */
-  sampled_at: number;
-  /** How often the server samples, in seconds. */
-  interval_seconds: number;
-  host: IHostResources;
-  gpus: IGpuDevice[];
-  gpu_status: IGpuStatus;
-  /** This server's kernels, largest host memory first (absent from older servers). */
-  kernels?: IKernelUsage[];
-  /** Whether held GPU memory sits unused. */
-  idle?: IIdleState | null;
-}
+/**
+ * A request body: the fields the schema requires, and the others optional
+ * (the generator makes fields with a default required, as answers have them).
+ */
+type RequestOf<T, K extends keyof T> = Pick<T, K> & Partial<Omit<T, K>>;
 
 /** The body of every error response. */
-export interface IApiErrorBody {
-  message: string;
-  reason: string;
-  details?: Record<string, unknown>[] | null;
-}
+export type IApiErrorBody = S<'ApiError'>;
 
-// -- environments, kernels, images and tasks (models/envs.py, images.py, tasks.py)
+// -- GPU and host (GET gpu, gpu/history, gpu/release)
 
+export type IGpuSnapshot = S<'GpuSnapshot'>;
+export type IHostResources = S<'HostResources'>;
+export type IMemoryUsage = S<'MemoryUsage'>;
+export type ICpuUsage = S<'CpuUsage'>;
+/** Where host numbers come from: cgroup v2, cgroup v1 or the whole machine. */
+export type MemorySource = IHostResources['source'];
+export type IGpuDevice = S<'GpuDevice'>;
+export type IMigDevice = S<'MigDevice'>;
+export type IGpuProcess = S<'GpuProcess'>;
+export type IGpuStatus = S<'GpuStatus'>;
+/** Why GPUs are (or are not) visible to the server. */
+export type GpuReason = IGpuStatus['reason'];
+export type IKernelUsage = S<'KernelUsage'>;
+export type IIdleState = S<'IdleState'>;
+export type IGpuHistory = S<'GpuHistory'>;
+export type IHistoryPoint = S<'HistoryPoint'>;
+export type IDeviceMemoryPoint = S<'DeviceMemoryPoint'>;
+export type IReleaseResult = S<'ReleaseResult'>;
+
+// -- environments, kernels, images and tasks
+
+export type IEnvironment = S<'Environment'>;
 /** `managed`: provided by the platform, read-only; `own`: the user's. */
-export type EnvKind = 'managed' | 'own';
+export type EnvKind = IEnvironment['kind'];
+export type IEnvironmentDetail = S<'EnvironmentDetail'>;
+export type IEnvironmentList = S<'EnvironmentList'>;
+export type IPackage = S<'Package'>;
+export type IKernelInfo = S<'KernelInfo'>;
+export type IKernelRemoved = S<'KernelRemoved'>;
+export type IDeletedEnvironment = S<'DeletedEnvironment'>;
+export type ExportFormat = S<'ExportFormat'>;
+export type IExportResult = S<'ExportResult'>;
+export type IImageRequest = RequestOf<Schemas['ImageRequest'], never>;
+export type ImageFormat = S<'ImageRequest'>['format'];
+export type Compression = S<'ImageRequest'>['compression'];
+export type IImage = S<'Image'>;
+export type IImageUsage = S<'ImageUsage'>;
+export type IImageList = S<'ImageList'>;
+export type ITask = S<'Task'>;
+export type TaskState = ITask['state'];
+export type ITaskList = S<'TaskList'>;
 
-/** One conda environment, as listed by `GET environments`. */
-export interface IEnvironment {
-  /** Unique name in the API (the folder name, `name@parent` for clashes). */
-  name: string;
-  prefix: string;
-  kind: EnvKind;
-  python_version: string | null;
-  package_count: number;
-  /** Disk space of all its files (hard-linked files counted once). */
-  size_bytes: number;
-  /** Part of `size_bytes` hard-linked from elsewhere (the package cache). */
-  shared_bytes: number;
-  has_ipykernel: boolean;
-  /** The kernelspec this extension registered for it, if any. */
-  kernel_name: string | null;
-  /** For a clone: the prefix it was cloned from. */
-  source: string | null;
-  /** For a clone: the source's name at the time. */
-  source_name: string | null;
-  /** When this extension created it (Unix seconds). */
-  created_at: number | null;
-}
-
-export interface IPackage {
-  name: string;
-  version: string;
-  build: string;
-  channel: string | null;
-  /** `conda`: a conda record; `pypi`: installed with pip only. */
-  kind: 'conda' | 'pypi';
-}
-
-/** `GET environments/{name}`. */
-export interface IEnvironmentDetail extends IEnvironment {
-  packages: IPackage[];
-}
-
-export interface IEnvironmentList {
-  environments: IEnvironment[];
-}
-
-/** `POST environments/{name}/kernel` (201). */
-export interface IKernelInfo {
-  kernel_name: string;
-  display_name: string;
-  resource_dir: string;
-  prefix: string;
-  env_name: string;
-  env: Record<string, string>;
-}
-
-/** `DELETE environments/{name}`. */
-export interface IDeletedEnvironment {
-  name: string;
-  kernel_removed: string | null;
-}
-
-export type ExportFormat = 'yaml' | 'explicit';
-
-/** `GET environments/{name}/export`. */
-export interface IExportResult {
-  format: ExportFormat;
-  filename: string;
-  content: string;
-}
-
-/** What a package change did (the result of an `install` task). */
+/** What a package change did: the result of an `install` task. */
 export interface IPackagesResult {
   environment: IEnvironment;
   report: { installed: string[]; removed: string[]; seconds: number };
 }
 
-export type ImageFormat = 'squashfs' | 'sif';
-export type Compression = 'zstd' | 'xz' | 'none';
+// -- batch jobs
 
-/** `POST environments/{name}/image`. */
-export interface IImageRequest {
-  format: ImageFormat;
-  compression?: Compression;
-}
+export type IJob = S<'Job'>;
+export type JobState = IJob['state'];
+export type IJobList = S<'JobList'>;
+export type IJobResources = S<'JobResources'>;
+export type IJobProgress = S<'JobProgress'>;
+/** Resources as a submission asks for them, in the forms people write. */
+export type IResourceRequest = RequestOf<Schemas['Resources'], never>;
+/** `POST jobs`. At most one of kernel, environment and image. */
+export type IJobRequest = Omit<
+  RequestOf<Schemas['JobRequest'], 'notebook_path'>,
+  'resources'
+> & { resources?: IResourceRequest };
+export type ILogChunk = S<'LogChunk'>;
+export type IBackendInfo = S<'BackendInfo'>;
+export type IBackendList = S<'BackendList'>;
+export type IResourceLimits = S<'ResourceLimits'>;
+export type IBackendUsage = S<'BackendUsage'>;
+export type IUsageReport = S<'UsageReport'>;
 
-/** Exact command lines to use an image. */
-export interface IImageUsage {
-  mount_path: string;
-  apptainer: string;
-  squashfuse: string;
-  unsquashfs: string;
-}
-
-/** A packed image (`GET images`). */
-export interface IImage {
-  id: string;
-  environment: string;
-  source_prefix: string;
-  content_hash: string;
-  format: ImageFormat;
-  compression: Compression;
-  path: string;
-  size_bytes: number;
-  /** Files in the environment, all now in this one file. */
-  file_count: number;
-  env_size_bytes: number;
-  /** Unix seconds. */
-  created_at: number;
-  pack_seconds: number;
-  tools: Record<string, string>;
-  usage: IImageUsage;
-}
-
-export interface IImageList {
-  images: IImage[];
-}
-
-export type TaskState =
-  'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled';
-
-/** A long operation (clone, install, pack): `GET tasks/{id}`. */
-export interface ITask {
-  id: string;
-  /** `clone`, `install`, `pack`. */
-  kind: string;
-  /** A sentence for the user, e.g. "Clone 'base' as 'mine'". */
-  title: string;
-  state: TaskState;
-  /** Fraction done, 0..1. */
-  progress: number;
-  message: string;
-  reason: string | null;
-  log_tail: string[];
-  /** What the task produced, when it succeeded (shape depends on `kind`). */
-  result: unknown;
-  /** The API path the task works on, e.g. `environments/mine`. */
-  target: string | null;
-  created_at: number;
-  finished_at: number | null;
-}
-
-export interface ITaskList {
-  tasks: ITask[];
-}
+/** `GET notebooks/parameters`: the `parameters` cell as the server reads it. */
+export type INotebookParameters = S<'NotebookParameters'>;
+export type INotebookParameter = S<'NotebookParameter'>;
+/** How a parameter is edited: typed inputs, or any JSON value as text. */
+export type ParamKind = INotebookParameter['kind'];

@@ -1,7 +1,7 @@
 /**
  * Pure formatting helpers (no DOM, no JupyterLab), easy to test on their own.
  */
-import { MemorySource } from './types';
+import { MemorySource } from '../api/types';
 
 const BINARY_UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
 

@@ -6,7 +6,7 @@ import { Dialog, showDialog } from '@jupyterlab/apputils';
 import { Session, SessionAPI } from '@jupyterlab/services';
 import { Widget } from '@lumino/widgets';
 
-import { ApiError } from '../api';
+import { ApiError } from '../api/request';
 import { h } from './form';
 
 function plural(n: number, word: string): string {

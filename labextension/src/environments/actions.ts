@@ -6,30 +6,26 @@ import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
 import { KernelSpec, Session } from '@jupyterlab/services';
 import { Widget } from '@lumino/widgets';
 
-import { GpuEnvClient, isTask } from '../api';
+import { asApiError } from '../api/request';
 import { downloadText } from '../components/download';
 import { h } from '../components/form';
 import {
   confirmKernelspecRemoval,
   withKernelsShutDown
 } from '../components/kernels-in-use';
-import { TaskTracker } from '../tasks';
-import { IEnvironment } from '../types';
-import {
-  CloneForm,
-  ExportForm,
-  PackForm,
-  PackagesForm
-} from './environments-dialogs';
+import { TaskTracker } from './tasks';
+import { IEnvironment } from '../api/types';
+import { CloneForm, ExportForm, PackForm, PackagesForm } from './dialogs';
 import {
   cleanMessage,
   describeImageSize,
   formatEnvSize,
   plural,
   suggestCloneName
-} from './environments-format';
-import { EnvironmentsModel, asApiError } from './environments-model';
-import { notifyError, notifyTaskEnd } from './environments-notify';
+} from './format';
+import { EnvironmentsClient, isTask } from './client';
+import { EnvironmentsModel } from './model';
+import { notifyError, notifyTaskEnd } from './notify';
 
 /** Statuses whose message says what to change (shown in the dialog again). */
 const REFUSALS = [400, 404, 409];
@@ -82,7 +78,7 @@ export class EnvironmentActions {
       }
       ({ source: chosen, name } = result.value);
       try {
-        this.tracker.track(await this._client.cloneEnvironment(chosen, name));
+        this.tracker.track(await this._client.clone(chosen, name));
         return;
       } catch (reason) {
         const err = asApiError(reason);
@@ -119,7 +115,7 @@ export class EnvironmentActions {
     }
     const { environment: name, format, compression } = result.value;
     try {
-      const answer = await this._client.packEnvironment(name, {
+      const answer = await this._client.pack(name, {
         format,
         compression
       });
@@ -181,9 +177,7 @@ export class EnvironmentActions {
   async editPackages(env: IEnvironment): Promise<void> {
     let body: PackagesForm;
     try {
-      body = new PackagesForm(
-        (await this._client.getEnvironment(env.name)).packages
-      );
+      body = new PackagesForm((await this._client.get(env.name)).packages);
     } catch (reason) {
       notifyError(`Could not read the packages of '${env.name}'`, reason);
       return;
@@ -222,7 +216,7 @@ export class EnvironmentActions {
       return;
     }
     try {
-      const file = await this._client.exportEnvironment(env.name, result.value);
+      const file = await this._client.export(env.name, result.value);
       downloadText(file.filename, file.content);
     } catch (reason) {
       notifyError(`Could not export '${env.name}'`, reason);
@@ -263,7 +257,7 @@ export class EnvironmentActions {
     }
     try {
       const deleted = await withKernelsShutDown(`'${env.name}'`, shutdown =>
-        this._client.deleteEnvironment(env.name, shutdown)
+        this._client.remove(env.name, shutdown)
       );
       if (deleted === null) {
         return;
@@ -312,7 +306,7 @@ export class EnvironmentActions {
     return spec?.display_name ?? kernelName;
   }
 
-  private _client: GpuEnvClient;
+  private _client: EnvironmentsClient;
   private _kernelspecs: KernelSpec.IManager | null;
   private _sessions: Session.IManager | null;
 }

@@ -12,12 +12,8 @@ import {
   IImageRequest,
   IPackage,
   ImageFormat
-} from '../types';
-import {
-  envNameProblem,
-  parseSpecs,
-  suggestCloneName
-} from './environments-format';
+} from '../api/types';
+import { envNameProblem, parseSpecs, suggestCloneName } from './format';
 
 export interface ICloneValue {
   source: string;

@@ -2,8 +2,8 @@
  * Pure helpers of the Environments and Images sections (no DOM, no
  * JupyterLab), tested on their own in ui-tests/tests/environments-format.spec.ts.
  */
-import { formatBytes } from '../format';
-import { IEnvironment, IImage } from '../types';
+import { formatBytes } from '../components/format';
+import { IEnvironment, IImage } from '../api/types';
 
 /** The longest environment name the server accepts (envs/names.py). */
 export const MAX_ENV_NAME_LENGTH = 64;

@@ -5,13 +5,9 @@ import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
 import { Widget } from '@lumino/widgets';
 
 import { h } from '../components/form';
-import { IImage, IPackagesResult, ITask } from '../types';
-import {
-  cleanMessage,
-  describeImageSize,
-  formatDuration
-} from './environments-format';
-import { asApiError } from './environments-model';
+import { IImage, IPackagesResult, ITask } from '../api/types';
+import { cleanMessage, describeImageSize, formatDuration } from './format';
+import { asApiError } from '../api/request';
 
 /** How many package names a notification lists before "and N more". */
 const LISTED = 5;

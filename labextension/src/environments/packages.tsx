@@ -4,14 +4,14 @@
  */
 import React, { useEffect, useState } from 'react';
 
-import { ApiError, GpuEnvClient } from '../api';
-import { IEnvironment, IPackage } from '../types';
-import { asApiError } from './environments-model';
+import { ApiError, asApiError } from '../api/request';
+import { IEnvironment, IPackage } from '../api/types';
+import { EnvironmentsClient } from './client';
 
 export function PackageList(props: {
   id: string;
   env: IEnvironment;
-  client: GpuEnvClient;
+  client: EnvironmentsClient;
 }): JSX.Element {
   const { env, client } = props;
   const [packages, setPackages] = useState<IPackage[] | null>(null);
@@ -22,7 +22,7 @@ export function PackageList(props: {
   useEffect(() => {
     let live = true;
     client
-      .getEnvironment(env.name)
+      .get(env.name)
       .then(detail => {
         if (live) {
           setPackages(detail.packages);

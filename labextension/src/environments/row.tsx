@@ -14,13 +14,13 @@ import {
 import React, { useState } from 'react';
 
 import { packIcon } from '../components/icons';
-import { TaskList } from '../components/taskprogress';
-import { isFinal } from '../tasks';
-import { IEnvironment, ITask } from '../types';
-import { EnvironmentActions } from './environments-actions';
-import { describeEnvironment } from './environments-format';
-import { taskSummary } from './environments-notify';
-import { PackageList } from './environments-packages';
+import { TaskList } from './task-list';
+import { isFinal } from './tasks';
+import { IEnvironment, ITask } from '../api/types';
+import { EnvironmentActions } from './actions';
+import { describeEnvironment } from './format';
+import { taskSummary } from './notify';
+import { PackageList } from './packages';
 
 const NO_IPYKERNEL =
   'ipykernel is not installed in this environment, so it cannot run ' +

@@ -7,12 +7,12 @@ import { Message } from '@lumino/messaging';
 import React from 'react';
 
 import { useSignals } from '../components/hooks';
-import { TaskList } from '../components/taskprogress';
-import { environmentsIcon } from '../icons';
-import { IEnvironment, ITask } from '../types';
-import { EnvironmentActions } from './environments-actions';
-import { taskSummary } from './environments-notify';
-import { EnvironmentRow } from './environments-row';
+import { TaskList } from './task-list';
+import { environmentsIcon } from '../components/icons';
+import { IEnvironment, ITask } from '../api/types';
+import { EnvironmentActions } from './actions';
+import { taskSummary } from './notify';
+import { EnvironmentRow } from './row';
 
 const EMPTY: Record<IEnvironment['kind'], string> = {
   managed:

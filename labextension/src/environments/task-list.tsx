@@ -5,8 +5,8 @@
 import { ToolbarButtonComponent, closeIcon } from '@jupyterlab/ui-components';
 import React from 'react';
 
-import { isFinal } from '../tasks';
-import { ITask } from '../types';
+import { isFinal } from './tasks';
+import { ITask } from '../api/types';
 
 export interface ITaskListProps {
   onCancel: (id: string) => void;

@@ -1,18 +1,20 @@
 /**
  * TaskTracker: follows the server's long operations (clone, install, pack).
  *
- * Each tracked task is polled with `GET tasks/{id}`, every 500 ms at first,
- * less often while nothing moves (up to 4 s) and after errors (up to 15 s),
- * until it is final. The tracker lives outside React, so tasks survive any
- * re-render of the panel; `attach()` picks up tasks that were already running
- * when the page was (re)loaded. A finished task stays listed a few seconds,
- * so its last word can be read.
+ * Each unfinished task is asked with `GET tasks/{id}`, every 500 ms at
+ * first, less often while nothing moves (up to 4 s) and after errors (up to
+ * 15 s), until it is final; the poll stands by while nothing runs. The
+ * tracker lives outside React, so tasks survive any re-render of the panel;
+ * `attach()` picks up tasks that were already running when the page was
+ * (re)loaded. A finished task stays listed a few seconds, so its last word
+ * can be read.
  */
-import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
+import { ServerConnection } from '@jupyterlab/services';
 
-import { ApiError, GpuEnvClient } from './api';
-import { ITask, TaskState } from './types';
+import { ApiClient, ApiError, enc } from '../api/request';
+import type { ITask, ITaskList, TaskState } from '../api/types';
+import { PolledModel, TickPhase } from '../components/polled';
 
 /** The first and fastest interval between two polls of a task, in ms. */
 export const TASK_POLL_INTERVAL = 500;
@@ -34,16 +36,32 @@ export function isFinal(task: ITask): boolean {
   return FINAL.has(task.state);
 }
 
-export class TaskTracker implements IDisposable {
-  constructor(options: TaskTracker.IOptions) {
-    this._client = options.client;
-    this._kinds = options.kinds ?? null;
-    this._linger = options.linger ?? TASK_LINGER;
+/** The task calls of the REST API. */
+export class TasksClient extends ApiClient {
+  async list(): Promise<ITask[]> {
+    return (await this.request<ITaskList>('GET', 'tasks')).tasks;
   }
 
-  /** Emitted whenever a task is added, moves, ends or is dropped. */
-  get changed(): ISignal<this, void> {
-    return this._changed;
+  get(id: string): Promise<ITask> {
+    return this.request('GET', `tasks/${enc(id)}`);
+  }
+
+  /** Cancel a task; 409 when it has already finished. */
+  cancel(id: string): Promise<ITask> {
+    return this.request('DELETE', `tasks/${enc(id)}`);
+  }
+}
+
+export class TaskTracker extends PolledModel {
+  constructor(options: TaskTracker.IOptions) {
+    super({
+      name: 'jupyter-gpu-env:tasks',
+      interval: TASK_POLL_INTERVAL,
+      maxBackoff: TASK_POLL_MAX_BACKOFF
+    });
+    this._client = new TasksClient(options.serverSettings);
+    this._kinds = options.kinds ?? null;
+    this._linger = options.linger ?? TASK_LINGER;
   }
 
   /** Emitted once per task when it reaches a final state. */
@@ -56,26 +74,16 @@ export class TaskTracker implements IDisposable {
     return [...this._tasks.values()];
   }
 
-  /** The unfinished task working on `target` (e.g. `environments/x`). */
-  activeFor(target: string): ITask | undefined {
-    return this.tasks.find(t => t.target === target && !isFinal(t));
-  }
-
-  get isDisposed(): boolean {
-    return this._disposed;
-  }
-
   /** Follow `task` until it ends (a no-op when it is tracked already). */
   track(task: ITask): void {
-    if (this._disposed || this._tasks.has(task.id)) {
+    if (this.isDisposed || this._tasks.has(task.id)) {
       return;
     }
     this._tasks.set(task.id, task);
-    this._changed.emit();
+    this._delay = TASK_POLL_INTERVAL;
+    this.emitChanged();
     if (isFinal(task)) {
       this._end(task);
-    } else {
-      void this._follow(task.id);
     }
   }
 
@@ -84,7 +92,7 @@ export class TaskTracker implements IDisposable {
    * started before this page was loaded, or from another tab.
    */
   async attach(): Promise<void> {
-    const tasks = await this._client.listTasks();
+    const tasks = await this._client.list();
     for (const task of tasks.reverse()) {
       if (!isFinal(task) && this._wanted(task)) {
         this.track(task);
@@ -95,8 +103,7 @@ export class TaskTracker implements IDisposable {
   /** Ask the server to cancel; the poll reports the final state. */
   async cancel(id: string): Promise<void> {
     try {
-      const task = await this._client.cancelTask(id);
-      this._update(task);
+      this._update(await this._client.cancel(id));
     } catch (error) {
       // 409: it finished meanwhile; the next poll says how.
       if (!(error instanceof ApiError && error.status === 409)) {
@@ -105,43 +112,28 @@ export class TaskTracker implements IDisposable {
     }
   }
 
-  dispose(): void {
-    if (this._disposed) {
-      return;
-    }
-    this._disposed = true;
+  override dispose(): void {
     for (const timer of this._timers) {
       window.clearTimeout(timer);
     }
     this._timers.clear();
     this._tasks.clear();
-    Signal.clearData(this);
+    super.dispose();
   }
 
-  private _wanted(task: ITask): boolean {
-    return this._kinds === null || this._kinds.includes(task.kind);
-  }
-
-  private async _follow(id: string): Promise<void> {
-    let delay = TASK_POLL_INTERVAL;
-    let failures = 0;
-    while (!this._disposed && this._tasks.has(id)) {
-      await this._sleep(delay);
-      const before = this._tasks.get(id);
-      if (this._disposed || !before || isFinal(before)) {
-        return;
-      }
+  protected async fetch(phase: TickPhase): Promise<void | false> {
+    const running = this._running();
+    const due = Date.now() - this._askedAt >= this._delay;
+    if (running.length === 0 || (phase === 'resolved' && !due)) {
+      return false;
+    }
+    this._askedAt = Date.now();
+    let moved = false;
+    for (const before of running) {
+      let task: ITask;
       try {
-        const task = await this._client.getTask(id);
-        failures = 0;
-        const moved =
-          task.progress !== before.progress || task.message !== before.message;
-        this._update(task);
-        delay = moved
-          ? TASK_POLL_INTERVAL
-          : Math.min(delay * 1.5, TASK_POLL_MAX_INTERVAL);
+        task = await this._client.get(before.id);
       } catch (error) {
-        failures += 1;
         if (error instanceof ApiError && error.status === 404) {
           // The server forgot it (restarted without its state): stop asking.
           this._end({
@@ -150,65 +142,75 @@ export class TaskTracker implements IDisposable {
             reason: 'not_found',
             message: error.message
           });
-          return;
+          continue;
         }
-        delay = Math.min(
-          TASK_POLL_INTERVAL * 2 ** failures,
-          TASK_POLL_MAX_BACKOFF
-        );
+        throw error;
       }
+      moved ||=
+        task.progress !== before.progress || task.message !== before.message;
+      this._update(task);
     }
+    this._delay = moved
+      ? TASK_POLL_INTERVAL
+      : Math.min(this._delay * 1.5, TASK_POLL_MAX_INTERVAL);
+  }
+
+  /** Nothing to ask while no task runs. */
+  protected override isWanted(): boolean {
+    return this._running().length > 0;
+  }
+
+  private _running(): ITask[] {
+    // Called by the poll's first check, before the fields are set.
+    if (!this._tasks) {
+      return [];
+    }
+    return this.tasks.filter(task => !isFinal(task));
+  }
+
+  private _wanted(task: ITask): boolean {
+    return this._kinds === null || this._kinds.includes(task.kind);
   }
 
   private _update(task: ITask): void {
     const known = this._tasks.get(task.id);
-    if (this._disposed || !known || isFinal(known)) {
+    if (this.isDisposed || !known || isFinal(known)) {
       return;
     }
     if (isFinal(task)) {
       this._end(task);
     } else {
       this._tasks.set(task.id, task);
-      this._changed.emit();
+      this.emitChanged();
     }
   }
 
   private _end(task: ITask): void {
     this._tasks.set(task.id, task);
-    this._changed.emit();
+    this.emitChanged();
     this._finished.emit(task);
     const timer = window.setTimeout(() => {
       this._timers.delete(timer);
       if (this._tasks.delete(task.id)) {
-        this._changed.emit();
+        this.emitChanged();
       }
     }, this._linger);
     this._timers.add(timer);
   }
 
-  private _sleep(ms: number): Promise<void> {
-    return new Promise(resolve => {
-      const timer = window.setTimeout(() => {
-        this._timers.delete(timer);
-        resolve();
-      }, ms);
-      this._timers.add(timer);
-    });
-  }
-
-  private _client: GpuEnvClient;
+  private _client: TasksClient;
   private _kinds: readonly string[] | null;
   private _linger: number;
+  private _delay = TASK_POLL_INTERVAL;
+  private _askedAt = 0;
   private _tasks = new Map<string, ITask>();
   private _timers = new Set<number>();
-  private _disposed = false;
-  private _changed = new Signal<this, void>(this);
   private _finished = new Signal<this, ITask>(this);
 }
 
 export namespace TaskTracker {
   export interface IOptions {
-    client: GpuEnvClient;
+    serverSettings?: ServerConnection.ISettings;
     /** Task kinds `attach()` picks up (all when omitted). */
     kinds?: readonly string[];
     /** How long a finished task stays listed, in ms. */

@@ -1,40 +1,23 @@
 /**
- * The GPU panel's calls beyond `GET gpu`: the history and the release.
+ * The GPU calls of the REST API: the latest sample, its history, and the
+ * release of held GPU memory.
  */
-import { ServerConnection } from '@jupyterlab/services';
+import { ApiClient } from '../api/request';
+import type { IGpuHistory, IGpuSnapshot, IReleaseResult } from '../api/types';
 
-import { requestApi } from '../api';
-import { IGpuHistory, IReleaseResult } from './types';
+export class GpuClient extends ApiClient {
+  /** The latest GPU and host-memory sample. */
+  snapshot(): Promise<IGpuSnapshot> {
+    return this.request('GET', 'gpu');
+  }
 
-/** Anything holding the server settings (a GpuEnvClient does). */
-export interface IServerSettingsHolder {
-  readonly serverSettings: ServerConnection.ISettings;
-}
+  /** Past samples, oldest first; only the last `seconds` when given. */
+  history(seconds?: number): Promise<IGpuHistory> {
+    return this.request('GET', 'gpu/history', { query: { seconds } });
+  }
 
-/** Past samples, oldest first; only the last `seconds` when given. */
-export function getGpuHistory(
-  client: IServerSettingsHolder,
-  seconds?: number
-): Promise<IGpuHistory> {
-  const query = seconds !== undefined ? `?seconds=${seconds}` : '';
-  return requestApi<IGpuHistory>(
-    `gpu/history${query}`,
-    { method: 'GET' },
-    client.serverSettings
-  );
-}
-
-/** Shut down this server's kernels that hold GPU memory. */
-export function releaseGpu(
-  client: IServerSettingsHolder
-): Promise<IReleaseResult> {
-  return requestApi<IReleaseResult>(
-    'gpu/release',
-    {
-      method: 'POST',
-      body: JSON.stringify({}),
-      headers: { 'Content-Type': 'application/json' }
-    },
-    client.serverSettings
-  );
+  /** Shut down this server's kernels that hold GPU memory. */
+  release(): Promise<IReleaseResult> {
+    return this.request('POST', 'gpu/release', { body: {} });
+  }
 }

@@ -6,10 +6,10 @@
 import React from 'react';
 
 import { UsageBar } from '../components/usagebar';
-import { formatUsage } from '../format';
-import { gpuIcon } from '../icons';
-import { MigDiagram } from '../gpu/slotdiagram';
-import { IGpuDevice, IGpuStatus, IMigDevice } from '../types';
+import { formatUsage } from '../components/format';
+import { gpuIcon } from '../components/icons';
+import { MigDiagram } from './slotdiagram';
+import { IGpuDevice, IGpuStatus, IMigDevice } from '../api/types';
 
 function MemoryOf(props: {
   label: string;

@@ -2,8 +2,8 @@
  * What this server holds: the GPUs and MIG slices its CUDA_VISIBLE_DEVICES
  * admits, and their memory over time. Pure functions, no DOM.
  */
-import { IGpuDevice, IMigDevice } from '../types';
-import { IHistoryPoint } from './types';
+import { IGpuDevice, IMigDevice } from '../api/types';
+import { IHistoryPoint } from '../api/types';
 
 /** A device this server can use: a MIG slice or a whole GPU. */
 export type HeldDevice =

@@ -8,8 +8,8 @@ import { checkIcon, copyIcon } from '@jupyterlab/ui-components';
 import React, { useEffect, useState } from 'react';
 
 import { UsageBar } from '../components/usagebar';
-import { formatUsage } from '../format';
-import { gpuIcon } from '../icons';
+import { formatUsage } from '../components/format';
+import { gpuIcon } from '../components/icons';
 import { HeldDevice } from './held';
 
 /** The UUID, shortened by CSS, with a button that copies it whole. */

@@ -5,8 +5,8 @@
 import React from 'react';
 
 import { UsageBar } from '../components/usagebar';
-import { describeSource, formatCores, formatUsage } from '../format';
-import { IHostResources } from '../types';
+import { describeSource, formatCores, formatUsage } from '../components/format';
+import { IHostResources } from '../api/types';
 
 export function HostMemory(props: { host: IHostResources }): JSX.Element {
   const { memory, source } = props.host;

@@ -2,21 +2,12 @@
  * The idle warning: the held GPU has done nothing for a while although this
  * server's kernels hold its memory; one button releases it, after asking.
  */
-import { LabIcon } from '@jupyterlab/ui-components';
 import React, { useState } from 'react';
 
-import { IGpuSnapshot } from '../types';
-import { IServerSettingsHolder } from './api';
+import { IGpuSnapshot } from '../api/types';
+import { idleWarningIcon } from '../components/icons';
+import { GpuClient } from './client';
 import { confirmAndRelease } from './release';
-
-const WARNING_SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16" viewBox="0 0 24 24">
-  <path class="jp-icon-warn0" fill="#f57c00" d="M1 21h22L12 2zm12-3h-2v-2h2zm0-4h-2v-4h2z"/>
-</svg>`;
-
-export const idleWarningIcon = new LabIcon({
-  name: 'jupyter-gpu-env:idle-warning',
-  svgstr: WARNING_SVG
-});
 
 function fallbackMessage(snapshot: IGpuSnapshot): string {
   const minutes = Math.floor((snapshot.idle?.idle_seconds ?? 0) / 60);
@@ -28,7 +19,7 @@ function fallbackMessage(snapshot: IGpuSnapshot): string {
 
 export function IdleBanner(props: {
   snapshot: IGpuSnapshot;
-  client: IServerSettingsHolder;
+  client: GpuClient;
   /** Called after a release, to read the GPU again at once. */
   onReleased: () => void;
 }): JSX.Element | null {

@@ -5,8 +5,8 @@
 import { notebookIcon, kernelIcon } from '@jupyterlab/ui-components';
 import React from 'react';
 
-import { formatBytes } from '../format';
-import { IKernelUsage } from './types';
+import { formatBytes } from '../components/format';
+import { IKernelUsage } from '../api/types';
 
 function basename(path: string): string {
   const parts = path.split('/');

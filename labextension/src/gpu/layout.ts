@@ -7,7 +7,7 @@
  * where the driver reported them (`nvidia-smi mig -lgi`, NVML); otherwise it
  * is drawn in device order, its size from its memory or its profile.
  */
-import { IGpuDevice, IMigDevice } from '../types';
+import { IGpuDevice, IMigDevice } from '../api/types';
 
 /** `1g.10gb` → compute 1, memory `10gb`; `1c.3g.71gb` → ci 1 of gi 3. */
 export interface IProfileParts {

@@ -1,15 +1,10 @@
 /**
- * GpuMonitor: polls `GET gpu` on an interval and keeps the latest answer.
- *
- * The poll backs off on errors (up to 30 s) and stands by while the page is
- * hidden or whenever the `standby` callback says nobody is looking.
+ * GpuMonitor: polls `GET gpu` on an interval and keeps the latest answer
+ * (kept, stale, while later requests fail: `error` says why).
  */
-import { IDisposable } from '@lumino/disposable';
-import { IPoll, Poll } from '@lumino/polling';
-import { ISignal, Signal } from '@lumino/signaling';
-
-import { ApiError, GpuEnvClient } from './api';
-import { IGpuSnapshot } from './types';
+import { PolledModel } from '../components/polled';
+import type { IGpuSnapshot } from '../api/types';
+import { GpuClient } from './client';
 
 /** The default refresh interval, in milliseconds (the settings' default too). */
 export const DEFAULT_REFRESH_INTERVAL = 2000;
@@ -20,111 +15,47 @@ export const MAX_REFRESH_INTERVAL = 60 * 60 * 1000;
 /** The longest wait between two tries while the server fails, in milliseconds. */
 export const MAX_BACKOFF_INTERVAL = 30 * 1000;
 
-export class GpuMonitor implements IDisposable {
+export class GpuMonitor extends PolledModel {
   constructor(options: GpuMonitor.IOptions) {
-    this._client = options.client;
-    this._poll = new Poll({
+    super({
       name: 'jupyter-gpu-env:gpu',
-      factory: () => this._fetch(),
-      frequency: frequencyOf(options.interval ?? DEFAULT_REFRESH_INTERVAL),
-      standby: options.standby ?? 'when-hidden'
+      interval: clampInterval(options.interval ?? DEFAULT_REFRESH_INTERVAL),
+      maxBackoff: MAX_BACKOFF_INTERVAL,
+      visible: options.visible
     });
+    this.client = options.client;
   }
 
-  /** Emitted after each answer or failure. */
-  get changed(): ISignal<this, void> {
-    return this._changed;
-  }
+  readonly client: GpuClient;
 
-  /** The latest snapshot; kept (stale) while later requests fail. */
+  /** The latest snapshot; null before the first answer. */
   get snapshot(): IGpuSnapshot | null {
     return this._snapshot;
   }
 
-  /** The error of the latest request, or null when it succeeded. */
-  get error(): ApiError | null {
-    return this._error;
+  /** Milliseconds between two requests, kept within the accepted range. */
+  override get interval(): number {
+    return super.interval;
+  }
+  override set interval(value: number) {
+    super.interval = clampInterval(value);
   }
 
-  /** When the latest successful answer arrived. */
-  get updatedAt(): Date | null {
-    return this._updatedAt;
+  protected async fetch(): Promise<void> {
+    this._snapshot = await this.client.snapshot();
   }
 
-  /** Milliseconds between two requests while the server answers. */
-  get interval(): number {
-    return this._poll.frequency.interval;
-  }
-  set interval(value: number) {
-    if (clampInterval(value) !== this._poll.frequency.interval) {
-      this._poll.frequency = frequencyOf(value);
-    }
-  }
-
-  get isDisposed(): boolean {
-    return this._poll.isDisposed;
-  }
-
-  /** Ask now, without waiting for the next tick; resolves after the answer. */
-  async refresh(): Promise<void> {
-    await this._poll.refresh();
-    await this._poll.tick;
-  }
-
-  dispose(): void {
-    if (this.isDisposed) {
-      return;
-    }
-    this._poll.dispose();
-    Signal.clearData(this);
-  }
-
-  private async _fetch(): Promise<void> {
-    try {
-      this._snapshot = await this._client.getGpu();
-      this._error = null;
-      this._updatedAt = new Date();
-    } catch (error) {
-      this._error =
-        error instanceof ApiError
-          ? error
-          : new ApiError(String(error), 0, 'client_error');
-      this._changed.emit();
-      // Rejecting makes the poll back off; the error is shown, never thrown.
-      throw this._error;
-    }
-    this._changed.emit();
-  }
-
-  private _client: GpuEnvClient;
-  private _poll: Poll;
   private _snapshot: IGpuSnapshot | null = null;
-  private _error: ApiError | null = null;
-  private _updatedAt: Date | null = null;
-  private _changed = new Signal<this, void>(this);
 }
 
 export namespace GpuMonitor {
   export interface IOptions {
-    client: GpuEnvClient;
+    client: GpuClient;
     /** Milliseconds between two requests (at least 500). */
     interval?: number;
-    /** When to skip requests: a Poll standby value or a callback. */
-    standby?: Poll.Standby | (() => boolean | Poll.Standby);
+    /** Whether the section is shown (else the poll stands by). */
+    visible?: () => boolean;
   }
-}
-
-/**
- * The poll's frequency for an interval: back off on errors up to 30 s, or up
- * to the interval itself when it is longer (a Poll needs interval <= max).
- */
-function frequencyOf(interval: number): IPoll.Frequency {
-  const clamped = clampInterval(interval);
-  return {
-    interval: clamped,
-    backoff: true,
-    max: Math.max(MAX_BACKOFF_INTERVAL, clamped)
-  };
 }
 
 /** Keep an interval setting within what the poll accepts. */

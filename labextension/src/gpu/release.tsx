@@ -5,11 +5,11 @@
 import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
 import React from 'react';
 
-import { formatBytes } from '../format';
-import { IGpuSnapshot } from '../types';
-import { IServerSettingsHolder, releaseGpu } from './api';
+import { formatBytes } from '../components/format';
+import { IGpuSnapshot } from '../api/types';
+import { GpuClient } from './client';
 import { kernelLabel } from './kernels';
-import { IKernelUsage } from './types';
+import { IKernelUsage } from '../api/types';
 
 /** The kernels a release would shut down: those the idle state names. */
 export function kernelsToRelease(snapshot: IGpuSnapshot): IKernelUsage[] {
@@ -20,9 +20,11 @@ export function kernelsToRelease(snapshot: IGpuSnapshot): IKernelUsage[] {
       known.get(id) ?? {
         kernel_id: id,
         kernel_name: 'kernel',
+        notebook_path: null,
         pid: 0,
         processes: 0,
-        host_memory_bytes: 0
+        host_memory_bytes: 0,
+        gpu_memory_bytes: null
       }
   );
 }
@@ -69,7 +71,7 @@ function ConfirmBody(props: { kernels: IKernelUsage[] }): JSX.Element {
  * the user cancelled or the request failed (a notification says which).
  */
 export async function confirmAndRelease(
-  client: IServerSettingsHolder,
+  client: GpuClient,
   snapshot: IGpuSnapshot
 ): Promise<string[] | null> {
   const kernels = kernelsToRelease(snapshot);
@@ -87,7 +89,7 @@ export async function confirmAndRelease(
     return null;
   }
   try {
-    const result = await releaseGpu(client);
+    const result = await client.release();
     const done = result.shut_down;
     if (done.length === 0) {
       Notification.info(

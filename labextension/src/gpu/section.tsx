@@ -8,16 +8,15 @@ import { CommandRegistry } from '@lumino/commands';
 import { Message } from '@lumino/messaging';
 import React from 'react';
 
-import { IServerSettingsHolder } from '../gpu/api';
-import { HeldDevice, heldDevices } from '../gpu/held';
-import { HeldDevices } from '../gpu/heldcard';
-import { GpuHistoryModel } from '../gpu/history';
-import { MemoryHistory } from '../gpu/historyview';
-import { HostCpu, HostMemory } from '../gpu/host';
-import { IdleBanner } from '../gpu/idle';
-import { KernelTable } from '../gpu/kernels';
-import { GpuMonitor } from '../monitor';
-import { IGpuSnapshot } from '../types';
+import { HeldDevice, heldDevices } from './held';
+import { HeldDevices } from './heldcard';
+import { GpuHistoryModel } from './history';
+import { MemoryHistory } from './historyview';
+import { HostCpu, HostMemory } from './host';
+import { IdleBanner } from './idle';
+import { KernelTable } from './kernels';
+import { GpuMonitor } from './monitor';
+import { IGpuSnapshot } from '../api/types';
 import { GpuList, NoGpuVisible } from './gpus';
 
 function Status(props: { monitor: GpuMonitor }): JSX.Element | null {
@@ -41,8 +40,7 @@ function Status(props: { monitor: GpuMonitor }): JSX.Element | null {
 
 export interface IMemoryViewOptions {
   monitor: GpuMonitor;
-  /** For the history and the release; both are left out without it. */
-  client?: IServerSettingsHolder;
+  /** The sparklines' history; left out without it. */
   history?: GpuHistoryModel;
   /** Opens a kernel's notebook (the kernel table's rows). */
   onOpen?: (path: string) => void;
@@ -82,13 +80,11 @@ function Snapshot(props: {
   const openPath = options.onOpen;
   return (
     <>
-      {options.client && (
-        <IdleBanner
-          snapshot={snapshot}
-          client={options.client}
-          onReleased={() => void options.monitor.refresh()}
-        />
-      )}
+      <IdleBanner
+        snapshot={snapshot}
+        client={options.monitor.client}
+        onReleased={() => void options.monitor.refresh()}
+      />
       <Yours snapshot={snapshot} held={held} />
       <div className="jp-GpuEnv-group" data-testid="gpu-env-host">
         <h3 className="jp-GpuEnv-groupTitle">Host memory &amp; CPU</h3>
@@ -148,22 +144,19 @@ export class MemorySection extends ReactWidget {
     this.addClass('jp-GpuEnv-memorySection');
     this.title.label = 'GPU & memory';
     this.node.dataset.testid = 'gpu-env-section-memory';
-    this._client = options.client;
     this._commands = options.commands;
-    if (options.client) {
-      // The sparklines' history: every 10 s, only while this section shows.
-      this._history = new GpuHistoryModel({
-        client: options.client,
-        standby: () => document.hidden || !this.isVisible
-      });
-    }
+    // The sparklines' history: every 10 s, only while this section shows.
+    this._history = new GpuHistoryModel({
+      client: _monitor.client,
+      visible: () => this.isVisible
+    });
   }
 
   override dispose(): void {
     if (this.isDisposed) {
       return;
     }
-    this._history?.dispose();
+    this._history.dispose();
     super.dispose();
   }
 
@@ -174,7 +167,7 @@ export class MemorySection extends ReactWidget {
   protected override onAfterShow(msg: Message): void {
     super.onAfterShow(msg);
     void this._monitor.refresh();
-    this._history?.refresh().catch(() => undefined);
+    void this._history.refresh();
   }
 
   protected render(): JSX.Element {
@@ -191,7 +184,6 @@ export class MemorySection extends ReactWidget {
         {() => (
           <MemoryView
             monitor={this._monitor}
-            client={this._client}
             history={this._history}
             onOpen={onOpen}
           />
@@ -200,15 +192,12 @@ export class MemorySection extends ReactWidget {
     );
   }
 
-  private _client: IServerSettingsHolder | undefined;
   private _commands: CommandRegistry | undefined;
-  private _history: GpuHistoryModel | undefined;
+  private _history: GpuHistoryModel;
 }
 
 export namespace MemorySection {
   export interface IOptions {
-    /** The API client: enables the history sparklines and the release. */
-    client?: IServerSettingsHolder;
     /** Opens notebooks from the kernel table. */
     commands?: CommandRegistry;
   }

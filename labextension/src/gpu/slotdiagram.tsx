@@ -5,8 +5,8 @@
  */
 import React from 'react';
 
-import { formatUsage, percentOf } from '../format';
-import { IGpuDevice } from '../types';
+import { formatUsage, percentOf } from '../components/format';
+import { IGpuDevice } from '../api/types';
 import { IInstanceBlock, migLayout, parseProfile } from './layout';
 
 function sliceRange(block: IInstanceBlock): string {

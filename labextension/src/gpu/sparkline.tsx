@@ -4,7 +4,7 @@
  */
 import React from 'react';
 
-import { formatBytes } from '../format';
+import { formatBytes } from '../components/format';
 import { ISeriesPoint } from './held';
 
 const WIDTH = 240;

@@ -13,10 +13,10 @@ import { Widget } from '@lumino/widgets';
 import { downloadUrl } from '../components/download';
 import { h } from '../components/form';
 import { withKernelsShutDown } from '../components/kernels-in-use';
-import { formatBytes } from '../format';
-import { IImage } from '../types';
-import { notifyError } from './environments-notify';
-import { EnvironmentsModel } from './environments-model';
+import { formatBytes } from '../components/format';
+import { IImage } from '../api/types';
+import { notifyError } from '../environments/notify';
+import { EnvironmentsModel } from '../environments/model';
 
 const USAGES: [keyof IImage['usage'], string, string][] = [
   [
@@ -93,7 +93,7 @@ export async function showUsage(image: IImage): Promise<void> {
 /** Download the image file through the browser. */
 export function downloadImage(model: EnvironmentsModel, image: IImage): void {
   const filename = image.path.split('/').pop() ?? image.id;
-  downloadUrl(model.client.imageDownloadUrl(image.id), filename);
+  downloadUrl(model.images.downloadUrl(image.id), filename);
 }
 
 /** Delete an image after a confirmation. */
@@ -127,7 +127,7 @@ export async function deleteImage(
   try {
     const deleted = await withKernelsShutDown(
       `the image of '${image.environment}'`,
-      shutdown => model.client.deleteImage(image.id, shutdown)
+      shutdown => model.images.remove(image.id, shutdown)
     );
     if (deleted !== null) {
       Notification.success(`Deleted the image of '${image.environment}'.`, {

@@ -14,16 +14,16 @@ import React, { useEffect, useReducer } from 'react';
 
 import { useSignals } from '../components/hooks';
 import { imageFileIcon, packIcon } from '../components/icons';
-import { formatBytes } from '../format';
-import { IImage } from '../types';
+import { formatBytes } from '../components/format';
+import { IImage } from '../api/types';
 import {
   describeImageFormat,
   describeImageSize,
   formatAge,
   formatDuration
-} from './environments-format';
-import { EnvironmentsModel } from './environments-model';
-import { deleteImage, downloadImage, showUsage } from './images-actions';
+} from '../environments/format';
+import { EnvironmentsModel } from '../environments/model';
+import { deleteImage, downloadImage, showUsage } from './actions';
 
 /** Ages ("3 min ago") are redrawn this often, in ms. */
 const AGE_TICK = 30 * 1000;
@@ -94,7 +94,7 @@ export function ImagesView(props: { model: EnvironmentsModel }): JSX.Element {
     const timer = window.setInterval(tick, AGE_TICK);
     return () => window.clearInterval(timer);
   }, []);
-  const { images, imagesError: error } = model;
+  const { imageList: images, imagesError: error } = model;
   return (
     <div className="jp-GpuEnv-sectionBody" data-testid="gpu-env-images">
       {error && (

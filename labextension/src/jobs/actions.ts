@@ -6,9 +6,10 @@
 import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
 import { CommandRegistry } from '@lumino/commands';
 
-import { ApiError } from '../api';
+import { ApiError, messageOf } from '../api/request';
 import { JobsModel } from './model';
-import { IJob, isActive } from './types';
+import type { IJob } from '../api/types';
+import { isActive } from './format';
 
 export namespace JobCommandIDs {
   export const submit = 'jupyter-gpu-env:submit-notebook';
@@ -82,8 +83,4 @@ export class JobActions {
   showLog(job: IJob): void {
     void this.commands.execute(JobCommandIDs.showLog, { id: job.id });
   }
-}
-
-export function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -1,7 +1,23 @@
 /**
  * Pure formatting of jobs: elapsed times, progress, usage, resources.
  */
-import { IBackendUsage, IJob, IJobResources, IUsageReport } from './types';
+import type {
+  IBackendUsage,
+  IJob,
+  IJobResources,
+  IUsageReport,
+  JobState
+} from '../api/types';
+
+/** Whether a job in this state has not ended (queued or running). */
+export function isActiveState(state: JobState): boolean {
+  return state === 'queued' || state === 'running';
+}
+
+/** Whether a job is still queued or running. */
+export function isActive(job: { state: JobState }): boolean {
+  return isActiveState(job.state);
+}
 
 /** Seconds as a clock: `0:07`, `12:05`, `1:02:03`, `2 d 3:04:05`. */
 export function formatClock(seconds: number): string {

@@ -7,13 +7,13 @@
  * requests back off up to a minute. A job seen queued or running and then
  * ended is announced once through `ended`.
  */
-import { IDisposable } from '@lumino/disposable';
-import { IPoll, Poll } from '@lumino/polling';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { ApiError } from '../api';
-import { JobsClient } from './api';
-import { IJob, IUsageReport, JobState, isActive } from './types';
+import { ApiError } from '../api/request';
+import type { IJob, IUsageReport, JobState } from '../api/types';
+import { PolledModel, TickPhase } from '../components/polled';
+import { JobsClient } from './client';
+import { isActive, isActiveState } from './format';
 
 /** Milliseconds between two requests while a job is active and shown. */
 export const ACTIVE_INTERVAL = 2000;
@@ -26,21 +26,16 @@ export const PAGE_SIZE = 50;
 /** The usage line is asked again at least this often (ms). */
 const USAGE_INTERVAL = 60000;
 
-type Phase = IPoll.Phase<'standby'>;
-
-export class JobsModel implements IDisposable {
+export class JobsModel extends PolledModel {
   constructor(options: JobsModel.IOptions) {
-    this.client = options.client;
-    this._poll = new Poll<void, ApiError, 'standby'>({
+    // Stands by only while the tab is hidden: jobs ending while nobody
+    // looks at the section are still announced.
+    super({
       name: 'jupyter-gpu-env:jobs',
-      factory: state => this._tick(state.phase),
-      frequency: {
-        interval: options.activeInterval ?? ACTIVE_INTERVAL,
-        backoff: true,
-        max: MAX_BACKOFF
-      },
-      standby: 'when-hidden'
+      interval: options.activeInterval ?? ACTIVE_INTERVAL,
+      maxBackoff: MAX_BACKOFF
     });
+    this.client = options.client;
     this._idleInterval = options.idleInterval ?? IDLE_INTERVAL;
   }
 
@@ -48,11 +43,6 @@ export class JobsModel implements IDisposable {
 
   /** Whether someone looks at the jobs (set by the Jobs section). */
   viewed: () => boolean = () => false;
-
-  /** Emitted after each answer or failure, and when a job is busy. */
-  get changed(): ISignal<this, void> {
-    return this._changed;
-  }
 
   /** A job seen queued or running has ended (once per job). */
   get ended(): ISignal<this, IJob> {
@@ -82,29 +72,14 @@ export class JobsModel implements IDisposable {
     return this._usage;
   }
 
-  /** Why the latest request failed, or null. */
-  get error(): ApiError | null {
-    return this._error;
-  }
-
   /** Whether a cancel or delete of this job is under way. */
   isBusy(id: string): boolean {
     return this._busy.has(id);
   }
 
-  get isDisposed(): boolean {
-    return this._poll.isDisposed;
-  }
-
   /** A job known to the list (or null). */
   find(id: string): IJob | null {
     return this._jobs?.find(job => job.id === id) ?? null;
-  }
-
-  /** Ask now; resolves after the answer. */
-  async refresh(): Promise<void> {
-    await this._poll.refresh();
-    await this._poll.tick;
   }
 
   /** List one more page. */
@@ -119,7 +94,7 @@ export class JobsModel implements IDisposable {
     this._jobs = [job, ...(this._jobs ?? []).filter(j => j.id !== job.id)];
     this._total += 1;
     this._usageAt = 0;
-    this._changed.emit();
+    this.emitChanged();
     void this.refresh().catch(() => undefined);
   }
 
@@ -156,22 +131,14 @@ export class JobsModel implements IDisposable {
     return this._cancelled.has(id);
   }
 
-  dispose(): void {
-    if (this.isDisposed) {
-      return;
-    }
-    this._poll.dispose();
-    Signal.clearData(this);
-  }
-
   private async _withBusy<T>(id: string, work: () => Promise<T>): Promise<T> {
     this._busy.add(id);
-    this._changed.emit();
+    this.emitChanged();
     try {
       return await work();
     } finally {
       this._busy.delete(id);
-      this._changed.emit();
+      this.emitChanged();
       void this.refresh().catch(() => undefined);
     }
   }
@@ -190,29 +157,12 @@ export class JobsModel implements IDisposable {
     return Date.now() - this._fetchedAt >= wait;
   }
 
-  private async _tick(phase: Phase): Promise<void> {
+  protected async fetch(phase: TickPhase): Promise<void | false> {
     // Refreshes, the first tick and retries after errors always ask.
     if (phase === 'resolved' && !this._due()) {
-      return;
+      return false;
     }
-    const started = Date.now();
-    try {
-      await this._fetch();
-      this._error = null;
-    } catch (error) {
-      this._error =
-        error instanceof ApiError
-          ? error
-          : new ApiError(String(error), 0, 'client_error');
-      this._changed.emit();
-      // Rejecting makes the poll back off; the error is shown, never thrown.
-      throw this._error;
-    }
-    this._fetchedAt = started;
-    this._changed.emit();
-  }
-
-  private async _fetch(): Promise<void> {
+    this._fetchedAt = Date.now();
     const wantUsage = Date.now() - this._usageAt >= USAGE_INTERVAL;
     const [list, usage] = await Promise.all([
       this.client.listJobs({ limit: this._limit }),
@@ -262,19 +212,16 @@ export class JobsModel implements IDisposable {
     }
   }
 
-  private _poll: Poll<void, ApiError, 'standby'>;
   private _idleInterval: number;
   private _jobs: IJob[] | null = null;
   private _total = 0;
   private _limit = PAGE_SIZE;
   private _usage: IUsageReport | null = null;
   private _usageAt = 0;
-  private _error: ApiError | null = null;
   private _fetchedAt = 0;
   private _states = new Map<string, JobState>();
   private _busy = new Set<string>();
   private _cancelled = new Set<string>();
-  private _changed = new Signal<this, void>(this);
   private _ended = new Signal<this, IJob>(this);
   private _reveal = new Signal<this, string | null>(this);
 }
@@ -287,8 +234,4 @@ export namespace JobsModel {
     /** Milliseconds between requests otherwise. */
     idleInterval?: number;
   }
-}
-
-function isActiveState(state: JobState): boolean {
-  return state === 'queued' || state === 'running';
 }

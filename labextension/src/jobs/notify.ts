@@ -9,7 +9,7 @@ import { JobCommandIDs } from './actions';
 import { elapsedSeconds, formatClock } from './format';
 import { JobsModel } from './model';
 import { outputOpenable } from './row';
-import { IJob } from './types';
+import { IJob } from '../api/types';
 
 export function notifyJobEnd(
   job: IJob,

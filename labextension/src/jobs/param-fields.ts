@@ -1,82 +1,81 @@
 /**
- * The parameters part of the submit dialog: one typed input per simple
- * assignment of the `parameters` cell, and the other lines shown read-only.
+ * The parameters part of the submit dialog, built from the server's reading
+ * of the notebook's `parameters` cell (`GET notebooks/parameters`): one
+ * typed input per parameter, its comment as the hint. The server checks the
+ * values again on submission and its refusal is what the dialog shows.
  */
 import { JSONValue } from '@lumino/coreutils';
 
+import type { INotebookParameter, INotebookParameters } from '../api/types';
 import { h, liveValidate, textInput } from '../components/form';
-import { LiteralError, parsePythonLiteral, toPython } from './literal';
-import { IParameter, IParametersCell } from './params';
 
 interface IField {
-  parameter: IParameter;
-  read: () => JSONValue;
+  parameter: INotebookParameter;
+  /** The value to send, or undefined to leave the cell's default. */
+  read: () => JSONValue | undefined;
 }
 
-const KIND_LABEL: Record<IParameter['kind'], string> = {
-  int: 'int',
-  float: 'float',
-  str: 'str',
-  bool: 'bool',
-  literal: 'literal'
-};
+/** Whether the default is a value (else an expression kept as written). */
+function hasLiteralDefault(parameter: INotebookParameter): boolean {
+  return parameter.default !== null || parameter.default_text === 'None';
+}
+
+function hint(text: string): HTMLElement {
+  return h('div', { class: 'jp-GpuEnv-fieldHint' }, text);
+}
 
 export class ParameterFields {
-  constructor(cell: IParametersCell | null) {
+  /**
+   * `info` is the server's answer, or null with `error` when it could not
+   * be had.
+   */
+  constructor(info: INotebookParameters | null, error?: string) {
     this.node = h('div', {
       class: 'jp-GpuEnv-params',
       'data-testid': 'gpu-env-submit-params'
     });
-    if (cell === null) {
-      this.node.append(
-        h(
-          'div',
-          { class: 'jp-GpuEnv-fieldHint' },
-          'No cell is tagged “parameters”: the notebook runs as saved. ' +
-            'Tag the cell that sets the defaults to change them here.'
-        )
-      );
+    const note = ParameterFields.describe(info, error);
+    if (note !== null || !info) {
+      this.node.append(hint(note ?? ''));
       return;
     }
-    if (cell.parameters.length) {
-      const grid = h('div', { class: 'jp-GpuEnv-paramGrid' });
-      for (const parameter of cell.parameters) {
-        grid.append(...this._row(parameter));
-      }
-      this.node.append(grid);
-    } else {
-      this.node.append(
-        h(
-          'div',
-          { class: 'jp-GpuEnv-fieldHint' },
-          'The parameters cell assigns no plain values to change here.'
-        )
-      );
+    const grid = h('div', { class: 'jp-GpuEnv-paramGrid' });
+    for (const parameter of info.parameters) {
+      grid.append(...this._row(parameter));
     }
-    if (cell.other.length) {
-      this.node.append(
-        h(
-          'div',
-          { class: 'jp-GpuEnv-fieldHint' },
-          'Also in the cell, run as written (not plain values):'
-        ),
-        h(
-          'pre',
-          {
-            class: 'jp-GpuEnv-paramOther',
-            'data-testid': 'gpu-env-submit-params-other'
-          },
-          cell.other.join('\n')
-        )
-      );
-    }
+    this.node.append(grid);
   }
 
   readonly node: HTMLDivElement;
 
-  /** Whether the cell offers any value to change. */
-  get isEmpty(): boolean {
-    return this._fields.length === 0;
+  /** Why there is no field to fill, in words; null when there are some. */
+  static describe(
+    info: INotebookParameters | null,
+    error?: string
+  ): string | null {
+    if (!info) {
+      return (
+        `Could not read the notebook's parameters: ${error ?? 'no answer'}. ` +
+        'The notebook runs with the values it sets.'
+      );
+    }
+    if (info.cell_index === null) {
+      return (
+        'No cell is tagged “parameters”: the notebook runs as saved. ' +
+        'Tag the cell that sets the defaults to change them here.'
+      );
+    }
+    if (!info.inspectable) {
+      const language = info.language ?? 'this kernel’s language';
+      return (
+        `Papermill cannot inspect the parameters of ${language}: the ` +
+        'notebook runs with the values its parameters cell sets.'
+      );
+    }
+    if (info.parameters.length === 0) {
+      return 'The parameters cell assigns no value to change here.';
+    }
+    return null;
   }
 
   /** The values that differ from the cell's defaults. */
@@ -84,36 +83,56 @@ export class ParameterFields {
     const result: Record<string, JSONValue> = {};
     for (const { parameter, read } of this._fields) {
       const value = read();
-      if (JSON.stringify(value) !== JSON.stringify(parameter.value)) {
+      if (value === undefined) {
+        continue;
+      }
+      const same =
+        hasLiteralDefault(parameter) &&
+        JSON.stringify(value) === JSON.stringify(parameter.default);
+      if (!same) {
         result[parameter.name] = value;
       }
     }
     return result;
   }
 
-  private _row(parameter: IParameter): HTMLElement[] {
+  private _row(parameter: INotebookParameter): HTMLElement[] {
     const id = `jp-GpuEnv-param-${parameter.name}`;
     const label = h(
       'label',
-      { class: 'jp-GpuEnv-paramName', for: id, title: parameter.source },
+      { class: 'jp-GpuEnv-paramName', for: id, title: parameter.default_text },
       parameter.name
     );
-    const { control, read } = this._control(parameter, id);
+    const { control, read } = this._control(parameter, {
+      id,
+      'data-param': parameter.name,
+      title: parameter.help || undefined
+    });
     const type = h(
       'span',
       { class: 'jp-GpuEnv-paramType' },
-      parameter.annotation ?? KIND_LABEL[parameter.kind]
+      parameter.annotation ?? parameter.kind
     );
     this._fields.push({ parameter, read });
-    return [label, control, type];
+    const row = [label, control, type];
+    if (parameter.help) {
+      row.push(
+        h(
+          'div',
+          { class: 'jp-GpuEnv-fieldHint jp-GpuEnv-paramHelp' },
+          parameter.help
+        )
+      );
+    }
+    return row;
   }
 
   private _control(
-    parameter: IParameter,
-    id: string
-  ): { control: HTMLElement; read: () => JSONValue } {
-    const data = { id, 'data-param': parameter.name };
-    const { kind, value } = parameter;
+    parameter: INotebookParameter,
+    data: Record<string, string | undefined>
+  ): { control: HTMLElement; read: () => JSONValue | undefined } {
+    const { kind, default_text: written } = parameter;
+    const value = parameter.default as JSONValue;
     if (kind === 'bool') {
       const box = h('input', { type: 'checkbox', ...data });
       box.checked = value === true;
@@ -134,8 +153,8 @@ export class ParameterFields {
         required: true,
         ...data
       });
-      input.value = /^[-+]?[\d.eE+-]+$/.test(parameter.source)
-        ? parameter.source.replace(/^\+/, '')
+      input.value = /^[-+]?[\d.eE+-]+$/.test(written)
+        ? written.replace(/^\+/, '')
         : String(value);
       return { control: input, read: () => Number(input.value) };
     }
@@ -144,35 +163,39 @@ export class ParameterFields {
       input.value = String(value);
       return { control: input, read: () => input.value };
     }
-    // None, lists, tuples and dicts: a Python literal, checked as typed.
+    // Any JSON value as text; a default that is an expression is shown as
+    // the placeholder and sent only when the user types a value.
+    const literal = hasLiteralDefault(parameter);
     const input = textInput({
       ...data,
       class: 'jp-mod-styled jp-GpuEnv-paramLiteral',
-      title: "A Python literal: None, 3, 'text', [1, 2], {'k': 1}"
+      placeholder: literal ? undefined : written,
+      title: data.title ?? 'A JSON value: null, 3, "text", [1, 2], {"k": 1}'
     });
-    // One line: a literal written over several lines is shown rewritten.
-    input.value = parameter.source.includes('\n')
-      ? toPython(parameter.value)
-      : parameter.source;
+    input.value = literal ? JSON.stringify(value) : '';
     const problem = h('div', {
       class: 'jp-GpuEnv-fieldProblem',
       role: 'alert',
       hidden: true
     });
     liveValidate(input, problem, text => {
+      if (!literal && !text.trim()) {
+        return null;
+      }
       try {
-        parsePythonLiteral(text);
+        JSON.parse(text);
         return null;
       } catch (error) {
-        if (error instanceof LiteralError) {
-          return `Not a Python literal: ${error.message}`;
-        }
-        throw error;
+        return `Not JSON: ${error instanceof Error ? error.message : error}`;
       }
     });
     const control = h('div', { class: 'jp-GpuEnv-paramLiteralBox' }, input);
     control.append(problem);
-    return { control, read: () => parsePythonLiteral(input.value) };
+    const read = (): JSONValue | undefined =>
+      !literal && !input.value.trim()
+        ? undefined
+        : (JSON.parse(input.value) as JSONValue);
+    return { control, read };
   }
 
   private _fields: IField[] = [];

@@ -16,25 +16,28 @@ import {
 import { DocumentWidget } from '@jupyterlab/docregistry';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
+import { IStateDB } from '@jupyterlab/statedb';
 import { ToolbarButton } from '@jupyterlab/ui-components';
-import { PartialJSONObject } from '@lumino/coreutils';
+import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 
-import { GpuEnvClient } from '../api';
+import { messageOf } from '../api/request';
+import type { IJob } from '../api/types';
+import { sendToBatchIcon } from '../components/icons';
 import { PANEL_ID } from '../panel';
-import { JobCommandIDs, messageOf } from './actions';
-import { JobsClient } from './api';
-import { sendToBatchIcon } from './icons';
+import { JobCommandIDs } from './actions';
+import { JobsClient } from './client';
 import { createLogWidget, JobLogView } from './log';
 import { JobsModel } from './model';
 import { notifyJobEnd } from './notify';
 import { ILastUsed } from './resource-fields';
 import { submitNotebook } from './submit';
 import { IJobsModel } from './tokens';
-import { IJob } from './types';
 
 const PLUGIN_ID = 'jupyter-gpu-env:jobs';
 /** The toolbar item's name in `jupyter.lab.toolbars` (schema/jobs.json). */
 const TOOLBAR_ITEM = 'send-to-batch';
+/** The state database key of the dialog's last-used choices. */
+export const LAST_USED_KEY = 'jupyter-gpu-env:submit-last-used';
 
 export const jobsPlugin: JupyterFrontEndPlugin<JobsModel> = {
   id: PLUGIN_ID,
@@ -46,14 +49,16 @@ export const jobsPlugin: JupyterFrontEndPlugin<JobsModel> = {
     INotebookTracker,
     ICommandPalette,
     ISettingRegistry,
-    IToolbarWidgetRegistry
+    IToolbarWidgetRegistry,
+    IStateDB
   ],
   activate: (
     app: JupyterFrontEnd,
     tracker: INotebookTracker | null,
     palette: ICommandPalette | null,
     settingRegistry: ISettingRegistry | null,
-    toolbarRegistry: IToolbarWidgetRegistry | null
+    toolbarRegistry: IToolbarWidgetRegistry | null,
+    state: IStateDB | null
   ): JobsModel => {
     const { commands, shell, serviceManager } = app;
     const client = new JobsClient(serviceManager.serverSettings);
@@ -69,13 +74,17 @@ export const jobsPlugin: JupyterFrontEndPlugin<JobsModel> = {
     const submit = (panel: NotebookPanel): Promise<IJob | null> =>
       submitNotebook(panel, {
         client,
-        envClient: new GpuEnvClient(serviceManager.serverSettings),
         kernelspecs: serviceManager.kernelspecs,
         model,
-        last: setting<ILastUsed | null>('lastUsed', null),
+        // UI state, not a setting: kept in the state database.
+        last: async () =>
+          ((await state?.fetch(LAST_USED_KEY)) as ILastUsed | undefined) ??
+          null,
         remember: last => {
-          const value = JSON.parse(JSON.stringify(last)) as PartialJSONObject;
-          settings?.set('lastUsed', value).catch(reason => {
+          const value = JSON.parse(
+            JSON.stringify(last)
+          ) as ReadonlyPartialJSONObject;
+          state?.save(LAST_USED_KEY, value).catch(reason => {
             console.warn('jupyter-gpu-env: cannot remember choices.', reason);
           });
         },

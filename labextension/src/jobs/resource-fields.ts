@@ -5,11 +5,11 @@
  * Limits show as hints; the server checks them and says what is wrong.
  */
 import { field, h, select, textInput } from '../components/form';
-import { formatBytes } from '../format';
+import { formatBytes } from '../components/format';
 import { formatClock } from './format';
-import { IBackendInfo, IResourceRequest } from './types';
+import type { IBackendInfo, IResourceRequest } from '../api/types';
 
-/** What the dialog remembers between submissions (in the settings). */
+/** What the dialog remembers between submissions (in the state database). */
 export interface ILastUsed {
   backend?: string;
   queue?: string;
@@ -161,9 +161,9 @@ export class ResourceFields {
     if (last?.resources) {
       const r = last.resources;
       this.inputs.cpus.value = r.cpus?.toString() ?? '';
-      this.inputs.memory.value = r.memory ?? '';
+      this.inputs.memory.value = r.memory?.toString() ?? '';
       this.inputs.gpus.value = r.gpus?.toString() ?? '';
-      this.inputs.time_limit.value = r.time_limit ?? '';
+      this.inputs.time_limit.value = r.time_limit?.toString() ?? '';
       if (r.mig_profile && profiles.includes(r.mig_profile)) {
         this._mig.value = r.mig_profile;
       }

@@ -19,9 +19,10 @@ import {
   elapsedSeconds,
   formatClock,
   formatTime,
+  isActive,
   progressFraction
 } from './format';
-import { IJob, isActive } from './types';
+import type { IJob } from '../api/types';
 
 /** Whether the output notebook can be opened in JupyterLab. */
 export function outputOpenable(job: IJob): boolean {

@@ -9,13 +9,12 @@ import React, { useEffect, useState } from 'react';
 
 import { useSignals } from '../components/hooks';
 import { CollapsibleSection } from '../components/section';
-import { jobsIcon } from '../icons';
+import { jobsIcon } from '../components/icons';
 import { JobActions } from './actions';
-import { sendToBatchIcon } from './icons';
-import { describeUsage, describeUsageDetail } from './format';
+import { sendToBatchIcon } from '../components/icons';
+import { describeUsage, describeUsageDetail, isActive } from './format';
 import { JobsModel } from './model';
 import { JobRow } from './row';
-import { isActive } from './types';
 
 /** The current Unix time, ticking every second while `live`. */
 function useNow(live: boolean): number {

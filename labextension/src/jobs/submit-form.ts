@@ -7,11 +7,15 @@ import { Dialog } from '@jupyterlab/apputils';
 import { Widget } from '@lumino/widgets';
 
 import { field, h, textInput } from '../components/form';
-import { IEnvironment, IImage } from '../types';
+import type {
+  IBackendInfo,
+  IEnvironment,
+  IImage,
+  IJobRequest,
+  INotebookParameters
+} from '../api/types';
 import { ParameterFields } from './param-fields';
-import { IParametersCell } from './params';
 import { ILastUsed, ResourceFields, ResourceKey } from './resource-fields';
-import { IBackendInfo, IJobRequest } from './types';
 
 export interface IKernelChoice {
   name: string;
@@ -23,8 +27,10 @@ export interface ISubmitContext {
   path: string;
   /** The kernelspec name in the notebook's metadata. */
   kernel: string | null;
-  /** The parsed `parameters` cell, or null when no cell has the tag. */
-  cell: IParametersCell | null;
+  /** The server's reading of the `parameters` cell; null when it failed. */
+  parameters: INotebookParameters | null;
+  /** Why the parameters could not be read. */
+  parametersError?: string;
   kernels: IKernelChoice[];
   /** Null when they could not be listed. */
   environments: IEnvironment[] | null;
@@ -53,7 +59,10 @@ export class SubmitForm
     this.node.dataset.testid = 'gpu-env-submit-form';
     this.node.addEventListener('submit', event => event.preventDefault());
     const { path } = _context;
-    this._params = new ParameterFields(_context.cell);
+    this._params = new ParameterFields(
+      _context.parameters,
+      _context.parametersError
+    );
     this._resources = new ResourceFields(_context.backends, _context.last);
     this._target = this._targetSelect();
     const stem =

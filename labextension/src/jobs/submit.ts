@@ -9,14 +9,14 @@ import { Dialog, Notification } from '@jupyterlab/apputils';
 import { NotebookPanel } from '@jupyterlab/notebook';
 import { KernelSpec } from '@jupyterlab/services';
 
-import { GpuEnvClient } from '../api';
-import { messageOf } from './actions';
-import { JobsClient } from './api';
+import { messageOf } from '../api/request';
+import type { IJob, IJobRequest, INotebookParameters } from '../api/types';
+import { EnvironmentsClient } from '../environments/client';
+import { ImagesClient } from '../images/client';
+import { JobsClient } from './client';
 import { JobsModel } from './model';
-import { parseParametersCell } from './params';
 import { ILastUsed } from './resource-fields';
 import { IKernelChoice, SubmitForm } from './submit-form';
-import { IJob, IJobRequest } from './types';
 
 const SUBMIT = 1;
 
@@ -100,11 +100,10 @@ class SubmitDialog extends Dialog<IJobRequest> {
 
 export interface ISubmitOptions {
   client: JobsClient;
-  envClient: GpuEnvClient;
   kernelspecs: KernelSpec.IManager;
   model: JobsModel;
-  /** The dialog's remembered choices (from the settings). */
-  last: ILastUsed | null;
+  /** The dialog's remembered choices. */
+  last: () => Promise<ILastUsed | null>;
   /** Called with what to remember after a successful submission. */
   remember: (last: ILastUsed) => void;
   /** Show the job in the Jobs section. */
@@ -129,22 +128,20 @@ export async function submitNotebook(
   const model = context.model;
   const spec = model.getMetadata('kernelspec') as { name?: unknown } | null;
   const kernel = typeof spec?.name === 'string' ? spec.name : null;
-  let cell = null;
-  for (let i = 0; i < model.cells.length; i++) {
-    const cellModel = model.cells.get(i);
-    const tags = cellModel.getMetadata('tags');
-    if (Array.isArray(tags) && tags.includes('parameters')) {
-      cell = parseParametersCell(cellModel.sharedModel.getSource());
-      break;
-    }
-  }
-
-  const [backends, kernels, environments, images] = await Promise.all([
-    options.client.backends().catch((error: unknown) => error),
-    kernelChoices(options.kernelspecs),
-    options.envClient.listEnvironments().catch(() => null),
-    options.envClient.listImages().catch(() => null)
-  ]);
+  const environments = new EnvironmentsClient(options.client.serverSettings);
+  const images = new ImagesClient(options.client.serverSettings);
+  // The server reads the parameters cell of the notebook as saved.
+  const [backends, parameters, kernels, envs, imageList, last] =
+    await Promise.all([
+      options.client.backends().catch((error: unknown) => error),
+      options.client
+        .notebookParameters(context.path)
+        .catch((error: unknown) => error),
+      kernelChoices(options.kernelspecs),
+      environments.list().catch(() => null),
+      images.list().catch(() => null),
+      options.last().catch(() => null)
+    ]);
   if (!Array.isArray(backends) || backends.length === 0) {
     const why = Array.isArray(backends)
       ? 'the server has no batch backend configured'
@@ -152,16 +149,18 @@ export async function submitNotebook(
     Notification.error(`Cannot send to batch: ${why}.`);
     return null;
   }
+  const read = parameters instanceof Error ? null : parameters;
 
   const form = new SubmitForm({
     path: context.path,
     kernel,
-    cell,
+    parameters: read as INotebookParameters | null,
+    parametersError: read ? undefined : messageOf(parameters),
     kernels,
-    environments,
-    images,
+    environments: envs,
+    images: imageList,
     backends,
-    last: options.last
+    last
   });
   const title = `Send “${context.path.split('/').pop()}” to batch`;
   const dialog = new SubmitDialog(
@@ -176,7 +175,7 @@ export async function submitNotebook(
   }
   options.remember({
     backend: request.backend,
-    queue: request.queue,
+    queue: request.queue ?? undefined,
     resources: request.resources
   });
   options.model.add(job);

@@ -1,0 +1,83 @@
+/**
+ * The environment calls of the REST API: list, read, clone, delete, change
+ * packages, register or remove the kernel, export and pack.
+ */
+import { ApiClient, enc } from '../api/request';
+import type {
+  ExportFormat,
+  IDeletedEnvironment,
+  IEnvironment,
+  IEnvironmentDetail,
+  IEnvironmentList,
+  IExportResult,
+  IImage,
+  IImageRequest,
+  IKernelInfo,
+  IKernelRemoved,
+  ITask
+} from '../api/types';
+
+export class EnvironmentsClient extends ApiClient {
+  async list(): Promise<IEnvironment[]> {
+    const list = await this.request<IEnvironmentList>('GET', 'environments');
+    return list.environments;
+  }
+
+  /** One environment with its packages. */
+  get(name: string): Promise<IEnvironmentDetail> {
+    return this.request('GET', `environments/${enc(name)}`);
+  }
+
+  /** Start a clone of `source` as `name`: answers the task (202). */
+  clone(source: string, name: string): Promise<ITask> {
+    return this.request('POST', 'environments', { body: { source, name } });
+  }
+
+  /** Delete one of the user's environments; 409 `kernels_running` names kernels in the way. */
+  remove(name: string, shutdownKernels = false): Promise<IDeletedEnvironment> {
+    return this.request('DELETE', `environments/${enc(name)}`, {
+      query: { shutdown_kernels: shutdownKernels || undefined }
+    });
+  }
+
+  /** Start adding or removing packages: answers the task (202). */
+  changePackages(
+    name: string,
+    add: string[],
+    remove: string[]
+  ): Promise<ITask> {
+    return this.request('POST', `environments/${enc(name)}/packages`, {
+      body: { add, remove }
+    });
+  }
+
+  registerKernel(name: string, displayName?: string): Promise<IKernelInfo> {
+    const body = displayName ? { display_name: displayName } : {};
+    return this.request('POST', `environments/${enc(name)}/kernel`, { body });
+  }
+
+  unregisterKernel(name: string): Promise<IKernelRemoved> {
+    return this.request('DELETE', `environments/${enc(name)}/kernel`);
+  }
+
+  export(name: string, format: ExportFormat): Promise<IExportResult> {
+    return this.request('GET', `environments/${enc(name)}/export`, {
+      query: { format }
+    });
+  }
+
+  /**
+   * Pack an environment: the task that builds the image (202), or the
+   * existing image of identical content at once (200).
+   */
+  pack(name: string, request: IImageRequest): Promise<ITask | IImage> {
+    return this.request('POST', `environments/${enc(name)}/image`, {
+      body: request
+    });
+  }
+}
+
+/** Whether a pack answer is the task building the image (else the image). */
+export function isTask(value: ITask | IImage): value is ITask {
+  return 'state' in value && 'progress' in value;
+}
