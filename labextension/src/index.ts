@@ -10,6 +10,7 @@ import { ICommandPalette } from '@jupyterlab/apputils';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { IStateDB } from '@jupyterlab/statedb';
 import { refreshIcon } from '@jupyterlab/ui-components';
+import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 
 import { gpuIcon } from './components/icons';
 import { DEFAULT_REFRESH_INTERVAL } from './gpu/monitor';
@@ -76,22 +77,12 @@ const plugin: JupyterFrontEndPlugin<void> = {
     commands.addCommand(CommandIDs.clone, {
       label: 'Clone environment…',
       caption: 'Clone a conda environment into your own environments',
-      execute: args => {
-        const source = args['source'];
-        return panel.environments.clone(
-          typeof source === 'string' ? source : undefined
-        );
-      }
+      execute: args => panel.environments.clone(text(args, 'source'))
     });
     commands.addCommand(CommandIDs.pack, {
       label: 'Pack environment into an image…',
       caption: 'Pack a conda environment into one squashfs image',
-      execute: args => {
-        const name = args['environment'];
-        return panel.environments.pack(
-          typeof name === 'string' ? name : undefined
-        );
-      }
+      execute: args => panel.environments.pack(text(args, 'environment'))
     });
     if (palette) {
       const items = [
@@ -132,5 +123,14 @@ const plugin: JupyterFrontEndPlugin<void> = {
     }
   }
 };
+
+/** A command's string argument, if given. */
+function text(
+  args: ReadonlyPartialJSONObject,
+  key: string
+): string | undefined {
+  const value = args[key];
+  return typeof value === 'string' ? value : undefined;
+}
 
 export default [plugin, jobsPlugin];

@@ -36,6 +36,8 @@ export class GpuEnvPanel extends SidePanel {
     // A plain scrolling column rather than an accordion: sections keep
     // their natural height and the empty states are never clipped.
     super({ content: new Panel() });
+    // Section titles are drawn by JupyterLab's accordion-title styles.
+    this.content.addClass('lm-AccordionPanel');
     this.id = PANEL_ID;
     this.addClass('jp-GpuEnv');
     this.title.icon = gpuIcon;

@@ -2,3 +2,4 @@ import './base.css';
 import './environments.css';
 import './jobs.css';
 import './gpu.css';
+import './forms.css';

@@ -6,7 +6,11 @@ import type { IJupyterLabPageFixture } from '@jupyterlab/galata';
 import { expect } from '@playwright/test';
 import type { APIRequestContext, Locator } from '@playwright/test';
 
-import type { IEnvironment, IImage, ITask } from '../../labextension/src/api/types';
+import type {
+  IEnvironment,
+  IImage,
+  ITask
+} from '../../labextension/src/api/types';
 
 const API = '/gpu-env/api';
 
@@ -132,7 +136,7 @@ export function envRow(page: IJupyterLabPageFixture, name: string): Locator {
 
 /** A row's action button: clone, kernel, packages, export, pack, delete. */
 export function rowAction(row: Locator, action: string): Locator {
-  return row.locator(`.jp-GpuEnv-envActions [data-action="${action}"]`);
+  return row.locator(`.jp-GpuEnv-rowActions [data-action="${action}"]`);
 }
 
 /** The open dialog. */

@@ -44,9 +44,7 @@ test.describe('GPU Env sidebar', () => {
 
     // Where the limit comes from, in words.
     await expect(
-      panel(page)
-        .locator('.jp-GpuEnv-memorySection .jp-GpuEnv-usageNote')
-        .first()
+      panel(page).locator('.jp-GpuEnv-memorySection .jp-GpuEnv-note').first()
     ).toHaveText(
       /cgroup v2 limit|cgroup v1 limit|no container limit — machine total/
     );
@@ -166,6 +164,41 @@ test.describe('GPU Env sidebar', () => {
 
     await expect(panel(page)).toBeVisible();
     expect(await page.sidebar.isTabOpen(PANEL_ID)).toBe(true);
+    await expect(memoryBar(page)).toBeVisible();
+  });
+
+  test('keeps a collapsed section collapsed after a reload', async ({
+    page
+  }) => {
+    await page.sidebar.openTab(PANEL_ID);
+    await expect(memoryBar(page)).toBeVisible();
+    const title = page.locator(
+      '[data-section="memory"] > .jp-GpuEnv-sectionTitle'
+    );
+    await expect(title).toHaveAttribute('aria-expanded', 'true');
+    // UI state goes to the state database, saved with the workspace.
+    const saved = page.waitForRequest(
+      request =>
+        request.method() === 'PUT' &&
+        request.url().includes('/api/workspaces') &&
+        /jupyter-gpu-env:section:memory/.test(request.postData() ?? '')
+    );
+    await title.click();
+    await expect(title).toHaveAttribute('aria-expanded', 'false');
+    await expect(memoryBar(page)).toBeHidden();
+    await saved;
+
+    await page.reload();
+
+    await expect(panel(page)).toBeVisible();
+    await expect(title).toHaveAttribute('aria-expanded', 'false');
+    await expect(memoryBar(page)).toBeHidden();
+    // The other sections are as they were.
+    await expect(
+      page.locator('[data-section="environments"] > .jp-GpuEnv-sectionTitle')
+    ).toHaveAttribute('aria-expanded', 'true');
+
+    await title.click();
     await expect(memoryBar(page)).toBeVisible();
   });
 

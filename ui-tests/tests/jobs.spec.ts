@@ -214,6 +214,76 @@ test.describe('Send to batch', () => {
     await dialog(page).getByRole('button', { name: 'Cancel' }).click();
   });
 
+  test("builds the parameters form from the server's reading", async ({
+    page,
+    tmpPath
+  }) => {
+    const name = 'kinds';
+    await openNotebook(
+      page,
+      `${tmpPath}/${name}.ipynb`,
+      notebook(
+        [
+          ['parameters'],
+          [
+            'alpha = 1  # how many rounds',
+            'rate = 0.5',
+            "optimizer = 'adam'",
+            'verbose = False',
+            'layers = [1, 2]',
+            'seed = 2 * 3'
+          ].join('\n')
+        ],
+        [[], 'print(alpha, rate, optimizer, verbose, layers, seed)']
+      )
+    );
+    await sendButton(page).click();
+    const params = dialog(page).getByTestId('gpu-env-submit-params');
+    const field = (param: string) => params.locator(`[data-param="${param}"]`);
+    await expect(field('alpha')).toHaveValue('1');
+    await expect(field('alpha')).toHaveAttribute('type', 'number');
+    // The comment beside the assignment is the field's hint.
+    await expect(params).toContainText('how many rounds');
+    await expect(field('rate')).toHaveValue('0.5');
+    await expect(field('optimizer')).toHaveValue('adam');
+    await expect(field('verbose')).not.toBeChecked();
+    // Other values are JSON; an expression is a hint, sent only if typed.
+    await expect(field('layers')).toHaveValue('[1,2]');
+    await expect(field('seed')).toHaveValue('');
+    await expect(field('seed')).toHaveAttribute('placeholder', '2 * 3');
+
+    await field('verbose').check();
+    await field('layers').fill('[3, 4]');
+    await dialog(page).getByRole('button', { name: 'Submit' }).click();
+    await expect(dialog(page)).toHaveCount(0);
+    const job = await jobNamed(page.request, name);
+    expect(job?.parameters).toEqual({ verbose: true, layers: [3, 4] });
+    await expect
+      .poll(async () => (await jobNamed(page.request, name))?.state, {
+        timeout: 60000
+      })
+      .toBe('succeeded');
+    // Gone again, so that the other tests' pictures stay as they were.
+    const removed = await page.request.delete(`${API}/jobs/${job?.id}`);
+    expect(removed.ok()).toBe(true);
+  });
+
+  test('says so when no cell is tagged parameters', async ({
+    page,
+    tmpPath
+  }) => {
+    await openNotebook(
+      page,
+      `${tmpPath}/untagged.ipynb`,
+      notebook([[], 'alpha = 1'])
+    );
+    await sendButton(page).click();
+    await expect(dialog(page).getByTestId('gpu-env-submit-params')).toHaveText(
+      /No cell is tagged “parameters”/
+    );
+    await dialog(page).getByRole('button', { name: 'Cancel' }).click();
+  });
+
   test('cancels and deletes a job from the Jobs section', async ({
     page,
     tmpPath

@@ -1,5 +1,6 @@
 /**
- * The `refreshInterval` setting reaches the poll.
+ * The `refreshInterval` setting reaches the poll; the settings are only
+ * settings.
  */
 import { expect, galata, test } from '@jupyterlab/galata';
 
@@ -33,4 +34,21 @@ test('a long refresh interval means no request in between', async ({
     window.jupyterapp.commands.execute('jupyter-gpu-env:refresh')
   );
   await expect.poll(() => requests).toBe(afterOpen + 1);
+});
+
+test('the Settings Editor offers only real settings', async ({ page }) => {
+  // UI state (last-used dialog values, collapsed sections) is not a setting.
+  const properties = await page.evaluate(async () => {
+    const settings = window.jupyterapp.serviceManager.settings;
+    const keys = async (id: string) =>
+      Object.keys((await settings.fetch(id)).schema.properties ?? {}).sort();
+    return {
+      plugin: await keys('jupyter-gpu-env:plugin'),
+      jobs: await keys('jupyter-gpu-env:jobs')
+    };
+  });
+  expect(properties).toEqual({
+    plugin: ['refreshInterval'],
+    jobs: ['notifyOnEnd']
+  });
 });

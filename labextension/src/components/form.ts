@@ -8,7 +8,22 @@
  * in step with what the user typed.
  */
 
+import { Dialog } from '@jupyterlab/apputils';
+import { Widget } from '@lumino/widgets';
+
 type Attributes = Record<string, string | boolean | number | undefined>;
+
+/** A dialog body: a column of fields whose `getValue()` is the answer. */
+export abstract class FormBody<T>
+  extends Widget
+  implements Dialog.IBodyWidget<T>
+{
+  constructor() {
+    super({ node: h('div', { class: 'jp-GpuEnv-form' }) });
+  }
+
+  abstract getValue(): T;
+}
 
 /** Create an element with attributes and children. */
 export function h<K extends keyof HTMLElementTagNameMap>(

@@ -4,6 +4,7 @@
 import React from 'react';
 
 import { percentOf, usageLevel } from './format';
+import { ProgressBar } from './progress';
 
 export interface IUsageBarProps {
   /** What is measured, e.g. "Memory". */
@@ -34,11 +35,6 @@ export function UsageBar(props: IUsageBarProps): JSX.Element {
   const percent = props.pending ? 0 : percentOf(props.used, props.total);
   const level = props.pending ? 'ok' : usageLevel(percent);
   const rounded = Math.round(percent);
-  const dataAttributes: Record<string, string> = {};
-  for (const [key, value] of Object.entries(props.data ?? {})) {
-    dataAttributes[`data-${key}`] = String(value);
-  }
-  const barClass = ['jp-GpuEnv-bar', props.className ?? ''].join(' ').trim();
   return (
     <div className="jp-GpuEnv-usage">
       <div className="jp-GpuEnv-usageHeader">
@@ -50,23 +46,16 @@ export function UsageBar(props: IUsageBarProps): JSX.Element {
           )}
         </span>
       </div>
-      <div
-        className={barClass}
-        role="progressbar"
-        aria-label={`${props.label}: ${props.value}`}
-        aria-valuemin={0}
-        aria-valuemax={100}
-        aria-valuenow={rounded}
-        data-level={level}
-        data-testid={props.testId}
-        {...dataAttributes}
-      >
-        <div
-          className="jp-GpuEnv-barFill"
-          style={{ width: `${percent.toFixed(1)}%` }}
-        />
-      </div>
-      {props.note && <div className="jp-GpuEnv-usageNote">{props.note}</div>}
+      <ProgressBar
+        percent={percent}
+        level={level}
+        label={`${props.label}: ${props.value}`}
+        valueNow={rounded}
+        className={props.className}
+        testId={props.testId}
+        data={props.data}
+      />
+      {props.note && <div className="jp-GpuEnv-note">{props.note}</div>}
     </div>
   );
 }

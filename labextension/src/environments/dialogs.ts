@@ -2,10 +2,14 @@
  * The bodies of the Environments dialogs (clone, pack, packages, export):
  * Lumino widgets whose `getValue()` gives what the user chose.
  */
-import { Dialog } from '@jupyterlab/apputils';
-import { Widget } from '@lumino/widgets';
-
-import { field, h, liveValidate, select, textInput } from '../components/form';
+import {
+  FormBody,
+  field,
+  h,
+  liveValidate,
+  select,
+  textInput
+} from '../components/form';
 import {
   Compression,
   ExportFormat,
@@ -21,13 +25,9 @@ export interface ICloneValue {
 }
 
 /** Asks the new environment's name (and its source, when not given). */
-export class CloneForm
-  extends Widget
-  implements Dialog.IBodyWidget<ICloneValue>
-{
+export class CloneForm extends FormBody<ICloneValue> {
   constructor(options: CloneForm.IOptions) {
-    super({ node: h('div', { class: 'jp-GpuEnv-form' }) });
-    this.addClass('jp-GpuEnv-cloneForm');
+    super();
     const taken = options.taken;
     if (options.sources.length > 1) {
       this._source = select(
@@ -120,9 +120,9 @@ const FORMATS: [ImageFormat, string][] = [
 ];
 
 /** Asks the image's format and compression (and the environment). */
-export class PackForm extends Widget implements Dialog.IBodyWidget<IPackValue> {
+export class PackForm extends FormBody<IPackValue> {
   constructor(options: { environments: string[]; environment: string }) {
-    super({ node: h('div', { class: 'jp-GpuEnv-form' }) });
+    super();
     this._environment = options.environment;
     if (options.environments.length > 1) {
       this._env = select(
@@ -167,13 +167,9 @@ export interface IPackagesValue {
 }
 
 /** Specs to add, and checkboxes of the installed conda packages to remove. */
-export class PackagesForm
-  extends Widget
-  implements Dialog.IBodyWidget<IPackagesValue>
-{
+export class PackagesForm extends FormBody<IPackagesValue> {
   constructor(packages: IPackage[]) {
-    super({ node: h('div', { class: 'jp-GpuEnv-form' }) });
-    this.addClass('jp-GpuEnv-packagesForm');
+    super();
     this._add = textInput({
       placeholder: 'tensorboard, numpy >=1.26',
       'data-testid': 'gpu-env-packages-add'
@@ -230,12 +226,9 @@ export class PackagesForm
 }
 
 /** Asks which export to download. */
-export class ExportForm
-  extends Widget
-  implements Dialog.IBodyWidget<ExportFormat>
-{
+export class ExportForm extends FormBody<ExportFormat> {
   constructor() {
-    super({ node: h('div', { class: 'jp-GpuEnv-form' }) });
+    super();
     const choices: [ExportFormat, string, string][] = [
       [
         'yaml',

@@ -122,20 +122,19 @@ async function showReport(result: IPackagesResult): Promise<void> {
   });
 }
 
-function isImage(value: unknown): value is IImage {
+/** Whether a task's result is an object with all of `keys`. */
+function hasKeys(value: unknown, ...keys: string[]): boolean {
   return (
     typeof value === 'object' &&
     value !== null &&
-    'usage' in value &&
-    'size_bytes' in value
+    keys.every(key => key in value)
   );
 }
 
+function isImage(value: unknown): value is IImage {
+  return hasKeys(value, 'usage', 'size_bytes');
+}
+
 function isPackagesResult(value: unknown): value is IPackagesResult {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    'report' in value &&
-    'environment' in value
-  );
+  return hasKeys(value, 'report', 'environment');
 }

@@ -47,7 +47,7 @@ export function PackageList(props: {
       </div>
     );
   } else if (packages === null) {
-    content = <div className="jp-GpuEnv-loading">Reading packages…</div>;
+    content = <div className="jp-GpuEnv-note">Reading packages…</div>;
   } else {
     content = (
       <table className="jp-GpuEnv-packages">
@@ -58,9 +58,7 @@ export function PackageList(props: {
               <td className="jp-GpuEnv-pkgVersion">
                 {pkg.version}
                 {pkg.kind === 'pypi' && (
-                  <span className="jp-GpuEnv-envBadge jp-GpuEnv-envBadge-pypi">
-                    pip
-                  </span>
+                  <span className="jp-GpuEnv-badge">pip</span>
                 )}
               </td>
             </tr>
@@ -75,7 +73,7 @@ export function PackageList(props: {
       className="jp-GpuEnv-envDetail"
       data-testid="gpu-env-env-packages"
     >
-      <div className="jp-GpuEnv-envPrefix" title={env.prefix}>
+      <div className="jp-GpuEnv-envPrefix jp-GpuEnv-note" title={env.prefix}>
         {env.prefix}
       </div>
       {content}

@@ -32,7 +32,8 @@ function Badges(props: { env: IEnvironment }): JSX.Element {
     <div className="jp-GpuEnv-envBadges">
       {env.kernel_name ? (
         <span
-          className="jp-GpuEnv-envBadge jp-GpuEnv-envBadge-kernel"
+          className="jp-GpuEnv-badge"
+          data-tone="brand"
           title={`Registered as the Jupyter kernel '${env.kernel_name}'`}
           data-testid="gpu-env-badge-kernel"
         >
@@ -41,14 +42,15 @@ function Badges(props: { env: IEnvironment }): JSX.Element {
       ) : null}
       {env.has_ipykernel ? (
         <span
-          className="jp-GpuEnv-envBadge"
+          className="jp-GpuEnv-badge"
           title="ipykernel is installed: it can run notebooks"
         >
           ipykernel
         </span>
       ) : (
         <span
-          className="jp-GpuEnv-envBadge jp-GpuEnv-envBadge-missing"
+          className="jp-GpuEnv-badge"
+          data-tone="warn"
           title={NO_IPYKERNEL}
           data-testid="gpu-env-badge-no-ipykernel"
         >
@@ -56,7 +58,7 @@ function Badges(props: { env: IEnvironment }): JSX.Element {
         </span>
       )}
       {env.source_name && (
-        <span className="jp-GpuEnv-envSource" title={env.source ?? undefined}>
+        <span className="jp-GpuEnv-note" title={env.source ?? undefined}>
           cloned from {env.source_name}
         </span>
       )}
@@ -79,7 +81,7 @@ function Actions(props: {
       ? 'Register as a Jupyter kernel (shows in the Launcher)'
       : `Cannot register a kernel: ${NO_IPYKERNEL}`;
   return (
-    <div className="jp-GpuEnv-envActions" role="toolbar">
+    <div className="jp-GpuEnv-rowActions" role="toolbar">
       {own && (
         <ToolbarButtonComponent
           icon={editIcon}
@@ -159,14 +161,14 @@ export function EnvironmentRow(props: {
   const detailId = `jp-GpuEnv-env-${env.kind}-${env.name}-packages`;
   return (
     <li
-      className="jp-GpuEnv-env"
+      className="jp-GpuEnv-row jp-GpuEnv-env"
       data-testid="gpu-env-env"
       data-name={env.name}
       data-kind={env.kind}
       data-kernel={env.kernel_name ?? ''}
       data-expanded={expanded}
     >
-      <div className="jp-GpuEnv-envHeader">
+      <div className="jp-GpuEnv-rowHeader">
         <button
           type="button"
           className="jp-GpuEnv-envToggle"
@@ -178,7 +180,7 @@ export function EnvironmentRow(props: {
           onClick={() => setExpanded(!expanded)}
         >
           <caretDownIcon.react tag="span" className="jp-GpuEnv-envCaret" />
-          <span className="jp-GpuEnv-envName">{env.name}</span>
+          <span className="jp-GpuEnv-rowName">{env.name}</span>
         </button>
         <Actions
           env={env}

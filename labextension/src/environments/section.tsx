@@ -2,11 +2,10 @@
  * The "Environments" section: the platform's managed environments and the
  * user's own, with their actions and running tasks.
  */
-import { ReactWidget } from '@jupyterlab/ui-components';
-import { Message } from '@lumino/messaging';
 import React from 'react';
 
 import { useSignals } from '../components/hooks';
+import { SectionWidget } from '../components/section-widget';
 import { TaskList } from './task-list';
 import { environmentsIcon } from '../components/icons';
 import { IEnvironment, ITask } from '../api/types';
@@ -43,7 +42,9 @@ function Group(props: {
     >
       <h3 className="jp-GpuEnv-groupTitle">
         {props.title}
-        <span className="jp-GpuEnv-groupCount">{envs.length}</span>
+        <span className="jp-GpuEnv-badge" data-tone="quiet">
+          {envs.length}
+        </span>
       </h3>
       <TaskList
         tasks={loose}
@@ -51,7 +52,7 @@ function Group(props: {
         summarize={taskSummary}
       />
       {envs.length > 0 ? (
-        <ul className="jp-GpuEnv-envList">
+        <ul className="jp-GpuEnv-list">
           {envs.map(env => (
             <EnvironmentRow
               key={env.name}
@@ -67,11 +68,8 @@ function Group(props: {
             className="jp-GpuEnv-empty jp-GpuEnv-emptySmall"
             data-testid={`gpu-env-env-empty-${kind}`}
           >
-            <environmentsIcon.react
-              tag="span"
-              className="jp-GpuEnv-emptyIcon"
-            />
-            <p className="jp-GpuEnv-emptyText">{EMPTY[kind]}</p>
+            <environmentsIcon.react tag="span" className="jp-GpuEnv-icon" />
+            <p>{EMPTY[kind]}</p>
           </div>
         )
       )}
@@ -101,7 +99,7 @@ export function EnvironmentsView(props: {
       )}
       {envs === null ? (
         !error && (
-          <div className="jp-GpuEnv-loading">Looking for environments…</div>
+          <div className="jp-GpuEnv-note">Looking for environments…</div>
         )
       ) : (
         <>
@@ -132,17 +130,12 @@ function targetName(task: ITask): string {
 }
 
 /** The section widget; lists and tasks are refreshed whenever it is shown. */
-export class EnvironmentsSection extends ReactWidget {
+export class EnvironmentsSection extends SectionWidget {
   constructor(private readonly _actions: EnvironmentActions) {
-    super();
-    this.addClass('jp-GpuEnv-section');
-    this.addClass('jp-GpuEnv-environmentsSection');
-    this.title.label = 'Environments';
-    this.node.dataset.testid = 'gpu-env-section-environments';
+    super('environments', 'Environments');
   }
 
-  protected override onAfterShow(msg: Message): void {
-    super.onAfterShow(msg);
+  protected onShown(): void {
     void this._actions.model.refresh();
     // Tasks started meanwhile from another tab or a terminal.
     this._actions.tracker.attach().catch(reason => {

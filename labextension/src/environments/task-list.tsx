@@ -6,7 +6,8 @@ import { ToolbarButtonComponent, closeIcon } from '@jupyterlab/ui-components';
 import React from 'react';
 
 import { isFinal } from './tasks';
-import { ITask } from '../api/types';
+import type { ITask } from '../api/types';
+import { BarLevel, ProgressBar } from '../components/progress';
 
 export interface ITaskListProps {
   onCancel: (id: string) => void;
@@ -22,7 +23,7 @@ export function TaskProgress(
   const message =
     final && props.summarize ? props.summarize(task) : task.message;
   const percent = Math.round(Math.min(1, Math.max(0, task.progress)) * 100);
-  const level =
+  const level: BarLevel =
     task.state === 'failed'
       ? 'critical'
       : task.state === 'cancelled'
@@ -36,7 +37,7 @@ export function TaskProgress(
       data-kind={task.kind}
       data-target={task.target ?? ''}
     >
-      <div className="jp-GpuEnv-taskHeader">
+      <div className="jp-GpuEnv-rowHeader jp-GpuEnv-rowActions">
         <span className="jp-GpuEnv-taskTitle" title={task.title}>
           {task.title}
         </span>
@@ -45,7 +46,6 @@ export function TaskProgress(
         </span>
         {!final && (
           <ToolbarButtonComponent
-            className="jp-GpuEnv-taskCancel"
             icon={closeIcon}
             tooltip="Cancel: stop it and keep nothing"
             dataset={{ testid: 'gpu-env-task-cancel' }}
@@ -53,20 +53,14 @@ export function TaskProgress(
           />
         )}
       </div>
-      <div
-        className="jp-GpuEnv-bar jp-GpuEnv-taskBar"
-        role="progressbar"
-        aria-label={task.title}
-        aria-valuemin={0}
-        aria-valuemax={100}
-        aria-valuenow={percent}
-        data-level={level}
-        data-pending={task.state === 'pending' || undefined}
-      >
-        <div className="jp-GpuEnv-barFill" style={{ width: `${percent}%` }} />
-      </div>
+      <ProgressBar
+        percent={task.state === 'pending' ? null : percent}
+        level={level}
+        label={task.title}
+        valueNow={percent}
+      />
       {message && (
-        <div className="jp-GpuEnv-taskMessage" title={message}>
+        <div className="jp-GpuEnv-taskMessage jp-GpuEnv-note" title={message}>
           {message}
         </div>
       )}
@@ -93,7 +87,10 @@ export function TaskList(
     return null;
   }
   return (
-    <ul className="jp-GpuEnv-taskList" aria-label="Running tasks">
+    <ul
+      className="jp-GpuEnv-list jp-GpuEnv-taskList"
+      aria-label="Running tasks"
+    >
       {props.tasks.map(task => (
         <TaskProgress
           key={task.id}

@@ -19,7 +19,7 @@ function MemoryOf(props: {
 }): JSX.Element {
   if (props.used === null || props.total === null || props.total <= 0) {
     return (
-      <div className="jp-GpuEnv-usageNote">
+      <div className="jp-GpuEnv-note">
         {props.label}: memory use not reported
       </div>
     );
@@ -89,15 +89,15 @@ function GpuCard(props: { gpu: IGpuDevice }): JSX.Element {
       data-visible={gpu.visible}
     >
       <div className="jp-GpuEnv-gpuTitle" title={gpu.uuid ?? undefined}>
-        <gpuIcon.react tag="span" className="jp-GpuEnv-gpuIcon" />
-        <span className="jp-GpuEnv-gpuName">
+        <gpuIcon.react tag="span" className="jp-GpuEnv-icon" />
+        <span>
           GPU {gpu.index} · {gpu.name}
         </span>
       </div>
       {gpu.mig_enabled ? (
         <>
           {gpu.mig_devices.length > 0 && <MigDiagram gpu={gpu} />}
-          <ul className="jp-GpuEnv-migList">
+          <ul className="jp-GpuEnv-list jp-GpuEnv-migList">
             {gpu.mig_devices.map((mig, i) => (
               <MigSlice key={mig.uuid ?? i} mig={mig} />
             ))}
@@ -110,7 +110,7 @@ function GpuCard(props: { gpu: IGpuDevice }): JSX.Element {
           total={gpu.memory_total_bytes}
         />
       )}
-      {details && <div className="jp-GpuEnv-usageNote">{details}</div>}
+      {details && <div className="jp-GpuEnv-note">{details}</div>}
     </li>
   );
 }
@@ -123,8 +123,8 @@ export function NoGpuVisible(props: { status: IGpuStatus }): JSX.Element {
       data-testid="gpu-env-gpu-empty"
       data-reason={props.status.reason}
     >
-      <gpuIcon.react tag="span" className="jp-GpuEnv-emptyIcon" />
-      <p className="jp-GpuEnv-emptyText">{props.status.message}</p>
+      <gpuIcon.react tag="span" className="jp-GpuEnv-icon" />
+      <p>{props.status.message}</p>
     </div>
   );
 }
@@ -140,13 +140,16 @@ export function GpuList(props: {
   }
   return (
     <>
-      <ul className="jp-GpuEnv-gpuList" data-testid="gpu-env-gpu-list">
+      <ul
+        className="jp-GpuEnv-list jp-GpuEnv-gpuList"
+        data-testid="gpu-env-gpu-list"
+      >
         {props.gpus.map(gpu => (
           <GpuCard key={gpu.uuid ?? gpu.index} gpu={gpu} />
         ))}
       </ul>
       {props.status.reason === 'recorded' && props.statusNote !== false && (
-        <div className="jp-GpuEnv-usageNote">{props.status.message}</div>
+        <div className="jp-GpuEnv-note">{props.status.message}</div>
       )}
     </>
   );

@@ -4,7 +4,11 @@
  * whole GPU its name, memory and utilization.
  */
 import { Clipboard } from '@jupyterlab/apputils';
-import { checkIcon, copyIcon } from '@jupyterlab/ui-components';
+import {
+  ToolbarButtonComponent,
+  checkIcon,
+  copyIcon
+} from '@jupyterlab/ui-components';
 import React, { useEffect, useState } from 'react';
 
 import { UsageBar } from '../components/usagebar';
@@ -22,28 +26,19 @@ export function CopyableUuid(props: { uuid: string }): JSX.Element {
     const timer = window.setTimeout(() => setCopied(false), 1500);
     return () => window.clearTimeout(timer);
   }, [copied]);
-  const Icon = copied ? checkIcon : copyIcon;
   return (
     <div className="jp-GpuEnv-uuid">
-      <code
-        className="jp-GpuEnv-uuidText"
-        title={props.uuid}
-        data-testid="gpu-env-held-uuid"
-      >
+      <code title={props.uuid} data-testid="gpu-env-held-uuid">
         {props.uuid}
       </code>
-      <button
-        type="button"
-        className="jp-GpuEnv-iconButton"
-        title={copied ? 'Copied' : 'Copy the UUID'}
-        aria-label={copied ? 'Copied' : `Copy ${props.uuid}`}
+      <ToolbarButtonComponent
+        icon={copied ? checkIcon : copyIcon}
+        tooltip={copied ? 'Copied' : 'Copy the UUID'}
         onClick={() => {
           Clipboard.copyToSystem(props.uuid);
           setCopied(true);
         }}
-      >
-        <Icon.react tag="span" elementSize="small" />
-      </button>
+      />
     </div>
   );
 }
@@ -55,7 +50,7 @@ function HeldMemory(props: {
 }): JSX.Element {
   const { used, total } = props;
   if (used === null || total === null || total <= 0) {
-    return <div className="jp-GpuEnv-usageNote">Memory use not reported</div>;
+    return <div className="jp-GpuEnv-note">Memory use not reported</div>;
   }
   return (
     <UsageBar
@@ -91,13 +86,13 @@ function MigCard(props: {
   return (
     <>
       <div className="jp-GpuEnv-heldTitle">
-        <gpuIcon.react tag="span" className="jp-GpuEnv-gpuIcon" />
+        <gpuIcon.react tag="span" className="jp-GpuEnv-icon" />
         <span className="jp-GpuEnv-heldName" data-testid="gpu-env-held-profile">
           {mig.profile ?? 'MIG slice'}
         </span>
         {mig.profile_inferred && (
           <span
-            className="jp-GpuEnv-inferred"
+            className="jp-GpuEnv-note"
             title="No tool printed the profile: derived from SM count and memory"
           >
             (inferred)
@@ -105,7 +100,7 @@ function MigCard(props: {
         )}
         <span className="jp-GpuEnv-badge">MIG slice</span>
       </div>
-      <div className="jp-GpuEnv-heldMeta">
+      <div className="jp-GpuEnv-heldMeta jp-GpuEnv-note">
         <span>
           GPU {gpu.index} · {gpu.name}
         </span>
@@ -131,7 +126,7 @@ function GpuCard(props: {
   return (
     <>
       <div className="jp-GpuEnv-heldTitle">
-        <gpuIcon.react tag="span" className="jp-GpuEnv-gpuIcon" />
+        <gpuIcon.react tag="span" className="jp-GpuEnv-icon" />
         <span className="jp-GpuEnv-heldName" data-testid="gpu-env-held-profile">
           {gpu.name}
         </span>
@@ -150,7 +145,7 @@ function GpuCard(props: {
           data={{ percent: busy }}
         />
       ) : (
-        <div className="jp-GpuEnv-usageNote">Utilization not reported</div>
+        <div className="jp-GpuEnv-note">Utilization not reported</div>
       )}
     </>
   );
@@ -187,7 +182,7 @@ export function HeldDevices(props: {
           )}
         </div>
       ))}
-      {props.note && <div className="jp-GpuEnv-usageNote">{props.note}</div>}
+      {props.note && <div className="jp-GpuEnv-note">{props.note}</div>}
     </div>
   );
 }

@@ -46,14 +46,12 @@ export function IdleBanner(props: {
       data-testid="gpu-env-idle"
       data-idle-seconds={snapshot.idle.idle_seconds}
     >
-      <idleWarningIcon.react tag="span" className="jp-GpuEnv-idleIcon" />
+      <idleWarningIcon.react tag="span" className="jp-GpuEnv-icon" />
       <div className="jp-GpuEnv-idleBody">
-        <p className="jp-GpuEnv-idleText">
-          {snapshot.idle.message || fallbackMessage(snapshot)}
-        </p>
+        <p>{snapshot.idle.message || fallbackMessage(snapshot)}</p>
         <button
           type="button"
-          className="jp-mod-styled jp-mod-warn jp-GpuEnv-idleButton"
+          className="jp-mod-styled jp-mod-warn"
           data-testid="gpu-env-release"
           disabled={busy}
           onClick={() => void release()}

@@ -42,7 +42,7 @@ function KernelRow(props: {
       onClick={open}
     >
       <td className="jp-GpuEnv-kernelName">
-        <Icon.react tag="span" className="jp-GpuEnv-kernelIcon" />
+        <Icon.react tag="span" className="jp-GpuEnv-icon" />
         {path ? (
           <button
             type="button"
@@ -89,10 +89,7 @@ export function KernelTable(props: {
     <div className="jp-GpuEnv-group" data-testid="gpu-env-kernels">
       <h3 className="jp-GpuEnv-groupTitle">Memory per kernel</h3>
       {kernels.length === 0 ? (
-        <div
-          className="jp-GpuEnv-usageNote"
-          data-testid="gpu-env-kernels-empty"
-        >
+        <div className="jp-GpuEnv-note" data-testid="gpu-env-kernels-empty">
           No kernel is running on this server.
         </div>
       ) : (

@@ -51,13 +51,9 @@ function ConfirmBody(props: { kernels: IKernelUsage[] }): JSX.Element {
       <ul className="jp-GpuEnv-releaseList">
         {props.kernels.map(kernel => (
           <li key={kernel.kernel_id} data-kernel-id={kernel.kernel_id}>
-            <span className="jp-GpuEnv-releasePath">
-              {kernel.notebook_path ?? kernelLabel(kernel)}
-            </span>
+            <span>{kernel.notebook_path ?? kernelLabel(kernel)}</span>
             {kernel.gpu_memory_bytes ? (
-              <span className="jp-GpuEnv-releaseFigure">
-                {formatBytes(kernel.gpu_memory_bytes)} GPU
-              </span>
+              <span>{formatBytes(kernel.gpu_memory_bytes)} GPU</span>
             ) : null}
           </li>
         ))}

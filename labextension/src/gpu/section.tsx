@@ -3,11 +3,11 @@
  * GPUs), the container's memory and CPU against their limits, their history,
  * memory per kernel, and the machine's GPUs; refreshed by a GpuMonitor.
  */
-import { ReactWidget, UseSignal } from '@jupyterlab/ui-components';
+import { UseSignal } from '@jupyterlab/ui-components';
 import { CommandRegistry } from '@lumino/commands';
-import { Message } from '@lumino/messaging';
 import React from 'react';
 
+import { SectionWidget } from '../components/section-widget';
 import { HeldDevice, heldDevices } from './held';
 import { HeldDevices } from './heldcard';
 import { GpuHistoryModel } from './history';
@@ -32,7 +32,7 @@ function Status(props: { monitor: GpuMonitor }): JSX.Element | null {
     return null;
   }
   return (
-    <div className="jp-GpuEnv-updated">
+    <div className="jp-GpuEnv-updated jp-GpuEnv-note">
       Updated {updatedAt.toLocaleTimeString()}
     </div>
   );
@@ -123,7 +123,7 @@ export function MemoryView(props: IMemoryViewOptions): JSX.Element {
         <Snapshot snapshot={snapshot} options={props} />
       ) : (
         !props.monitor.error && (
-          <div className="jp-GpuEnv-loading">Reading memory and GPUs…</div>
+          <div className="jp-GpuEnv-note">Reading memory and GPUs…</div>
         )
       )}
       <Status monitor={props.monitor} />
@@ -134,16 +134,12 @@ export function MemoryView(props: IMemoryViewOptions): JSX.Element {
 /**
  * The section widget; re-renders on every answer of the monitor.
  */
-export class MemorySection extends ReactWidget {
+export class MemorySection extends SectionWidget {
   constructor(
     private readonly _monitor: GpuMonitor,
     options: MemorySection.IOptions = {}
   ) {
-    super();
-    this.addClass('jp-GpuEnv-section');
-    this.addClass('jp-GpuEnv-memorySection');
-    this.title.label = 'GPU & memory';
-    this.node.dataset.testid = 'gpu-env-section-memory';
+    super('memory', 'GPU & memory');
     this._commands = options.commands;
     // The sparklines' history: every 10 s, only while this section shows.
     this._history = new GpuHistoryModel({
@@ -164,8 +160,7 @@ export class MemorySection extends ReactWidget {
    * Catch up at once when shown (sidebar opened, section expanded): the
    * monitor stands by while the section is not visible.
    */
-  protected override onAfterShow(msg: Message): void {
-    super.onAfterShow(msg);
+  protected onShown(): void {
     void this._monitor.refresh();
     void this._history.refresh();
   }

@@ -127,7 +127,7 @@ export function MigDiagram(props: { gpu: IGpuDevice }): JSX.Element {
           <InstanceBlock key={`${block.gi ?? 'x'}-${i}`} block={block} />
         ))}
       </ol>
-      <div className="jp-GpuEnv-legend">
+      <div className="jp-GpuEnv-legend jp-GpuEnv-note">
         {mine && (
           <span className="jp-GpuEnv-legendMine">
             <span className="jp-GpuEnv-legendSwatch" aria-hidden="true" />

@@ -76,10 +76,12 @@ export function Sparkline(props: ISparklineProps): JSX.Element {
       data-points={points.length}
     >
       <figcaption className="jp-GpuEnv-sparkHeader">
-        <span className="jp-GpuEnv-sparkLabel">{label}</span>
-        <span className="jp-GpuEnv-sparkValue">
+        <span className="jp-GpuEnv-usageLabel">{label}</span>
+        <span>
           {latest === null ? '—' : formatBytes(latest)}
-          <span className="jp-GpuEnv-sparkPeak">peak {formatBytes(peak)}</span>
+          <span className="jp-GpuEnv-usagePercent jp-GpuEnv-note">
+            peak {formatBytes(peak)}
+          </span>
         </span>
       </figcaption>
       <svg
@@ -107,7 +109,7 @@ export function Sparkline(props: ISparklineProps): JSX.Element {
           />
         )}
       </svg>
-      <div className="jp-GpuEnv-sparkAxis">
+      <div className="jp-GpuEnv-sparkAxis jp-GpuEnv-note">
         <span>{span}</span>
         <span>limit {formatBytes(limit)}</span>
       </div>

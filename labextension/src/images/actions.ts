@@ -40,7 +40,7 @@ export async function showUsage(image: IImage): Promise<void> {
       'button',
       {
         type: 'button',
-        class: 'jp-GpuEnv-copyLine',
+        class: 'jp-Button jp-mod-small',
         title: `Copy the ${label} command`,
         'data-usage': key
       },
@@ -56,7 +56,7 @@ export async function showUsage(image: IImage): Promise<void> {
         { class: 'jp-GpuEnv-usageLine', 'data-usage': key },
         h(
           'div',
-          { class: 'jp-GpuEnv-usageLineHeader' },
+          {},
           h(
             'span',
             {},

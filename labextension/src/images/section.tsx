@@ -3,16 +3,15 @@
  * file each, with the command lines to use them.
  */
 import {
-  ReactWidget,
   ToolbarButtonComponent,
   copyIcon,
   deleteIcon,
   downloadIcon
 } from '@jupyterlab/ui-components';
-import { Message } from '@lumino/messaging';
 import React, { useEffect, useReducer } from 'react';
 
 import { useSignals } from '../components/hooks';
+import { SectionWidget } from '../components/section-widget';
 import { imageFileIcon, packIcon } from '../components/icons';
 import { formatBytes } from '../components/format';
 import { IImage } from '../api/types';
@@ -39,21 +38,21 @@ function ImageRow(props: {
   ].join(' · ');
   return (
     <li
-      className="jp-GpuEnv-image"
+      className="jp-GpuEnv-row jp-GpuEnv-image"
       data-testid="gpu-env-image"
       data-environment={image.environment}
       data-id={image.id}
       data-size={image.size_bytes}
     >
-      <div className="jp-GpuEnv-envHeader">
+      <div className="jp-GpuEnv-rowHeader">
         <span className="jp-GpuEnv-imageTitle" title={image.path}>
-          <imageFileIcon.react tag="span" className="jp-GpuEnv-imageIcon" />
-          <span className="jp-GpuEnv-envName">{image.environment}</span>
-          <span className="jp-GpuEnv-imageFormat">
+          <imageFileIcon.react tag="span" className="jp-GpuEnv-icon" />
+          <span className="jp-GpuEnv-rowName">{image.environment}</span>
+          <span className="jp-GpuEnv-imageFormat jp-GpuEnv-note">
             {describeImageFormat(image)}
           </span>
         </span>
-        <div className="jp-GpuEnv-envActions" role="toolbar">
+        <div className="jp-GpuEnv-rowActions" role="toolbar">
           <ToolbarButtonComponent
             icon={copyIcon}
             tooltip="Show and copy the command lines to use it"
@@ -81,7 +80,7 @@ function ImageRow(props: {
           {formatAge(image.created_at)}
         </span>
       </div>
-      <div className="jp-GpuEnv-usageNote">{details}</div>
+      <div className="jp-GpuEnv-note">{details}</div>
     </li>
   );
 }
@@ -103,11 +102,11 @@ export function ImagesView(props: { model: EnvironmentsModel }): JSX.Element {
         </div>
       )}
       {images === null
-        ? !error && <div className="jp-GpuEnv-loading">Looking for images…</div>
+        ? !error && <div className="jp-GpuEnv-note">Looking for images…</div>
         : images.length === 0 && (
             <div className="jp-GpuEnv-empty" data-testid="gpu-env-images-empty">
-              <packIcon.react tag="span" className="jp-GpuEnv-emptyIcon" />
-              <p className="jp-GpuEnv-emptyText">
+              <packIcon.react tag="span" className="jp-GpuEnv-icon" />
+              <p>
                 No images yet. Pack an environment (the box button on its row)
                 to turn its thousands of small files into one squashfs file:
                 quick to open from shared filesystems, and usable by Apptainer
@@ -116,7 +115,7 @@ export function ImagesView(props: { model: EnvironmentsModel }): JSX.Element {
             </div>
           )}
       {images && images.length > 0 && (
-        <ul className="jp-GpuEnv-envList" data-testid="gpu-env-image-list">
+        <ul className="jp-GpuEnv-list" data-testid="gpu-env-image-list">
           {images.map(image => (
             <ImageRow key={image.id} image={image} model={model} />
           ))}
@@ -127,17 +126,12 @@ export function ImagesView(props: { model: EnvironmentsModel }): JSX.Element {
 }
 
 /** The section widget; the list is refreshed whenever it is shown. */
-export class ImagesSection extends ReactWidget {
+export class ImagesSection extends SectionWidget {
   constructor(private readonly _model: EnvironmentsModel) {
-    super();
-    this.addClass('jp-GpuEnv-section');
-    this.addClass('jp-GpuEnv-imagesSection');
-    this.title.label = 'Images';
-    this.node.dataset.testid = 'gpu-env-section-images';
+    super('images', 'Images');
   }
 
-  protected override onAfterShow(msg: Message): void {
-    super.onAfterShow(msg);
+  protected onShown(): void {
     void this._model.refresh();
   }
 

@@ -98,7 +98,6 @@ export class JobLogView extends Widget {
     this.node.dataset.testid = 'gpu-env-job-log';
     this.node.dataset.jobId = options.job.id;
     this._pre = document.createElement('pre');
-    this._pre.className = 'jp-GpuEnv-jobLogText';
     this.node.append(this._pre);
     this.status = document.createElement('span');
     this.status.className = 'jp-GpuEnv-jobLogStatus';

@@ -110,7 +110,7 @@ export class ParameterFields {
     });
     const type = h(
       'span',
-      { class: 'jp-GpuEnv-paramType' },
+      { class: 'jp-GpuEnv-paramType jp-GpuEnv-note' },
       parameter.annotation ?? parameter.kind
     );
     this._fields.push({ parameter, read });

@@ -200,7 +200,7 @@ export class ResourceFields {
   });
   private _fields: Record<Exclude<ResourceKey, 'queue'>, HTMLElement>;
   private _notes = h('ul', {
-    class: 'jp-GpuEnv-backendNotes',
+    class: 'jp-GpuEnv-backendNotes jp-GpuEnv-note',
     'data-testid': 'gpu-env-submit-notes'
   });
 }

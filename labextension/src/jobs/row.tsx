@@ -23,11 +23,25 @@ import {
   progressFraction
 } from './format';
 import type { IJob } from '../api/types';
+import { BarLevel, ProgressBar } from '../components/progress';
 
 /** Whether the output notebook can be opened in JupyterLab. */
 export function outputOpenable(job: IJob): boolean {
   return job.started_at !== null && !job.output_path.startsWith('/');
 }
+
+const LEVELS: Partial<Record<IJob['state'], BarLevel>> = {
+  succeeded: 'success',
+  failed: 'critical',
+  cancelled: 'warn'
+};
+
+const TONES: Partial<Record<IJob['state'], string>> = {
+  running: 'brand',
+  succeeded: 'success',
+  failed: 'error',
+  cancelled: 'warn'
+};
 
 function Progress(props: { job: IJob }): JSX.Element | null {
   const { job } = props;
@@ -36,26 +50,17 @@ function Progress(props: { job: IJob }): JSX.Element | null {
   if (!running && !(text && job.state !== 'queued')) {
     return null;
   }
-  const fraction = progressFraction(job);
   const known = text !== null || job.state === 'succeeded';
   return (
     <div className="jp-GpuEnv-jobProgress">
-      <div
-        className="jp-GpuEnv-jobProgressTrack"
-        role="progressbar"
-        aria-label={`Progress of ${job.name}`}
-        aria-valuemin={0}
-        aria-valuemax={job.progress.cells_total || 1}
-        aria-valuenow={known ? job.progress.cells_done : undefined}
-        data-state={job.state}
-        data-indeterminate={!known}
-      >
-        <div
-          className="jp-GpuEnv-jobProgressFill"
-          style={{ width: known ? `${fraction * 100}%` : undefined }}
-        />
-      </div>
-      <span className="jp-GpuEnv-jobProgressText">{text ?? 'starting…'}</span>
+      <ProgressBar
+        percent={known ? progressFraction(job) * 100 : null}
+        level={LEVELS[job.state] ?? 'ok'}
+        label={`Progress of ${job.name}`}
+        valueNow={known ? job.progress.cells_done : undefined}
+        valueMax={job.progress.cells_total || 1}
+      />
+      <span className="jp-GpuEnv-note">{text ?? 'starting…'}</span>
     </div>
   );
 }
@@ -65,7 +70,10 @@ function Detail(props: { job: IJob }): JSX.Element | null {
   if (job.state === 'queued') {
     const why = job.pending_reason || job.message;
     return why ? (
-      <div className="jp-GpuEnv-jobNote" data-testid="gpu-env-job-pending">
+      <div
+        className="jp-GpuEnv-jobNote jp-GpuEnv-note"
+        data-testid="gpu-env-job-pending"
+      >
         {why}
       </div>
     ) : null;
@@ -73,7 +81,8 @@ function Detail(props: { job: IJob }): JSX.Element | null {
   if (job.state === 'failed' || job.state === 'cancelled') {
     return job.message ? (
       <div
-        className={`jp-GpuEnv-jobNote jp-GpuEnv-jobNote-${job.state}`}
+        className="jp-GpuEnv-jobNote jp-GpuEnv-note"
+        data-state={job.state}
         data-testid="gpu-env-job-message"
         title={job.reason ?? undefined}
       >
@@ -92,7 +101,7 @@ function Actions(props: {
   const { job, actions, busy } = props;
   const active = isActive(job);
   return (
-    <div className="jp-GpuEnv-jobActions" role="toolbar">
+    <div className="jp-GpuEnv-rowActions" role="toolbar">
       <ToolbarButtonComponent
         icon={textEditorIcon}
         tooltip="Show the log (follows it while the job runs)"
@@ -162,28 +171,30 @@ export function JobRow(props: {
     <li
       ref={ref}
       className={
-        'jp-GpuEnv-job' + (highlighted ? ' jp-GpuEnv-job-highlighted' : '')
+        'jp-GpuEnv-row jp-GpuEnv-job' +
+        (highlighted ? ' jp-GpuEnv-job-highlighted' : '')
       }
       data-testid="gpu-env-job"
       data-id={job.id}
       data-state={job.state}
       data-name={job.name}
     >
-      <div className="jp-GpuEnv-jobHeader">
+      <div className="jp-GpuEnv-rowHeader">
         <span
-          className={`jp-GpuEnv-jobState jp-GpuEnv-jobState-${job.state}`}
+          className="jp-GpuEnv-badge"
+          data-tone={TONES[job.state]}
           data-testid="gpu-env-job-state"
         >
           {job.state}
         </span>
         <span
-          className="jp-GpuEnv-jobName"
+          className="jp-GpuEnv-rowName jp-GpuEnv-jobName"
           title={`${job.notebook_path}\nSubmitted ${formatTime(job.created_at)}`}
         >
           {job.name}
         </span>
         <span
-          className="jp-GpuEnv-jobElapsed"
+          className="jp-GpuEnv-jobElapsed jp-GpuEnv-note"
           title={when}
           data-testid="gpu-env-job-elapsed"
         >
@@ -193,7 +204,7 @@ export function JobRow(props: {
       </div>
       <Progress job={job} />
       <Detail job={job} />
-      <div className="jp-GpuEnv-jobMeta">{facts.join(' · ')}</div>
+      <div className="jp-GpuEnv-note">{facts.join(' · ')}</div>
     </li>
   );
 }

@@ -2,12 +2,12 @@
  * The "Jobs" section: the week's usage, then the jobs newest first, each
  * with its state, elapsed time, progress and actions.
  */
-import { ReactWidget } from '@jupyterlab/ui-components';
+import { Button } from '@jupyterlab/ui-components';
 import { CommandRegistry } from '@lumino/commands';
-import { Message } from '@lumino/messaging';
 import React, { useEffect, useState } from 'react';
 
 import { useSignals } from '../components/hooks';
+import { SectionWidget } from '../components/section-widget';
 import { CollapsibleSection } from '../components/section';
 import { jobsIcon } from '../components/icons';
 import { JobActions } from './actions';
@@ -33,8 +33,8 @@ function useNow(live: boolean): number {
 function Empty(): JSX.Element {
   return (
     <div className="jp-GpuEnv-empty" data-testid="gpu-env-jobs-empty">
-      <jobsIcon.react tag="span" className="jp-GpuEnv-emptyIcon" />
-      <p className="jp-GpuEnv-emptyText">
+      <jobsIcon.react tag="span" className="jp-GpuEnv-icon" />
+      <p>
         No jobs yet. Send a notebook to run in the background with the{' '}
         <sendToBatchIcon.react
           tag="span"
@@ -75,11 +75,11 @@ export function JobsView(props: {
         </div>
       )}
       {jobs === null ? (
-        !error && <div className="jp-GpuEnv-loading">Looking for jobs…</div>
+        !error && <div className="jp-GpuEnv-note">Looking for jobs…</div>
       ) : jobs.length === 0 ? (
         <Empty />
       ) : (
-        <ul className="jp-GpuEnv-jobList" data-testid="gpu-env-job-list">
+        <ul className="jp-GpuEnv-list" data-testid="gpu-env-job-list">
           {jobs.map(job => (
             <JobRow
               key={job.id}
@@ -93,34 +93,25 @@ export function JobsView(props: {
         </ul>
       )}
       {jobs !== null && model.total > jobs.length && (
-        <button
-          type="button"
-          className="jp-GpuEnv-moreButton"
-          onClick={() => void model.showMore()}
-        >
+        <Button small minimal onClick={() => void model.showMore()}>
           Show older jobs ({model.total - jobs.length} more)
-        </button>
+        </Button>
       )}
     </div>
   );
 }
 
 /** The section widget; the list is asked again whenever it is shown. */
-export class JobsSection extends ReactWidget {
+export class JobsSection extends SectionWidget {
   constructor(options: JobsSection.IOptions) {
-    super();
-    this.addClass('jp-GpuEnv-section');
-    this.addClass('jp-GpuEnv-jobsSection');
-    this.title.label = 'Jobs';
-    this.node.dataset.testid = 'gpu-env-section-jobs';
+    super('jobs', 'Jobs');
     this._actions = new JobActions(options.model, options.commands);
     options.model.viewed = () => this.isVisible;
     options.model.revealRequested.connect(this._onReveal, this);
   }
 
-  protected override onAfterShow(msg: Message): void {
-    super.onAfterShow(msg);
-    void this._actions.model.refresh().catch(() => undefined);
+  protected onShown(): void {
+    void this._actions.model.refresh();
   }
 
   protected render(): JSX.Element {

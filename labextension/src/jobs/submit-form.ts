@@ -238,7 +238,7 @@ function section(title: string, ...children: HTMLElement[]): HTMLElement {
   return h(
     'fieldset',
     { class: 'jp-GpuEnv-formSection' },
-    h('legend', { class: 'jp-GpuEnv-formLegend' }, title),
+    h('legend', {}, title),
     ...children
   );
 }
