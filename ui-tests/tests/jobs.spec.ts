@@ -178,6 +178,13 @@ test.describe('Send to batch', () => {
     await page.keyboard.press('Control+Shift+C');
     const palette = page.locator('#command-palette .lm-CommandPalette-input');
     await palette.fill('Send notebook to batch');
+    // Enabled once the notebook is the current widget.
+    await expect(
+      page.locator(
+        '#command-palette .lm-CommandPalette-item:not(.lm-mod-disabled)',
+        { hasText: 'Send notebook to batch' }
+      )
+    ).toBeVisible();
     await palette.press('Enter');
     const form = dialog(page).getByTestId('gpu-env-submit-form');
     await form.locator('[data-param="alpha"]').fill('5');
