@@ -5,7 +5,7 @@
 import { formatBytes } from '../components/format';
 import { IEnvironment, IImage } from '../api/types';
 
-/** The longest environment name the server accepts (envs/names.py). */
+/** The longest environment name the server accepts (envs/syntax.py). */
 export const MAX_ENV_NAME_LENGTH = 64;
 
 const ALLOWED_CHAR = /^[A-Za-z0-9._-]$/;
@@ -13,7 +13,7 @@ const ALLOWED_CHAR = /^[A-Za-z0-9._-]$/;
 /**
  * Why `name` is not a valid name for a new environment, or null when it is.
  *
- * Mirrors the server's `env_name_problem` (jupyter_gpu_env/envs/names.py),
+ * Mirrors the server's `env_name_problem` (jupyter_gpu_env/envs/syntax.py),
  * plus a check against the names already listed. The server stays the
  * judge: its 400 or 409 message is shown when it disagrees.
  */
