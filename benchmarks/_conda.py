@@ -190,7 +190,7 @@ def _write_data_package(subdir: Path) -> Path:
 
 
 def engine():
-    from jupyter_gpu_env.envs.rattler_engine import RattlerEngine
+    from jupyter_gpu_env.envs.rattler.engine import RattlerEngine
 
     channels = [str(CHANNEL)] + ([str(DATA_CHANNEL)] if (DATA_CHANNEL / "noarch").is_dir() else [])
     return RattlerEngine(channels, PKGS)

@@ -187,15 +187,15 @@ def _wait_ready(server: Server, proc: subprocess.Popen[bytes], path: str, log_pa
 
 
 def our_sample_cost(recorded: str) -> dict[str, float]:
-    from jupyter_gpu_env.gpu.kernels import KernelInfo
-    from jupyter_gpu_env.gpu.readers import GpuReaders
+    from jupyter_gpu_env.gpu.kernel_processes import RunningKernel
     from jupyter_gpu_env.gpu.sampler import Sampler
+    from jupyter_gpu_env.gpu.sources import GpuReaders
 
     kids = [subprocess.Popen([sys.executable, "-c", _SLEEPER]) for _ in range(KERNELS)]
     time.sleep(1.0)
-    kernels = [KernelInfo(f"kernel-{i}", "python3", p.pid) for i, p in enumerate(kids)]
+    kernels = [RunningKernel(f"kernel-{i}", "python3", p.pid) for i, p in enumerate(kids)]
 
-    async def kernel_source() -> list[KernelInfo]:
+    async def kernel_source() -> list[RunningKernel]:
         return kernels
 
     readers = GpuReaders(recorded)

@@ -22,7 +22,7 @@ import nbformat
 from jupyter_client.kernelspec import KernelSpecManager
 
 from jupyter_gpu_env import proc
-from jupyter_gpu_env.batch import jobfiles as jf
+from jupyter_gpu_env.batch import jobfiles
 from jupyter_gpu_env.batch.service import JobService
 from jupyter_gpu_env.batch.slurm import SlurmBackend
 from jupyter_gpu_env.batch.store import JobStore
@@ -101,7 +101,7 @@ async def latency(conf: str, tmp: Path) -> dict[str, list[float]]:
             folder = svc.folder_of(job)
 
             async def runner_up(folder: Path = folder) -> bool:
-                return (folder / jf.HEARTBEAT).exists()
+                return (folder / jobfiles.HEARTBEAT).exists()
 
             await _wait(runner_up)
             out["ours: runner up"].append(time.perf_counter() - t0)

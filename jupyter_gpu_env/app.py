@@ -10,23 +10,38 @@ from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
 from traitlets import Bool, Float, Int, List, Unicode, default
+from traitlets.config import Configurable
 
 from ._version import __version__
-from .batch.config import KubernetesBackend, LocalBackend, SlurmBackend
+from .batch.backend import backend_classes, create_backends
 from .batch.service import JobService
 from .batch.store import JobStore
 from .envs.conda_list import default_path as default_conda_list
 from .envs.discovery import EnvironmentCatalog
-from .envs.rattler_engine import RattlerEngine
+from .envs.rattler.engine import RattlerEngine
 from .envs.service import EnvironmentService, default_pkgs_dir, default_user_env_dir
 from .gpu.cluster import KubernetesCapacity
-from .gpu.kernels import KernelInfo, kernel_table
-from .gpu.readers import GpuReaders
+from .gpu.kernel_processes import RunningKernel, kernel_table
 from .gpu.sampler import Sampler
+from .gpu.sources import GpuReaders
 from .handlers import tornado_routes
 from .images.service import ImageService
 from .services import Services
 from .tasks import TaskManager
+
+
+class _InstalledBackends:
+    """``GpuEnvApp.classes``: every installed backend class, looked up when asked, not at import (that
+    would import the Kubernetes client into every server), so that their options appear in
+    ``--help-all``, the CLI and docs/configuration.md."""
+
+    def __get__(self, obj: object, owner: type | None = None) -> list[type[Configurable]]:
+        if obj is not None and "classes" in vars(obj):
+            return vars(obj)["classes"]
+        return list(backend_classes().values())
+
+    def __set__(self, obj: object, value: list[type[Configurable]]) -> None:
+        vars(obj)["classes"] = value  # traitlets' Application adds itself in front
 
 
 class GpuEnvApp(ExtensionApp):
@@ -61,8 +76,9 @@ class GpuEnvApp(ExtensionApp):
         "",
         config=True,
         help="Where the panel reads free and total GPUs/MIG slices of the cluster: 'kubernetes' (nodes and "
-        "pods through the API: in-cluster config, else kubeconfig; needs the kubernetes package and RBAC to "
-        "list nodes and pods) or '' (off).",
+        "pods through the API, configured as for the Kubernetes backend: c.KubernetesBackend.kubeconfig and "
+        "context, else in-cluster config, else KUBECONFIG; needs the kubernetes package and RBAC to list "
+        "nodes and pods) or '' (off).",
     )
     cluster_capacity_ttl = Float(
         30.0, config=True, help="Seconds the cluster capacity is cached (one API read per period)."
@@ -167,11 +183,12 @@ class GpuEnvApp(ExtensionApp):
         Unicode(),
         default_value=["local"],
         config=True,
-        help="The batch backends offered, by name ('local', 'slurm', 'kubernetes'); each is configured in its "
-        "own section (c.LocalBackend, c.SlurmBackend, c.KubernetesBackend).",
+        help="The batch backends offered, by name: 'local', 'slurm', 'kubernetes', or one a site installs "
+        "(entry point group jupyter_gpu_env.backends). Each is configured in its own section "
+        "(c.LocalBackend, c.SlurmBackend, c.KubernetesBackend).",
     )
 
-    classes = [LocalBackend, SlurmBackend, KubernetesBackend]
+    classes = _InstalledBackends()
 
     # -- limits on what one request can cost -------------------------------------------------------
     max_request_bytes = Int(
@@ -247,26 +264,26 @@ class GpuEnvApp(ExtensionApp):
     def _default_image_dir(self) -> str:
         return str(Path(jupyter_data_dir()) / "gpu-env" / "images")
 
-    async def _kernels(self) -> list[KernelInfo]:
+    async def _kernels(self) -> list[RunningKernel]:
         """This server's kernels, with the notebook of each kernel's session (none without a server: the CLI)."""
-        if getattr(self.serverapp, "session_manager", None) is None:
+        server = self.serverapp
+        if server is None or getattr(server, "session_manager", None) is None:
             return []
-        sessions = await self.serverapp.session_manager.list_sessions()
+        sessions = await server.session_manager.list_sessions()
         paths = {s["kernel"]["id"]: s.get("path") for s in sessions if s.get("kernel")}
-        return kernel_table(self.serverapp.kernel_manager, paths)
+        return kernel_table(server.kernel_manager, paths)
 
-    def _build_backends(self) -> dict:
-        builders = {
-            "local": lambda: LocalBackend(parent=self).build("local"),
-            "slurm": lambda: SlurmBackend(parent=self).build("slurm"),
-            "kubernetes": lambda: KubernetesBackend(parent=self).build("kubernetes"),
-        }
-        unknown = [b for b in self.backends if b not in builders]
-        if unknown:
-            raise ValueError(
-                f"c.GpuEnvApp.backends names unknown backends {unknown}; known: {sorted(builders)}"
-            )
-        return {name: builders[name]() for name in self.backends}
+    def _cluster_capacity(self) -> KubernetesCapacity | None:
+        if self.cluster_capacity != "kubernetes":
+            return None
+        from .batch.kubernetes.client import KubeApi  # no kubernetes import here: it is made on first use
+
+        # The cluster the Kubernetes backend talks to, configured in one place.
+        section = self.config.get("KubernetesBackend", {})
+        return KubernetesCapacity(
+            self.cluster_capacity_ttl,
+            KubeApi(str(section.get("kubeconfig", "")), str(section.get("context", ""))),
+        )
 
     def _kernel_names(self) -> set[str]:
         # Without a server (the CLI) there is no kernel spec manager: read kernelspecs as papermill will.
@@ -288,7 +305,7 @@ class GpuEnvApp(ExtensionApp):
         Path(self.job_store).parent.mkdir(parents=True, exist_ok=True)
         jobs = JobService(
             JobStore(Path(self.job_store)),
-            self._build_backends(),
+            create_backends(self.backends, parent=self),
             root_dir,
             self.job_dir,
             kernel_names=self._kernel_names,
@@ -315,9 +332,7 @@ class GpuEnvApp(ExtensionApp):
             images=images,
             jobs=jobs,
             image_kernel_container=self.image_kernel_container or None,
-            cluster=KubernetesCapacity(self.cluster_capacity_ttl)
-            if self.cluster_capacity == "kubernetes"
-            else None,
+            cluster=self._cluster_capacity(),
             kernels=self._kernels,
             kernel_manager=getattr(self.serverapp, "kernel_manager", None),
             max_gpu_checks=self.max_gpu_checks,
@@ -325,6 +340,7 @@ class GpuEnvApp(ExtensionApp):
         )
 
     def initialize_settings(self) -> None:
+        assert self.serverapp is not None  # linked before its settings are asked for
         self.services = self.build_services(self.serverapp.root_dir)
         self.settings["gpu_env_services"] = self.services
         self.settings["gpu_env_max_body"] = self.max_request_bytes

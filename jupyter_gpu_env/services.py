@@ -15,17 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import kernels as kernelspecs
+from . import kernelspecs
 from .batch.service import JobService
 from .envs.service import EnvironmentService
 from .errors import Conflict
 from .gpu.cluster import NoCapacity
 from .gpu.envcheck import check_environment
-from .gpu.kernels import KernelInfo as RunningKernel
-from .gpu.kernels import describe_kernels, running_in
+from .gpu.kernel_processes import RunningKernel, describe_kernels, running_in
 from .gpu.sampler import Sampler
-from .images import mounts
-from .images.kernel import image_kernel_name, register_image_kernel, unregister_image_kernel
+from .images import mounts, runtime
 from .images.service import ImageService
 from .models.envs import CloneRequest, KernelInfo, PackagesRequest
 from .models.envs_api import DeletedEnvironment
@@ -190,21 +188,30 @@ class Services:
         """Delete an image with its kernelspec and its mount; 409 while this server's kernels run from it."""
         image = await self.images.get(image_id)
         mount = mounts.mount_root() / image.id
-        await self._stop_kernels(mount, {image_kernel_name(image)}, shutdown_kernels, f"image '{image.id}'")
-        await asyncio.to_thread(unregister_image_kernel, image, missing_ok=True)
+        kernel = kernelspecs.image_kernel_name(image)
+        await self._stop_kernels(mount, {kernel}, shutdown_kernels, f"image '{image.id}'")
+        await asyncio.to_thread(kernelspecs.unregister_image, image, missing_ok=True)
         await mounts.unmount(mount, lazy=True)
         await self.images.delete(image_id)
         return image
 
     async def register_image_kernel(self, image_id: str, display_name: str | None) -> KernelInfo:
         image = await self.images.get(image_id)
+        tool = runtime.for_kernels(self.image_kernel_container)
+        # squashfuse mounts it under this server's mount root; apptainer binds it where packs expect it
+        mount = mounts.mount_root() / image.id if tool == "squashfuse" else Path(image.usage.mount_path)
         return await asyncio.to_thread(
-            register_image_kernel, image, display_name=display_name, container=self.image_kernel_container
+            kernelspecs.register_image,
+            image,
+            tool=tool,
+            mount=mount,
+            display_name=display_name,
+            container=self.image_kernel_container,
         )
 
     async def unregister_image_kernel(self, image_id: str) -> str:
         image = await self.images.get(image_id)
-        return await asyncio.to_thread(unregister_image_kernel, image)
+        return await asyncio.to_thread(kernelspecs.unregister_image, image)
 
     # -- GPU ------------------------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install everything the tests need (Debian packages included) and run every test and linter:
-# ruff, eslint/prettier, the Galata UI tests on Debian's Chromium, then pytest (whose summary ends the output).
+# ruff, mypy, stylelint/eslint/prettier, the Galata UI tests on Debian's Chromium, then pytest (whose summary ends the output).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,6 +20,7 @@ export PATH="$PWD/.venv/bin:$PATH"
 echo "== lint"
 ruff check .
 ruff format --check .
+mypy  # the package, as configured in pyproject.toml
 (cd labextension && jlpm lint:check)
 
 echo "== UI tests (Galata on /usr/bin/chromium)"

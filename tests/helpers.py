@@ -1,13 +1,32 @@
-"""Helpers shared by the tests: waiting for a condition (never a fixed sleep)."""
+"""Helpers shared by the tests: waiting for a condition (never a fixed sleep), notebooks, the REST API.
+
+Import them by name (``from helpers import wait_until``): the root conftest puts ``tests/`` on the
+import path and registers this module for pytest's assertion rewriting.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
-from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import nbformat
+import pytest
+from tornado.httpclient import HTTPClientError
 
 T = TypeVar("T")
+
+What = str | Callable[[], str]
+
+
+def _say(what: What) -> str:
+    return what() if callable(what) else what
+
+
+# ----- waiting ------------------------------------------------------------------------------------
 
 
 async def wait_until(
@@ -15,9 +34,13 @@ async def wait_until(
     *,
     within: float = 30.0,
     every: float = 0.05,
-    what: str = "the condition",
+    what: What = "the condition",
 ) -> T:
-    """Poll ``check`` (sync or async) until it returns something truthy; fail after ``within`` seconds."""
+    """Poll ``check`` (sync or async) until it returns something truthy, and return that.
+
+    Fails after ``within`` seconds saying ``what`` did not happen (``what`` may be a callable, asked
+    only then, to describe the last state seen).
+    """
     deadline = time.monotonic() + within
     while True:
         value = check()
@@ -26,5 +49,187 @@ async def wait_until(
         if value:
             return value  # type: ignore[return-value]
         if time.monotonic() > deadline:
-            raise AssertionError(f"{what} did not happen within {within:g} s")
+            raise AssertionError(f"{_say(what)} did not happen within {within:g} s")
         await asyncio.sleep(every)
+
+
+def wait_until_sync(
+    check: Callable[[], T],
+    *,
+    within: float = 30.0,
+    every: float = 0.05,
+    what: What = "the condition",
+) -> T:
+    """:func:`wait_until` for synchronous tests and fixtures: blocks this thread between polls."""
+    deadline = time.monotonic() + within
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{_say(what)} did not happen within {within:g} s")
+        time.sleep(every)
+
+
+def ended(job: Any) -> bool:
+    """Whether a job (a ``Job`` or its JSON) has reached a final state."""
+    state = job["state"] if isinstance(job, dict) else job.state
+    return state in ("succeeded", "failed", "cancelled")
+
+
+async def wait_for_job(
+    svc: Any, job_id: str, done: Callable[[Any], bool], *, within: float = 60.0, every: float = 0.2
+) -> Any:
+    """Refresh a ``JobService`` until ``done(job)``, and return the job; fail with its last state."""
+    last: list[Any] = []
+
+    async def check() -> Any:
+        await svc.refresh()
+        job = await svc.get(job_id)
+        last[:] = [job]
+        return job if done(job) else None
+
+    def state() -> str:
+        job = last[0] if last else None
+        if job is None:
+            return f"job {job_id} reaching the state waited for"
+        why = " / ".join(str(s) for s in (job.message, job.pending_reason) if s)
+        return f"job {job_id} (now {job.state}: {why}) reaching the state waited for"
+
+    return await wait_until(check, within=within, every=every, what=state)
+
+
+# ----- notebooks ----------------------------------------------------------------------------------
+
+
+def notebook(
+    cells: Iterable[str],
+    *,
+    parameters: str | None = None,
+    kernel: str = "python3",
+    heading: str | None = None,
+) -> nbformat.NotebookNode:
+    """A notebook of code ``cells`` for ``kernel``: after an optional markdown ``heading`` cell, and a
+    ``parameters`` cell (tagged ``parameters``, as papermill reads it) when given."""
+    nb = nbformat.v4.new_notebook()
+    display = "Python 3" if kernel == "python3" else kernel
+    nb.metadata["kernelspec"] = {"name": kernel, "display_name": display, "language": "python"}
+    if heading is not None:
+        nb.cells.append(nbformat.v4.new_markdown_cell(heading))
+    if parameters is not None:
+        cell = nbformat.v4.new_code_cell(parameters)
+        cell.metadata["tags"] = ["parameters"]
+        nb.cells.append(cell)
+    nb.cells.extend(nbformat.v4.new_code_cell(src) for src in cells)
+    return nb
+
+
+def write_notebook(
+    root: Path | str,
+    name: str,
+    cells: Iterable[str],
+    *,
+    parameters: str | None = None,
+    kernel: str = "python3",
+    heading: str | None = None,
+) -> str:
+    """Write :func:`notebook` to ``root / name`` (folders made as needed); return ``name``, the path a
+    job request names."""
+    path = Path(root) / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(notebook(cells, parameters=parameters, kernel=kernel, heading=heading), path)
+    return name
+
+
+def printed(path: Path | str) -> str:
+    """What the code cells of an executed notebook printed (their stream outputs), joined."""
+    nb = nbformat.read(path, as_version=4)
+    return "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+
+
+# ----- the REST API (with the ``api`` and ``jp_fetch`` fixtures) -----------------------------------
+
+
+async def body(resp: Any) -> Any:
+    return json.loads(resp.body)
+
+
+async def error(call: Awaitable[Any], code: int) -> Any:
+    """Await a request that must fail with HTTP ``code``; return its JSON error body."""
+    with pytest.raises(HTTPClientError) as e:
+        await call
+    assert e.value.code == code, e.value.response.body
+    return json.loads(e.value.response.body)
+
+
+async def wait_task(api: Any, task_id: str, timeout: float = 120) -> Any:
+    """Follow ``GET tasks/{id}`` until the task has ended; return it."""
+    last: list[Any] = []
+
+    async def check() -> Any:
+        task = await body(await api("tasks", task_id))
+        last[:] = [task]
+        return task if task["state"] not in ("pending", "running") else None
+
+    return await wait_until(
+        check, within=timeout, every=0.1, what=lambda: f"task {task_id} ending (last seen: {last})"
+    )
+
+
+async def wait_job(api: Any, job_id: str, timeout: float = 120) -> Any:
+    """Follow ``GET jobs/{id}`` until the job has ended; return it."""
+    last: list[Any] = []
+
+    async def check() -> Any:
+        job = await body(await api("jobs", job_id))
+        last[:] = [job]
+        return job if ended(job) else None
+
+    return await wait_until(
+        check, within=timeout, every=0.1, what=lambda: f"job {job_id} ending (last seen: {last})"
+    )
+
+
+async def clone(api: Any, name: str, source: str = "demo") -> Any:
+    """``POST environments`` (clone ``source`` as ``name``) and wait for its task; return the task."""
+    resp = await api("environments", method="POST", body=json.dumps({"source": source, "name": name}))
+    assert resp.code == 202
+    task = await body(resp)
+    assert resp.headers["Location"].endswith(f"/gpu-env/api/tasks/{task['id']}")
+    return await wait_task(api, task["id"])
+
+
+async def run_code(jp_fetch: Any, jp_serverapp: Any, kernel_name: str, code: str) -> str:
+    """Start a kernel through the server's kernel API, run ``code``, return what it printed."""
+    resp = await jp_fetch("api", "kernels", method="POST", body=json.dumps({"name": kernel_name}))
+    started = await body(resp)
+    client = jp_serverapp.kernel_manager.get_kernel(started["id"]).client()
+    client.start_channels()
+    try:
+        await client._async_wait_for_ready(timeout=60)
+        msg_id = client.execute(code)
+        out = ""
+        while True:
+            reply = await client._async_get_iopub_msg(timeout=30)
+            if reply["parent_header"].get("msg_id") != msg_id:
+                continue
+            if reply["msg_type"] == "stream":
+                out += reply["content"]["text"]
+            if reply["msg_type"] == "error":
+                raise AssertionError("\n".join(reply["content"]["traceback"]))
+            if reply["msg_type"] == "status" and reply["content"]["execution_state"] == "idle":
+                return out
+    finally:
+        client.stop_channels()
+        await jp_fetch("api", "kernels", started["id"], method="DELETE")
+
+
+async def start_session(jp_fetch: Any, kernel_name: str, path: str) -> str:
+    """A notebook session with a running kernel, as JupyterLab opens one; returns the kernel's id."""
+    resp = await jp_fetch(
+        "api",
+        "sessions",
+        method="POST",
+        body=json.dumps({"path": path, "type": "notebook", "name": path, "kernel": {"name": kernel_name}}),
+    )
+    return (await body(resp))["kernel"]["id"]

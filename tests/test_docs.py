@@ -1,14 +1,14 @@
 from pathlib import Path
 
-from jupyter_gpu_env import configdoc
 from jupyter_gpu_env.app import GpuEnvApp
+from jupyter_gpu_env.cli import configdoc
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_configuration_reference_is_current():
     assert (ROOT / "docs" / "configuration.md").read_text() == configdoc.render(), (
-        "docs/configuration.md is stale: run `python -m jupyter_gpu_env.configdoc > docs/configuration.md`"
+        "docs/configuration.md is stale: run `python -m jupyter_gpu_env.cli.configdoc > docs/configuration.md`"
     )
 
 

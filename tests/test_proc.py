@@ -3,6 +3,7 @@ import os
 import sys
 
 import pytest
+from helpers import wait_until
 
 from jupyter_gpu_env import proc
 from jupyter_gpu_env.errors import CommandFailed, CommandTimeout, Conflict
@@ -65,18 +66,16 @@ async def test_timeout_kills_the_whole_process_group(tmp_path):
     with pytest.raises(CommandTimeout):
         await proc.run([sys.executable, "-c", code], timeout=1.5, kill_grace=1)
     grandchild = int(pidfile.read_text())
-    await asyncio.sleep(0.2)
-    assert not _alive(grandchild)
+    # The group had SIGTERM at the timeout, SIGKILL a second later; the grandchild (asleep for a
+    # minute) ends long before then unless it was left out.
+    await wait_until(lambda: not _alive(grandchild), within=5, what=f"grandchild {grandchild} ending")
 
 
 async def test_cancel_terminates_the_child(tmp_path):
     pidfile = tmp_path / "pid"
     code = f"import os, time; open({str(pidfile)!r}, 'w').write(str(os.getpid())); time.sleep(60)"
     task = asyncio.ensure_future(proc.run([sys.executable, "-c", code], kill_grace=1))
-    for _ in range(100):
-        if pidfile.exists() and pidfile.read_text():
-            break
-        await asyncio.sleep(0.05)
+    await wait_until(lambda: pidfile.exists() and pidfile.read_text(), within=10, what="the child starting")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

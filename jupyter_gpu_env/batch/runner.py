@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import jobfiles as jf
-from .kernelspec import ENV_KERNEL, write_env_kernelspec
+from ..kernelspecs import JOB_KERNEL, write_job_kernelspec
+from . import jobfiles
 
 log = logging.getLogger("jupyter_gpu_env.runner")
 
@@ -31,7 +31,7 @@ STOP_GRACE = 5.0
 ENGINE_NAME = "gpu-env-runner"
 EXIT_CODES = {"succeeded": 0, "failed": 1, "cancelled": 143}
 EXIT_RUNNER_ERROR = 2
-# Set by a backend's script to where it opened the job's packed image (batch/manifests.py sets it).
+# Set by a backend's script to where it opened the job's packed image (batch/slurm/script.py sets it).
 IMAGE_PREFIX_ENV = "JUPYTER_GPU_ENV_IMAGE_PREFIX"
 
 Outcome = tuple[str, str | None, str]  # state, reason, message
@@ -69,13 +69,15 @@ class Runner:
         return self.finish(outcome, extra)
 
     def _load_job(self) -> dict[str, Any]:
-        job = jf.read_json(self.folder / jf.JOB_JSON)
+        job = jobfiles.read_json(self.folder / jobfiles.JOB_JSON)
         if job is None:
-            raise _RunnerError("runner_error", f"{self.folder / jf.JOB_JSON} is missing or not valid JSON.")
-        if job.get("format") != jf.JOB_FORMAT:
+            raise _RunnerError(
+                "runner_error", f"{self.folder / jobfiles.JOB_JSON} is missing or not valid JSON."
+            )
+        if job.get("format") != jobfiles.JOB_FORMAT:
             raise _RunnerError(
                 "runner_error",
-                f"job.json has format {job.get('format')!r}; this runner reads format {jf.JOB_FORMAT}. "
+                f"job.json has format {job.get('format')!r}; this runner reads format {jobfiles.JOB_FORMAT}. "
                 "The node's jupyter-gpu-env differs from the server's.",
             )
         return job
@@ -95,11 +97,11 @@ class Runner:
                 raise _RunnerError("runner_error", f"The image opened at {prefix} has no bin/python.")
             env = {"name": job["image"].get("name") or "image", "prefix": prefix}
         if env:
-            write_env_kernelspec(self.folder, env["prefix"], env_name=env.get("name") or ENV_KERNEL)
+            write_job_kernelspec(self.folder, env["prefix"], env_name=env.get("name") or JOB_KERNEL)
             os.environ["JUPYTER_PATH"] = os.pathsep.join(
                 p for p in (str(self.folder), os.environ.get("JUPYTER_PATH", "")) if p
             )
-            kernel_name = ENV_KERNEL
+            kernel_name = JOB_KERNEL
         limit = job.get("time_limit_seconds")
         if limit:
             timer = threading.Timer(float(limit), self._time_up, args=(int(limit),))
@@ -114,19 +116,21 @@ class Runner:
         import papermill
         from papermill.exceptions import PapermillExecutionError
 
-        from ._engine import register_engine
+        from .papermill_engine import register_engine
 
         register_engine(ENGINE_NAME, self)
-        nb = nbformat.read(self.folder / jf.INPUT, as_version=4)
+        nb = nbformat.read(self.folder / jobfiles.INPUT, as_version=4)
         self._count_cells(nb, injected=bool(job.get("parameters")))
         self.write_progress(0)
         if self.stop_outcome:
             return self.stop_outcome, {}
-        log.info("running %s with kernel %s in %s", job.get("notebook_path", jf.INPUT), kernel_name, cwd)
+        log.info(
+            "running %s with kernel %s in %s", job.get("notebook_path", jobfiles.INPUT), kernel_name, cwd
+        )
         try:
             papermill.execute_notebook(
-                _literal(self.folder / jf.INPUT),
-                _literal(self.folder / jf.OUTPUT),
+                _literal(self.folder / jobfiles.INPUT),
+                _literal(self.folder / jobfiles.OUTPUT),
                 parameters=job.get("parameters") or None,
                 engine_name=ENGINE_NAME,
                 kernel_name=kernel_name,
@@ -174,7 +178,7 @@ class Runner:
                 **(extra or {}),
             }
             try:
-                jf.write_json_atomic(self.folder / jf.STATUS, status, durable=True)
+                jobfiles.write_json_atomic(self.folder / jobfiles.STATUS, status, durable=True)
             except OSError as e:  # the folder was deleted under us (job deleted); nothing to record into
                 log.error("could not write the status: %s", e)
         return code
@@ -235,9 +239,9 @@ class Runner:
         code = sum(1 for c in nb.cells if c.get("cell_type") == "code")
         # papermill adds a cell after the `parameters` cell (or at the top), or replaces an
         # `injected-parameters` cell left by an earlier papermill run.
-        adds = injected and jf.first_tagged_cell(nb, "injected-parameters") < 0
+        adds = injected and jobfiles.first_tagged_cell(nb, "injected-parameters") < 0
         if adds:
-            self._injected_index = jf.first_tagged_cell(nb, "parameters") + 1
+            self._injected_index = jobfiles.first_tagged_cell(nb, "parameters") + 1
         self.cells_total = code + (1 if adds else 0)
 
     def cell_done(self, nb: Any, index: int) -> None:
@@ -247,14 +251,14 @@ class Runner:
 
     def write_progress(self, done: int) -> None:
         try:
-            jf.write_json_atomic(
-                self.folder / jf.PROGRESS, {"cells_done": done, "cells_total": self.cells_total}
+            jobfiles.write_json_atomic(
+                self.folder / jobfiles.PROGRESS, {"cells_done": done, "cells_total": self.cells_total}
             )
         except OSError as e:
             log.warning("could not write progress: %s", e)
 
     def _heartbeat(self) -> None:
-        path = self.folder / jf.HEARTBEAT
+        path = self.folder / jobfiles.HEARTBEAT
         try:
             path.write_text(f"{socket.gethostname()} {os.getpid()}\n")
         except OSError:

@@ -3,12 +3,13 @@
 A submission is checked in full before anything is written; then its folder is built in a temporary
 sibling and renamed into place, the record is inserted, and the backend is handed the job. If the
 backend refuses, the record and the folder go again: a rejected submission leaves nothing behind.
-One refresh loop polls each backend once per interval for all its active jobs.
+Keeping the records in step with the backends is :class:`.tracking.JobTracker`'s.
 """
 
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextlib
 import functools
 import json
@@ -20,25 +21,24 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import Conflict, GpuEnvError, InvalidRequest, NotFound, TooLarge
+from ..errors import Conflict, InvalidRequest, NotFound, TooLarge
+from ..images import runtime
 from ..models.jobs import (
     TERMINAL_STATES,
     BackendInfo,
     Job,
     JobList,
-    JobProgress,
     JobRequest,
     LogChunk,
     UsageReport,
 )
 from ..models.notebooks import NotebookParameters
 from ..offloop import python_work
-from . import jobfiles as jf
-from . import submission as sub
-from .base import Backend, IllegalTransition, Observation
-from .local import has_image_runtime
+from . import jobfiles, submission
+from .backend import Backend, IllegalTransition
 from .parameters import inspect_notebook
 from .store import JobStore
+from .tracking import JobTracker
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ class JobService:
         environments: Callable[[str], str | None] = lambda name: None,
         images: Callable[[str], str | None] = lambda name: None,
         refresh_interval: float = 2.0,
-        image_runtime: Callable[[], str | None] = has_image_runtime,
+        image_runtime: Callable[[], str | None] = runtime.for_jobs,
         max_parameters_bytes: int = 64 << 10,
         listed_parameters_bytes: int = 2048,
     ) -> None:
@@ -86,31 +86,21 @@ class JobService:
         self._image_runtime = image_runtime
         self.max_parameters_bytes = max_parameters_bytes
         self.listed_parameters_bytes = listed_parameters_bytes
-        self._refresh_lock = asyncio.Lock()
-        self._last_refresh = 0.0
-        self._loop_task: asyncio.Task[None] | None = None
-        self._polled: set[str] = set()
         for backend in self.backends.values():
             backend.job_folder = self.folder_of
+        self.tracker = JobTracker(store, self.backends, self.folder_of, refresh_interval)
 
     # ----- lifetime -----
 
     async def start(self) -> None:
         """Reconcile the records with reality, then keep them in step in the background."""
         await self.reconcile()
-        await python_work(sub.warm_up)
-        if self._loop_task is None:
-            self._loop_task = asyncio.get_running_loop().create_task(
-                self._refresh_loop(), name="gpu-env-jobs"
-            )
+        await python_work(submission.warm_up)
+        self.tracker.start()
 
     async def stop(self) -> None:
         """Stop following jobs (they keep running) and release the backends and the store."""
-        if self._loop_task is not None:
-            self._loop_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._loop_task
-            self._loop_task = None
+        await self.tracker.stop()
         for backend in self.backends.values():
             await backend.close()
         await asyncio.to_thread(self.store.close)
@@ -124,34 +114,9 @@ class JobService:
         await asyncio.to_thread(self._clean_temporaries)
         await self.refresh()
 
-    async def _refresh_loop(self) -> None:
-        while True:
-            await asyncio.sleep(self.refresh_interval)
-            try:
-                await self.refresh()
-            except Exception:  # one bad round must not end the loop
-                log.exception("refreshing batch jobs failed")
-
     async def refresh(self) -> None:
         """Poll each backend once for all its active jobs and apply what they and the job folders say."""
-        async with self._refresh_lock:
-            await asyncio.gather(*(self._refresh_backend(n, b) for n, b in self.backends.items()))
-            self._last_refresh = time.monotonic()
-
-    async def _refresh_backend(self, name: str, backend: Backend) -> None:
-        jobs = await self.store.active(name)
-        if not jobs:
-            self._polled.add(name)
-            return
-        try:
-            seen = await backend.poll(jobs)
-        except GpuEnvError as e:
-            log.warning("backend %s could not be polled: %s", name, e)
-            return
-        self._polled.add(name)
-        progress = await asyncio.to_thread(lambda: {j.id: jf.read_progress(self.folder_of(j)) for j in jobs})
-        for job in jobs:
-            await self._apply(job, seen.get(job.id), progress.get(job.id))
+        await self.tracker.refresh()
 
     # ----- submission -----
 
@@ -165,7 +130,7 @@ class JobService:
         :class:`Conflict` for what the notebook or the backend cannot take, and what the backend raises
         when it refuses the job.
         """
-        request = sub.parse_request(request)
+        request = submission.parse_request(request)
         size = len(json.dumps(request.parameters))
         if size > self.max_parameters_bytes:
             raise TooLarge(
@@ -180,14 +145,14 @@ class JobService:
                 f"Unknown backend '{request.backend}'; configured backends: {known}.",
                 reason="unknown_backend",
             )
-        if backend.name not in self._polled:
+        if not self.tracker.has_polled(backend.name):
             # This process has not looked at the backend yet (a CLI, or a submission racing the first
             # refresh): learn which jobs hold its slots before starting another.
-            await self._refresh_backend(backend.name, backend)
+            await self.tracker.refresh_backend(backend.name, backend)
         raw, nb, nb_file = await python_work(self._check_notebook, request, snapshot)
         runtime = await python_work(
             functools.partial(
-                sub.resolve_runtime,
+                submission.resolve_runtime,
                 request,
                 nb,
                 backend,
@@ -201,7 +166,7 @@ class JobService:
 
         job_id = uuid.uuid4().hex[:12]
         name = request.name or nb_file.stem
-        folder = self.job_dir / f"{sub.slug(name)}-{job_id}"
+        folder = self.job_dir / f"{submission.slug(name)}-{job_id}"
         shown = self._shown(folder)
         job = Job(
             id=job_id,
@@ -211,9 +176,9 @@ class JobService:
             message="Waiting to start.",
             notebook_path=self._shown(nb_file),
             job_dir=shown,
-            input_path=f"{shown}/{jf.INPUT}",
-            output_path=f"{shown}/{jf.OUTPUT}",
-            log_path=f"{shown}/{jf.LOG}",
+            input_path=f"{shown}/{jobfiles.INPUT}",
+            output_path=f"{shown}/{jobfiles.OUTPUT}",
+            log_path=f"{shown}/{jobfiles.LOG}",
             parameters=request.parameters,
             resources=request.resources.normalized(),
             kernel=runtime.get("kernel"),
@@ -223,7 +188,7 @@ class JobService:
             created_at=time.time(),
         )
         spec = {
-            "format": jf.JOB_FORMAT,
+            "format": jobfiles.JOB_FORMAT,
             "id": job_id,
             "name": name,
             "notebook_path": job.notebook_path,
@@ -235,7 +200,7 @@ class JobService:
             "time_limit_seconds": job.resources.time_limit_seconds,
             "resources": job.resources.model_dump(),
         }
-        await python_work(sub.build_folder, folder, raw, spec)
+        await python_work(submission.build_folder, folder, raw, spec)
         try:
             await self.store.insert(job)
         except BaseException:
@@ -247,7 +212,7 @@ class JobService:
             await self.store.delete(job.id)
             await asyncio.to_thread(_remove_tree, folder)
             raise
-        return await self._apply(job, obs, None)
+        return await self.tracker.apply(job, obs, None)
 
     async def notebook_parameters(self, notebook_path: str) -> NotebookParameters:
         """What the notebook's `parameters` cell declares, as the submit dialog shows and submit checks it.
@@ -256,15 +221,15 @@ class JobService:
         """
 
         def read() -> NotebookParameters:
-            nb_file = sub.resolve_notebook(self.root, notebook_path)
-            return inspect_notebook(sub.read_notebook(nb_file, None)[1])
+            nb_file = submission.resolve_notebook(self.root, notebook_path)
+            return inspect_notebook(submission.read_notebook(nb_file, None)[1])
 
         return await python_work(read)
 
     def _check_notebook(self, request: JobRequest, snapshot: bytes | None) -> tuple[bytes, Any, Path]:
-        nb_file = sub.resolve_notebook(self.root, request.notebook_path)
-        raw, nb = sub.read_notebook(nb_file, snapshot)
-        sub.check_parameters(nb, request.parameters)
+        nb_file = submission.resolve_notebook(self.root, request.notebook_path)
+        raw, nb = submission.read_notebook(nb_file, snapshot)
+        submission.check_parameters(nb, request.parameters)
         return raw, nb, nb_file
 
     # ----- reading -----
@@ -273,7 +238,7 @@ class JobService:
         job = await self.store.get(job_id)
         # Someone is watching this job: settle it now rather than at the next periodic round, at most
         # a few times a second however many watchers ask (callers share the refresh lock).
-        if job.state in ("queued", "running") and time.monotonic() - self._last_refresh > _WATCHED_REFRESH:
+        if job.state in ("queued", "running") and self.tracker.seconds_since_refresh() > _WATCHED_REFRESH:
             await self.refresh()
             job = await self.store.get(job_id)
         return job
@@ -303,7 +268,9 @@ class JobService:
             chunk = await backend.logs(job, offset, limit)
             if chunk is not None:
                 return chunk
-        text, nxt, size = await asyncio.to_thread(jf.read_log, self.folder_of(job) / jf.LOG, offset, limit)
+        text, nxt, size = await asyncio.to_thread(
+            jobfiles.read_log, self.folder_of(job) / jobfiles.LOG, offset, limit
+        )
         if offset > size:
             raise Conflict(
                 f"offset {offset} is past the end of the log, which has {size} bytes so far.",
@@ -313,7 +280,7 @@ class JobService:
             offset=offset, next_offset=nxt, text=text, eof=job.state in TERMINAL_STATES and nxt >= size
         )
 
-    def backend_infos(self) -> list[BackendInfo]:
+    def backend_infos(self) -> builtins.list[BackendInfo]:
         return [b.info() for b in self.backends.values()]
 
     async def usage(self, start: float | None = None, end: float | None = None) -> UsageReport:
@@ -365,41 +332,6 @@ class JobService:
         except ValueError:
             return str(path)
 
-    async def _apply(self, job: Job, obs: Observation | None, progress: tuple[int, int] | None) -> Job:
-        """Bring a record in line with an observation and the job's progress file."""
-        changes: dict[str, Any] = {}
-        if progress is not None:
-            p = JobProgress(cells_done=progress[0], cells_total=progress[1])
-            if p != job.progress:
-                changes["progress"] = p
-        if obs is not None:
-            if obs.backend_job_id and obs.backend_job_id != job.backend_job_id:
-                changes["backend_job_id"] = obs.backend_job_id
-            if obs.state == "queued" and obs.pending_reason != job.pending_reason:
-                changes["pending_reason"] = obs.pending_reason
-        state = obs.state if obs is not None and obs.state != job.state else None
-        try:
-            if state is not None and obs is not None:
-                if job.state == "queued" and (
-                    state == "succeeded" or (state != "running" and obs.started_at)
-                ):
-                    # It ran and ended between two looks: record the run, then the end.
-                    job = await self.store.update(job.id, state="running", started_at=obs.started_at)
-                if state == "running":
-                    changes.update(pending_reason=None, message=obs.message or f"Running on {job.backend}.")
-                else:
-                    changes.update(reason=obs.reason, message=obs.message or "", exit_code=obs.exit_code)
-                changes.update(started_at=obs.started_at, finished_at=obs.finished_at)
-                if state in TERMINAL_STATES and progress is None:
-                    p = await asyncio.to_thread(jf.read_progress, self.folder_of(job))
-                    if p is not None:
-                        changes["progress"] = JobProgress(cells_done=p[0], cells_total=p[1])
-            if state is None and not changes:
-                return job
-            return await self.store.update(job.id, state=state, **changes)
-        except IllegalTransition:
-            return await self.store.get(job.id)  # someone else (a cancel) ended it first; theirs stands
-
     def _clean_temporaries(self) -> None:
         if not self.job_dir.is_dir():
             return
@@ -416,7 +348,7 @@ class JobService:
     def _discard_folder(self, job: Job) -> None:
         folder = self.folder_of(job)
         # Only ever remove what is recognisably this job's folder.
-        if not folder.name.endswith(job.id) or not (folder / jf.JOB_JSON).is_file():
+        if not folder.name.endswith(job.id) or not (folder / jobfiles.JOB_JSON).is_file():
             return
         trash = folder.with_name(f".trash-{folder.name}")
         try:

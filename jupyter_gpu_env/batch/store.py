@@ -12,17 +12,18 @@ columns usage is summed from, so deleting jobs never lowers the GPU- and CPU-hou
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextlib
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
 from ..errors import Conflict, InvalidRequest, NotFound
 from ..models.jobs import JOB_STATES, TERMINAL_STATES, BackendUsage, Job, JobList, UsageReport
-from .base import check_transition
+from .backend import check_transition
 
 T = TypeVar("T")
 
@@ -220,7 +221,8 @@ class JobStore:
         return await self._call(self._list, wanted, limit, offset, backend)
 
     def _list(self, states: Sequence[str] | None, limit: int, offset: int, backend: str | None) -> JobList:
-        where, args = [_VISIBLE], []
+        where: list[str] = [_VISIBLE]
+        args: list[Any] = []
         if states is not None:
             where.append(f"state IN ({','.join('?' * len(states))})" if states else "0")
             args += states
@@ -241,7 +243,7 @@ class JobStore:
             items=items, total=total, offset=offset, limit=limit, next_offset=nxt if nxt < total else None
         )
 
-    async def active(self, backend: str | None = None) -> list[Job]:
+    async def active(self, backend: str | None = None) -> builtins.list[Job]:
         """Queued and running jobs, oldest first (the order a free slot is given in)."""
 
         def fetch() -> list[Job]:
@@ -299,7 +301,7 @@ class JobStore:
 
 
 @contextlib.contextmanager
-def _transaction(db: sqlite3.Connection, *, immediate: bool = False):  # type: ignore[no-untyped-def]
+def _transaction(db: sqlite3.Connection, *, immediate: bool = False) -> Iterator[None]:
     db.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
     try:
         yield

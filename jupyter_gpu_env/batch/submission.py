@@ -20,8 +20,8 @@ from ..errors import Conflict, Forbidden, InvalidRequest, NotFound, TooLarge
 from ..inputs import check_tree, path_problem
 from ..models.common import describe_validation_error
 from ..models.jobs import JobRequest
-from . import jobfiles as jf
-from .base import Backend
+from . import jobfiles
+from .backend import Backend
 from .parameters import check_values, inspect_notebook, notebook_kernel
 
 MAX_NOTEBOOK_BYTES = 100 << 20  # a snapshot is copied into every job; refuse what no one means to run
@@ -178,8 +178,8 @@ def build_folder(folder: Path, raw: bytes, spec: dict[str, Any]) -> None:
     tmp = folder.with_name(f".tmp-{folder.name}")
     tmp.mkdir()
     try:
-        (tmp / jf.INPUT).write_bytes(raw)
-        jf.write_json_atomic(tmp / jf.JOB_JSON, spec, durable=True)
+        (tmp / jobfiles.INPUT).write_bytes(raw)
+        jobfiles.write_json_atomic(tmp / jobfiles.JOB_JSON, spec, durable=True)
         tmp.rename(folder)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from jupyter_core.paths import jupyter_config_path
 from traitlets import TraitError
-from traitlets.config import Config
+from traitlets.config import Config, Configurable
 from traitlets.config.loader import (
     ArgumentError,
     ConfigFileNotFound,
@@ -40,12 +40,12 @@ T = TypeVar("T")
 CONFIG_FILES = ("jupyter_jupyter_gpu_env_config", "jupyter_config", "jupyter_server_config")
 
 
-def configurable() -> tuple[type, ...]:
-    """The classes whose options the CLI reads: ``c.GpuEnvApp.*`` and each backend's (``c.LocalBackend.*``)."""
+def configurable() -> tuple[type[Configurable], ...]:
+    """The classes whose options the CLI reads: ``c.GpuEnvApp.*`` and each installed backend's
+    (``c.LocalBackend.*``, a site's own)."""
     from ..app import GpuEnvApp
 
-    ours = [cls for cls in GpuEnvApp.classes if cls.__module__.startswith("jupyter_gpu_env.")]
-    return (GpuEnvApp, *ours)
+    return (GpuEnvApp, *GpuEnvApp.classes)
 
 
 def warn(message: str) -> None:
@@ -73,6 +73,8 @@ def load_file_config(paths: Sequence[str] | None = None) -> Config:
 
 def override_config(assignments: Sequence[str]) -> Config:
     """``Class.trait=value`` pairs, parsed by each trait as on the server's command line."""
+    if not assignments:
+        return Config()
     classes = configurable()
     known = {cls.__name__: cls for cls in classes}
     for item in assignments:

@@ -7,8 +7,8 @@ import asyncio
 import sys
 from typing import Any
 
-from ..gpu.readers import GpuReaders
 from ..gpu.sampler import Sampler
+from ..gpu.sources import GpuReaders
 from ..models.gpu import GpuSnapshot
 
 
@@ -50,7 +50,7 @@ def cmd_gpu(args: argparse.Namespace) -> int:
 
 def cmd_openapi(args: argparse.Namespace) -> int:
     """Print the REST API's OpenAPI document."""
-    from ..openapi import render
+    from ..handlers.openapi import render
 
     sys.stdout.write(render())
     return 0

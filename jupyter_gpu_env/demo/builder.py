@@ -18,7 +18,7 @@ from pathlib import Path
 from .. import proc
 from ..envs.engine import LogFn, ProgressFn, scaled
 from ..envs.prefix import read_records
-from ..envs.rattler_engine import RattlerEngine
+from ..envs.rattler.engine import RattlerEngine
 from ..envs.service import default_pkgs_dir
 from ..errors import Conflict
 from .channel import build_channel
@@ -93,21 +93,19 @@ async def build_demo(
     Raises Conflict when ``env`` exists but is not such an environment (it is never overwritten).
     """
     cache = default_cache_dir()
-    channel, env, wheels = await asyncio.to_thread(
-        lambda: (
-            channel.expanduser().resolve(),
-            env.expanduser().resolve(),
-            (wheels or cache / "wheels").expanduser(),
-        )
+    wheel_dir = wheels or cache / "wheels"
+    channel, env, wheel_dir = await asyncio.to_thread(
+        lambda: (channel.expanduser().resolve(), env.expanduser().resolve(), wheel_dir.expanduser())
     )
     engine = RattlerEngine([str(channel)], pkgs_dir or default_pkgs_dir())
-    if not await asyncio.to_thread(lambda: any(wheels.glob("*.whl"))):
+    if not await asyncio.to_thread(lambda: any(wheel_dir.glob("*.whl"))):
         if progress:
             progress(
-                0.0, f"Downloading wheels of {' and '.join(DEMO_REQUIREMENTS)} into {wheels} (pip download)"
+                0.0,
+                f"Downloading wheels of {' and '.join(DEMO_REQUIREMENTS)} into {wheel_dir} (pip download)",
             )
-        await download_wheels(wheels, log=log)
-    built = await build_channel(channel, wheels, engine, progress=scaled(progress, 0.05, 0.6), log=log)
+        await download_wheels(wheel_dir, log=log)
+    built = await build_channel(channel, wheel_dir, engine, progress=scaled(progress, 0.05, 0.6), log=log)
     if await asyncio.to_thread(_is_demo_env, env):
         if progress:
             progress(1.0, f"Reusing the environment at {env}")

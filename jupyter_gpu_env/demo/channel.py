@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .. import proc
 from ..envs.engine import LogFn, ProgressFn, scaled
-from ..envs.rattler_engine import RattlerEngine
+from ..envs.rattler.engine import RattlerEngine
 from ..errors import Conflict, InvalidRequest
 from . import python_pkg, wheel_pkg
 from .condapkg import write_package

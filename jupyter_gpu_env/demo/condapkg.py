@@ -112,10 +112,10 @@ def write_package(
         (info / "link.json").write_text(json.dumps(link, indent=2))
     stem = f"{index['name']}-{index['version']}-{index['build']}"
     out_dir.mkdir(parents=True, exist_ok=True)
-    target = out_dir / f"{stem}.conda"
+    package = out_dir / f"{stem}.conda"
     info_members = ["info"] + [f"info/{n}" for n in sorted(os.listdir(info))]
-    with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_STORED) as z:
+    with zipfile.ZipFile(package, "w", compression=zipfile.ZIP_STORED) as z:
         z.writestr("metadata.json", json.dumps({"conda_pkg_format_version": 2}))
         z.writestr(f"pkg-{stem}.tar.zst", _tar_zst(stage, files))
         z.writestr(f"info-{stem}.tar.zst", _tar_zst(stage, info_members))
-    return target
+    return package

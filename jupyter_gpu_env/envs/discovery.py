@@ -21,6 +21,7 @@ Descriptions walk the whole prefix (size on disk), so they are cached per prefix
 from __future__ import annotations
 
 import asyncio
+import builtins
 import hashlib
 import os
 import threading
@@ -28,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import kernels
+from .. import kernelspecs
 from ..errors import NotFound
 from ..models.envs import Environment, EnvironmentDetail, EnvKind
 from ..offloop import python_work
@@ -150,7 +151,8 @@ class EnvironmentCatalog:
 
     def _kernel_names(self) -> dict[str, str]:
         return {
-            os.path.normpath(k.prefix): k.kernel_name for k in kernels.list_registered(self.kernel_data_dir)
+            os.path.normpath(k.prefix): k.kernel_name
+            for k in kernelspecs.list_registered(self.kernel_data_dir)
         }
 
     def _scan(self) -> list[EnvironmentDetail]:
@@ -180,7 +182,7 @@ class EnvironmentCatalog:
         details = await self.list_details()
         return [Environment.model_validate(d.model_dump(exclude={"packages"})) for d in details]
 
-    async def locations(self) -> list[EnvLocation]:
+    async def locations(self) -> builtins.list[EnvLocation]:
         """:meth:`locate` off the loop; concurrent callers share one look (a burst of requests, one scan)."""
         if self._locating is None or self._locating.done():
             self._locating = asyncio.ensure_future(asyncio.to_thread(self.locate))

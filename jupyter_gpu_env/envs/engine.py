@@ -1,7 +1,7 @@
 """The contract every conda engine fulfils, and small helpers they share.
 
 An engine changes prefixes on disk; it knows nothing about names, managed or own, kernels or
-``environments.txt`` (that is :mod:`.service`). :class:`~.rattler_engine.RattlerEngine` implements it
+``environments.txt`` (that is :mod:`.service`). :class:`~.rattler.engine.RattlerEngine` implements it
 with py-rattler in a child process; a ``conda``/``mamba`` command-line engine can implement the same
 methods with ``proc.run``.
 """

@@ -12,21 +12,18 @@ at start, except those whose name another process (the CLI) still holds.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextlib
-import errno
 import logging
 import os
 import re
 import secrets
-import shutil
-import stat
-import sys
-import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TypeVar
 
-from .. import kernels
-from ..errors import Conflict, DiskFull, Forbidden, GpuEnvError, InvalidRequest, NotFound
+from .. import kernelspecs
+from ..errors import Conflict, DiskFull, Forbidden, InvalidRequest, NotFound
 from ..models.envs import (
     CloneResult,
     Environment,
@@ -37,19 +34,18 @@ from ..models.envs import (
     PackagesResult,
 )
 from ..models.tasks import Task
-from . import conda_list, history
+from . import conda_list, history, transaction
 from .claims import Claim, Claims
 from .discovery import EnvironmentCatalog, EnvLocation
-from .engine import CondaEngine, LogFn, ProgressFn, run_stoppable, scaled, threadsafe
-from .names import validate_env_name
+from .engine import CondaEngine, LogFn, ProgressFn, scaled
 from .prefix import pypi_packages, python_version, read_records, site_packages, write_origin
-from .transaction import hardlink_copy, previous_name, previous_states, recover, swap_in
+from .syntax import validate_env_name
+from .transaction import is_disk_full, previous_states, recover, remove_tree
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 _TEMPORARY = re.compile(r"^\.(?P<name>.+)\.(?P<kind>partial|deleting|txn|swap)-[0-9a-f]+$")
-# Previous states kept for undo, per environment.
-KEEP_PREVIOUS = 1
 
 
 def default_user_env_dir() -> Path:
@@ -61,28 +57,6 @@ def default_pkgs_dir() -> Path:
     """Our package cache; in the home directory like the default user env dir, so hard links work."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "jupyter-gpu-env" / "pkgs"
-
-
-def _remove_tree(path: Path) -> None:
-    def fix(func: Callable[[str], object], p: str, _exc: object) -> None:
-        # a read-only folder copied from a managed environment: make it writable and retry once
-        with contextlib.suppress(OSError):
-            os.chmod(os.path.dirname(p), stat.S_IRWXU)
-            func(p)
-
-    if path.is_symlink() or path.is_file():
-        path.unlink(missing_ok=True)
-    elif path.exists():
-        if sys.version_info >= (3, 12):
-            shutil.rmtree(path, onexc=fix)
-        else:
-            shutil.rmtree(path, onerror=fix)
-
-
-def _disk_full(e: BaseException) -> bool:
-    if isinstance(e, OSError):
-        return e.errno == errno.ENOSPC
-    return isinstance(e, GpuEnvError) and "No space left on device" in e.message
 
 
 def _refuse_pip_removals(prefix: Path, remove: list[str]) -> None:
@@ -230,8 +204,8 @@ class EnvironmentService:
                 )
                 await asyncio.to_thread(self._publish, build, final)
             except BaseException as e:
-                await asyncio.shield(asyncio.to_thread(_remove_tree, build))
-                if _disk_full(e):
+                await asyncio.shield(asyncio.to_thread(remove_tree, build))
+                if is_disk_full(e):
                     raise self._full("the clone") from e
                 raise
         await self._record(final)
@@ -265,8 +239,8 @@ class EnvironmentService:
     async def change_packages(
         self,
         name: str,
-        add: list[str],
-        remove: list[str],
+        add: builtins.list[str],
+        remove: builtins.list[str],
         *,
         progress: ProgressFn | None = None,
         log: LogFn | None = None,
@@ -306,67 +280,18 @@ class EnvironmentService:
     async def transaction(
         self,
         loc: EnvLocation,
-        apply: Callable[[Path], object],
+        apply: Callable[[Path], Awaitable[T]],
         *,
         progress: ProgressFn | None = None,
-    ) -> object:
-        """Copy ``loc`` aside, let ``apply(copy)`` change the copy, swap it in; return what ``apply`` returned.
-
-        The caller holds the claim. Before the swap nothing is visible; the swap is one rename; after
-        it the previous state is kept for undo (the newest :data:`KEEP_PREVIOUS`).
-        """
-        live = loc.prefix
-        build = live.with_name(f".{live.name}.txn-{secrets.token_hex(4)}")
-        report = scaled(progress, 0.0, 0.15)
-        report(0.0, "Copying the environment aside (hard links)")
-        tick = threadsafe(lambda f, m: report(min(f, 0.99), m))
-
-        def ticked(done: int) -> None:
-            if tick is not None:
-                tick(done / (done + 2000), f"Copying the environment aside ({done} files)")
-
-        swapped = False
+    ) -> T:
+        """Change a copy of ``loc`` with ``apply`` and swap it in (:func:`.transaction.run`); the caller
+        holds the claim."""
         try:
-            await run_stoppable(hardlink_copy, live, build, tick=ticked)
-            result = await apply(build)  # type: ignore[misc]
-            if progress is not None:
-                progress(0.96, "Swapping the changed environment in")
-            await self._swap(build, live)
-            swapped = True
-        except BaseException as e:
-            if not swapped:
-                await asyncio.shield(asyncio.to_thread(_remove_tree, build))
-                if _disk_full(e):
-                    raise self._full("the changed environment") from e
-            raise
+            return await transaction.run(
+                loc.prefix, apply, progress=progress, disk_full=lambda: self._full("the changed environment")
+            )
         finally:
-            self.catalog.refresh(live)
-        # Committed. What follows only tidies up; its failures must not turn success into an error.
-        try:
-            await asyncio.to_thread(self._keep_previous, build, live)
-        except OSError as e:
-            log.warning("could not keep the previous state of %s: %s", live, e)
-            await asyncio.to_thread(_remove_tree, build)
-        return result
-
-    @staticmethod
-    async def _swap(build: Path, live: Path) -> None:
-        """The commit point. A cancellation that arrives while the swap runs comes too late: the swap
-        completes (a thread cannot be stopped halfway, and must not be), and so does the change."""
-        swap = asyncio.ensure_future(asyncio.to_thread(swap_in, build, live))
-        try:
-            await asyncio.shield(swap)
-        except asyncio.CancelledError:
-            await swap  # if it failed, that failure is the outcome
-            task = asyncio.current_task()
-            if task is not None:
-                task.uncancel()
-
-    @staticmethod
-    def _keep_previous(old: Path, live: Path) -> None:
-        os.rename(old, previous_name(live, time.time_ns()))
-        for stale in previous_states(live)[KEEP_PREVIOUS:]:
-            _remove_tree(stale)
+            self.catalog.refresh(loc.prefix)
 
     async def delete(self, name: str, *, claimed: tuple[Claim, EnvLocation] | None = None) -> str | None:
         """Delete the user's environment ``name``, its kept previous states, its kernelspec and its line in
@@ -375,7 +300,7 @@ class EnvironmentService:
         """
         claim, loc = claimed or await self.begin_change(name, "deleted")
         with claim:
-            kernel = await asyncio.to_thread(kernels.unregister_prefix, loc.prefix, self.kernel_data_dir)
+            kernel = await asyncio.to_thread(kernelspecs.unregister_prefix, loc.prefix, self.kernel_data_dir)
             trash = loc.prefix.with_name(f".{loc.prefix.name}.deleting-{secrets.token_hex(4)}")
             await asyncio.to_thread(os.rename, loc.prefix, trash)
             with contextlib.suppress(OSError):
@@ -384,8 +309,8 @@ class EnvironmentService:
 
             def remove_all() -> None:
                 for old in previous_states(loc.prefix):
-                    _remove_tree(old)
-                _remove_tree(trash)
+                    remove_tree(old)
+                remove_tree(trash)
 
             await asyncio.shield(asyncio.to_thread(remove_all))
         return kernel
@@ -394,7 +319,7 @@ class EnvironmentService:
         """Register (or update) the kernelspec of ``name``; Conflict when it has no ipykernel."""
         loc = await self.catalog.resolve(name)
         return await asyncio.to_thread(
-            kernels.register,
+            kernelspecs.register,
             loc.name,
             loc.prefix,
             display_name=display_name,
@@ -405,14 +330,14 @@ class EnvironmentService:
     async def unregister_kernel(self, name: str) -> str:
         """Remove the kernelspec registered for ``name``; NotFound when there is none."""
         loc = await self.catalog.resolve(name)
-        removed = await asyncio.to_thread(kernels.unregister_prefix, loc.prefix, self.kernel_data_dir)
+        removed = await asyncio.to_thread(kernelspecs.unregister_prefix, loc.prefix, self.kernel_data_dir)
         if removed is None:
             raise NotFound(f"No kernel is registered for '{loc.name}'.", reason="kernel_not_found")
         return removed
 
     # -- after a crash ------------------------------------------------------------------------------
 
-    async def cleanup_stale(self) -> list[Path]:
+    async def cleanup_stale(self) -> builtins.list[Path]:
         """Undo what a crash left: put back an environment caught between the two renames of a swap, and
         remove temporaries (``.<name>.partial-*``, ``.txn-*``, ``.deleting-*``, ``.swap-*``) whose name no
         operation holds, in this process or another.
@@ -431,7 +356,7 @@ class EnvironmentService:
                 if m.group("kind") == "swap" and recover(self.user_env_dir / m.group("name")):
                     log.warning("put back %s, caught between the two renames of a swap", m.group("name"))
                     continue
-                _remove_tree(p)
+                remove_tree(p)
                 gone.append(p)
             return gone
 

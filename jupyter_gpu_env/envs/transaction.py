@@ -14,20 +14,31 @@ Where the filesystem cannot exchange two names (NFS), the swap is two renames th
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import ctypes
 import ctypes.util
 import errno
+import logging
 import os
 import re
 import secrets
 import shutil
 import stat
+import sys
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
+from ..errors import GpuEnvError
 from .clonefiles import Stopped
+from .engine import ProgressFn, run_stoppable, scaled, threadsafe
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
@@ -157,3 +168,97 @@ def recover(live: Path) -> bool:
 
 def glob_escape(name: str) -> str:
     return re.sub(r"([*?\[])", r"[\1]", name)
+
+
+# ----- one change, start to end -----
+
+# Previous states kept for undo, per environment.
+KEEP_PREVIOUS = 1
+
+
+async def run(
+    live: Path,
+    apply: Callable[[Path], Awaitable[T]],
+    *,
+    progress: ProgressFn | None = None,
+    disk_full: Callable[[], Exception] | None = None,
+) -> T:
+    """Copy ``live`` aside, let ``apply(copy)`` change the copy, swap it in; return what ``apply`` returned.
+
+    Before the swap nothing is visible; the swap is one rename; after it the previous state is kept for
+    undo (the newest :data:`KEEP_PREVIOUS`). A failure, a cancel or a full disk (``disk_full()`` is then
+    raised) before the swap removes the copy and leaves ``live`` as it was.
+    """
+    build = live.with_name(f".{live.name}.txn-{secrets.token_hex(4)}")
+    report = scaled(progress, 0.0, 0.15)
+    report(0.0, "Copying the environment aside (hard links)")
+    tick = threadsafe(lambda f, m: report(min(f, 0.99), m))
+
+    def ticked(done: int) -> None:
+        if tick is not None:
+            tick(done / (done + 2000), f"Copying the environment aside ({done} files)")
+
+    swapped = False
+    try:
+        await run_stoppable(hardlink_copy, live, build, tick=ticked)
+        result = await apply(build)
+        if progress is not None:
+            progress(0.96, "Swapping the changed environment in")
+        await _commit(build, live)
+        swapped = True
+    except BaseException as e:
+        if not swapped:
+            await asyncio.shield(asyncio.to_thread(remove_tree, build))
+            if disk_full is not None and is_disk_full(e):
+                raise disk_full() from e
+        raise
+    # Committed. What follows only tidies up; its failures must not turn success into an error.
+    try:
+        await asyncio.to_thread(_keep_previous, build, live)
+    except OSError as e:
+        log.warning("could not keep the previous state of %s: %s", live, e)
+        await asyncio.to_thread(remove_tree, build)
+    return result
+
+
+async def _commit(build: Path, live: Path) -> None:
+    """The swap. A cancellation that arrives while it runs comes too late: the swap completes (a thread
+    cannot be stopped halfway, and must not be), and so does the change."""
+    swap = asyncio.ensure_future(asyncio.to_thread(swap_in, build, live))
+    try:
+        await asyncio.shield(swap)
+    except asyncio.CancelledError:
+        await swap  # if it failed, that failure is the outcome
+        task = asyncio.current_task()
+        if task is not None:
+            task.uncancel()
+
+
+def _keep_previous(old: Path, live: Path) -> None:
+    os.rename(old, previous_name(live, time.time_ns()))
+    for stale in previous_states(live)[KEEP_PREVIOUS:]:
+        remove_tree(stale)
+
+
+def remove_tree(path: Path) -> None:
+    """Remove a file or a tree, read-only folders (copied from a managed environment) included."""
+
+    def fix(func: Callable[[str], object], p: str, _exc: object) -> None:
+        # a read-only folder copied from a managed environment: make it writable and retry once
+        with contextlib.suppress(OSError):
+            os.chmod(os.path.dirname(p), stat.S_IRWXU)
+            func(p)
+
+    if path.is_symlink() or path.is_file():
+        path.unlink(missing_ok=True)
+    elif path.exists():
+        if sys.version_info >= (3, 12):
+            shutil.rmtree(path, onexc=fix)
+        else:
+            shutil.rmtree(path, onerror=fix)
+
+
+def is_disk_full(e: BaseException) -> bool:
+    if isinstance(e, OSError):
+        return e.errno == errno.ENOSPC
+    return isinstance(e, GpuEnvError) and "No space left on device" in e.message

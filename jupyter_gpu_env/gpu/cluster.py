@@ -1,8 +1,8 @@
 """Cluster capacity: free and total GPUs and MIG slices per profile and GPU model.
 
 ``capacity()`` is a pure function over Kubernetes Node and Pod objects as the API returns them (plain
-dicts), so it is tested without a cluster. ``KubernetesCapacity`` reads them with the official client
-in a worker thread (the client is synchronous) and caches the answer: one list of nodes and pods per
+dicts, camelCase), so it is tested without a cluster. ``KubernetesCapacity`` reads them through the
+Kubernetes backend's client module in a worker thread (the client is synchronous) and caches the answer: one list of nodes and pods per
 ``ttl`` seconds, whatever the number of open panels.
 """
 
@@ -13,9 +13,12 @@ import math
 import time
 from collections import defaultdict
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..models.cluster import CapacityRow, ClusterCapacity
+
+if TYPE_CHECKING:
+    from ..batch.kubernetes.client import KubeApi
 
 GPU = "nvidia.com/gpu"
 MIG_PREFIX = "nvidia.com/mig-"
@@ -54,7 +57,7 @@ def _pod_requests(pod: dict[str, Any]) -> dict[str, int]:
         for k, v in asked.items():
             total[k] += v
     # Init containers run before the others, so a pod holds the larger of the two.
-    for c in spec.get("initContainers") or spec.get("init_containers") or []:
+    for c in spec.get("initContainers") or []:
         res = c.get("resources") or {}
         for k, v in (gpu_resources(res.get("requests")) or gpu_resources(res.get("limits"))).items():
             total[k] = max(total[k], v)
@@ -74,7 +77,7 @@ def capacity(nodes: Iterable[dict[str, Any]], pods: Iterable[dict[str, Any]]) ->
             by_node[meta.get("name", "")] = (model, offered)
     used: dict[tuple[str, str], int] = defaultdict(int)
     for pod in pods:
-        node_name = (pod.get("spec") or {}).get("nodeName") or (pod.get("spec") or {}).get("node_name")
+        node_name = (pod.get("spec") or {}).get("nodeName")
         if node_name not in by_node or (pod.get("status") or {}).get("phase") in _FINISHED:
             continue
         model = by_node[node_name][0]
@@ -103,29 +106,35 @@ def capacity(nodes: Iterable[dict[str, Any]], pods: Iterable[dict[str, Any]]) ->
 
 
 class KubernetesCapacity:
-    """Reads nodes and pods with the kubernetes client (in-cluster config, else kubeconfig), cached."""
+    """Reads nodes and unfinished pods through a :class:`KubeApi` (the configuration the Kubernetes backend
+    uses: c.KubernetesBackend.kubeconfig and context), cached for ``ttl`` seconds."""
 
-    def __init__(self, ttl: float = 30.0, namespace_pods: str | None = None) -> None:
+    def __init__(self, ttl: float = 30.0, api: KubeApi | None = None) -> None:
         self.ttl = ttl
+        self.api = api
         self._cached: ClusterCapacity | None = None
         self._lock = asyncio.Lock()
 
     def _read(self) -> ClusterCapacity:
         try:
-            from kubernetes import client, config
+            from kubernetes import client
         except ImportError:
-            return ClusterCapacity(available=False, message="The kubernetes Python client is not installed.")
+            return ClusterCapacity(
+                available=False,
+                message="The kubernetes Python client is not installed (pip install 'jupyter-gpu-env[kubernetes]').",
+            )
+        from ..batch.kubernetes.client import KubeApi
+
+        api = self.api = self.api or KubeApi()
         try:
-            try:
-                config.load_incluster_config()
-            except config.ConfigException:
-                config.load_kube_config()
-            api = client.CoreV1Api()
-            nodes = api.list_node().to_dict()["items"]
-            pods = api.list_pod_for_all_namespaces(
-                field_selector="status.phase!=Succeeded,status.phase!=Failed"
-            ).to_dict()["items"]
-        except Exception as e:  # any API or config failure is shown, not raised
+            core = client.CoreV1Api(api.client())
+            nodes = api.items("list nodes", core.list_node)
+            pods = api.items(
+                "list pods",
+                core.list_pod_for_all_namespaces,
+                field_selector="status.phase!=Succeeded,status.phase!=Failed",
+            )
+        except Exception as e:  # any API or configuration failure is shown, not raised
             return ClusterCapacity(available=False, message=f"Cluster capacity could not be read: {e}")
         return ClusterCapacity(available=True, rows=capacity(nodes, pods), read_at=time.time())
 

@@ -26,24 +26,24 @@ from ..models import (
     MemoryUsage,
 )
 from .idle import IdleTracker
-from .kernels import KernelInfo, kernel_usage, pid_owners, process_trees
+from .kernel_processes import RunningKernel, kernel_usage, pid_owners, process_trees
 from .memory import HostSample, read_host
-from .reading import GpuReading
+from .sources.reading import GpuReading
 
 log = logging.getLogger(__name__)
 
 
 GpuReader = Callable[[], Awaitable[GpuReading]]
 HostReader = Callable[[float], HostSample]
-KernelSource = Callable[[], Awaitable[list[KernelInfo]]]
+KernelSource = Callable[[], Awaitable[list[RunningKernel]]]
 
 
-async def _no_kernels() -> list[KernelInfo]:
+async def _no_kernels() -> list[RunningKernel]:
     return []
 
 
 def _attribute_gpu_memory(
-    devices: list[GpuDevice], owners: dict[int, KernelInfo], usage: list[KernelUsage]
+    devices: list[GpuDevice], owners: dict[int, RunningKernel], usage: list[KernelUsage]
 ) -> None:
     """Name the kernel behind each GPU process and total each kernel's GPU memory.
 
@@ -111,7 +111,7 @@ class Sampler:
         self._first: asyncio.Event | None = None
         self.samples_taken = 0
 
-    def _sample_blocking(self, kernels: list[KernelInfo], gpu: GpuReading) -> GpuSnapshot:
+    def _sample_blocking(self, kernels: list[RunningKernel], gpu: GpuReading) -> GpuSnapshot:
         host = self._host_reader(time.monotonic())
         cores_busy = None
         prev = self._previous

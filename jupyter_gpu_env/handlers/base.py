@@ -79,7 +79,7 @@ class ApiHttpError(web.HTTPError):
     for the log); the message the caller reads is kept apart from it.
     """
 
-    def __init__(self, status: int, message: str, reason: str, details: list[dict] | None = None):
+    def __init__(self, status: int, message: str, reason: str, details: list[Any] | None = None):
         super().__init__(status, "%s", message, reason=reason)
         self.details = details
 
@@ -103,7 +103,7 @@ def operation(
     permissions: tuple[Permission, ...] = (),
     response_content_type: str = "application/json",
     links: tuple[tuple[str, str, dict[str, str]], ...] = (),
-) -> Callable[[Callable[..., Awaitable[Any]]], Callable[..., Awaitable[None]]]:
+) -> Callable[[Callable[..., Awaitable[Any]]], Callable[..., Any]]:
     """Authenticate, authorize, parse, map errors, write the returned model; record the OpenAPI spec.
 
     ``permissions`` are asked of Jupyter's authorizer besides the verb's own on ``gpu_env``: running
@@ -126,7 +126,7 @@ def operation(
         links,
     )
 
-    def decorate(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[None]]:
+    def decorate(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Any]:
         @functools.wraps(fn)
         async def mapped(self: GpuEnvHandler, *args: Any, **kwargs: Any) -> None:
             await self.check_permissions(permissions)

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+from . import runtime
 from .mounts import is_mounted
 
 
@@ -46,11 +46,11 @@ def main(argv: list[str] | None = None) -> None:
     ns = parser.parse_args(argv)
     args = ns.args[1:] if ns.args[:1] == ["--"] else ns.args
     python_args = ["-m", "ipykernel_launcher", *args]
-    if shutil.which("squashfuse") and os.path.exists("/dev/fuse"):
+    if runtime.squashfuse():
         mount(ns.image, ns.mount)
         python = str(ns.mount / "bin" / "python")
         os.execve(python, [python, *python_args], kernel_env(str(ns.mount)))
-    tool = shutil.which("apptainer") or shutil.which("singularity")
+    tool = runtime.apptainer()
     if tool and ns.container:
         bind = f"{ns.image}:{ns.mount}:image-src=/"
         python = f"{ns.mount}/bin/python"

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .. import proc
 from ..errors import CommandFailed, Conflict, GpuEnvError, Unavailable
+from . import runtime
 
 Progress = Callable[[float, str], None]
 
@@ -128,14 +129,10 @@ def sif_definition(squashfs_path: Path, dest_prefix: str, base_image: str) -> st
     )
 
 
-def apptainer() -> str | None:
-    return shutil.which("apptainer") or shutil.which("singularity")
-
-
 async def build_sif(
     squashfs_path: Path, output: Path, dest_prefix: str, base_image: str, progress: Progress
 ) -> None:
-    tool = apptainer()
+    tool = runtime.apptainer()
     if tool is None:
         raise Conflict(
             "SIF images need apptainer (or singularity), which is not installed on this server. Use the "
@@ -167,7 +164,7 @@ async def tool_versions() -> dict[str, str]:
         first = (r.stdout or r.stderr).splitlines()[:1]
         if first:
             versions["mksquashfs"] = first[0].strip()
-    tool = apptainer()
+    tool = runtime.apptainer()
     if tool:
         r = await proc.run([tool, "--version"], check=False, timeout=10)
         versions[Path(tool).name] = r.stdout.strip()

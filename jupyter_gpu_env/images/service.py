@@ -20,7 +20,7 @@ from ..errors import Conflict, InvalidRequest, NotFound
 from ..models.images import Image, ImageRequest, ImageUsage
 from ..offloop import python_work
 from ..tasks import TaskContext
-from . import pack
+from . import pack, runtime
 from .content import scan
 
 _SUFFIX = {"squashfs": ".sqfs", "sif": ".sif"}
@@ -119,7 +119,7 @@ class ImageService:
 
     def check_request(self, request: ImageRequest) -> None:
         """Refuse what cannot be built here before a task is started."""
-        if request.format == "sif" and pack.apptainer() is None:
+        if request.format == "sif" and runtime.apptainer() is None:
             raise Conflict(
                 "SIF images need apptainer (or singularity), which is not installed on this server. "
                 "Pack a squashfs image instead: apptainer runs it with --bind IMAGE:MOUNT:image-src=/.",

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
@@ -45,7 +47,7 @@ def _field_path(loc: tuple) -> str:
 
 def describe_validation_error(err: ValidationError, what: str = "Invalid request") -> str:
     """One sentence per field, without pydantic's prefixes and union noise."""
-    by_field: dict[str, list[dict]] = {}
+    by_field: dict[str, list[Any]] = {}
     for e in err.errors():
         by_field.setdefault(_field_path(tuple(e.get("loc", ()))) or "body", []).append(e)
     parts = []

@@ -7,8 +7,16 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, WithJsonSchema, model_validator
 
-from ..envs.names import ENV_NAME_PATTERN, MAX_NAME_LENGTH, check_env_name
-from ..envs.specs import MAX_SPEC_LENGTH, NAME_PATTERN, SPEC_PATTERN, check_package_name, check_spec
+from ..envs.syntax import (
+    ENV_NAME_PATTERN,
+    MAX_NAME_LENGTH,
+    MAX_SPEC_LENGTH,
+    NAME_PATTERN,
+    SPEC_PATTERN,
+    check_env_name,
+    check_package_name,
+    check_spec,
+)
 from .common import ApiModel
 from .fields import LINE_PATTERN, ecma, patterned
 
@@ -97,7 +105,7 @@ class EnvironmentList(ApiModel):
 
 
 class CloneRequest(ApiModel):
-    source: patterned(LINE_PATTERN, "source", max_length=4096, min_length=1) = Field(
+    source: Annotated[str, patterned(LINE_PATTERN, "source", max_length=4096, min_length=1)] = Field(
         description="Name of the environment to clone (as listed), or its prefix.", examples=["demo-python"]
     )
     name: EnvName = Field(
@@ -138,6 +146,7 @@ class PackagesRequest(ApiModel):
 class KernelRequest(ApiModel):
     display_name: (
         Annotated[
+            str,
             patterned(
                 DISPLAY_NAME_PATTERN,
                 "display_name",

@@ -1,21 +1,45 @@
-"""String field types whose JSON schema states exactly what their validator accepts.
+"""Field constraints whose JSON schema states exactly what their validator accepts.
 
 A pattern is written once, in Python's syntax, and used twice: as a full match by the validator and,
 translated to ECMA-262 (named groups unnamed), as the ``pattern`` of the OpenAPI document. So a
-request that the document calls valid is one the server accepts, and the reverse.
+request that the document calls valid is one the server accepts, and the reverse. Each is metadata for
+``Annotated``: ``Annotated[str, patterned(...)]``, ``Annotated[int, whole_number(...)]``.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
-from pydantic import AfterValidator, BeforeValidator, WithJsonSchema
-from pydantic_core import PydanticCustomError
+from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
 # One line of text: no control characters (tabs and line breaks included).
 LINE_PATTERN = r"^[^\x00-\x1f\x7f]*$"
 _NAMED_GROUP = re.compile(r"\(\?P<\w+>")
+
+
+@dataclass(frozen=True)
+class Checked:
+    """``Annotated`` metadata: ``check`` runs after the type's own validation (before it, with ``before``),
+    and ``schema`` is the JSON schema published for the field, in place of the type's."""
+
+    check: Callable[[Any], Any]
+    schema: dict[str, Any] = field(hash=False)
+    before: bool = False
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        if self.before:
+            return core_schema.no_info_before_validator_function(self.check, handler(source))
+        return core_schema.no_info_after_validator_function(self.check, handler(source))
+
+    def __get_pydantic_json_schema__(
+        self, schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        return dict(self.schema)
 
 
 def ecma(pattern: str) -> str:
@@ -43,8 +67,8 @@ def patterned(
     hint: str = "",
     max_length: int | None = None,
     min_length: int | None = None,
-) -> Any:
-    """An ``Annotated[str, ...]`` checked by ``pattern`` and lengths, with the matching schema."""
+) -> Checked:
+    """A string checked by ``pattern`` and lengths, with the matching schema."""
     schema: dict[str, Any] = {"type": "string", "pattern": ecma(pattern)}
     check = matcher(pattern, what, hint)
     if max_length is not None:
@@ -59,10 +83,10 @@ def patterned(
             raise ValueError(f"{what} must have at least {min_length} characters")
         return check(value)
 
-    return Annotated[str, AfterValidator(bounded), WithJsonSchema(schema)]
+    return Checked(bounded, schema)
 
 
-def line(what: str, *, max_length: int, min_length: int = 0) -> Any:
+def line(what: str, *, max_length: int, min_length: int = 0) -> Checked:
     """One line of free text: any characters but control characters, at most ``max_length``."""
     return patterned(
         LINE_PATTERN,
@@ -73,8 +97,8 @@ def line(what: str, *, max_length: int, min_length: int = 0) -> Any:
     )
 
 
-def whole_number(what: str, low: int, high: int) -> Any:
-    """An ``Annotated[int, ...]`` from ``low`` to ``high`` that says so in words, with the matching schema.
+def whole_number(what: str, low: int, high: int) -> Checked:
+    """An integer from ``low`` to ``high`` that says so in words, with the matching schema.
 
     JSON has one number type: 4.0 is the whole number 4 (JSON Schema's "integer" says so too); "4" and
     true are not numbers.
@@ -91,6 +115,4 @@ def whole_number(what: str, low: int, high: int) -> Any:
             raise ValueError(message)
         return value
 
-    return Annotated[
-        int, BeforeValidator(check), WithJsonSchema({"type": "integer", "minimum": low, "maximum": high})
-    ]
+    return Checked(check, {"type": "integer", "minimum": low, "maximum": high}, before=True)

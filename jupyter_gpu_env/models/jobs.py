@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Literal, Union
+from typing import TYPE_CHECKING, Annotated, Literal, TypeAlias, Union
 
 from pydantic import ConfigDict, Field, JsonValue, model_validator
 from typing_extensions import TypeAliasType
@@ -102,16 +102,24 @@ def mig_fraction(profile: str) -> float:
     return int(profile[0]) / 7 if MIG_PROFILE_RE.fullmatch(profile) else 0.0
 
 
-MemoryText = patterned(
-    MEMORY_PATTERN, "memory", hint="write it like '512M', '4G' or '1.5T' (binary units)", max_length=40
-)
-TimeLimitText = patterned(
-    TIME_LIMIT_PATTERN,
-    "time_limit",
-    hint="write minutes ('90'), 'HH:MM:SS' ('1:30:00') or 'D-HH:MM:SS' ('2-00:00:00')",
-    max_length=40,
-)
-MigProfile = patterned(MIG_PROFILE_PATTERN, "mig_profile", hint="write it like '1g.10gb' or '3g.40gb'")
+MemoryText = Annotated[
+    str,
+    patterned(
+        MEMORY_PATTERN, "memory", hint="write it like '512M', '4G' or '1.5T' (binary units)", max_length=40
+    ),
+]
+TimeLimitText = Annotated[
+    str,
+    patterned(
+        TIME_LIMIT_PATTERN,
+        "time_limit",
+        hint="write minutes ('90'), 'HH:MM:SS' ('1:30:00') or 'D-HH:MM:SS' ('2-00:00:00')",
+        max_length=40,
+    ),
+]
+MigProfile = Annotated[
+    str, patterned(MIG_PROFILE_PATTERN, "mig_profile", hint="write it like '1g.10gb' or '3g.40gb'")
+]
 
 
 class Resources(ApiModel):
@@ -126,21 +134,23 @@ class Resources(ApiModel):
         }
     )
 
-    cpus: whole_number("cpus", 1, MAX_CPUS) | None = Field(
+    cpus: Annotated[int, whole_number("cpus", 1, MAX_CPUS)] | None = Field(
         default=None, description=f"CPU cores, 1..{MAX_CPUS}."
     )
-    memory: whole_number("memory in bytes", 1, MAX_MEMORY_INT) | MemoryText | None = Field(
+    memory: Annotated[int, whole_number("memory in bytes", 1, MAX_MEMORY_INT)] | MemoryText | None = Field(
         default=None,
         description="Bytes, or a string with a binary unit: '512M', '4G', '1.5T'. Each backend states "
         "its own maximum (`GET backends`).",
     )
-    gpus: whole_number("gpus", 0, MAX_GPUS) | None = Field(
+    gpus: Annotated[int, whole_number("gpus", 0, MAX_GPUS)] | None = Field(
         default=None, description=f"Whole GPUs, 0..{MAX_GPUS}. Not with mig_profile."
     )
     mig_profile: MigProfile | None = Field(
         default=None, description="A MIG slice such as `1g.10gb` or `3g.40gb`, instead of whole GPUs."
     )
-    time_limit: whole_number("time_limit in minutes", 1, MAX_TIME_MINUTES) | TimeLimitText | None = Field(
+    time_limit: (
+        Annotated[int, whole_number("time_limit in minutes", 1, MAX_TIME_MINUTES)] | TimeLimitText | None
+    ) = Field(
         default=None,
         description="Minutes, or SLURM's 'HH:MM:SS' / 'D-HH:MM:SS'. Each backend states its own maximum.",
     )
@@ -193,18 +203,23 @@ _RUNTIMES = ("kernel", "environment", "image")
 # Values papermill injects: JSON whose strings (keys included) hold no NUL, which no Python source,
 # file or command line can carry. Floats are finite (the body parser refuses NaN and Infinity).
 _NO_NUL = r"^[^\x00]*$"
-ParameterValue = TypeAliasType(
-    "ParameterValue",
-    Union[  # noqa: UP007 - a recursive alias needs the explicit Union
-        patterned(_NO_NUL, "text"),
-        bool,
-        int,
-        float,
-        None,
-        list["ParameterValue"],
-        dict[patterned(_NO_NUL, "key"), "ParameterValue"],
-    ],
-)
+if TYPE_CHECKING:  # what the values are; the checks below are pydantic's business
+    ParameterValue: TypeAlias = (
+        "str | bool | int | float | None | list[ParameterValue] | dict[str, ParameterValue]"
+    )
+else:
+    ParameterValue = TypeAliasType(
+        "ParameterValue",
+        Union[  # noqa: UP007 - a recursive alias needs the explicit Union
+            Annotated[str, patterned(_NO_NUL, "text")],
+            bool,
+            int,
+            float,
+            None,
+            list["ParameterValue"],
+            dict[Annotated[str, patterned(_NO_NUL, "key")], "ParameterValue"],
+        ],
+    )
 
 
 def _both(a: str, b: str) -> dict:
@@ -226,22 +241,25 @@ class JobRequest(ApiModel):
         }
     )
 
-    notebook_path: patterned(
-        NOTEBOOK_PATTERN, "notebook_path", hint="it must be a notebook (.ipynb) path", max_length=4096
-    ) = Field(description="The notebook, relative to the server's root.", examples=["analysis.ipynb"])
-    backend: patterned(NAME_PATTERN, "backend") = Field(
+    notebook_path: Annotated[
+        str,
+        patterned(
+            NOTEBOOK_PATTERN, "notebook_path", hint="it must be a notebook (.ipynb) path", max_length=4096
+        ),
+    ] = Field(description="The notebook, relative to the server's root.", examples=["analysis.ipynb"])
+    backend: Annotated[str, patterned(NAME_PATTERN, "backend")] = Field(
         default="local", description="A backend from `GET backends`."
     )
-    kernel: patterned(KERNEL_NAME_PATTERN, "kernel") | None = Field(
+    kernel: Annotated[str, patterned(KERNEL_NAME_PATTERN, "kernel")] | None = Field(
         default=None, description="A kernel name (`python3`, ...)."
     )
-    environment: patterned(ENV_REF_PATTERN, "environment") | None = Field(
+    environment: Annotated[str, patterned(ENV_REF_PATTERN, "environment")] | None = Field(
         default=None, description="A conda environment to run in, by its listed name."
     )
-    image: patterned(IMAGE_ID_PATTERN, "image") | None = Field(
+    image: Annotated[str, patterned(IMAGE_ID_PATTERN, "image")] | None = Field(
         default=None, description="A packed image (squashfs) to run in, by id."
     )
-    parameters: dict[patterned(IDENTIFIER_PATTERN, "parameter name"), ParameterValue] = Field(
+    parameters: dict[Annotated[str, patterned(IDENTIFIER_PATTERN, "parameter name")], ParameterValue] = Field(
         default_factory=dict,
         examples=[{"alpha": 2}],
         max_length=MAX_PARAMETERS,
@@ -249,10 +267,10 @@ class JobRequest(ApiModel):
         "most `c.GpuEnvApp.max_parameters_bytes` (64 KiB by default).",
     )
     resources: Resources = Field(default_factory=Resources)
-    queue: patterned(QUEUE_PATTERN, "queue") | None = Field(
+    queue: Annotated[str, patterned(QUEUE_PATTERN, "queue")] | None = Field(
         default=None, description="A queue (SLURM partition, Kueue LocalQueue)."
     )
-    name: line("name", max_length=200, min_length=1) | None = Field(
+    name: Annotated[str, line("name", max_length=200, min_length=1)] | None = Field(
         default=None, description="A label; the notebook's name if unset."
     )
 

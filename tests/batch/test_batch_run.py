@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import signal
@@ -11,9 +10,10 @@ import time
 
 import nbformat
 import psutil
+from helpers import printed, wait_until
 
 from jupyter_gpu_env import proc
-from jupyter_gpu_env.batch import jobfiles as jf
+from jupyter_gpu_env.batch import jobfiles
 
 
 async def test_parameters_applied_progress_log_and_failure_with_a_queue(batch):
@@ -38,8 +38,7 @@ async def test_parameters_applied_progress_log_and_failure_with_a_queue(batch):
         out = nbformat.read(batch.root / first.output_path, as_version=4)
         injected = [c for c in out.cells if "injected-parameters" in c.metadata.get("tags", [])]
         assert len(injected) == 1 and "alpha = 21" in injected[0].source
-        printed = "".join(o.get("text", "") for c in out.cells if c.cell_type == "code" for o in c.outputs)
-        assert "doubled: 42" in printed
+        assert "doubled: 42" in printed(batch.root / first.output_path)
 
         log = await batch.read_whole_log(svc, first.id)
         assert "doubled: 42" in log and log == (batch.root / first.log_path).read_text()
@@ -52,7 +51,7 @@ async def test_parameters_applied_progress_log_and_failure_with_a_queue(batch):
         assert "ZeroDivisionError" in second.message and "cell 3" in second.message
         assert second.started_at >= first.started_at  # it waited for the slot
         assert second.progress.cells_done == 2 and second.progress.cells_total == 3
-        status = jf.read_status(batch.root / second.job_dir)
+        status = jobfiles.read_status(batch.root / second.job_dir)
         assert status["ename"] == "ZeroDivisionError"
 
         listing = await svc.list()
@@ -83,7 +82,7 @@ async def test_cancel_time_limit_and_delete(batch):
         a = await svc.cancel(a.id)
         assert a.state == "cancelled" and a.reason == "cancelled"
         await batch.wait_gone(pid, within=5)
-        status = jf.read_status(batch.root / a.job_dir)
+        status = jobfiles.read_status(batch.root / a.job_dir)
         assert status is not None and status["state"] == "cancelled"
         out = nbformat.read(batch.root / a.output_path, as_version=4)
         assert "started" in "".join(o.get("text", "") for o in out.cells[1].outputs)  # kept as far as it ran
@@ -148,10 +147,12 @@ async def test_server_restart_while_a_job_runs(batch):
     await second.start()  # reconcile, then the background loop
     try:
         assert (await second.get(job_id)).state == "running"
-        deadline = time.monotonic() + 60
-        while (current := await second.get(job_id)).state == "running":  # the loop, not the test, refreshes
-            assert time.monotonic() < deadline
-            await asyncio.sleep(0.2)
+
+        async def over():  # the server's loop, not the test, refreshes: only read the record
+            job = await second.get(job_id)
+            return job if job.state != "running" else None
+
+        current = await wait_until(over, within=60, every=0.2, what="the job ending")
         assert current.state == "succeeded", current.message
         assert current.progress.cells_done == current.progress.cells_total == 2
         assert "finished" in (batch.root / current.log_path).read_text()
@@ -208,15 +209,15 @@ async def test_job_json_is_what_the_runner_needs(batch):
             }
         )
         folder = batch.root / job.job_dir
-        spec = json.loads((folder / jf.JOB_JSON).read_text())
-        assert spec["format"] == jf.JOB_FORMAT and spec["kernel"] == "python3"
+        spec = json.loads((folder / jobfiles.JOB_JSON).read_text())
+        assert spec["format"] == jobfiles.JOB_FORMAT and spec["kernel"] == "python3"
         assert spec["parameters"] == {"alpha": 2, "name": "y"}
         assert spec["cwd"] == str((batch.root / "sub").resolve())
-        assert (folder / jf.INPUT).read_bytes() == (batch.root / nb).read_bytes()  # the snapshot
+        assert (folder / jobfiles.INPUT).read_bytes() == (batch.root / nb).read_bytes()  # the snapshot
         job = await batch.wait_for(svc, job.id, batch.ended)
         assert job.state == "succeeded", job.message
         # gpus=0 hides the GPUs; cpus sets the thread count of numerical libraries.
-        assert "env: '' 1" in (folder / jf.LOG).read_text()
+        assert "env: '' 1" in (folder / jobfiles.LOG).read_text()
     finally:
         await svc.stop()
 

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from jupyter_gpu_env.batch.base import TRANSITIONS, IllegalTransition, check_transition
+from jupyter_gpu_env.batch.backend import TRANSITIONS, IllegalTransition, check_transition
 from jupyter_gpu_env.batch.store import SCHEMA_VERSION, JobStore
 from jupyter_gpu_env.errors import Conflict, InvalidRequest, NotFound
 from jupyter_gpu_env.models.jobs import JOB_STATES, Job, JobResources

@@ -7,10 +7,10 @@ import json
 import pytest
 from jupyter_client.kernelspec import KernelSpecManager
 
-from jupyter_gpu_env.batch import jobfiles as jf
-from jupyter_gpu_env.batch.kernelspec import ENV_KERNEL, write_env_kernelspec
+from jupyter_gpu_env.batch import jobfiles
 from jupyter_gpu_env.batch.submission import parse_request, slug
 from jupyter_gpu_env.errors import InvalidRequest
+from jupyter_gpu_env.kernelspecs import JOB_KERNEL, write_job_kernelspec
 from jupyter_gpu_env.models.jobs import (
     JobResources,
     format_time_limit,
@@ -69,8 +69,8 @@ def test_normalized_resources_and_clear_messages():
 def test_env_kernelspec_on_a_fake_prefix(tmp_path):
     prefix = tmp_path / "envs" / "torch"
     folder = tmp_path / "job"
-    path = write_env_kernelspec(folder, prefix, env_name="torch", base_env={"PATH": "/usr/bin:/bin"})
-    assert path == folder / "kernels" / ENV_KERNEL / "kernel.json"
+    path = write_job_kernelspec(folder, prefix, env_name="torch", base_env={"PATH": "/usr/bin:/bin"})
+    assert path == folder / "kernels" / JOB_KERNEL / "kernel.json"
     spec = json.loads(path.read_text())
     assert spec["argv"] == [str(prefix / "bin/python"), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
     assert spec["env"] == {
@@ -80,7 +80,7 @@ def test_env_kernelspec_on_a_fake_prefix(tmp_path):
     }
     assert spec["language"] == "python"
     # jupyter_client finds and loads it from the job folder, as the runner's papermill will.
-    found = KernelSpecManager(kernel_dirs=[str(folder / "kernels")]).get_kernel_spec(ENV_KERNEL)
+    found = KernelSpecManager(kernel_dirs=[str(folder / "kernels")]).get_kernel_spec(JOB_KERNEL)
     assert found.argv[0] == str(prefix / "bin/python") and found.env["CONDA_PREFIX"] == str(prefix)
 
 
@@ -92,13 +92,13 @@ def test_log_chunks_end_on_whole_characters_and_always_advance(tmp_path):
     for limit in (1, 2, 3, 5, 7, 64, 10_000):
         parts, offset = [], 0
         while offset < size:
-            chunk, nxt, total = jf.read_log(path, offset, limit)
+            chunk, nxt, total = jobfiles.read_log(path, offset, limit)
             assert total == size and nxt > offset and "\ufffd" not in chunk
             parts.append(chunk)
             offset = nxt
         assert "".join(parts) == text, limit
-    assert jf.read_log(path, size, 10) == ("", size, size)
-    assert jf.read_log(tmp_path / "missing", 0, 10) == ("", 0, 0)
+    assert jobfiles.read_log(path, size, 10) == ("", size, size)
+    assert jobfiles.read_log(tmp_path / "missing", 0, 10) == ("", 0, 0)
 
 
 def test_slug():

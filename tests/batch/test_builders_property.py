@@ -16,8 +16,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jupyter_gpu_env.batch import k8s_manifests as km
-from jupyter_gpu_env.batch import manifests as mf
+from jupyter_gpu_env.batch.kubernetes import checks, objects
+from jupyter_gpu_env.batch.slurm import script
 from jupyter_gpu_env.models.jobs import Job, JobResources
 
 FOLDER = Path("/shared/jobs/run-0123456789ab")
@@ -53,10 +53,10 @@ def record(name: str, notebook_path: str, queue: str | None, mig_profile: str | 
     )
 
 
-def _shape_of_script(script: str) -> list[tuple[str, int]]:
+def _shape_of_script(text: str) -> list[tuple[str, int]]:
     """Per line: the directive name of a ``#SBATCH`` line, else the number of shell words."""
     shape = []
-    for line in script.splitlines():
+    for line in text.splitlines():
         if line.startswith("#SBATCH "):
             shape.append(("#SBATCH", line.split()[1].split("=", 1)[0]))
         elif line.startswith("#") or not line.strip():
@@ -69,7 +69,7 @@ def _shape_of_script(script: str) -> list[tuple[str, int]]:
 @given(name=TEXT, notebook=TEXT, queue=st.none() | TEXT, mig=st.none() | TEXT, cpus=st.integers(1, 1024))
 @RELAXED
 def test_no_user_value_changes_the_shape_of_the_sbatch_script(name, notebook, queue, mig, cpus):
-    options = mf.SbatchOptions(python="/opt/conda/bin/python", partition=queue, account="proj")
+    options = script.SbatchOptions(python="/opt/conda/bin/python", partition=queue, account="proj")
     harmless = record(
         HARMLESS["name"],
         HARMLESS["notebook_path"],
@@ -77,15 +77,17 @@ def test_no_user_value_changes_the_shape_of_the_sbatch_script(name, notebook, qu
         HARMLESS["mig_profile"] if mig is not None else None,
         cpus,
     )
-    baseline = mf.sbatch_script(
-        harmless, FOLDER, mf.SbatchOptions(python=options.python, partition=harmless.queue, account="proj")
+    baseline = script.sbatch_script(
+        harmless,
+        FOLDER,
+        script.SbatchOptions(python=options.python, partition=harmless.queue, account="proj"),
     )
     try:
-        script = mf.sbatch_script(record(name, notebook, queue, mig, cpus), FOLDER, options)
+        text = script.sbatch_script(record(name, notebook, queue, mig, cpus), FOLDER, options)
     except ValueError:
         return  # refused: nothing was generated
-    assert _shape_of_script(script) == _shape_of_script(baseline)
-    assert script.count("\n") == baseline.count("\n")
+    assert _shape_of_script(text) == _shape_of_script(baseline)
+    assert text.count("\n") == baseline.count("\n")
 
 
 def _shape_of_object(value: Any) -> Any:
@@ -100,7 +102,7 @@ def _shape_of_object(value: Any) -> Any:
 @given(name=TEXT, notebook=TEXT, queue=st.none() | TEXT, mig=st.none() | TEXT, cpus=st.integers(1, 1024))
 @RELAXED
 def test_no_user_value_changes_the_shape_of_the_kubernetes_job(name, notebook, queue, mig, cpus):
-    config = km.K8sSettings(image="registry.example/notebook:1", user="alice")
+    config = objects.K8sSettings(image="registry.example/notebook:1", user="alice")
     harmless = record(
         HARMLESS["name"],
         HARMLESS["notebook_path"],
@@ -108,12 +110,12 @@ def test_no_user_value_changes_the_shape_of_the_kubernetes_job(name, notebook, q
         HARMLESS["mig_profile"] if mig is not None else None,
         cpus,
     )
-    baseline = km.as_dict(km.job_object(harmless, FOLDER, config))
+    baseline = objects.as_dict(objects.job_object(harmless, FOLDER, config))
     try:
-        built = km.as_dict(km.job_object(record(name, notebook, queue, mig, cpus), FOLDER, config))
+        built = objects.as_dict(objects.job_object(record(name, notebook, queue, mig, cpus), FOLDER, config))
     except ValueError:
         return
     assert _shape_of_object(built) == _shape_of_object(baseline)
-    assert km.problems(built) == []
+    assert checks.problems(built) == []
     command = built["spec"]["template"]["spec"]["containers"][0]["command"]
     assert command == baseline["spec"]["template"]["spec"]["containers"][0]["command"]

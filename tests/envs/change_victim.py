@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from jupyter_gpu_env.envs.discovery import EnvironmentCatalog
-from jupyter_gpu_env.envs.rattler_engine import RattlerEngine
+from jupyter_gpu_env.envs.rattler.engine import RattlerEngine
 from jupyter_gpu_env.envs.service import EnvironmentService
 from jupyter_gpu_env.tasks import TaskContext, TaskManager
 

@@ -5,6 +5,7 @@ import json
 import os
 
 import pytest
+from helpers import body, clone, error, run_code, start_session, wait_task
 from tornado.httpclient import HTTPClientError
 
 
@@ -26,59 +27,6 @@ def jp_server_config(jp_server_config, demo, user_envs, tmp_path):
             "image_dir": str(tmp_path / "images"),
         },
     }
-
-
-async def body(resp):
-    return json.loads(resp.body)
-
-
-async def wait_task(api, task_id, timeout=120):
-    for _ in range(int(timeout * 10)):
-        task = await body(await api("tasks", task_id))
-        if task["state"] not in ("pending", "running"):
-            return task
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"task {task_id} did not finish: {task}")
-
-
-async def run_code(jp_fetch, jp_serverapp, kernel_name, code):
-    """Start a kernel through the server's kernel API, run ``code``, return what it printed."""
-    resp = await jp_fetch("api", "kernels", method="POST", body=json.dumps({"name": kernel_name}))
-    started = await body(resp)
-    client = jp_serverapp.kernel_manager.get_kernel(started["id"]).client()
-    client.start_channels()
-    try:
-        await client._async_wait_for_ready(timeout=60)
-        msg_id = client.execute(code)
-        out = ""
-        while True:
-            reply = await client._async_get_iopub_msg(timeout=30)
-            if reply["parent_header"].get("msg_id") != msg_id:
-                continue
-            if reply["msg_type"] == "stream":
-                out += reply["content"]["text"]
-            if reply["msg_type"] == "error":
-                raise AssertionError("\n".join(reply["content"]["traceback"]))
-            if reply["msg_type"] == "status" and reply["content"]["execution_state"] == "idle":
-                return out
-    finally:
-        client.stop_channels()
-        await jp_fetch("api", "kernels", started["id"], method="DELETE")
-
-
-async def clone(api, name, source="demo"):
-    resp = await api("environments", method="POST", body=json.dumps({"source": source, "name": name}))
-    assert resp.code == 202
-    task = await body(resp)
-    assert resp.headers["Location"].endswith(f"/gpu-env/api/tasks/{task['id']}")
-    return await wait_task(api, task["id"])
-
-
-async def error(call, code):
-    with pytest.raises(HTTPClientError) as e:
-        await call
-    assert e.value.code == code, e.value.response.body
-    return json.loads(e.value.response.body)
 
 
 async def test_lists_the_managed_environment_with_details(api, demo):
@@ -217,6 +165,15 @@ async def test_gpu_check_runs_in_the_environment(api, demo):
     assert task["state"] == "succeeded", task
     check = task["result"]
     assert check["details"]["prefix"] == str(demo.env)  # it ran with the environment's own Python
+    # The verdict follows what the environment saw, on a machine with a GPU or without one.
+    assert check["details"]["framework"] is None  # the demo environment has neither torch nor cupy
+    driver = check["details"]["driver"]
+    if not driver["loaded"]:
+        assert check["ok"] is False and "libcuda" in check["message"]
+    elif driver["count"]:
+        assert check["ok"] is True and all(name in check["message"] for name in driver["names"])
+    else:
+        assert check["ok"] is False and "no device is visible" in check["message"]
     if not os.path.exists("/proc/driver/nvidia/version"):
         assert check["ok"] is False
         assert "libcuda" in check["message"] or "driver" in check["message"]
@@ -240,17 +197,6 @@ async def test_twenty_concurrent_clones_to_one_name_give_one_202_and_nineteen_40
     assert refusals <= {"busy", "env_exists"}, refusals
     assert (await wait_task(api, task["id"]))["state"] == "succeeded"
     assert [e["name"] for e in (await body(await api("environments")))["environments"]].count("race") == 1
-
-
-async def start_session(jp_fetch, kernel_name, path):
-    """A notebook session with a running kernel, as JupyterLab opens one."""
-    resp = await jp_fetch(
-        "api",
-        "sessions",
-        method="POST",
-        body=json.dumps({"path": path, "type": "notebook", "name": path, "kernel": {"name": kernel_name}}),
-    )
-    return (await body(resp))["kernel"]["id"]
 
 
 async def test_deleting_an_environment_whose_kernels_run_is_409_naming_them(api, jp_fetch, user_envs):

@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 
-from jupyter_gpu_env import kernels
+from jupyter_gpu_env import kernelspecs
 from jupyter_gpu_env.envs import conda_list
 from jupyter_gpu_env.envs.claims import LOCK_DIR
 from jupyter_gpu_env.envs.prefix import ORIGIN_FILE
@@ -174,12 +174,12 @@ async def test_delete_own_environment(service, demo):
     await service.clone("demo", "todelete")
     prefix = service.user_env_dir / "todelete"
     info = await service.register_kernel("todelete")
-    assert kernels.find_for_prefix(prefix, service.kernel_data_dir) is not None
+    assert kernelspecs.find_for_prefix(prefix, service.kernel_data_dir) is not None
     removed_kernel = await service.delete("todelete")
     assert removed_kernel == info.kernel_name
     assert not prefix.exists() and _entries(service.user_env_dir) == []
     assert conda_list.read(service.conda_list_path) == []
-    assert kernels.list_registered(service.kernel_data_dir) == []
+    assert kernelspecs.list_registered(service.kernel_data_dir) == []
     assert (demo.env / "bin" / "python").exists()  # the source is untouched
     with pytest.raises(NotFound):
         await service.delete("todelete")
@@ -188,7 +188,7 @@ async def test_delete_own_environment(service, demo):
 async def test_package_cache_miss_fetches_or_copies_from_source(demo, tmp_path):
     """A managed env made elsewhere: packages missing from our cache come from the channel, else the source."""
     from jupyter_gpu_env.demo.condapkg import PLACEHOLDER, write_package
-    from jupyter_gpu_env.envs.rattler_engine import RattlerEngine
+    from jupyter_gpu_env.envs.rattler.engine import RattlerEngine
 
     channel = tmp_path / "channel"
     stage = tmp_path / "stage"

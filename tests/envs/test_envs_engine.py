@@ -6,7 +6,7 @@ import stat
 import pytest
 
 from jupyter_gpu_env.envs.engine import EngineError
-from jupyter_gpu_env.envs.rattler_engine import RattlerEngine, channel_url
+from jupyter_gpu_env.envs.rattler.engine import RattlerEngine, channel_url
 from jupyter_gpu_env.errors import Conflict, Unavailable
 
 

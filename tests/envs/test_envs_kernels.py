@@ -5,7 +5,7 @@ import pytest
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
 
-from jupyter_gpu_env import kernels
+from jupyter_gpu_env import kernelspecs
 from jupyter_gpu_env.errors import Conflict, Forbidden, NotFound
 
 
@@ -38,7 +38,7 @@ def test_activation_env_parsing(tmp_path):
         )
     )
     (scripts / "20-b.csh").write_text("setenv CSH 1\n")
-    env, skipped = kernels.activation_env(prefix, "e")
+    env, skipped = kernelspecs.activation_env(prefix, "e")
     assert env["PATH"] == f"{prefix}/bin:${{PATH}}"
     assert env["CONDA_PREFIX"] == str(prefix) and env["CONDA_DEFAULT_ENV"] == "e"
     assert env["A"] == f"{prefix}/share/a"
@@ -51,12 +51,12 @@ def test_activation_env_parsing(tmp_path):
 
 
 def test_kernel_name_is_lowercase_and_stable(tmp_path):
-    assert kernels.kernel_name_for("torch", tmp_path) == "gpu-env-torch"
-    a = kernels.kernel_name_for("Torch", tmp_path / "a")
+    assert kernelspecs.kernel_name_for("torch", tmp_path) == "gpu-env-torch"
+    a = kernelspecs.kernel_name_for("Torch", tmp_path / "a")
     assert (
         a.startswith("gpu-env-torch-")
         and a == a.lower()
-        and a != kernels.kernel_name_for("Torch", tmp_path / "b")
+        and a != kernelspecs.kernel_name_for("Torch", tmp_path / "b")
     )
 
 
@@ -64,7 +64,7 @@ async def test_register_without_ipykernel_is_409(tmp_path):
     prefix = tmp_path / "bare"
     (prefix / "conda-meta").mkdir(parents=True)
     with pytest.raises(Conflict, match="add the package ipykernel|Add the package ipykernel") as e:
-        kernels.register("bare", prefix, data_dir=tmp_path / "data")
+        kernelspecs.register("bare", prefix, data_dir=tmp_path / "data")
     assert e.value.status == 409 and e.value.reason == "no_ipykernel"
     assert not (tmp_path / "data" / "kernels").exists()
 
@@ -76,11 +76,11 @@ def test_foreign_kernelspecs_are_left_alone(cloned, tmp_path):
         json.dumps({"argv": ["x"], "display_name": "x", "language": "python"})
     )
     with pytest.raises(Conflict, match="not created by jupyter-gpu-env"):
-        kernels.register("mine", cloned.prefix, data_dir=tmp_path)
+        kernelspecs.register("mine", cloned.prefix, data_dir=tmp_path)
     with pytest.raises(Forbidden):
-        kernels.unregister("gpu-env-mine", data_dir=tmp_path)
+        kernelspecs.unregister("gpu-env-mine", data_dir=tmp_path)
     with pytest.raises(NotFound):
-        kernels.unregister("gpu-env-none", data_dir=tmp_path)
+        kernelspecs.unregister("gpu-env-none", data_dir=tmp_path)
     assert (foreign / "kernel.json").exists()
 
 
@@ -108,7 +108,7 @@ async def test_register_start_and_unregister_kernel(cloned, tmp_path, monkeypatc
     assert spec["env"]["DEMO_HOME"] == f"{cloned.prefix}/share/demo"
     assert "DEMO_CONDITIONAL" not in spec["env"] and "DEMO_SUBST" not in spec["env"]
     assert (await svc.get("mine")).kernel_name == "gpu-env-mine"
-    assert kernels.find_for_prefix(cloned.prefix).kernel_name == "gpu-env-mine"
+    assert kernelspecs.find_for_prefix(cloned.prefix).kernel_name == "gpu-env-mine"
     again = await svc.register_kernel("mine")  # idempotent, back to the default display name
     assert again.display_name == "Python (mine)"
 

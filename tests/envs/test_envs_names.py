@@ -1,8 +1,7 @@
 import pytest
 from pydantic import ValidationError
 
-from jupyter_gpu_env.envs.names import validate_env_name
-from jupyter_gpu_env.envs.specs import spec_name
+from jupyter_gpu_env.envs.syntax import spec_name, validate_env_name
 from jupyter_gpu_env.errors import InvalidRequest
 from jupyter_gpu_env.models.envs import CloneRequest, KernelRequest, PackagesRequest
 

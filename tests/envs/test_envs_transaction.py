@@ -150,7 +150,7 @@ async def test_disk_full_during_a_change_says_so_and_keeps_the_environment(servi
     def no_space(*args, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr("jupyter_gpu_env.envs.service.hardlink_copy", no_space)
+    monkeypatch.setattr("jupyter_gpu_env.envs.transaction.hardlink_copy", no_space)
     with pytest.raises(DiskFull, match="is full") as err:
         await service.change_packages("full", ["tabulate"], [])
     assert err.value.status == 507

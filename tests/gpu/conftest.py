@@ -31,7 +31,7 @@ def fixture_text(gpu_fixtures: Path) -> Callable[[str], str]:
 @pytest.fixture(scope="session")
 def section(fixture_text: Callable[[str], str]) -> Callable[[str, str, str], str]:
     """The body of one ``# <phase> :: ...`` / ``# $ <command>`` section of a capture."""
-    from jupyter_gpu_env.gpu.recorded import parse_capture
+    from jupyter_gpu_env.gpu.sources.recorded import parse_capture
 
     def get(name: str, phase: str, command: str) -> str:
         for s in parse_capture(fixture_text(name)):

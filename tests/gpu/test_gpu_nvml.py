@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import pytest
 from fixture_files import H100, H100_MIG, H200_MIG, MIB
 
-from jupyter_gpu_env.gpu.nvml import NvmlReader
+from jupyter_gpu_env.gpu.sources.nvml import NvmlReader
 
 NA = 0xFFFFFFFF
 

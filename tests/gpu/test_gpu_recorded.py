@@ -19,7 +19,7 @@ from fixture_files import (
     MIB,
 )
 
-from jupyter_gpu_env.gpu.recorded import RecordedSource, parse_capture
+from jupyter_gpu_env.gpu.sources.recorded import RecordedSource, parse_capture
 
 
 def test_every_fixture_is_read_by_some_test(gpu_fixtures):

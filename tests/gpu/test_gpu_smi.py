@@ -21,7 +21,8 @@ from fixture_files import (
 )
 
 from jupyter_gpu_env.errors import CommandFailed, CommandTimeout, Conflict, Unavailable
-from jupyter_gpu_env.gpu import mig, smi
+from jupyter_gpu_env.gpu import mig
+from jupyter_gpu_env.gpu.sources import chain, smi
 from jupyter_gpu_env.models import GpuDevice, MigDevice
 
 H100X8_UUIDS = [
@@ -339,32 +340,32 @@ async def test_read_smi_joins_xml_and_list(tmp_path, fixture_text):
         f"  MIG 1g.20gb     Device  {i}: (UUID: MIG-{i}{i}{i}{i}{i}{i}{i}{i}-0000-0000-0000-000000000000)\n"
         for i in range(4)
     )
-    [gpu] = await smi.read_smi(fake_smi(tmp_path, fixture_text(A100_XML), listing))
+    [gpu] = await chain.read_smi(fake_smi(tmp_path, fixture_text(A100_XML), listing))
     assert gpu.uuid == "GPU-513536b6-7d19-9063-b049-1e69664bb298"
     assert [(m.profile, m.profile_inferred) for m in gpu.mig_devices] == [("1g.20gb", False)] * 4
     assert gpu.mig_devices[2].uuid == "MIG-22222222-0000-0000-0000-000000000000"
 
 
 async def test_read_smi_without_list_infers_profiles(tmp_path, fixture_text):
-    [gpu] = await smi.read_smi(fake_smi(tmp_path, fixture_text(A100_XML), None))
+    [gpu] = await chain.read_smi(fake_smi(tmp_path, fixture_text(A100_XML), None))
     assert [(m.profile, m.profile_inferred, m.uuid) for m in gpu.mig_devices] == [("1g.20gb", True, None)] * 4
 
 
 async def test_read_smi_errors(tmp_path):
     with pytest.raises(Conflict) as missing:
-        await smi.read_smi(str(tmp_path / "no-such-nvidia-smi"))
+        await chain.read_smi(str(tmp_path / "no-such-nvidia-smi"))
     assert missing.value.reason == "tool_missing"
     (tmp_path / "lost").mkdir()
     lost = fake_smi(tmp_path / "lost", "", None)
     (tmp_path / "lost" / "q.xml").unlink()  # -q -x now fails as it does without a driver
     with pytest.raises(CommandFailed, match="couldn't communicate"):
-        await smi.read_smi(lost)
+        await chain.read_smi(lost)
     (tmp_path / "junk").mkdir()
     with pytest.raises(Unavailable, match="no readable XML"):
-        await smi.read_smi(fake_smi(tmp_path / "junk", "<nvidia_smi_log><gpu>", None))
+        await chain.read_smi(fake_smi(tmp_path / "junk", "<nvidia_smi_log><gpu>", None))
     (tmp_path / "slow").mkdir()
     with pytest.raises(CommandTimeout):
-        await smi.read_smi(fake_smi(tmp_path / "slow", "<nvidia_smi_log/>", None, sleep=5), timeout=0.5)
+        await chain.read_smi(fake_smi(tmp_path / "slow", "<nvidia_smi_log/>", None, sleep=5), timeout=0.5)
 
 
 def test_sizes():

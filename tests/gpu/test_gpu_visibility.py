@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from fixture_files import H100X8_QUERY, H200_MIG
 
-from jupyter_gpu_env.gpu import smi
+from jupyter_gpu_env.gpu.sources import smi
 from jupyter_gpu_env.gpu.visibility import (
     DeviceFilter,
     mark_visible,

@@ -1,0 +1,223 @@
+"""The backend contract, how backends are found, and the one job state machine every backend and the
+store obey.
+
+A backend only translates: it starts the runner somewhere (a detached process, an sbatch script, a
+Kubernetes Job), reports what it observes, and stops it. Records, validation and the job folder are
+the service's; the runner inside the job folder is the same everywhere.
+
+A backend is a traitlets ``Configurable``: its options are its own traits (``c.SlurmBackend.partitions``),
+declared once, with their help. Backends are found by name in the entry-point group
+:data:`ENTRY_POINTS`, so a site adds one (say, HTCondor) by installing a package that declares it::
+
+    [project.entry-points."jupyter_gpu_env.backends"]
+    htcondor = "site_htcondor:HTCondorBackend"
+
+and naming it in ``c.GpuEnvApp.backends``; nothing in this package changes.
+"""
+
+from __future__ import annotations
+
+from abc import ABCMeta, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any
+
+from traitlets.config import LoggingConfigurable
+from traitlets.traitlets import MetaHasTraits
+
+from ..errors import Conflict, NotFound
+from ..models.jobs import TERMINAL_STATES, BackendInfo, Job, JobRequest, JobState, LogChunk
+
+ENTRY_POINTS = "jupyter_gpu_env.backends"
+
+# queued -> running -> succeeded | failed | cancelled; queued -> failed | cancelled. Nothing leaves a
+# terminal state: a late observation (a runner's status arriving after a cancel) must not rewrite history.
+TRANSITIONS: Mapping[str, frozenset[str]] = {
+    "queued": frozenset({"running", "failed", "cancelled"}),
+    "running": frozenset({"succeeded", "failed", "cancelled"}),
+    "succeeded": frozenset(),
+    "failed": frozenset(),
+    "cancelled": frozenset(),
+}
+
+
+class IllegalTransition(Conflict):
+    reason = "illegal_transition"
+
+
+def check_transition(current: str, new: str) -> None:
+    """Raise :class:`IllegalTransition` unless ``current -> new`` is allowed."""
+    if new not in TRANSITIONS:
+        raise IllegalTransition(f"'{new}' is not a job state")
+    if new not in TRANSITIONS.get(current, frozenset()):
+        if current in TERMINAL_STATES:
+            raise IllegalTransition(f"The job has already {current}; its state is final.")
+        raise IllegalTransition(f"A job cannot go from {current} to {new}.")
+
+
+def is_terminal(state: str) -> bool:
+    return state in TERMINAL_STATES
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What a backend saw of one job. Fields left None are unknown and leave the record alone."""
+
+    state: JobState
+    reason: str | None = None
+    message: str | None = None
+    pending_reason: str | None = None
+    backend_job_id: str | None = None
+    started_at: float | None = None
+    finished_at: float | None = None
+    exit_code: int | None = None
+
+    @classmethod
+    def from_status(cls, status: Mapping[str, Any], backend_job_id: str | None = None) -> Observation:
+        """What the runner's ``status.json`` says (the final word on how the notebook ended)."""
+        return cls(
+            state=status["state"],
+            reason=status.get("reason"),
+            message=status.get("message"),
+            exit_code=status.get("exit_code"),
+            started_at=status.get("started_at"),
+            finished_at=status.get("finished_at"),
+            backend_job_id=backend_job_id,
+        )
+
+
+class _ConfigurableABC(ABCMeta, MetaHasTraits):
+    """Abstract methods and traitlets together."""
+
+
+class Backend(LoggingConfigurable, metaclass=_ConfigurableABC):
+    """A place jobs run. Subclasses set ``kind``, declare their options as traits and implement the four
+    abstract methods; construct with ``Backend(name, parent=app)`` (or trait values as keywords)."""
+
+    kind: str = "abstract"
+
+    def __init__(self, name: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.name = name or self.kind
+        # Where a job's folder is; the service sets this when it takes the backend.
+        self.job_folder: Callable[[Job], Path] = _unbound
+
+    @abstractmethod
+    def info(self) -> BackendInfo:
+        """What this backend offers (queues, limits, MIG profiles, images); cheap, may be cached."""
+
+    def validate(self, request: JobRequest) -> None:
+        """Refuse what this backend cannot run (NotFound for an unknown queue, Conflict beyond its limits).
+
+        Default: check ``info()``."""
+        check_against_info(self.info(), request)
+
+    @abstractmethod
+    async def submit(self, job: Job) -> Observation:
+        """Hand the job (its folder is complete) to the backend; return its first observed state.
+
+        ``queued`` with no ``backend_job_id`` means accepted but held (a full local slot); the next
+        :meth:`poll` may start it. Raise a :class:`GpuEnvError` when the backend refuses the job.
+        """
+
+    @abstractmethod
+    async def poll(self, jobs: Sequence[Job]) -> dict[str, Observation]:
+        """Observe every given active job with ONE query (one squeue, one list call), not one per job.
+
+        Jobs missing from the result are left as they are.
+        """
+
+    @abstractmethod
+    async def cancel(self, job: Job) -> None:
+        """Ask the backend to stop the job; return without waiting for it to be gone."""
+
+    async def logs(self, job: Job, offset: int, limit: int) -> LogChunk | None:
+        """The log from elsewhere (pod logs); None means read ``log.txt`` in the job folder."""
+        return None
+
+    async def close(self) -> None:
+        """Release what the backend holds; running jobs keep running."""
+
+
+def _unbound(job: Job) -> Path:
+    raise RuntimeError("this backend has not been given to a JobService yet")
+
+
+def backend_classes() -> dict[str, type[Backend]]:
+    """Every installed backend that can be loaded, by name, from the entry-point group (ours and any
+    site's). One whose dependencies are missing (the Kubernetes client) is left out."""
+    found = {}
+    for ep in entry_points(group=ENTRY_POINTS):
+        try:
+            cls = _load(ep)
+        except ValueError:
+            continue
+        found[ep.name] = cls
+    return found
+
+
+def _load(ep: Any) -> type[Backend]:
+    try:
+        cls = ep.load()
+    except ImportError as e:
+        extra = (
+            f" (pip install 'jupyter-gpu-env[{ep.name}]')" if ep.value.startswith("jupyter_gpu_env.") else ""
+        )
+        raise ValueError(f"The '{ep.name}' backend cannot be loaded: {e}{extra}.") from e
+    if not (isinstance(cls, type) and issubclass(cls, Backend)):
+        raise ValueError(f"The '{ep.name}' entry point ({ep.value}) is not a jupyter_gpu_env Backend.")
+    return cls
+
+
+def create_backends(names: Sequence[str], parent: Any) -> dict[str, Backend]:
+    """The named backends, configured from ``parent``'s config; ValueError naming what is unknown or
+    cannot be loaded, or what a backend refuses in its options."""
+    eps = {ep.name: ep for ep in entry_points(group=ENTRY_POINTS)}
+    unknown = [n for n in names if n not in eps]
+    if unknown:
+        raise ValueError(f"c.GpuEnvApp.backends names unknown backends {unknown}; installed: {sorted(eps)}.")
+    return {name: _load(eps[name])(name, parent=parent) for name in names}
+
+
+def check_against_info(info: BackendInfo, request: JobRequest) -> None:
+    """Compare a request with what a backend says it offers, naming the limit that was passed.
+
+    An unknown queue is a 404; resources beyond the backend's limits a 409 (the request is well formed,
+    the backend cannot take it).
+    """
+    res = request.resources.normalized()
+    lim = info.limits
+    where = f"the '{info.name}' backend"
+    if request.queue is not None and request.queue not in info.queues:
+        offered = ", ".join(info.queues) if info.queues else "none"
+        raise NotFound(
+            f"Queue '{request.queue}' is not offered by {where} (queues: {offered}).", reason="unknown_queue"
+        )
+    problems: list[str] = []
+    if res.cpus is not None and lim.max_cpus is not None and res.cpus > lim.max_cpus:
+        problems.append(f"{where} offers at most {lim.max_cpus} CPUs, not {res.cpus}")
+    if (
+        res.memory_bytes is not None
+        and lim.max_memory_bytes is not None
+        and res.memory_bytes > lim.max_memory_bytes
+    ):
+        problems.append(f"{where} offers at most {lim.max_memory_bytes / (1 << 30):.1f} GiB of memory")
+    if res.gpus:
+        if not info.supports_gpus:
+            problems.append(f"{where} offers no GPUs")
+        elif lim.max_gpus is not None and res.gpus > lim.max_gpus:
+            problems.append(f"{where} offers at most {lim.max_gpus} GPUs, not {res.gpus}")
+    if res.mig_profile is not None and res.mig_profile not in info.mig_profiles:
+        offered = ", ".join(info.mig_profiles) if info.mig_profiles else "none"
+        problems.append(f"MIG profile '{res.mig_profile}' is not offered by {where} (profiles: {offered})")
+    if (
+        res.time_limit_seconds is not None
+        and lim.max_time_limit_seconds is not None
+        and res.time_limit_seconds > lim.max_time_limit_seconds
+    ):
+        problems.append(f"{where} allows at most {lim.max_time_limit_seconds // 60} minutes per job")
+    if problems:
+        text = "; ".join(problems)
+        raise Conflict(text[0].upper() + text[1:] + ".", reason="resources_unavailable")

@@ -1,0 +1,287 @@
+"""The embedded default backend: the runner as a detached process on this machine.
+
+Detached (its own session, output to the job's log file, no pipe to the server) so a server restart
+leaves running jobs running; everything the backend needs to find them again is in the job folder
+(``runner.pid``, ``status.json``). Jobs beyond the concurrency limit stay queued; :meth:`poll`, which
+the service's refresh loop calls, starts them as slots free up, oldest first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import psutil
+from traitlets import Float, Int, Unicode
+
+from ... import proc
+from ...models.jobs import BackendInfo, Job, ResourceLimits
+from .. import jobfiles
+from ..backend import Backend, Observation
+
+# A pid file that still says "launching" this long after the launch began means the server died
+# between writing it and starting the runner.
+_LAUNCH_TIMEOUT = 30.0
+_THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")
+
+
+class LocalBackend(Backend):
+    """Runs jobs on the machine of the Jupyter server, detached from it: no cluster needed."""
+
+    kind = "local"
+
+    max_concurrent = Int(
+        2,
+        min=1,
+        config=True,
+        help="Jobs that run at once; later submissions wait in the queue and start when one ends.",
+    )
+    kill_grace = Float(
+        10.0,
+        min=0,
+        config=True,
+        help="Seconds between SIGTERM and SIGKILL when a job is cancelled (keep above the runner's own 5 s).",
+    )
+    python = Unicode(
+        "",
+        config=True,
+        help="The Python that runs the job runner (it needs jupyter-gpu-env and papermill installed). "
+        "Empty: the Python of this server.",
+    )
+    gpu_count = Int(
+        -1,
+        config=True,
+        help="GPUs a job may ask for on this machine; 0 refuses GPU jobs; -1: 0 where the machine has no "
+        "NVIDIA driver, else no check.",
+    )
+    max_time_limit = Int(
+        0,
+        min=0,
+        config=True,
+        help="Longest time limit a job may ask for, in seconds (0: no ceiling).",
+    )
+    nice = Int(
+        10,
+        min=0,
+        max=19,
+        config=True,
+        help="Niceness of the job runners and their kernels: batch work yields the CPU to this server and "
+        "to the user's interactive kernels (0: the same priority as the server).",
+    )
+
+    def __init__(
+        self, name: str | None = None, *, env: dict[str, str] | None = None, **kwargs: object
+    ) -> None:
+        super().__init__(name, **kwargs)
+        self._base_env = env  # the runners' environment; default: this process's
+        self._lock = asyncio.Lock()  # one start decision at a time, so the limit holds
+        self._running: dict[str, Path] = {}  # job id -> folder of each live runner we know of
+        self._waiting = 0  # queued jobs seen by the last poll that could not start
+        self._cancelled: set[str] = set()
+        self._killers: set[asyncio.Task[None]] = set()
+
+    def _gpus(self) -> int | None:
+        if self.gpu_count >= 0:
+            return self.gpu_count
+        return None if os.path.exists("/proc/driver/nvidia/version") else 0
+
+    def info(self) -> BackendInfo:
+        gpus = self._gpus()
+        return BackendInfo(
+            name=self.name,
+            kind=self.kind,
+            limits=ResourceLimits(
+                max_cpus=len(os.sched_getaffinity(0)),
+                max_memory_bytes=psutil.virtual_memory().total,
+                max_gpus=gpus,
+                max_time_limit_seconds=self.max_time_limit or None,
+            ),
+            supports_gpus=bool(gpus) if gpus is not None else True,
+            supports_images=False,
+            enforced=["time_limit"],
+            notes=[
+                f"Runs at most {self.max_concurrent} jobs at a time on this machine; more wait in the queue.",
+                "CPUs set the thread count of numerical libraries (OMP_NUM_THREADS and kin); cores are not pinned.",
+                "Memory is recorded, not enforced: an address-space limit breaks CUDA and many Python libraries.",
+                "GPUs are shared with this server: gpus=0 hides them from the job, "
+                "any other number leaves the server's GPUs visible.",
+            ],
+        )
+
+    # ----- contract -----
+
+    async def submit(self, job: Job) -> Observation:
+        async with self._lock:
+            if len(self._running) >= self.max_concurrent or self._waiting:
+                self._waiting += 1
+                return self._queued_observation()
+            return await self._start(job)
+
+    async def poll(self, jobs: Sequence[Job]) -> dict[str, Observation]:
+        async with self._lock:
+            seen, others = await asyncio.to_thread(self._observe_all, jobs)
+            self._running = {j.id: self.job_folder(j) for j in jobs if seen[j.id].state == "running"} | others
+            waiting = [j for j in jobs if seen[j.id].state == "queued" and j.id not in self._cancelled]
+            for job in waiting[: max(0, self.max_concurrent - len(self._running))]:
+                seen[job.id] = await self._start(job)
+            self._waiting = sum(1 for o in seen.values() if o.state == "queued")
+            self._cancelled.intersection_update(seen)  # a cancel is remembered until its record says so
+            for jid, o in seen.items():
+                if o.state == "queued":
+                    seen[jid] = self._queued_observation()
+            return seen
+
+    async def cancel(self, job: Job) -> None:
+        async with self._lock:
+            self._cancelled.add(job.id)  # a queued job must never be started after this
+            pid = await asyncio.to_thread(self._live_pid, self.job_folder(job))
+            self._running.pop(job.id, None)
+        if pid is None:
+            return
+        _signal_group(pid, signal.SIGTERM)
+        task = asyncio.get_running_loop().create_task(self._kill_later(pid))
+        self._killers.add(task)
+        task.add_done_callback(self._killers.discard)
+
+    async def close(self) -> None:
+        # Pending SIGKILLs are dropped: a cancelled runner exits on its own within its stop grace.
+        for task in list(self._killers):
+            task.cancel()
+        await asyncio.gather(*self._killers, return_exceptions=True)
+
+    # ----- starting -----
+
+    async def _start(self, job: Job) -> Observation:
+        folder = self.job_folder(job)
+        env = self._env(job)
+        argv = [self.python or sys.executable, "-m", "jupyter_gpu_env.runner", str(folder)]
+
+        def launch() -> Observation:
+            # Claim the job first, exclusively: of two processes polling the same store (the server
+            # and a CLI), only one starts it; and a server that dies before the pid is written
+            # leaves a trace, not a job that a restart would start a second time.
+            try:
+                fd = os.open(folder / jobfiles.PID, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                return Observation(state="running")
+            with os.fdopen(fd, "w") as f:
+                json.dump({"pid": None, "launching_at": time.time()}, f)
+            pid = proc.spawn_detached(
+                argv, cwd=folder, env=env, stdout_path=folder / jobfiles.LOG, nice=self.nice
+            )
+            started = time.time()
+            try:
+                create_time = psutil.Process(pid).create_time()
+            except psutil.Error:
+                create_time = None  # already gone: its status.json (or its absence) tells the rest
+            jobfiles.write_json_atomic(
+                folder / jobfiles.PID, {"pid": pid, "create_time": create_time, "started_at": started}
+            )
+            return Observation(state="running", backend_job_id=str(pid), started_at=started)
+
+        obs = await asyncio.to_thread(launch)
+        self._running[job.id] = folder
+        return obs
+
+    def _env(self, job: Job) -> dict[str, str]:
+        env = dict(os.environ if self._base_env is None else self._base_env)
+        env["PYTHONUNBUFFERED"] = "1"
+        res = job.resources
+        if res.gpus == 0:
+            # The job asked for no GPU: on a shared machine it must not grab one by default.
+            env["CUDA_VISIBLE_DEVICES"] = ""
+        if res.cpus:
+            for var in _THREAD_VARS:
+                env[var] = str(res.cpus)
+        return env
+
+    def _queued_observation(self) -> Observation:
+        return Observation(
+            state="queued",
+            pending_reason=f"Waiting for a free slot: {len(self._running)} of {self.max_concurrent} running.",
+        )
+
+    # ----- observing -----
+
+    def _observe(self, job: Job) -> Observation:
+        folder = self.job_folder(job)
+        status = jobfiles.read_status(folder)
+        if status is not None:
+            return Observation.from_status(status)
+        if not folder.is_dir():
+            return Observation(
+                state="failed", reason="lost", message=f"The job folder {folder} no longer exists."
+            )
+        info = jobfiles.read_json(folder / jobfiles.PID)
+        if info is None:
+            return Observation(state="queued")
+        if info.get("pid") is None:
+            if time.time() - float(info.get("launching_at") or 0) < _LAUNCH_TIMEOUT:
+                return Observation(state="running", started_at=info.get("launching_at"))
+            return Observation(
+                state="failed", reason="lost", message="The server stopped while starting the runner."
+            )
+        if _alive(info):
+            return Observation(
+                state="running", backend_job_id=str(info["pid"]), started_at=info.get("started_at")
+            )
+        # It may have written its status between our two reads.
+        status = jobfiles.read_status(folder)
+        if status is not None:
+            return Observation.from_status(status)
+        return Observation(
+            state="failed",
+            reason="lost",
+            message="The runner process ended without a status (killed, out of memory, or the machine restarted).",
+        )
+
+    def _observe_all(self, jobs: Sequence[Job]) -> tuple[dict[str, Observation], dict[str, Path]]:
+        """Observe ``jobs``; also keep the runners started since the caller's snapshot that still live."""
+        seen = {j.id: self._observe(j) for j in jobs}
+        others = {jid: f for jid, f in self._running.items() if jid not in seen and self._live_pid(f)}
+        return seen, others
+
+    def _live_pid(self, folder: Path) -> int | None:
+        info = jobfiles.read_json(folder / jobfiles.PID)
+        if info is None or info.get("pid") is None or not _alive(info):
+            return None
+        return int(info["pid"])
+
+    async def _kill_later(self, pid: int) -> None:
+        deadline = time.monotonic() + self.kill_grace
+        while time.monotonic() < deadline:
+            await asyncio.sleep(0.2)
+            if not _pid_alive(pid):
+                return
+        _signal_group(pid, signal.SIGKILL)
+
+
+def _alive(info: dict) -> bool:
+    """Is the recorded runner still running? The start time guards against a recycled pid."""
+    try:
+        p = psutil.Process(int(info["pid"]))
+        if p.status() == psutil.STATUS_ZOMBIE:
+            return False
+        created = info.get("create_time")
+        return created is None or abs(p.create_time() - float(created)) < 1.0
+    except (psutil.Error, ValueError, TypeError):
+        return False
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def _signal_group(pid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)  # the runner leads its own session: its group is everything it started

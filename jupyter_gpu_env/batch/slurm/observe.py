@@ -1,0 +1,155 @@
+"""What a SLURM job's state is: the runner's files in the job folder first, then squeue or scontrol.
+
+The runner's ``status.json`` is the final word on how the notebook ended. SLURM's own state fills in
+what the runner cannot say: waiting and why (the pending reason, in words), a job that never started, a
+node that failed, a time limit or preemption that stopped the runner (a SIGTERM the runner would
+otherwise record as a cancel). Pure functions of what was read, tested without SLURM.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...models.jobs import Job, JobState, format_time_limit
+from .. import jobfiles
+from ..backend import Observation
+from . import parse
+
+JOB_ID_FILE = "slurm_job_id"  # the SLURM id, beside the script: found again if the record missed it
+LOST_WITHOUT_ID = 600.0  # a record without a SLURM id this old: the server died before sbatch answered
+
+
+@dataclass(frozen=True)
+class FolderState:
+    """What a job's folder says: the runner's status, the SLURM id written at submission, a heartbeat."""
+
+    status: dict | None
+    slurm_id: str | None
+    heartbeat: bool
+
+
+def read_id(folder: Path) -> str | None:
+    try:
+        text = (folder / JOB_ID_FILE).read_text().strip()
+    except OSError:
+        return None
+    return text if re.fullmatch(r"\d+(?:_\d+)?", text) else None
+
+
+def read_folders(folders: Mapping[str, Path]) -> dict[str, FolderState]:
+    """Blocking reads: run it in a worker thread."""
+    return {
+        jid: FolderState(
+            status=jobfiles.read_status(folder),
+            slurm_id=read_id(folder),
+            heartbeat=(folder / jobfiles.HEARTBEAT).exists(),
+        )
+        for jid, folder in folders.items()
+    }
+
+
+def observe(
+    job: Job,
+    slurm_id: str | None,
+    row: parse.SlurmJob | None,
+    local: FolderState,
+    now: float,
+    *,
+    cancel_requested: bool,
+    grace_over: Callable[[], bool],
+) -> Observation | None:
+    """The job's state from what its folder and SLURM say; None leaves the record as it is (wait).
+
+    ``grace_over`` says whether SLURM has said the job ended long enough ago that the runner's status
+    should have reached the shared filesystem by now.
+    """
+    status = local.status
+    if slurm_id is None:
+        if status is not None:
+            return Observation.from_status(status)
+        if now - job.created_at > LOST_WITHOUT_ID:
+            return Observation(
+                state="failed",
+                reason="lost",
+                message="The server stopped before SLURM accepted the job; it never ran.",
+            )
+        return None  # sbatch is still answering
+    ended = row is not None and row.state in parse.ENDED_STATES
+    if status is not None:
+        if status["state"] == "cancelled" and not cancel_requested:
+            # The runner records any SIGTERM as a cancel. A time limit, preemption or node failure also
+            # sends one: let SLURM's final state say which, once it has one.
+            if ended and row is not None and row.state != "CANCELLED":
+                return from_slurm_end(job, slurm_id, row, status)
+            if row is not None and not ended and not grace_over():
+                return None
+        obs = Observation.from_status(status, slurm_id)
+        if ended and row is not None and row.state == "OUT_OF_MEMORY" and status["state"] == "failed":
+            return from_slurm_end(job, slurm_id, row, status)
+        return obs
+    if row is None:
+        if local.heartbeat and not grace_over():
+            return None  # the runner ran; its status may still be on its way through the filesystem
+        return Observation(
+            state="failed",
+            reason="lost",
+            backend_job_id=slurm_id,
+            message=f"SLURM no longer knows job {slurm_id} and its runner left no status in "
+            f"{jobfiles.STATUS}: the job folder may not be on a filesystem the node shares.",
+        )
+    if row.state in parse.QUEUED_STATES:
+        if row.state == "CONFIGURING":
+            reason = "Configuring: the nodes allocated to the job are starting."
+        else:
+            reason = parse.pending_words(
+                row.reason, gpus=bool(job.resources.gpus or job.resources.mig_profile)
+            )
+        return Observation(state="queued", backend_job_id=slurm_id, pending_reason=reason)
+    if row.state in parse.RUNNING_STATES:
+        where = f" on {row.nodes}" if row.nodes else ""
+        message = f"Running{where} (SLURM job {slurm_id})."
+        if row.state in ("SUSPENDED", "STOPPED"):
+            message = f"Suspended by SLURM{where} (SLURM job {slurm_id}); it continues when resumed."
+        return Observation(
+            state="running", backend_job_id=slurm_id, started_at=row.start_time, message=message
+        )
+    if ended:
+        if local.heartbeat and row.state != "CANCELLED" and not grace_over():
+            return None
+        return from_slurm_end(job, slurm_id, row, None)
+    return Observation(
+        state="running" if row.nodes else "queued",
+        backend_job_id=slurm_id,
+        pending_reason=f"SLURM state {row.state}.",
+    )
+
+
+def from_slurm_end(job: Job, slurm_id: str, row: parse.SlurmJob, status: dict | None) -> Observation:
+    """How SLURM says the job ended, with what the runner said when it said anything."""
+    reason, words = parse.ENDED_WORDS.get(row.state, ("slurm_failed", f"SLURM ended the job ({row.state})."))
+    if row.state == "TIMEOUT" and job.resources.time_limit_seconds:
+        limit = parse.ceil_minutes(job.resources.time_limit_seconds) * 60
+        words = f"SLURM stopped the job at its time limit of {format_time_limit(limit)}."
+    state: JobState = "cancelled" if row.state == "CANCELLED" else "failed"
+    extra = []
+    if row.reason and row.reason not in ("None", row.state):
+        extra.append(f"SLURM's reason: {row.reason}")
+    if row.exit_code:
+        extra.append(f"exit code {row.exit_code}")
+    if status is not None and status.get("message") and status.get("state") == "failed":
+        extra.append(f"the runner said: {status['message']}")
+    message = f"{words} (SLURM job {slurm_id}" + ("; " + "; ".join(extra) if extra else "") + ")"
+    started = row.start_time if row.nodes else None
+    return Observation(
+        state=state,
+        reason=reason,
+        message=message,
+        backend_job_id=slurm_id,
+        started_at=(status or {}).get("started_at") or started,
+        finished_at=(status or {}).get("finished_at") or row.end_time or time.time(),
+        exit_code=(status or {}).get("exit_code", row.exit_code),
+    )

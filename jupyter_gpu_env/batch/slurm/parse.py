@@ -1,0 +1,349 @@
+"""Pure parsers of SLURM's command output (22.05 and newer) and the words shown to users for its states.
+
+Nothing here runs a command: the backend (batch/slurm.py) runs ``sbatch``, ``squeue``, ``scontrol`` and
+``sinfo`` with the formats defined here and hands their text to these functions. The test data under
+tests/batch/slurm/data was captured from a real slurmctld 22.05.8.
+
+Formats are fixed, delimited text rather than ``--json``: ``squeue --json`` in 22.05 ignores ``-j`` and
+``-t`` (it returns every job of the cluster), and ``scontrol show job --json`` does not exist before 23.02.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from dataclasses import dataclass, field
+
+from ...models.jobs import parse_time_limit
+
+# `%r` (the reason) comes last: it is the only field that may hold the separator or spaces.
+SQUEUE_FIELDS = ("%i", "%T", "%P", "%S", "%N", "%r")
+SQUEUE_FORMAT = "|".join(SQUEUE_FIELDS)
+# Partition (`*` marks the default), availability, time limit, CPUs, memory (MB) and gres per node group.
+SINFO_FORMAT = "%P|%a|%l|%c|%m|%G"
+
+_EMPTY = frozenset({"", "N/A", "n/a", "NONE", "None", "none", "Unknown", "(null)"})
+
+
+@dataclass(frozen=True)
+class SlurmJob:
+    """One job as squeue or scontrol reports it; the state is the base state (``RUNNING``, ``TIMEOUT``)."""
+
+    job_id: str
+    state: str
+    reason: str | None = None
+    partition: str | None = None
+    start_time: float | None = None
+    end_time: float | None = None
+    nodes: str | None = None
+    exit_code: int | None = None
+    exit_signal: int | None = None
+
+
+@dataclass
+class Partition:
+    name: str
+    up: bool = True
+    default: bool = False
+    max_time_seconds: int | None = None  # None: no limit
+    max_cpus: int = 0  # on one node
+    max_memory_mb: int = 0  # on one node
+    max_gpus: int = 0  # on one node, all GPU types together
+    gpu_types: set[str] = field(default_factory=set)
+
+
+# ----- small values -----
+
+
+def parse_timestamp(text: str) -> float | None:
+    """SLURM's ``2024-05-01T10:00:00`` (local time, the ``standard`` SLURM_TIME_FORMAT) as a Unix time."""
+    text = text.strip()
+    if text in _EMPTY:
+        return None
+    try:
+        return time.mktime(time.strptime(text, "%Y-%m-%dT%H:%M:%S"))
+    except ValueError:
+        return None
+
+
+def parse_duration(text: str) -> int | None:
+    """Seconds from SLURM's ``MM:SS``, ``HH:MM:SS``, ``D-HH[:MM[:SS]]`` or minutes (the parser of job time
+    limits); None for no limit or what it cannot read."""
+    text = text.strip()
+    if text.lower() in ("infinite", "unlimited", "n/a", "none", "") or text in _EMPTY:
+        return None
+    try:
+        return parse_time_limit(text)
+    except ValueError:
+        return None
+
+
+def _leading_int(text: str) -> int:
+    """``22899``, ``22899+`` (sinfo's "at least") -> 22899; anything else -> 0."""
+    m = re.match(r"\s*(\d+)", text)
+    return int(m.group(1)) if m else 0
+
+
+def parse_gres(text: str) -> list[tuple[str, str | None, int]]:
+    """``gpu:2``, ``gpu:a100:4(S:0-1)``, ``gpu:1g.10gb:7,mps:100`` -> ``[(name, type, count), ...]``."""
+    out: list[tuple[str, str | None, int]] = []
+    if text.strip() in _EMPTY:
+        return out
+    # Commas also appear inside the socket list "(S:0,1)": split only on commas outside parentheses.
+    for item in re.split(r",(?![^(]*\))", text):
+        item = re.sub(r"\(.*?\)", "", item).strip()
+        if not item:
+            continue
+        parts = item.split(":")
+        name = parts[0]
+        if len(parts) == 1:
+            out.append((name, None, 1))
+        elif len(parts) == 2:
+            count = _leading_int(parts[1])
+            if parts[1].strip().isdigit() or count:
+                out.append((name, None, count))
+            else:
+                out.append((name, parts[1], 1))
+        else:
+            out.append((name, parts[1], _leading_int(parts[2])))
+    return out
+
+
+def parse_sbatch_parsable(stdout: str) -> str:
+    """The job id from ``sbatch --parsable`` (``123`` or ``123;cluster``); ValueError if there is none."""
+    for line in stdout.splitlines():
+        line = line.strip()
+        if line:
+            job_id = line.split(";", 1)[0]
+            if re.fullmatch(r"\d+(?:_\d+)?", job_id):
+                return job_id
+    raise ValueError(f"sbatch printed no job id: {stdout.strip()[:200]!r}")
+
+
+def sbatch_error(stderr: str) -> str:
+    """sbatch's own complaint, without its ``sbatch: error:`` prefixes, lines joined."""
+    lines = []
+    for raw in stderr.splitlines():
+        line = re.sub(r"^\s*sbatch:\s*(error|fatal):\s*", "", raw).strip()
+        if line and line not in lines:
+            lines.append(line)
+    return "; ".join(lines) or "sbatch failed without saying why"
+
+
+_TRANSIENT = (
+    "unable to contact slurm controller",
+    "socket timed out",
+    "connection refused",
+    "zero bytes were transmitted",
+    "temporarily unable to accept job",
+    "resource temporarily unavailable",
+    "slurm_persist_conn",
+    "communication connection failure",
+)
+
+
+def is_transient(message: str) -> bool:
+    """Does an error say the controller could not be reached (try later), rather than refuse the job?"""
+    low = message.lower()
+    return any(t in low for t in _TRANSIENT)
+
+
+# ----- squeue, scontrol, sinfo -----
+
+
+def _state(text: str) -> str:
+    # `CANCELLED by 0` (sacct), `COMPLETING+` or `RUNNING,COMPLETING` forms: the first word is the base.
+    return re.split(r"[\s+,]", text.strip(), maxsplit=1)[0].upper()
+
+
+def parse_squeue(text: str) -> dict[str, SlurmJob]:
+    """Lines of ``squeue --noheader --format=SQUEUE_FORMAT`` -> jobs by id."""
+    jobs: dict[str, SlurmJob] = {}
+    n = len(SQUEUE_FIELDS)
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        parts = line.split("|", n - 1)
+        if len(parts) != n:
+            continue
+        job_id, state, partition, start, nodes, reason = (p.strip() for p in parts)
+        if not job_id:
+            continue
+        jobs[job_id] = SlurmJob(
+            job_id=job_id,
+            state=_state(state),
+            reason=None if reason in _EMPTY else reason,
+            partition=partition or None,
+            start_time=parse_timestamp(start),
+            nodes=None if nodes in _EMPTY else nodes,
+        )
+    return jobs
+
+
+# `Key=value` pairs of `scontrol -o show job`: a key starts after a space; values run to the next key.
+_KEY = re.compile(r"(?:^|\s)([A-Za-z][A-Za-z0-9_/:]*)=")
+
+
+def parse_scontrol_record(line: str) -> dict[str, str]:
+    """One line of ``scontrol -o show ...`` -> its fields (a value may hold spaces, as a Comment may)."""
+    fields: dict[str, str] = {}
+    matches = list(_KEY.finditer(line))
+    for i, m in enumerate(matches):
+        end = matches[i + 1].start() if i + 1 < len(matches) else len(line)
+        fields.setdefault(m.group(1), line[m.end() : end].strip())
+    return fields
+
+
+def parse_scontrol_job(text: str) -> SlurmJob | None:
+    """``scontrol -o show job ID`` -> the job; None when the text holds no job."""
+    for line in text.splitlines():
+        f = parse_scontrol_record(line)
+        if "JobId" not in f or "JobState" not in f:
+            continue
+        exit_code = exit_signal = None
+        m = re.fullmatch(r"(\d+):(\d+)", f.get("ExitCode", ""))
+        if m:
+            exit_code, exit_signal = int(m.group(1)), int(m.group(2))
+        reason = f.get("Reason", "")
+        return SlurmJob(
+            job_id=f["JobId"],
+            state=_state(f["JobState"]),
+            reason=None if reason in _EMPTY else reason,
+            partition=f.get("Partition") or None,
+            start_time=parse_timestamp(f.get("StartTime", "")),
+            end_time=parse_timestamp(f.get("EndTime", "")),
+            nodes=None if f.get("NodeList", "") in _EMPTY else f.get("NodeList"),
+            exit_code=exit_code,
+            exit_signal=exit_signal,
+        )
+    return None
+
+
+def is_unknown_job(stderr: str) -> bool:
+    """Does squeue's or scontrol's error say the job id is not (or no longer) known to the controller?"""
+    return "invalid job id" in stderr.lower()
+
+
+def parse_sinfo(text: str) -> list[Partition]:
+    """Lines of ``sinfo --noheader --format=SINFO_FORMAT`` -> partitions, per-node maxima merged."""
+    parts: dict[str, Partition] = {}
+    for line in text.splitlines():
+        cols = line.split("|")
+        if len(cols) != 6 or not cols[0].strip():
+            continue
+        raw_name, avail, limit, cpus, mem, gres = (c.strip() for c in cols)
+        default = raw_name.endswith("*")
+        name = raw_name.rstrip("*")
+        p = parts.setdefault(name, Partition(name=name))
+        p.default = p.default or default
+        p.up = avail.lower() == "up"
+        p.max_time_seconds = parse_duration(limit)
+        p.max_cpus = max(p.max_cpus, _leading_int(cpus))
+        p.max_memory_mb = max(p.max_memory_mb, _leading_int(mem))
+        gpus = [(typ, count) for name_, typ, count in parse_gres(gres) if name_ == "gpu"]
+        p.max_gpus = max(p.max_gpus, sum(c for _, c in gpus))
+        p.gpu_types.update(t for t, _ in gpus if t)
+    return list(parts.values())
+
+
+# ----- what the states and reasons mean, in our terms and in words -----
+
+QUEUED_STATES = frozenset(
+    {"PENDING", "CONFIGURING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD"}
+)
+RUNNING_STATES = frozenset(
+    {"RUNNING", "COMPLETING", "SUSPENDED", "STOPPED", "SIGNALING", "STAGE_OUT", "RESIZING", "UPDATE_DB"}
+)
+ENDED_STATES = frozenset(
+    {
+        "COMPLETED",
+        "FAILED",
+        "CANCELLED",
+        "TIMEOUT",
+        "NODE_FAIL",
+        "OUT_OF_MEMORY",
+        "PREEMPTED",
+        "BOOT_FAIL",
+        "DEADLINE",
+        "SPECIAL_EXIT",
+        "REVOKED",
+    }
+)
+
+# How a job that SLURM ended reads when the runner could not say so itself: (reason, words).
+ENDED_WORDS: dict[str, tuple[str, str]] = {
+    "COMPLETED": ("lost", "SLURM says the job completed, but the runner left no status."),
+    "FAILED": ("slurm_failed", "SLURM says the job failed."),
+    "CANCELLED": ("cancelled", "Cancelled in SLURM (scancel or an administrator), not from here."),
+    "TIMEOUT": ("time_limit", "SLURM stopped the job at its time limit."),
+    "NODE_FAIL": ("node_fail", "The node running the job failed."),
+    "OUT_OF_MEMORY": ("out_of_memory", "The job ran out of memory: it used more than it asked for."),
+    "PREEMPTED": ("preempted", "SLURM preempted the job for a job of higher priority."),
+    "BOOT_FAIL": ("boot_fail", "The node allocated to the job failed to boot."),
+    "DEADLINE": ("deadline", "The job could not finish before its deadline."),
+    "SPECIAL_EXIT": ("slurm_failed", "The job ended with a special exit state."),
+    "REVOKED": ("revoked", "The job was revoked (it runs on another cluster of a federation)."),
+}
+
+# SLURM's pending reasons (slurm.h, job_reason_string) in plain words. The code stays in front so that
+# people can look it up; unknown codes are shown as SLURM wrote them.
+REASON_WORDS: dict[str, str] = {
+    "None": "waiting for the scheduler's next pass",
+    "Priority": "jobs of higher priority are ahead in the queue",
+    "Dependency": "waiting for the jobs it depends on to finish",
+    "DependencyNeverSatisfied": "a job it depends on failed, so it can never start; cancel it",
+    "BeginTime": "waiting for its start time",
+    "JobHeldUser": "held by its owner; release it (scontrol release) to let it start",
+    "JobHeldAdmin": "held by an administrator",
+    "PartitionDown": "its partition is down",
+    "PartitionInactive": "its partition is inactive",
+    "PartitionNodeLimit": "it asks for more nodes than its partition allows",
+    "PartitionTimeLimit": "its time limit is longer than its partition allows; it will not start",
+    "PartitionConfig": "it asks for more than its partition is configured with",
+    "ReqNodeNotAvail": "the nodes it needs are down, drained or reserved",
+    "NodeDown": "a node it needs is down",
+    "BadConstraints": "no node can satisfy what it asks for",
+    "Reservation": "waiting for its reservation to begin",
+    "Licenses": "waiting for licenses",
+    "InvalidAccount": "its account is not valid; it will not start",
+    "InvalidQOS": "its QOS is not valid; it will not start",
+    "AccountNotAllowed": "its account may not use this partition",
+    "QOSNotAllowed": "its QOS may not use this partition",
+    "Cleaning": "the node is cleaning up after a previous job",
+    "Prolog": "the node's prolog is running",
+    "launch failed requeued held": "it failed to launch and was held; ask an administrator",
+    "JobLaunchFailure": "it could not be launched on its node",
+    "NonZeroExitCode": "it exited with a non-zero code",
+    "FrontEndDown": "no front end node is available",
+    "SchedDefer": "the scheduler deferred it",
+    "BurstBufferResources": "waiting for burst buffer space",
+    "BurstBufferStageIn": "its burst buffer is staging in",
+    "Resources": "waiting for free resources (CPUs or memory)",
+}
+
+
+def pending_words(reason: str | None, *, gpus: bool = False) -> str:
+    """Why a queued job waits, in words: ``Resources: waiting for free GPUs``, ``Priority: ...``."""
+    if not reason:
+        return "Waiting for the scheduler."
+    code = reason.strip().strip("()")
+    key = re.split(r"[,\s]", code, maxsplit=1)[0]
+    if key == "Resources" and gpus:
+        words = "waiting for free GPUs (and the CPUs and memory it asks for)"
+    elif key in REASON_WORDS:
+        words = REASON_WORDS[key]
+    elif code in REASON_WORDS:
+        key, words = code, REASON_WORDS[code]
+    elif key.startswith(("QOS", "Assoc", "MaxGRES", "MaxCpu", "MaxMem", "MaxNode", "MaxJob")):
+        scope = "its QOS" if key.startswith("QOS") else "its account's association"
+        words = f"a limit of {scope} is reached; it starts when your other jobs free their share"
+    else:
+        return f"{code}."
+    detail = code[len(key) :].strip(" ,")
+    return f"{key}: {words}" + (f" ({detail})" if detail else "") + "."
+
+
+def ceil_minutes(seconds: int) -> int:
+    """SLURM's ``--time`` is whole minutes: round up, never down to nothing."""
+    return max(1, math.ceil(seconds / 60))

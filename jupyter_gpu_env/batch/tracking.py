@@ -1,0 +1,125 @@
+"""Keeping job records in step with the backends: one poll per backend per round for all its active jobs,
+and what each observation and each job's progress file change in its record.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import GpuEnvError
+from ..models.jobs import TERMINAL_STATES, Job, JobProgress
+from . import jobfiles
+from .backend import Backend, IllegalTransition, Observation
+from .store import JobStore
+
+log = logging.getLogger(__name__)
+
+
+class JobTracker:
+    """Polls ``backends`` every ``refresh_interval`` seconds (from :meth:`start`) and on demand."""
+
+    def __init__(
+        self,
+        store: JobStore,
+        backends: Mapping[str, Backend],
+        folder_of: Callable[[Job], Path],
+        refresh_interval: float,
+    ) -> None:
+        self.store = store
+        self.backends = backends
+        self.folder_of = folder_of
+        self.refresh_interval = refresh_interval
+        self._lock = asyncio.Lock()
+        self._last = 0.0
+        self._task: asyncio.Task[None] | None = None
+        self._polled: set[str] = set()
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._loop(), name="gpu-env-jobs")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    def has_polled(self, name: str) -> bool:
+        """Has this process looked at the backend's active jobs yet?"""
+        return name in self._polled
+
+    def seconds_since_refresh(self) -> float:
+        return time.monotonic() - self._last
+
+    async def _loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.refresh_interval)
+            try:
+                await self.refresh()
+            except Exception:  # one bad round must not end the loop
+                log.exception("refreshing batch jobs failed")
+
+    async def refresh(self) -> None:
+        """Poll each backend once for all its active jobs and apply what they and the job folders say."""
+        async with self._lock:
+            await asyncio.gather(*(self.refresh_backend(n, b) for n, b in self.backends.items()))
+            self._last = time.monotonic()
+
+    async def refresh_backend(self, name: str, backend: Backend) -> None:
+        jobs = await self.store.active(name)
+        if not jobs:
+            self._polled.add(name)
+            return
+        try:
+            seen = await backend.poll(jobs)
+        except GpuEnvError as e:
+            log.warning("backend %s could not be polled: %s", name, e)
+            return
+        self._polled.add(name)
+        progress = await asyncio.to_thread(
+            lambda: {j.id: jobfiles.read_progress(self.folder_of(j)) for j in jobs}
+        )
+        for job in jobs:
+            await self.apply(job, seen.get(job.id), progress.get(job.id))
+
+    async def apply(self, job: Job, obs: Observation | None, progress: tuple[int, int] | None) -> Job:
+        """Bring a record in line with an observation and the job's progress file."""
+        changes: dict[str, Any] = {}
+        if progress is not None:
+            p = JobProgress(cells_done=progress[0], cells_total=progress[1])
+            if p != job.progress:
+                changes["progress"] = p
+        if obs is not None:
+            if obs.backend_job_id and obs.backend_job_id != job.backend_job_id:
+                changes["backend_job_id"] = obs.backend_job_id
+            if obs.state == "queued" and obs.pending_reason != job.pending_reason:
+                changes["pending_reason"] = obs.pending_reason
+        state = obs.state if obs is not None and obs.state != job.state else None
+        try:
+            if state is not None and obs is not None:
+                if job.state == "queued" and (
+                    state == "succeeded" or (state != "running" and obs.started_at)
+                ):
+                    # It ran and ended between two looks: record the run, then the end.
+                    job = await self.store.update(job.id, state="running", started_at=obs.started_at)
+                if state == "running":
+                    changes.update(pending_reason=None, message=obs.message or f"Running on {job.backend}.")
+                else:
+                    changes.update(reason=obs.reason, message=obs.message or "", exit_code=obs.exit_code)
+                changes.update(started_at=obs.started_at, finished_at=obs.finished_at)
+                if state in TERMINAL_STATES and progress is None:
+                    cells = await asyncio.to_thread(jobfiles.read_progress, self.folder_of(job))
+                    if cells is not None:
+                        changes["progress"] = JobProgress(cells_done=cells[0], cells_total=cells[1])
+            if state is None and not changes:
+                return job
+            return await self.store.update(job.id, state=state, **changes)
+        except IllegalTransition:
+            return await self.store.get(job.id)  # someone else (a cancel) ended it first; theirs stands

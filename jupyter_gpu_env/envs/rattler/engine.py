@@ -1,0 +1,204 @@
+"""The conda engine on py-rattler, which runs in a child process (see :mod:`.worker`)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ... import proc
+from ...errors import Conflict, GpuEnvError, InvalidRequest, NotFound, Unavailable
+from ...models.envs import CloneReport, ExportFormat, PackagesReport
+from ..clonefiles import CopyReport, conda_files, copy_records, copy_untracked, find_untracked
+from ..engine import EngineError, LogFn, ProgressFn, run_stoppable, scaled, threadsafe
+from ..export import environment_yaml, explicit_lock
+from ..prefix import read_records
+
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
+
+_ERRORS: dict[str, type[GpuEnvError]] = {
+    "invalid_spec": InvalidRequest,
+    "package_not_found": NotFound,
+    "not_installed": NotFound,
+    "invalid_request": Conflict,
+    "unsolvable": Conflict,
+    "channel_unavailable": Unavailable,
+}
+
+
+def channel_url(channel: str) -> str:
+    """A channel as rattler takes it: URLs and names unchanged, local paths as ``file://`` URLs."""
+    if "://" in channel:
+        return channel
+    if channel.startswith(("/", "~", ".")):
+        return Path(channel).expanduser().resolve().as_uri()
+    return channel
+
+
+class RattlerEngine:
+    """Creates, clones and changes environments with py-rattler.
+
+    ``channels``: URLs, names (``conda-forge``) or local folders; ``pkgs_dir``: the package cache,
+    which should be on the same filesystem as the environments so that packages are hard-linked.
+    """
+
+    name = "rattler"
+
+    def __init__(
+        self,
+        channels: Sequence[str],
+        pkgs_dir: Path | str,
+        *,
+        python: str | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        self.channels = [channel_url(c) for c in channels]
+        self.pkgs_dir = Path(pkgs_dir).expanduser()
+        self.python = python or sys.executable
+        self.timeout = timeout
+
+    async def _call(
+        self, request: dict[str, Any], progress: ProgressFn | None, log: LogFn | None
+    ) -> dict[str, Any]:
+        request = {"channels": self.channels, "pkgs_dir": str(self.pkgs_dir), **request}
+        outcome: dict[str, Any] = {}
+
+        def on_stdout(line: str) -> None:
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                msg = {"log": line}
+            if not isinstance(msg, dict):
+                return
+            if "progress" in msg and progress is not None:
+                progress(float(msg["progress"]), str(msg.get("message", "")))
+            if "log" in msg and log is not None:
+                log(str(msg["log"]))
+            if "result" in msg or "error" in msg:
+                outcome.update(msg)
+
+        def on_stderr(line: str) -> None:
+            if log is not None and line.strip():
+                log(line)
+
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [_PACKAGE_ROOT, env.get("PYTHONPATH")]))
+        self.pkgs_dir.mkdir(parents=True, exist_ok=True)
+        res = await proc.run(
+            [self.python, "-m", "jupyter_gpu_env.envs.rattler.worker"],
+            stdin=json.dumps(request).encode(),
+            env=env,
+            timeout=self.timeout,
+            on_stdout=on_stdout,
+            on_stderr=on_stderr,
+            check=False,
+            nice=proc.BACKGROUND,
+        )
+        # A result counts even if the process then died: py-rattler may abort at exit.
+        if "result" in outcome:
+            return outcome["result"]
+        if "error" in outcome:
+            cls = _ERRORS.get(outcome.get("reason", ""), EngineError)
+            raise cls(str(outcome["error"]), reason=outcome.get("reason"))
+        tail = res.stderr.strip()[-1500:]
+        raise EngineError(f"The conda engine stopped unexpectedly (exit status {res.returncode}). {tail}")
+
+    async def create(
+        self,
+        prefix: Path,
+        specs: list[str],
+        *,
+        build_dir: Path | None = None,
+        progress: ProgressFn | None = None,
+        log: LogFn | None = None,
+    ) -> list[str]:
+        build = build_dir or prefix
+        result = await self._call(
+            {"op": "create", "prefix": str(build), "final_prefix": str(prefix), "specs": list(specs)},
+            progress,
+            log,
+        )
+        return result["packages"]
+
+    async def clone(
+        self,
+        source: Path,
+        prefix: Path,
+        *,
+        build_dir: Path | None = None,
+        progress: ProgressFn | None = None,
+        log: LogFn | None = None,
+    ) -> CloneReport:
+        started = time.monotonic()
+        build = build_dir or prefix
+        if log is not None and not await asyncio.to_thread(self._same_filesystem, build):
+            log(
+                f"The package cache {self.pkgs_dir} is on another filesystem than {build}: files are copied, not hard-linked"
+            )
+        records = await asyncio.to_thread(read_records, source)
+        untracked = await asyncio.to_thread(find_untracked, source, conda_files(records))
+        result = await self._call(
+            {"op": "clone", "source": str(source), "prefix": str(build), "final_prefix": str(prefix)},
+            scaled(progress, 0.0, 0.85),
+            log,
+        )
+        report = CopyReport()
+        if result["copied_from_source"]:
+            if log is not None:
+                log(f"Copied from the source (not fetchable): {', '.join(result['copied_from_source'])}")
+            report.merge(
+                await run_stoppable(copy_records, source, build, prefix, set(result["copied_from_source"]))
+            )
+        tick_progress = threadsafe(scaled(progress, 0.85, 0.99))
+
+        def tick(done: int, total: int) -> None:
+            if tick_progress is not None:
+                tick_progress(done / max(total, 1), f"Copying untracked files ({done}/{total})")
+
+        report.merge(await run_stoppable(copy_untracked, source, build, prefix, untracked, tick=tick))
+        return CloneReport(
+            packages=result["packages"],
+            fetched=result["fetched"],
+            copied_from_source=result["copied_from_source"],
+            untracked_files=len(untracked),
+            rewritten_files=report.rewritten,
+            binary_with_prefix=report.binary_with_prefix,
+            unreadable=report.unreadable,
+            seconds=round(time.monotonic() - started, 3),
+        )
+
+    def _same_filesystem(self, path: Path) -> bool:
+        self.pkgs_dir.mkdir(parents=True, exist_ok=True)
+        probe = path if path.exists() else path.parent
+        return os.stat(self.pkgs_dir).st_dev == os.stat(probe).st_dev
+
+    async def install(
+        self,
+        prefix: Path,
+        add: list[str],
+        remove: list[str],
+        *,
+        final_prefix: Path | None = None,
+        progress: ProgressFn | None = None,
+        log: LogFn | None = None,
+    ) -> PackagesReport:
+        request = {"op": "install", "prefix": str(prefix), "add": list(add), "remove": list(remove)}
+        if final_prefix is not None:
+            request["final_prefix"] = str(final_prefix)
+        result = await self._call(request, progress, log)
+        return PackagesReport(
+            installed=result["installed"], removed=result["removed"], seconds=result["seconds"]
+        )
+
+    async def export(self, prefix: Path, fmt: ExportFormat, *, name: str) -> str:
+        fn = environment_yaml if ExportFormat(fmt) is ExportFormat.yaml else explicit_lock
+        return await asyncio.to_thread(fn, prefix, name)
+
+    async def index(self, channel: Path, *, progress: ProgressFn | None = None) -> None:
+        """Write repodata for a local channel folder (used by the demo channel builder)."""
+        await self._call({"op": "index", "channel": str(channel)}, progress, None)

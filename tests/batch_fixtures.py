@@ -1,0 +1,96 @@
+"""The ``batch`` fixture: real notebooks, a real store, the real local backend and runner.
+
+A plugin module registered by the root conftest (``pytest_plugins``), for the batch tests and the
+CLI's job commands (tests/cli). Fixtures are synchronous (pytest-jupyter runs the async tests). Test
+modules reach the helpers through the ``batch`` fixture.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+from helpers import ended, wait_for_job, wait_until, write_notebook
+from jupyter_client.kernelspec import KernelSpecManager
+
+from jupyter_gpu_env.batch.local import LocalBackend
+from jupyter_gpu_env.batch.service import JobService
+from jupyter_gpu_env.batch.store import JobStore
+from jupyter_gpu_env.models.jobs import Job
+
+
+def installed_kernels() -> set[str]:
+    return set(KernelSpecManager().find_kernel_specs())
+
+
+def running(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a zombie has ended)."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+class Env:
+    """One server's worth of batch state under tmp_path: root, job dir, store file."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.root = tmp_path / "root"
+        self.root.mkdir()
+        self.job_dir = self.root / "jobs"
+        self.db = tmp_path / "state" / "jobs.sqlite"
+
+    def service(self, *, max_concurrent: int = 2, **kwargs: Any) -> JobService:
+        """A JobService over this env's store and job dir: what one server start builds."""
+        kwargs.setdefault("kernel_names", installed_kernels)
+        kwargs.setdefault("refresh_interval", 0.2)
+        backend = LocalBackend(max_concurrent=max_concurrent, kill_grace=3.0)
+        return JobService(JobStore(self.db), {"local": backend}, self.root, "jobs", **kwargs)
+
+    def job_folders(self) -> list[Path]:
+        return sorted(self.job_dir.iterdir()) if self.job_dir.exists() else []
+
+    def notebook(
+        self, name: str, cells: list[str], *, parameters: str | None = None, kernel: str = "python3"
+    ) -> str:
+        """Write a notebook under the root (after a markdown heading cell); ``parameters`` becomes a cell
+        tagged `parameters`. Returns its path."""
+        return write_notebook(
+            self.root, name, cells, parameters=parameters, kernel=kernel, heading="# A batch test"
+        )
+
+    @staticmethod
+    async def wait_for(
+        svc: JobService, job_id: str, done: Callable[[Job], bool], within: float = 60.0
+    ) -> Job:
+        """Refresh until ``done(job)``; fail with the job's last state after ``within`` seconds."""
+        return await wait_for_job(svc, job_id, done, within=within)
+
+    @staticmethod
+    async def wait_gone(pid: int, within: float) -> float:
+        """Wait until process ``pid`` has ended (a zombie has ended); return how long it took."""
+        t0 = time.monotonic()
+        await wait_until(lambda: not running(pid), within=within, what=f"process {pid} ending")
+        return time.monotonic() - t0
+
+    ended = staticmethod(ended)
+
+    @staticmethod
+    async def read_whole_log(svc: JobService, job_id: str, chunk: int = 64) -> str:
+        """Follow the log in small chunks, as the UI does, and join them."""
+        text, offset = [], 0
+        while True:
+            part = await svc.log(job_id, offset, chunk)
+            text.append(part.text)
+            if part.next_offset == offset:
+                return "".join(text)
+            offset = part.next_offset
+
+
+@pytest.fixture
+def batch(tmp_path: Path) -> Env:
+    return Env(tmp_path)

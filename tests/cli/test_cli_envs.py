@@ -1,0 +1,176 @@
+"""`jupyter gpu-env envs|clone|kernel|install|export|remove-env|pack|images` on the real demo environment.
+
+Each test gets its own home: HOME, the Jupyter config/data/runtime folders and the cache point into
+tmp_path, and a jupyter_server_config.json there sets c.GpuEnvApp.* as a server would read it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import wait_until_sync
+
+from jupyter_gpu_env.cli import main
+
+
+@pytest.fixture
+def home(demo, tmp_path, monkeypatch) -> Path:
+    config_dir = tmp_path / "config"
+    for var, sub in [
+        ("HOME", "home"),
+        ("JUPYTER_CONFIG_DIR", "config"),
+        ("JUPYTER_DATA_DIR", "data"),
+        ("JUPYTER_RUNTIME_DIR", "runtime"),
+        ("XDG_CACHE_HOME", "cache"),
+    ]:
+        (tmp_path / sub).mkdir(exist_ok=True)
+        monkeypatch.setenv(var, str(tmp_path / sub))
+    monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
+    config = {
+        "GpuEnvApp": {
+            "managed_env_dirs": [str(demo.managed_dir)],
+            "user_env_dir": str(tmp_path / "envs"),
+            "conda_channels": [str(demo.channel)],
+            "pkgs_dir": str(demo.pkgs),
+            "image_dir": str(tmp_path / "images"),
+        }
+    }
+    (config_dir / "jupyter_server_config.json").write_text(json.dumps(config))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_envs_lists_the_demo_environment(home, capsys):
+    code, out, _ = run(capsys, "envs")
+    assert code == 0
+    header, *rows = out.splitlines()
+    assert header.split() == ["NAME", "KIND", "PYTHON", "PACKAGES", "SIZE", "KERNEL", "SOURCE"]
+    demo_row = next(r.split() for r in rows if r.startswith("demo "))
+    assert demo_row[1] == "managed" and demo_row[2].startswith("3.")
+
+    code, out, _ = run(capsys, "envs", "--json")
+    assert code == 0
+    assert [e["name"] for e in json.loads(out)] == ["demo"]
+
+
+def test_clone_with_kernel_then_export_and_remove(home, capsys):
+    code, out, err = run(capsys, "clone", "demo", "mine", "--kernel", "--display-name", "My env")
+    assert code == 0, err
+    assert "Cloned 'demo' as 'mine'" in out
+    assert "Registered kernel" in out and "(My env)" in out
+    # Not a terminal: progress as plain lines, ending complete.
+    assert err.splitlines()[-1].startswith("[100%]")
+    assert "\r" not in err
+    kernel_json = next((home / "data" / "kernels").glob("*/kernel.json"))
+    assert json.loads(kernel_json.read_text())["display_name"] == "My env"
+    assert str(home / "envs" / "mine") in (home / "home" / ".conda" / "environments.txt").read_text()
+
+    code, out, _ = run(capsys, "envs")
+    mine = next(r.split() for r in out.splitlines() if r.startswith("mine "))
+    assert mine[1] == "own" and mine[-1] == "demo" and mine[-2] != "-"
+
+    code, out, _ = run(capsys, "export", "mine", "--format", "explicit")
+    assert code == 0 and "@EXPLICIT" in out
+    code, _, err = run(capsys, "export", "mine", "-o", str(home / "mine.yml"))
+    assert code == 0 and "name: mine" in (home / "mine.yml").read_text()
+
+    code, out, _ = run(capsys, "kernel", "mine", "--remove")
+    assert code == 0 and "Removed kernel" in out
+    assert not list((home / "data" / "kernels").glob("*/kernel.json"))
+
+    # Not a terminal and no --yes: refused as a usage error; nothing deleted.
+    code, _, err = run(capsys, "remove-env", "mine")
+    assert code == 2 and "--yes" in err
+    assert (home / "envs" / "mine").is_dir()
+    code, out, _ = run(capsys, "remove-env", "mine", "--yes")
+    assert code == 0 and "Deleted 'mine'" in out
+    assert not (home / "envs" / "mine").exists()
+
+
+def test_errors_exit_1_with_the_message(env_dir_entries, home, capsys):
+    code, out, err = run(capsys, "clone", "demo", "../x")
+    assert (code, out) == (1, "")
+    assert err.startswith("error: Invalid environment name '../x'")
+    code, _, err = run(capsys, "clone", "nope", "x")
+    assert code == 1 and err.startswith("error: ") and "nope" in err
+    code, _, err = run(capsys, "install", "demo", "tabulate")
+    assert code == 1 and "managed environment" in err
+    code, _, err = run(capsys, "remove-env", "demo")  # managed: refused without asking
+    assert code == 1 and "managed environment" in err
+    code, _, err = run(capsys, "kernel", "demo", "--display-name", "   ")
+    assert code == 1 and "display_name" in err
+    code, _, err = run(capsys, "envs", "--config", "GpuEnvApp.no_such_option=1")
+    assert code == 1 and "unknown option GpuEnvApp.no_such_option" in err
+    assert main(["clone", "demo"]) == 2  # a usage error (missing NAME)
+    assert env_dir_entries(home / "envs") == []
+
+
+@pytest.mark.skipif(not shutil.which("mksquashfs"), reason="mksquashfs is not installed")
+def test_pack_prints_the_image_and_its_usage_lines(home, capsys):
+    code, out, err = run(capsys, "pack", "demo")
+    assert code == 0, err
+    path, *rest = out.splitlines()
+    assert Path(path).is_file() and Path(path).parent == home / "images"
+    text = "\n".join(rest)
+    assert f"apptainer exec --bind {path}:/opt/gpu-env/demo:image-src=/" in text
+    assert f"squashfuse {path} /opt/gpu-env/demo" in text
+    assert f"unsquashfs -d /opt/gpu-env/demo {path}" in text
+    assert "[100%]" in err
+
+    code, out, _ = run(capsys, "images")
+    header, row = out.splitlines()
+    assert header.split() == ["ID", "ENV", "FORMAT", "SIZE", "FILES", "AGE"]
+    assert row.split()[:3] == [Path(path).stem, "demo", "squashfs/zstd"]
+    # An unchanged environment is not packed again.
+    code, out, err = run(capsys, "pack", "demo")
+    assert code == 0 and out.splitlines()[0] == path and "identical image" in err
+
+
+def test_install_adds_a_package_to_a_clone(home, capsys):
+    assert main(["clone", "demo", "mine"]) == 0
+    capsys.readouterr()
+    code, out, err = run(capsys, "install", "mine", "tabulate")
+    assert code == 0, err
+    assert out.startswith("Installed:") and "tabulate-" in out
+    assert list((home / "envs" / "mine" / "conda-meta").glob("tabulate-*.json"))
+
+
+def test_ctrl_c_cancels_a_clone_from_the_terminal(env_dir_entries, home, demo):
+    """As `jupyter gpu-env`, in a process of its own: SIGINT mid-clone exits 130 and keeps nothing.
+
+    Its stderr is a pipe filled to the brim beforehand, so the clone cannot get past its first
+    progress line until the test reads: the interrupt surely lands while the clone is under way.
+    """
+    read_end, write_end = os.pipe()
+    fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, 4096)
+    size = fcntl.fcntl(write_end, fcntl.F_GETPIPE_SZ)
+    os.write(write_end, b"." * size)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jupyter", "gpu-env", "clone", "demo", "copy"], stderr=write_end
+    )
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as stderr:
+        try:
+            wait_until_sync(lambda: env_dir_entries(home / "envs"), what="the clone's build folder")
+            proc.send_signal(signal.SIGINT)
+        finally:
+            rest = stderr.read()[size:].decode()  # unblocks the clone, then reads to its end
+    assert proc.wait(timeout=60) == 130, rest
+    assert "Cancelled" in rest and rest.rstrip().endswith("interrupted")
+    assert env_dir_entries(home / "envs") == []
+    conda_list = home / "home" / ".conda" / "environments.txt"
+    assert not conda_list.exists() or "copy" not in conda_list.read_text()
