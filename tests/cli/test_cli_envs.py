@@ -160,7 +160,10 @@ def test_ctrl_c_cancels_a_clone_from_the_terminal(env_dir_entries, home, demo):
     size = fcntl.fcntl(write_end, fcntl.F_GETPIPE_SZ)
     os.write(write_end, b"." * size)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyter", "gpu-env", "clone", "demo", "copy"], stderr=write_end
+        [sys.executable, "-m", "jupyter", "gpu-env", "clone", "demo", "copy"],
+        stderr=write_end,
+        # as from a terminal: a run started in the background (`pytest &`) ignores SIGINT, and so would it
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     os.close(write_end)
     with os.fdopen(read_end, "rb") as stderr:
