@@ -10,7 +10,10 @@ export PATH="$PWD/.venv/bin:$PATH"
 python -m pip install -q --upgrade pip
 # Build tools in the venv itself, so the editable install below can skip build isolation (faster, offline-friendly).
 python -m pip install -q "hatchling>=1.21" "hatch-jupyter-builder>=0.10,<0.11" editables "jupyterlab>=4.6,<5"
-# The frontend is built explicitly below, so the build hook is skipped here.
+# The frontend is built explicitly below, so the build hook is skipped here. An old build output is removed first:
+# one made by a plain `pip install -e .` holds an install.json that hatchling would add twice.
+rm -rf jupyter_gpu_env/labextension
+[ -L .venv/share/jupyter/labextensions/jupyter-gpu-env ] && rm .venv/share/jupyter/labextensions/jupyter-gpu-env  # `develop` links it again
 SKIP_JUPYTER_BUILDER=1 python -m pip install -q --no-build-isolation -e ".${extras:+[$extras]}"
 # Always rebuild the frontend from source: an editable install skips it when an old build exists.
 (cd labextension && jlpm install && jlpm build)

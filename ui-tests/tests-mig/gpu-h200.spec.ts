@@ -2,7 +2,7 @@
  * Compute instances sharing a GPU instance, from the recorded H200 capture:
  * GPU instance 2 (3g.71gb) holds 1c.3g.71gb and 2c.3g.71gb. The server
  * replays the H100 capture; this test reads the H200 one with the project's
- * own parser (jupyter_gpu_env.gpu.recorded) and gives its GPUs to the page
+ * own parser (jupyter_gpu_env.gpu.sources.recorded) and gives its GPUs to the page
  * in place of the H100's, this server holding the 1c.3g.71gb device.
  */
 import { expect, test } from '@jupyterlab/galata';
@@ -21,7 +21,7 @@ const HELD = 'MIG-00000000-0000-0000-0000-000000000000';
 
 const READ_CAPTURE = `
 import json, sys
-from jupyter_gpu_env.gpu.recorded import RecordedSource
+from jupyter_gpu_env.gpu.sources.recorded import RecordedSource
 reading = RecordedSource(sys.argv[1]).read()
 print(json.dumps({
     "gpus": [d.model_dump(mode="json") for d in reading.devices],
