@@ -34,6 +34,19 @@ _LOG_TAIL = 40
 _FINAL: set[TaskState] = {"succeeded", "failed", "cancelled"}
 
 
+async def cancel_and_wait(task: asyncio.Future[Any] | None, *, quiet: bool = False) -> None:
+    """Cancel ``task`` and wait until it has ended, so that what it held is let go.
+
+    A background loop's own failure was logged when it happened; ``quiet`` keeps it from ending the
+    caller's shutdown as well.
+    """
+    if task is None or task.done():
+        return
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError, *((Exception,) if quiet else ())):
+        await task
+
+
 class TaskContext:
     """What a running operation uses to report progress and log lines."""
 
@@ -256,9 +269,7 @@ class TaskManager:
         if rec.state in _FINAL:
             raise Conflict(f"Task '{task_id}' has already {rec.state}.", reason="task_finished")
         if rec.future is not None:
-            rec.future.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await rec.future
+            await cancel_and_wait(rec.future)
         return rec.model()
 
     async def wait(self, task_id: str) -> Task:

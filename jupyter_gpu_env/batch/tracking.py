@@ -5,7 +5,6 @@ and what each observation and each job's progress file change in its record.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -14,6 +13,7 @@ from typing import Any
 
 from ..errors import GpuEnvError
 from ..models.jobs import TERMINAL_STATES, Job, JobProgress
+from ..tasks import cancel_and_wait
 from . import jobfiles
 from .backend import Backend, IllegalTransition, Observation
 from .store import JobStore
@@ -45,11 +45,8 @@ class JobTracker:
             self._task = asyncio.get_running_loop().create_task(self._loop(), name="gpu-env-jobs")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await cancel_and_wait(self._task)
+        self._task = None
 
     def has_polled(self, name: str) -> bool:
         """Has this process looked at the backend's active jobs yet?"""

@@ -7,7 +7,6 @@ event loop only swaps the finished snapshot in. History is a bounded ring of pas
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections import deque
@@ -25,6 +24,7 @@ from ..models import (
     KernelUsage,
     MemoryUsage,
 )
+from ..tasks import cancel_and_wait
 from .idle import IdleTracker
 from .kernel_processes import RunningKernel, kernel_usage, pid_owners, process_trees
 from .memory import HostSample, read_host
@@ -178,11 +178,8 @@ class Sampler:
             self._task = asyncio.get_running_loop().create_task(self._loop(), name="gpu-env-sampler")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await cancel_and_wait(self._task)
+        self._task = None
 
     async def snapshot(self) -> GpuSnapshot:
         """The latest sample; the first caller after start waits for the first one."""

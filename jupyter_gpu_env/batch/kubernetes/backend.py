@@ -38,6 +38,7 @@ from ...models.jobs import (
     ResourceLimits,
     parse_memory,
 )
+from ...tasks import cancel_and_wait
 from .. import jobfiles
 from ..backend import Observation, check_against_info
 from . import objects, pods, status
@@ -216,10 +217,7 @@ class KubernetesBackend(KubernetesOptions):
         return None if raw is None else pods.log_chunk(raw, offset, limit, ended=job.state in TERMINAL_STATES)
 
     async def close(self) -> None:
-        if self._cluster_task is not None:
-            self._cluster_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._cluster_task
+        await cancel_and_wait(self._cluster_task, quiet=True)
         await self.api.close()
 
     # ----- calls (blocking: run through self.api.run) -----

@@ -28,6 +28,7 @@ from traitlets import TraitError
 from ... import proc
 from ...errors import CommandTimeout, Conflict, GpuEnvError, InvalidRequest, NotFound, Unavailable
 from ...models.jobs import MIG_PROFILE_RE, BackendInfo, Job, JobRequest, ResourceLimits
+from ...tasks import cancel_and_wait
 from .. import jobfiles
 from ..backend import Observation
 from . import parse, script
@@ -327,10 +328,7 @@ class SlurmBackend(SlurmOptions):
             )
 
     async def close(self) -> None:
-        if self._info_task is not None and not self._info_task.done():
-            self._info_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._info_task
+        await cancel_and_wait(self._info_task)
 
     # ----- running SLURM's commands -----
 
