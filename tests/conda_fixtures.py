@@ -143,6 +143,19 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Demo:
     return d
 
 
+@pytest.fixture
+def demo_app_config(demo: Demo, tmp_path: Path) -> dict[str, Any]:
+    """``c.GpuEnvApp`` for a server whose managed environment is the demo one and whose user
+    environments go to ``tmp_path/user-envs``; tests add their own options."""
+    return {
+        "gpu_sample_interval": 0.5,
+        "managed_env_dirs": [str(demo.managed_dir)],
+        "user_env_dir": str(tmp_path / "user-envs"),
+        "conda_channels": [str(demo.channel)],
+        "pkgs_dir": str(demo.pkgs),
+    }
+
+
 def _env_dir_entries(path: Path) -> list[str]:
     return sorted(p.name for p in path.iterdir() if p.name != LOCK_DIR) if path.exists() else []
 

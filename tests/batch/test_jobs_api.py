@@ -7,17 +7,10 @@ from helpers import body, error, printed, wait_job, wait_until, write_notebook
 
 
 @pytest.fixture
-def jp_server_config(jp_server_config, demo, tmp_path):
+def jp_server_config(jp_server_config, demo_app_config):
     return {
         **jp_server_config,
-        "GpuEnvApp": {
-            "gpu_sample_interval": 0.5,
-            "managed_env_dirs": [str(demo.managed_dir)],
-            "user_env_dir": str(tmp_path / "user-envs"),
-            "conda_channels": [str(demo.channel)],
-            "pkgs_dir": str(demo.pkgs),
-            "job_refresh_interval": 0.2,
-        },
+        "GpuEnvApp": {**demo_app_config, "job_refresh_interval": 0.2},
         "LocalBackend": {"kill_grace": 3.0},
     }
 

@@ -15,15 +15,12 @@ def user_envs(tmp_path):
 
 
 @pytest.fixture
-def jp_server_config(jp_server_config, demo, user_envs, tmp_path):
+def jp_server_config(jp_server_config, demo_app_config, user_envs, tmp_path):
     return {
         **jp_server_config,
         "GpuEnvApp": {
-            "gpu_sample_interval": 0.5,
-            "managed_env_dirs": [str(demo.managed_dir)],
+            **demo_app_config,
             "user_env_dir": str(user_envs),
-            "conda_channels": [str(demo.channel)],
-            "pkgs_dir": str(demo.pkgs),
             "image_dir": str(tmp_path / "images"),
         },
     }

@@ -27,15 +27,11 @@ def max_bytes():
 
 
 @pytest.fixture
-def jp_server_config(jp_server_config, demo, tmp_path, image_dir, max_bytes):
+def jp_server_config(jp_server_config, demo_app_config, tmp_path, image_dir, max_bytes):
     return {
         **jp_server_config,
         "GpuEnvApp": {
-            "gpu_sample_interval": 0.5,
-            "managed_env_dirs": [str(demo.managed_dir)],
-            "user_env_dir": str(tmp_path / "user-envs"),
-            "conda_channels": [str(demo.channel)],
-            "pkgs_dir": str(demo.pkgs),
+            **demo_app_config,
             "image_dir": str(image_dir),
             "image_mount_prefix": str(tmp_path / "mnt"),
             "image_max_bytes": max_bytes,
