@@ -13,7 +13,6 @@ import os
 import secrets
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
@@ -22,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import psutil
-from _server import Server, free_port
+from _server import Server, free_port, peer_venv, server_argv
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError
 
 SCHEDULER_VENV = Path.home() / ".cache" / "jupyter-gpu-env-bench" / "scheduler-venv"
@@ -60,25 +59,8 @@ def write_notebook(path: Path) -> None:
 
 def scheduler_python() -> tuple[Path | None, str]:
     """The Python of jupyter-scheduler's environment, installing it the first time; else None and why."""
-    python = SCHEDULER_VENV / "bin" / "python"
-    probe = [str(python), "-c", "import jupyter_scheduler, jupyterlab; print(jupyter_scheduler.__version__)"]
-    if not python.exists():
-        print(f"(creating {SCHEDULER_VENV} and installing {' '.join(SCHEDULER_PACKAGES)}; once)", flush=True)
-        SCHEDULER_VENV.parent.mkdir(parents=True, exist_ok=True)
-        made = subprocess.run(
-            [sys.executable, "-m", "venv", str(SCHEDULER_VENV)], capture_output=True, text=True
-        )
-        if made.returncode != 0:
-            return None, f"python -m venv failed: {made.stderr.strip()[-500:]}"
-    if subprocess.run(probe, capture_output=True).returncode != 0:
-        pip = [str(python), "-m", "pip", "install", "-q", *SCHEDULER_PACKAGES]
-        got = subprocess.run(pip, capture_output=True, text=True)
-        if got.returncode != 0:
-            return None, f"pip install {' '.join(SCHEDULER_PACKAGES)} failed: {got.stderr.strip()[-500:]}"
-    found = subprocess.run(probe, capture_output=True, text=True)
-    if found.returncode != 0:
-        return None, f"jupyter_scheduler does not import: {found.stderr.strip()[-500:]}"
-    return python, found.stdout.strip()
+    probe = "import jupyter_scheduler, jupyterlab; print(jupyter_scheduler.__version__)"
+    return peer_venv(SCHEDULER_VENV, SCHEDULER_PACKAGES, probe, "jupyter_scheduler")
 
 
 # ----- seeding the stores before the servers start -----
@@ -180,19 +162,7 @@ def jupyter_server(
         JUPYTER_CONFIG_DIR=str(root / ".config"),
         **(env or {}),
     )
-    argv = [
-        str(python),
-        "-m",
-        "jupyter",
-        "server",
-        f"--port={port}",
-        "--ip=127.0.0.1",
-        "--no-browser",
-        f"--IdentityProvider.token={token}",
-        f"--ServerApp.root_dir={root}",
-        "--allow-root",
-        *extra,
-    ]
+    argv = server_argv([str(python), "-m", "jupyter", "server"], port, token, root, tuple(extra))
     with open(log_path, "ab") as log:
         proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=full_env, cwd=root)
     server = Server(f"http://127.0.0.1:{port}", token, proc.pid)

@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 from tornado.httpclient import AsyncHTTPClient
 
@@ -26,6 +27,45 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def peer_venv(venv: Path, packages: tuple[str, ...], probe: str, module: str) -> tuple[Path | None, str]:
+    """The Python of a peer's own environment (``venv``), made and filled with ``packages`` the first
+    time; ``probe`` is code that imports ``module`` and prints its version. Else None and why."""
+    python = venv / "bin" / "python"
+    check = [str(python), "-c", probe]
+    if not python.exists():
+        print(f"(creating {venv} with {' '.join(packages)}; once)", flush=True)
+        venv.parent.mkdir(parents=True, exist_ok=True)
+        made = subprocess.run([sys.executable, "-m", "venv", str(venv)], capture_output=True, text=True)
+        if made.returncode != 0:
+            return None, f"python -m venv failed: {made.stderr.strip()[-500:]}"
+    if subprocess.run(check, capture_output=True).returncode != 0:
+        got = subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", *packages], capture_output=True, text=True
+        )
+        if got.returncode != 0:
+            return None, f"pip install {' '.join(packages)} failed: {got.stderr.strip()[-500:]}"
+    found = subprocess.run(check, capture_output=True, text=True)
+    if found.returncode != 0:
+        return None, f"{module} does not import: {found.stderr.strip()[-500:]}"
+    return python, found.stdout.strip()
+
+
+def server_argv(
+    program: list[str], port: int, token: str, root: str | Path, extra: tuple[str, ...]
+) -> list[str]:
+    """``program`` (a ``jupyter server`` command) on ``port`` with ``token``, serving ``root``."""
+    return [
+        *program,
+        f"--port={port}",
+        "--ip=127.0.0.1",
+        "--no-browser",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+        "--allow-root",
+        *extra,
+    ]
 
 
 @dataclass
@@ -49,16 +89,7 @@ def jupyter_server(
     port, token = free_port(), secrets.token_hex(8)
     scratch = tempfile.mkdtemp(prefix="gpu-env-bench-")
     root = root or scratch
-    argv = [
-        *(program or [sys.executable, "-m", "jupyter", "server"]),
-        f"--port={port}",
-        "--ip=127.0.0.1",
-        "--no-browser",
-        f"--IdentityProvider.token={token}",
-        f"--ServerApp.root_dir={root}",
-        "--allow-root",
-        *extra,
-    ]
+    argv = server_argv(program or [sys.executable, "-m", "jupyter", "server"], port, token, root, extra)
     env = {**os.environ, "JUPYTER_DATA_DIR": os.path.join(scratch, ".data")}
     log_path = os.path.join(scratch, "server.log")
     with open(log_path, "wb") as log:

@@ -41,7 +41,7 @@ from pathlib import Path
 
 import psutil
 from _conda import CACHE
-from _server import Server, free_port, latencies, summary
+from _server import Server, free_port, latencies, peer_venv, summary
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError
 
 RESOURCE_USAGE_VENV = CACHE / "resource-usage-venv"
@@ -91,29 +91,8 @@ print(json.dumps({"wall_ms": wall * 1000 / n, "cpu_ms": cpu * 1000 / n, "bytes":
 
 def resource_usage_python() -> tuple[Path | None, str]:
     """The Python of jupyter-resource-usage's environment, installing it the first time; else None and why."""
-    python = RESOURCE_USAGE_VENV / "bin" / "python"
-    probe = [
-        str(python),
-        "-c",
-        "import jupyter_resource_usage as j, ipykernel, jupyter_server as s; print(j.__version__, s.__version__)",
-    ]
-    if not python.exists():
-        print(f"(creating {RESOURCE_USAGE_VENV} with {' '.join(RESOURCE_USAGE_PACKAGES)}; once)", flush=True)
-        RESOURCE_USAGE_VENV.parent.mkdir(parents=True, exist_ok=True)
-        made = subprocess.run(
-            [sys.executable, "-m", "venv", str(RESOURCE_USAGE_VENV)], capture_output=True, text=True
-        )
-        if made.returncode != 0:
-            return None, f"python -m venv failed: {made.stderr.strip()[-500:]}"
-    if subprocess.run(probe, capture_output=True).returncode != 0:
-        pip = [str(python), "-m", "pip", "install", "-q", *RESOURCE_USAGE_PACKAGES]
-        got = subprocess.run(pip, capture_output=True, text=True)
-        if got.returncode != 0:
-            return None, f"pip install failed: {got.stderr.strip()[-500:]}"
-    found = subprocess.run(probe, capture_output=True, text=True)
-    if found.returncode != 0:
-        return None, f"jupyter_resource_usage does not import: {found.stderr.strip()[-500:]}"
-    return python, found.stdout.strip()
+    probe = "import jupyter_resource_usage as j, ipykernel, jupyter_server as s; print(j.__version__, s.__version__)"
+    return peer_venv(RESOURCE_USAGE_VENV, RESOURCE_USAGE_PACKAGES, probe, "jupyter_resource_usage")
 
 
 @contextmanager
