@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from jupyter_core.paths import jupyter_config_path
 from traitlets import TraitError
@@ -158,6 +158,20 @@ class Session:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def command_parser(sub: Any, name: str, func: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
+    """The sub-command ``name`` that runs ``func``, described by its docstring, with the session options."""
+    parser = sub.add_parser(name, help=func.__doc__, description=func.__doc__)
+    parser.set_defaults(func=func)
+    add_session_options(parser)
+    return parser
+
+
+def run_command(args: argparse.Namespace, command: Callable[[Services], Awaitable[T]]) -> T:
+    """Run ``command`` with the services configured as ``args`` say, then clean up."""
+    with Session(args) as session:
+        return session.run(command)
 
 
 def add_session_options(parser: argparse.ArgumentParser) -> None:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..models.envs import ExportFormat, KernelRequest, PackagesRequest
 from .common import UsageError, human_bytes, print_json, print_table, validated
-from .config import Session, add_session_options
+from .config import Session, command_parser, run_command
 from .progress import ProgressBar
 
 if TYPE_CHECKING:
@@ -42,8 +42,7 @@ def cmd_envs(args: argparse.Namespace) -> int:
         )
         return 0
 
-    with Session(args) as session:
-        return session.run(run)
+    return run_command(args, run)
 
 
 def cmd_clone(args: argparse.Namespace) -> int:
@@ -66,8 +65,7 @@ def cmd_clone(args: argparse.Namespace) -> int:
             print(f"Registered kernel '{info.kernel_name}' ({info.display_name})")
         return 0
 
-    with Session(args) as session:
-        return session.run(run)
+    return run_command(args, run)
 
 
 def cmd_install(args: argparse.Namespace) -> int:
@@ -91,8 +89,7 @@ def cmd_install(args: argparse.Namespace) -> int:
             print(f"Nothing to change in '{env}'.")
         return 0
 
-    with Session(args) as session:
-        return session.run(run)
+    return run_command(args, run)
 
 
 def _confirm(question: str) -> bool:
@@ -138,8 +135,7 @@ def cmd_kernel(args: argparse.Namespace) -> int:
             print(f"Registered kernel '{info.kernel_name}' ({info.display_name}) in {info.resource_dir}")
         return 0
 
-    with Session(args) as session:
-        return session.run(run)
+    return run_command(args, run)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -154,43 +150,34 @@ def cmd_export(args: argparse.Namespace) -> int:
             print(f"Wrote {args.output}", file=sys.stderr)
         return 0
 
-    with Session(args) as session:
-        return session.run(run)
-
-
-def _parser(sub: Any, name: str, func: Any) -> argparse.ArgumentParser:
-    doc = func.__doc__
-    parser = sub.add_parser(name, help=doc, description=doc)
-    parser.set_defaults(func=func)
-    add_session_options(parser)
-    return parser
+    return run_command(args, run)
 
 
 def register(sub: Any) -> None:
-    p = _parser(sub, "envs", cmd_envs)
+    p = command_parser(sub, "envs", cmd_envs)
     p.add_argument("--json", action="store_true", help="print the environments as JSON")
 
-    p = _parser(sub, "clone", cmd_clone)
+    p = command_parser(sub, "clone", cmd_clone)
     p.add_argument("source", metavar="SOURCE", help="the environment to clone: a listed name or a prefix")
     p.add_argument("name", metavar="NAME", help="the new environment's name")
     p.add_argument("--kernel", action="store_true", help="register the clone as a kernel afterwards")
     p.add_argument("--display-name", metavar="TEXT", help="the kernel's name in the Launcher (with --kernel)")
 
-    p = _parser(sub, "install", cmd_install)
+    p = command_parser(sub, "install", cmd_install)
     p.add_argument("env", metavar="ENV", help="one of your environments")
     p.add_argument("specs", metavar="SPEC", nargs="*", help="conda match specs: tensorboard, 'numpy>=1.26'")
     p.add_argument("--remove", metavar="NAME", nargs="+", default=[], help="packages to remove")
 
-    p = _parser(sub, "remove-env", cmd_remove_env)
+    p = command_parser(sub, "remove-env", cmd_remove_env)
     p.add_argument("env", metavar="ENV", help="one of your environments")
     p.add_argument("-y", "--yes", action="store_true", help="delete without asking")
 
-    p = _parser(sub, "kernel", cmd_kernel)
+    p = command_parser(sub, "kernel", cmd_kernel)
     p.add_argument("env", metavar="ENV", help="an environment (managed or your own)")
     p.add_argument("--remove", action="store_true", help="remove the environment's kernel instead")
     p.add_argument("--display-name", metavar="TEXT", help="the name shown in the Launcher")
 
-    p = _parser(sub, "export", cmd_export)
+    p = command_parser(sub, "export", cmd_export)
     p.add_argument("env", metavar="ENV", help="an environment")
     p.add_argument("--format", choices=[f.value for f in ExportFormat], default="yaml", help="default: yaml")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")

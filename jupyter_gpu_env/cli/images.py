@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..models.images import Image, ImageRequest
 from .common import age, human_bytes, print_json, print_table, validated
-from .config import Session, add_session_options
+from .config import command_parser, run_command
 from .progress import ProgressBar
 
 if TYPE_CHECKING:
@@ -41,8 +41,7 @@ def cmd_pack(args: argparse.Namespace) -> int:
         print_usage_lines(image)
         return 0
 
-    with Session(args) as session:
-        return session.run(run)
+    return run_command(args, run)
 
 
 def cmd_images(args: argparse.Namespace) -> int:
@@ -67,13 +66,11 @@ def cmd_images(args: argparse.Namespace) -> int:
         print_table(("ID", "ENV", "FORMAT", "SIZE", "FILES", "AGE"), rows, "No images yet.")
         return 0
 
-    with Session(args) as session:
-        return session.run(run)
+    return run_command(args, run)
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("pack", help=cmd_pack.__doc__, description=cmd_pack.__doc__)
-    p.set_defaults(func=cmd_pack)
+    p = command_parser(sub, "pack", cmd_pack)
     p.add_argument("env", metavar="ENV", help="the environment to pack")
     p.add_argument("--format", choices=["squashfs", "sif"], default="squashfs", help="default: squashfs")
     p.add_argument(
@@ -82,10 +79,7 @@ def register(sub: Any) -> None:
         default="zstd",
         help="squashfs compression (default: zstd; xz mounts on old kernels)",
     )
-    add_session_options(p)
 
-    p = sub.add_parser("images", help=cmd_images.__doc__, description=cmd_images.__doc__)
-    p.set_defaults(func=cmd_images)
+    p = command_parser(sub, "images", cmd_images)
     p.add_argument("--env", metavar="ENV", help="only the images of this environment")
     p.add_argument("--json", action="store_true", help="print the images as JSON")
-    add_session_options(p)

@@ -20,7 +20,7 @@ from pydantic import JsonValue
 from ..errors import GpuEnvError, InvalidRequest
 from ..models.jobs import JOB_STATES, TERMINAL_STATES, Job
 from .common import UsageError, human_duration, print_json, print_table
-from .config import Session, add_session_options
+from .config import Session, command_parser, run_command
 from .progress import ProgressBar
 
 if TYPE_CHECKING:
@@ -150,7 +150,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
         print(f"Job {job.id} succeeded in {_elapsed(job)}; output: {job.output_path}", file=sys.stderr)
         return 0
 
-    with Session(args) as session:
+    with Session(args) as session:  # the root it resolved places the notebook
         return session.run(run)
 
 
@@ -188,8 +188,7 @@ def cmd_jobs(args: argparse.Namespace) -> int:
             print(f"({len(listing.items)} of {listing.total}; see more with --limit)", file=sys.stderr)
         return 0
 
-    with Session(args) as session:
-        return session.run(run)
+    return run_command(args, run)
 
 
 def cmd_logs(args: argparse.Namespace) -> int:
@@ -217,8 +216,7 @@ def cmd_logs(args: argparse.Namespace) -> int:
                 await s.jobs.refresh()
             offset = chunk.next_offset
 
-    with Session(args) as session:
-        return session.run(run)
+    return run_command(args, run)
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
@@ -229,19 +227,11 @@ def cmd_cancel(args: argparse.Namespace) -> int:
         print(f"Cancelled job {job.id} ({job.name})")
         return 0
 
-    with Session(args) as session:
-        return session.run(run)
-
-
-def _parser(sub: Any, name: str, func: Any) -> argparse.ArgumentParser:
-    parser = sub.add_parser(name, help=func.__doc__, description=func.__doc__)
-    parser.set_defaults(func=func)
-    add_session_options(parser)
-    return parser
+    return run_command(args, run)
 
 
 def register(sub: Any) -> None:
-    p = _parser(sub, "submit", cmd_submit)
+    p = command_parser(sub, "submit", cmd_submit)
     p.add_argument("notebook", metavar="NOTEBOOK", help="the notebook to run (inside the root directory)")
     p.add_argument(
         "-p",
@@ -278,16 +268,16 @@ def register(sub: Any) -> None:
         "--wait", action="store_true", help="follow the job until it ends; exit 1 unless it succeeded"
     )
 
-    p = _parser(sub, "jobs", cmd_jobs)
+    p = command_parser(sub, "jobs", cmd_jobs)
     p.add_argument(
         "--state", choices=JOB_STATES, action="append", help="only jobs in this state (repeatable)"
     )
     p.add_argument("--limit", type=int, default=50, metavar="N", help="at most N jobs (default: 50)")
     p.add_argument("--json", action="store_true", help="print the listing as JSON")
 
-    p = _parser(sub, "logs", cmd_logs)
+    p = command_parser(sub, "logs", cmd_logs)
     p.add_argument("job", metavar="JOB", help="the job's id")
     p.add_argument("-f", "--follow", action="store_true", help="keep printing until the job ends")
 
-    p = _parser(sub, "cancel", cmd_cancel)
+    p = command_parser(sub, "cancel", cmd_cancel)
     p.add_argument("job", metavar="JOB", help="the job's id")
