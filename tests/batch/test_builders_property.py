@@ -66,17 +66,22 @@ def _shape_of_script(text: str) -> list[tuple[str, int]]:
     return shape
 
 
-@given(name=TEXT, notebook=TEXT, queue=st.none() | TEXT, mig=st.none() | TEXT, cpus=st.integers(1, 1024))
-@RELAXED
-def test_no_user_value_changes_the_shape_of_the_sbatch_script(name, notebook, queue, mig, cpus):
-    options = script.SbatchOptions(python="/opt/conda/bin/python", partition=queue, account="proj")
-    harmless = record(
+def harmless_like(queue, mig, cpus):
+    """The harmless record with the same optional fields set as the one under test."""
+    return record(
         HARMLESS["name"],
         HARMLESS["notebook_path"],
         HARMLESS["queue"] if queue is not None else None,
         HARMLESS["mig_profile"] if mig is not None else None,
         cpus,
     )
+
+
+@given(name=TEXT, notebook=TEXT, queue=st.none() | TEXT, mig=st.none() | TEXT, cpus=st.integers(1, 1024))
+@RELAXED
+def test_no_user_value_changes_the_shape_of_the_sbatch_script(name, notebook, queue, mig, cpus):
+    options = script.SbatchOptions(python="/opt/conda/bin/python", partition=queue, account="proj")
+    harmless = harmless_like(queue, mig, cpus)
     baseline = script.sbatch_script(
         harmless,
         FOLDER,
@@ -103,13 +108,7 @@ def _shape_of_object(value: Any) -> Any:
 @RELAXED
 def test_no_user_value_changes_the_shape_of_the_kubernetes_job(name, notebook, queue, mig, cpus):
     config = objects.K8sSettings(image="registry.example/notebook:1", user="alice")
-    harmless = record(
-        HARMLESS["name"],
-        HARMLESS["notebook_path"],
-        HARMLESS["queue"] if queue is not None else None,
-        HARMLESS["mig_profile"] if mig is not None else None,
-        cpus,
-    )
+    harmless = harmless_like(queue, mig, cpus)
     baseline = objects.as_dict(objects.job_object(harmless, FOLDER, config))
     try:
         built = objects.as_dict(objects.job_object(record(name, notebook, queue, mig, cpus), FOLDER, config))
