@@ -16,6 +16,7 @@ import subprocess
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from .errors import CommandFailed, CommandTimeout, Conflict
 
@@ -35,6 +36,17 @@ class Result:
     @property
     def output(self) -> str:
         return (self.stdout + self.stderr).strip()
+
+
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[1])
+
+
+def own_package_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``env`` (by default this process's) with this package's folder first on PYTHONPATH: a child
+    ``python -m jupyter_gpu_env...`` then runs this very copy, installed or not."""
+    out = dict(os.environ if env is None else env)
+    out["PYTHONPATH"] = os.pathsep.join(filter(None, [_PACKAGE_ROOT, out.get("PYTHONPATH")]))
+    return out
 
 
 def _check_argv(argv: Sequence[str]) -> list[str]:

@@ -40,7 +40,11 @@ async def cancel_and_wait(task: asyncio.Future[Any] | None, *, quiet: bool = Fal
     A background loop's own failure was logged when it happened; ``quiet`` keeps it from ending the
     caller's shutdown as well.
     """
-    if task is None or task.done():
+    if task is None:
+        return
+    if task.done():
+        if not task.cancelled():
+            task.exception()  # seen: the caller's own outcome is what counts now
         return
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError, *((Exception,) if quiet else ())):

@@ -1,10 +1,11 @@
-"""Run conda-pack (and apptainer for SIF) through the subprocess seam, with progress and clear failures."""
+"""Run the packer (conda-pack's plan, then mksquashfs) and apptainer for SIF through the subprocess seam,
+with progress and clear failures."""
 
 from __future__ import annotations
 
 import errno
+import json
 import os
-import re
 import resource
 import shutil
 import sys
@@ -16,10 +17,6 @@ from ..errors import CommandFailed, Conflict, GpuEnvError, Unavailable
 from . import runtime
 
 Progress = Callable[[float, str], None]
-
-_BAR = re.compile(r"(\d{1,3})% Completed")
-# conda-pack's compress_level: 0 none, 9 xz, anything else zstd at level int(level / 8 * 20).
-_LEVELS = {"none": 0, "xz": 9, "zstd": 4}
 
 
 class PackFailed(GpuEnvError):
@@ -54,57 +51,67 @@ def _explain(err: CommandFailed, out_dir: Path, max_bytes: int | None) -> GpuEnv
     return PackFailed("Packing failed: " + " ".join(tail) if tail else str(err))
 
 
-async def conda_pack_squashfs(
+async def squashfs_image(
     prefix: Path,
     output: Path,
     dest_prefix: str,
     compression: str,
     progress: Progress,
     *,
+    staging: Path,
     max_bytes: int | None = None,
     threads: int | None = None,
-    staging: Path | None = None,
 ) -> None:
-    """Pack ``prefix`` into a squashfs at ``output`` whose files expect to live at ``dest_prefix``."""
+    """Pack ``prefix`` into a squashfs at ``output`` whose files expect to live at ``dest_prefix``.
+
+    conda-pack plans, mksquashfs compresses the environment in place (see squash.py); ``staging`` holds
+    the few rewritten files and must be removed by the caller.
+    """
     if shutil.which("mksquashfs") is None:
         raise Unavailable(
             "mksquashfs is not installed on this server, so squashfs images cannot be built. "
             "Ask your administrator to install squashfs-tools.",
             reason="tool_missing",
         )
-    argv = [
-        sys.executable, "-c", "import sys; from conda_pack.cli import main; sys.exit(main())",
-        "--prefix", str(prefix),
-        "--output", str(output),
-        "--format", "squashfs",
-        "--dest-prefix", dest_prefix,
-        "--compress-level", str(_LEVELS[compression]),
-        "--n-threads", str(threads or -1),
-        "--force",
-    ]  # fmt: skip
+    request = {
+        "prefix": str(prefix),
+        "dest_prefix": dest_prefix,
+        "output": str(output),
+        "staging": str(staging),
+        "compression": compression,
+        "processors": threads or os.cpu_count() or 1,
+    }
+    refused: list[str] = []
 
-    def on_line(line: str) -> None:
-        m = _BAR.search(line)
-        if m:
-            progress(0.05 + 0.5 * int(m.group(1)) / 100, "Collecting files")
-        elif line.startswith("Packing environment"):
-            progress(0.05, "Collecting files")
-        elif "mksquashfs" in line.lower() or "Creating" in line:
-            progress(0.6, "Compressing into one squashfs file")
+    def on_stdout(line: str) -> None:
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            return
+        if not isinstance(msg, dict):
+            return
+        if "progress" in msg:
+            progress(0.05 + 0.1 * float(msg["progress"]), str(msg.get("message", "")))
+        if "error" in msg:
+            refused.append(str(msg["error"]))
 
-    # conda-pack stages hardlinks in a temporary folder; keeping it beside the output (not in /tmp)
-    # keeps them on one filesystem, so they cost no copies, and lets the caller remove it if killed.
-    env = {**os.environ, "TMPDIR": str(staging or output.parent)}
     limits = {resource.RLIMIT_FSIZE: (max_bytes, max_bytes)} if max_bytes else None
-    progress(0.02, "Starting conda-pack")
+    progress(0.02, "Reading the environment with conda-pack")
     try:
         await proc.run(
-            argv, env=env, on_stdout=on_line, on_stderr=on_line, rlimits=limits, nice=proc.BACKGROUND
+            [sys.executable, "-m", "jupyter_gpu_env.images.packer"],
+            stdin=json.dumps(request).encode(),
+            env=proc.own_package_env(),
+            on_stdout=on_stdout,
+            rlimits=limits,
+            nice=proc.BACKGROUND,
         )
     except CommandFailed as e:
+        if refused:
+            raise PackFailed(refused[-1], reason="not_packable") from e
         raise _explain(e, output.parent, max_bytes) from e
     except OSError as e:
-        raise PackFailed(f"Could not start conda-pack: {e}") from e
+        raise PackFailed(f"Could not start the packer: {e}") from e
 
 
 def sif_definition(squashfs_path: Path, dest_prefix: str, base_image: str) -> str:
@@ -151,7 +158,18 @@ async def build_sif(
         definition.unlink(missing_ok=True)
 
 
+_versions: dict[str, str] | None = None
+
+
 async def tool_versions() -> dict[str, str]:
+    """The versions of the packing tools, asked once per process (an upgrade comes with a restart)."""
+    global _versions
+    if _versions is None:
+        _versions = await _ask_versions()
+    return dict(_versions)
+
+
+async def _ask_versions() -> dict[str, str]:
     versions: dict[str, str] = {}
     try:
         import conda_pack

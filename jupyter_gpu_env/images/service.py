@@ -1,7 +1,7 @@
 """Images: pack an environment into one squashfs (or SIF) file, cached by content, published atomically.
 
 Layout of ``image_dir``: ``ID.sqfs`` (or ``ID.sif``) beside ``ID.json``, the record. A pack writes into
-``.ID.TOKEN.partial`` with conda-pack's staging folder in ``.ID.TOKEN.staging``; only a finished image
+``.pack-TOKEN.partial``, with the few files rewritten for the mount prefix in ``.pack-TOKEN.staging``; only a finished image
 is renamed into place, and its record after it, so a listing never shows half an image. Leftovers of a
 killed pack are removed at start.
 """
@@ -19,7 +19,7 @@ from ..atomic import write_json_atomic
 from ..errors import Conflict, InvalidRequest, NotFound
 from ..models.images import Image, ImageRequest, ImageUsage
 from ..offloop import python_work
-from ..tasks import TaskContext
+from ..tasks import TaskContext, cancel_and_wait
 from . import pack, runtime
 from .content import scan
 
@@ -129,36 +129,52 @@ class ImageService:
             raise InvalidRequest("Compression applies to squashfs images only; leave it out for a SIF.")
 
     async def pack(self, environment: str, prefix: Path, request: ImageRequest, ctx: TaskContext) -> Image:
+        """Pack ``prefix``, or return the image of identical content packed before.
+
+        The content scan that decides between the two runs beside the packer, which starts at once:
+        on a hit the packer is stopped and what it wrote removed; on a miss no time was lost waiting.
+        """
         self.check_request(request)
         ctx.progress(0.01, "Reading the environment")
-        content = await python_work(scan, prefix)
-        image_id = self.image_id(environment, content.content_hash, request)
-        existing = await asyncio.to_thread(self._read, self._record_path(image_id))
-        if existing is not None:
-            ctx.progress(1.0, "An identical image exists already")
-            return existing
-
         await asyncio.to_thread(self.image_dir.mkdir, parents=True, exist_ok=True)
-        token = secrets.token_hex(4)
-        partial = self.image_dir / f".{image_id}.{token}.partial"
-        staging = self.image_dir / f".{image_id}.{token}.staging"
-        final = self.image_dir / f"{image_id}{_SUFFIX[request.format]}"
+        token = secrets.token_hex(6)
+        partial = self.image_dir / f".pack-{token}.partial"
+        staging = self.image_dir / f".pack-{token}.staging"
         dest = f"{self.mount_prefix}/{environment}"
         started = time.monotonic()
         try:
             await asyncio.to_thread(staging.mkdir)
             squashfs = partial if request.format == "squashfs" else staging / "env.sqfs"
-            watcher = asyncio.ensure_future(_watch_growth(staging, content.size_bytes, ctx))
-            try:
-                await pack.conda_pack_squashfs(
-                    prefix, squashfs, dest, request.compression, ctx.progress,
-                    max_bytes=self.max_bytes, threads=self.threads, staging=staging,
+            packing = asyncio.ensure_future(
+                pack.squashfs_image(
+                    prefix,
+                    squashfs,
+                    dest,
+                    request.compression,
+                    ctx.progress,
+                    staging=staging,
+                    max_bytes=self.max_bytes,
+                    threads=self.threads,
                 )  # fmt: skip
+            )
+            try:
+                content = await python_work(scan, prefix)
+                image_id = self.image_id(environment, content.content_hash, request)
+                existing = await asyncio.to_thread(self._read, self._record_path(image_id))
+                if existing is not None:
+                    ctx.progress(1.0, "An identical image exists already")
+                    return existing
+                watcher = asyncio.ensure_future(_watch_growth(squashfs, content.size_bytes, ctx))
+                try:
+                    await packing
+                finally:
+                    watcher.cancel()
             finally:
-                watcher.cancel()
+                await cancel_and_wait(packing)
             if request.format == "sif":
                 await pack.build_sif(squashfs, partial, dest, self.sif_base_image, ctx.progress)
             ctx.progress(0.95, "Publishing the image")
+            final = self.image_dir / f"{image_id}{_SUFFIX[request.format]}"
             image = Image(
                 id=image_id,
                 environment=environment,
@@ -178,7 +194,7 @@ class ImageService:
             await asyncio.to_thread(self._publish, partial, final, image)
             return image
         finally:
-            await asyncio.to_thread(_remove, partial, staging)
+            await asyncio.shield(asyncio.to_thread(_remove, partial, staging))
 
     def _publish(self, partial: Path, final: Path, image: Image) -> None:
         partial.chmod(0o644)  # jobs and other tools of the same user read it; mksquashfs writes 0600
@@ -197,19 +213,14 @@ class ImageService:
         return Path(image.path)
 
 
-def _written(staging: Path) -> int:
-    """Bytes of the archive being written: conda-pack writes it as a temporary file in its TMPDIR."""
-    total = 0
-    for p in staging.iterdir():
-        try:
-            if p.is_file():
-                total += p.stat().st_size
-        except OSError:
-            continue
-    return total
+def _written(archive: Path) -> int:
+    try:
+        return archive.stat().st_size
+    except OSError:  # not created yet
+        return 0
 
 
-async def _watch_growth(staging: Path, env_bytes: int, ctx: TaskContext) -> None:
+async def _watch_growth(archive: Path, env_bytes: int, ctx: TaskContext) -> None:
     """mksquashfs prints no progress when piped; the growing archive stands in for it.
 
     Packed environments come out at roughly a quarter of their size on disk, so that is the yardstick;
@@ -218,10 +229,10 @@ async def _watch_growth(staging: Path, env_bytes: int, ctx: TaskContext) -> None
     expected = max(env_bytes * 0.25, 1.0)
     while True:
         await asyncio.sleep(0.5)
-        size = await asyncio.to_thread(_written, staging)
+        size = await asyncio.to_thread(_written, archive)
         if size:
             ctx.progress(
-                0.6 + 0.3 * min(size / expected, 1.0), f"Compressing: {size / (1 << 20):.0f} MiB written"
+                0.15 + 0.75 * min(size / expected, 1.0), f"Compressing: {size / (1 << 20):.0f} MiB written"
             )
 
 

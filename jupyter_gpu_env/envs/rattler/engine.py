@@ -19,8 +19,6 @@ from ..engine import EngineError, LogFn, ProgressFn, run_stoppable, scaled, thre
 from ..export import environment_yaml, explicit_lock
 from ..prefix import read_records
 
-_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
-
 _ERRORS: dict[str, type[GpuEnvError]] = {
     "invalid_spec": InvalidRequest,
     "package_not_found": NotFound,
@@ -86,8 +84,7 @@ class RattlerEngine:
             if log is not None and line.strip():
                 log(line)
 
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [_PACKAGE_ROOT, env.get("PYTHONPATH")]))
+        env = proc.own_package_env()
         self.pkgs_dir.mkdir(parents=True, exist_ok=True)
         res = await proc.run(
             [self.python, "-m", "jupyter_gpu_env.envs.rattler.worker"],

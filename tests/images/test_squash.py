@@ -1,0 +1,125 @@
+"""The staging-free pack holds exactly what conda-pack's own squashfs holds, file for file.
+
+Both pack the same environment for the same destination prefix: conda-pack with its CLI (staging
+folder, `--format squashfs`), ours through `pack.squashfs_image`. Both images are extracted and compared:
+the same paths, kinds, permission bits, symlink targets and bytes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jupyter_gpu_env.images import pack, squash
+
+pytestmark = pytest.mark.skipif(shutil.which("mksquashfs") is None, reason="squashfs-tools not installed")
+
+DEST = "/opt/gpu-env/packed"
+
+
+@pytest.fixture(scope="module")
+def env(demo, tmp_path_factory) -> Path:
+    """A hard-linked copy of the demo environment with untracked files of every kind conda-pack handles."""
+    prefix = tmp_path_factory.mktemp("squash") / "env"
+    subprocess.run(["cp", "-al", str(demo.env), str(prefix)], check=True)
+    (prefix / "bin" / "mytool").write_text(f"#!{prefix}/bin/python\nprint('mine')\n")
+    (prefix / "bin" / "mytool").chmod(0o755)
+    (prefix / "share" / "blob.bin").write_bytes(b"\xff\xfe not UTF-8 " + str(prefix).encode() + b"\0")
+    odd = prefix / "share" / 'odd "name" with spaces.txt'
+    odd.write_text(f"data lives in {prefix}/share\n")
+    (prefix / "share" / "plain.txt").write_text("nothing to rewrite\n")
+    (prefix / "share" / "link-to-plain").symlink_to("plain.txt")
+    return prefix
+
+
+def _tree(root: Path) -> dict[str, tuple[str, int, bytes]]:
+    out = {}
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = Path(folder) / name
+            rel = str(path.relative_to(root))
+            st = path.lstat()
+            if stat.S_ISLNK(st.st_mode):
+                out[rel] = ("link", 0, os.readlink(path).encode())
+            elif stat.S_ISDIR(st.st_mode):
+                out[rel] = ("dir", stat.S_IMODE(st.st_mode), b"")
+            else:
+                out[rel] = ("file", stat.S_IMODE(st.st_mode), path.read_bytes())
+    return out
+
+
+def _extract(image: Path, where: Path) -> dict[str, tuple[str, int, bytes]]:
+    subprocess.run(["unsquashfs", "-q", "-n", "-d", str(where), str(image)], check=True)
+    return _tree(where)
+
+
+def test_the_image_is_conda_packs_file_for_file(env, tmp_path):
+    theirs = tmp_path / "conda-pack.sqfs"
+    conda_pack = [sys.executable, "-c", "import sys; from conda_pack.cli import main; sys.exit(main())"]
+    subprocess.run(
+        [*conda_pack, "-q", "-p", str(env), "-o", str(theirs), "--format", "squashfs", "--dest-prefix", DEST],
+        check=True,
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+        stdout=subprocess.DEVNULL,
+    )
+    ours = tmp_path / "ours.sqfs"
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    messages: list[str] = []
+    asyncio.run(
+        pack.squashfs_image(env, ours, DEST, "zstd", lambda f, m: messages.append(m), staging=staging)
+    )
+
+    expected, got = _extract(theirs, tmp_path / "theirs"), _extract(ours, tmp_path / "ours")
+    assert sorted(got) == sorted(expected)
+    differing = [rel for rel in expected if got[rel] != expected[rel]]
+    assert differing == []
+    # The untracked files were handled as conda-pack handles them: text rewritten, binary (not UTF-8) kept.
+    assert got["bin/mytool"][2].startswith(f"#!{DEST}/bin/python".encode())
+    assert got['share/odd "name" with spaces.txt'][2] == f"data lives in {DEST}/share\n".encode()
+    assert str(env).encode() in got["share/blob.bin"][2]
+    assert any(re.fullmatch(rf"\d+ files, \d+ rewritten for {DEST}", m) for m in messages), messages
+
+
+def test_only_the_changed_files_are_written_aside(env, tmp_path):
+    decided = squash.plan(env, DEST, tmp_path)
+    staged = {r.target for r in decided.rewritten}
+    assert "bin/mytool" in staged and 'share/odd "name" with spaces.txt' in staged
+    assert "share/plain.txt" not in staged and "share/blob.bin" not in staged
+    assert len(staged) < decided.files / 50  # a few dozen of thousands
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(r.staged.name for r in decided.rewritten)
+
+
+def test_an_unreadable_name_is_refused_clearly(env, tmp_path):
+    weird = env / "share" / "line\nbreak.txt"
+    weird.write_text(f"{env}\n")
+    try:
+        with pytest.raises(squash.UnpackableName, match="line break"):
+            squash.plan(env, DEST, tmp_path)
+    finally:
+        weird.unlink()
+
+
+def test_the_settings_are_those_measured():
+    argv = squash.mksquashfs_argv(
+        Path("/e"), Path("/o"), compression="zstd", processors=2, pseudo_file=None, exclude_file=None
+    )
+    assert argv[argv.index("-Xcompression-level") + 1] == str(squash.ZSTD_LEVEL)
+    assert argv[argv.index("-b") + 1] == str(1 << 20) and argv[argv.index("-processors") + 1] == "2"
+    xz = squash.mksquashfs_argv(
+        Path("/e"),
+        Path("/o"),
+        compression="xz",
+        processors=1,
+        pseudo_file=Path("/p"),
+        exclude_file=Path("/x"),
+    )
+    assert xz[xz.index("-comp") + 1] == "xz" and xz[-4:] == ["-pf", "/p", "-ef", "/x"]
