@@ -11,7 +11,8 @@ import { execFileSync } from 'child_process';
 import {
   GPU_ROUTE,
   H200_CAPTURE,
-  missingCaptures,
+  describeRecorded,
+  instanceBlocks,
   openPanel,
   screenshotSection
 } from './helpers';
@@ -45,10 +46,7 @@ function h200Reading(): { gpus: unknown[]; gpu_status: unknown } {
   return JSON.parse(out);
 }
 
-test.describe('MIG compute instances sharing a GPU instance', () => {
-  const missing = missingCaptures();
-  test.skip(missing !== null, missing ?? '');
-
+describeRecorded('MIG compute instances sharing a GPU instance', () => {
   test('draws them inside their GPU instance, this one highlighted', async ({
     page
   }) => {
@@ -86,18 +84,8 @@ test.describe('MIG compute instances sharing a GPU instance', () => {
     );
 
     const diagram = page.getByTestId('gpu-env-mig-diagram');
-    const blocks = diagram.getByTestId('gpu-env-mig-instance');
     // Five MIG devices, four GPU instances.
-    await expect(blocks).toHaveCount(4);
-    const profiles = await blocks.evaluateAll(nodes =>
-      nodes.map(n => n.getAttribute('data-profile'))
-    );
-    expect([...profiles].sort()).toEqual([
-      '1g.18gb',
-      '1g.18gb',
-      '2g.35gb',
-      '3g.71gb'
-    ]);
+    await instanceBlocks(diagram, ['1g.18gb', '1g.18gb', '2g.35gb', '3g.71gb']);
     const shared = diagram.locator('[data-gi="2"]');
     await expect(shared).toHaveAttribute('data-shared', 'true');
     await expect(shared).toHaveAttribute('data-visible', 'true');

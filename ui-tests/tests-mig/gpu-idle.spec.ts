@@ -13,15 +13,12 @@ import {
   MIB,
   RELEASE_ROUTE,
   SCREENSHOTS,
-  missingCaptures,
+  describeRecorded,
   openPanel,
   screenshotSection
 } from './helpers';
 
-test.describe('GPU idle warning', () => {
-  const missing = missingCaptures();
-  test.skip(missing !== null, missing ?? '');
-
+describeRecorded('GPU idle warning', () => {
   test('warns when the held GPU sits idle and releases it after confirmation', async ({
     page
   }) => {

@@ -14,7 +14,8 @@ import { formatBytes } from '../../labextension/src/components/format';
 import {
   H100_CAPTURE,
   MIB,
-  missingCaptures,
+  describeRecorded,
+  instanceBlocks,
   openPanel,
   screenshotSection
 } from './helpers';
@@ -57,10 +58,7 @@ function section(page: IJupyterLabPageFixture) {
   return page.getByTestId('gpu-env-section-memory');
 }
 
-test.describe('GPU & memory with MIG (recorded H100 capture)', () => {
-  const missing = missingCaptures();
-  test.skip(missing !== null, missing ?? '');
-
+describeRecorded('GPU & memory with MIG (recorded H100 capture)', () => {
   test('shows the held slice first and the MIG slot diagram', async ({
     page
   }) => {
@@ -98,12 +96,7 @@ test.describe('GPU & memory with MIG (recorded H100 capture)', () => {
     // The diagram: the capture's four GPU instances on 8 memory slices.
     const diagram = page.getByTestId('gpu-env-mig-diagram');
     await expect(diagram).toHaveAttribute('data-slots', '8');
-    const blocks = diagram.getByTestId('gpu-env-mig-instance');
-    await expect(blocks).toHaveCount(4);
-    const profiles = await blocks.evaluateAll(nodes =>
-      nodes.map(n => n.getAttribute('data-profile'))
-    );
-    expect([...profiles].sort()).toEqual([
+    const blocks = await instanceBlocks(diagram, [
       '1g.10gb',
       '1g.10gb',
       '2g.20gb',

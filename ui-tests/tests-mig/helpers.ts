@@ -5,7 +5,8 @@
  * repository and are read in place, never copied into it.
  */
 import type { IJupyterLabPageFixture } from '@jupyterlab/galata';
-import { expect } from '@jupyterlab/galata';
+import { expect, test } from '@jupyterlab/galata';
+import type { Locator } from '@playwright/test';
 import * as fs from 'fs';
 import * as path from 'path';
 
@@ -40,6 +41,15 @@ export function missingCaptures(): string | null {
         'needs ../shared/fixtures/gpu beside the repository.';
 }
 
+/** A group of tests that skips, saying why, when the captures are missing. */
+export function describeRecorded(title: string, tests: () => void): void {
+  test.describe(title, () => {
+    const missing = missingCaptures();
+    test.skip(missing !== null, missing ?? '');
+    tests();
+  });
+}
+
 // The client adds a cache-busting query: `gpu-env/api/gpu?1763800000000`.
 export const GPU_ROUTE = /\/gpu-env\/api\/gpu(\?.*)?$/;
 export const RELEASE_ROUTE = /\/gpu-env\/api\/gpu\/release(\?.*)?$/;
@@ -71,4 +81,21 @@ export async function screenshotSection(
       };
     });
   await page.screenshot({ path: path.join(SCREENSHOTS, file), clip });
+}
+
+/**
+ * The GPU instance blocks of the MIG slot diagram, once they are those of
+ * `profiles` (in any order).
+ */
+export async function instanceBlocks(
+  diagram: Locator,
+  profiles: string[]
+): Promise<Locator> {
+  const blocks = diagram.getByTestId('gpu-env-mig-instance');
+  await expect(blocks).toHaveCount(profiles.length);
+  const shown = await blocks.evaluateAll(nodes =>
+    nodes.map(n => n.getAttribute('data-profile'))
+  );
+  expect([...shown].sort()).toEqual([...profiles].sort());
+  return blocks;
 }

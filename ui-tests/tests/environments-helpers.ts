@@ -8,11 +8,12 @@ import type { APIRequestContext, Locator } from '@playwright/test';
 
 import type {
   IEnvironment,
+  IEnvironmentList,
   IImage,
+  IImageList,
   ITask
 } from '../../labextension/src/api/types';
-
-const API = '/gpu-env/api';
+import { API, apiGet } from './helpers';
 
 /** The real managed environment built by jupyter_server_test_config.py. */
 export const DEMO = 'demo-python';
@@ -20,17 +21,13 @@ export const DEMO = 'demo-python';
 export async function listEnvironments(
   request: APIRequestContext
 ): Promise<IEnvironment[]> {
-  const response = await request.get(`${API}/environments`);
-  expect(response.ok()).toBe(true);
-  return (await response.json()).environments;
+  return (await apiGet<IEnvironmentList>(request, 'environments')).environments;
 }
 
 export async function listImages(
   request: APIRequestContext
 ): Promise<IImage[]> {
-  const response = await request.get(`${API}/images`);
-  expect(response.ok()).toBe(true);
-  return (await response.json()).images;
+  return (await apiGet<IImageList>(request, 'images')).images;
 }
 
 /** Wait until a task has ended, and return it. */
@@ -52,20 +49,26 @@ export async function waitTask(
   return current;
 }
 
-/** Clone the demo environment as `name` unless it exists. */
+/**
+ * Clone the demo environment as `name` unless it exists; with `kernel`,
+ * register its kernel (true) or remove it (false).
+ */
 export async function ensureClone(
   request: APIRequestContext,
-  name: string
+  name: string,
+  options: { kernel?: boolean } = {}
 ): Promise<void> {
-  if ((await listEnvironments(request)).some(e => e.name === name)) {
-    return;
+  if (!(await listEnvironments(request)).some(e => e.name === name)) {
+    const response = await request.post(`${API}/environments`, {
+      data: { source: DEMO, name }
+    });
+    expect(response.status()).toBe(202);
+    const task = await waitTask(request, await response.json());
+    expect(task.state).toBe('succeeded');
   }
-  const response = await request.post(`${API}/environments`, {
-    data: { source: DEMO, name }
-  });
-  expect(response.status()).toBe(202);
-  const task = await waitTask(request, await response.json());
-  expect(task.state).toBe('succeeded');
+  if (options.kernel !== undefined) {
+    await setKernel(request, name, options.kernel);
+  }
 }
 
 /** Delete the user's environment `name` if it exists. */
@@ -137,9 +140,4 @@ export function envRow(page: IJupyterLabPageFixture, name: string): Locator {
 /** A row's action button: clone, kernel, packages, export, pack, delete. */
 export function rowAction(row: Locator, action: string): Locator {
   return row.locator(`.jp-GpuEnv-rowActions [data-action="${action}"]`);
-}
-
-/** The open dialog. */
-export function dialog(page: IJupyterLabPageFixture): Locator {
-  return page.locator('.jp-Dialog');
 }

@@ -8,10 +8,9 @@ import { expect, test } from '@jupyterlab/galata';
 import * as fs from 'fs';
 import * as path from 'path';
 
-import { PANEL_ID, screenshotPanel } from './helpers';
+import { PANEL_ID, dialog, screenshotPanel } from './helpers';
 import {
   DEMO,
-  dialog,
   ensureClone,
   envRow,
   environmentsSection,
@@ -84,8 +83,7 @@ test.describe('Environments and images', () => {
   test('registers a kernel that the Launcher shows without reload', async ({
     page
   }) => {
-    await ensureClone(page.request, CLONE);
-    await setKernel(page.request, CLONE, false);
+    await ensureClone(page.request, CLONE, { kernel: false });
     await page.sidebar.openTab(PANEL_ID);
     await page.evaluate(() =>
       window.jupyterapp.commands.execute('launcher:create')
@@ -414,8 +412,7 @@ test.describe('Environments and images', () => {
   test('deletes a clone and its kernel after a confirmation', async ({
     page
   }) => {
-    await ensureClone(page.request, CLONE);
-    await setKernel(page.request, CLONE, true);
+    await ensureClone(page.request, CLONE, { kernel: true });
     await page.sidebar.openTab(PANEL_ID);
 
     const row = envRow(page, CLONE);
@@ -448,8 +445,7 @@ test.describe('Environments and images', () => {
     }) => {
       const name = 'ui-in-use';
       await removeEnvironment(page.request, name);
-      await ensureClone(page.request, name);
-      await setKernel(page.request, name, true);
+      await ensureClone(page.request, name, { kernel: true });
       const session = await page.request.post('/api/sessions', {
         data: {
           path: 'in-use.ipynb',

@@ -2,9 +2,28 @@
  * Shared locators and readers for the GPU Env UI tests.
  */
 import type { IJupyterLabPageFixture } from '@jupyterlab/galata';
-import type { Locator } from '@playwright/test';
+import { expect } from '@playwright/test';
+import type { APIRequestContext, Locator } from '@playwright/test';
 
 export const PANEL_ID = 'jupyter-gpu-env:sidebar';
+
+/** The extension's REST API, below the server's base URL. */
+export const API = '/gpu-env/api';
+
+/** `GET` from the REST API (`path` below it), expecting success. */
+export async function apiGet<T>(
+  request: APIRequestContext,
+  path: string
+): Promise<T> {
+  const response = await request.get(`${API}/${path}`);
+  expect(response.ok()).toBe(true);
+  return response.json();
+}
+
+/** The open dialog. */
+export function dialog(page: IJupyterLabPageFixture): Locator {
+  return page.locator('.jp-Dialog');
+}
 
 export function panel(page: IJupyterLabPageFixture): Locator {
   return page.locator('[data-testid="gpu-env-panel"]');

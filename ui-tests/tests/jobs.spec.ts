@@ -9,9 +9,8 @@ import type { APIRequestContext, Locator } from '@playwright/test';
 import * as path from 'path';
 
 import type { IJob, IJobList } from '../../labextension/src/api/types';
-import { PANEL_ID } from './helpers';
+import { API, PANEL_ID, apiGet, dialog } from './helpers';
 
-const API = '/gpu-env/api';
 const SCREENSHOTS = path.join(__dirname, '..', 'screenshots');
 
 /** A notebook with a `parameters` cell and cells that use it. */
@@ -59,18 +58,12 @@ function sendButton(page: IJupyterLabPageFixture): Locator {
   );
 }
 
-function dialog(page: IJupyterLabPageFixture): Locator {
-  return page.locator('.jp-Dialog');
-}
-
 function jobRow(page: IJupyterLabPageFixture, name: string): Locator {
   return page.locator(`[data-testid="gpu-env-job"][data-name="${name}"]`);
 }
 
 async function listJobs(request: APIRequestContext): Promise<IJobList> {
-  const response = await request.get(`${API}/jobs`);
-  expect(response.ok()).toBe(true);
-  return response.json();
+  return apiGet(request, 'jobs');
 }
 
 async function jobNamed(
@@ -78,6 +71,24 @@ async function jobNamed(
   name: string
 ): Promise<IJob | undefined> {
   return (await listJobs(request)).items.find(job => job.name === name);
+}
+
+/**
+ * Submit the open dialog; answers the job it sent once the job has run
+ * (while its notebook's folder still exists).
+ */
+async function submitAndRun(
+  page: IJupyterLabPageFixture,
+  name: string
+): Promise<IJob | undefined> {
+  await dialog(page).getByRole('button', { name: 'Submit' }).click();
+  await expect(dialog(page)).toHaveCount(0);
+  await expect
+    .poll(async () => (await jobNamed(page.request, name))?.state, {
+      timeout: 60000
+    })
+    .toBe('succeeded');
+  return jobNamed(page.request, name);
 }
 
 test.describe('Send to batch', () => {
@@ -203,17 +214,9 @@ test.describe('Send to batch', () => {
     // Corrected, the same dialog sends it.
     await cpus.fill('1');
     await expect(cpus).not.toHaveClass(/jp-GpuEnv-inputError/);
-    await dialog(page).getByRole('button', { name: 'Submit' }).click();
-    await expect(dialog(page)).toHaveCount(0);
-    const job = await jobNamed(page.request, name);
+    const job = await submitAndRun(page, name);
     expect(job?.parameters).toEqual({ alpha: 5 });
     expect(job?.resources.cpus).toBe(1);
-    // Let it finish while its notebook's folder still exists.
-    await expect
-      .poll(async () => (await jobNamed(page.request, name))?.state, {
-        timeout: 60000
-      })
-      .toBe('succeeded');
 
     // The next dialog starts from the resources last used.
     await sendButton(page).click();
@@ -261,15 +264,8 @@ test.describe('Send to batch', () => {
 
     await field('verbose').check();
     await field('layers').fill('[3, 4]');
-    await dialog(page).getByRole('button', { name: 'Submit' }).click();
-    await expect(dialog(page)).toHaveCount(0);
-    const job = await jobNamed(page.request, name);
+    const job = await submitAndRun(page, name);
     expect(job?.parameters).toEqual({ verbose: true, layers: [3, 4] });
-    await expect
-      .poll(async () => (await jobNamed(page.request, name))?.state, {
-        timeout: 60000
-      })
-      .toBe('succeeded');
     // Gone again, so that the other tests' pictures stay as they were.
     const removed = await page.request.delete(`${API}/jobs/${job?.id}`);
     expect(removed.ok()).toBe(true);

@@ -147,17 +147,39 @@ export abstract class PolledModel implements IDisposable {
 }
 
 export namespace PolledModel {
-  export interface IOptions {
+  export interface IOptions extends ISchedule {
     /** The poll's name, e.g. `jupyter-gpu-env:gpu`. */
     name: string;
     /** Milliseconds between two ticks. */
     interval: number;
     /** The longest wait between two tries while the server fails (5 min). */
     maxBackoff?: number;
+  }
+
+  /** What the owner of a model chooses: how often it asks, and when. */
+  export interface ISchedule {
+    /** Milliseconds between two ticks (each model has its default). */
+    interval?: number;
     /**
      * Whether somebody looks at what the model feeds; the poll stands by
      * while not (and always while the tab is hidden).
      */
     visible?: () => boolean;
   }
+}
+
+/**
+ * The options of the poll `name` as its owner scheduled it: the owner's
+ * interval, else the model's default.
+ */
+export function scheduled(
+  name: string,
+  defaultInterval: number,
+  schedule: PolledModel.ISchedule
+): PolledModel.IOptions {
+  return {
+    name,
+    interval: schedule.interval ?? defaultInterval,
+    visible: schedule.visible
+  };
 }

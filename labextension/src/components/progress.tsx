@@ -3,6 +3,8 @@
  */
 import React from 'react';
 
+import { DataAttributes, dataAttributes } from './row';
+
 /** The bar's colour: brand, warning, error, success. */
 export type BarLevel = 'ok' | 'warn' | 'critical' | 'success';
 
@@ -19,15 +21,11 @@ export interface IProgressBarProps {
   className?: string;
   testId?: string;
   /** Extra `data-*` attributes (raw numbers for tests and tooling). */
-  data?: Record<string, string | number>;
+  data?: DataAttributes;
 }
 
 export function ProgressBar(props: IProgressBarProps): JSX.Element {
   const { percent } = props;
-  const attributes: Record<string, string> = {};
-  for (const [key, value] of Object.entries(props.data ?? {})) {
-    attributes[`data-${key}`] = String(value);
-  }
   return (
     <div
       className={`jp-GpuEnv-bar ${props.className ?? ''}`.trim()}
@@ -41,7 +39,7 @@ export function ProgressBar(props: IProgressBarProps): JSX.Element {
       data-level={props.level}
       data-pending={percent === null || undefined}
       data-testid={props.testId}
-      {...attributes}
+      {...dataAttributes(props.data ?? {})}
     >
       <div
         className="jp-GpuEnv-barFill"

@@ -19,6 +19,37 @@ import {
 } from '../api/types';
 import { envNameProblem, parseSpecs, suggestCloneName } from './format';
 
+/**
+ * The environment a form is about: chosen in a select when there are
+ * several (appended to the form under `label`), else the one given.
+ */
+class EnvironmentChoice {
+  constructor(
+    form: FormBody<unknown>,
+    label: string,
+    options: { names: string[]; selected: string; testid: string }
+  ) {
+    this._selected = options.selected;
+    if (options.names.length > 1) {
+      this.select = select(
+        options.names.map(name => [name, name]),
+        options.selected,
+        { 'data-testid': options.testid }
+      );
+      form.node.append(field(label, this.select));
+    }
+  }
+
+  /** The select, or null when there was nothing to choose. */
+  readonly select: HTMLSelectElement | null = null;
+
+  get value(): string {
+    return this.select ? this.select.value : this._selected;
+  }
+
+  private _selected: string;
+}
+
 export interface ICloneValue {
   source: string;
   name: string;
@@ -29,15 +60,11 @@ export class CloneForm extends FormBody<ICloneValue> {
   constructor(options: CloneForm.IOptions) {
     super();
     const taken = options.taken;
-    if (options.sources.length > 1) {
-      this._source = select(
-        options.sources.map(name => [name, name]),
-        options.source,
-        { 'data-testid': 'gpu-env-clone-source' }
-      );
-      this.node.append(field('Environment to clone', this._source));
-    }
-    this._sourceName = options.source;
+    this._source = new EnvironmentChoice(this, 'Environment to clone', {
+      names: options.sources,
+      selected: options.source,
+      testid: 'gpu-env-clone-source'
+    });
     this._name = textInput({
       value: options.name,
       required: true,
@@ -68,8 +95,8 @@ export class CloneForm extends FormBody<ICloneValue> {
 
     // A new source brings a new suggestion, unless the user chose a name.
     let suggested = options.name;
-    this._source?.addEventListener('change', () => {
-      if (this._name.value === suggested && this._source) {
+    this._source.select?.addEventListener('change', () => {
+      if (this._name.value === suggested) {
         suggested = suggestCloneName(this._source.value, taken);
         this._name.value = suggested;
         check();
@@ -79,13 +106,12 @@ export class CloneForm extends FormBody<ICloneValue> {
 
   getValue(): ICloneValue {
     return {
-      source: this._source ? this._source.value : this._sourceName,
+      source: this._source.value,
       name: this._name.value
     };
   }
 
-  private _source: HTMLSelectElement | null = null;
-  private _sourceName: string;
+  private _source: EnvironmentChoice;
   private _name: HTMLInputElement;
 }
 
@@ -123,15 +149,11 @@ const FORMATS: [ImageFormat, string][] = [
 export class PackForm extends FormBody<IPackValue> {
   constructor(options: { environments: string[]; environment: string }) {
     super();
-    this._environment = options.environment;
-    if (options.environments.length > 1) {
-      this._env = select(
-        options.environments.map(name => [name, name]),
-        options.environment,
-        { 'data-testid': 'gpu-env-pack-environment' }
-      );
-      this.node.append(field('Environment', this._env));
-    }
+    this._env = new EnvironmentChoice(this, 'Environment', {
+      names: options.environments,
+      selected: options.environment,
+      testid: 'gpu-env-pack-environment'
+    });
     this._format = select(FORMATS, 'squashfs');
     this._compression = select(COMPRESSIONS, 'zstd', {
       'data-testid': 'gpu-env-pack-compression'
@@ -149,14 +171,13 @@ export class PackForm extends FormBody<IPackValue> {
 
   getValue(): IPackValue {
     return {
-      environment: this._env ? this._env.value : this._environment,
+      environment: this._env.value,
       format: this._format.value as ImageFormat,
       compression: this._compression.value as Compression
     };
   }
 
-  private _env: HTMLSelectElement | null = null;
-  private _environment: string;
+  private _env: EnvironmentChoice;
   private _format: HTMLSelectElement;
   private _compression: HTMLSelectElement;
 }

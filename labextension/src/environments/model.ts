@@ -7,7 +7,7 @@ import { ServerConnection } from '@jupyterlab/services';
 
 import { ApiError, asApiError } from '../api/request';
 import type { IEnvironment, IImage } from '../api/types';
-import { PolledModel } from '../components/polled';
+import { PolledModel, scheduled } from '../components/polled';
 import { ImagesClient } from '../images/client';
 import { EnvironmentsClient } from './client';
 
@@ -16,11 +16,9 @@ export const LIST_REFRESH_INTERVAL = 30 * 1000;
 
 export class EnvironmentsModel extends PolledModel {
   constructor(options: EnvironmentsModel.IOptions) {
-    super({
-      name: 'jupyter-gpu-env:environments',
-      interval: options.interval ?? LIST_REFRESH_INTERVAL,
-      visible: options.visible
-    });
+    super(
+      scheduled('jupyter-gpu-env:environments', LIST_REFRESH_INTERVAL, options)
+    );
     this.client = new EnvironmentsClient(options.serverSettings);
     this.images = new ImagesClient(options.serverSettings);
   }
@@ -83,11 +81,10 @@ export class EnvironmentsModel extends PolledModel {
 }
 
 export namespace EnvironmentsModel {
-  export interface IOptions {
+  /**
+   * `interval`: 30 s by default; `visible`: whether either section is shown.
+   */
+  export interface IOptions extends PolledModel.ISchedule {
     serverSettings?: ServerConnection.ISettings;
-    /** Milliseconds between two refreshes (default 30 s). */
-    interval?: number;
-    /** Whether either section is shown (else the poll stands by). */
-    visible?: () => boolean;
   }
 }

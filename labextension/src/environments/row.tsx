@@ -14,6 +14,7 @@ import {
 import React, { useState } from 'react';
 
 import { packIcon } from '../components/icons';
+import { ListRow } from '../components/row';
 import { TaskList } from './task-list';
 import { isFinal } from './tasks';
 import { IEnvironment, ITask } from '../api/types';
@@ -160,13 +161,14 @@ export function EnvironmentRow(props: {
   const packing = running.some(t => t.target === `images/${env.name}`);
   const detailId = `jp-GpuEnv-env-${env.kind}-${env.name}-packages`;
   return (
-    <li
-      className="jp-GpuEnv-row jp-GpuEnv-env"
-      data-testid="gpu-env-env"
-      data-name={env.name}
-      data-kind={env.kind}
-      data-kernel={env.kernel_name ?? ''}
-      data-expanded={expanded}
+    <ListRow
+      kind="env"
+      data={{
+        name: env.name,
+        kind: env.kind,
+        kernel: env.kernel_name ?? '',
+        expanded
+      }}
     >
       <div className="jp-GpuEnv-rowHeader">
         <button
@@ -199,6 +201,6 @@ export function EnvironmentRow(props: {
       {expanded && (
         <PackageList id={detailId} env={env} client={actions.model.client} />
       )}
-    </li>
+    </ListRow>
   );
 }

@@ -5,6 +5,7 @@
 import React from 'react';
 
 import { useSignals } from '../components/hooks';
+import { ListingStatus } from '../components/listing';
 import { SectionWidget } from '../components/section-widget';
 import { TaskList } from './task-list';
 import { environmentsIcon } from '../components/icons';
@@ -92,16 +93,12 @@ export function EnvironmentsView(props: {
   const listed = new Set((envs ?? []).map(e => e.name));
   return (
     <div className="jp-GpuEnv-sectionBody" data-testid="gpu-env-environments">
-      {error && (
-        <div className="jp-GpuEnv-error" role="alert">
-          Could not list environments: {error.message}
-        </div>
-      )}
-      {envs === null ? (
-        !error && (
-          <div className="jp-GpuEnv-note">Looking for environments…</div>
-        )
-      ) : (
+      <ListingStatus
+        what="environments"
+        error={error}
+        pending={envs === null}
+      />
+      {envs !== null && (
         <>
           <Group
             kind="managed"

@@ -2,7 +2,7 @@
  * GpuHistoryModel: polls `GET gpu/history` at a slow pace (10 s) for the
  * sparklines, only while somebody looks at them.
  */
-import { PolledModel } from '../components/polled';
+import { PolledModel, scheduled } from '../components/polled';
 import type { IGpuHistory } from '../api/types';
 import { GpuClient } from './client';
 
@@ -14,11 +14,7 @@ export const HISTORY_SECONDS = 10 * 60;
 
 export class GpuHistoryModel extends PolledModel {
   constructor(options: GpuHistoryModel.IOptions) {
-    super({
-      name: 'jupyter-gpu-env:gpu-history',
-      interval: options.interval ?? HISTORY_INTERVAL,
-      visible: options.visible
-    });
+    super(scheduled('jupyter-gpu-env:gpu-history', HISTORY_INTERVAL, options));
     this._client = options.client;
   }
 
@@ -36,11 +32,8 @@ export class GpuHistoryModel extends PolledModel {
 }
 
 export namespace GpuHistoryModel {
-  export interface IOptions {
+  /** `interval`: 10 s by default; `visible`: whether the sparklines show. */
+  export interface IOptions extends PolledModel.ISchedule {
     client: GpuClient;
-    /** Milliseconds between two requests (10 s by default). */
-    interval?: number;
-    /** Whether the sparklines are shown (else the poll stands by). */
-    visible?: () => boolean;
   }
 }

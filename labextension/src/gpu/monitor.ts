@@ -49,12 +49,9 @@ export class GpuMonitor extends PolledModel {
 }
 
 export namespace GpuMonitor {
-  export interface IOptions {
+  /** `interval`: at least 500 ms; `visible`: whether the section shows. */
+  export interface IOptions extends PolledModel.ISchedule {
     client: GpuClient;
-    /** Milliseconds between two requests (at least 500). */
-    interval?: number;
-    /** Whether the section is shown (else the poll stands by). */
-    visible?: () => boolean;
   }
 }
 

@@ -11,9 +11,11 @@ import {
 import React, { useEffect, useReducer } from 'react';
 
 import { useSignals } from '../components/hooks';
+import { ListingStatus } from '../components/listing';
 import { SectionWidget } from '../components/section-widget';
 import { imageFileIcon, packIcon } from '../components/icons';
 import { formatBytes } from '../components/format';
+import { ListRow } from '../components/row';
 import { IImage } from '../api/types';
 import {
   describeImageFormat,
@@ -37,12 +39,13 @@ function ImageRow(props: {
     `packed in ${formatDuration(image.pack_seconds)}`
   ].join(' · ');
   return (
-    <li
-      className="jp-GpuEnv-row jp-GpuEnv-image"
-      data-testid="gpu-env-image"
-      data-environment={image.environment}
-      data-id={image.id}
-      data-size={image.size_bytes}
+    <ListRow
+      kind="image"
+      data={{
+        environment: image.environment,
+        id: image.id,
+        size: image.size_bytes
+      }}
     >
       <div className="jp-GpuEnv-rowHeader">
         <span className="jp-GpuEnv-imageTitle" title={image.path}>
@@ -81,7 +84,7 @@ function ImageRow(props: {
         </span>
       </div>
       <div className="jp-GpuEnv-note">{details}</div>
-    </li>
+    </ListRow>
   );
 }
 
@@ -96,24 +99,18 @@ export function ImagesView(props: { model: EnvironmentsModel }): JSX.Element {
   const { imageList: images, imagesError: error } = model;
   return (
     <div className="jp-GpuEnv-sectionBody" data-testid="gpu-env-images">
-      {error && (
-        <div className="jp-GpuEnv-error" role="alert">
-          Could not list images: {error.message}
+      <ListingStatus what="images" error={error} pending={images === null} />
+      {images?.length === 0 && (
+        <div className="jp-GpuEnv-empty" data-testid="gpu-env-images-empty">
+          <packIcon.react tag="span" className="jp-GpuEnv-icon" />
+          <p>
+            No images yet. Pack an environment (the box button on its row) to
+            turn its thousands of small files into one squashfs file: quick to
+            open from shared filesystems, and usable by Apptainer or squashfuse
+            in batch jobs.
+          </p>
         </div>
       )}
-      {images === null
-        ? !error && <div className="jp-GpuEnv-note">Looking for images…</div>
-        : images.length === 0 && (
-            <div className="jp-GpuEnv-empty" data-testid="gpu-env-images-empty">
-              <packIcon.react tag="span" className="jp-GpuEnv-icon" />
-              <p>
-                No images yet. Pack an environment (the box button on its row)
-                to turn its thousands of small files into one squashfs file:
-                quick to open from shared filesystems, and usable by Apptainer
-                or squashfuse in batch jobs.
-              </p>
-            </div>
-          )}
       {images && images.length > 0 && (
         <ul className="jp-GpuEnv-list" data-testid="gpu-env-image-list">
           {images.map(image => (

@@ -24,6 +24,7 @@ import {
 } from './format';
 import type { IJob } from '../api/types';
 import { BarLevel, ProgressBar } from '../components/progress';
+import { ListRow } from '../components/row';
 
 /** Whether the output notebook can be opened in JupyterLab. */
 export function outputOpenable(job: IJob): boolean {
@@ -168,16 +169,11 @@ export function JobRow(props: {
     describeResources(job.resources)
   ].filter(Boolean);
   return (
-    <li
+    <ListRow
       ref={ref}
-      className={
-        'jp-GpuEnv-row jp-GpuEnv-job' +
-        (highlighted ? ' jp-GpuEnv-job-highlighted' : '')
-      }
-      data-testid="gpu-env-job"
-      data-id={job.id}
-      data-state={job.state}
-      data-name={job.name}
+      kind="job"
+      className={highlighted ? 'jp-GpuEnv-job-highlighted' : undefined}
+      data={{ id: job.id, state: job.state, name: job.name }}
     >
       <div className="jp-GpuEnv-rowHeader">
         <span
@@ -205,6 +201,6 @@ export function JobRow(props: {
       <Progress job={job} />
       <Detail job={job} />
       <div className="jp-GpuEnv-note">{facts.join(' · ')}</div>
-    </li>
+    </ListRow>
   );
 }

@@ -7,6 +7,7 @@ import { CommandRegistry } from '@lumino/commands';
 import React, { useEffect, useState } from 'react';
 
 import { useSignals } from '../components/hooks';
+import { ListingStatus } from '../components/listing';
 import { SectionWidget } from '../components/section-widget';
 import { CollapsibleSection } from '../components/section';
 import { jobsIcon } from '../components/icons';
@@ -69,14 +70,8 @@ export function JobsView(props: {
           {describeUsage(model.usage)}
         </div>
       )}
-      {error && (
-        <div className="jp-GpuEnv-error" role="alert">
-          Could not list jobs: {error.message}
-        </div>
-      )}
-      {jobs === null ? (
-        !error && <div className="jp-GpuEnv-note">Looking for jobs…</div>
-      ) : jobs.length === 0 ? (
+      <ListingStatus what="jobs" error={error} pending={jobs === null} />
+      {jobs === null ? null : jobs.length === 0 ? (
         <Empty />
       ) : (
         <ul className="jp-GpuEnv-list" data-testid="gpu-env-job-list">
