@@ -292,7 +292,10 @@ class GpuEnvApp(ExtensionApp):
 
     def build_services(self, root_dir: str) -> Services:
         catalog = EnvironmentCatalog(
-            self.managed_env_dirs, self.user_env_dir, conda_lists=[default_conda_list()]
+            self.managed_env_dirs,
+            self.user_env_dir,
+            conda_lists=[default_conda_list()],
+            state_file=Path(self.state_dir) / "environments.json",
         )
         engine = RattlerEngine(self.conda_channels, self.pkgs_dir, timeout=self.conda_timeout)
         images = ImageService(

@@ -21,7 +21,7 @@ def cmd_envs(args: argparse.Namespace) -> int:
     """List the managed and your own conda environments."""
 
     async def run(s: Services) -> int:
-        envs = await s.envs.list()
+        envs = await s.envs.list(wait_for_sizes=True)  # a terminal gets one answer, complete
         if args.json:
             print_json(envs)
             return 0
@@ -57,7 +57,7 @@ def cmd_clone(args: argparse.Namespace) -> int:
                 args.source, args.name, progress=bar.progress, log=bar.log, claimed=claimed
             )
         env, report = result.environment, result.report
-        new = human_bytes(env.size_bytes - env.shared_bytes)
+        new = human_bytes((env.size_bytes or 0) - (env.shared_bytes or 0))  # a detail is always measured
         print(f"Cloned '{source}' as '{env.name}' at {env.prefix}")
         print(f"  {report.packages} packages, {new} of new disk use, {report.seconds:.1f} s")
         if kernel is not None:

@@ -14,18 +14,25 @@ managed environment is added later). A managed environment whose name is taken i
 ``<name>@<parent folder>`` (then ``<name>@<8 hex of its prefix>``); ``@`` is not allowed in names
 users choose, so these never collide with own environments.
 
-Descriptions walk the whole prefix (size on disk), so they are cached per prefix and reused while
-``conda-meta/`` and ``site-packages/`` keep their modification times; ``refresh()`` drops the cache.
+A listing reads only folder listings per environment (``summarize``: package counts from the names of
+``conda-meta/`` records and of site-packages' distributions); sizes on disk, which walk the whole prefix,
+are measured afterwards on one background thread, and until then the listing says ``measuring``. What is
+known is kept per prefix while ``conda-meta/`` and ``site-packages/`` keep their modification times,
+and saved to ``state_file`` so that a restart does not measure unchanged environments again.
+``refresh()`` forgets it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import builtins
+import functools
 import hashlib
+import logging
 import os
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,8 +40,10 @@ from .. import kernelspecs
 from ..errors import NotFound
 from ..models.envs import Environment, EnvironmentDetail, EnvKind
 from ..offloop import python_work
-from . import conda_list
-from .prefix import PrefixInfo, cache_key, describe, is_env
+from . import catalog_file, conda_list
+from .prefix import PrefixSummary, cache_key, describe, disk_usage, is_env, summarize
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -59,6 +68,15 @@ def _under(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
+@dataclass
+class _Entry:
+    """The catalog's knowledge of one prefix, valid while its ``cache_key`` is ``key``."""
+
+    key: tuple[int, ...]
+    summary: PrefixSummary
+    size: tuple[int, int] | None = None  # (bytes on disk, of which shared), once measured
+
+
 class EnvironmentCatalog:
     def __init__(
         self,
@@ -67,6 +85,7 @@ class EnvironmentCatalog:
         *,
         conda_lists: Sequence[Path | str] | None = None,
         kernel_data_dir: Path | str | None = None,
+        state_file: Path | str | None = None,
     ) -> None:
         self.managed_dirs = [Path(d).expanduser() for d in managed_dirs]
         self.user_env_dir = Path(user_env_dir).expanduser()
@@ -74,9 +93,12 @@ class EnvironmentCatalog:
             Path(p) for p in (conda_lists if conda_lists is not None else [conda_list.default_path()])
         ]
         self.kernel_data_dir = Path(kernel_data_dir) if kernel_data_dir else None
-        self._cache: dict[Path, tuple[tuple[int, ...], PrefixInfo]] = {}
-        self._lock = threading.Lock()
-        self._inflight: asyncio.Future[list[EnvironmentDetail]] | None = None
+        self.state_file = Path(state_file) if state_file else None
+        self._entries: dict[Path, _Entry] | None = None  # read from state_file on first use
+        self._lock = threading.RLock()
+        self._measuring: set[Path] = set()
+        self._measured = threading.Condition(self._lock)
+        self._inflight: asyncio.Future[list[Environment]] | None = None
         self._locating: asyncio.Future[list[EnvLocation]] | None = None
 
     # -- locating (cheap: a few listdir/stat calls per configured place) --------------------------
@@ -117,36 +139,43 @@ class EnvironmentCatalog:
                 add(p, "managed")
         return out
 
-    # -- describing (expensive: cached) -------------------------------------------------------------
+    # -- describing: cheap at once, sizes measured in the background ---------------------------------
 
-    def _info(self, prefix: Path) -> PrefixInfo:
+    def _known(self) -> dict[Path, _Entry]:
+        with self._lock:
+            if self._entries is None:
+                self._entries = catalog_file.load(self.state_file, _Entry) if self.state_file else {}
+            return self._entries
+
+    def _entry(self, prefix: Path) -> tuple[_Entry, bool]:
+        """The current entry of ``prefix`` and whether it had to be made anew."""
         key = cache_key(prefix)
+        known = self._known()
         with self._lock:
-            hit = self._cache.get(prefix)
-        if hit and hit[0] == key:
-            return hit[1]
-        info = describe(prefix)
+            entry = known.get(prefix)
+        if entry is not None and entry.key == key:
+            return entry, False
+        entry = _Entry(key, summarize(prefix))
         with self._lock:
-            self._cache[prefix] = (key, info)
-        return info
+            known[prefix] = entry
+        return entry, True
 
-    def _detail(self, loc: EnvLocation, kernel_names: dict[str, str]) -> EnvironmentDetail:
-        info = self._info(loc.prefix)
-        origin = info.origin
-        return EnvironmentDetail(
+    def _environment(self, loc: EnvLocation, entry: _Entry, kernel_names: dict[str, str]) -> Environment:
+        info, origin = entry.summary, entry.summary.origin
+        return Environment(
             name=loc.name,
             prefix=str(loc.prefix),
             kind=loc.kind,
             python_version=info.python_version,
-            package_count=len(info.packages),
-            size_bytes=info.size_bytes,
-            shared_bytes=info.shared_bytes,
+            package_count=info.package_count,
+            size_bytes=entry.size[0] if entry.size else None,
+            shared_bytes=entry.size[1] if entry.size else None,
+            size_state="measured" if entry.size else "measuring",
             has_ipykernel=info.has_ipykernel,
             kernel_name=kernel_names.get(os.path.normpath(loc.prefix)),
             source=origin.get("source"),
             source_name=origin.get("source_name"),
             created_at=origin.get("created_at"),
-            packages=info.packages,
         )
 
     def _kernel_names(self) -> dict[str, str]:
@@ -155,32 +184,97 @@ class EnvironmentCatalog:
             for k in kernelspecs.list_registered(self.kernel_data_dir)
         }
 
-    def _scan(self) -> list[EnvironmentDetail]:
+    def _scan(self, *, wait_for_sizes: bool = False) -> list[Environment]:
         locs = self.locate()
         knames = self._kernel_names()
-        details = []
+        entries: list[tuple[EnvLocation, _Entry]] = []
+        changed = False
         for loc in locs:
             try:
-                details.append(self._detail(loc, knames))
+                entry, new = self._entry(loc.prefix)
             except OSError:
                 continue  # vanished or unreadable while we looked: not listed this time
+            entries.append((loc, entry))
+            changed = changed or new
         with self._lock:
+            known = self._known()
             alive = {loc.prefix for loc in locs}
-            for stale in [p for p in self._cache if p not in alive]:
-                del self._cache[stale]
-        return details
+            for stale in [p for p in known if p not in alive]:
+                del known[stale]
+                changed = True
+            unmeasured = [loc.prefix for loc, e in entries if e.size is None]
+        if unmeasured:
+            if wait_for_sizes:
+                self._measure(unmeasured)
+                entries = [(loc, self._known().get(loc.prefix, e)) for loc, e in entries]
+            else:
+                self._measure_later(unmeasured)
+        elif changed:
+            self._save()
+        return [self._environment(loc, e, knames) for loc, e in entries]
+
+    def _measure_later(self, prefixes: builtins.list[Path]) -> None:
+        with self._lock:
+            todo = [p for p in prefixes if p not in self._measuring]
+            self._measuring.update(todo)
+        if todo:
+            _measurer.submit(self._measure, todo)
+
+    def _measure(self, prefixes: builtins.list[Path]) -> None:
+        """Describe each prefix whole (exact package count, size on disk) and keep it; then save."""
+        try:
+            for prefix in prefixes:
+                try:
+                    key = cache_key(prefix)
+                    entry = _Entry(key, describe(prefix).summary(), disk_usage(prefix))
+                except OSError:
+                    continue
+                with self._lock:
+                    self._known()[prefix] = entry
+            self._save()
+        finally:
+            with self._lock:
+                self._measuring.difference_update(prefixes)
+                self._measured.notify_all()
+
+    def wait_measured(self, timeout: float | None = None) -> bool:
+        """Block until no size is being measured (tests, benchmarks); False on timeout."""
+        with self._lock:
+            return self._measured.wait_for(lambda: not self._measuring, timeout)
+
+    def _save(self) -> None:
+        if self.state_file is None:
+            return
+        with self._lock:
+            snapshot = dict(self._known())
+        try:
+            catalog_file.save(self.state_file, snapshot)
+        except OSError as e:  # the catalog is a cache: a failed save costs a rescan after a restart
+            log.warning("could not save the environment catalog to %s: %s", self.state_file, e)
+
+    def _detail(self, loc: EnvLocation, kernel_names: dict[str, str]) -> EnvironmentDetail:
+        """One environment with its packages, read now (its size measured now if not known)."""
+        key = cache_key(loc.prefix)
+        info = describe(loc.prefix)
+        with self._lock:
+            entry = self._known().get(loc.prefix)
+        size = entry.size if entry is not None and entry.key == key else None
+        entry = _Entry(key, info.summary(), size or disk_usage(loc.prefix))
+        with self._lock:
+            self._known()[loc.prefix] = entry
+        listed = self._environment(loc, entry, kernel_names)
+        return EnvironmentDetail(**listed.model_dump(), packages=info.packages)
 
     # -- async API ----------------------------------------------------------------------------------
 
-    async def list_details(self) -> list[EnvironmentDetail]:
-        """Every environment with packages; concurrent callers share one scan."""
+    async def list(self, *, wait_for_sizes: bool = False) -> builtins.list[Environment]:
+        """Every environment; sizes not measured yet say so (``size_state``) unless ``wait_for_sizes``.
+        Concurrent callers share one scan."""
+        if wait_for_sizes:
+            return await python_work(functools.partial(self._scan, wait_for_sizes=True))
         if self._inflight is None or self._inflight.done():
             self._inflight = asyncio.ensure_future(python_work(self._scan))
         return await asyncio.shield(self._inflight)
-
-    async def list(self) -> list[Environment]:
-        details = await self.list_details()
-        return [Environment.model_validate(d.model_dump(exclude={"packages"})) for d in details]
 
     async def locations(self) -> builtins.list[EnvLocation]:
         """:meth:`locate` off the loop; concurrent callers share one look (a burst of requests, one scan)."""
@@ -213,9 +307,15 @@ class EnvironmentCatalog:
         return await python_work(one)
 
     def refresh(self, prefix: Path | str | None = None) -> None:
-        """Forget cached descriptions (of one prefix, or all); the next listing re-reads them."""
+        """Forget what is known (of one prefix, or all); the next listing reads it again."""
         with self._lock:
+            known = self._known()
             if prefix is None:
-                self._cache.clear()
+                known.clear()
             else:
-                self._cache.pop(_real(Path(prefix)), None)
+                known.pop(_real(Path(prefix)), None)
+
+
+# One thread measures sizes for every catalog: walks of big prefixes are disk-bound, and two at once
+# on one disk are slower than one after the other.
+_measurer = ThreadPoolExecutor(1, thread_name_prefix="gpu-env-sizes")

@@ -23,15 +23,64 @@ ORIGIN_FILE = "jupyter-gpu-env-origin"
 
 
 @dataclass
+class PrefixSummary:
+    """What the listing shows of a prefix, from folder listings only (no record parsed, no walk)."""
+
+    python_version: str | None
+    package_count: int
+    has_ipykernel: bool
+    origin: dict[str, Any] = field(default_factory=dict)
+
+
+def _record_names(meta: Path) -> dict[str, str]:
+    """name -> version of each package record, from its file name (``NAME-VERSION-BUILD.json``)."""
+    out = {}
+    for entry in os.scandir(meta):
+        name = entry.name
+        if name.endswith(".json") and not name.startswith(".") and name.count("-") >= 2:
+            pkg, version, _build = name[:-5].rsplit("-", 2)
+            out[pkg] = version
+    return out
+
+
+def _dist_name(folder: str) -> str:
+    """``Foo_Bar-1.0.dist-info`` -> ``foo-bar``: a distribution's name as package names compare."""
+    return folder.split("-", 1)[0].lower().replace("_", "-").replace(".", "-")
+
+
+def summarize(prefix: Path) -> PrefixSummary:
+    """The listing's view of ``prefix`` from ``conda-meta/`` and ``site-packages/`` listings.
+
+    Distributions in site-packages that no record's name matches count as pip-installed; where a
+    conda package's name differs from its distribution's, :func:`describe` (which reads the records'
+    file lists) has the exact count.
+    """
+    records = _record_names(prefix / "conda-meta")
+    pyver = records.get("python")
+    sp = site_packages(prefix, pyver)
+    dists: set[str] = set()
+    if sp is not None:
+        with os.scandir(sp) as it:
+            dists = {_dist_name(e.name) for e in it if e.name.endswith((".dist-info", ".egg-info"))}
+    conda_names = {n.lower().replace("_", "-").replace(".", "-") for n in records}
+    pip_only = dists - conda_names
+    has_ipykernel = ("ipykernel" in conda_names or "ipykernel" in dists) and (
+        sp is not None and (sp / "ipykernel").is_dir()
+    )
+    return PrefixSummary(pyver, len(records) + len(pip_only), has_ipykernel, read_origin(prefix))
+
+
+@dataclass
 class PrefixInfo:
-    """What discovery needs to know about one prefix."""
+    """A prefix read whole: its package records and pip packages (its size is :func:`disk_usage`'s)."""
 
     python_version: str | None
     packages: list[Package]
     has_ipykernel: bool
-    size_bytes: int
-    shared_bytes: int
     origin: dict[str, Any] = field(default_factory=dict)
+
+    def summary(self) -> PrefixSummary:
+        return PrefixSummary(self.python_version, len(self.packages), self.has_ipykernel, self.origin)
 
 
 def is_env(path: Path) -> bool:
@@ -145,7 +194,7 @@ def write_origin(prefix: Path, **fields: Any) -> None:
 
 
 def describe(prefix: Path) -> PrefixInfo:
-    """Everything the listing shows about ``prefix`` (blocking: walks the whole prefix)."""
+    """``prefix``'s packages, conda and pip, read from every record (blocking)."""
     records = read_records(prefix)
     pyver = python_version(records)
     sp = site_packages(prefix, pyver)
@@ -163,8 +212,7 @@ def describe(prefix: Path) -> PrefixInfo:
     has_ipykernel = any(p.name.lower() == "ipykernel" for p in packages) and (
         sp is not None and (sp / "ipykernel").is_dir()
     )
-    size, shared = disk_usage(prefix)
-    return PrefixInfo(pyver, packages, has_ipykernel, size, shared, read_origin(prefix))
+    return PrefixInfo(pyver, packages, has_ipykernel, read_origin(prefix))
 
 
 def cache_key(prefix: Path) -> tuple[int, ...]:

@@ -112,8 +112,8 @@ class EnvironmentService:
 
     # -- reading ------------------------------------------------------------------------------------
 
-    async def list(self) -> list[Environment]:
-        return await self.catalog.list()
+    async def list(self, *, wait_for_sizes: bool = False) -> list[Environment]:
+        return await self.catalog.list(wait_for_sizes=wait_for_sizes)
 
     async def get(self, name: str) -> EnvironmentDetail:
         return await self.catalog.get(name)

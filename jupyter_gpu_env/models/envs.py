@@ -74,12 +74,27 @@ class Environment(ApiModel):
     kind: EnvKind = Field(description="`managed`: provided by the platform, read-only; `own`: the user's.")
     python_version: str | None = Field(default=None, description="Version of the `python` package, if any.")
     package_count: int = Field(ge=0, description="Conda packages plus packages installed with pip only.")
-    size_bytes: int = Field(ge=0, description="Disk space of all its files (hard-linked files counted once).")
-    shared_bytes: int = Field(
+    size_bytes: int | None = Field(
+        default=None,
+        ge=0,
+        description=(
+            "Disk space of all its files (hard-linked files counted once); null while `size_state` is "
+            "`measuring`."
+        ),
+    )
+    shared_bytes: int | None = Field(
+        default=None,
         ge=0,
         description=(
             "Part of `size_bytes` in files hard-linked from elsewhere (the package cache); a clone's new "
-            "disk use is `size_bytes - shared_bytes`."
+            "disk use is `size_bytes - shared_bytes`. Null while `size_state` is `measuring`."
+        ),
+    )
+    size_state: Literal["measured", "measuring"] = Field(
+        default="measured",
+        description=(
+            "`measuring`: the size on disk is being measured in the background (it walks every file); "
+            "list again for it."
         ),
     )
     has_ipykernel: bool = Field(description="Whether ipykernel is installed, so a kernel can run in it.")

@@ -1,4 +1,6 @@
+import asyncio
 import json
+import os
 import shutil
 import sys
 
@@ -76,36 +78,34 @@ async def test_name_clash_and_conda_lists(tmp_path):
         await cat.get("missing")
 
 
-async def test_descriptions_are_cached_until_the_env_changes(tmp_path):
+async def test_descriptions_are_cached_until_the_env_changes(tmp_path, monkeypatch):
+    import jupyter_gpu_env.envs.discovery as discovery
+
     prefix = tmp_path / "envs" / "e"
     (prefix / "conda-meta").mkdir(parents=True)
     cat = EnvironmentCatalog([], tmp_path / "envs", conda_lists=[], kernel_data_dir=tmp_path / "k")
     calls = []
-    import jupyter_gpu_env.envs.discovery as discovery
-
-    real = discovery.describe
+    real = discovery.summarize
 
     def counting(p):
         calls.append(p)
         return real(p)
 
-    discovery.describe = counting
-    try:
-        first = await cat.list()
-        again = await cat.list()
-        assert len(calls) == 1 and first == again
-        rec = {"name": "zlib", "version": "1.3", "build": "0", "files": []}
-        (prefix / "conda-meta" / "zlib-1.3-0.json").write_text(json.dumps(rec))
-        import os
-
-        os.utime(prefix / "conda-meta", ns=(1, 1))  # a new mtime, whatever the clock's resolution
-        changed = await cat.list()
-        assert len(calls) == 2 and changed[0].package_count == 1
-        cat.refresh()
-        await cat.list()
-        assert len(calls) == 3
-    finally:
-        discovery.describe = real
+    monkeypatch.setattr(discovery, "summarize", counting)
+    first = await cat.list()
+    assert await asyncio.to_thread(cat.wait_measured, 30)
+    again = await cat.list()
+    assert len(calls) == 1 and [e.name for e in first] == [e.name for e in again] == ["e"]
+    assert again[0].size_state == "measured"
+    rec = {"name": "zlib", "version": "1.3", "build": "0", "files": []}
+    (prefix / "conda-meta" / "zlib-1.3-0.json").write_text(json.dumps(rec))
+    os.utime(prefix / "conda-meta", ns=(1, 1))  # a new mtime, whatever the clock's resolution
+    changed = await cat.list()
+    assert len(calls) == 2 and changed[0].package_count == 1 and changed[0].size_state == "measuring"
+    assert await asyncio.to_thread(cat.wait_measured, 30)
+    cat.refresh()
+    await cat.list()
+    assert len(calls) == 3
 
 
 async def test_concurrent_listings_share_one_scan(demo, service):
@@ -128,3 +128,49 @@ def test_conda_list_add_and_remove_keep_other_lines(tmp_path):
     conda_list.remove(lst, a)
     assert lst.read_text().splitlines() == ["/opt/conda", "/opt/conda/envs/x", str(b)]
     assert [p.name for p in tmp_path.joinpath(".conda").iterdir()] == ["environments.txt"]  # no temporaries
+
+
+def _catalog(demo, tmp_path, state_file=None):
+    return EnvironmentCatalog(
+        [demo.managed_dir],
+        tmp_path / "envs",
+        conda_lists=[],
+        kernel_data_dir=tmp_path / "jupyter",
+        state_file=state_file,
+    )
+
+
+async def test_the_first_list_answers_before_sizes_are_measured(demo, tmp_path):
+    catalog = _catalog(demo, tmp_path)
+    (first,) = await catalog.list()
+    assert first.size_state == "measuring" and first.size_bytes is None and first.shared_bytes is None
+    assert first.python_version == "{}.{}.{}".format(*sys.version_info[:3])
+    detail = await catalog.get("demo")
+    assert first.package_count == detail.package_count  # from listings alone, the same count
+    assert await asyncio.to_thread(catalog.wait_measured, 60)
+    (later,) = await catalog.list()
+    assert later.size_state == "measured" and later.size_bytes == detail.size_bytes > 50_000_000
+
+
+async def test_a_restart_reuses_the_saved_catalog_until_the_environment_changes(demo, tmp_path):
+    state = tmp_path / "state" / "environments.json"
+    before = _catalog(demo, tmp_path, state)
+    await before.list()
+    assert await asyncio.to_thread(before.wait_measured, 60)
+    assert json.loads(state.read_text())["prefixes"][str(demo.env)]["size"][0] > 50_000_000
+
+    (listed,) = await _catalog(demo, tmp_path, state).list()  # a new server, same state folder
+    assert listed.size_state == "measured" and listed.size_bytes > 50_000_000
+
+    saved = json.loads(state.read_text())
+    saved["prefixes"][str(demo.env)]["key"][0] -= 1  # conda-meta changed while the server was down
+    state.write_text(json.dumps(saved))
+    (stale,) = await _catalog(demo, tmp_path, state).list()
+    assert stale.size_state == "measuring"
+
+
+async def test_an_unreadable_saved_catalog_is_a_cold_start(demo, tmp_path):
+    state = tmp_path / "environments.json"
+    state.write_text("{not json")
+    (listed,) = await _catalog(demo, tmp_path, state).list()
+    assert listed.name == "demo" and listed.size_state == "measuring"

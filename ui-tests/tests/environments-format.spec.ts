@@ -28,6 +28,7 @@ const CLONE: IEnvironment = {
   package_count: 31,
   size_bytes: 145035264,
   shared_bytes: 141361152,
+  size_state: 'measured',
   has_ipykernel: true,
   kernel_name: null,
   source: '/envs/demo-python',
@@ -83,6 +84,16 @@ test.describe('environments format', () => {
     expect(formatEnvSize(CLONE)).toBe('138 MiB (3.5 MiB new)');
     expect(formatEnvSize({ ...CLONE, kind: 'managed' })).toBe('138 MiB');
     expect(formatEnvSize({ ...CLONE, shared_bytes: 0 })).toBe('138 MiB');
+    const measuring = {
+      ...CLONE,
+      size_bytes: null,
+      shared_bytes: null,
+      size_state: 'measuring' as const
+    };
+    expect(formatEnvSize(measuring)).toBe('measuring size…');
+    expect(describeEnvironment(measuring)).toBe(
+      'Python 3.11.7 · 31 packages · measuring size…'
+    );
     expect(describeEnvironment(CLONE)).toBe(
       'Python 3.11.7 · 31 packages · 138 MiB (3.5 MiB new)'
     );

@@ -764,14 +764,23 @@ export interface components {
             python_version: string | null;
             /**
              * Shared Bytes
-             * @description Part of `size_bytes` in files hard-linked from elsewhere (the package cache); a clone's new disk use is `size_bytes - shared_bytes`.
+             * @description Part of `size_bytes` in files hard-linked from elsewhere (the package cache); a clone's new disk use is `size_bytes - shared_bytes`. Null while `size_state` is `measuring`.
+             * @default null
              */
-            shared_bytes: number;
+            shared_bytes: number | null;
             /**
              * Size Bytes
-             * @description Disk space of all its files (hard-linked files counted once).
+             * @description Disk space of all its files (hard-linked files counted once); null while `size_state` is `measuring`.
+             * @default null
              */
-            size_bytes: number;
+            size_bytes: number | null;
+            /**
+             * Size State
+             * @description `measuring`: the size on disk is being measured in the background (it walks every file); list again for it.
+             * @default measured
+             * @enum {string}
+             */
+            size_state: "measured" | "measuring";
             /**
              * Source
              * @description For a clone: the prefix it was cloned from.
@@ -838,14 +847,23 @@ export interface components {
             python_version: string | null;
             /**
              * Shared Bytes
-             * @description Part of `size_bytes` in files hard-linked from elsewhere (the package cache); a clone's new disk use is `size_bytes - shared_bytes`.
+             * @description Part of `size_bytes` in files hard-linked from elsewhere (the package cache); a clone's new disk use is `size_bytes - shared_bytes`. Null while `size_state` is `measuring`.
+             * @default null
              */
-            shared_bytes: number;
+            shared_bytes: number | null;
             /**
              * Size Bytes
-             * @description Disk space of all its files (hard-linked files counted once).
+             * @description Disk space of all its files (hard-linked files counted once); null while `size_state` is `measuring`.
+             * @default null
              */
-            size_bytes: number;
+            size_bytes: number | null;
+            /**
+             * Size State
+             * @description `measuring`: the size on disk is being measured in the background (it walks every file); list again for it.
+             * @default measured
+             * @enum {string}
+             */
+            size_state: "measured" | "measuring";
             /**
              * Source
              * @description For a clone: the prefix it was cloned from.

@@ -113,11 +113,15 @@ export function plural(count: number, noun: string): string {
  * cache) what it really added: "138 MiB (3.5 MiB new)".
  */
 export function formatEnvSize(env: IEnvironment): string {
-  const total = formatBytes(env.size_bytes);
-  if (env.kind !== 'own' || env.shared_bytes <= 0) {
+  const { size_bytes: size, shared_bytes: shared } = env;
+  if (env.size_state === 'measuring' || size === null || size === undefined) {
+    return 'measuring size…';
+  }
+  const total = formatBytes(size);
+  if (env.kind !== 'own' || !shared || shared <= 0) {
     return total;
   }
-  const fresh = Math.max(0, env.size_bytes - env.shared_bytes);
+  const fresh = Math.max(0, size - shared);
   return `${total} (${formatBytes(fresh)} new)`;
 }
 

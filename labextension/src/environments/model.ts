@@ -14,6 +14,9 @@ import { EnvironmentsClient } from './client';
 /** Milliseconds between two refreshes of the lists while visible. */
 export const LIST_REFRESH_INTERVAL = 30 * 1000;
 
+/** Milliseconds until the next list while sizes are being measured. */
+export const MEASURING_REFRESH_DELAY = 2 * 1000;
+
 export class EnvironmentsModel extends PolledModel {
   constructor(options: EnvironmentsModel.IOptions) {
     super(
@@ -60,6 +63,9 @@ export class EnvironmentsModel extends PolledModel {
     this._imageError = null;
     if (envs.status === 'fulfilled') {
       this._environments = envs.value;
+      if (envs.value.some(env => env.size_state === 'measuring')) {
+        this._askAgainSoon();
+      }
     } else {
       this._envError = asApiError(envs.reason);
     }
@@ -74,6 +80,22 @@ export class EnvironmentsModel extends PolledModel {
     }
   }
 
+  override dispose(): void {
+    window.clearTimeout(this._soon);
+    super.dispose();
+  }
+
+  /** The server measures sizes in the background: ask again shortly, not in 30 s. */
+  private _askAgainSoon(): void {
+    window.clearTimeout(this._soon);
+    this._soon = window.setTimeout(() => {
+      if (this.isWanted()) {
+        void this.refresh();
+      }
+    }, MEASURING_REFRESH_DELAY);
+  }
+
+  private _soon = 0;
   private _environments: IEnvironment[] | null = null;
   private _images: IImage[] | null = null;
   private _envError: ApiError | null = null;

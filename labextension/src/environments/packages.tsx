@@ -17,7 +17,7 @@ export function PackageList(props: {
   const [packages, setPackages] = useState<IPackage[] | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
   // What identifies a state of the environment worth reloading for.
-  const version = `${env.name}:${env.package_count}:${env.size_bytes}`;
+  const version = `${env.name}:${env.package_count}:${env.size_bytes ?? ''}`;
 
   useEffect(() => {
     let live = true;
