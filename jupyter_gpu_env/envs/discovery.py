@@ -41,7 +41,7 @@ from ..errors import NotFound
 from ..models.envs import Environment, EnvironmentDetail, EnvKind
 from ..offloop import python_work
 from . import catalog_file, conda_list
-from .prefix import PrefixSummary, cache_key, describe, disk_usage, is_env, summarize
+from .prefix import PrefixSummary, cache_key, describe, disk_usage, is_env, site_dirs, summarize
 
 log = logging.getLogger(__name__)
 
@@ -57,15 +57,23 @@ def _real(p: Path) -> Path:
     return Path(os.path.realpath(p))
 
 
-def _children(d: Path) -> list[Path]:
+def _children(d: Path) -> list[tuple[Path, Path]]:
+    """The environments directly in ``d``, each with its real path (one realpath for ``d``, not each)."""
     try:
-        return sorted(p for p in d.iterdir() if not p.name.startswith(".") and is_env(p))
+        real_d = os.path.realpath(d)
+        with os.scandir(d) as it:
+            found = [
+                (Path(e.path), _real(Path(e.path)) if e.is_symlink() else Path(real_d, e.name))
+                for e in it
+                if not e.name.startswith(".") and os.path.isdir(os.path.join(e.path, "conda-meta"))
+            ]
     except OSError:
         return []
+    return sorted(found)
 
 
 def _under(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
+    return path == root or str(path).startswith(f"{root}{os.sep}")
 
 
 @dataclass
@@ -75,6 +83,7 @@ class _Entry:
     key: tuple[int, ...]
     summary: PrefixSummary
     size: tuple[int, int] | None = None  # (bytes on disk, of which shared), once measured
+    sites: tuple[Path, ...] | None = None  # its site-packages folders, as the key last found them
 
 
 class EnvironmentCatalog:
@@ -110,8 +119,8 @@ class EnvironmentCatalog:
         seen: set[Path] = set()
         taken: set[str] = set()
 
-        def add(prefix: Path, kind: EnvKind) -> None:
-            real = _real(prefix)
+        def add(prefix: Path, kind: EnvKind, real: Path | None = None) -> None:
+            real = real or _real(prefix)
             if real in seen:
                 return
             if kind == "managed" and _under(real, user_root):
@@ -127,13 +136,13 @@ class EnvironmentCatalog:
             taken.add(name)
             out.append(EnvLocation(name, real, kind))
 
-        for p in _children(self.user_env_dir):
-            add(p, "own")
+        for p, real in _children(self.user_env_dir):
+            add(p, "own", real)
         for d in self.managed_dirs:
             if is_env(d):
                 add(d, "managed")
-            for p in _children(d) + _children(d / "envs"):
-                add(p, "managed")
+            for p, real in _children(d) + _children(d / "envs"):
+                add(p, "managed", real)
         for lst in self.conda_lists:
             for p in conda_list.read(lst):
                 add(p, "managed")
@@ -149,13 +158,17 @@ class EnvironmentCatalog:
 
     def _entry(self, prefix: Path) -> tuple[_Entry, bool]:
         """The current entry of ``prefix`` and whether it had to be made anew."""
-        key = cache_key(prefix)
         known = self._known()
         with self._lock:
             entry = known.get(prefix)
-        if entry is not None and entry.key == key:
+        if entry is not None and entry.sites is not None and cache_key(prefix, entry.sites) == entry.key:
             return entry, False
-        entry = _Entry(key, summarize(prefix))
+        sites = site_dirs(prefix)
+        key = cache_key(prefix, sites)
+        if entry is not None and entry.key == key:
+            entry.sites = sites
+            return entry, False
+        entry = _Entry(key, summarize(prefix), sites=sites)
         with self._lock:
             known[prefix] = entry
         return entry, True

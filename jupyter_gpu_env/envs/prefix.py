@@ -215,10 +215,19 @@ def describe(prefix: Path) -> PrefixInfo:
     return PrefixInfo(pyver, packages, has_ipykernel, read_origin(prefix))
 
 
-def cache_key(prefix: Path) -> tuple[int, ...]:
-    """Changes whenever conda or pip change the prefix (conda-meta or site-packages entries)."""
+def site_dirs(prefix: Path) -> tuple[Path, ...]:
+    """The site-packages folders whose modification time is part of :func:`cache_key`."""
+    return tuple(sorted((prefix / "lib").glob("python3*/site-packages")))
+
+
+def cache_key(prefix: Path, sites: tuple[Path, ...] | None = None) -> tuple[int, ...]:
+    """Changes whenever conda or pip change the prefix (conda-meta or site-packages entries).
+
+    ``sites``: the :func:`site_dirs` found last time; conda cannot add or remove one without changing
+    conda-meta, whose time comes first in the key, so they need not be looked for again while it holds.
+    """
     key = []
-    for p in (prefix / "conda-meta", *sorted((prefix / "lib").glob("python3*/site-packages"))):
+    for p in (prefix / "conda-meta", *(site_dirs(prefix) if sites is None else sites)):
         try:
             key.append(p.stat().st_mtime_ns)
         except OSError:
