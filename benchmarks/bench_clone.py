@@ -5,9 +5,14 @@ and a synthesized ~2.3 GB one (the same packages plus a generated package of 20,
 files; 29,500 files). Each method copies the managed environment into the same scratch folder, on the same
 filesystem as the package cache:
 
-- ours: `EnvironmentService.clone` (conda's clone semantics: packages relinked from the package cache by
-  hard link, files holding the prefix rewritten, untracked files copied with the prefix rewritten, built in
-  a hidden sibling and renamed into place, recorded in conda's environment list);
+- ours: `EnvironmentService.clone` as a server runs it (conda's clone semantics: packages relinked from
+  the package cache by hard link, files holding the prefix rewritten, untracked files copied with the
+  prefix rewritten, built in a hidden sibling and renamed into place, recorded in conda's environment
+  list), in one event loop whose engine was warmed up at "server start" (a spare conda worker), one
+  second of idle between two clones (the spare that follows a clone starts in it) and the size measured
+  in the background before the next method runs;
+- ours, first after a start: a new Python process builds the service, warms it up, idles one second
+  (a server's start-up), then clones once: the first clone a user makes, module imports included;
 - `cp -a`: a full copy, the naive way;
 - `cp -al`: hard links for everything, the lower bound for time and disk, but not a usable clone: files
   that hold the prefix still point at the source, and editing a file in place edits the source too.
@@ -22,9 +27,11 @@ warm-cache times.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import statistics
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -48,20 +55,51 @@ def _service(home: Path):
     )
 
 
+_FIRST = """
+import asyncio, json, sys, time
+sys.path.insert(0, {here!r})
+import bench_clone
+from pathlib import Path
+service = bench_clone._service(Path({home!r}))
+async def main():
+    await service.engine.warm_up()
+    await asyncio.sleep(1)  # the server's start-up: the spare loads meanwhile
+    t = time.perf_counter()
+    await service.clone({source!r}, {name!r})
+    took = time.perf_counter() - t
+    await service.engine.close()
+    return took
+print(json.dumps(asyncio.run(main())))
+"""
+
+
+def _first_clone(source: Path, scratch: Path, name: str) -> float:
+    """A new process's first clone (after its warm-up), in seconds."""
+    code = _FIRST.format(
+        here=str(Path(__file__).parent), home=str(scratch / "home"), source=source.name, name=name
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return float(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
 def _measure(
     label: str, source: Path, scratch: Path
 ) -> tuple[dict[str, list[float]], dict[str, int], list[str]]:
     service = _service(scratch / "home")
+    loop = asyncio.new_event_loop()  # a server's: the spare worker belongs to it
+    loop.run_until_complete(service.engine.warm_up())
     known = _conda.inodes(source, _conda.PKGS)
     seconds: dict[str, list[float]] = {m: [] for m in METHODS}
     new: dict[str, int] = {}
     notes: list[str] = []
+    first: list[float] = []
 
     for r in range(ROUNDS[label]):
         name = f"bench-{source.name}-{r}"
+        loop.run_until_complete(asyncio.sleep(1))  # idle, as between two clicks
 
         def ours(name: str = name) -> Path:
-            result = asyncio.run(service.clone(source.name, name))
+            result = loop.run_until_complete(service.clone(source.name, name))
             if result.report.fetched or result.report.copied_from_source:
                 notes.append(
                     f"note: clone did not relink everything from the cache: {result.report.model_dump()}"
@@ -82,9 +120,16 @@ def _measure(
             t = time.perf_counter()
             dst = runs[method]()
             seconds[method].append(time.perf_counter() - t)
+            service.catalog.wait_measured()  # the background size walk, out of the next method's time
             new[method] = _conda.new_bytes(dst, known)
             _conda.remove(dst)
             os.sync()
+        os.sync()
+        first.append(_first_clone(source, scratch, f"first-{r}"))
+        _conda.remove(scratch / "home" / "envs" / f"first-{r}")
+    loop.run_until_complete(service.engine.close())
+    loop.close()
+    seconds["first"] = first
     return seconds, new, notes
 
 
@@ -101,16 +146,24 @@ def main() -> list[str]:
     finally:
         _conda.remove(scratch)
     lines.append("")
-    lines.append(f"{'environment':<13}{'method':<8}{'seconds':>9}{'new MB':>9}")
+    lines.append(f"{'environment':<13}{'method':<22}{'seconds':>9}{'new MB':>9}")
     for label, (seconds, new, _) in results.items():
         for m in METHODS:
-            lines.append(f"{label:<13}{m:<8}{statistics.median(seconds[m]):>9.2f}{_conda.mb(new[m]):>9.1f}")
+            lines.append(f"{label:<13}{m:<22}{statistics.median(seconds[m]):>9.2f}{_conda.mb(new[m]):>9.1f}")
+        lines.append(f"{label:<13}{'ours, first after start':<22}{statistics.median(seconds['first']):>9.2f}")
     for label, (seconds, new, notes) in results.items():
         t = {m: statistics.median(v) for m, v in seconds.items()}
         for base in ("cp -a", "cp -al"):
             lines.append(
                 f"ratio ours/{base} ({label}): time {t['ours'] / t[base]:.2f}x, "
                 f"new disk {new['ours'] / max(new[base], 1):.3f}x"
+            )
+        if label == "demo":
+            near = t["ours"] / t["cp -al"]
+            lines.append(
+                f"clone targets (demo): first after a start {t['first']:.2f} s (aim < 1.0: "
+                f"{'met' if t['first'] < 1.0 else 'NOT met'}), later {near:.2f}x of cp -al (aim <= 1.5: "
+                f"{'met' if near <= 1.5 else 'NOT met'})"
             )
         lines += notes
     return lines

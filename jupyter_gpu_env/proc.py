@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import contextlib
 import os
 import resource
 import shutil
@@ -157,6 +158,93 @@ def _launch(
     return prefix + args, None
 
 
+async def start(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    rlimits: Mapping[int, tuple[int, int]] | None = None,
+    nice: int = 0,
+) -> Started:
+    """Start ``argv`` with a pipe for its input, to be talked to later (:meth:`Started.finish`).
+
+    For a worker started ahead of need: it loads what it needs while nobody waits, then reads its
+    request. Raises :class:`Conflict` when the program does not exist.
+    """
+    args = _check_argv(argv)
+    try:
+        launched, preexec = _launch(args, rlimits, nice)
+        process = await asyncio.create_subprocess_exec(
+            *launched,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=dict(env) if env is not None else None,
+            cwd=cwd,
+            start_new_session=True,
+            preexec_fn=preexec,
+        )
+    except FileNotFoundError as e:
+        raise Conflict(f"'{args[0]}' was not found on this server", reason="tool_missing") from e
+    return Started(args, process)
+
+
+@dataclass
+class Started:
+    """A child started by :func:`start` in its own process group, so that cancelling (or a timeout)
+    takes down everything it started."""
+
+    args: list[str]
+    process: asyncio.subprocess.Process
+
+    @property
+    def alive(self) -> bool:
+        return self.process.returncode is None
+
+    async def finish(
+        self,
+        *,
+        stdin: bytes | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109 - the seam owns timeouts for every caller
+        on_stdout: LineCallback | None = None,
+        on_stderr: LineCallback | None = None,
+        check: bool = True,
+        kill_grace: float = 5.0,
+    ) -> Result:
+        """Send ``stdin`` (then end of input) and wait for the child; see :func:`run`."""
+        proc = self.process
+        out: list[str] = []
+        err: list[str] = []
+
+        async def communicate() -> int:
+            if proc.stdin is not None:
+                if stdin is not None:
+                    proc.stdin.write(stdin)
+                    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                        await proc.stdin.drain()  # a child that ended early says why on stderr
+                proc.stdin.close()
+            await asyncio.gather(_pump(proc.stdout, out, on_stdout), _pump(proc.stderr, err, on_stderr))
+            return await proc.wait()
+
+        try:
+            rc = await asyncio.wait_for(communicate(), timeout)
+        except TimeoutError as e:
+            await _terminate(proc, kill_grace)
+            raise CommandTimeout(f"{self.args[0]} did not finish within {timeout:g} s") from e
+        except BaseException:
+            # Cancellation (or a failing callback) must not leave an orphan behind.
+            await asyncio.shield(_terminate(proc, kill_grace))
+            raise
+        result = Result(self.args, rc, "".join(out), "".join(err))
+        if check and rc != 0:
+            raise CommandFailed(self.args, rc, result.output)
+        return result
+
+    async def stop(self, kill_grace: float = 5.0) -> None:
+        """End the child (and its group) unheard: a worker no longer wanted."""
+        await _terminate(self.process, kill_grace)
+
+
 async def run(
     argv: Sequence[str],
     *,
@@ -180,45 +268,15 @@ async def run(
     e.g. the size of files it may write; ``nice`` lowers its priority (:data:`BACKGROUND` for work
     nobody waits on interactively).
     """
-    args = _check_argv(argv)
-    try:
-        launched, preexec = _launch(args, rlimits, nice)
-        proc = await asyncio.create_subprocess_exec(
-            *launched,
-            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=dict(env) if env is not None else None,
-            cwd=cwd,
-            start_new_session=True,
-            preexec_fn=preexec,
-        )
-    except FileNotFoundError as e:
-        raise Conflict(f"'{args[0]}' was not found on this server", reason="tool_missing") from e
-    out: list[str] = []
-    err: list[str] = []
-
-    async def communicate() -> int:
-        if stdin is not None and proc.stdin is not None:
-            proc.stdin.write(stdin)
-            await proc.stdin.drain()
-            proc.stdin.close()
-        await asyncio.gather(_pump(proc.stdout, out, on_stdout), _pump(proc.stderr, err, on_stderr))
-        return await proc.wait()
-
-    try:
-        rc = await asyncio.wait_for(communicate(), timeout)
-    except TimeoutError as e:
-        await _terminate(proc, kill_grace)
-        raise CommandTimeout(f"{args[0]} did not finish within {timeout:g} s") from e
-    except BaseException:
-        # Cancellation (or a failing callback) must not leave an orphan behind.
-        await asyncio.shield(_terminate(proc, kill_grace))
-        raise
-    result = Result(args, rc, "".join(out), "".join(err))
-    if check and rc != 0:
-        raise CommandFailed(args, rc, result.output)
-    return result
+    started = await start(argv, env=env, cwd=cwd, rlimits=rlimits, nice=nice)
+    return await started.finish(
+        stdin=stdin,
+        timeout=timeout,
+        on_stdout=on_stdout,
+        on_stderr=on_stderr,
+        check=check,
+        kill_grace=kill_grace,
+    )
 
 
 def spawn_detached(

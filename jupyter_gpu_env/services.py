@@ -261,9 +261,11 @@ class Services:
         await mounts.sweep()
         self.sampler.start()
         await self.jobs.start()
+        await self.envs.engine.warm_up()
 
     async def stop(self) -> None:
         await self.tasks.stop()
+        await self.envs.engine.close()
         await self.jobs.stop()
         await self.sampler.stop()
         await mounts.unmount_all()

@@ -56,8 +56,9 @@ def cmd_clone(args: argparse.Namespace) -> int:
             result = await s.envs.clone(
                 args.source, args.name, progress=bar.progress, log=bar.log, claimed=claimed
             )
-        env, report = result.environment, result.report
-        new = human_bytes((env.size_bytes or 0) - (env.shared_bytes or 0))  # a detail is always measured
+        report = result.report
+        env = await s.envs.get(result.environment.name)  # measured now: a terminal waits for the size
+        new = human_bytes((env.size_bytes or 0) - (env.shared_bytes or 0))
         print(f"Cloned '{source}' as '{env.name}' at {env.prefix}")
         print(f"  {report.packages} packages, {new} of new disk use, {report.seconds:.1f} s")
         if kernel is not None:

@@ -311,6 +311,18 @@ class EnvironmentCatalog:
             f"No environment named '{name_or_prefix}'. Known environments: {known}.", reason="env_not_found"
         )
 
+    async def listed(self, name: str) -> Environment:
+        """One environment as the list shows it (its size measured in the background if it changed)."""
+        loc = await self.resolve(name)
+
+        def one() -> Environment:
+            entry, _ = self._entry(loc.prefix)
+            if entry.size is None:
+                self._measure_later([loc.prefix])
+            return self._environment(loc, entry, self._kernel_names())
+
+        return await python_work(one)
+
     async def get(self, name: str) -> EnvironmentDetail:
         loc = await self.resolve(name)
 

@@ -32,6 +32,14 @@ class EngineError(GpuEnvError):
 class CondaEngine(Protocol):
     name: str
 
+    async def warm_up(self) -> None:
+        """Get ready for the first operation ahead of need (at server start); never fails."""
+        ...
+
+    async def close(self) -> None:
+        """Let go of what :meth:`warm_up` holds (at server stop)."""
+        ...
+
     async def create(
         self,
         prefix: Path,

@@ -107,8 +107,8 @@ class EnvironmentService:
         return loc
 
     async def _summary(self, name: str) -> Environment:
-        detail = await self.catalog.get(name)
-        return Environment.model_validate(detail.model_dump(exclude={"packages"}))
+        """The environment as listed after a change: its size is measured in the background."""
+        return await self.catalog.listed(name)
 
     # -- reading ------------------------------------------------------------------------------------
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import sys
 import time
@@ -14,10 +15,13 @@ from typing import Any
 from ... import proc
 from ...errors import Conflict, GpuEnvError, InvalidRequest, NotFound, Unavailable
 from ...models.envs import CloneReport, ExportFormat, PackagesReport
+from ...tasks import cancel_and_wait
 from ..clonefiles import CopyReport, conda_files, copy_records, copy_untracked, find_untracked
 from ..engine import EngineError, LogFn, ProgressFn, run_stoppable, scaled, threadsafe
 from ..export import environment_yaml, explicit_lock
 from ..prefix import read_records
+
+log = logging.getLogger(__name__)
 
 _ERRORS: dict[str, type[GpuEnvError]] = {
     "invalid_spec": InvalidRequest,
@@ -59,6 +63,50 @@ class RattlerEngine:
         self.pkgs_dir = Path(pkgs_dir).expanduser()
         self.python = python or sys.executable
         self.timeout = timeout
+        # A worker started ahead of need, rattler loaded, waiting for its request: an operation then
+        # does not wait for a Python to start and import (0.1-0.15 s, more on a busy or slow disk).
+        self._spare: proc.Started | None = None
+        self._spare_loop: asyncio.AbstractEventLoop | None = None  # a child is its event loop's
+        self._spawning: asyncio.Task[None] | None = None
+        self._keep_spare = False  # a server keeps one; a command-line run does not
+
+    def _argv(self) -> list[str]:
+        return [self.python, "-m", "jupyter_gpu_env.envs.rattler.worker"]
+
+    async def warm_up(self) -> None:
+        self._keep_spare = True
+        if self._usable_spare():
+            return
+        try:
+            self._spare = await proc.start(self._argv(), env=proc.own_package_env(), nice=proc.BACKGROUND)
+            self._spare_loop = asyncio.get_running_loop()
+        except GpuEnvError as e:  # a missing Python says so again when an operation needs it
+            log.warning("could not start a spare conda worker: %s", e.message)
+
+    def _usable_spare(self) -> bool:
+        spare = self._spare
+        return spare is not None and spare.alive and self._spare_loop is asyncio.get_running_loop()
+
+    def _warm_up_later(self) -> None:
+        if self._keep_spare and (self._spawning is None or self._spawning.done()):
+            self._spawning = asyncio.ensure_future(self.warm_up())
+
+    async def _worker(self) -> proc.Started:
+        """The spare if it is still there, else a new worker; a new spare follows the operation."""
+        await cancel_and_wait(self._spawning)
+        usable = self._usable_spare()
+        spare, self._spare = self._spare, None
+        if spare is not None and usable:
+            return spare
+        return await proc.start(self._argv(), env=proc.own_package_env(), nice=proc.BACKGROUND)
+
+    async def close(self) -> None:
+        self._keep_spare = False
+        await cancel_and_wait(self._spawning)
+        usable = self._usable_spare()
+        spare, self._spare = self._spare, None
+        if spare is not None and usable:
+            await spare.stop(kill_grace=1.0)
 
     async def _call(
         self, request: dict[str, Any], progress: ProgressFn | None, log: LogFn | None
@@ -84,18 +132,18 @@ class RattlerEngine:
             if log is not None and line.strip():
                 log(line)
 
-        env = proc.own_package_env()
-        self.pkgs_dir.mkdir(parents=True, exist_ok=True)
-        res = await proc.run(
-            [self.python, "-m", "jupyter_gpu_env.envs.rattler.worker"],
-            stdin=json.dumps(request).encode(),
-            env=env,
-            timeout=self.timeout,
-            on_stdout=on_stdout,
-            on_stderr=on_stderr,
-            check=False,
-            nice=proc.BACKGROUND,
-        )
+        await asyncio.to_thread(self.pkgs_dir.mkdir, parents=True, exist_ok=True)
+        worker = await self._worker()
+        try:
+            res = await worker.finish(
+                stdin=json.dumps(request).encode(),
+                timeout=self.timeout,
+                on_stdout=on_stdout,
+                on_stderr=on_stderr,
+                check=False,
+            )
+        finally:
+            self._warm_up_later()
         # A result counts even if the process then died: py-rattler may abort at exit.
         if "result" in outcome:
             return outcome["result"]
@@ -137,13 +185,19 @@ class RattlerEngine:
             log(
                 f"The package cache {self.pkgs_dir} is on another filesystem than {build}: files are copied, not hard-linked"
             )
-        records = await asyncio.to_thread(read_records, source)
-        untracked = await asyncio.to_thread(find_untracked, source, conda_files(records))
-        result = await self._call(
-            {"op": "clone", "source": str(source), "prefix": str(build), "final_prefix": str(prefix)},
-            scaled(progress, 0.0, 0.85),
-            log,
+        # The source's untracked files are found while the worker links packages: two cores, one wait.
+        finding = asyncio.ensure_future(
+            asyncio.to_thread(lambda: find_untracked(source, conda_files(read_records(source))))
         )
+        try:
+            result = await self._call(
+                {"op": "clone", "source": str(source), "prefix": str(build), "final_prefix": str(prefix)},
+                scaled(progress, 0.0, 0.85),
+                log,
+            )
+            untracked = await finding
+        finally:
+            await cancel_and_wait(finding)
         report = CopyReport()
         if result["copied_from_source"]:
             if log is not None:

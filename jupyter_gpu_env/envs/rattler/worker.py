@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import select
 import shutil
 import sys
 import time
@@ -273,11 +274,21 @@ def _classify(e: BaseException) -> tuple[str, str]:
     return f"{kind}: {text}", "engine_failed"
 
 
+IDLE_SECONDS = 900
+
+
 def main() -> None:
     global _out
     _out = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
     os.dup2(2, 1)  # whatever the libraries print must not corrupt the protocol
     code = 0
+    # Started ahead of need (a spare), the worker loads rattler while nobody waits, then waits for its
+    # request; a spare nobody asked for in IDLE_SECONDS leaves.
+    import rattler.install  # noqa: F401
+
+    ready, _, _ = select.select([sys.stdin], [], [], IDLE_SECONDS)
+    if not ready:
+        os._exit(0)
     try:
         req = json.loads(sys.stdin.read())
         op = OPS[req["op"]]
