@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import psutil
-from _server import Server, free_port, peer_venv, server_argv
-from tornado.httpclient import AsyncHTTPClient, HTTPClientError
+from _server import Server, free_port, peer_venv, server_argv, status_of
+from tornado.httpclient import AsyncHTTPClient
 
 SCHEDULER_VENV = Path.home() / ".cache" / "jupyter-gpu-env-bench" / "scheduler-venv"
 SCHEDULER_PACKAGES = ("jupyter-scheduler", "jupyterlab")
@@ -182,21 +182,11 @@ def jupyter_server(
 def wait_ready(server: Server, path: str) -> None:
     """Until ``path`` answers 200 (the extension loaded and started); at most 120 s."""
 
-    async def ask() -> int:
-        client = AsyncHTTPClient()
-        try:
-            resp = await client.fetch(server.url + path, headers=server.headers(), request_timeout=5)
-            return resp.code
-        except HTTPClientError as e:
-            return e.code
-        except OSError:
-            return 0
-
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if not _lives_pid(server.pid):
             raise RuntimeError(f"the server at {server.url} exited during its start")
-        if asyncio.run(ask()) == 200:
+        if asyncio.run(status_of(server.url + path, server.headers())) == 200:
             return
         time.sleep(0.25)
     raise RuntimeError(f"the server at {server.url} did not answer {path} within 120 s")

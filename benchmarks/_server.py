@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from tornado.httpclient import AsyncHTTPClient
+from tornado.httpclient import AsyncHTTPClient, HTTPClientError
 
 # Tornado shares one client per event loop and ignores a later max_clients: set it before any use, so
 # that "50 together" really has 50 requests in flight.
@@ -66,6 +66,17 @@ def server_argv(
         "--allow-root",
         *extra,
     ]
+
+
+async def status_of(url: str, headers: dict[str, str]) -> int:
+    """The HTTP status ``url`` answers with, 0 when nothing answers (a server still starting)."""
+    try:
+        resp = await AsyncHTTPClient().fetch(url, headers=headers, request_timeout=5)
+        return resp.code
+    except HTTPClientError as e:
+        return e.code
+    except OSError:
+        return 0
 
 
 @dataclass

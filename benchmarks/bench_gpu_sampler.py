@@ -41,8 +41,8 @@ from pathlib import Path
 
 import psutil
 from _conda import CACHE
-from _server import Server, free_port, latencies, peer_venv, summary
-from tornado.httpclient import AsyncHTTPClient, HTTPClientError
+from _server import Server, free_port, latencies, peer_venv, status_of, summary
+from tornado.httpclient import AsyncHTTPClient
 
 RESOURCE_USAGE_VENV = CACHE / "resource-usage-venv"
 RESOURCE_USAGE_PACKAGES = ("jupyter-resource-usage", "ipykernel")
@@ -141,22 +141,11 @@ def jupyter_server(
 
 
 def _wait_ready(server: Server, proc: subprocess.Popen[bytes], path: str, log_path: Path) -> None:
-    async def ask() -> int:
-        try:
-            resp = await AsyncHTTPClient().fetch(
-                server.url + path, headers=server.headers(), request_timeout=5
-            )
-            return resp.code
-        except HTTPClientError as e:
-            return e.code
-        except OSError:
-            return 0
-
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"the server exited with {proc.returncode}; see {log_path}")
-        if asyncio.run(ask()) == 200:
+        if asyncio.run(status_of(server.url + path, server.headers())) == 200:
             return
         time.sleep(0.25)
     raise RuntimeError(f"the server did not answer {path} within 120 s; see {log_path}")
