@@ -43,7 +43,7 @@ METHODS = ("ours", "cp -a", "cp -al")
 
 
 def _service(home: Path):
-    from jupyter_gpu_env.envs.discovery import EnvironmentCatalog
+    from jupyter_gpu_env.envs.catalog import EnvironmentCatalog
     from jupyter_gpu_env.envs.service import EnvironmentService
 
     conda_list = home / "environments.txt"

@@ -75,7 +75,7 @@ def _timed(fn, *args) -> tuple[float, object]:
 
 
 def main() -> list[str]:
-    from jupyter_gpu_env.envs.discovery import EnvironmentCatalog
+    from jupyter_gpu_env.envs.catalog import EnvironmentCatalog
 
     root = envs_root()
     empty = Path(tempfile.mkdtemp(prefix="gpu-env-bench-listing-"))

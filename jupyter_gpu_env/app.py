@@ -16,8 +16,8 @@ from ._version import __version__
 from .batch.backend import backend_classes, create_backends
 from .batch.service import JobService
 from .batch.store import JobStore
+from .envs.catalog import EnvironmentCatalog
 from .envs.conda_list import default_path as default_conda_list
-from .envs.discovery import EnvironmentCatalog
 from .envs.rattler.engine import RattlerEngine
 from .envs.service import EnvironmentService, default_pkgs_dir, default_user_env_dir
 from .gpu.cluster import KubernetesCapacity

@@ -28,8 +28,8 @@ from typing import Any, TypeVar
 
 import pytest
 
+from jupyter_gpu_env.envs.catalog import EnvironmentCatalog
 from jupyter_gpu_env.envs.claims import LOCK_DIR
-from jupyter_gpu_env.envs.discovery import EnvironmentCatalog
 from jupyter_gpu_env.envs.rattler.engine import RattlerEngine
 from jupyter_gpu_env.envs.service import EnvironmentService
 

@@ -35,8 +35,8 @@ from ..models.envs import (
 )
 from ..models.tasks import Task
 from . import conda_list, history, transaction
+from .catalog import EnvironmentCatalog, EnvLocation
 from .claims import Claim, Claims
-from .discovery import EnvironmentCatalog, EnvLocation
 from .engine import CondaEngine, LogFn, ProgressFn, scaled
 from .prefix import pypi_packages, python_version, read_records, site_packages, write_origin
 from .syntax import validate_env_name

@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from jupyter_gpu_env.envs.discovery import EnvironmentCatalog
+from jupyter_gpu_env.envs.catalog import EnvironmentCatalog
 from jupyter_gpu_env.envs.rattler.engine import RattlerEngine
 from jupyter_gpu_env.envs.service import EnvironmentService
 from jupyter_gpu_env.tasks import TaskContext, TaskManager

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from jupyter_gpu_env.envs.discovery import EnvironmentCatalog
+from jupyter_gpu_env.envs.catalog import EnvironmentCatalog
 from jupyter_gpu_env.errors import NotFound
 
 
@@ -79,7 +79,7 @@ async def test_name_clash_and_conda_lists(tmp_path):
 
 
 async def test_descriptions_are_cached_until_the_env_changes(tmp_path, monkeypatch):
-    import jupyter_gpu_env.envs.discovery as discovery
+    import jupyter_gpu_env.envs.catalog.discovery as discovery
 
     prefix = tmp_path / "envs" / "e"
     (prefix / "conda-meta").mkdir(parents=True)

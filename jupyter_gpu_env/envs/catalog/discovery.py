@@ -36,12 +36,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import kernelspecs
-from ..errors import NotFound
-from ..models.envs import Environment, EnvironmentDetail, EnvKind
-from ..offloop import python_work
-from . import catalog_file, conda_list
-from .prefix import PrefixSummary, cache_key, describe, disk_usage, is_env, site_dirs, summarize
+from ... import kernelspecs
+from ...errors import NotFound
+from ...models.envs import Environment, EnvironmentDetail, EnvKind
+from ...offloop import python_work
+from .. import conda_list
+from ..prefix import PrefixSummary, cache_key, describe, disk_usage, is_env, site_dirs, summarize
+from . import saved
 
 log = logging.getLogger(__name__)
 
@@ -153,7 +154,7 @@ class EnvironmentCatalog:
     def _known(self) -> dict[Path, _Entry]:
         with self._lock:
             if self._entries is None:
-                self._entries = catalog_file.load(self.state_file, _Entry) if self.state_file else {}
+                self._entries = saved.load(self.state_file, _Entry) if self.state_file else {}
             return self._entries
 
     def _entry(self, prefix: Path) -> tuple[_Entry, bool]:
@@ -261,7 +262,7 @@ class EnvironmentCatalog:
         with self._lock:
             snapshot = dict(self._known())
         try:
-            catalog_file.save(self.state_file, snapshot)
+            saved.save(self.state_file, snapshot)
         except OSError as e:  # the catalog is a cache: a failed save costs a rescan after a restart
             log.warning("could not save the environment catalog to %s: %s", self.state_file, e)
 

@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..atomic import write_json_atomic
-from .prefix import PrefixSummary
+from ...atomic import write_json_atomic
+from ..prefix import PrefixSummary
 
 VERSION = 1
 
