@@ -107,8 +107,8 @@ async def squashfs_image(
             nice=proc.BACKGROUND,
         )
     except CommandFailed as e:
-        if refused:
-            raise PackFailed(refused[-1], reason="not_packable") from e
+        if refused:  # the environment, not the server: conda-pack says what to fix
+            raise Conflict(refused[-1], reason="not_packable") from e
         raise _explain(e, output.parent, max_bytes) from e
     except OSError as e:
         raise PackFailed(f"Could not start the packer: {e}") from e

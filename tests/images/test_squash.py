@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from jupyter_gpu_env.errors import Conflict
 from jupyter_gpu_env.images import pack, squash
 
 pytestmark = pytest.mark.skipif(shutil.which("mksquashfs") is None, reason="squashfs-tools not installed")
@@ -123,3 +124,19 @@ def test_the_settings_are_those_measured():
         exclude_file=Path("/x"),
     )
     assert xz[xz.index("-comp") + 1] == "xz" and xz[-4:] == ["-pf", "/p", "-ef", "/x"]
+
+
+def test_an_environment_conda_pack_refuses_is_a_conflict_that_says_why(demo, tmp_path):
+    broken = tmp_path / "broken"
+    subprocess.run(["cp", "-al", str(demo.env), str(broken)], check=True)
+    (broken / "lib" / "python3.11" / "os.py").unlink()  # a file conda installed, deleted by hand
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    with pytest.raises(Conflict) as refused:
+        asyncio.run(
+            pack.squashfs_image(broken, tmp_path / "x.sqfs", DEST, "zstd", lambda f, m: None, staging=staging)
+        )
+    assert refused.value.reason == "not_packable"
+    assert "conda-pack cannot pack this environment" in refused.value.message
+    assert "os.py" in refused.value.message
+    assert not (tmp_path / "x.sqfs").exists()
