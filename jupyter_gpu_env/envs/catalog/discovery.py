@@ -242,6 +242,9 @@ class EnvironmentCatalog:
                     key = cache_key(prefix)
                     entry = _Entry(key, describe(prefix).summary(), disk_usage(prefix))
                 except OSError:
+                    continue  # gone or unreadable: the next listing says so
+                except Exception:  # one odd environment must not stop the others' sizes
+                    log.exception("could not measure the environment at %s", prefix)
                     continue
                 with self._lock:
                     self._known()[prefix] = entry
