@@ -91,9 +91,15 @@ class RattlerEngine:
         if self._keep_spare and (self._spawning is None or self._spawning.done()):
             self._spawning = asyncio.ensure_future(self.warm_up())
 
+    async def _spawned(self) -> None:
+        """Let a spare being started finish starting (milliseconds): cancelled halfway, its process
+        would be started but held by nobody."""
+        if self._spawning is not None and not self._spawning.done():
+            await asyncio.shield(self._spawning)
+
     async def _worker(self) -> proc.Started:
         """The spare if it is still there, else a new worker; a new spare follows the operation."""
-        await cancel_and_wait(self._spawning)
+        await self._spawned()
         usable = self._usable_spare()
         spare, self._spare = self._spare, None
         if spare is not None and usable:
@@ -102,7 +108,7 @@ class RattlerEngine:
 
     async def close(self) -> None:
         self._keep_spare = False
-        await cancel_and_wait(self._spawning)
+        await self._spawned()
         usable = self._usable_spare()
         spare, self._spare = self._spare, None
         if spare is not None and usable:
