@@ -236,8 +236,10 @@ class GpuEnvApp(ExtensionApp):
 
     state_dir = Unicode(
         config=True,
-        help="Where the extension keeps its own state (task records). Default: a `gpu-env` folder in "
-        "the user's Jupyter data directory.",
+        help="Where the extension keeps its own state: task records (tasks.json), the environment "
+        "catalog (environments.json: what is known of each environment, so that a restart does not "
+        "measure unchanged ones again) and, by default, the job records (jobs.sqlite). Default: a "
+        "`gpu-env` folder in the user's Jupyter data directory.",
     )
 
     @default("state_dir")
