@@ -6,6 +6,9 @@ stdout, ``{"progress": 0.4, "message": "..."}``, ``{"log": "..."}``, then exactl
 ``{"result": {...}}`` or ``{"error": "...", "reason": "..."}``. Anything else the libraries print
 goes to stderr (file descriptor 1 is pointed at 2 before they load).
 
+A server starts one worker ahead of need (a spare): it imports rattler first, then waits for its
+request, and leaves after ``IDLE_SECONDS`` without one, or at once when its server's end of the pipe closes.
+
 Operations: ``create`` (solve + install), ``clone`` (relink another prefix's records),
 ``install`` (add/remove packages in a prefix), ``index`` (write a local channel's repodata).
 """
