@@ -35,17 +35,18 @@ class PrefixSummary:
 def _record_names(meta: Path) -> dict[str, str]:
     """name -> version of each package record, from its file name (``NAME-VERSION-BUILD.json``)."""
     out = {}
-    for entry in os.scandir(meta):
-        name = entry.name
-        if name.endswith(".json") and not name.startswith(".") and name.count("-") >= 2:
-            pkg, version, _build = name[:-5].rsplit("-", 2)
-            out[pkg] = version
+    with os.scandir(meta) as it:
+        for entry in it:
+            name = entry.name
+            if name.endswith(".json") and not name.startswith(".") and name.count("-") >= 2:
+                pkg, version, _build = name[:-5].rsplit("-", 2)
+                out[pkg] = version
     return out
 
 
-def _dist_name(folder: str) -> str:
-    """``Foo_Bar-1.0.dist-info`` -> ``foo-bar``: a distribution's name as package names compare."""
-    return folder.split("-", 1)[0].lower().replace("_", "-").replace(".", "-")
+def _compared(name: str) -> str:
+    """A package or distribution name as conda and pip names are compared: ``Foo_Bar.x`` -> ``foo-bar-x``."""
+    return name.lower().replace("_", "-").replace(".", "-")
 
 
 def summarize(prefix: Path) -> PrefixSummary:
@@ -61,8 +62,12 @@ def summarize(prefix: Path) -> PrefixSummary:
     dists: set[str] = set()
     if sp is not None:
         with os.scandir(sp) as it:
-            dists = {_dist_name(e.name) for e in it if e.name.endswith((".dist-info", ".egg-info"))}
-    conda_names = {n.lower().replace("_", "-").replace(".", "-") for n in records}
+            dists = {
+                _compared(e.name.split("-", 1)[0])  # Foo_Bar-1.0.dist-info
+                for e in it
+                if e.name.endswith((".dist-info", ".egg-info"))
+            }
+    conda_names = {_compared(n) for n in records}
     pip_only = dists - conda_names
     has_ipykernel = ("ipykernel" in conda_names or "ipykernel" in dists) and (
         sp is not None and (sp / "ipykernel").is_dir()
