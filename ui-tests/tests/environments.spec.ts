@@ -8,7 +8,7 @@ import { expect, test } from '@jupyterlab/galata';
 import * as fs from 'fs';
 import * as path from 'path';
 
-import { PANEL_ID, dialog, screenshotPanel } from './helpers';
+import { PANEL_ID, dialog, openPalette, screenshotPanel } from './helpers';
 import {
   DEMO,
   ensureClone,
@@ -371,8 +371,7 @@ test.describe('Environments and images', () => {
     await expect(environmentsSection(page)).toBeHidden();
 
     const palette = async (label: string, id: string): Promise<void> => {
-      await page.keyboard.press('Control+Shift+C');
-      const input = page.locator('#command-palette .lm-CommandPalette-input');
+      const input = await openPalette(page);
       await input.fill(label);
       await expect(
         page.locator('#command-palette .lm-CommandPalette-item', {

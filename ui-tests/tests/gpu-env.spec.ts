@@ -9,6 +9,7 @@ import { formatBytes } from '../../labextension/src/components/format';
 import {
   PANEL_ID,
   memoryBar,
+  openPalette,
   panel,
   readMemory,
   screenshotPanel
@@ -89,9 +90,7 @@ test.describe('GPU Env sidebar', () => {
 
   test('opens from the command palette', async ({ page }) => {
     await expect(panel(page)).toBeHidden();
-    await page.keyboard.press('Control+Shift+C');
-    const input = page.locator('#command-palette .lm-CommandPalette-input');
-    await expect(input).toBeVisible();
+    const input = await openPalette(page);
     await input.fill('Open GPU Env panel');
     const item = page.locator(
       '#command-palette .lm-CommandPalette-item:has-text("Open GPU Env panel")'

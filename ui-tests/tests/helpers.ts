@@ -21,6 +21,22 @@ export async function apiGet<T>(
 }
 
 /** The open dialog. */
+/**
+ * Open the command palette with its shortcut and give its input. The key
+ * press is repeated until the palette shows: one made while the page moves
+ * focus (a notebook opening) can be lost.
+ */
+export async function openPalette(
+  page: IJupyterLabPageFixture
+): Promise<Locator> {
+  const input = page.locator('#command-palette .lm-CommandPalette-input');
+  await expect(async () => {
+    await page.keyboard.press('Control+Shift+C');
+    await expect(input).toBeVisible({ timeout: 2000 });
+  }).toPass();
+  return input;
+}
+
 export function dialog(page: IJupyterLabPageFixture): Locator {
   return page.locator('.jp-Dialog');
 }

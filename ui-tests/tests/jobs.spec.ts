@@ -9,7 +9,7 @@ import type { APIRequestContext, Locator } from '@playwright/test';
 import * as path from 'path';
 
 import type { IJob, IJobList } from '../../labextension/src/api/types';
-import { API, PANEL_ID, apiGet, dialog } from './helpers';
+import { API, PANEL_ID, apiGet, dialog, openPalette } from './helpers';
 
 const SCREENSHOTS = path.join(__dirname, '..', 'screenshots');
 
@@ -186,8 +186,7 @@ test.describe('Send to batch', () => {
     const before = (await listJobs(page.request)).total;
 
     // From the command palette this time.
-    await page.keyboard.press('Control+Shift+C');
-    const palette = page.locator('#command-palette .lm-CommandPalette-input');
+    const palette = await openPalette(page);
     await palette.fill('Send notebook to batch');
     // Enabled once the notebook is the current widget.
     await expect(
