@@ -14,6 +14,7 @@ import sys
 import pytest
 from helpers import printed, wait_until
 
+from jupyter_gpu_env import proc
 from jupyter_gpu_env.batch import jobfiles
 from jupyter_gpu_env.batch.slurm import script
 from jupyter_gpu_env.errors import Conflict
@@ -206,6 +207,16 @@ async def test_image_is_mounted_on_the_node_with_squashfuse(slurm, tmp_path):
         log = (slurm.root / job.log_path).read_text()
         assert "image mounted: yes" in log and "pyvenv.cfg" in log, log
         mount = log.split("image at ", 1)[1].split(":", 1)[0]
+
+        # The record ends when the runner writes its result; the batch script's exit trap (the unmount)
+        # runs after that, and SLURM lists the job until the script has exited.
+        async def script_exited() -> bool:
+            argv = ["squeue", "-h", "-j", str(job.backend_job_id), "-o", "%T"]
+            listed = await proc.run(argv, env=slurm.env(), timeout=30, check=False)
+            return not listed.stdout.strip()  # a job already purged is an error with nothing listed
+
+        leaving = f"SLURM job {job.backend_job_id} leaving the queue"
+        await wait_until(script_exited, within=30, every=0.2, what=leaving)
         assert not os.path.exists(mount)  # unmounted and removed when the job ended
         if job.state == "succeeded":
             assert f"prefix {mount}" in outputs(slurm.root, job)
