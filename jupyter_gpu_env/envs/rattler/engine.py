@@ -15,6 +15,7 @@ from typing import Any
 from ... import proc
 from ...errors import Conflict, GpuEnvError, InvalidRequest, NotFound, Unavailable
 from ...models.envs import CloneReport, ExportFormat, PackagesReport
+from ...spare import SpareProcess
 from ...tasks import cancel_and_wait
 from ..clonefiles import CopyReport, conda_files, copy_records, copy_untracked, find_untracked
 from ..engine import EngineError, LogFn, ProgressFn, run_stoppable, scaled, threadsafe
@@ -65,54 +66,18 @@ class RattlerEngine:
         self.timeout = timeout
         # A worker started ahead of need, rattler loaded, waiting for its request: an operation then
         # does not wait for a Python to start and import (0.1-0.15 s, more on a busy or slow disk).
-        self._spare: proc.Started | None = None
-        self._spare_loop: asyncio.AbstractEventLoop | None = None  # a child is its event loop's
-        self._spawning: asyncio.Task[None] | None = None
-        self._keep_spare = False  # a server keeps one; a command-line run does not
-
-    def _argv(self) -> list[str]:
-        return [self.python, "-m", "jupyter_gpu_env.envs.rattler.worker"]
+        self._workers = SpareProcess(
+            [self.python, "-m", "jupyter_gpu_env.envs.rattler.worker"],
+            "conda worker",
+            env=proc.own_package_env(),
+            nice=proc.BACKGROUND,
+        )
 
     async def warm_up(self) -> None:
-        self._keep_spare = True
-        if self._usable_spare():
-            return
-        try:
-            self._spare = await proc.start(self._argv(), env=proc.own_package_env(), nice=proc.BACKGROUND)
-            self._spare_loop = asyncio.get_running_loop()
-        except GpuEnvError as e:  # a missing Python says so again when an operation needs it
-            log.warning("could not start a spare conda worker: %s", e.message)
-
-    def _usable_spare(self) -> bool:
-        spare = self._spare
-        return spare is not None and spare.alive and self._spare_loop is asyncio.get_running_loop()
-
-    def _warm_up_later(self) -> None:
-        if self._keep_spare and (self._spawning is None or self._spawning.done()):
-            self._spawning = asyncio.ensure_future(self.warm_up())
-
-    async def _spawned(self) -> None:
-        """Let a spare being started finish starting (milliseconds): cancelled halfway, its process
-        would be started but held by nobody."""
-        if self._spawning is not None and not self._spawning.done():
-            await asyncio.shield(self._spawning)
-
-    async def _worker(self) -> proc.Started:
-        """The spare if it is still there, else a new worker; a new spare follows the operation."""
-        await self._spawned()
-        usable = self._usable_spare()
-        spare, self._spare = self._spare, None
-        if spare is not None and usable:
-            return spare
-        return await proc.start(self._argv(), env=proc.own_package_env(), nice=proc.BACKGROUND)
+        await self._workers.warm_up()
 
     async def close(self) -> None:
-        self._keep_spare = False
-        await self._spawned()
-        usable = self._usable_spare()
-        spare, self._spare = self._spare, None
-        if spare is not None and usable:
-            await spare.stop(kill_grace=1.0)
+        await self._workers.close()
 
     async def _call(
         self, request: dict[str, Any], progress: ProgressFn | None, log: LogFn | None
@@ -139,7 +104,7 @@ class RattlerEngine:
                 log(line)
 
         await asyncio.to_thread(self.pkgs_dir.mkdir, parents=True, exist_ok=True)
-        worker = await self._worker()
+        worker = await self._workers.take()
         try:
             res = await worker.finish(
                 stdin=json.dumps(request).encode(),
@@ -149,7 +114,7 @@ class RattlerEngine:
                 check=False,
             )
         finally:
-            self._warm_up_later()
+            self._workers.replenish()
         # A result counts even if the process then died: py-rattler may abort at exit.
         if "result" in outcome:
             return outcome["result"]

@@ -6,8 +6,9 @@ stdout, ``{"progress": 0.4, "message": "..."}``, ``{"log": "..."}``, then exactl
 ``{"result": {...}}`` or ``{"error": "...", "reason": "..."}``. Anything else the libraries print
 goes to stderr (file descriptor 1 is pointed at 2 before they load).
 
-A server starts one worker ahead of need (a spare): it imports rattler first, then waits for its
-request, and leaves after ``IDLE_SECONDS`` without one, or at once when its server's end of the pipe closes.
+A server starts one worker ahead of need (a spare, see :mod:`jupyter_gpu_env.spare`): it imports
+rattler first, then waits for its request, and leaves after a while without one, or at once when its
+server's end of the pipe closes.
 
 Operations: ``create`` (solve + install), ``clone`` (relink another prefix's records),
 ``install`` (add/remove packages in a prefix), ``index`` (write a local channel's repodata).
@@ -18,12 +19,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import select
 import shutil
 import sys
 import time
 from pathlib import Path
 from typing import Any, TextIO
+
+from jupyter_gpu_env.spare import read_request
 
 _out: TextIO = sys.stdout
 
@@ -277,23 +279,20 @@ def _classify(e: BaseException) -> tuple[str, str]:
     return f"{kind}: {text}", "engine_failed"
 
 
-IDLE_SECONDS = 900
-
-
 def main() -> None:
     global _out
     _out = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
     os.dup2(2, 1)  # whatever the libraries print must not corrupt the protocol
     code = 0
     # Started ahead of need (a spare), the worker loads rattler while nobody waits, then waits for its
-    # request; a spare nobody asked for in IDLE_SECONDS leaves.
+    # request (see spare.py).
     import rattler.install  # noqa: F401
 
-    ready, _, _ = select.select([sys.stdin], [], [], IDLE_SECONDS)
-    if not ready:
+    request = read_request()
+    if request is None:
         os._exit(0)
     try:
-        req = json.loads(sys.stdin.read())
+        req = json.loads(request)
         op = OPS[req["op"]]
         started = time.monotonic()
         result = asyncio.run(op(req))
