@@ -262,10 +262,12 @@ class Services:
         self.sampler.start()
         await self.jobs.start()
         await self.envs.engine.warm_up()
+        await self.images.warm_up()
 
     async def stop(self) -> None:
         await self.tasks.stop()
         await self.envs.engine.close()
+        await self.images.close()
         await self.jobs.stop()
         await self.sampler.stop()
         await mounts.unmount_all()

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .. import proc
 from ..errors import CommandFailed, Conflict, GpuEnvError, Unavailable
+from ..spare import SpareProcess
 from . import runtime
 
 Progress = Callable[[float, str], None]
@@ -51,6 +52,17 @@ def _explain(err: CommandFailed, out_dir: Path, max_bytes: int | None) -> GpuEnv
     return PackFailed("Packing failed: " + " ".join(tail) if tail else str(err))
 
 
+def packers(max_bytes: int | None = None) -> SpareProcess:
+    """Packer processes, each with the image size limit (RLIMIT_FSIZE, inherited by mksquashfs)."""
+    return SpareProcess(
+        [sys.executable, "-m", "jupyter_gpu_env.images.packer"],
+        "image packer",
+        env=proc.own_package_env(),
+        rlimits={resource.RLIMIT_FSIZE: (max_bytes, max_bytes)} if max_bytes else None,
+        nice=proc.BACKGROUND,
+    )
+
+
 async def squashfs_image(
     prefix: Path,
     output: Path,
@@ -61,11 +73,13 @@ async def squashfs_image(
     staging: Path,
     max_bytes: int | None = None,
     threads: int | None = None,
+    processes: SpareProcess | None = None,
 ) -> None:
     """Pack ``prefix`` into a squashfs at ``output`` whose files expect to live at ``dest_prefix``.
 
     conda-pack plans, mksquashfs compresses the environment in place (see squash.py); ``staging`` holds
-    the few rewritten files and must be removed by the caller.
+    the few rewritten files and must be removed by the caller. ``processes``: from :func:`packers` with
+    the same ``max_bytes`` (a server's keeps one ready); by default a packer is started for this pack.
     """
     if shutil.which("mksquashfs") is None:
         raise Unavailable(
@@ -95,17 +109,14 @@ async def squashfs_image(
         if "error" in msg:
             refused.append(str(msg["error"]))
 
-    limits = {resource.RLIMIT_FSIZE: (max_bytes, max_bytes)} if max_bytes else None
+    processes = processes or packers(max_bytes)
     progress(0.02, "Reading the environment with conda-pack")
     try:
-        await proc.run(
-            [sys.executable, "-m", "jupyter_gpu_env.images.packer"],
-            stdin=json.dumps(request).encode(),
-            env=proc.own_package_env(),
-            on_stdout=on_stdout,
-            rlimits=limits,
-            nice=proc.BACKGROUND,
-        )
+        packer = await processes.take()
+        try:
+            await packer.finish(stdin=json.dumps(request).encode(), on_stdout=on_stdout)
+        finally:
+            processes.replenish()
     except CommandFailed as e:
         if refused:  # the environment, not the server: conda-pack says what to fix
             raise Conflict(refused[-1], reason="not_packable") from e

@@ -3,7 +3,8 @@
 Run as ``python -m jupyter_gpu_env.images.packer`` with a JSON request on stdin (prefix, dest_prefix,
 output, staging, compression, processors). It prints JSON lines ({"progress", "message"} or {"error"}),
 writes the pseudo and exclude files into ``staging``, and execs mksquashfs: one process to kill on
-cancel, and the size limit (RLIMIT_FSIZE) set on it holds for mksquashfs too.
+cancel, and the size limit (RLIMIT_FSIZE) set on it holds for mksquashfs too. A server starts one ahead
+of need (see :mod:`jupyter_gpu_env.spare`): it imports conda-pack, then waits for its request.
 """
 
 from __future__ import annotations
@@ -13,28 +14,41 @@ import os
 import sys
 from pathlib import Path
 
-from .squash import UnpackableName, mksquashfs_argv, plan, pseudo_lines
+from ..spare import read_request
+from .squash import UnpackableName, mksquashfs_argv, plan, pseudo_lines, zstd_level
 
 
 def _say(**message: object) -> None:
     print(json.dumps(message), flush=True)
 
 
+def _load_conda_pack() -> type[Exception] | None:
+    """conda-pack's error class, loaded before the request comes; None when it is not installed."""
+    try:
+        import conda_pack.core  # noqa: F401
+        from conda_pack import CondaPackException
+    except ImportError:
+        return None
+    return CondaPackException
+
+
 def main() -> int:
-    request = json.load(sys.stdin)
+    conda_pack_error = _load_conda_pack()
+    raw = read_request()
+    if raw is None:
+        return 0
+    if conda_pack_error is None:
+        _say(error="conda-pack is not installed on this server; ask your administrator to install it.")
+        return 1
+    request = json.loads(raw)
     prefix, staging = Path(request["prefix"]), Path(request["staging"])
 
     def tick(fraction: float, message: str) -> None:
         _say(progress=fraction, message=message)
 
     try:
-        from conda_pack import CondaPackException
-    except ImportError:
-        _say(error="conda-pack is not installed on this server; ask your administrator to install it.")
-        return 1
-    try:
-        decided = plan(prefix, request["dest_prefix"], staging, tick)
-    except (CondaPackException, UnpackableName) as e:
+        decided = plan(prefix, request["dest_prefix"], staging, tick, fork=True)
+    except (conda_pack_error, UnpackableName) as e:
         _say(error=f"conda-pack cannot pack this environment: {e}")
         return 1
     except FileNotFoundError as e:  # a package's files gone from the package cache
@@ -55,6 +69,7 @@ def main() -> int:
         processors=int(request["processors"]),
         pseudo_file=pseudo,
         exclude_file=excludes,
+        level=zstd_level(decided.size_bytes),
     )
     sys.stdout.flush()
     os.execvp(argv[0], argv)

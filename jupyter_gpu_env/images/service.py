@@ -50,6 +50,14 @@ class ImageService:
         self.max_bytes = max_bytes or None
         self.sif_base_image = sif_base_image
         self.threads = threads
+        self.packers = pack.packers(self.max_bytes)
+
+    async def warm_up(self) -> None:
+        """Keep a packer started ahead of need (a server does; a command-line run does not)."""
+        await self.packers.warm_up()
+
+    async def close(self) -> None:
+        await self.packers.close()
 
     # -- records ---------------------------------------------------------------------------------
 
@@ -155,6 +163,7 @@ class ImageService:
                     staging=staging,
                     max_bytes=self.max_bytes,
                     threads=self.threads,
+                    processes=self.packers,
                 )  # fmt: skip
             )
             try:

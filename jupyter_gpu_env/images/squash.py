@@ -7,37 +7,46 @@ rewrites and how), but only the few files whose bytes change are written aside. 
 the environment folder itself; a pseudo-file definition puts each rewritten file at its place, and an
 exclude list takes out the original bytes there (and anything conda-pack would not pack).
 
-The settings were chosen by measurement on this project's benchmark environment (docs/benchmarks.md):
-zstd level 6 with 1 MiB blocks packs it at 0.89 of conda-pack's default tar.gz size in well under a
-third of its time; level 10 with 256 KiB blocks (conda-pack's choice) is smaller by 3 % and twice as slow.
+The definitions are of the "hard link to a host file" kind (``l``), not "the output of a command" (``F``):
+mksquashfs forks a shell for every command, and those forks cost as much as the rest of the plan.
+The staged file carries the original's mode and time, so the image sees them as before; its owner is the
+packer's user, as it is for the files conda-pack itself rewrites.
+
+The settings were chosen by measurement on this project's benchmark environments (docs/benchmarks.md),
+with 1 MiB blocks on every core. On the 140 MB demo, zstd level 6 packs in 1.0 s at 0.89 of conda-pack's
+default tar.gz size, level 3 in 0.57 s at 0.95; level 10 with 256 KiB blocks (conda-pack's choice) is
+smaller by 3 % and twice as slow. On the 2 GiB one, level 6 takes 18 s and level 3 9 s for 2.9 % more
+bytes. So an environment up to 1 GiB is compressed at level 6 (a second or two, for the smaller image),
+a larger one at zstd's default level 3, where compression is nearly all of the wait.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
+import pickle
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 ZSTD_LEVEL = 6
+LARGE_ZSTD_LEVEL = 3
+LARGE_BYTES = 1 << 30  # environments over this are compressed at LARGE_ZSTD_LEVEL
 BLOCK_SIZE = 1 << 20
-# A pseudo file's content is what its command prints: mksquashfs runs it with /bin/sh -c.
-_COPY = "cat"
 
 Tick = Callable[[float, str], None]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
 class Rewritten:
-    """A file of the image whose bytes are not the environment's: they were written to ``staged``."""
+    """A file of the image whose bytes are not the environment's: they were written to ``staged``, with
+    the original's mode and modification time."""
 
     target: str  # its path in the image, relative, '/'-separated
     staged: Path
-    mode: int
-    uid: int
-    gid: int
-    mtime: int
 
 
 @dataclass
@@ -47,38 +56,75 @@ class PackPlan:
     rewritten: list[Rewritten] = field(default_factory=list)
     excluded: list[str] = field(default_factory=list)  # on disk, but not packed as they are
     files: int = 0  # files conda-pack packs
+    # The packed files' bytes, from the package records' sizes and the untracked files' own; a record
+    # without sizes (an old conda's) adds nothing, which errs toward the smaller, slower compression.
+    size_bytes: int = 0
 
 
 class UnpackableName(ValueError):
     """A path mksquashfs's exclude and pseudo files cannot express (it holds a line break)."""
 
 
-def plan(prefix: Path, dest_prefix: str, staging: Path, tick: Tick | None = None) -> PackPlan:
+@dataclass
+class _Beside:
+    """What is read beside conda-pack's own reading of the environment (see :func:`plan`)."""
+
+    on_disk: dict[str, bool]
+    records: dict[str, tuple[Path, int]]  # conda-meta/NAME.json -> its rewritten copy, its files' bytes
+    has_conda: bool
+
+
+def _beside(root: str, staging: Path) -> _Beside:
+    """List the environment and rewrite its package records as conda-pack does (no local paths)."""
+    from conda_pack.core import rewrite_conda_meta
+
+    on_disk = _entries(Path(root))
+    records: dict[str, tuple[Path, int]] = {}
+    has_conda = False
+    for i, name in enumerate(sorted(n for n in on_disk if fnmatch.fnmatch(n, "conda-meta/*.json"))):
+        source = os.path.join(root, name)
+        out, record = rewrite_conda_meta(source)
+        has_conda = has_conda or record.get("name") == "conda"
+        records[name] = (_stage(staging / f"record-{i}", out, source), _record_bytes(record))
+    return _Beside(on_disk, records, has_conda)
+
+
+def _stage(staged: Path, data: bytes, like: str) -> Path:
+    st = os.stat(like)
+    staged.write_bytes(data)
+    os.chmod(staged, st.st_mode & 0o7777)
+    os.utime(staged, ns=(st.st_atime_ns, st.st_mtime_ns))
+    return staged
+
+
+def plan(
+    prefix: Path, dest_prefix: str, staging: Path, tick: Tick | None = None, *, fork: bool = False
+) -> PackPlan:
     """Decide, file by file as conda-pack's ``Packer.add`` does with a destination prefix, what the image
     holds; write the bytes that differ from the environment's into ``staging``.
 
     conda-pack reads the files of conda packages from the package cache: those with a prefix placeholder
     are rewritten from there, exactly as conda-pack does; the others are read in place, from the
-    environment's own copy.
+    environment's own copy. With ``fork`` (the packer: one thread, a process of its own), the listing
+    and the package records are done by a forked child on another core while conda-pack reads the
+    environment: they are half of the plan's time.
     """
     from conda_pack.core import CondaEnv, _scripts, is_binary_file, rewrite_conda_meta
     from conda_pack.prefixes import replace_prefix
 
+    root = os.path.realpath(prefix)
+    beside = forked(_beside, root, staging) if fork else functools.partial(_beside, root, staging)
     env = CondaEnv.from_prefix(str(prefix))
-    root = os.path.realpath(env.prefix)
-    on_disk = _entries(Path(root))
+    done = beside()
+    on_disk = done.on_disk
     result = PackPlan(files=len(env.files))
     packed: set[str] = set()
-    has_conda = False
+    has_conda = done.has_conda
     total = max(len(env.files), 1)
 
     def stage(target: str, data: bytes, like: str) -> None:
-        st = os.stat(like)
-        staged = staging / f"{len(result.rewritten)}"
-        staged.write_bytes(data)
-        result.rewritten.append(
-            Rewritten(target, staged, st.st_mode & 0o7777, st.st_uid, st.st_gid, int(st.st_mtime))
-        )
+        staged = _stage(staging / f"{len(result.rewritten)}", data, like)
+        result.rewritten.append(Rewritten(target, staged))
 
     for i, f in enumerate(env.files):
         if tick is not None and i % 2000 == 0:
@@ -86,8 +132,13 @@ def plan(prefix: Path, dest_prefix: str, staging: Path, tick: Tick | None = None
         target = os.path.normpath(f.target)
         packed.add(target)
         if f.file_mode is None:
-            if fnmatch.fnmatch(f.target, "conda-meta/*.json"):
+            if target in done.records:
+                staged, size = done.records.pop(target)
+                result.rewritten.append(Rewritten(target, staged))
+                result.size_bytes += size
+            elif fnmatch.fnmatch(f.target, "conda-meta/*.json"):
                 out, record = rewrite_conda_meta(f.source)
+                result.size_bytes += _record_bytes(record)
                 has_conda = has_conda or record.get("name") == "conda"
                 stage(target, out, f.source)
             elif target not in on_disk:
@@ -101,6 +152,8 @@ def plan(prefix: Path, dest_prefix: str, staging: Path, tick: Tick | None = None
             continue
         with open(f.source, "rb") as fh:
             data = fh.read()
+        if not f.is_conda:  # an untracked file (a record counts the others)
+            result.size_bytes += len(data)
         mode, placeholder = f.file_mode, f.prefix_placeholder
         if mode == "unknown":
             placeholder = env.prefix
@@ -114,12 +167,59 @@ def plan(prefix: Path, dest_prefix: str, staging: Path, tick: Tick | None = None
             packed.add(target)
             stage(target, Path(source).read_bytes(), source)
 
+    for staged, _ in done.records.values():  # records conda-pack does not pack
+        staged.unlink()
     staged_targets = {r.target for r in result.rewritten}
     result.excluded = sorted(staged_targets | _not_packed(on_disk, packed))
     for name in [*result.excluded, *staged_targets]:
         if "\n" in name or "\r" in name:
             raise UnpackableName(f"the file name {name!r} holds a line break")
     return result
+
+
+def forked(fn: Callable[..., T], *args: object) -> Callable[[], T]:
+    """Start ``fn(*args)`` in a forked child; the function returned waits for its result (or raises its
+    error). Only for a single-threaded process; a child killed with its process group says so."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child
+        try:
+            os.close(read_end)
+            try:
+                payload = pickle.dumps((True, fn(*args)))
+            except BaseException as e:
+                try:
+                    payload = pickle.dumps((False, e))
+                except Exception:  # an error that cannot travel still says what it was
+                    payload = pickle.dumps((False, RuntimeError(f"{type(e).__name__}: {e}")))
+            with os.fdopen(write_end, "wb") as out:
+                out.write(payload)
+        finally:
+            os._exit(0)
+    os.close(write_end)
+
+    def result() -> T:
+        with os.fdopen(read_end, "rb") as got:
+            payload = got.read()
+        os.waitpid(pid, 0)
+        if not payload:
+            raise RuntimeError("the packer's helper process ended without an answer")
+        ok, value = pickle.loads(payload)
+        if not ok:
+            raise value
+        return value
+
+    return result
+
+
+def _record_bytes(record: dict) -> int:
+    paths = (record.get("paths_data") or {}).get("paths") or []
+    return sum(p.get("size_in_bytes") or 0 for p in paths if isinstance(p, dict))
+
+
+def zstd_level(size_bytes: int) -> int:
+    """The compression level for an environment of ``size_bytes`` (see the module's docstring)."""
+    return LARGE_ZSTD_LEVEL if size_bytes > LARGE_BYTES else ZSTD_LEVEL
 
 
 def _entries(root: Path) -> dict[str, bool]:
@@ -161,10 +261,8 @@ def _not_packed(on_disk: dict[str, bool], packed: set[str]) -> set[str]:
 
 
 def pseudo_lines(rewritten: list[Rewritten]) -> list[str]:
-    """mksquashfs pseudo definitions: each rewritten file, with the original's mode, owner and time."""
-    return [
-        f'"{_quoted(r.target)}" F {r.mtime} {r.mode:o} {r.uid} {r.gid} {_COPY} {r.staged}' for r in rewritten
-    ]
+    """mksquashfs pseudo definitions: each rewritten file taken from where it was staged."""
+    return [f'"{_quoted(r.target)}" l "{_quoted(str(r.staged))}"' for r in rewritten]
 
 
 def _quoted(name: str) -> str:
@@ -179,6 +277,7 @@ def mksquashfs_argv(
     processors: int,
     pseudo_file: Path | None,
     exclude_file: Path | None,
+    level: int = ZSTD_LEVEL,
 ) -> list[str]:
     argv = ["mksquashfs", str(source), str(output), "-noappend", "-processors", str(processors)]
     # No xattrs: an environment's carry nothing a Python needs, and reading them is a call per file
@@ -189,7 +288,7 @@ def mksquashfs_argv(
     elif compression == "xz":
         argv += ["-comp", "xz"]
     else:
-        argv += ["-comp", "zstd", "-Xcompression-level", str(ZSTD_LEVEL), "-b", str(BLOCK_SIZE)]
+        argv += ["-comp", "zstd", "-Xcompression-level", str(level), "-b", str(BLOCK_SIZE)]
     if pseudo_file is not None:
         argv += ["-pf", str(pseudo_file)]
     if exclude_file is not None:

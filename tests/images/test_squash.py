@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import wait_until
 
 from jupyter_gpu_env.errors import Conflict
 from jupyter_gpu_env.images import pack, squash
@@ -72,7 +73,7 @@ def test_the_image_is_conda_packs_file_for_file(env, tmp_path):
         stdout=subprocess.DEVNULL,
     )
     ours = tmp_path / "ours.sqfs"
-    staging = tmp_path / "staging"
+    staging = tmp_path / 'staging "area"'  # the pseudo definitions quote the staged files' paths too
     staging.mkdir()
     messages: list[str] = []
     asyncio.run(
@@ -87,7 +88,31 @@ def test_the_image_is_conda_packs_file_for_file(env, tmp_path):
     assert got["bin/mytool"][2].startswith(f"#!{DEST}/bin/python".encode())
     assert got['share/odd "name" with spaces.txt'][2] == f"data lives in {DEST}/share\n".encode()
     assert str(env).encode() in got["share/blob.bin"][2]
+    # A rewritten file keeps the original's modification time (squashfs holds whole seconds).
+    record = next(rel for rel in got if re.fullmatch(r"conda-meta/.+\.json", rel))
+    for rel in ("bin/mytool", record):
+        assert (tmp_path / "ours" / rel).stat().st_mtime == int((env / rel).stat().st_mtime), rel
     assert any(re.fullmatch(rf"\d+ files, \d+ rewritten for {DEST}", m) for m in messages), messages
+
+
+async def test_a_packer_started_ahead_serves_the_pack(env, tmp_path):
+    packers = pack.packers()
+    await packers.warm_up()
+    spare = packers._spare
+    assert spare is not None and spare.alive
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    await pack.squashfs_image(
+        env, tmp_path / "o.sqfs", DEST, "zstd", lambda f, m: None, staging=staging, processes=packers
+    )
+    assert not spare.alive  # it became mksquashfs, which is done
+    following = await wait_until(lambda: packers._spare, what="the next spare packer")
+    assert following is not spare and following.alive
+    await packers.close()
+    assert not following.alive
+    assert subprocess.run(
+        ["unsquashfs", "-l", str(tmp_path / "o.sqfs")], capture_output=True, check=True
+    ).stdout
 
 
 def test_only_the_changed_files_are_written_aside(env, tmp_path):
@@ -109,11 +134,33 @@ def test_an_unreadable_name_is_refused_clearly(env, tmp_path):
         weird.unlink()
 
 
+def test_the_plan_counts_the_packed_bytes(env, tmp_path):
+    on_disk = sum(
+        (Path(folder) / name).lstat().st_size
+        for folder, _, files in os.walk(env)
+        if "conda-meta" not in Path(folder).parts
+        for name in files
+    )
+    decided = squash.plan(env, DEST, tmp_path)
+    # Records give the packages' sizes; untracked files (bin/mytool, share/blob.bin ...) are measured.
+    assert 0.9 * on_disk <= decided.size_bytes <= on_disk
+
+
+def test_a_large_environment_is_compressed_faster():
+    assert squash.zstd_level(140 << 20) == squash.ZSTD_LEVEL == 6
+    assert squash.zstd_level(squash.LARGE_BYTES) == 6
+    assert squash.zstd_level(squash.LARGE_BYTES + 1) == squash.LARGE_ZSTD_LEVEL == 3
+
+
 def test_the_settings_are_those_measured():
     argv = squash.mksquashfs_argv(
         Path("/e"), Path("/o"), compression="zstd", processors=2, pseudo_file=None, exclude_file=None
     )
     assert argv[argv.index("-Xcompression-level") + 1] == str(squash.ZSTD_LEVEL)
+    fast = squash.mksquashfs_argv(
+        Path("/e"), Path("/o"), compression="zstd", processors=2, pseudo_file=None, exclude_file=None, level=3
+    )
+    assert fast[fast.index("-Xcompression-level") + 1] == "3"
     assert argv[argv.index("-b") + 1] == str(1 << 20) and argv[argv.index("-processors") + 1] == "2"
     xz = squash.mksquashfs_argv(
         Path("/e"),
@@ -130,7 +177,7 @@ def test_an_environment_conda_pack_refuses_is_a_conflict_that_says_why(demo, tmp
     broken = tmp_path / "broken"
     subprocess.run(["cp", "-al", str(demo.env), str(broken)], check=True)
     (broken / "lib" / "python3.11" / "os.py").unlink()  # a file conda installed, deleted by hand
-    staging = tmp_path / "staging"
+    staging = tmp_path / 'staging "area"'  # the pseudo definitions quote the staged files' paths too
     staging.mkdir()
     with pytest.raises(Conflict) as refused:
         asyncio.run(
@@ -140,3 +187,9 @@ def test_an_environment_conda_pack_refuses_is_a_conflict_that_says_why(demo, tmp
     assert "conda-pack cannot pack this environment" in refused.value.message
     assert "os.py" in refused.value.message
     assert not (tmp_path / "x.sqfs").exists()
+
+
+def test_forked_work_returns_its_result_or_raises_its_error():
+    assert squash.forked(sum, [1, 2, 3])() == 6
+    with pytest.raises(ValueError, match="invalid literal"):
+        squash.forked(int, "not a number")()
