@@ -3,7 +3,7 @@
 Commands read the server's configuration (``c.GpuEnvApp.*``, ``c.LocalBackend.*`` in
 ``jupyter_server_config.py``/``.json`` on the Jupyter config path), build the same services, and call
 them directly. Exit status: 0 done, 1 failed (``error: <message>`` on standard error), 2 bad usage,
-130 interrupted.
+130 interrupted; ``check`` also exits 1 when the environment cannot use a GPU (its report says why).
 """
 
 from __future__ import annotations

@@ -1,15 +1,22 @@
-"""`gpu` (memory, CPU and GPUs visible here) and `openapi` (the REST API's document)."""
+"""`gpu` (memory, CPU and GPUs visible here), `check` (does an environment see the GPU?) and `openapi`
+(the REST API's document)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..gpu.envcheck import check_environment
 from ..gpu.sampler import Sampler
 from ..gpu.sources import GpuReaders
-from ..models.gpu import GpuSnapshot
+from ..models.gpu import GpuCheck, GpuSnapshot
+from .common import print_json
+from .config import command_parser, run_command
+
+if TYPE_CHECKING:
+    from ..services import Services
 
 
 def _gib(n: int) -> str:
@@ -48,6 +55,60 @@ def cmd_gpu(args: argparse.Namespace) -> int:
     return 0
 
 
+def check_facts(check: GpuCheck) -> list[tuple[str, str]]:
+    """What the check found, as (label, value) lines: Python, devices visible, driver, framework."""
+    raw = check.details
+    if not raw:  # the check itself could not run; its message says why
+        return []
+    driver, fw = raw.get("driver") or {}, raw.get("framework")
+    facts = [("Python", f"{raw.get('python', '?')} at {raw.get('prefix', '?')}")]
+    facts.append(("CUDA_VISIBLE_DEVICES", raw.get("cuda_visible_devices") or "not set"))
+    if driver.get("loaded"):
+        names = ", ".join(driver.get("names") or [])
+        devices = f"{driver.get('count', 0)} device(s)" + (f": {names}" if names else "")
+        problem = f" ({driver['error']})" if driver.get("error") else ""
+        facts.append(("Driver", f"loaded, {devices}{problem}"))
+    else:
+        facts.append(("Driver", f"not loaded: {driver.get('error') or 'libcuda cannot be loaded'}"))
+    if fw is None:
+        facts.append(("Computation", "not tried: neither torch nor cupy is installed"))
+    elif fw.get("error"):
+        facts.append(("Computation", f"{fw['name']}: {fw['error']}"))
+    else:
+        build = f", CUDA {fw['cuda_build']}" if fw.get("cuda_build") else ""
+        if not fw.get("available"):
+            result = "no usable device"
+        elif fw.get("computed", True):
+            result = f"{fw.get('count', 0)} device(s), a computation gave the right answer"
+        else:
+            result = "a computation on the GPU gave a wrong answer"
+        facts.append(("Computation", f"{fw['name']} {fw.get('version', '')}{build}: {result}"))
+    return facts
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Check whether an environment sees the GPU: its own Python loads the CUDA driver, counts the
+    devices and computes with torch or cupy where installed. Exit status 0 when a GPU is usable from
+    it, 1 when not (the report says why)."""
+
+    async def run(s: Services) -> int:
+        loc = await s.envs.catalog.resolve(args.env)  # as the server finds it: a name or a prefix
+        if not args.json:
+            print(f"Checking '{loc.name}' with its own Python...", file=sys.stderr)
+        check = await check_environment(loc.prefix)
+        if args.json:
+            print_json(check)
+        else:
+            print(f"{'GPU usable' if check.ok else 'No usable GPU'} in '{loc.name}': {check.message}")
+            facts = check_facts(check)
+            width = max((len(label) for label, _ in facts), default=0)
+            for label, value in facts:
+                print(f"  {label + ':':<{width + 1}}  {value}")
+        return 0 if check.ok else 1
+
+    return run_command(args, run)
+
+
 def cmd_openapi(args: argparse.Namespace) -> int:
     """Print the REST API's OpenAPI document."""
     from ..handlers.openapi import render
@@ -61,5 +122,8 @@ def register(sub: Any) -> None:
     gpu.add_argument("--json", action="store_true", help="print the snapshot as JSON")
     gpu.add_argument("--recorded", metavar="PATH", help="replay recorded nvidia-smi output instead (demos)")
     gpu.set_defaults(func=cmd_gpu)
+    check = command_parser(sub, "check", cmd_check)
+    check.add_argument("env", metavar="ENV", help="an environment (managed or your own): a name or a prefix")
+    check.add_argument("--json", action="store_true", help="print the check as JSON")
     api = sub.add_parser("openapi", help=cmd_openapi.__doc__, description=cmd_openapi.__doc__)
     api.set_defaults(func=cmd_openapi)

@@ -43,7 +43,7 @@ def test_runs_as_jupyter_subcommand():
 
 # -- the parser ----------------------------------------------------------------------------------
 
-COMMANDS = ["gpu", "openapi", "envs", "clone", "install", "remove-env", "kernel", "export", "pack"]
+COMMANDS = ["gpu", "check", "openapi", "envs", "clone", "install", "remove-env", "kernel", "export", "pack"]
 COMMANDS += ["images", "submit", "jobs", "logs", "cancel"]
 
 

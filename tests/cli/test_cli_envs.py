@@ -1,4 +1,4 @@
-"""`jupyter gpu-env envs|clone|kernel|install|export|remove-env|pack|images` on the real demo environment.
+"""`jupyter gpu-env envs|clone|kernel|install|export|remove-env|pack|images|check` on the real demo environment.
 
 Each test gets its own home: HOME, the Jupyter config/data/runtime folders and the cache point into
 tmp_path, and a jupyter_server_config.json there sets c.GpuEnvApp.* as a server would read it.
@@ -138,6 +138,68 @@ def test_pack_prints_the_image_and_its_usage_lines(home, capsys):
     # An unchanged environment is not packed again.
     code, out, err = run(capsys, "pack", "demo")
     assert code == 0 and out.splitlines()[0] == path and "identical image" in err
+
+
+def check_report(out: str) -> tuple[str, dict[str, str]]:
+    """`check`'s verdict line, and its facts by label."""
+    verdict, *lines = out.splitlines()
+    return verdict, {label.strip(): value.strip() for label, value in (line.split(":", 1) for line in lines)}
+
+
+def test_check_reports_what_the_environment_sees(home, demo, capsys):
+    code, out, err = run(capsys, "check", "demo")
+    verdict, facts = check_report(out)
+    # The environment's own Python ran the check, and the report says what it found there.
+    assert facts["Python"] == f"{sys.version.split()[0]} at {demo.env}"
+    assert facts["CUDA_VISIBLE_DEVICES"] == os.environ.get("CUDA_VISIBLE_DEVICES", "not set")
+    assert facts["Computation"] == "not tried: neither torch nor cupy is installed"
+    assert "Checking 'demo'" in err
+    if not os.path.exists("/proc/driver/nvidia/version"):  # this machine kind: no NVIDIA driver
+        assert code == 1
+        assert verdict.startswith("No usable GPU in 'demo': The NVIDIA driver library (libcuda)")
+        assert facts["Driver"].startswith("not loaded: libcuda.so.1")
+
+    code, out, _ = run(capsys, "check", str(demo.env), "--json")  # by prefix, as the server resolves it
+    check = json.loads(out)
+    assert code == (0 if check["ok"] else 1)
+    assert check["details"]["prefix"] == str(demo.env) and check["details"]["framework"] is None
+
+    code, out, err = run(capsys, "check", "nope")
+    assert (code, out) == (1, "") and err.startswith("error: No environment named 'nope'")
+
+
+# A stand-in for torch on a machine with a GPU: what the check asks of it, answered as a working build does.
+FAKE_TORCH = """
+__version__ = "2.4.0"
+class version:
+    cuda = "12.4"
+class cuda:
+    is_available = staticmethod(lambda: True)
+    device_count = staticmethod(lambda: 1)
+    get_device_name = staticmethod(lambda i: "NVIDIA H100 80GB HBM3")
+class _Tensor:
+    def __init__(self, value):
+        self.value = value
+    def __mul__(self, k):
+        return _Tensor(self.value * k)
+    def sum(self):
+        return self
+    def item(self):
+        return self.value
+def ones(n, device=None):
+    return _Tensor(float(n))
+"""
+
+
+def test_check_exits_0_when_a_framework_computes_on_the_gpu(home, tmp_path, monkeypatch, capsys):
+    (tmp_path / "fake" / "torch").mkdir(parents=True)
+    (tmp_path / "fake" / "torch" / "__init__.py").write_text(FAKE_TORCH)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "fake"))  # the check runs with this process's environment
+    code, out, _ = run(capsys, "check", "demo")
+    verdict, facts = check_report(out)
+    assert code == 0, out
+    assert verdict == "GPU usable in 'demo': torch 2.4.0 computes on the GPU: NVIDIA H100 80GB HBM3."
+    assert facts["Computation"] == "torch 2.4.0, CUDA 12.4: 1 device(s), a computation gave the right answer"
 
 
 def test_install_adds_a_package_to_a_clone(home, capsys):
