@@ -9,7 +9,7 @@ from pathlib import Path
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import Bool, Float, Int, List, Unicode, default
+from traitlets import Bool, Enum, Float, Int, List, Unicode, default
 from traitlets.config import Configurable
 
 from ._version import __version__
@@ -18,6 +18,7 @@ from .batch.service import JobService
 from .batch.store import JobStore
 from .envs.catalog import EnvironmentCatalog
 from .envs.conda_list import default_path as default_conda_list
+from .envs.pip.tool import PipSettings
 from .envs.rattler.engine import RattlerEngine
 from .envs.service import EnvironmentService, default_pkgs_dir, default_user_env_dir
 from .gpu.cluster import KubernetesCapacity
@@ -123,6 +124,33 @@ class GpuEnvApp(ExtensionApp):
         1800.0,
         config=True,
         help="Seconds a single clone or package change may take before it is stopped.",
+    )
+    pip_installer = Enum(
+        ["auto", "uv", "pip"],
+        default_value="auto",
+        config=True,
+        help="What installs PyPI packages into an environment: `uv` (fast; installed with this package), "
+        "`pip` (the environment's own, which must then have pip), or `auto` (uv where it is, else pip).",
+    )
+    pip_index_url = Unicode(
+        "",
+        config=True,
+        help="The Python package index for PyPI packages (a mirror's URL); empty: the installer's default "
+        "and its own configuration (pip.conf, uv.toml, PIP_INDEX_URL / UV_INDEX_URL).",
+    )
+    pip_extra_index_urls = List(
+        Unicode(), default_value=[], config=True, help="More package indexes, searched besides the index."
+    )
+    pip_find_links = List(
+        Unicode(),
+        default_value=[],
+        config=True,
+        help="Folders or pages of wheels to install from (a site's wheelhouse), besides the index.",
+    )
+    pip_no_index = Bool(
+        False,
+        config=True,
+        help="Use no package index, only `pip_find_links` (an offline site).",
     )
 
     # -- images -----------------------------------------------------------------------------------
@@ -323,7 +351,17 @@ class GpuEnvApp(ExtensionApp):
             listed_parameters_bytes=self.listed_parameters_bytes,
         )
         self.gpu_readers = GpuReaders(self.gpu_recorded_source)
-        envs = EnvironmentService(catalog, engine)
+        envs = EnvironmentService(
+            catalog,
+            engine,
+            pip=PipSettings(
+                installer=self.pip_installer,
+                index_url=self.pip_index_url,
+                extra_index_urls=tuple(self.pip_extra_index_urls),
+                find_links=tuple(self.pip_find_links),
+                no_index=self.pip_no_index,
+            ),
+        )
         return Services(
             sampler=Sampler(
                 self.gpu_readers.read,

@@ -76,15 +76,29 @@ class Services:
         )
 
     async def start_packages(self, name: str, req: PackagesRequest) -> Task:
+        changes = [f"+{s}" for s in req.add] + [f"-{s}" for s in req.remove]
+        changes += [f"+pip:{s}" for s in req.pip_add] + [f"-pip:{s}" for s in req.pip_remove]
+        if req.dry_run:
+            loc = await self.envs.own(name, "changed")
+
+            async def plan(ctx: TaskContext):
+                return await self.envs.plan_packages(
+                    loc.name, req.add, req.remove, pip_add=req.pip_add, pip_remove=req.pip_remove,
+                    progress=ctx.progress,
+                )  # fmt: skip
+
+            title = f"Plan a change of '{loc.name}': {' '.join(changes)}"
+            return self.tasks.start("plan", title, plan, target=f"environments/{loc.name}")
         claimed = await self.envs.begin_change(name)
         env = claimed[1].name
-        changes = [f"+{s}" for s in req.add] + [f"-{s}" for s in req.remove]
 
         async def run(ctx: TaskContext):
             return await self.envs.change_packages(
                 env,
                 req.add,
                 req.remove,
+                pip_add=req.pip_add,
+                pip_remove=req.pip_remove,
                 progress=ctx.progress,
                 log=ctx.log,
                 claimed=claimed,

@@ -30,6 +30,7 @@ import pytest
 
 from jupyter_gpu_env.envs.catalog import EnvironmentCatalog
 from jupyter_gpu_env.envs.claims import LOCK_DIR
+from jupyter_gpu_env.envs.pip.tool import PipSettings
 from jupyter_gpu_env.envs.rattler.engine import RattlerEngine
 from jupyter_gpu_env.envs.service import EnvironmentService
 
@@ -167,7 +168,9 @@ def env_dir_entries() -> Any:
     return _env_dir_entries
 
 
-def make_service(demo: Demo, home: Path, channels: list[str] | None = None) -> EnvironmentService:
+def make_service(
+    demo: Demo, home: Path, channels: list[str] | None = None, pip: PipSettings | None = None
+) -> EnvironmentService:
     catalog = EnvironmentCatalog(
         [demo.managed_dir],
         home / "envs",
@@ -180,12 +183,13 @@ def make_service(demo: Demo, home: Path, channels: list[str] | None = None) -> E
         engine,
         conda_list_path=home / ".conda" / "environments.txt",
         kernel_data_dir=home / "jupyter",
+        pip=pip,
     )
 
 
 @pytest.fixture(name="make_service")
 def make_service_fixture() -> Any:
-    """``make_service(demo, home, channels=None)``: a service over its own user folder ``home``."""
+    """``make_service(demo, home, channels=None, pip=None)``: a service over its own user folder ``home``."""
     return make_service
 
 

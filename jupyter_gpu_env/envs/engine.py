@@ -85,6 +85,14 @@ class CondaEngine(Protocol):
         """
         ...
 
+    async def plan(
+        self, prefix: Path, add: list[str], remove: list[str], *, progress: ProgressFn | None = None
+    ) -> list[dict[str, Any]]:
+        """What ``install`` would change in ``prefix``, changing nothing: one dict per package with
+        ``name``, ``before``/``after`` (versions, null when absent), ``build_before``/``build_after`` and
+        ``download_bytes`` (0 when cached, null when unknown)."""
+        ...
+
     async def export(self, prefix: Path, fmt: ExportFormat, *, name: str) -> str:
         """An environment.yml or an explicit lock of ``prefix``."""
         ...

@@ -31,14 +31,18 @@ from ..models.envs import (
     ExportFormat,
     ExportResult,
     KernelInfo,
+    PackagesPlan,
     PackagesResult,
 )
 from ..models.tasks import Task
-from . import conda_list, history, transaction
+from . import conda_list, transaction
 from .catalog import EnvironmentCatalog, EnvLocation
+from .changes import history
+from .changes.packages import PackageChanges, request_of
 from .claims import Claim, Claims
 from .engine import CondaEngine, LogFn, ProgressFn, scaled
-from .prefix import pypi_packages, python_version, read_records, site_packages, write_origin
+from .pip.tool import PipSettings
+from .prefix import write_origin
 from .syntax import validate_env_name
 from .transaction import is_disk_full, previous_states, recover, remove_tree
 
@@ -59,21 +63,6 @@ def default_pkgs_dir() -> Path:
     return Path(base) / "jupyter-gpu-env" / "pkgs"
 
 
-def _refuse_pip_removals(prefix: Path, remove: list[str]) -> None:
-    records = read_records(prefix)
-    pip_only = {
-        p.name.lower().replace("_", "-"): p.name
-        for p in pypi_packages(prefix, records, site_packages(prefix, python_version(records)))
-    }
-    if hit := [pip_only[n] for n in (r.lower().replace("_", "-") for r in remove) if n in pip_only]:
-        names = " ".join(hit)
-        raise Conflict(
-            f"{', '.join(hit)} {'was' if len(hit) == 1 else 'were'} installed with pip, not conda, so conda "
-            f"cannot remove {'it' if len(hit) == 1 else 'them'}; run `{prefix}/bin/python -m pip uninstall {names}`.",
-            reason="pip_package",
-        )
-
-
 class EnvironmentService:
     def __init__(
         self,
@@ -82,9 +71,11 @@ class EnvironmentService:
         *,
         conda_list_path: Path | None = None,
         kernel_data_dir: Path | None = None,
+        pip: PipSettings | None = None,
     ) -> None:
         self.catalog = catalog
         self.engine = engine
+        self.changes = PackageChanges(engine, pip)
         self.conda_list_path = conda_list_path or conda_list.default_path()
         self.kernel_data_dir = kernel_data_dir
         self.claims = Claims(self.user_env_dir)
@@ -97,7 +88,8 @@ class EnvironmentService:
     def _busy(name: str) -> str:
         return f"Another operation on '{name}' is in progress; try again when it ends."
 
-    async def _own(self, name: str, action: str) -> EnvLocation:
+    async def own(self, name: str, action: str) -> EnvLocation:
+        """The user's own environment ``name``; Forbidden (saying it cannot be ``action``) for a managed one."""
         loc = await self.catalog.resolve(name)
         if loc.kind != "own":
             raise Forbidden(
@@ -159,7 +151,7 @@ class EnvironmentService:
 
     async def begin_change(self, name: str, action: str = "changed") -> tuple[Claim, EnvLocation]:
         """Claim one of the user's environments for a change. Raises NotFound, Forbidden, Conflict(busy)."""
-        loc = await self._own(name, action)
+        loc = await self.own(name, action)
         claim = self.claims.reserve(loc.name, self._busy(loc.name))
         try:
             await self.claims.lock(claim, self._busy(loc.name))
@@ -242,40 +234,51 @@ class EnvironmentService:
         add: builtins.list[str],
         remove: builtins.list[str],
         *,
+        pip_add: builtins.list[str] | None = None,
+        pip_remove: builtins.list[str] | None = None,
         progress: ProgressFn | None = None,
         log: LogFn | None = None,
         claimed: tuple[Claim, EnvLocation] | None = None,
         change_id: str | None = None,
     ) -> PackagesResult:
-        """Install ``add`` (match specs) and remove ``remove`` (names) in the user's environment, whole or not at all.
+        """Install ``add`` (conda match specs) and remove ``remove`` (names), then ``pip_add``
+        (requirements) and ``pip_remove`` (names) with the PyPI installer, in the user's environment,
+        whole or not at all.
 
         The change is made in a hard-linked copy and swapped in (see :mod:`.transaction`): cancelling,
         a failure or a crash at any moment leaves the environment exactly as it was. Raises Forbidden
-        (managed), NotFound, Conflict (busy, unsolvable, a pip package to remove), Unavailable (channel
-        unreachable), DiskFull.
+        (managed), NotFound, Conflict (busy, unsolvable, a pip package to remove with conda or a conda
+        one with pip), Unavailable (channel unreachable), DiskFull.
         """
+        req = request_of(add, remove, pip_add, pip_remove)
         claim, loc = claimed or await self.begin_change(name)
         change_id = change_id or secrets.token_hex(8)
         with claim:
-            if remove:
-                await asyncio.to_thread(_refuse_pip_removals, loc.prefix, remove)
+            await asyncio.to_thread(self.changes.check, loc.prefix, req)
 
             async def apply(build: Path) -> object:
-                report = await self.engine.install(
-                    build,
-                    add,
-                    remove,
-                    final_prefix=loc.prefix,
-                    progress=scaled(progress, 0.15, 0.95),
-                    log=log,
+                return await self.changes.apply(
+                    build, loc.prefix, req, change_id, progress=scaled(progress, 0.15, 0.95), log=log
                 )
-                entry = {"id": change_id, "kind": "packages", "add": add, "remove": remove}
-                entry |= {"installed": report.installed, "removed": report.removed}
-                await asyncio.to_thread(history.append, build, entry)
-                return report
 
             report = await self.transaction(loc, apply, progress=progress)
         return PackagesResult(environment=await self._summary(loc.name), report=report)  # type: ignore[arg-type]
+
+    async def plan_packages(
+        self,
+        name: str,
+        add: builtins.list[str],
+        remove: builtins.list[str],
+        *,
+        pip_add: builtins.list[str] | None = None,
+        pip_remove: builtins.list[str] | None = None,
+        progress: ProgressFn | None = None,
+    ) -> PackagesPlan:
+        """What :meth:`change_packages` would do, changing nothing (no claim: it only reads)."""
+        req = request_of(add, remove, pip_add, pip_remove)
+        loc = await self.own(name, "changed")
+        await asyncio.to_thread(self.changes.check, loc.prefix, req)
+        return await self.changes.plan(loc.name, loc.prefix, req, progress=progress)
 
     async def transaction(
         self,

@@ -101,3 +101,51 @@ def spec_name(spec: str) -> str:
     """The package name of a spec accepted by :func:`check_spec`."""
     m = _SPEC_RE.fullmatch(spec.strip())
     return (m.group("name") if m else spec.split()[0]).lower()
+
+
+# ----- PyPI requirements: a name, extras, version clauses (no URLs, markers or options) -----
+
+_PIP_NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
+_PIP_VERSION = r"[0-9]+(?:\.[0-9]+)*(?:(?:a|b|rc)[0-9]+)?(?:\.post[0-9]+)?(?:\.dev[0-9]+)?"
+_PIP_CLAUSE = (
+    rf"(?:(?:==|!=) *{_PIP_VERSION}(?:\.\*)?|~= *[0-9]+(?:\.[0-9]+)+(?:(?:a|b|rc)[0-9]+)?"
+    rf"|(?:<=|>=|<|>) *{_PIP_VERSION})"
+)
+_PIP_REQUIREMENT = (
+    rf"(?P<name>{_PIP_NAME}) *(?:\[ *{_PIP_NAME}(?: *, *{_PIP_NAME})* *\])? *"
+    rf"(?:{_PIP_CLAUSE}(?: *, *{_PIP_CLAUSE})*)?"
+)
+_PIP_REQUIREMENT_RE = re.compile(_PIP_REQUIREMENT)
+PIP_REQUIREMENT_PATTERN = rf"^ *{_PIP_REQUIREMENT} *$"
+PIP_NAME_PATTERN = rf"^ *{_PIP_NAME} *$"
+
+
+def check_pip_requirement(requirement: str) -> str:
+    """A requirement as pip takes it, limited to what an index serves: ``name[extra] >=1,<2``."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    if not isinstance(requirement, str):
+        raise ValueError("a PyPI requirement must be a string")
+    requirement = requirement.strip()
+    problem = f"{requirement!r} is not a PyPI requirement this server accepts; use a name with optional extras and versions, e.g. 'tabulate', 'requests >=2.31', 'torch==2.4.*'"
+    if (
+        not requirement
+        or len(requirement) > MAX_SPEC_LENGTH
+        or not _PIP_REQUIREMENT_RE.fullmatch(requirement)
+    ):
+        raise ValueError(problem)
+    try:
+        Requirement(requirement)
+    except InvalidRequirement as e:
+        raise ValueError(f"{problem}: {e}") from None
+    return requirement
+
+
+def check_pip_name(name: str) -> str:
+    if (
+        not isinstance(name, str)
+        or not re.fullmatch(_PIP_NAME, name.strip())
+        or len(name.strip()) > MAX_SPEC_LENGTH
+    ):
+        raise ValueError(f"{name!r} is not a PyPI package name")
+    return name.strip()

@@ -76,15 +76,16 @@ class EnvironmentHandler(GpuEnvHandler):
 
 class PackagesHandler(TaskStartingHandler):
     @operation(
-        "Add or remove packages in one of the user's environments",
+        "Add or remove packages (conda and PyPI) in one of the user's environments, or plan it",
         request=PackagesRequest,
         response=Task,
         status=202,
         errors=(403, 404, 409),
         links=TASK_LINKS,
-        description="Solved against the configured channels, built aside and swapped in whole: the "
+        description="Conda packages are solved against the configured channels, then PyPI packages are "
+        "installed with the environment's interpreter; all of it built aside and swapped in whole: the "
         "environment is never half-changed, whatever happens meanwhile. The task's result is a "
-        "PackagesResult.",
+        "PackagesResult; with `dry_run`, a PackagesPlan, and nothing changes.",
     )
     async def post(self, name: str, body: PackagesRequest) -> Task:
         return self.accepted(await self.services.start_packages(name, body))

@@ -12,9 +12,13 @@ from ..envs.syntax import (
     MAX_NAME_LENGTH,
     MAX_SPEC_LENGTH,
     NAME_PATTERN,
+    PIP_NAME_PATTERN,
+    PIP_REQUIREMENT_PATTERN,
     SPEC_PATTERN,
     check_env_name,
     check_package_name,
+    check_pip_name,
+    check_pip_requirement,
     check_spec,
 )
 from .common import ApiModel
@@ -37,6 +41,18 @@ PackageName = Annotated[
     str,
     AfterValidator(check_package_name),
     WithJsonSchema({"type": "string", "pattern": ecma(NAME_PATTERN), "maxLength": MAX_SPEC_LENGTH}),
+]
+PipRequirement = Annotated[
+    str,
+    AfterValidator(check_pip_requirement),
+    WithJsonSchema(
+        {"type": "string", "pattern": ecma(PIP_REQUIREMENT_PATTERN), "maxLength": MAX_SPEC_LENGTH}
+    ),
+]
+PipName = Annotated[
+    str,
+    AfterValidator(check_pip_name),
+    WithJsonSchema({"type": "string", "pattern": ecma(PIP_NAME_PATTERN), "maxLength": MAX_SPEC_LENGTH}),
 ]
 # A label shown in the Launcher: one line with something visible in it.
 DISPLAY_NAME_PATTERN = r"^[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f][^\x00-\x1f\x7f]*$"
@@ -133,8 +149,8 @@ class PackagesRequest(ApiModel):
     model_config = ConfigDict(
         json_schema_extra={
             "anyOf": [
-                {"required": ["add"], "properties": {"add": {"minItems": 1}}},
-                {"required": ["remove"], "properties": {"remove": {"minItems": 1}}},
+                {"required": [key], "properties": {key: {"minItems": 1}}}
+                for key in ("add", "remove", "pip_add", "pip_remove")
             ]
         }
     )
@@ -148,12 +164,31 @@ class PackagesRequest(ApiModel):
     remove: list[PackageName] = Field(
         default_factory=list,
         max_length=50,
-        description="Names of conda packages to remove; packages that depend on them are removed too.",
+        description="Names of conda packages to remove; packages that depend on them are removed too "
+        "(a dry run lists them).",
+    )
+    pip_add: list[PipRequirement] = Field(
+        default_factory=list,
+        max_length=50,
+        examples=[["tabulate >=0.9"]],
+        description="PyPI requirements to install with the environment's own interpreter (uv where the "
+        "server has it, else the environment's pip), after the conda changes: a name with optional extras "
+        "and version clauses, e.g. `tabulate`, `requests >=2.31`, `torch==2.4.*`.",
+    )
+    pip_remove: list[PipName] = Field(
+        default_factory=list,
+        max_length=50,
+        description="Names of PyPI packages to uninstall (only they: pip removes no dependents).",
+    )
+    dry_run: bool = Field(
+        default=False,
+        description="Only plan: the task's result is a PackagesPlan (what would be installed, upgraded, "
+        "downgraded and removed), and nothing changes.",
     )
 
     @model_validator(mode="after")
     def _something(self) -> PackagesRequest:
-        if not self.add and not self.remove:
+        if not (self.add or self.remove or self.pip_add or self.pip_remove):
             raise ValueError("nothing to do: give packages to add or to remove")
         return self
 
@@ -216,9 +251,53 @@ class CloneReport(ApiModel):
 class PackagesReport(ApiModel):
     """What a package change did."""
 
-    installed: list[str] = Field(description="`name-version-build` of packages added or changed.")
-    removed: list[str] = Field(description="`name-version-build` of packages removed or replaced.")
+    installed: list[str] = Field(
+        description="`name-version-build` of conda packages added or changed, `name==version` of PyPI ones."
+    )
+    removed: list[str] = Field(
+        description="`name-version-build` of conda packages removed or replaced, `name==version` of PyPI ones."
+    )
     seconds: float
+
+
+class PlanAction(StrEnum):
+    install = "install"
+    upgrade = "upgrade"
+    downgrade = "downgrade"
+    change = "change"  # the same version, another build
+    remove = "remove"
+
+
+class PlannedChange(ApiModel):
+    name: str
+    kind: PackageKind
+    action: PlanAction
+    version_before: str | None = None
+    version_after: str | None = None
+    download_bytes: int | None = Field(
+        default=None,
+        description="Bytes to download: 0 when the package cache has it; null when the installer does not "
+        "say (uv and pip do not for PyPI packages from an index).",
+    )
+    requested: bool = Field(
+        description="Named in the request. A removal that was not is a package taken along: it depends on "
+        "one removed, or the solver replaced it."
+    )
+
+
+class PackagesPlan(ApiModel):
+    """What a package change would do (`dry_run: true`); nothing was changed."""
+
+    environment: str
+    changes: list[PlannedChange]
+    download_bytes: int = Field(description="The sum of the known download sizes.")
+    unrequested_removals: list[str] = Field(
+        description="Packages the change would remove that the request did not name: confirm them first."
+    )
+    runs_notebooks: bool = Field(
+        description="Whether the environment still has ipykernel after the change (it can run notebooks)."
+    )
+    warnings: list[str] = Field(default_factory=list, description="Sentences to show before applying.")
 
 
 class ExportResult(ApiModel):

@@ -119,6 +119,16 @@ async def test_cancelled_clone_leaves_nothing(env_dir_entries, api, user_envs):
 
 async def test_customise_export_and_kernel_without_ipykernel(api, user_envs):
     assert (await clone(api, "custom"))["state"] == "succeeded"
+    planned = json.dumps({"remove": ["ipykernel"], "dry_run": True})
+    resp = await api("environments", "custom", "packages", method="POST", body=planned)
+    assert resp.code == 202
+    task = await wait_task(api, (await body(resp))["id"])
+    assert task["state"] == "succeeded" and task["kind"] == "plan", task
+    plan = task["result"]
+    assert plan["runs_notebooks"] is False and "no longer run notebooks" in plan["warnings"][0]
+    assert {"name": "ipykernel", "kind": "conda", "action": "remove"}.items() <= plan["changes"][0].items()
+    detail = await body(await api("environments", "custom"))
+    assert detail["has_ipykernel"]  # the plan changed nothing
     resp = await api(
         "environments", "custom", "packages", method="POST", body=json.dumps({"remove": ["ipykernel"]})
     )

@@ -21,7 +21,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from jupyter_gpu_env.envs import history, transaction
+from jupyter_gpu_env.envs import transaction
+from jupyter_gpu_env.envs.changes import history
 from jupyter_gpu_env.envs.transaction import hardlink_copy, previous_states, swap_in
 from jupyter_gpu_env.errors import Conflict, DiskFull
 from jupyter_gpu_env.tasks import TaskManager

@@ -217,6 +217,13 @@ class RattlerEngine:
             installed=result["installed"], removed=result["removed"], seconds=result["seconds"]
         )
 
+    async def plan(
+        self, prefix: Path, add: list[str], remove: list[str], *, progress: ProgressFn | None = None
+    ) -> list[dict[str, Any]]:
+        request = {"op": "install", "prefix": str(prefix), "add": list(add), "remove": list(remove)}
+        result = await self._call({**request, "dry_run": True}, progress, None)
+        return list(result["plan"])
+
     async def export(self, prefix: Path, fmt: ExportFormat, *, name: str) -> str:
         fn = environment_yaml if ExportFormat(fmt) is ExportFormat.yaml else explicit_lock
         return await asyncio.to_thread(fn, prefix, name)

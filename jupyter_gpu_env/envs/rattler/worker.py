@@ -215,6 +215,35 @@ def _dependents(records: list[Any], names: set[str]) -> set[str]:
     return out
 
 
+def _cached(pkgs_dir: Path, record: Any) -> bool:
+    stem = record.file_name.removesuffix(".conda").removesuffix(".tar.bz2")
+    return (pkgs_dir / stem / "info").is_dir() or (pkgs_dir / record.file_name).is_file()
+
+
+def _plan(installed: list[Any], solved: list[Any], pkgs_dir: Path) -> list[dict[str, Any]]:
+    """Each package the solve changes: its versions before and after, and the bytes to download
+    (nothing for a package already in the package cache)."""
+    old = {_name(r): r for r in installed}
+    new = {_name(r): r for r in solved}
+    steps = []
+    for name in sorted(old.keys() | new.keys()):
+        a, b = old.get(name), new.get(name)
+        if a is not None and b is not None and (str(a.version), str(a.build)) == (str(b.version), str(b.build)):
+            continue
+        download = None if b is None else (0 if _cached(pkgs_dir, b) else (b.size or None))
+        steps.append(
+            {
+                "name": name,
+                "before": None if a is None else str(a.version),
+                "after": None if b is None else str(b.version),
+                "build_before": None if a is None else str(a.build),
+                "build_after": None if b is None else str(b.build),
+                "download_bytes": download,
+            }
+        )
+    return steps
+
+
 async def op_install(req: dict[str, Any]) -> dict[str, Any]:
     from rattler import MatchSpec, install
 
@@ -238,6 +267,8 @@ async def op_install(req: dict[str, Any]) -> dict[str, Any]:
     records = await _solve(req, specs, keep, add)
     if clash := sorted(drop & {_name(r) for r in records}):
         raise WorkerError(f"Cannot remove {', '.join(clash)}: the packages to add need it.", "unsolvable")
+    if req.get("dry_run"):
+        return {"plan": _plan(installed, records, Path(req["pkgs_dir"]))}
     before = {f"{_name(r)}-{r.version}-{r.build}" for r in installed}
     after = {f"{_name(r)}-{r.version}-{r.build}" for r in records}
     progress(0.2, f"Solved: {len(after - before)} to install, {len(before - after)} to remove")

@@ -151,8 +151,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Add or remove packages in one of the user's environments
-         * @description Solved against the configured channels, built aside and swapped in whole: the environment is never half-changed, whatever happens meanwhile. The task's result is a PackagesResult.
+         * Add or remove packages (conda and PyPI) in one of the user's environments, or plan it
+         * @description Conda packages are solved against the configured channels, then PyPI packages are installed with the environment's interpreter; all of it built aside and swapped in whole: the environment is never half-changed, whatever happens meanwhile. The task's result is a PackagesResult; with `dry_run`, a PackagesPlan, and nothing changes.
          */
         post: operations["post_environments_name_packages"];
         delete?: never;
@@ -632,6 +632,49 @@ export interface components {
              */
             used: number;
         };
+        /**
+         * CloneReport
+         * @description What a clone did.
+         */
+        CloneReport: {
+            /**
+             * Binary With Prefix
+             * @description Binary files that embed the source prefix; copied unchanged (rewriting them is unsafe).
+             */
+            binary_with_prefix?: string[];
+            /**
+             * Copied From Source
+             * @description Packages that could not be fetched, copied file by file from the source instead.
+             */
+            copied_from_source?: string[];
+            /**
+             * Fetched
+             * @description Packages missing from the package cache, fetched from their channel.
+             */
+            fetched?: string[];
+            /**
+             * Packages
+             * @description Conda packages in the clone.
+             */
+            packages: number;
+            /**
+             * Rewritten Files
+             * @description Copied text files whose source prefix was replaced.
+             */
+            rewritten_files: number;
+            /** Seconds */
+            seconds: number;
+            /**
+             * Unreadable
+             * @description Untracked files of the source this user may not read; left out.
+             */
+            unreadable?: string[];
+            /**
+             * Untracked Files
+             * @description Files not owned by any conda package (pip installs, user files).
+             */
+            untracked_files: number;
+        };
         /** CloneRequest */
         CloneRequest: {
             /**
@@ -646,6 +689,14 @@ export interface components {
              * @example demo-python
              */
             source: string;
+        };
+        /**
+         * CloneResult
+         * @description The result of a clone task.
+         */
+        CloneResult: {
+            environment: components["schemas"]["Environment"];
+            report: components["schemas"]["CloneReport"];
         };
         /**
          * ClusterCapacity
@@ -1760,6 +1811,54 @@ export interface components {
             /** Version */
             version: string;
         };
+        /**
+         * PackagesPlan
+         * @description What a package change would do (`dry_run: true`); nothing was changed.
+         */
+        PackagesPlan: {
+            /** Changes */
+            changes: components["schemas"]["PlannedChange"][];
+            /**
+             * Download Bytes
+             * @description The sum of the known download sizes.
+             */
+            download_bytes: number;
+            /** Environment */
+            environment: string;
+            /**
+             * Runs Notebooks
+             * @description Whether the environment still has ipykernel after the change (it can run notebooks).
+             */
+            runs_notebooks: boolean;
+            /**
+             * Unrequested Removals
+             * @description Packages the change would remove that the request did not name: confirm them first.
+             */
+            unrequested_removals: string[];
+            /**
+             * Warnings
+             * @description Sentences to show before applying.
+             */
+            warnings?: string[];
+        };
+        /**
+         * PackagesReport
+         * @description What a package change did.
+         */
+        PackagesReport: {
+            /**
+             * Installed
+             * @description `name-version-build` of conda packages added or changed, `name==version` of PyPI ones.
+             */
+            installed: string[];
+            /**
+             * Removed
+             * @description `name-version-build` of conda packages removed or replaced, `name==version` of PyPI ones.
+             */
+            removed: string[];
+            /** Seconds */
+            seconds: number;
+        };
         /** PackagesRequest */
         PackagesRequest: {
             /**
@@ -1771,18 +1870,86 @@ export interface components {
              */
             add?: string[];
             /**
+             * Dry Run
+             * @description Only plan: the task's result is a PackagesPlan (what would be installed, upgraded, downgraded and removed), and nothing changes.
+             * @default false
+             */
+            dry_run: boolean;
+            /**
+             * Pip Add
+             * @description PyPI requirements to install with the environment's own interpreter (uv where the server has it, else the environment's pip), after the conda changes: a name with optional extras and version clauses, e.g. `tabulate`, `requests >=2.31`, `torch==2.4.*`.
+             * @example [
+             *       "tabulate >=0.9"
+             *     ]
+             */
+            pip_add?: string[];
+            /**
+             * Pip Remove
+             * @description Names of PyPI packages to uninstall (only they: pip removes no dependents).
+             */
+            pip_remove?: string[];
+            /**
              * Remove
-             * @description Names of conda packages to remove; packages that depend on them are removed too.
+             * @description Names of conda packages to remove; packages that depend on them are removed too (a dry run lists them).
              */
             remove?: string[];
         } | {
             add: unknown;
         } | {
             remove: unknown;
+        } | {
+            pip_add: unknown;
+        } | {
+            pip_remove: unknown;
+        };
+        /**
+         * PackagesResult
+         * @description The result of a package-change task.
+         */
+        PackagesResult: {
+            environment: components["schemas"]["Environment"];
+            report: components["schemas"]["PackagesReport"];
         };
         ParameterValue: string | boolean | number | components["schemas"]["ParameterValue"][] | {
             [key: string]: components["schemas"]["ParameterValue"];
         } | null;
+        /**
+         * PlanAction
+         * @enum {string}
+         */
+        PlanAction: "install" | "upgrade" | "downgrade" | "change" | "remove";
+        /** PlannedChange */
+        PlannedChange: {
+            action: components["schemas"]["PlanAction"];
+            /**
+             * Download Bytes
+             * @description Bytes to download: 0 when the package cache has it; null when the installer does not say (uv and pip do not for PyPI packages from an index).
+             * @default null
+             */
+            download_bytes: number | null;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "conda" | "pypi";
+            /** Name */
+            name: string;
+            /**
+             * Requested
+             * @description Named in the request. A removal that was not is a package taken along: it depends on one removed, or the solver replaced it.
+             */
+            requested: boolean;
+            /**
+             * Version After
+             * @default null
+             */
+            version_after: string | null;
+            /**
+             * Version Before
+             * @default null
+             */
+            version_before: string | null;
+        };
         /** ReleaseResult */
         ReleaseResult: {
             /**

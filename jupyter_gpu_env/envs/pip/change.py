@@ -1,0 +1,245 @@
+"""Install and remove PyPI packages in a transaction's copy of an environment, and plan such a change.
+
+The installer runs with the copy's interpreter, so the scripts it writes start with the copy's path
+(``#!/…/.env.build-xyz/bin/python``); once the copy is renamed into place that path is gone. Every
+file of the distributions the change added or replaced that holds the copy's path is rewritten for the
+final one, like conda does with its prefix placeholder. A rewritten file is written anew and renamed
+over: the installer may have hard-linked it from its cache, which must not change.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from email.parser import HeaderParser
+from pathlib import Path
+
+from ... import proc
+from ...errors import CommandFailed, Conflict, NotFound
+from .tool import Installer
+
+LogFn = Callable[[str], None]
+
+
+def normalized(name: str) -> str:
+    """PEP 503: the name pip and indexes compare."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+@dataclass(frozen=True)
+class Dist:
+    name: str
+    version: str
+    info: Path  # its .dist-info folder
+
+
+def distributions(prefix: Path) -> dict[str, Dist]:
+    """Every installed distribution with a .dist-info (conda's Python packages have one too), by
+    normalized name."""
+    out: dict[str, Dist] = {}
+    for sp in (prefix / "lib").glob("python3*/site-packages"):
+        for entry in os.scandir(sp):
+            if not entry.name.endswith(".dist-info") or not entry.is_dir():
+                continue
+            try:
+                with open(Path(entry.path) / "METADATA", encoding="utf-8", errors="replace") as f:
+                    headers = HeaderParser().parse(f, headersonly=True)
+            except OSError:
+                continue
+            if headers.get("Name") and headers.get("Version"):
+                out[normalized(headers["Name"])] = Dist(headers["Name"], headers["Version"], Path(entry.path))
+    return out
+
+
+def _failure(e: CommandFailed, installer: Installer, what: str) -> Exception:
+    text = e.output.strip()
+    lines = [line for line in text.splitlines() if line.strip()]
+    tail = " ".join(lines[-4:])[-1200:]
+    if re.search(
+        r"No matching distribution|not found in the package registry|No solution found|"
+        r"Could not find a version|Because .* there is no version",
+        text,
+    ):
+        return NotFound(
+            f"{installer.name} found no matching PyPI package: {tail}", reason="package_not_found"
+        )
+    if re.search(r"ResolutionImpossible|conflicting dependencies|unsatisfiable", text, re.I):
+        return Conflict(f"{installer.name} could not resolve the requirements: {tail}", reason="unsolvable")
+    if re.search(
+        r"Failed to fetch|Could not connect|Connection refused|Name or service not known|"
+        r"Network is unreachable|Max retries",
+        text,
+    ):
+        return Conflict(f"The Python package index could not be reached: {tail}", reason="index_unavailable")
+    return Conflict(f"{installer.name} could not {what}: {tail}", reason="pip_failed")
+
+
+async def _run(installer: Installer, argv: list[str], what: str, log: LogFn | None) -> proc.Result:
+    def say(line: str) -> None:
+        if log is not None and line.strip():
+            log(line.rstrip())
+
+    env = {**os.environ, "PIP_NO_INPUT": "1", "NO_COLOR": "1", "UV_NO_PROGRESS": "1"}
+    env.pop("VIRTUAL_ENV", None)  # the interpreter given is the target, not the server's venv
+    env.pop("CONDA_PREFIX", None)
+    try:
+        return await proc.run(argv, env=env, on_stdout=say, on_stderr=say, nice=proc.BACKGROUND)
+    except CommandFailed as e:
+        raise _failure(e, installer, what) from e
+
+
+def _changed(before: dict[str, Dist], after: dict[str, Dist]) -> tuple[list[str], list[str]]:
+    installed = sorted(
+        f"{d.name}=={d.version}"
+        for k, d in after.items()
+        if k not in before or before[k].version != d.version
+    )
+    removed = sorted(
+        f"{d.name}=={d.version}" for k, d in before.items() if k not in after or after[k].version != d.version
+    )
+    return installed, removed
+
+
+def _relocate(dist: Dist, build: bytes, final: bytes) -> int:
+    """Rewrite ``build`` to ``final`` in the text files of ``dist`` (from its RECORD); returns how many."""
+    site = dist.info.parent
+    try:
+        with open(dist.info / "RECORD", encoding="utf-8", newline="") as f:
+            paths = [row[0] for row in csv.reader(f) if row]
+    except OSError:
+        return 0
+    count = 0
+    for rel in paths:
+        path = os.path.normpath(site / rel)
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError:
+            continue
+        if build not in data or b"\0" in data:  # binary files are left as they are
+            continue
+        st = os.stat(path)
+        fresh = f"{path}.relocating"
+        with open(fresh, "wb") as f:
+            f.write(data.replace(build, final))
+        os.chmod(fresh, st.st_mode & 0o7777)
+        os.replace(fresh, path)
+        count += 1
+    return count
+
+
+async def apply(
+    installer: Installer,
+    build: Path,
+    final: Path,
+    add: list[str],
+    remove: list[str],
+    conda_names: set[str],
+    *,
+    log: LogFn | None = None,
+) -> tuple[list[str], list[str]]:
+    """Remove then install in ``build`` (a copy that becomes ``final``); returns (installed, removed)
+    as ``name==version``. ``conda_names``: packages conda owns, which pip must not remove."""
+    import asyncio
+
+    before = await asyncio.to_thread(distributions, build)
+    if remove:
+        names = [normalized(n) for n in remove]
+        if owned := [n for n in remove if normalized(n) in conda_names]:
+            raise Conflict(
+                f"{', '.join(owned)} {'is a conda package' if len(owned) == 1 else 'are conda packages'}: "
+                "remove it as a conda package, not a PyPI one.",
+                reason="conda_package",
+            )
+        if missing := [n for n in remove if normalized(n) not in before]:
+            raise NotFound(
+                f"Not installed, so cannot be removed: {', '.join(missing)}.", reason="not_installed"
+            )
+        await _run(installer, installer.uninstall(names), "remove the packages", log)
+    if add:
+        await _run(installer, installer.install(add), "install the packages", log)
+    after = await asyncio.to_thread(distributions, build)
+    installed, removed = _changed(before, after)
+    if build != final:
+        old, new = str(build).encode(), str(final).encode()
+        touched = [after[k] for k in after if k not in before or before[k].version != after[k].version]
+        for dist in touched:
+            await asyncio.to_thread(_relocate, dist, old, new)
+    return installed, removed
+
+
+@dataclass(frozen=True)
+class PipStep:
+    name: str
+    before: str | None
+    after: str | None
+    download_bytes: int | None = None
+
+
+_UV_LINE = re.compile(r"^\s*([+-])\s+([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?==(\S+)")
+
+
+def parse_uv_dry_run(text: str) -> list[PipStep]:
+    """uv's `pip install --dry-run` says ``+ name==version`` and ``- name==version`` per package."""
+    adds: dict[str, tuple[str, str]] = {}
+    drops: dict[str, tuple[str, str]] = {}
+    for line in text.splitlines():
+        if m := _UV_LINE.match(line):
+            (adds if m.group(1) == "+" else drops)[normalized(m.group(2))] = (m.group(2), m.group(3))
+    steps = []
+    for key in sorted(adds.keys() | drops.keys()):
+        name = (adds.get(key) or drops[key])[0]
+        steps.append(
+            PipStep(name, drops[key][1] if key in drops else None, adds[key][1] if key in adds else None)
+        )
+    return steps
+
+
+def parse_pip_report(report: str, installed: dict[str, Dist]) -> list[PipStep]:
+    """pip's `install --dry-run --report -` JSON: what it would install (with where from)."""
+    data = json.loads(report)
+    steps = []
+    for item in data.get("install", []):
+        meta = item.get("metadata", {})
+        name, version = meta.get("name", "?"), meta.get("version", "?")
+        url = (item.get("download_info") or {}).get("url", "")
+        size = None
+        if url.startswith("file://"):
+            try:
+                size = os.stat(url.removeprefix("file://")).st_size
+            except OSError:
+                size = None
+        old = installed.get(normalized(name))
+        steps.append(PipStep(name, old.version if old else None, version, size))
+    return sorted(steps, key=lambda s: normalized(s.name))
+
+
+async def plan(
+    installer: Installer, prefix: Path, add: list[str], remove: list[str], conda_names: set[str]
+) -> list[PipStep]:
+    """What ``apply`` would do in ``prefix``, changing nothing."""
+    import asyncio
+
+    installed = await asyncio.to_thread(distributions, prefix)
+    steps: list[PipStep] = []
+    for name in remove:
+        key = normalized(name)
+        if key in conda_names:
+            raise Conflict(
+                f"{name} is a conda package: remove it as a conda package, not a PyPI one.",
+                reason="conda_package",
+            )
+        if key not in installed:
+            raise NotFound(f"Not installed, so cannot be removed: {name}.", reason="not_installed")
+        steps.append(PipStep(installed[key].name, installed[key].version, None))
+    if add:
+        res = await _run(installer, installer.install(add, dry_run=True), "plan the installation", None)
+        if installer.name == "uv":
+            steps += parse_uv_dry_run(res.stdout + "\n" + res.stderr)
+        else:
+            steps += parse_pip_report(res.stdout, installed)
+    return steps
