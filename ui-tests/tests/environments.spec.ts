@@ -333,10 +333,23 @@ test.describe('Environments and images', () => {
       .locator('input')
       .check();
     await dialog(page)
-      .getByRole('button', { name: 'Apply', exact: true })
+      .getByRole('button', { name: 'Review…', exact: true })
       .click();
 
-    // Removing asttokens takes what depends on it, ipykernel included.
+    // The plan comes first: asttokens takes what depends on it, ipykernel
+    // included, and Apply waits until those removals are confirmed.
+    const plan = dialog(page).getByTestId('gpu-env-plan');
+    await expect(plan).toContainText('will no longer run notebooks');
+    await expect(plan.locator('tr[data-unrequested]')).toHaveCount(3);
+    const apply = dialog(page).getByRole('button', {
+      name: 'Apply',
+      exact: true
+    });
+    await expect(apply).toBeDisabled();
+    await expect(row).toContainText('31 packages'); // nothing changed yet
+    await plan.getByTestId('gpu-env-plan-confirm').check();
+    await apply.click();
+
     const toast = page.locator('.jp-toast-message', {
       hasText: `Changed '${name}'`
     });

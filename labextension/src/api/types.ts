@@ -76,10 +76,13 @@ export type TaskState = ITask['state'];
 export type ITaskList = S<'TaskList'>;
 
 /** What a package change did: the result of an `install` task. */
-export interface IPackagesResult {
-  environment: IEnvironment;
-  report: { installed: string[]; removed: string[]; seconds: number };
-}
+export type IPackagesResult = S<'PackagesResult'>;
+/** What a package change would do: the result of a `plan` task (`dry_run`). */
+export type IPackagesPlan = S<'PackagesPlan'>;
+export type IPlannedChange = S<'PlannedChange'>;
+export type PlanAction = IPlannedChange['action'];
+/** `POST environments/{name}/packages`: the lists given, the others empty. */
+export type IPackagesRequest = RequestOf<Schemas['PackagesRequest'], never>;
 
 // -- batch jobs
 

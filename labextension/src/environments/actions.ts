@@ -26,6 +26,7 @@ import {
 import { EnvironmentsClient, isTask } from './client';
 import { EnvironmentsModel } from './model';
 import { notifyError, notifyTaskEnd } from './notify';
+import { reviewPlan } from './plan';
 
 /** Statuses whose message says what to change (shown in the dialog again). */
 const REFUSALS = [400, 404, 409];
@@ -185,21 +186,23 @@ export class EnvironmentActions {
     const result = await showDialog({
       title: `Packages of '${env.name}'`,
       body,
-      buttons: [Dialog.cancelButton(), Dialog.okButton({ label: 'Apply' })],
+      buttons: [Dialog.cancelButton(), Dialog.okButton({ label: 'Review…' })],
       focusNodeSelector: 'input[type="text"]'
     });
     if (!result.button.accept || !result.value) {
       return;
     }
-    const { add, remove } = result.value;
-    if (add.length === 0 && remove.length === 0) {
+    const request = result.value;
+    if (Object.values(request).every(list => list.length === 0)) {
       Notification.info('Nothing to change.', { autoClose: 3000 });
       return;
     }
+    // The plan first, always: nothing changes until the user has seen it.
+    if ((await reviewPlan(this._client, env.name, request)) !== true) {
+      return;
+    }
     try {
-      this.tracker.track(
-        await this._client.changePackages(env.name, add, remove)
-      );
+      this.tracker.track(await this._client.changePackages(env.name, request));
     } catch (reason) {
       notifyError(`Could not change '${env.name}'`, reason);
     }

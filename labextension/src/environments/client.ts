@@ -14,6 +14,7 @@ import type {
   IImageRequest,
   IKernelInfo,
   IKernelRemoved,
+  IPackagesRequest,
   ITask
 } from '../api/types';
 
@@ -40,14 +41,13 @@ export class EnvironmentsClient extends ApiClient {
     });
   }
 
-  /** Start adding or removing packages: answers the task (202). */
-  changePackages(
-    name: string,
-    add: string[],
-    remove: string[]
-  ): Promise<ITask> {
+  /**
+   * Start a package change, or with `dry_run` its plan: answers the task
+   * (202), whose result is an IPackagesResult or an IPackagesPlan.
+   */
+  changePackages(name: string, body: IPackagesRequest): Promise<ITask> {
     return this.request('POST', `environments/${enc(name)}/packages`, {
-      body: { add, remove }
+      body
     });
   }
 

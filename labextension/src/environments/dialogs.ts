@@ -17,7 +17,12 @@ import {
   IPackage,
   ImageFormat
 } from '../api/types';
-import { envNameProblem, parseSpecs, suggestCloneName } from './format';
+import {
+  envNameProblem,
+  parseRequirements,
+  parseSpecs,
+  suggestCloneName
+} from './format';
 
 /**
  * The environment a form is about: chosen in a select when there are
@@ -185,9 +190,14 @@ export class PackForm extends FormBody<IPackValue> {
 export interface IPackagesValue {
   add: string[];
   remove: string[];
+  pip_add: string[];
+  pip_remove: string[];
 }
 
-/** Specs to add, and checkboxes of the installed conda packages to remove. */
+/**
+ * Conda specs and PyPI requirements to add, and checkboxes of the installed
+ * packages to remove (conda ones and those installed with pip, apart).
+ */
 export class PackagesForm extends FormBody<IPackagesValue> {
   constructor(packages: IPackage[]) {
     super();
@@ -195,21 +205,67 @@ export class PackagesForm extends FormBody<IPackagesValue> {
       placeholder: 'tensorboard, numpy >=1.26',
       'data-testid': 'gpu-env-packages-add'
     });
+    this._pipAdd = textInput({
+      placeholder: 'transformers, requests >=2.31',
+      'data-testid': 'gpu-env-packages-pip-add'
+    });
     this.node.append(
       field(
-        'Add',
+        'Add conda packages',
         this._add,
-        'Conda specs, separated by commas or spaces; solved against the ' +
-          "server's channels."
+        "Conda specs, separated by commas or spaces; solved against the server's channels."
+      ),
+      field(
+        'Add PyPI packages',
+        this._pipAdd,
+        'Requirements for pip, installed after the conda ones with this ' +
+          "environment's Python. Prefer conda where a package exists there."
       )
     );
+    this._conda = this._checkList(packages, 'conda', 'gpu-env-packages-remove');
+    this._pypi = this._checkList(
+      packages,
+      'pypi',
+      'gpu-env-packages-pip-remove'
+    );
+    this.node.append(
+      h(
+        'div',
+        { class: 'jp-GpuEnv-fieldHint' },
+        'Nothing changes yet: the next step shows the plan, including packages ' +
+          'removed along with the ones you pick.'
+      )
+    );
+  }
+
+  getValue(): IPackagesValue {
+    const checked = (boxes: HTMLInputElement[]) =>
+      boxes.filter(b => b.checked).map(b => b.value);
+    return {
+      add: parseSpecs(this._add.value),
+      remove: checked(this._conda),
+      pip_add: parseRequirements(this._pipAdd.value),
+      pip_remove: checked(this._pypi)
+    };
+  }
+
+  private _checkList(
+    packages: IPackage[],
+    kind: IPackage['kind'],
+    testid: string
+  ): HTMLInputElement[] {
+    const chosen = packages.filter(p => p.kind === kind);
+    const boxes: HTMLInputElement[] = [];
+    if (chosen.length === 0) {
+      return boxes;
+    }
     const list = h('ul', {
       class: 'jp-GpuEnv-checkList',
-      'data-testid': 'gpu-env-packages-remove'
+      'data-testid': testid
     });
-    for (const pkg of packages.filter(p => p.kind === 'conda')) {
+    for (const pkg of chosen) {
       const box = h('input', { type: 'checkbox', value: pkg.name });
-      this._boxes.push(box);
+      boxes.push(box);
       list.append(
         h(
           'li',
@@ -224,26 +280,16 @@ export class PackagesForm extends FormBody<IPackagesValue> {
         )
       );
     }
-    this.node.append(
-      h('div', { class: 'jp-GpuEnv-fieldLabel' }, 'Remove'),
-      list,
-      h(
-        'div',
-        { class: 'jp-GpuEnv-fieldHint' },
-        'Packages that depend on a removed one are removed too.'
-      )
-    );
-  }
-
-  getValue(): IPackagesValue {
-    return {
-      add: parseSpecs(this._add.value),
-      remove: this._boxes.filter(b => b.checked).map(b => b.value)
-    };
+    const label =
+      kind === 'conda' ? 'Remove conda packages' : 'Remove PyPI packages';
+    this.node.append(h('div', { class: 'jp-GpuEnv-fieldLabel' }, label), list);
+    return boxes;
   }
 
   private _add: HTMLInputElement;
-  private _boxes: HTMLInputElement[] = [];
+  private _pipAdd: HTMLInputElement;
+  private _conda: HTMLInputElement[];
+  private _pypi: HTMLInputElement[];
 }
 
 /** Asks which export to download. */

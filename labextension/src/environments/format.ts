@@ -83,6 +83,29 @@ const SPEC_OPERATOR = /^(==|>=|<=|!=|~=|=|<|>)/;
  * separate specs, but a version constraint written after a space stays
  * with its package (`numpy >=1.26, scipy` is `["numpy >=1.26", "scipy"]`).
  */
+/**
+ * PyPI requirements typed in one field: `requests >=2.31,<3 tabulate` is
+ * `["requests>=2.31,<3", "tabulate"]` (a version clause joins the name before
+ * it, and the clauses of one requirement are joined by commas).
+ */
+export function parseRequirements(text: string): string[] {
+  const out: string[] = [];
+  let clauses = false; // whether the last requirement has a version clause
+  for (const token of text.split(/[\s,]+/)) {
+    if (!token) {
+      continue;
+    }
+    if (SPEC_OPERATOR.test(token) && out.length > 0) {
+      out[out.length - 1] += (clauses ? ',' : '') + token;
+      clauses = true;
+    } else {
+      out.push(token);
+      clauses = /[=<>!~]/.test(token);
+    }
+  }
+  return out;
+}
+
 export function parseSpecs(text: string): string[] {
   const specs: string[] = [];
   for (const token of text.split(/[\s,]+/)) {
