@@ -1,4 +1,5 @@
-"""``python -m jupyter_gpu_env.demo build --channel DIR --env PREFIX [--wheels DIR] [--pkgs DIR]``."""
+"""``python -m jupyter_gpu_env.demo build --channel DIR --env PREFIX [--wheels DIR] [--pkgs DIR] [--configure]``
+and ``python -m jupyter_gpu_env.demo unconfigure``."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 from ..envs.service import default_pkgs_dir
 from ..errors import GpuEnvError
 from .builder import build_demo, default_cache_dir
+from .settings import remove_settings, settings_path, write_settings
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -35,12 +37,25 @@ def _parser() -> argparse.ArgumentParser:
         help=f"package cache (default: {default_pkgs_dir()}, the server's default); use the "
         "server's package cache (c.GpuEnvApp pkgs setting) so that clones hard-link",
     )
+    b.add_argument(
+        "--configure",
+        action="store_true",
+        help=f"then point the server and `jupyter gpu-env` of this Python at the demo, in {settings_path()}",
+    )
     b.add_argument("--quiet", action="store_true", help="print only the result")
+    sub.add_parser("unconfigure", help=f"remove {settings_path()} if --configure wrote it")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "unconfigure":
+        path = settings_path()
+        if remove_settings():
+            print(f"removed {path}")
+        elif path.exists():
+            print(f"kept {path}: the demo builder did not write it")
+        return 0
     started = time.monotonic()
 
     def progress(fraction: float, message: str) -> None:
@@ -57,11 +72,16 @@ def main(argv: list[str] | None = None) -> int:
                 args.channel, args.env, wheels=args.wheels, pkgs_dir=args.pkgs, progress=progress, log=log
             )
         )
+        if args.configure:
+            pkgs = args.pkgs.expanduser().resolve() if args.pkgs else None
+            configured = write_settings(result.env.parent, result.channel, pkgs)
     except GpuEnvError as e:
         print(f"error: {e.message}", file=sys.stderr)
         return 1
     print(f"channel: {result.channel} ({'built' if result.channel_built else 'reused'})")
     print(f"environment: {result.env} ({'built' if result.env_built else 'reused'})")
+    if args.configure:
+        print(f"settings: {configured}")
     print(f"took {time.monotonic() - started:.1f} s")
     return 0
 

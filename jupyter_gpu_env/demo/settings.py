@@ -1,0 +1,65 @@
+"""The demo's settings, in a Jupyter configuration file that the server and `jupyter gpu-env` both read.
+
+Command-line options given to `jupyter lab` reach the server only, so a terminal's `jupyter gpu-env envs`
+would not see the demo. The extension's own file, ``jupyter_jupyter_gpu_env_config.py``, is read by the
+server (as an extension app's file) and by the CLI (``cli/config.py``) from every folder of the Jupyter
+config path; it is written in this Python's ``{sys.prefix}/etc/jupyter``, so only the Jupyter of this
+installation (for ``scripts/lab.sh``, the checkout's ``.venv``) is pointed at the demo. The server's own
+``jupyter_server_config`` files still win over it, as they do in the server.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jupyter_core import paths
+
+from ..atomic import write_atomic
+from ..errors import Conflict
+
+FILENAME = "jupyter_jupyter_gpu_env_config.py"
+# The first line of a file we wrote: only such a file is replaced or removed, never one a person wrote.
+MARKER = "# Written by `python -m jupyter_gpu_env.demo build --configure`"
+
+
+def settings_path(config_dir: Path | None = None) -> Path:
+    """The file in ``config_dir``, by default this installation's own Jupyter config folder."""
+    return (config_dir or Path(paths.ENV_CONFIG_PATH[0])) / FILENAME
+
+
+def _ours(path: Path) -> bool:
+    try:
+        with path.open(encoding="utf-8") as f:
+            return f.readline().rstrip("\n") == MARKER
+    except FileNotFoundError:
+        return True  # nothing there to keep
+
+
+def write_settings(
+    managed_dir: Path, channel: Path, pkgs_dir: Path | None = None, config_dir: Path | None = None
+) -> Path:
+    """Point ``c.GpuEnvApp`` at the demo: its managed environments' folder, its channel, its package cache."""
+    path = settings_path(config_dir)
+    if not _ours(path):
+        raise Conflict(f"{path} was not written by the demo builder; it is left as it is.", reason="not_ours")
+    lines = [
+        MARKER,
+        "# (scripts/lab.sh): the offline demo's managed environments and conda channel, read by the server",
+        "# and by `jupyter gpu-env` alike. `python -m jupyter_gpu_env.demo unconfigure` removes this file.",
+        f"c.GpuEnvApp.managed_env_dirs = [{str(managed_dir)!r}]",
+        f"c.GpuEnvApp.conda_channels = [{str(channel)!r}]",
+    ]
+    if pkgs_dir is not None:  # else the server's default cache, the one the builder used too
+        lines.append(f"c.GpuEnvApp.pkgs_dir = {str(pkgs_dir)!r}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, "\n".join(lines) + "\n")
+    return path
+
+
+def remove_settings(config_dir: Path | None = None) -> Path | None:
+    """Remove the file if the demo builder wrote it; the path removed, else None."""
+    path = settings_path(config_dir)
+    if not path.exists() or not _ours(path):
+        return None
+    path.unlink()
+    return path

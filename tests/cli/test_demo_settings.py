@@ -1,0 +1,56 @@
+"""The demo's settings (``python -m jupyter_gpu_env.demo build --configure``, as scripts/lab.sh runs it)
+reach the server and `jupyter gpu-env` alike.
+
+pytest-jupyter's ``jp_environ`` points every folder of the Jupyter config path, this installation's own
+(``{sys.prefix}/etc/jupyter``) included, at temporary ones, so the file is written there and nowhere real.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from jupyter_gpu_env.cli import main
+from jupyter_gpu_env.demo.__main__ import main as demo_main
+from jupyter_gpu_env.demo.settings import FILENAME, remove_settings, write_settings
+from jupyter_gpu_env.errors import Conflict
+
+
+@pytest.fixture
+def demo_settings(jp_environ, jp_env_config_path, demo, tmp_path):
+    """The demo's settings written where lab.sh writes them, with the user's own environments in tmp_path."""
+    path = write_settings(demo.managed_dir, demo.channel, demo.pkgs)
+    assert path == jp_env_config_path / FILENAME
+    # Not the demo's business: keeps this test's clones and kernels out of the real home.
+    (jp_env_config_path / "jupyter_server_config.json").write_text(
+        json.dumps({"GpuEnvApp": {"user_env_dir": str(tmp_path / "envs")}})
+    )
+    return path
+
+
+def listed(capsys) -> list[str]:
+    assert main(["envs", "--json"]) == 0
+    return [e["name"] for e in json.loads(capsys.readouterr().out)]
+
+
+def test_the_cli_reads_the_settings_and_unconfigure_removes_them(demo_settings, capsys):
+    assert "demo" in listed(capsys)
+    assert demo_main(["unconfigure"]) == 0
+    assert capsys.readouterr().out == f"removed {demo_settings}\n"
+    assert not demo_settings.exists()
+    assert "demo" not in listed(capsys)
+
+
+async def test_the_server_reads_the_same_settings(demo_settings, api):
+    answer = json.loads((await api("environments")).body)
+    assert [(e["name"], e["kind"]) for e in answer["environments"]] == [("demo", "managed")]
+
+
+def test_a_file_the_builder_did_not_write_is_left_alone(jp_environ, jp_env_config_path, demo):
+    own = jp_env_config_path / FILENAME
+    own.write_text("c.GpuEnvApp.managed_env_dirs = ['/srv/envs']\n")
+    with pytest.raises(Conflict, match="was not written by the demo builder"):
+        write_settings(demo.managed_dir, demo.channel)
+    assert remove_settings() is None
+    assert own.read_text() == "c.GpuEnvApp.managed_env_dirs = ['/srv/envs']\n"
