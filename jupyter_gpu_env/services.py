@@ -113,6 +113,24 @@ class Services:
             target=f"environments/{env}",
         )
 
+    async def start_undo(self, name: str) -> Task:
+        claimed = await self.envs.begin_change(name)
+        env = claimed[1].name
+        if not await self.envs.can_undo(env):
+            claimed[0].release()
+            raise Conflict(
+                f"There is nothing to undo in '{env}': no earlier state of it is kept.",
+                reason="nothing_to_undo",
+            )
+
+        async def run(ctx: TaskContext):
+            ctx.progress(0.5, "Swapping the earlier state back in")
+            return await self.envs.undo(env, claimed=claimed, change_id=ctx.task_id)
+
+        return self._start_claimed(
+            claimed[0], "undo", f"Undo the last change of '{env}'", run, target=f"environments/{env}"
+        )
+
     def _start_claimed(self, claim: Any, kind: str, title: str, run: Any, *, target: str) -> Task:
         """Start a task that owns ``claim``; the claim is released if the task never gets to run."""
         try:

@@ -28,17 +28,21 @@ from ..models.envs import (
     CloneResult,
     Environment,
     EnvironmentDetail,
+    EnvironmentHistory,
     ExportFormat,
     ExportResult,
     KernelInfo,
     PackagesPlan,
     PackagesResult,
+    UndoResult,
 )
 from ..models.tasks import Task
 from . import conda_list, transaction
 from .catalog import EnvironmentCatalog, EnvLocation
 from .changes import history
 from .changes.packages import PackageChanges, request_of
+from .changes.undo import read as read_history
+from .changes.undo import undo as undo_last
 from .claims import Claim, Claims
 from .engine import CondaEngine, LogFn, ProgressFn, scaled
 from .pip.tool import PipSettings
@@ -279,6 +283,29 @@ class EnvironmentService:
         loc = await self.own(name, "changed")
         await asyncio.to_thread(self.changes.check, loc.prefix, req)
         return await self.changes.plan(loc.name, loc.prefix, req, progress=progress)
+
+    async def history(self, name: str) -> EnvironmentHistory:
+        """The changes ``name`` holds, newest first, and what undo would do."""
+        loc = await self.catalog.resolve(name)
+        found = await asyncio.to_thread(read_history, loc.name, loc.prefix)
+        return found if loc.kind == "own" else found.model_copy(update={"undo": None})
+
+    async def can_undo(self, name: str) -> bool:
+        loc = await self.catalog.resolve(name)
+        return loc.kind == "own" and bool(await asyncio.to_thread(previous_states, loc.prefix))
+
+    async def undo(
+        self, name: str, *, claimed: tuple[Claim, EnvLocation] | None = None, change_id: str | None = None
+    ) -> UndoResult:
+        """Swap the state kept before the last change back in (a second undo redoes it). Raises
+        Forbidden (managed), NotFound, Conflict (busy, nothing to undo)."""
+        claim, loc = claimed or await self.begin_change(name)
+        with claim:
+            try:
+                restored = await undo_last(loc.prefix, change_id or secrets.token_hex(8))
+            finally:
+                self.catalog.refresh(loc.prefix)
+        return UndoResult(environment=await self._summary(loc.name), restored=restored)
 
     async def transaction(
         self,

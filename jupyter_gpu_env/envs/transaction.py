@@ -221,6 +221,16 @@ async def run(
     return result
 
 
+async def swap_back(kept: Path, live: Path) -> None:
+    """Swap a kept previous state in (undo) with the same one-rename exchange; the state it replaces
+    becomes the kept one."""
+    await _commit(kept, live)
+    try:
+        await asyncio.to_thread(_keep_previous, kept, live)
+    except OSError as e:
+        log.warning("could not keep the undone state of %s: %s", live, e)
+
+
 async def _commit(build: Path, live: Path) -> None:
     """The swap. A cancellation that arrives while it runs comes too late: the swap completes (a thread
     cannot be stopped halfway, and must not be), and so does the change."""

@@ -10,9 +10,11 @@ from .environments import (
     EnvironmentsHandler,
     ExportHandler,
     GpuCheckHandler,
+    HistoryHandler,
     ImageBuildHandler,
     KernelHandler,
     PackagesHandler,
+    UndoHandler,
 )
 from .gpu import ClusterCapacityHandler, GpuHandler, GpuHistoryHandler, GpuReleaseHandler
 from .images import ImageDownloadHandler, ImageHandler, ImageKernelHandler, ImagesHandler
@@ -39,6 +41,8 @@ ROUTES: list[tuple[str, type]] = [
     ("environments", EnvironmentsHandler),
     ("environments/{name}", EnvironmentHandler),
     ("environments/{name}/packages", PackagesHandler),
+    ("environments/{name}/history", HistoryHandler),
+    ("environments/{name}/undo", UndoHandler),
     ("environments/{name}/kernel", KernelHandler),
     ("environments/{name}/export", ExportHandler),
     ("environments/{name}/image", ImageBuildHandler),

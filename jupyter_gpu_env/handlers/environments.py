@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..models.envs import (
     CloneRequest,
     EnvironmentDetail,
+    EnvironmentHistory,
     EnvironmentList,
     ExportResult,
     KernelInfo,
@@ -89,6 +90,32 @@ class PackagesHandler(TaskStartingHandler):
     )
     async def post(self, name: str, body: PackagesRequest) -> Task:
         return self.accepted(await self.services.start_packages(name, body))
+
+
+class HistoryHandler(GpuEnvHandler):
+    @operation(
+        "The changes an environment holds, and what undo would do",
+        response=EnvironmentHistory,
+        errors=(404,),
+        description="Newest first. `undo` is null for a managed environment or when no earlier state is kept.",
+    )
+    async def get(self, name: str) -> EnvironmentHistory:
+        return await self.services.envs.history(name)
+
+
+class UndoHandler(TaskStartingHandler):
+    @operation(
+        "Undo the last change of one of the user's environments",
+        response=Task,
+        status=202,
+        errors=(403, 404, 409),
+        links=TASK_LINKS,
+        description="Swaps the state kept before the last change back in, in one rename: running kernels "
+        "keep working until restarted. Undoing again redoes the change. 409 `nothing_to_undo` when no "
+        "earlier state is kept. The task's result is an UndoResult.",
+    )
+    async def post(self, name: str) -> Task:
+        return self.accepted(await self.services.start_undo(name))
 
 
 class KernelHandler(GpuEnvHandler):

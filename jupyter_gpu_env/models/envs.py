@@ -318,3 +318,32 @@ class PackagesResult(ApiModel):
 
     environment: Environment
     report: PackagesReport
+
+
+class HistoryEntry(ApiModel):
+    """One change an environment holds (`packages`), or an undo (`undo`)."""
+
+    id: str = Field(description="The change's id: the task that made it.")
+    at: float = Field(description="When it was applied (seconds since the epoch).")
+    kind: Literal["packages", "undo"]
+    summary: str = Field(description="The change in one line, e.g. `+tabulate −jedi +pip:requests`.")
+    installed: list[str] = Field(default_factory=list)
+    removed: list[str] = Field(default_factory=list)
+
+
+class EnvironmentHistory(ApiModel):
+    """The changes an environment holds, newest first, and what "undo" would do now."""
+
+    environment: str
+    changes: list[HistoryEntry]
+    undo: str | None = Field(
+        description="What `POST environments/{name}/undo` would restore, in one sentence; null when no "
+        "previous state is kept (no change yet, or it was deleted)."
+    )
+
+
+class UndoResult(ApiModel):
+    """The result of an undo task."""
+
+    environment: Environment
+    restored: str = Field(description="What was restored, in one sentence.")

@@ -153,6 +153,18 @@ async def test_customise_export_and_kernel_without_ipykernel(api, user_envs):
     task = await wait_task(api, (await body(resp))["id"])
     assert task["state"] == "failed" and "no-such-pkg" in task["message"]
 
+    history = await body(await api("environments", "custom", "history"))
+    assert [c["summary"] for c in history["changes"]] == ["+tabulate", "−ipykernel"]
+    assert history["undo"].startswith("Undo the last change (+tabulate)")
+    resp = await api("environments", "custom", "undo", method="POST", body=b"")
+    assert resp.code == 202 and resp.headers["Location"].endswith((await body(resp))["id"])
+    task = await wait_task(api, (await body(resp))["id"])
+    assert task["state"] == "succeeded" and task["kind"] == "undo", task
+    detail = await body(await api("environments", "custom"))
+    assert "tabulate" not in {p["name"] for p in detail["packages"]}
+    redo = await api("environments", "custom", "undo", method="POST", body=b"")  # for what follows
+    assert (await wait_task(api, (await body(redo))["id"]))["state"] == "succeeded"
+
     yml = await body(await api("environments", "custom", "export", params={"format": "yaml"}))
     assert yml["filename"].endswith(".yml") and "tabulate" in yml["content"]
     explicit = await body(await api("environments", "custom", "export", params={"format": "explicit"}))

@@ -52,3 +52,20 @@ def append(prefix: Path, entry: dict[str, Any]) -> dict[str, Any]:
 
 def holds(prefix: Path, change_id: str) -> bool:
     return any(e.get("id") == change_id for e in read(prefix))
+
+
+def snapshot(prefix: Path) -> bytes | None:
+    """The history file's bytes (None when there is none), for :func:`restore`."""
+    try:
+        return path_of(prefix).read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def restore(prefix: Path, saved: bytes | None) -> None:
+    """Put back what :func:`snapshot` read (an entry written for a swap that did not happen)."""
+    path = path_of(prefix)
+    if saved is None:
+        path.unlink(missing_ok=True)
+    else:
+        path.write_bytes(saved)

@@ -228,7 +228,11 @@ def _plan(installed: list[Any], solved: list[Any], pkgs_dir: Path) -> list[dict[
     steps = []
     for name in sorted(old.keys() | new.keys()):
         a, b = old.get(name), new.get(name)
-        if a is not None and b is not None and (str(a.version), str(a.build)) == (str(b.version), str(b.build)):
+        if (
+            a is not None
+            and b is not None
+            and (str(a.version), str(a.build)) == (str(b.version), str(b.build))
+        ):
             continue
         download = None if b is None else (0 if _cached(pkgs_dir, b) else (b.size or None))
         steps.append(

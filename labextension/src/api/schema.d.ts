@@ -100,6 +100,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/environments/{name}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The changes an environment holds, and what undo would do
+         * @description Newest first. `undo` is null for a managed environment or when no earlier state is kept.
+         */
+        get: operations["get_environments_name_history"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/environments/{name}/image": {
         parameters: {
             query?: never;
@@ -155,6 +175,26 @@ export interface paths {
          * @description Conda packages are solved against the configured channels, then PyPI packages are installed with the environment's interpreter; all of it built aside and swapped in whole: the environment is never half-changed, whatever happens meanwhile. The task's result is a PackagesResult; with `dry_run`, a PackagesPlan, and nothing changes.
          */
         post: operations["post_environments_name_packages"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/environments/{name}/undo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Undo the last change of one of the user's environments
+         * @description Swaps the state kept before the last change back in, in one rename: running kernels keep working until restarted. Undoing again redoes the change. 409 `nothing_to_undo` when no earlier state is kept. The task's result is an UndoResult.
+         */
+        post: operations["post_environments_name_undo"];
         delete?: never;
         options?: never;
         head?: never;
@@ -928,6 +968,21 @@ export interface components {
              */
             source_name: string | null;
         };
+        /**
+         * EnvironmentHistory
+         * @description The changes an environment holds, newest first, and what "undo" would do now.
+         */
+        EnvironmentHistory: {
+            /** Changes */
+            changes: components["schemas"]["HistoryEntry"][];
+            /** Environment */
+            environment: string;
+            /**
+             * Undo
+             * @description What `POST environments/{name}/undo` would restore, in one sentence; null when no previous state is kept (no change yet, or it was deleted).
+             */
+            undo: string | null;
+        };
         /** EnvironmentList */
         EnvironmentList: {
             /** Environments */
@@ -1111,6 +1166,36 @@ export interface components {
              * @enum {string}
              */
             reason: "ok" | "no_driver" | "no_nvml" | "no_device" | "recorded";
+        };
+        /**
+         * HistoryEntry
+         * @description One change an environment holds (`packages`), or an undo (`undo`).
+         */
+        HistoryEntry: {
+            /**
+             * At
+             * @description When it was applied (seconds since the epoch).
+             */
+            at: number;
+            /**
+             * Id
+             * @description The change's id: the task that made it.
+             */
+            id: string;
+            /** Installed */
+            installed?: string[];
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "packages" | "undo";
+            /** Removed */
+            removed?: string[];
+            /**
+             * Summary
+             * @description The change in one line, e.g. `+tabulate −jedi +pip:requests`.
+             */
+            summary: string;
         };
         /** HistoryPoint */
         HistoryPoint: {
@@ -2087,6 +2172,18 @@ export interface components {
             tasks: components["schemas"]["Task"][];
         };
         /**
+         * UndoResult
+         * @description The result of an undo task.
+         */
+        UndoResult: {
+            environment: components["schemas"]["Environment"];
+            /**
+             * Restored
+             * @description What was restored, in one sentence.
+             */
+            restored: string;
+        };
+        /**
          * UsageReport
          * @description GPU-hours, CPU-hours and job counts from the job records over a period.
          */
@@ -2461,6 +2558,55 @@ export interface operations {
             };
         };
     };
+    get_environments_name_history: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvironmentHistory"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No such resource, or something the request names does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
     post_environments_name_image: {
         parameters: {
             query?: never;
@@ -2729,6 +2875,66 @@ export interface operations {
             };
             /** @description The request body, or a part of it, is larger than this server accepts. */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    post_environments_name_undo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    /** @description The created resource, or the task to follow. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No such resource, or something the request names does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request conflicts with the current state: `reason` says how. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,0 +1,98 @@
+"""History and undo: the changes an environment holds, and the swap back to the state before the last.
+
+A change's transaction keeps the environment it replaced as ``.<name>.prev-<stamp>-<hex>``
+(:mod:`..transaction`); undo swaps it back in with the same one-rename exchange, after writing the
+undo into its history. The state undone becomes the kept one, so a second undo redoes the change.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from ...errors import Conflict
+from ...models.envs import EnvironmentHistory, HistoryEntry
+from .. import transaction
+from . import history
+
+
+def summary(entry: dict[str, Any]) -> str:
+    if entry.get("kind") == "undo":
+        verb = "redo" if entry.get("redo") else "undo"
+        return f"{verb} of {entry.get('undid_summary') or 'the previous change'}"
+    parts = [f"+{s}" for s in entry.get("add", [])] + [f"−{s}" for s in entry.get("remove", [])]
+    parts += [f"+pip:{s}" for s in entry.get("pip_add", [])] + [
+        f"−pip:{s}" for s in entry.get("pip_remove", [])
+    ]
+    return " ".join(parts) or "a change"
+
+
+def _entry(raw: dict[str, Any]) -> HistoryEntry | None:
+    try:
+        return HistoryEntry(
+            id=str(raw["id"]),
+            at=float(raw.get("at", 0.0)),
+            kind="undo" if raw.get("kind") == "undo" else "packages",
+            summary=summary(raw),
+            installed=[str(x) for x in raw.get("installed", [])],
+            removed=[str(x) for x in raw.get("removed", [])],
+        )
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _undo_sentence(live: list[dict[str, Any]], kept: list[dict[str, Any]]) -> str:
+    """What swapping the kept state in would do, from both histories."""
+    held = {e.get("id") for e in kept}
+    newer = [e for e in live if e.get("id") not in held]  # in the live state only
+    if newer and newer[-1].get("kind") == "undo" and not newer[-1].get("redo"):
+        return f"Redo {newer[-1].get('undid_summary') or 'the change undone'}."
+    if newer:
+        return f"Undo the last change ({summary(newer[-1])}): back to the state before it."
+    older = [e for e in kept if e.get("id") not in {x.get("id") for x in live}]
+    if older:
+        return f"Redo {summary(older[-1])}, undone before."
+    return "Go back to the state kept before the last change."
+
+
+def read(name: str, live: Path) -> EnvironmentHistory:
+    """The history of ``live`` (blocking)."""
+    entries = history.read(live)
+    states = transaction.previous_states(live)
+    undo = _undo_sentence(entries, history.read(states[0])) if states else None
+    changes = [e for e in (_entry(raw) for raw in reversed(entries)) if e is not None]
+    return EnvironmentHistory(environment=name, changes=changes, undo=undo)
+
+
+async def undo(live: Path, change_id: str) -> str:
+    """Swap the kept previous state in; returns the sentence that described it. Conflict when none is
+    kept. The caller holds the environment's claim."""
+    states = await asyncio.to_thread(transaction.previous_states, live)
+    if not states:
+        raise Conflict(
+            "There is nothing to undo: no earlier state of this environment is kept (it has not been "
+            "changed since it was made, or the kept state was removed).",
+            reason="nothing_to_undo",
+        )
+    kept = states[0]
+    live_entries = await asyncio.to_thread(history.read, live)
+    kept_entries = await asyncio.to_thread(history.read, kept)
+    sentence = _undo_sentence(live_entries, kept_entries)
+    held = {k.get("id") for k in kept_entries}
+    undone = [e for e in live_entries if e.get("id") not in held]
+    last = undone[-1] if undone else {}
+    entry: dict[str, Any] = {"id": change_id, "kind": "undo", "undid": last.get("id")}
+    if last.get("kind") == "undo":  # undoing an undo: a redo of what that one undid
+        entry |= {"redo": True, "undid_summary": last.get("undid_summary")}
+    else:
+        entry["undid_summary"] = summary(last) if last else None
+    before = await asyncio.to_thread(history.snapshot, kept)
+    try:
+        await asyncio.to_thread(history.append, kept, entry)
+        await transaction.swap_back(kept, live)
+    except BaseException:
+        if not await asyncio.to_thread(history.holds, live, change_id):  # not swapped in: as it was
+            await asyncio.shield(asyncio.to_thread(history.restore, kept, before))
+        raise
+    return sentence
