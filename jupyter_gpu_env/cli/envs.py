@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..models.envs import ExportFormat, KernelRequest, PackagesRequest
+from ..models.envs import ExportFormat, KernelRequest
 from .common import UsageError, human_bytes, print_json, print_table, validated
 from .config import Session, command_parser, run_command
 from .progress import ProgressBar
@@ -69,31 +69,7 @@ def cmd_clone(args: argparse.Namespace) -> int:
     return run_command(args, run)
 
 
-def cmd_install(args: argparse.Namespace) -> int:
-    """Add packages to (or remove them from) one of your environments."""
-    req = validated(PackagesRequest, add=args.specs, remove=args.remove)
-
-    async def run(s: Services) -> int:
-        claimed = await s.envs.begin_change(args.env)
-        env = claimed[1].name
-        with ProgressBar(f"install {env}", verbose=args.verbose) as bar:
-            result = await s.envs.change_packages(
-                env, req.add, req.remove, progress=bar.progress, log=bar.log, claimed=claimed
-            )
-            bar.progress(1.0, f"Changed '{env}'")
-        report = result.report
-        for label, items in (("Installed", report.installed), ("Removed", report.removed)):
-            if items:
-                print(f"{label}:")
-                print("\n".join(f"  {item}" for item in items))
-        if not report.installed and not report.removed:
-            print(f"Nothing to change in '{env}'.")
-        return 0
-
-    return run_command(args, run)
-
-
-def _confirm(question: str) -> bool:
+def confirm(question: str) -> bool:
     try:
         return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
     except EOFError:
@@ -109,7 +85,7 @@ def cmd_remove_env(args: argparse.Namespace) -> int:
                 raise UsageError(
                     "remove-env asks for confirmation on a terminal; pass --yes to delete without asking"
                 )
-            if not _confirm(f"Delete the environment '{args.env}' ({where.prefix})?"):
+            if not confirm(f"Delete the environment '{args.env}' ({where.prefix})?"):
                 print("Nothing deleted.", file=sys.stderr)
                 return 1
 
@@ -163,11 +139,6 @@ def register(sub: Any) -> None:
     p.add_argument("name", metavar="NAME", help="the new environment's name")
     p.add_argument("--kernel", action="store_true", help="register the clone as a kernel afterwards")
     p.add_argument("--display-name", metavar="TEXT", help="the kernel's name in the Launcher (with --kernel)")
-
-    p = command_parser(sub, "install", cmd_install)
-    p.add_argument("env", metavar="ENV", help="one of your environments")
-    p.add_argument("specs", metavar="SPEC", nargs="*", help="conda match specs: tensorboard, 'numpy>=1.26'")
-    p.add_argument("--remove", metavar="NAME", nargs="+", default=[], help="packages to remove")
 
     p = command_parser(sub, "remove-env", cmd_remove_env)
     p.add_argument("env", metavar="ENV", help="one of your environments")

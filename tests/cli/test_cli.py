@@ -44,7 +44,7 @@ def test_runs_as_jupyter_subcommand():
 # -- the parser ----------------------------------------------------------------------------------
 
 COMMANDS = ["gpu", "check", "openapi", "envs", "clone", "install", "remove-env", "kernel", "export", "pack"]
-COMMANDS += ["images", "submit", "jobs", "logs", "cancel"]
+COMMANDS += ["images", "submit", "jobs", "logs", "cancel", "history", "undo"]
 
 
 def test_every_command_has_help(capsys):

@@ -21,33 +21,6 @@ from helpers import wait_until_sync
 from jupyter_gpu_env.cli import main
 
 
-@pytest.fixture
-def home(demo, tmp_path, monkeypatch) -> Path:
-    config_dir = tmp_path / "config"
-    for var, sub in [
-        ("HOME", "home"),
-        ("JUPYTER_CONFIG_DIR", "config"),
-        ("JUPYTER_DATA_DIR", "data"),
-        ("JUPYTER_RUNTIME_DIR", "runtime"),
-        ("XDG_CACHE_HOME", "cache"),
-    ]:
-        (tmp_path / sub).mkdir(exist_ok=True)
-        monkeypatch.setenv(var, str(tmp_path / sub))
-    monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
-    config = {
-        "GpuEnvApp": {
-            "managed_env_dirs": [str(demo.managed_dir)],
-            "user_env_dir": str(tmp_path / "envs"),
-            "conda_channels": [str(demo.channel)],
-            "pkgs_dir": str(demo.pkgs),
-            "image_dir": str(tmp_path / "images"),
-        }
-    }
-    (config_dir / "jupyter_server_config.json").write_text(json.dumps(config))
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
 def run(capsys, *argv: str) -> tuple[int, str, str]:
     code = main(list(argv))
     out, err = capsys.readouterr()

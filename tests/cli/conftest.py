@@ -1,0 +1,37 @@
+"""The command line's tests: a home with its own Jupyter folders and config pointing at the demo."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture
+def home(demo, tmp_path, monkeypatch) -> Path:
+    config_dir = tmp_path / "config"
+    for var, sub in [
+        ("HOME", "home"),
+        ("JUPYTER_CONFIG_DIR", "config"),
+        ("JUPYTER_DATA_DIR", "data"),
+        ("JUPYTER_RUNTIME_DIR", "runtime"),
+        ("XDG_CACHE_HOME", "cache"),
+    ]:
+        (tmp_path / sub).mkdir(exist_ok=True)
+        monkeypatch.setenv(var, str(tmp_path / sub))
+    monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
+    config = {
+        "GpuEnvApp": {
+            "managed_env_dirs": [str(demo.managed_dir)],
+            "user_env_dir": str(tmp_path / "envs"),
+            "conda_channels": [str(demo.channel)],
+            "pkgs_dir": str(demo.pkgs),
+            "image_dir": str(tmp_path / "images"),
+        }
+    }
+    (config_dir / "jupyter_server_config.json").write_text(json.dumps(config))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
