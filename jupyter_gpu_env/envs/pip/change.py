@@ -19,7 +19,7 @@ from email.parser import HeaderParser
 from pathlib import Path
 
 from ... import proc
-from ...errors import CommandFailed, Conflict, NotFound
+from ...errors import CommandFailed, Conflict, NotFound, Unavailable
 from .tool import Installer
 
 LogFn = Callable[[str], None]
@@ -60,21 +60,25 @@ def _failure(e: CommandFailed, installer: Installer, what: str) -> Exception:
     lines = [line for line in text.splitlines() if line.strip()]
     tail = " ".join(lines[-4:])[-1200:]
     if re.search(
-        r"No matching distribution|not found in the package registry|No solution found|"
-        r"Could not find a version|Because .* there is no version",
+        r"Failed to fetch|Could not connect|Connection refused|Name or service not known|"
+        r"Network is unreachable|Max retries|Temporary failure in name resolution",
+        text,
+    ):
+        return Unavailable(
+            f"The Python package index could not be reached: {tail}", reason="index_unavailable"
+        )
+    if re.search(
+        r"not found in the package registry|was not found in the provided package locations|"
+        r"No matching distribution found|Could not find a version that satisfies",
         text,
     ):
         return NotFound(
             f"{installer.name} found no matching PyPI package: {tail}", reason="package_not_found"
         )
-    if re.search(r"ResolutionImpossible|conflicting dependencies|unsatisfiable", text, re.I):
-        return Conflict(f"{installer.name} could not resolve the requirements: {tail}", reason="unsolvable")
     if re.search(
-        r"Failed to fetch|Could not connect|Connection refused|Name or service not known|"
-        r"Network is unreachable|Max retries",
-        text,
+        r"No solution found|ResolutionImpossible|conflicting dependencies|unsatisfiable", text, re.I
     ):
-        return Conflict(f"The Python package index could not be reached: {tail}", reason="index_unavailable")
+        return Conflict(f"{installer.name} could not resolve the requirements: {tail}", reason="unsolvable")
     return Conflict(f"{installer.name} could not {what}: {tail}", reason="pip_failed")
 
 
