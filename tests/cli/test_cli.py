@@ -1,11 +1,16 @@
 import io
 import json
+import re
+import shlex
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from jupyter_gpu_env.cli import main
+from jupyter_gpu_env.cli import build_parser, main
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_gpu_json_reports_memory(capsys):
@@ -55,6 +60,34 @@ def test_every_command_has_help(capsys):
         assert main([command, "--help"]) == 0
         out = capsys.readouterr().out
         assert out.startswith(f"usage: jupyter gpu-env {command}")
+
+
+def readme_command_lines() -> list[list[str]]:
+    """The `jupyter gpu-env ...` command lines of the README's "From a terminal" block, as argv."""
+    section = (ROOT / "README.md").read_text().split("## From a terminal", 1)[1]
+    block = section.split("```bash", 1)[1].split("```", 1)[0]
+    return [
+        shlex.split(found)
+        for line in block.splitlines()
+        for found in re.findall(r"jupyter gpu-env ([^#;)]*)", line)
+    ]
+
+
+def test_the_readme_terminal_examples_are_valid_command_lines():
+    """Each one runs against the demo (tried by hand after scripts/lab.sh; the commands themselves are
+    tested in test_cli_envs.py and test_cli_jobs.py): here, each still parses, and what it names exists."""
+    lines = readme_command_lines()
+    assert {argv[0] for argv in lines} >= set(COMMANDS)  # every command is shown
+    parser = build_parser()
+    for argv in lines:
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit:
+            pytest.fail(f"README: `jupyter gpu-env {shlex.join(argv)}` is not a valid command line")
+        if argv[0] == "submit":
+            assert (ROOT / args.notebook).is_file(), (
+                f"README submits {args.notebook}, which is not in the checkout"
+            )
 
 
 def test_usage_errors_exit_2(capsys):
