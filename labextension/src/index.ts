@@ -10,9 +10,10 @@ import { ICommandPalette } from '@jupyterlab/apputils';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { IStateDB } from '@jupyterlab/statedb';
 import { refreshIcon } from '@jupyterlab/ui-components';
-import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 
 import { gpuIcon } from './components/icons';
+import { registerEnvironmentCommands } from './environments/commands';
+import { registerImageCommands } from './images/commands';
 import { DEFAULT_REFRESH_INTERVAL } from './gpu/monitor';
 import { GpuEnvPanel, PANEL_ID, REFRESH_COMMAND } from './panel';
 import { jobsPlugin } from './jobs/plugin';
@@ -25,8 +26,6 @@ const PLUGIN_ID = 'jupyter-gpu-env:plugin';
 namespace CommandIDs {
   export const open = 'jupyter-gpu-env:open';
   export const refresh = REFRESH_COMMAND;
-  export const clone = 'jupyter-gpu-env:clone-environment';
-  export const pack = 'jupyter-gpu-env:pack-environment';
 }
 
 const PALETTE_CATEGORY = 'GPU Env';
@@ -74,27 +73,23 @@ const plugin: JupyterFrontEndPlugin<void> = {
       icon: args => (args['isPalette'] ? undefined : refreshIcon),
       execute: () => panel.refresh()
     });
-    commands.addCommand(CommandIDs.clone, {
-      label: 'Clone environment…',
-      caption: 'Clone a conda environment into your own environments',
-      execute: args => panel.environments.clone(text(args, 'source'))
-    });
-    commands.addCommand(CommandIDs.pack, {
-      label: 'Pack environment into an image…',
-      caption: 'Pack a conda environment into one squashfs image',
-      execute: args => panel.environments.pack(text(args, 'environment'))
-    });
-    if (palette) {
-      const items = [
-        CommandIDs.open,
-        CommandIDs.refresh,
-        CommandIDs.clone,
-        CommandIDs.pack
-      ];
-      for (const command of items) {
-        palette.addItem({ command, category: PALETTE_CATEGORY });
-      }
+    for (const command of [CommandIDs.open, CommandIDs.refresh]) {
+      palette?.addItem({ command, category: PALETTE_CATEGORY });
     }
+    registerEnvironmentCommands({
+      commands,
+      actions: panel.environments,
+      gpu: panel.gpu,
+      palette,
+      category: PALETTE_CATEGORY
+    });
+    registerImageCommands({
+      commands,
+      model: panel.environments.model,
+      kernelspecs: app.serviceManager.kernelspecs,
+      palette,
+      category: PALETTE_CATEGORY
+    });
 
     shell.add(panel, 'left', { rank: 850, type: 'GPU Env' });
     if (restorer) {
@@ -123,14 +118,5 @@ const plugin: JupyterFrontEndPlugin<void> = {
     }
   }
 };
-
-/** A command's string argument, if given. */
-function text(
-  args: ReadonlyPartialJSONObject,
-  key: string
-): string | undefined {
-  const value = args[key];
-  return typeof value === 'string' ? value : undefined;
-}
 
 export default [plugin, jobsPlugin];

@@ -16,7 +16,7 @@ import { gpuIcon } from './components/icons';
 import { CollapsibleSection } from './components/section';
 import { EnvironmentActions } from './environments/actions';
 import { EnvironmentsModel } from './environments/model';
-import { EnvironmentsSection } from './environments/section';
+import { ENVIRONMENT_TASKS, EnvironmentsSection } from './environments/section';
 import { TaskTracker } from './environments/tasks';
 import { GpuClient } from './gpu/client';
 import { GpuMonitor } from './gpu/monitor';
@@ -70,8 +70,9 @@ export class GpuEnvPanel extends SidePanel {
 
     // Ask nothing while the browser tab is hidden, the sidebar shows
     // another panel, or the section is collapsed.
+    this.gpu = new GpuClient(options.serverSettings);
     this.monitor = new GpuMonitor({
-      client: new GpuClient(options.serverSettings),
+      client: this.gpu,
       interval: options.interval,
       visible: () => memory.body.isVisible
     });
@@ -89,7 +90,7 @@ export class GpuEnvPanel extends SidePanel {
     });
     this.tasks = new TaskTracker({
       serverSettings: options.serverSettings,
-      kinds: ['clone', 'install', 'pack']
+      kinds: ENVIRONMENT_TASKS
     });
     this.environments = new EnvironmentActions({
       model,
@@ -100,9 +101,13 @@ export class GpuEnvPanel extends SidePanel {
     const environments = section(
       'environments',
       'Environments',
-      new EnvironmentsSection(this.environments)
+      new EnvironmentsSection(this.environments, options.commands)
     );
-    const images = section('images', 'Images', new ImagesSection(model));
+    const images = section(
+      'images',
+      'Images',
+      new ImagesSection(model, options.commands)
+    );
     // Pick up tasks started before this page was loaded.
     this.tasks.attach().catch(reason => {
       console.warn('jupyter-gpu-env: cannot list running tasks.', reason);
@@ -120,7 +125,10 @@ export class GpuEnvPanel extends SidePanel {
   /** The poll behind the "GPU & memory" section. */
   readonly monitor: GpuMonitor;
 
-  /** The long operations (clone, install, pack) being followed. */
+  /** The GPU calls of the REST API (samples, release, environment checks). */
+  readonly gpu: GpuClient;
+
+  /** The long operations (clone, install, pack, GPU check) being followed. */
   readonly tasks: TaskTracker;
 
   /** The Environments and Images actions (also behind palette commands). */

@@ -137,7 +137,36 @@ export function envRow(page: IJupyterLabPageFixture, name: string): Locator {
   );
 }
 
-/** A row's action button: clone, kernel, packages, export, pack, delete. */
+/**
+ * A button on a row itself: `kernel` (environments), `notebook` (images) and
+ * `menu`, the "⋯" that opens the row's menu.
+ */
 export function rowAction(row: Locator, action: string): Locator {
   return row.locator(`.jp-GpuEnv-rowActions [data-action="${action}"]`);
+}
+
+/** Open a row's "⋯" menu; answers the menu, labelled for that row. */
+export async function openRowMenu(row: Locator): Promise<Locator> {
+  await rowAction(row, 'menu').click();
+  const menu = row.page().locator('.lm-Menu.jp-GpuEnv-rowMenu');
+  await expect(menu).toBeVisible();
+  return menu;
+}
+
+/**
+ * An item of an open row menu, by its command without the extension's
+ * prefix: `clone-environment`, `edit-packages`, `check-gpu`, `image-usage`...
+ */
+export function menuItem(menu: Locator, command: string): Locator {
+  return menu.locator(
+    `.lm-Menu-item[data-command="jupyter-gpu-env:${command}"]`
+  );
+}
+
+/** Choose `command` in a row's "⋯" menu. */
+export async function chooseRowAction(
+  row: Locator,
+  command: string
+): Promise<void> {
+  await menuItem(await openRowMenu(row), command).click();
 }

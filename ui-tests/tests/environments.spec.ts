@@ -11,12 +11,15 @@ import * as path from 'path';
 import { PANEL_ID, dialog, openPalette, screenshotPanel } from './helpers';
 import {
   DEMO,
+  chooseRowAction,
   ensureClone,
   envRow,
   environmentsSection,
   imagesSection,
   listEnvironments,
   listImages,
+  menuItem,
+  openRowMenu,
   removeEnvironment,
   removeImages,
   rowAction,
@@ -45,7 +48,7 @@ test.describe('Environments and images', () => {
       'None of your own yet'
     );
 
-    await rowAction(managed, 'clone').click();
+    await chooseRowAction(managed, 'clone-environment');
     const name = dialog(page).getByTestId('gpu-env-clone-name');
     await expect(name).toHaveValue(`${DEMO}-copy`);
     await name.fill(CLONE);
@@ -113,7 +116,7 @@ test.describe('Environments and images', () => {
   test('refuses a bad name and creates nothing', async ({ page }) => {
     const before = (await listEnvironments(page.request)).map(e => e.name);
     await page.sidebar.openTab(PANEL_ID);
-    await rowAction(envRow(page, DEMO), 'clone').click();
+    await chooseRowAction(envRow(page, DEMO), 'clone-environment');
 
     const name = dialog(page).getByTestId('gpu-env-clone-name');
     const problem = dialog(page).getByTestId('gpu-env-clone-problem');
@@ -159,7 +162,7 @@ test.describe('Environments and images', () => {
     // brings the dialog back with the server's message.
     const race = 'ui-race';
     await removeEnvironment(page.request, race);
-    await rowAction(envRow(page, DEMO), 'clone').click();
+    await chooseRowAction(envRow(page, DEMO), 'clone-environment');
     await name.fill(race);
     await expect(accept).toBeEnabled();
     await ensureClone(page.request, race);
@@ -188,7 +191,7 @@ test.describe('Environments and images', () => {
     );
 
     const row = envRow(page, CLONE);
-    await rowAction(row, 'pack').click();
+    await chooseRowAction(row, 'pack-environment');
     await expect(
       dialog(page).getByTestId('gpu-env-pack-compression')
     ).toHaveValue('zstd');
@@ -233,7 +236,7 @@ test.describe('Environments and images', () => {
       path.join(__dirname, '..', 'screenshots', 'environments.png')
     );
 
-    await image.locator('[data-action="usage"]').click();
+    await chooseRowAction(image, 'image-usage');
     const usage = dialog(page).getByTestId('gpu-env-image-usage');
     await expect(usage.locator('[data-usage="apptainer"] pre')).toHaveText(
       `apptainer exec --bind ${listed.path}:/opt/gpu-env/${CLONE}:image-src=/ ` +
@@ -256,13 +259,13 @@ test.describe('Environments and images', () => {
 
     // The file itself, through the browser.
     const download = page.waitForEvent('download');
-    await image.locator('[data-action="download"]').click();
+    await chooseRowAction(image, 'image-download');
     expect((await download).suggestedFilename()).toBe(
       path.basename(listed.path)
     );
 
     // Deleting asks first, then the list is empty again.
-    await image.locator('[data-action="delete"]').click();
+    await chooseRowAction(image, 'image-delete');
     await expect(dialog(page)).toContainText(listed.path);
     await dialog(page)
       .getByRole('button', { name: 'Delete', exact: true })
@@ -281,7 +284,7 @@ test.describe('Environments and images', () => {
       ['environment.yml', `${DEMO}-environment.yml`, `name: ${DEMO}`],
       ['Explicit lock', `${DEMO}-explicit.txt`, '@EXPLICIT']
     ]) {
-      await rowAction(row, 'export').click();
+      await chooseRowAction(row, 'export-environment');
       await dialog(page).getByText(choice).click();
       const download = page.waitForEvent('download');
       await dialog(page)
@@ -305,10 +308,13 @@ test.describe('Environments and images', () => {
     const task = envRow(page, DEMO).getByTestId('gpu-env-task');
     await expect(task).toHaveAttribute('data-kind', 'pack');
     await expect(task).toHaveAttribute('data-state', /pending|running/);
-    await expect(rowAction(envRow(page, DEMO), 'pack')).toHaveAttribute(
+    const menu = await openRowMenu(envRow(page, DEMO));
+    await expect(menuItem(menu, 'pack-environment')).toHaveAttribute(
       'aria-disabled',
       'true'
     );
+    await page.keyboard.press('Escape');
+    await expect(menu).toBeHidden();
     await task.getByTestId('gpu-env-task-cancel').click();
     await expect(task).toHaveAttribute('data-state', 'cancelled');
     await expect(task).toContainText('nothing was kept');
@@ -326,7 +332,7 @@ test.describe('Environments and images', () => {
 
     const row = envRow(page, name);
     await expect(row).toContainText('31 packages');
-    await rowAction(row, 'packages').click();
+    await chooseRowAction(row, 'edit-packages');
     await dialog(page)
       .getByTestId('gpu-env-packages-remove')
       .locator('label', { hasText: 'asttokens' })
@@ -428,7 +434,7 @@ test.describe('Environments and images', () => {
     await page.sidebar.openTab(PANEL_ID);
 
     const row = envRow(page, CLONE);
-    await rowAction(row, 'delete').click();
+    await chooseRowAction(row, 'delete-environment');
     await expect(dialog(page)).toContainText(`Delete '${CLONE}'?`);
     await expect(dialog(page)).toContainText(`Python (${CLONE})`);
     await expect(dialog(page)).toContainText('cannot be undone');
@@ -437,7 +443,7 @@ test.describe('Environments and images', () => {
     await dialog(page).getByRole('button', { name: 'Cancel' }).click();
     await expect(row).toBeVisible();
 
-    await rowAction(row, 'delete').click();
+    await chooseRowAction(row, 'delete-environment');
     await dialog(page)
       .getByRole('button', { name: 'Delete', exact: true })
       .click();
@@ -480,7 +486,7 @@ test.describe('Environments and images', () => {
       await expect(row).toHaveAttribute('data-kernel', `gpu-env-${name}`);
 
       // Deleting the environment names the kernel in its way and offers to stop it.
-      await rowAction(row, 'delete').click();
+      await chooseRowAction(row, 'delete-environment');
       await dialog(page)
         .getByRole('button', { name: 'Delete', exact: true })
         .click();

@@ -8,6 +8,13 @@ import { h } from '../components/form';
 import { IImage, IPackagesResult, ITask } from '../api/types';
 import { cleanMessage, describeImageSize, formatDuration } from './format';
 import { asApiError } from '../api/request';
+import {
+  GPU_CHECK_KIND,
+  checkedEnvironment,
+  describeGpuCheck,
+  isGpuCheck,
+  showGpuCheck
+} from './gpucheck';
 
 /** How many package names a notification lists before "and N more". */
 const LISTED = 5;
@@ -27,8 +34,13 @@ export function notifyTaskEnd(task: ITask): void {
   } else if (task.state === 'cancelled') {
     Notification.info(`${task.title}: ${task.message}`, { autoClose: 5000 });
   } else if (task.state === 'succeeded') {
-    const { message, actions } = successOf(task);
-    Notification.success(message, { autoClose: 6000, actions });
+    const { message, actions, warning } = successOf(task);
+    if (warning) {
+      // A finding the user asked for and must act on: it stays until closed.
+      Notification.warning(message, { autoClose: false, actions });
+    } else {
+      Notification.success(message, { autoClose: 6000, actions });
+    }
   }
 }
 
@@ -42,7 +54,24 @@ export function taskSummary(task: ITask): string {
 function successOf(task: ITask): {
   message: string;
   actions?: Notification.IAction[];
+  /** A task that did its work and found something wrong (no usable GPU). */
+  warning?: boolean;
 } {
+  if (task.kind === GPU_CHECK_KIND && isGpuCheck(task.result)) {
+    const check = task.result;
+    const environment = checkedEnvironment(task);
+    return {
+      message: describeGpuCheck(environment, check),
+      warning: !check.ok,
+      actions: [
+        {
+          label: 'Details',
+          callback: () => void showGpuCheck(environment, check),
+          displayType: 'link'
+        }
+      ]
+    };
+  }
   if (task.kind === 'pack' && isImage(task.result)) {
     const image = task.result;
     return {

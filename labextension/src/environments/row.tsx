@@ -1,31 +1,33 @@
 /**
  * One environment in the Environments section: name, facts, badges, the
  * row's actions, its running tasks, and (expanded) its package list.
+ *
+ * The name keeps the width: one button stays on the row (the kernel toggle,
+ * whose state shows at a glance) and every action is in the labelled "⋯"
+ * menu, so names are readable at the sidebar's default width.
  */
 import {
   ToolbarButtonComponent,
   caretDownIcon,
-  deleteIcon,
-  downloadIcon,
-  duplicateIcon,
-  editIcon,
   kernelIcon
 } from '@jupyterlab/ui-components';
+import { CommandRegistry } from '@lumino/commands';
 import React, { useState } from 'react';
 
-import { packIcon } from '../components/icons';
+import { MenuButton } from '../components/menu-button';
 import { ListRow } from '../components/row';
 import { TaskList } from './task-list';
 import { isFinal } from './tasks';
 import { IEnvironment, ITask } from '../api/types';
 import { EnvironmentActions } from './actions';
+import { environmentMenu } from './commands';
 import { describeEnvironment } from './format';
 import { taskSummary } from './notify';
 import { PackageList } from './packages';
 
 const NO_IPYKERNEL =
   'ipykernel is not installed in this environment, so it cannot run ' +
-  'notebooks: add ipykernel with “Add or remove packages”.';
+  'notebooks: add ipykernel with “Add or remove packages…” in its menu.';
 
 function Badges(props: { env: IEnvironment }): JSX.Element {
   const { env } = props;
@@ -70,11 +72,10 @@ function Badges(props: { env: IEnvironment }): JSX.Element {
 function Actions(props: {
   env: IEnvironment;
   actions: EnvironmentActions;
+  commands: CommandRegistry;
   changing: boolean;
-  packing: boolean;
 }): JSX.Element {
-  const { env, actions, changing, packing } = props;
-  const own = env.kind === 'own';
+  const { env, actions, changing } = props;
   const registered = env.kernel_name !== null;
   const kernelTip = registered
     ? `Remove the kernel '${env.kernel_name}'`
@@ -83,22 +84,6 @@ function Actions(props: {
       : `Cannot register a kernel: ${NO_IPYKERNEL}`;
   return (
     <div className="jp-GpuEnv-rowActions" role="toolbar">
-      {own && (
-        <ToolbarButtonComponent
-          icon={editIcon}
-          tooltip="Add or remove packages"
-          disabledTooltip="Busy: a change is running"
-          enabled={!changing}
-          dataset={{ action: 'packages' }}
-          onClick={() => void actions.editPackages(env)}
-        />
-      )}
-      <ToolbarButtonComponent
-        icon={duplicateIcon}
-        tooltip={`Clone '${env.name}' into your own environments`}
-        dataset={{ action: 'clone' }}
-        onClick={() => void actions.clone(env.name)}
-      />
       <ToolbarButtonComponent
         icon={kernelIcon}
         className={
@@ -112,38 +97,11 @@ function Actions(props: {
         dataset={{ action: 'kernel' }}
         onClick={() => void actions.toggleKernel(env)}
       />
-      <ToolbarButtonComponent
-        icon={downloadIcon}
-        tooltip="Export as environment.yml or an explicit lock"
-        dataset={{ action: 'export' }}
-        onClick={() => void actions.exportEnvironment(env)}
+      <MenuButton
+        commands={props.commands}
+        label={`Actions on '${env.name}'`}
+        entries={environmentMenu(env.name)}
       />
-      <ToolbarButtonComponent
-        icon={packIcon}
-        tooltip="Pack into one squashfs image (for Apptainer and batch jobs)"
-        disabledTooltip="Being packed"
-        enabled={!packing}
-        dataset={{ action: 'pack' }}
-        onClick={() => void actions.pack(env.name)}
-      />
-      {own ? (
-        <ToolbarButtonComponent
-          icon={deleteIcon}
-          tooltip={`Delete '${env.name}'`}
-          disabledTooltip="Busy: a change is running"
-          enabled={!changing}
-          dataset={{ action: 'delete' }}
-          onClick={() => void actions.remove(env)}
-        />
-      ) : (
-        // Managed environments cannot be deleted: an empty slot keeps the
-        // other buttons in the same columns as on the user's rows.
-        <ToolbarButtonComponent
-          className="jp-GpuEnv-actionSlot"
-          icon={deleteIcon}
-          enabled={false}
-        />
-      )}
     </div>
   );
 }
@@ -151,6 +109,7 @@ function Actions(props: {
 export function EnvironmentRow(props: {
   env: IEnvironment;
   actions: EnvironmentActions;
+  commands: CommandRegistry;
   /** The tasks working on this environment (changes, packs). */
   tasks: ITask[];
 }): JSX.Element {
@@ -158,7 +117,6 @@ export function EnvironmentRow(props: {
   const [expanded, setExpanded] = useState(false);
   const running = tasks.filter(t => !isFinal(t));
   const changing = running.some(t => t.target === `environments/${env.name}`);
-  const packing = running.some(t => t.target === `images/${env.name}`);
   const detailId = `jp-GpuEnv-env-${env.kind}-${env.name}-packages`;
   return (
     <ListRow
@@ -187,8 +145,8 @@ export function EnvironmentRow(props: {
         <Actions
           env={env}
           actions={actions}
+          commands={props.commands}
           changing={changing}
-          packing={packing}
         />
       </div>
       <div className="jp-GpuEnv-envMeta">{describeEnvironment(env)}</div>

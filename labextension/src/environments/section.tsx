@@ -2,6 +2,7 @@
  * The "Environments" section: the platform's managed environments and the
  * user's own, with their actions and running tasks.
  */
+import { CommandRegistry } from '@lumino/commands';
 import React from 'react';
 
 import { useSignals } from '../components/hooks';
@@ -11,16 +12,25 @@ import { TaskList } from './task-list';
 import { environmentsIcon } from '../components/icons';
 import { IEnvironment, ITask } from '../api/types';
 import { EnvironmentActions } from './actions';
+import { GPU_CHECK_KIND } from './gpucheck';
 import { taskSummary } from './notify';
 import { EnvironmentRow } from './row';
+
+/** The kinds of task this section shows, and the tracker follows. */
+export const ENVIRONMENT_TASKS: readonly string[] = [
+  'clone',
+  'install',
+  'pack',
+  GPU_CHECK_KIND
+];
 
 const EMPTY: Record<IEnvironment['kind'], string> = {
   managed:
     'No managed environments here. Platform admins provide them with ' +
     'c.GpuEnvApp.managed_env_dirs (by default /envs where it exists).',
   own:
-    'None of your own yet. Clone an environment (the copy button on its ' +
-    'row) to add packages to it and register it as a kernel.'
+    'None of your own yet. Clone an environment (“Clone…” in its row’s ' +
+    'menu) to add packages to it and register it as a kernel.'
 };
 
 function Group(props: {
@@ -31,6 +41,7 @@ function Group(props: {
   /** Tasks on no listed environment (a clone being built), shown on top. */
   loose?: ITask[];
   actions: EnvironmentActions;
+  commands: CommandRegistry;
 }): JSX.Element {
   const { kind, envs, tasks, actions } = props;
   const tasksOf = (env: IEnvironment): ITask[] =>
@@ -59,6 +70,7 @@ function Group(props: {
               key={env.name}
               env={env}
               actions={actions}
+              commands={props.commands}
               tasks={tasksOf(env)}
             />
           ))}
@@ -80,16 +92,16 @@ function Group(props: {
 
 export function EnvironmentsView(props: {
   actions: EnvironmentActions;
+  commands: CommandRegistry;
 }): JSX.Element {
   const { actions } = props;
   const { model, tracker } = actions;
   useSignals([model.changed, tracker.changed]);
   const envs = model.environments;
   const error = model.environmentsError;
-  // Clones, package changes and packs; every other kind is another section's.
-  const tasks = tracker.tasks.filter(t =>
-    ['clone', 'install', 'pack'].includes(t.kind)
-  );
+  // Clones, package changes, packs and GPU checks; every other kind is
+  // another section's.
+  const tasks = tracker.tasks.filter(t => ENVIRONMENT_TASKS.includes(t.kind));
   const listed = new Set((envs ?? []).map(e => e.name));
   return (
     <div className="jp-GpuEnv-sectionBody" data-testid="gpu-env-environments">
@@ -106,6 +118,7 @@ export function EnvironmentsView(props: {
             envs={envs.filter(e => e.kind === 'managed')}
             tasks={tasks}
             actions={actions}
+            commands={props.commands}
           />
           <Group
             kind="own"
@@ -114,6 +127,7 @@ export function EnvironmentsView(props: {
             tasks={tasks}
             loose={tasks.filter(t => !listed.has(targetName(t)))}
             actions={actions}
+            commands={props.commands}
           />
         </>
       )}
@@ -121,14 +135,20 @@ export function EnvironmentsView(props: {
   );
 }
 
-/** `environments/x` and `images/x` are both about environment `x`. */
+/**
+ * `environments/x`, `environments/x/gpu` and `images/x` are all about
+ * environment `x`.
+ */
 function targetName(task: ITask): string {
   return task.target?.split('/')[1] ?? '';
 }
 
 /** The section widget; lists and tasks are refreshed whenever it is shown. */
 export class EnvironmentsSection extends SectionWidget {
-  constructor(private readonly _actions: EnvironmentActions) {
+  constructor(
+    private readonly _actions: EnvironmentActions,
+    private readonly _commands: CommandRegistry
+  ) {
     super('environments', 'Environments');
   }
 
@@ -141,6 +161,8 @@ export class EnvironmentsSection extends SectionWidget {
   }
 
   protected render(): JSX.Element {
-    return <EnvironmentsView actions={this._actions} />;
+    return (
+      <EnvironmentsView actions={this._actions} commands={this._commands} />
+    );
   }
 }

@@ -1,9 +1,14 @@
 /**
- * The GPU calls of the REST API: the latest sample, its history, and the
- * release of held GPU memory.
+ * The GPU calls of the REST API: the latest sample, its history, the
+ * release of held GPU memory, and the check of an environment's GPU access.
  */
-import { ApiClient } from '../api/request';
-import type { IGpuHistory, IGpuSnapshot, IReleaseResult } from '../api/types';
+import { ApiClient, enc } from '../api/request';
+import type {
+  IGpuHistory,
+  IGpuSnapshot,
+  IReleaseResult,
+  ITask
+} from '../api/types';
 
 export class GpuClient extends ApiClient {
   /** The latest GPU and host-memory sample. */
@@ -19,5 +24,15 @@ export class GpuClient extends ApiClient {
   /** Shut down this server's kernels that hold GPU memory. */
   release(): Promise<IReleaseResult> {
     return this.request('POST', 'gpu/release', { body: {} });
+  }
+
+  /**
+   * Start checking whether an environment sees the GPU, with its own Python:
+   * answers the task (202), whose result is the check.
+   */
+  checkEnvironment(name: string): Promise<ITask> {
+    return this.request('POST', `environments/${enc(name)}/gpu-check`, {
+      body: {}
+    });
   }
 }

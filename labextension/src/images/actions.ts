@@ -1,6 +1,7 @@
 /**
- * What the Images section's buttons do: show and copy the usage lines,
- * download, delete after a confirmation.
+ * What the Images section's buttons do: open a notebook whose kernel runs
+ * from the image, show and copy the usage lines, download, delete after a
+ * confirmation.
  */
 import {
   Clipboard,
@@ -8,6 +9,8 @@ import {
   Notification,
   showDialog
 } from '@jupyterlab/apputils';
+import { KernelSpec } from '@jupyterlab/services';
+import { CommandRegistry } from '@lumino/commands';
 import { Widget } from '@lumino/widgets';
 
 import { downloadUrl } from '../components/download';
@@ -88,6 +91,38 @@ export async function showUsage(image: IImage): Promise<void> {
     Clipboard.copyToSystem(USAGES.map(([key]) => image.usage[key]).join('\n'));
     Notification.info('Copied the three command lines.', { autoClose: 3000 });
   }
+}
+
+/**
+ * Register the kernel that runs Python from `image` (mounted when it starts)
+ * and open a new notebook with it, as its Launcher card would.
+ */
+export async function openNotebookFromImage(
+  image: IImage,
+  options: {
+    model: EnvironmentsModel;
+    commands: CommandRegistry;
+    kernelspecs?: KernelSpec.IManager | null;
+  }
+): Promise<void> {
+  let kernel: string;
+  try {
+    const info = await options.model.images.registerKernel(image.id);
+    kernel = info.kernel_name;
+    // The notebook's kernel picker and the Launcher know it without reload.
+    await options.kernelspecs?.refreshSpecs();
+    Notification.info(
+      `Registered '${info.display_name}': it is in the Launcher too.`,
+      { autoClose: 5000 }
+    );
+  } catch (reason) {
+    notifyError(
+      `Could not register a kernel from the image of '${image.environment}'`,
+      reason
+    );
+    return;
+  }
+  await options.commands.execute('notebook:create-new', { kernelName: kernel });
 }
 
 /** Download the image file through the browser. */

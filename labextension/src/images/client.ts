@@ -1,8 +1,9 @@
 /**
- * The image calls of the REST API: list, delete, and the download address.
+ * The image calls of the REST API: list, delete, register a kernel, and the
+ * download address.
  */
 import { ApiClient, apiUrl, enc } from '../api/request';
-import type { IImage, IImageList } from '../api/types';
+import type { IImage, IImageList, IKernelInfo } from '../api/types';
 
 export class ImagesClient extends ApiClient {
   async list(): Promise<IImage[]> {
@@ -15,6 +16,11 @@ export class ImagesClient extends ApiClient {
     return this.request('DELETE', `images/${enc(id)}`, {
       query: { shutdown_kernels: shutdownKernels || undefined }
     });
+  }
+
+  /** Register (again) the kernel that runs Python from the mounted image. */
+  registerKernel(id: string): Promise<IKernelInfo> {
+    return this.request('POST', `images/${enc(id)}/kernel`, { body: {} });
   }
 
   /** Where the browser downloads an image file (cookie-authenticated). */

@@ -4,13 +4,13 @@
  */
 import {
   ToolbarButtonComponent,
-  copyIcon,
-  deleteIcon,
-  downloadIcon
+  notebookIcon
 } from '@jupyterlab/ui-components';
+import { CommandRegistry } from '@lumino/commands';
 import React, { useEffect, useReducer } from 'react';
 
 import { useSignals } from '../components/hooks';
+import { MenuButton } from '../components/menu-button';
 import { ListingStatus } from '../components/listing';
 import { SectionWidget } from '../components/section-widget';
 import { imageFileIcon, packIcon } from '../components/icons';
@@ -24,16 +24,16 @@ import {
   formatDuration
 } from '../environments/format';
 import { EnvironmentsModel } from '../environments/model';
-import { deleteImage, downloadImage, showUsage } from './actions';
+import { ImageCommandIDs, imageMenu } from './commands';
 
 /** Ages ("3 min ago") are redrawn this often, in ms. */
 const AGE_TICK = 30 * 1000;
 
 function ImageRow(props: {
   image: IImage;
-  model: EnvironmentsModel;
+  commands: CommandRegistry;
 }): JSX.Element {
-  const { image, model } = props;
+  const { image, commands } = props;
   const details = [
     `from ${formatBytes(image.env_size_bytes)}`,
     `packed in ${formatDuration(image.pack_seconds)}`
@@ -57,22 +57,22 @@ function ImageRow(props: {
         </span>
         <div className="jp-GpuEnv-rowActions" role="toolbar">
           <ToolbarButtonComponent
-            icon={copyIcon}
-            tooltip="Show and copy the command lines to use it"
-            dataset={{ action: 'usage' }}
-            onClick={() => void showUsage(image)}
+            icon={notebookIcon}
+            tooltip={
+              'New notebook from this image: its kernel runs from the ' +
+              'mounted image (and shows in the Launcher)'
+            }
+            dataset={{ action: 'notebook' }}
+            onClick={() =>
+              void commands.execute(ImageCommandIDs.notebook, {
+                image: image.id
+              })
+            }
           />
-          <ToolbarButtonComponent
-            icon={downloadIcon}
-            tooltip={`Download ${image.path.split('/').pop()}`}
-            dataset={{ action: 'download' }}
-            onClick={() => downloadImage(model, image)}
-          />
-          <ToolbarButtonComponent
-            icon={deleteIcon}
-            tooltip="Delete this image"
-            dataset={{ action: 'delete' }}
-            onClick={() => void deleteImage(model, image)}
+          <MenuButton
+            commands={commands}
+            label={`Actions on the image of '${image.environment}'`}
+            entries={imageMenu(image.id)}
           />
         </div>
       </div>
@@ -88,7 +88,10 @@ function ImageRow(props: {
   );
 }
 
-export function ImagesView(props: { model: EnvironmentsModel }): JSX.Element {
+export function ImagesView(props: {
+  model: EnvironmentsModel;
+  commands: CommandRegistry;
+}): JSX.Element {
   const { model } = props;
   useSignals([model.changed]);
   const [, tick] = useReducer((n: number) => n + 1, 0);
@@ -104,17 +107,17 @@ export function ImagesView(props: { model: EnvironmentsModel }): JSX.Element {
         <div className="jp-GpuEnv-empty" data-testid="gpu-env-images-empty">
           <packIcon.react tag="span" className="jp-GpuEnv-icon" />
           <p>
-            No images yet. Pack an environment (the box button on its row) to
-            turn its thousands of small files into one squashfs file: quick to
-            open from shared filesystems, and usable by Apptainer or squashfuse
-            in batch jobs.
+            No images yet. Pack an environment (“Pack into an image…” in its
+            row's menu) to turn its thousands of small files into one squashfs
+            file: quick to open from shared filesystems, and usable by Apptainer
+            or squashfuse in batch jobs.
           </p>
         </div>
       )}
       {images && images.length > 0 && (
         <ul className="jp-GpuEnv-list" data-testid="gpu-env-image-list">
           {images.map(image => (
-            <ImageRow key={image.id} image={image} model={model} />
+            <ImageRow key={image.id} image={image} commands={props.commands} />
           ))}
         </ul>
       )}
@@ -124,7 +127,10 @@ export function ImagesView(props: { model: EnvironmentsModel }): JSX.Element {
 
 /** The section widget; the list is refreshed whenever it is shown. */
 export class ImagesSection extends SectionWidget {
-  constructor(private readonly _model: EnvironmentsModel) {
+  constructor(
+    private readonly _model: EnvironmentsModel,
+    private readonly _commands: CommandRegistry
+  ) {
     super('images', 'Images');
   }
 
@@ -133,6 +139,6 @@ export class ImagesSection extends SectionWidget {
   }
 
   protected render(): JSX.Element {
-    return <ImagesView model={this._model} />;
+    return <ImagesView model={this._model} commands={this._commands} />;
   }
 }

@@ -1,0 +1,196 @@
+/**
+ * The Environments section's actions as commands. Each row's "⋯" menu calls
+ * them with its environment (`{ environment: name }`; clone's is `source`);
+ * those that can ask which environment — clone, pack, check GPU — are in the
+ * command palette too. Whether an item is shown or enabled is decided here,
+ * from the listed environment and the tasks running on it.
+ */
+import {
+  ICommandPalette,
+  InputDialog,
+  Notification
+} from '@jupyterlab/apputils';
+import { CommandRegistry } from '@lumino/commands';
+import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
+
+import type { IEnvironment } from '../api/types';
+import type { MenuEntry } from '../components/menu-button';
+import type { GpuClient } from '../gpu/client';
+import { EnvironmentActions } from './actions';
+import { notifyError } from './notify';
+import { isFinal } from './tasks';
+
+export namespace EnvCommandIDs {
+  export const clone = 'jupyter-gpu-env:clone-environment';
+  export const pack = 'jupyter-gpu-env:pack-environment';
+  export const checkGpu = 'jupyter-gpu-env:check-gpu';
+  export const editPackages = 'jupyter-gpu-env:edit-packages';
+  export const toggleKernel = 'jupyter-gpu-env:toggle-kernel';
+  export const exportEnv = 'jupyter-gpu-env:export-environment';
+  export const remove = 'jupyter-gpu-env:delete-environment';
+}
+
+/** The "⋯" menu of an environment's row, in the order it shows. */
+export function environmentMenu(name: string): MenuEntry[] {
+  const args = { environment: name };
+  return [
+    { command: EnvCommandIDs.checkGpu, args },
+    { command: EnvCommandIDs.toggleKernel, args },
+    { command: EnvCommandIDs.editPackages, args },
+    { command: EnvCommandIDs.clone, args: { source: name } },
+    { command: EnvCommandIDs.exportEnv, args },
+    { command: EnvCommandIDs.pack, args },
+    { separator: true },
+    { command: EnvCommandIDs.remove, args }
+  ];
+}
+
+export function registerEnvironmentCommands(options: {
+  commands: CommandRegistry;
+  actions: EnvironmentActions;
+  gpu: GpuClient;
+  palette: ICommandPalette | null;
+  category: string;
+}): void {
+  const { commands, actions, gpu } = options;
+  const named = (args: ReadonlyPartialJSONObject, key = 'environment') =>
+    text(args, key);
+  const envOf = (args: ReadonlyPartialJSONObject): IEnvironment | undefined =>
+    actions.model.environments?.find(e => e.name === named(args));
+  /** Whether a task on `target` runs (a change, a pack, a check). */
+  const running = (target: string): boolean =>
+    actions.tracker.tasks.some(t => !isFinal(t) && t.target === target);
+  const changing = (args: ReadonlyPartialJSONObject): boolean =>
+    running(`environments/${named(args)}`);
+  const own = (args: ReadonlyPartialJSONObject): boolean =>
+    envOf(args)?.kind === 'own';
+  /** Run `action` on the listed environment the command was called with. */
+  const onEnv =
+    (action: (env: IEnvironment) => Promise<void>) =>
+    async (args: ReadonlyPartialJSONObject): Promise<void> => {
+      const env = envOf(args);
+      if (env) {
+        await action(env);
+      } else {
+        Notification.warning(
+          `No environment named '${named(args)}' is listed.`
+        );
+      }
+    };
+
+  commands.addCommand(EnvCommandIDs.clone, {
+    label: args => (named(args, 'source') ? 'Clone…' : 'Clone environment…'),
+    caption: args =>
+      named(args, 'source')
+        ? `Clone '${named(args, 'source')}' into your own environments`
+        : 'Clone a conda environment into your own environments',
+    execute: args => actions.clone(named(args, 'source'))
+  });
+  commands.addCommand(EnvCommandIDs.pack, {
+    label: args =>
+      named(args) ? 'Pack into an image…' : 'Pack environment into an image…',
+    caption:
+      'Pack a conda environment into one squashfs image (for Apptainer and batch jobs)',
+    isEnabled: args => !named(args) || !running(`images/${named(args)}`),
+    execute: args => actions.pack(named(args))
+  });
+  commands.addCommand(EnvCommandIDs.checkGpu, {
+    label: args =>
+      named(args) ? 'Check GPU' : 'Check whether an environment sees the GPU…',
+    caption:
+      "Run the environment's own Python: the CUDA driver, the devices, " +
+      'and a computation with torch or cupy where installed',
+    isEnabled: args =>
+      !named(args) || !running(`environments/${named(args)}/gpu`),
+    execute: async args => {
+      const name =
+        named(args) ??
+        (await chooseEnvironment(actions, 'Check whether it sees the GPU'));
+      if (!name) {
+        return;
+      }
+      try {
+        actions.tracker.track(await gpu.checkEnvironment(name));
+      } catch (reason) {
+        notifyError(`Could not check '${name}'`, reason);
+      }
+    }
+  });
+  commands.addCommand(EnvCommandIDs.editPackages, {
+    label: 'Add or remove packages…',
+    caption: 'Add or remove conda and PyPI packages, after seeing the plan',
+    isVisible: own,
+    isEnabled: args => !changing(args),
+    execute: onEnv(env => actions.editPackages(env))
+  });
+  commands.addCommand(EnvCommandIDs.toggleKernel, {
+    label: args =>
+      envOf(args)?.kernel_name ? 'Remove the kernel' : 'Register as a kernel',
+    caption: args =>
+      envOf(args)?.kernel_name
+        ? `Remove the kernel '${envOf(args)?.kernel_name}'`
+        : 'Register as a Jupyter kernel (shows in the Launcher)',
+    isEnabled: args => {
+      const env = envOf(args);
+      return (
+        !!env && !changing(args) && (!!env.kernel_name || env.has_ipykernel)
+      );
+    },
+    execute: onEnv(env => actions.toggleKernel(env))
+  });
+  commands.addCommand(EnvCommandIDs.exportEnv, {
+    label: 'Export…',
+    caption: 'Download an environment.yml or an explicit lock',
+    execute: onEnv(env => actions.exportEnvironment(env))
+  });
+  commands.addCommand(EnvCommandIDs.remove, {
+    label: 'Delete…',
+    caption: 'Delete this environment and its kernel',
+    isVisible: own,
+    isEnabled: args => !changing(args),
+    execute: onEnv(env => actions.remove(env))
+  });
+
+  for (const command of [
+    EnvCommandIDs.clone,
+    EnvCommandIDs.pack,
+    EnvCommandIDs.checkGpu
+  ]) {
+    options.palette?.addItem({ command, category: options.category });
+  }
+}
+
+/** Ask which listed environment; null when there is none or the user cancels. */
+async function chooseEnvironment(
+  actions: EnvironmentActions,
+  title: string
+): Promise<string | null> {
+  await actions.model.load(); // fresh names, even with the panel closed
+  const error = actions.model.environmentsError;
+  if (error) {
+    notifyError('Could not list the environments', error);
+    return null;
+  }
+  const names = actions.model.names;
+  if (names.length === 0) {
+    Notification.warning('There is no environment yet.');
+    return null;
+  }
+  const result = await InputDialog.getItem({
+    title,
+    label: 'Environment',
+    items: names,
+    current: 0,
+    okLabel: 'Check'
+  });
+  return result.button.accept ? result.value : null;
+}
+
+/** A command's string argument, if given. */
+export function text(
+  args: ReadonlyPartialJSONObject,
+  key: string
+): string | undefined {
+  const value = args[key];
+  return typeof value === 'string' ? value : undefined;
+}
