@@ -106,9 +106,11 @@ def spec_name(spec: str) -> str:
 # ----- PyPI requirements: a name, extras, version clauses (no URLs, markers or options) -----
 
 _PIP_NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
-_PIP_VERSION = r"[0-9]+(?:\.[0-9]+)*(?:(?:a|b|rc)[0-9]+)?(?:\.post[0-9]+)?(?:\.dev[0-9]+)?"
+_PIP_RELEASE = r"[0-9]+(?:\.[0-9]+)*"
+_PIP_VERSION = rf"{_PIP_RELEASE}(?:(?:a|b|rc)[0-9]+)?(?:\.post[0-9]+)?(?:\.dev[0-9]+)?"
+# `.*` only after a plain release (PEP 440: not after a pre-, post- or dev-release).
 _PIP_CLAUSE = (
-    rf"(?:(?:==|!=) *{_PIP_VERSION}(?:\.\*)?|~= *[0-9]+(?:\.[0-9]+)+(?:(?:a|b|rc)[0-9]+)?"
+    rf"(?:(?:==|!=) *(?:{_PIP_RELEASE}\.\*|{_PIP_VERSION})|~= *[0-9]+(?:\.[0-9]+)+(?:(?:a|b|rc)[0-9]+)?"
     rf"|(?:<=|>=|<|>) *{_PIP_VERSION})"
 )
 _PIP_REQUIREMENT = (

@@ -1,7 +1,14 @@
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from jupyter_gpu_env.envs.syntax import spec_name, validate_env_name
+from jupyter_gpu_env.envs.syntax import (
+    PIP_REQUIREMENT_PATTERN,
+    check_pip_requirement,
+    spec_name,
+    validate_env_name,
+)
 from jupyter_gpu_env.errors import InvalidRequest
 from jupyter_gpu_env.models.envs import CloneRequest, KernelRequest, PackagesRequest
 
@@ -100,3 +107,18 @@ def test_kernel_request_display_name():
     for bad in ["", "   ", "a\x00b", "x" * 101]:
         with pytest.raises(ValidationError):
             KernelRequest(display_name=bad)
+
+
+@settings(max_examples=500, suppress_health_check=list(HealthCheck), deadline=None)
+@given(st.from_regex(PIP_REQUIREMENT_PATTERN, fullmatch=True).filter(lambda s: len(s.strip()) <= 200))
+def test_every_pypi_requirement_the_document_allows_is_accepted(requirement):
+    """The published pattern is a subset of PEP 508 that `packaging` reads: no valid request is a 400."""
+    assert check_pip_requirement(requirement) == requirement.strip()
+
+
+@pytest.mark.parametrize(
+    "bad", ["-e .", "foo @ https://x/y.whl", "x==1.0.dev1.*", "x~=1", "x>=1.0.*", "x; os_name"]
+)
+def test_pypi_requirements_beyond_an_index_are_refused(bad):
+    with pytest.raises(ValueError, match="not a PyPI requirement this server accepts"):
+        check_pip_requirement(bad)
