@@ -22,6 +22,7 @@ import {
   listImages,
   menuItem,
   openRowMenu,
+  removeEnvironment,
   rowAction,
   startPack,
   waitTask
@@ -80,6 +81,11 @@ function nextGpuCheck(page: IJupyterLabPageFixture): Promise<IGpuCheck> {
 }
 
 test.describe('Row actions', () => {
+  // Other suites expect to find none of the user's own environments at first.
+  test.afterEach(async ({ page }) => {
+    await removeEnvironment(page.request, CLONE);
+  });
+
   test('rows fit the default sidebar width, their actions in a labelled menu', async ({
     page
   }) => {
@@ -112,6 +118,7 @@ test.describe('Row actions', () => {
       'Check GPU',
       'Register as a kernel',
       'Add or remove packages…',
+      'History and undo…',
       'Clone…',
       'Export…',
       'Pack into an image…',

@@ -379,6 +379,22 @@ test.describe('Environments and images', () => {
       page.locator('.jp-toast-message', { hasText: 'has no ipykernel' })
     ).toContainText(`Could not register '${name}' as a kernel`);
     await expect(row).toHaveAttribute('data-kernel', '');
+
+    // History shows the change; undo brings ipykernel back, in one swap.
+    await chooseRowAction(row, 'environment-history');
+    const history = dialog(page).getByTestId('gpu-env-history');
+    await expect(history).toContainText('−asttokens');
+    await expect(
+      dialog(page).getByTestId('gpu-env-history-undo')
+    ).toContainText('Undo the last change (−asttokens)');
+    await dialog(page)
+      .getByRole('button', { name: 'Undo last change', exact: true })
+      .click();
+    await expect(
+      page.locator('.jp-toast-message', { hasText: `'${name}': Undo` })
+    ).toBeVisible();
+    await expect(row).toContainText('31 packages');
+    await expect(row.getByTestId('gpu-env-badge-no-ipykernel')).toHaveCount(0);
     await removeEnvironment(page.request, name);
   });
 

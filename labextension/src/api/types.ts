@@ -81,6 +81,10 @@ export type IPackagesResult = S<'PackagesResult'>;
 export type IPackagesPlan = S<'PackagesPlan'>;
 export type IPlannedChange = S<'PlannedChange'>;
 export type PlanAction = IPlannedChange['action'];
+export type IEnvironmentHistory = S<'EnvironmentHistory'>;
+export type IHistoryEntry = S<'HistoryEntry'>;
+/** What an undo restored: the result of an `undo` task. */
+export type IUndoResult = S<'UndoResult'>;
 /** `POST environments/{name}/packages`: the lists given, the others empty. */
 export type IPackagesRequest = RequestOf<Schemas['PackagesRequest'], never>;
 

@@ -27,6 +27,7 @@ import { EnvironmentsClient, isTask } from './client';
 import { EnvironmentsModel } from './model';
 import { notifyError, notifyTaskEnd } from './notify';
 import { reviewPlan } from './plan';
+import { reviewHistory } from './history';
 
 /** Statuses whose message says what to change (shown in the dialog again). */
 const REFUSALS = [400, 404, 409];
@@ -205,6 +206,18 @@ export class EnvironmentActions {
       this.tracker.track(await this._client.changePackages(env.name, request));
     } catch (reason) {
       notifyError(`Could not change '${env.name}'`, reason);
+    }
+  }
+
+  /** Show an environment's history, with undo (or redo) when a state is kept. */
+  async history(env: IEnvironment): Promise<void> {
+    try {
+      if (!(await reviewHistory(await this._client.history(env.name)))) {
+        return;
+      }
+      this.tracker.track(await this._client.undo(env.name));
+    } catch (reason) {
+      notifyError(`Could not undo the last change of '${env.name}'`, reason);
     }
   }
 

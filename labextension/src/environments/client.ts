@@ -8,6 +8,7 @@ import type {
   IDeletedEnvironment,
   IEnvironment,
   IEnvironmentDetail,
+  IEnvironmentHistory,
   IEnvironmentList,
   IExportResult,
   IImage,
@@ -49,6 +50,16 @@ export class EnvironmentsClient extends ApiClient {
     return this.request('POST', `environments/${enc(name)}/packages`, {
       body
     });
+  }
+
+  /** The changes an environment holds, newest first, and what undo would do. */
+  history(name: string): Promise<IEnvironmentHistory> {
+    return this.request('GET', `environments/${enc(name)}/history`);
+  }
+
+  /** Start swapping the state kept before the last change back in (202). */
+  undo(name: string): Promise<ITask> {
+    return this.request('POST', `environments/${enc(name)}/undo`);
   }
 
   registerKernel(name: string, displayName?: string): Promise<IKernelInfo> {

@@ -25,6 +25,7 @@ export namespace EnvCommandIDs {
   export const pack = 'jupyter-gpu-env:pack-environment';
   export const checkGpu = 'jupyter-gpu-env:check-gpu';
   export const editPackages = 'jupyter-gpu-env:edit-packages';
+  export const history = 'jupyter-gpu-env:environment-history';
   export const toggleKernel = 'jupyter-gpu-env:toggle-kernel';
   export const exportEnv = 'jupyter-gpu-env:export-environment';
   export const remove = 'jupyter-gpu-env:delete-environment';
@@ -37,6 +38,7 @@ export function environmentMenu(name: string): MenuEntry[] {
     { command: EnvCommandIDs.checkGpu, args },
     { command: EnvCommandIDs.toggleKernel, args },
     { command: EnvCommandIDs.editPackages, args },
+    { command: EnvCommandIDs.history, args },
     { command: EnvCommandIDs.clone, args: { source: name } },
     { command: EnvCommandIDs.exportEnv, args },
     { command: EnvCommandIDs.pack, args },
@@ -122,6 +124,13 @@ export function registerEnvironmentCommands(options: {
     isVisible: own,
     isEnabled: args => !changing(args),
     execute: onEnv(env => actions.editPackages(env))
+  });
+  commands.addCommand(EnvCommandIDs.history, {
+    label: 'History and undo…',
+    caption: 'The changes this environment holds; undo the last one',
+    isVisible: own,
+    isEnabled: args => !changing(args),
+    execute: onEnv(env => actions.history(env))
   });
   commands.addCommand(EnvCommandIDs.toggleKernel, {
     label: args =>

@@ -5,7 +5,7 @@ import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
 import { Widget } from '@lumino/widgets';
 
 import { h } from '../components/form';
-import { IImage, IPackagesResult, ITask } from '../api/types';
+import { IImage, IPackagesResult, ITask, IUndoResult } from '../api/types';
 import { cleanMessage, describeImageSize, formatDuration } from './format';
 import { asApiError } from '../api/request';
 import {
@@ -101,7 +101,16 @@ function successOf(task: ITask): {
       ]
     };
   }
+  if (task.kind === 'undo' && isUndoResult(task.result)) {
+    return {
+      message: `'${task.result.environment.name}': ${task.result.restored}`
+    };
+  }
   return { message: task.message || `${task.title}: done.` };
+}
+
+function isUndoResult(value: unknown): value is IUndoResult {
+  return typeof value === 'object' && value !== null && 'restored' in value;
 }
 
 function listed(specs: string[]): string {

@@ -21,6 +21,7 @@ export const ENVIRONMENT_TASKS: readonly string[] = [
   'clone',
   'install',
   'pack',
+  'undo',
   GPU_CHECK_KIND
 ];
 
