@@ -93,6 +93,11 @@ class CondaEngine(Protocol):
         ``download_bytes`` (0 when cached, null when unknown)."""
         ...
 
+    async def search(self, query: str, limit: int) -> dict[str, Any]:
+        """Package names of the channels holding ``query`` (best ``limit``), each with its newest
+        versions: ``{"packages": [{"name", "versions"}], "total": matching names}``."""
+        ...
+
     async def export(self, prefix: Path, fmt: ExportFormat, *, name: str) -> str:
         """An environment.yml or an explicit lock of ``prefix``."""
         ...

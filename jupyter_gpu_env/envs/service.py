@@ -41,6 +41,7 @@ from . import conda_list, transaction
 from .catalog import EnvironmentCatalog, EnvLocation
 from .changes import history
 from .changes.packages import PackageChanges, request_of
+from .changes.search import PackageSearcher
 from .changes.undo import read as read_history
 from .changes.undo import undo as undo_last
 from .claims import Claim, Claims
@@ -80,6 +81,7 @@ class EnvironmentService:
         self.catalog = catalog
         self.engine = engine
         self.changes = PackageChanges(engine, pip)
+        self.searcher = PackageSearcher(engine, self.changes.pip)
         self.conda_list_path = conda_list_path or conda_list.default_path()
         self.kernel_data_dir = kernel_data_dir
         self.claims = Claims(self.user_env_dir)

@@ -13,6 +13,7 @@ from .environments import (
     HistoryHandler,
     ImageBuildHandler,
     KernelHandler,
+    PackageSearchHandler,
     PackagesHandler,
     UndoHandler,
 )
@@ -47,6 +48,7 @@ ROUTES: list[tuple[str, type]] = [
     ("environments/{name}/export", ExportHandler),
     ("environments/{name}/image", ImageBuildHandler),
     ("environments/{name}/gpu-check", GpuCheckHandler),
+    ("packages", PackageSearchHandler),
     ("images", ImagesHandler),
     ("images/{image_id}", ImageHandler),
     ("images/{image_id}/download", ImageDownloadHandler),

@@ -10,6 +10,7 @@ from ..models.envs import (
     ExportResult,
     KernelInfo,
     KernelRequest,
+    PackageSearch,
     PackagesRequest,
 )
 from ..models.envs_api import DeletedEnvironment, KernelRemoved
@@ -90,6 +91,38 @@ class PackagesHandler(TaskStartingHandler):
     )
     async def post(self, name: str, body: PackagesRequest) -> Task:
         return self.accepted(await self.services.start_packages(name, body))
+
+
+class PackageSearchHandler(GpuEnvHandler):
+    @operation(
+        "Packages that exist, to add: conda by part of the name, PyPI by exact name",
+        response=PackageSearch,
+        query=(
+            Param(
+                "q",
+                {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"},
+                "Part of a conda package's name, or a PyPI package's exact name.",
+                required=True,
+            ),
+            Param(
+                "kind", {"type": "string", "enum": ["conda", "pypi"], "default": "conda"}, "Where to look."
+            ),
+            Param(
+                "limit",
+                {"type": "integer", "minimum": 1, "maximum": 50, "default": 20},
+                "How many conda names.",
+            ),
+        ),
+        errors=(400, 503),
+        description="Conda: the configured channels' names holding `q` (the exact one first, then those "
+        "starting with it), each with its newest versions, from repodata cached on disk. PyPI: the "
+        "versions of the project named `q` on the configured index and wheel folders (an index offers "
+        "no search), or none. 503 when a channel or the index cannot be reached.",
+    )
+    async def get(self) -> PackageSearch:
+        return await self.services.envs.searcher.search(
+            self.query["q"], self.query["kind"], self.query["limit"]
+        )
 
 
 class HistoryHandler(GpuEnvHandler):

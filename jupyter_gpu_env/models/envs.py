@@ -347,3 +347,19 @@ class UndoResult(ApiModel):
 
     environment: Environment
     restored: str = Field(description="What was restored, in one sentence.")
+
+
+class FoundPackage(ApiModel):
+    name: str
+    kind: PackageKind
+    versions: list[str] = Field(description="Newest first, at most 8.")
+
+
+class PackageSearch(ApiModel):
+    """Packages that exist: conda packages of the configured channels whose name holds the query, or the
+    PyPI package of exactly that name on the configured index."""
+
+    query: str
+    kind: PackageKind
+    packages: list[FoundPackage]
+    total: int = Field(description="How many names match; `packages` holds the best of them.")

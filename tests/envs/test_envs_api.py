@@ -234,3 +234,11 @@ async def test_deleting_an_environment_whose_kernels_run_is_409_naming_them(api,
     assert deleted["kernel_removed"] == kernel["kernel_name"]
     running = {k["id"] for k in await body(await jp_fetch("api", "kernels"))}
     assert kernel_id not in running and not (user_envs / "inuse").exists()
+
+
+async def test_package_search(api):
+    found = await body(await api("packages", params={"q": "ipyk"}))
+    assert [(p["name"], p["kind"]) for p in found["packages"]] == [("ipykernel", "conda")]
+    assert found["packages"][0]["versions"]
+    await error(api("packages", params={"q": "../x"}), 400)
+    await error(api("packages"), 400)  # q is required

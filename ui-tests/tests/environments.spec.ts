@@ -333,6 +333,16 @@ test.describe('Environments and images', () => {
     const row = envRow(page, name);
     await expect(row).toContainText('31 packages');
     await chooseRowAction(row, 'edit-packages');
+
+    // Typing a name offers what the channels have; a click puts it in.
+    const add = dialog(page).getByTestId('gpu-env-packages-add');
+    await add.pressSequentially('ipyk');
+    const offer = dialog(page)
+      .getByTestId('gpu-env-suggest-conda')
+      .getByRole('button', { name: /^ipykernel/ });
+    await offer.click();
+    await expect(add).toHaveValue('ipykernel');
+    await add.fill('');
     await dialog(page)
       .getByTestId('gpu-env-packages-remove')
       .locator('label', { hasText: 'asttokens' })

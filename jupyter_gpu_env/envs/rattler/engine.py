@@ -224,6 +224,9 @@ class RattlerEngine:
         result = await self._call({**request, "dry_run": True}, progress, None)
         return list(result["plan"])
 
+    async def search(self, query: str, limit: int) -> dict[str, Any]:
+        return await self._call({"op": "search", "query": query, "limit": limit}, None, None)
+
     async def export(self, prefix: Path, fmt: ExportFormat, *, name: str) -> str:
         fn = environment_yaml if ExportFormat(fmt) is ExportFormat.yaml else explicit_lock
         return await asyncio.to_thread(fn, prefix, name)

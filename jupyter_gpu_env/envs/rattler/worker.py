@@ -290,6 +290,41 @@ async def op_install(req: dict[str, Any]) -> dict[str, Any]:
     return {"installed": sorted(after - before), "removed": sorted(before - after)}
 
 
+def _ranked(names: list[str], query: str, limit: int) -> list[str]:
+    """Names holding ``query``: the exact one, then those starting with it, then the others; shortest
+    first within each."""
+    q = query.lower()
+    hits = [n for n in names if q in n]
+    return sorted(hits, key=lambda n: (n != q, not n.startswith(q), len(n), n))[:limit]
+
+
+async def op_search(req: dict[str, Any]) -> dict[str, Any]:
+    """Packages of the channels whose name holds ``query``, each with its newest versions."""
+    from rattler import Channel, Gateway, MatchSpec
+    from rattler.exceptions import GatewayError
+
+    channels = [Channel(c) for c in req["channels"]]
+    gateway = Gateway(cache_dir=Path(req["pkgs_dir"]) / "cache")
+    try:
+        names = sorted({n.normalized for n in (await gateway.names(channels, _platforms())).names})
+        chosen = _ranked(names, req["query"], int(req.get("limit", 20)))
+        found = await gateway.query(channels, _platforms(), [MatchSpec(n) for n in chosen]) if chosen else []
+    except GatewayError as e:
+        where = ", ".join(req["channels"])
+        raise WorkerError(f"A channel could not be read ({where}): {e}", "channel_unavailable") from e
+    versions: dict[str, set[Any]] = {n: set() for n in chosen}
+    for records in found:
+        for r in records:
+            if _name(r) in versions:
+                versions[_name(r)].add(r.version)
+    return {
+        "packages": [
+            {"name": n, "versions": [str(v) for v in sorted(versions[n], reverse=True)[:8]]} for n in chosen
+        ],
+        "total": sum(1 for n in names if req["query"].lower() in n),
+    }
+
+
 async def op_index(req: dict[str, Any]) -> dict[str, Any]:
     from rattler.index import index_fs
 
@@ -298,7 +333,7 @@ async def op_index(req: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
-OPS = {"create": op_create, "clone": op_clone, "install": op_install, "index": op_index}
+OPS = {"create": op_create, "clone": op_clone, "install": op_install, "index": op_index, "search": op_search}
 
 
 def _classify(e: BaseException) -> tuple[str, str]:

@@ -502,6 +502,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/packages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Packages that exist, to add: conda by part of the name, PyPI by exact name
+         * @description Conda: the configured channels' names holding `q` (the exact one first, then those starting with it), each with its newest versions, from repodata cached on disk. PyPI: the versions of the project named `q` on the configured index and wheel folders (an index offers no search), or none. 503 when a channel or the index cannot be reached.
+         */
+        get: operations["get_packages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/tasks": {
         parameters: {
             query?: never;
@@ -1004,6 +1024,21 @@ export interface components {
              */
             filename: string;
             format: components["schemas"]["ExportFormat"];
+        };
+        /** FoundPackage */
+        FoundPackage: {
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "conda" | "pypi";
+            /** Name */
+            name: string;
+            /**
+             * Versions
+             * @description Newest first, at most 8.
+             */
+            versions: string[];
         };
         /** GpuDevice */
         GpuDevice: {
@@ -1895,6 +1930,27 @@ export interface components {
             name: string;
             /** Version */
             version: string;
+        };
+        /**
+         * PackageSearch
+         * @description Packages that exist: conda packages of the configured channels whose name holds the query, or the
+         *     PyPI package of exactly that name on the configured index.
+         */
+        PackageSearch: {
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "conda" | "pypi";
+            /** Packages */
+            packages: components["schemas"]["FoundPackage"][];
+            /** Query */
+            query: string;
+            /**
+             * Total
+             * @description How many names match; `packages` holds the best of them.
+             */
+            total: number;
         };
         /**
          * PackagesPlan
@@ -3847,6 +3903,60 @@ export interface operations {
             };
             /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    get_packages: {
+        parameters: {
+            query: {
+                /** @description Part of a conda package's name, or a PyPI package's exact name. */
+                q: string;
+                /** @description Where to look. */
+                kind?: "conda" | "pypi";
+                /** @description How many conda names. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PackageSearch"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description A tool or backend this request needs is not available. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -81,6 +81,8 @@ export type IPackagesResult = S<'PackagesResult'>;
 export type IPackagesPlan = S<'PackagesPlan'>;
 export type IPlannedChange = S<'PlannedChange'>;
 export type PlanAction = IPlannedChange['action'];
+export type IPackageSearch = S<'PackageSearch'>;
+export type PackageKind = IPackage['kind'];
 export type IEnvironmentHistory = S<'EnvironmentHistory'>;
 export type IHistoryEntry = S<'HistoryEntry'>;
 /** What an undo restored: the result of an `undo` task. */

@@ -179,7 +179,10 @@ export class EnvironmentActions {
   async editPackages(env: IEnvironment): Promise<void> {
     let body: PackagesForm;
     try {
-      body = new PackagesForm((await this._client.get(env.name)).packages);
+      body = new PackagesForm(
+        (await this._client.get(env.name)).packages,
+        (query, kind) => this._client.search(query, kind)
+      );
     } catch (reason) {
       notifyError(`Could not read the packages of '${env.name}'`, reason);
       return;

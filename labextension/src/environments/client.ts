@@ -15,7 +15,9 @@ import type {
   IImageRequest,
   IKernelInfo,
   IKernelRemoved,
+  IPackageSearch,
   IPackagesRequest,
+  PackageKind,
   ITask
 } from '../api/types';
 
@@ -50,6 +52,11 @@ export class EnvironmentsClient extends ApiClient {
     return this.request('POST', `environments/${enc(name)}/packages`, {
       body
     });
+  }
+
+  /** Packages that exist: conda by part of the name, PyPI by exact name. */
+  search(query: string, kind: PackageKind): Promise<IPackageSearch> {
+    return this.request('GET', 'packages', { query: { q: query, kind } });
   }
 
   /** The changes an environment holds, newest first, and what undo would do. */

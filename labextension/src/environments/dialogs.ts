@@ -23,6 +23,7 @@ import {
   parseSpecs,
   suggestCloneName
 } from './format';
+import { SearchFn, Suggestions } from './suggest';
 
 /**
  * The environment a form is about: chosen in a select when there are
@@ -199,7 +200,7 @@ export interface IPackagesValue {
  * packages to remove (conda ones and those installed with pip, apart).
  */
 export class PackagesForm extends FormBody<IPackagesValue> {
-  constructor(packages: IPackage[]) {
+  constructor(packages: IPackage[], search?: SearchFn) {
     super();
     this._add = textInput({
       placeholder: 'tensorboard, numpy >=1.26',
@@ -209,18 +210,22 @@ export class PackagesForm extends FormBody<IPackagesValue> {
       placeholder: 'transformers, requests >=2.31',
       'data-testid': 'gpu-env-packages-pip-add'
     });
+    const suggest = (input: HTMLInputElement, kind: 'conda' | 'pypi') =>
+      search ? new Suggestions(input, kind, search).node : null;
     this.node.append(
       field(
         'Add conda packages',
         this._add,
         "Conda specs, separated by commas or spaces; solved against the server's channels."
       ),
+      ...[suggest(this._add, 'conda')].filter(n => n !== null),
       field(
         'Add PyPI packages',
         this._pipAdd,
         'Requirements for pip, installed after the conda ones with this ' +
           "environment's Python. Prefer conda where a package exists there."
-      )
+      ),
+      ...[suggest(this._pipAdd, 'pypi')].filter(n => n !== null)
     );
     this._conda = this._checkList(packages, 'conda', 'gpu-env-packages-remove');
     this._pypi = this._checkList(
