@@ -154,6 +154,9 @@ def demo_app_config(demo: Demo, tmp_path: Path) -> dict[str, Any]:
         "user_env_dir": str(tmp_path / "user-envs"),
         "conda_channels": [str(demo.channel)],
         "pkgs_dir": str(demo.pkgs),
+        # PyPI from the demo's wheels only: no test waits on, or fails for, the network.
+        "pip_find_links": [str(demo.extra_wheels)],
+        "pip_no_index": True,
     }
 
 

@@ -62,6 +62,8 @@ os.environ["HOME"] = str(RUN / "home")
 c.GpuEnvApp.managed_env_dirs = [str(ENVS)]  # noqa: F821
 c.GpuEnvApp.conda_channels = [str(CHANNEL)]  # noqa: F821
 c.GpuEnvApp.pkgs_dir = str(PKGS)  # noqa: F821
+# PyPI lookups and installs stay on this machine: no UI test waits on the network.
+c.GpuEnvApp.pip_no_index = True  # noqa: F821
 c.GpuEnvApp.user_env_dir = str(RUN / "envs")  # noqa: F821
 c.GpuEnvApp.image_dir = str(RUN / "images")  # noqa: F821
 c.GpuEnvApp.state_dir = str(RUN / "state")  # noqa: F821

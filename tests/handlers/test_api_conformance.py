@@ -52,6 +52,9 @@ def served_api(demo, tmp_path_factory):
             "state_dir": str(base / "state"),
             "gpu_sample_interval": 1.0,
             "job_refresh_interval": 0.5,
+            # PyPI from the demo's wheels only: package lookups never wait on the network.
+            "pip_find_links": [str(demo.extra_wheels)],
+            "pip_no_index": True,
         },
         "LocalBackend": {"max_concurrent": 1, "kill_grace": 3.0},
     }
