@@ -135,8 +135,10 @@ async def test_a_dry_run_shows_the_cascade_and_changes_nothing(service):
     assert change.download_bytes == 0  # the demo's package cache has it: nothing to download
 
 
-async def test_a_pypi_dry_run_lists_versions(demo, tmp_path, make_service, wheelhouse):
-    svc = make_service(demo, tmp_path, pip=PipSettings(find_links=(str(wheelhouse),), no_index=True))
+@pytest.mark.parametrize("installer", ["uv", "pip"])
+async def test_a_pypi_dry_run_lists_versions(demo, tmp_path, make_service, wheelhouse, installer):
+    settings = PipSettings(installer=installer, find_links=(str(wheelhouse),), no_index=True)
+    svc = make_service(demo, tmp_path, pip=settings)
     await svc.clone("demo", "pipplan")
     plan = await svc.plan_packages("pipplan", [], [], pip_add=["gpuenvmini==1.0"], pip_remove=["six"])
     assert len(plan.changes) == 2
@@ -150,4 +152,6 @@ async def test_a_pypi_dry_run_lists_versions(demo, tmp_path, make_service, wheel
     six = next(c for c in plan.changes if c.name == "six")
     assert (six.kind, six.action, six.version_after) == ("pypi", "remove", None) and six.version_before
     assert plan.runs_notebooks and plan.unrequested_removals == []
+    if installer == "pip":  # pip's report says where the wheel is: its size is known
+        assert mini.download_bytes == (wheelhouse / "gpuenvmini-1.0-py3-none-any.whl").stat().st_size
     assert _py(svc.user_env_dir / "pipplan", "import six").returncode == 0

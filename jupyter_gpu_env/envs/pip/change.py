@@ -9,10 +9,12 @@ over: the installer may have hard-linked it from its cache, which must not chang
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import json
 import os
 import re
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
 from email.parser import HeaderParser
@@ -148,8 +150,6 @@ async def apply(
 ) -> tuple[list[str], list[str]]:
     """Remove then install in ``build`` (a copy that becomes ``final``); returns (installed, removed)
     as ``name==version``. ``conda_names``: packages conda owns, which pip must not remove."""
-    import asyncio
-
     before = await asyncio.to_thread(distributions, build)
     if remove:
         names = [normalized(n) for n in remove]
@@ -214,7 +214,7 @@ def parse_pip_report(report: str, installed: dict[str, Dist]) -> list[PipStep]:
         size = None
         if url.startswith("file://"):
             try:
-                size = os.stat(url.removeprefix("file://")).st_size
+                size = os.stat(urllib.parse.unquote(url.removeprefix("file://"))).st_size
             except OSError:
                 size = None
         old = installed.get(normalized(name))
@@ -226,8 +226,6 @@ async def plan(
     installer: Installer, prefix: Path, add: list[str], remove: list[str], conda_names: set[str]
 ) -> list[PipStep]:
     """What ``apply`` would do in ``prefix``, changing nothing."""
-    import asyncio
-
     installed = await asyncio.to_thread(distributions, prefix)
     steps: list[PipStep] = []
     for name in remove:
