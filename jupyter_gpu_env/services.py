@@ -17,6 +17,7 @@ from typing import Any
 
 from . import kernelspecs
 from .batch.service import JobService
+from .envs.changes.undo import nothing_to_undo
 from .envs.service import EnvironmentService
 from .errors import Conflict
 from .gpu.cluster import NoCapacity
@@ -118,10 +119,7 @@ class Services:
         env = claimed[1].name
         if not await self.envs.can_undo(env):
             claimed[0].release()
-            raise Conflict(
-                f"There is nothing to undo in '{env}': no earlier state of it is kept.",
-                reason="nothing_to_undo",
-            )
+            raise nothing_to_undo(env)
 
         async def run(ctx: TaskContext):
             ctx.progress(0.5, "Swapping the earlier state back in")

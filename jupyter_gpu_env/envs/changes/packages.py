@@ -37,10 +37,10 @@ def request_of(
 def _refuse_pip_removals(prefix: Path, remove: list[str]) -> None:
     records = read_records(prefix)
     pip_only = {
-        p.name.lower().replace("_", "-"): p.name
+        pip_change.normalized(p.name): p.name
         for p in pypi_packages(prefix, records, site_packages(prefix, python_version(records)))
     }
-    if hit := [pip_only[n] for n in (r.lower().replace("_", "-") for r in remove) if n in pip_only]:
+    if hit := [pip_only[n] for n in map(pip_change.normalized, remove) if n in pip_only]:
         raise Conflict(
             f"{', '.join(hit)} {'was' if len(hit) == 1 else 'were'} installed with pip, not conda, so conda "
             f"cannot remove {'it' if len(hit) == 1 else 'them'}; remove {'it' if len(hit) == 1 else 'them'} "

@@ -65,16 +65,20 @@ def read(name: str, live: Path) -> EnvironmentHistory:
     return EnvironmentHistory(environment=name, changes=changes, undo=undo)
 
 
+def nothing_to_undo(name: str) -> Conflict:
+    return Conflict(
+        f"There is nothing to undo in '{name}': no earlier state of it is kept (it has not been changed "
+        "since it was made, or the kept state was removed).",
+        reason="nothing_to_undo",
+    )
+
+
 async def undo(live: Path, change_id: str) -> str:
     """Swap the kept previous state in; returns the sentence that described it. Conflict when none is
     kept. The caller holds the environment's claim."""
     states = await asyncio.to_thread(transaction.previous_states, live)
     if not states:
-        raise Conflict(
-            "There is nothing to undo: no earlier state of this environment is kept (it has not been "
-            "changed since it was made, or the kept state was removed).",
-            reason="nothing_to_undo",
-        )
+        raise nothing_to_undo(live.name)
     kept = states[0]
     live_entries = await asyncio.to_thread(history.read, live)
     kept_entries = await asyncio.to_thread(history.read, kept)

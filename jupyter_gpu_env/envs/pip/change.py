@@ -98,16 +98,13 @@ async def _run(installer: Installer, argv: list[str], what: str, log: LogFn | No
         raise _failure(e, installer, what) from e
 
 
-def _changed(before: dict[str, Dist], after: dict[str, Dist]) -> tuple[list[str], list[str]]:
-    installed = sorted(
-        f"{d.name}=={d.version}"
-        for k, d in after.items()
-        if k not in before or before[k].version != d.version
-    )
-    removed = sorted(
-        f"{d.name}=={d.version}" for k, d in before.items() if k not in after or after[k].version != d.version
-    )
-    return installed, removed
+def _differ(ours: dict[str, Dist], theirs: dict[str, Dist]) -> list[Dist]:
+    """The distributions of ``ours`` that ``theirs`` lacks or has at another version."""
+    return [d for k, d in ours.items() if k not in theirs or theirs[k].version != d.version]
+
+
+def _pinned(dists: list[Dist]) -> list[str]:
+    return sorted(f"{d.name}=={d.version}" for d in dists)
 
 
 def _relocate(dist: Dist, build: bytes, final: bytes) -> int:
@@ -167,13 +164,12 @@ async def apply(
     if add:
         await _run(installer, installer.install(add), "install the packages", log)
     after = await asyncio.to_thread(distributions, build)
-    installed, removed = _changed(before, after)
+    added = _differ(after, before)
     if build != final:
         old, new = str(build).encode(), str(final).encode()
-        touched = [after[k] for k in after if k not in before or before[k].version != after[k].version]
-        for dist in touched:
+        for dist in added:
             await asyncio.to_thread(_relocate, dist, old, new)
-    return installed, removed
+    return _pinned(added), _pinned(_differ(before, after))
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -70,8 +71,6 @@ def _from_index(index: str, name: str) -> set[Version] | None:
     if "json" in kind:
         files = [f.get("filename", "") for f in json.loads(body).get("files", [])]
     else:  # an older index's HTML page: the file names are the links' texts
-        import re
-
         files = re.findall(r">([^<>]+?)</a>", body.decode("utf-8", "replace"))
     return {v for f in files if (v := _version_of(f, name)) is not None}
 
