@@ -107,6 +107,13 @@ class GpuEnvApp(ExtensionApp):
         help="Where the user's own environments (clones) live. Default: ~/.conda/envs, where "
         "`conda activate NAME` finds them.",
     )
+    shared_env_dirs = List(
+        Unicode(),
+        config=True,
+        help="Folders where users share environments with their team (empty: sharing is off). Users publish "
+        "into the first one; all are listed under 'Shared'. Create it group-owned, setgid and sticky "
+        "(`chmod 3775`) so teammates can add environments but only their owner can remove one.",
+    )
     conda_channels = List(
         Unicode(),
         default_value=["conda-forge"],
@@ -326,6 +333,7 @@ class GpuEnvApp(ExtensionApp):
             self.user_env_dir,
             conda_lists=[default_conda_list()],
             state_file=Path(self.state_dir) / "environments.json",
+            shared_dirs=self.shared_env_dirs,
         )
         engine = RattlerEngine(self.conda_channels, self.pkgs_dir, timeout=self.conda_timeout)
         images = ImageService(
@@ -361,6 +369,7 @@ class GpuEnvApp(ExtensionApp):
                 find_links=tuple(self.pip_find_links),
                 no_index=self.pip_no_index,
             ),
+            root_dir=root_dir,
         )
         return Services(
             sampler=Sampler(

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
+from pathlib import Path
 from typing import Any
 
-from .errors import InvalidRequest
+from .errors import Forbidden, InvalidRequest, NotFound
 
 MAX_DEPTH = 32
 # Larger integers lose precision in the browser and in SQLite; no field of this API needs them.
@@ -62,6 +64,26 @@ def path_problem(value: str) -> str | None:
     if longest > MAX_NAME_BYTES:
         return f"has a component of {longest} bytes; a file or folder name may have at most {MAX_NAME_BYTES}"
     return None
+
+
+def resolve_in_root(root: Path, value: str, field: str, what: str) -> Path:
+    """The real path of ``value`` (relative to ``root``, as the file browser shows it, or absolute),
+    which must lie inside ``root``: symlinks are resolved before the check, so a link inside the root
+    cannot lead outside it. ``what`` names the thing in messages ("notebook", "file")."""
+    if problem := path_problem(value):
+        if "longer than" in problem or "component of" in problem:
+            raise NotFound(f"There is no {what} at '{value[:200]}': the path {problem}.")
+        raise InvalidRequest(f"{field} {problem}.")
+    rel = value.replace("\\", "/")
+    root = root.resolve()
+    candidate = Path(rel) if os.path.isabs(rel) else root / rel.lstrip("/")
+    try:
+        real = candidate.resolve(strict=False)
+    except (OSError, RuntimeError) as e:
+        raise NotFound(f"{field} '{value}' cannot be resolved: {e}") from e
+    if real != root and root not in real.parents:
+        raise Forbidden(f"{field} '{value}' is outside the server's root directory.", reason="outside_root")
+    return real
 
 
 def _bad_constant(name: str) -> Any:

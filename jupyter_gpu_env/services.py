@@ -26,7 +26,7 @@ from .gpu.kernel_processes import RunningKernel, describe_kernels, running_in
 from .gpu.sampler import Sampler
 from .images import mounts, runtime
 from .images.service import ImageService
-from .models.envs import CloneRequest, KernelInfo, PackagesRequest
+from .models.envs import KernelInfo, NewEnvironmentRequest, PackagesRequest, PublishRequest, PublishResult
 from .models.envs_api import DeletedEnvironment
 from .models.images import Image, ImageRequest
 from .models.tasks import Task
@@ -63,18 +63,61 @@ class Services:
 
     # -- environments ---------------------------------------------------------------------------
 
-    async def start_clone(self, req: CloneRequest) -> Task:
-        claimed = await self.envs.begin_clone(req.source, req.name)
+    async def start_new(self, req: NewEnvironmentRequest) -> Task:
+        """A clone of ``req.source``, or an environment made (or planned) from ``req.from_file``."""
+        if req.from_file is not None:
+            return await self._start_from_file(req.name, req.from_file, req.dry_run)
+        assert req.source is not None  # the model requires one of the two
+        source_arg = req.source
+        claimed = await self.envs.begin_clone(source_arg, req.name)
         source = claimed[1].name
 
         async def run(ctx: TaskContext):
             return await self.envs.clone(
-                req.source, req.name, progress=ctx.progress, log=ctx.log, claimed=claimed
+                source_arg, req.name, progress=ctx.progress, log=ctx.log, claimed=claimed
             )
 
         return self._start_claimed(
             claimed[0], "clone", f"Clone '{source}' as '{req.name}'", run, target=f"environments/{req.name}"
         )
+
+    async def _start_from_file(self, name: str, from_file: str, dry_run: bool) -> Task:
+        files = self.envs.files
+        await files.read_file(from_file)  # a missing or malformed file is the request's 4xx, not the task's
+        if dry_run:
+
+            async def plan(ctx: TaskContext):
+                return await files.plan(name, from_file, progress=ctx.progress)
+
+            return self.tasks.start(
+                "plan", f"Plan '{name}' from {from_file}", plan, target=f"environments/{name}"
+            )
+        claim = await self.envs.begin_new(name)
+
+        async def run(ctx: TaskContext):
+            return await files.create(
+                name, from_file, progress=ctx.progress, log=ctx.log, claimed=claim, change_id=ctx.task_id
+            )
+
+        return self._start_claimed(
+            claim, "create", f"Create '{name}' from {from_file}", run, target=f"environments/{name}"
+        )
+
+    async def start_publish(self, name: str, req: PublishRequest) -> Task:
+        claimed = await self.envs.shared.begin_publish(name, req.name)
+        (claim, loc), final = claimed
+
+        async def run(ctx: TaskContext):
+            return PublishResult(
+                environment=await self.envs.shared.publish(
+                    loc.name, req.description, progress=ctx.progress, log=ctx.log, claimed=claimed
+                )
+            )
+
+        return self._start_claimed(
+            claim, "publish", f"Share '{loc.name}' with the team as '{final.name}'", run,
+            target=f"environments/{loc.name}",
+        )  # fmt: skip
 
     async def start_packages(self, name: str, req: PackagesRequest) -> Task:
         changes = [f"+{s}" for s in req.add] + [f"-{s}" for s in req.remove]
@@ -143,6 +186,10 @@ class Services:
         With ``shutdown_kernels`` they are shut down first. Nothing is stranded: the kernelspec goes
         with the environment, and no kernel is left running from a folder that no longer exists.
         """
+        loc = await self.envs.catalog.resolve(name)
+        if loc.kind == "shared":
+            await self.envs.shared.unpublish(loc)
+            return DeletedEnvironment(name=loc.name, kernel_removed=None)
         claimed = await self.envs.begin_change(name, "deleted")
         with claimed[0]:
             loc = claimed[1]

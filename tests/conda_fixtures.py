@@ -172,13 +172,20 @@ def env_dir_entries() -> Any:
 
 
 def make_service(
-    demo: Demo, home: Path, channels: list[str] | None = None, pip: PipSettings | None = None
+    demo: Demo,
+    home: Path,
+    channels: list[str] | None = None,
+    pip: PipSettings | None = None,
+    *,
+    root: Path | None = None,
+    shared: list[Path] | None = None,
 ) -> EnvironmentService:
     catalog = EnvironmentCatalog(
         [demo.managed_dir],
         home / "envs",
         conda_lists=[home / ".conda" / "environments.txt"],
         kernel_data_dir=home / "jupyter",
+        shared_dirs=shared or [],
     )
     engine = RattlerEngine([str(demo.channel)] if channels is None else channels, demo.pkgs)
     return EnvironmentService(
@@ -187,12 +194,14 @@ def make_service(
         conda_list_path=home / ".conda" / "environments.txt",
         kernel_data_dir=home / "jupyter",
         pip=pip,
+        root_dir=root or home,
     )
 
 
 @pytest.fixture(name="make_service")
 def make_service_fixture() -> Any:
-    """``make_service(demo, home, channels=None, pip=None)``: a service over its own user folder ``home``."""
+    """``make_service(demo, home, channels=None, pip=None, root=home, shared=[])``: a service over its own
+    user folder ``home``, reading files under ``root`` and sharing in ``shared``."""
     return make_service
 
 

@@ -7,8 +7,11 @@ import path and registers this module for pytest's assertion rewriting.
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
 import json
 import time
+import zipfile
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -233,3 +236,25 @@ async def start_session(jp_fetch: Any, kernel_name: str, path: str) -> str:
         body=json.dumps({"path": path, "type": "notebook", "name": path, "kernel": {"name": kernel_name}}),
     )
     return (await body(resp))["kernel"]["id"]
+
+
+def _digest(data: bytes) -> str:
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+
+def make_wheel(folder: Path, name: str, version: str, *, value: str) -> Path:
+    """A pure-Python wheel with one module and one console script, written by hand (no build tools)."""
+    info = f"{name}-{version}.dist-info"
+    files = {
+        f"{name}.py": f"VALUE = {value!r}\n\ndef main():\n    print('hello from', VALUE)\n".encode(),
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
+        f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        f"{info}/entry_points.txt": f"[console_scripts]\n{name}-hello = {name}:main\n".encode(),
+    }
+    record = "".join(f"{path},{_digest(data)},{len(data)}\n" for path, data in files.items())
+    files[f"{info}/RECORD"] = (record + f"{info}/RECORD,,\n").encode()
+    wheel = folder / f"{name}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as z:
+        for path, data in files.items():
+            z.writestr(path, data)
+    return wheel

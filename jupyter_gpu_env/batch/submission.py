@@ -7,7 +7,6 @@ import papermill, which takes a second the first time).
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 from collections.abc import Callable, Iterable, Mapping
@@ -16,8 +15,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import Conflict, Forbidden, InvalidRequest, NotFound, TooLarge
-from ..inputs import check_tree, path_problem
+from ..errors import Conflict, InvalidRequest, NotFound, TooLarge
+from ..inputs import check_tree, resolve_in_root
 from ..models.common import describe_validation_error
 from ..models.jobs import JobRequest
 from . import jobfiles
@@ -46,21 +45,7 @@ def resolve_notebook(root: Path, notebook_path: str) -> Path:
 
     Symlinks are resolved before the check, so a link inside the root cannot lead outside it.
     """
-    if problem := path_problem(notebook_path):
-        if "longer than" in problem or "component of" in problem:
-            raise NotFound(f"There is no notebook at '{notebook_path[:200]}': the path {problem}.")
-        raise InvalidRequest(f"notebook_path {problem}.")
-    rel = notebook_path.replace("\\", "/")
-    root = root.resolve()
-    candidate = Path(rel) if os.path.isabs(rel) else root / rel.lstrip("/")
-    try:
-        real = candidate.resolve(strict=False)
-    except (OSError, RuntimeError) as e:
-        raise NotFound(f"notebook_path '{notebook_path}' cannot be resolved: {e}") from e
-    if real != root and root not in real.parents:
-        raise Forbidden(
-            f"notebook_path '{notebook_path}' is outside the server's root directory.", reason="outside_root"
-        )
+    real = resolve_in_root(root, notebook_path, "notebook_path", "notebook")
     if not real.name.lower().endswith(".ipynb"):  # as the schema's pattern: '.ipynb' alone is one too
         raise InvalidRequest(f"'{notebook_path}' is not a notebook (.ipynb).")
     if not real.is_file():

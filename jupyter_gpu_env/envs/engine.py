@@ -46,14 +46,22 @@ class CondaEngine(Protocol):
         specs: list[str],
         *,
         build_dir: Path | None = None,
+        channels: list[str] | None = None,
         progress: ProgressFn | None = None,
         log: LogFn | None = None,
     ) -> list[str]:
         """Solve ``specs`` and install them as a new environment whose final path is ``prefix``.
 
-        With ``build_dir``, files are written there (with ``prefix`` embedded) for the caller to rename.
+        With ``build_dir``, files are written there (with ``prefix`` embedded) for the caller to rename;
+        with ``channels``, those are solved against instead of the configured ones (an explicit lock's).
         Returns ``name-version-build`` of the installed packages.
         """
+        ...
+
+    async def plan_create(
+        self, specs: list[str], *, channels: list[str] | None = None, progress: ProgressFn | None = None
+    ) -> list[dict[str, Any]]:
+        """What ``create`` would install, as :meth:`plan` says it (every ``before`` null)."""
         ...
 
     async def clone(

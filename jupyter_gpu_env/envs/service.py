@@ -25,6 +25,7 @@ from typing import TypeVar
 from .. import kernelspecs
 from ..errors import Conflict, DiskFull, Forbidden, InvalidRequest, NotFound
 from ..models.envs import (
+    CloneReport,
     CloneResult,
     Environment,
     EnvironmentDetail,
@@ -46,8 +47,10 @@ from .changes.undo import read as read_history
 from .changes.undo import undo as undo_last
 from .claims import Claim, Claims
 from .engine import CondaEngine, LogFn, ProgressFn, scaled
+from .fromfile import FileEnvironments
 from .pip.tool import PipSettings
 from .prefix import write_origin
+from .sharing import SharedEnvironments
 from .syntax import validate_env_name
 from .transaction import is_disk_full, previous_states, recover, remove_tree
 
@@ -55,6 +58,13 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 _TEMPORARY = re.compile(r"^\.(?P<name>.+)\.(?P<kind>partial|deleting|txn|swap)-[0-9a-f]+$")
+
+
+def _mine(path: Path) -> bool:
+    try:
+        return path.lstat().st_uid == os.getuid()
+    except OSError:
+        return False
 
 
 def default_user_env_dir() -> Path:
@@ -77,6 +87,7 @@ class EnvironmentService:
         conda_list_path: Path | None = None,
         kernel_data_dir: Path | None = None,
         pip: PipSettings | None = None,
+        root_dir: Path | str | None = None,
     ) -> None:
         self.catalog = catalog
         self.engine = engine
@@ -85,6 +96,8 @@ class EnvironmentService:
         self.conda_list_path = conda_list_path or conda_list.default_path()
         self.kernel_data_dir = kernel_data_dir
         self.claims = Claims(self.user_env_dir)
+        self.files = FileEnvironments(self, root_dir)
+        self.shared = SharedEnvironments(self)
 
     @property
     def user_env_dir(self) -> Path:
@@ -98,13 +111,14 @@ class EnvironmentService:
         """The user's own environment ``name``; Forbidden (saying it cannot be ``action``) for a managed one."""
         loc = await self.catalog.resolve(name)
         if loc.kind != "own":
+            what = "a managed environment" if loc.kind == "managed" else "shared with the team (read-only)"
             raise Forbidden(
-                f"'{loc.name}' is a managed environment and cannot be {action}. Clone it and change the clone.",
+                f"'{loc.name}' is {what} and cannot be {action}. Clone it and change the clone.",
                 reason="managed_env",
             )
         return loc
 
-    async def _summary(self, name: str) -> Environment:
+    async def summary(self, name: str) -> Environment:
         """The environment as listed after a change: its size is measured in the background."""
         return await self.catalog.listed(name)
 
@@ -129,22 +143,19 @@ class EnvironmentService:
 
     # -- claiming -----------------------------------------------------------------------------------
 
-    async def begin_clone(self, source: str, name: str) -> tuple[Claim, EnvLocation]:
-        """Claim ``name`` for a clone of ``source`` and run the checks that can fail fast.
-
-        Raises InvalidRequest (bad name), Conflict (name taken, or being made by another request: of
-        concurrent requests for one name exactly one gets past here), NotFound (unknown source).
-        """
+    async def begin_new(self, name: str) -> Claim:
+        """Claim ``name`` for a new environment of the user's. Raises InvalidRequest (bad name), Conflict
+        (name taken, or being made by another request: of concurrent requests for one name exactly one
+        gets past here)."""
         validate_env_name(name)
         claim = self.claims.reserve(
             name, f"An environment named '{name}' is being made or changed right now."
         )
         try:
-            src = await self.catalog.resolve(source)
             final = self.user_env_dir / name
 
             def taken() -> bool:
-                names = {loc.name for loc in self.catalog.locate()}
+                names = {loc.name for loc in self.catalog.locate() if loc.kind != "shared"}
                 return name in names or final.exists() or final.is_symlink()
 
             if await asyncio.to_thread(taken):
@@ -153,7 +164,16 @@ class EnvironmentService:
         except BaseException:
             claim.release()
             raise
-        return claim, src
+        return claim
+
+    async def begin_clone(self, source: str, name: str) -> tuple[Claim, EnvLocation]:
+        """Claim ``name`` for a clone of ``source`` (see :meth:`begin_new`); NotFound for an unknown source."""
+        claim = await self.begin_new(name)
+        try:
+            return claim, await self.catalog.resolve(source)
+        except BaseException:
+            claim.release()
+            raise
 
     async def begin_change(self, name: str, action: str = "changed") -> tuple[Claim, EnvLocation]:
         """Claim one of the user's environments for a change. Raises NotFound, Forbidden, Conflict(busy)."""
@@ -188,32 +208,43 @@ class EnvironmentService:
         """
         claim, src = claimed or await self.begin_clone(source, name)
         final = self.user_env_dir / name
+
+        async def fill(build: Path) -> CloneReport:
+            report = await self.engine.clone(
+                src.prefix, final, build_dir=build, progress=scaled(progress, 0.0, 0.98), log=log
+            )
+            await asyncio.to_thread(
+                write_origin, build, source=str(src.prefix), source_name=src.name, engine=self.engine.name
+            )
+            return report
+
         with claim:
-            await asyncio.to_thread(self.user_env_dir.mkdir, parents=True, exist_ok=True)
-            build = self.user_env_dir / f".{name}.partial-{secrets.token_hex(4)}"
-            report = None
-            try:
-                await asyncio.to_thread(build.mkdir)
-                report = await self.engine.clone(
-                    src.prefix, final, build_dir=build, progress=scaled(progress, 0.0, 0.98), log=log
-                )
-                await asyncio.to_thread(
-                    write_origin, build, source=str(src.prefix), source_name=src.name, engine=self.engine.name
-                )
-                await asyncio.to_thread(self._publish, build, final)
-            except BaseException as e:
-                await asyncio.shield(asyncio.to_thread(remove_tree, build))
-                if is_disk_full(e):
-                    raise self._full("the clone") from e
-                raise
-        await self._record(final)
+            report = await self.make(final, fill, "the clone")
+        await self.record(final)
         if progress is not None:
             progress(1.0, f"Cloned '{src.name}' as '{name}'")
-        return CloneResult(environment=await self._summary(name), report=report)
+        return CloneResult(environment=await self.summary(name), report=report)
 
-    def _full(self, what: str) -> DiskFull:
+    async def make(self, final: Path, fill: Callable[[Path], Awaitable[T]], what: str) -> T:
+        """Build a new environment in a hidden sibling of ``final`` with ``fill`` and rename it into
+        place; cancelling, failing or a full disk leave nothing behind. The caller holds the claim."""
+        parent = final.parent
+        await asyncio.to_thread(parent.mkdir, parents=True, exist_ok=True)
+        build = parent / f".{final.name}.partial-{secrets.token_hex(4)}"
+        try:
+            await asyncio.to_thread(build.mkdir)
+            result = await fill(build)
+            await asyncio.to_thread(self._publish, build, final)
+        except BaseException as e:
+            await asyncio.shield(asyncio.to_thread(remove_tree, build))
+            if is_disk_full(e):
+                raise self._full(what, parent) from e
+            raise
+        return result
+
+    def _full(self, what: str, where: Path | None = None) -> DiskFull:
         return DiskFull(
-            f"The disk holding {self.user_env_dir} is full, so {what} could not be written; nothing was "
+            f"The disk holding {where or self.user_env_dir} is full, so {what} could not be written; nothing was "
             "kept. Delete environments or images you no longer need (or ask your administrator for more "
             "space), then try again."
         )
@@ -227,7 +258,7 @@ class EnvironmentService:
         except OSError as e:
             raise Conflict(f"Could not move the new environment into place: {e}", reason="env_exists") from e
 
-    async def _record(self, prefix: Path) -> None:
+    async def record(self, prefix: Path) -> None:
         try:
             await asyncio.to_thread(conda_list.add, self.conda_list_path, prefix)
         except OSError as e:  # conda's list is a convenience; the environment itself is complete
@@ -268,7 +299,7 @@ class EnvironmentService:
                 )
 
             report = await self.transaction(loc, apply, progress=progress)
-        return PackagesResult(environment=await self._summary(loc.name), report=report)  # type: ignore[arg-type]
+        return PackagesResult(environment=await self.summary(loc.name), report=report)  # type: ignore[arg-type]
 
     async def plan_packages(
         self,
@@ -307,7 +338,7 @@ class EnvironmentService:
                 restored = await undo_last(loc.prefix, change_id or secrets.token_hex(8))
             finally:
                 self.catalog.refresh(loc.prefix)
-        return UndoResult(environment=await self._summary(loc.name), restored=restored)
+        return UndoResult(environment=await self.summary(loc.name), restored=restored)
 
     async def transaction(
         self,
@@ -375,17 +406,23 @@ class EnvironmentService:
         operation holds, in this process or another.
         """
 
+        def entries() -> list[Path]:
+            found = []
+            for d in [self.user_env_dir, *self.catalog.shared_dirs]:
+                try:
+                    # in a shared folder, only what this user left (a teammate's may be in progress)
+                    found += [p for p in d.iterdir() if d == self.user_env_dir or _mine(p)]
+                except OSError:
+                    continue
+            return sorted(found)
+
         def sweep() -> list[Path]:
-            try:
-                entries = sorted(self.user_env_dir.iterdir())
-            except OSError:
-                return []
             gone = []
-            for p in entries:
+            for p in entries():
                 m = _TEMPORARY.match(p.name)
                 if not m or self.claims.locked_elsewhere(m.group("name")):
                     continue
-                if m.group("kind") == "swap" and recover(self.user_env_dir / m.group("name")):
+                if m.group("kind") == "swap" and recover(p.parent / m.group("name")):
                     log.warning("put back %s, caught between the two renames of a swap", m.group("name"))
                     continue
                 remove_tree(p)

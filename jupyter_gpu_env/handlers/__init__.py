@@ -15,6 +15,7 @@ from .environments import (
     KernelHandler,
     PackageSearchHandler,
     PackagesHandler,
+    PublishHandler,
     UndoHandler,
 )
 from .gpu import ClusterCapacityHandler, GpuHandler, GpuHistoryHandler, GpuReleaseHandler
@@ -44,6 +45,7 @@ ROUTES: list[tuple[str, type]] = [
     ("environments/{name}/packages", PackagesHandler),
     ("environments/{name}/history", HistoryHandler),
     ("environments/{name}/undo", UndoHandler),
+    ("environments/{name}/publish", PublishHandler),
     ("environments/{name}/kernel", KernelHandler),
     ("environments/{name}/export", ExportHandler),
     ("environments/{name}/image", ImageBuildHandler),

@@ -1,17 +1,19 @@
-"""`environments` and their sub-resources: list, clone, change packages, delete, export, kernel, pack."""
+"""`environments` and their sub-resources: list, clone or create from a file, change packages, publish,
+delete (or unpublish), export, kernel, pack."""
 
 from __future__ import annotations
 
 from ..models.envs import (
-    CloneRequest,
     EnvironmentDetail,
     EnvironmentHistory,
     EnvironmentList,
     ExportResult,
     KernelInfo,
     KernelRequest,
+    NewEnvironmentRequest,
     PackageSearch,
     PackagesRequest,
+    PublishRequest,
 )
 from ..models.envs_api import DeletedEnvironment, KernelRemoved
 from ..models.images import Image, ImageRequest
@@ -39,21 +41,44 @@ class TaskStartingHandler(GpuEnvHandler):
 class EnvironmentsHandler(TaskStartingHandler):
     @operation("Managed and own environments", response=EnvironmentList)
     async def get(self) -> EnvironmentList:
-        return EnvironmentList(environments=await self.services.envs.list())
+        envs = self.services.envs
+        return EnvironmentList(environments=await envs.list(), sharing=envs.shared.enabled)
 
     @operation(
-        "Clone an environment into the user's area",
-        request=CloneRequest,
+        "Make a new environment of the user's: a clone, or from a file",
+        request=NewEnvironmentRequest,
         response=Task,
         status=202,
-        errors=(404, 409),
+        errors=(403, 404, 409),
         links=TASK_LINKS,
-        description="Packages are hard-linked from the package cache, untracked files (pip installs, user "
-        "files) copied with the prefix rewritten; the clone is built aside and appears only when complete. "
-        "The task's result is a CloneResult. 409 when the name is taken or being made by another request.",
+        description="With `source`, a clone: packages are hard-linked from the package cache, untracked files "
+        "(pip installs, user files) copied with the prefix rewritten; the task's result is a CloneResult. "
+        "With `from_file`, the packages an environment.yml, requirements.txt or explicit lock under the "
+        "server's root names are installed (conda first, then PyPI); the task's result is a CreateResult, "
+        "or with `dry_run` a PackagesPlan and nothing is made. Either is built aside and appears only when "
+        "complete. 400 names what is wrong in the file and where; 403 for a file outside the root; 409 when "
+        "the name is taken or being made by another request.",
     )
-    async def post(self, body: CloneRequest) -> Task:
-        return self.accepted(await self.services.start_clone(body))
+    async def post(self, body: NewEnvironmentRequest) -> Task:
+        return self.accepted(await self.services.start_new(body))
+
+
+class PublishHandler(TaskStartingHandler):
+    @operation(
+        "Share one of the user's environments with the team",
+        request=PublishRequest,
+        response=Task,
+        status=202,
+        errors=(403, 404, 409),
+        links=TASK_LINKS,
+        description="A copy is built in the shared folder (`c.GpuEnvApp.shared_env_dirs`), read-only for "
+        "everyone but its owner, and listed to teammates as `shared`, with the owner and the description; "
+        "they clone it like a managed one. The task's result is a PublishResult. 403 when the server has "
+        "no shared folder or the environment is not the user's; 409 when the shared name is taken. "
+        "Unpublish with `DELETE environments/{name}` on the shared environment.",
+    )
+    async def post(self, name: str, body: PublishRequest) -> Task:
+        return self.accepted(await self.services.start_publish(name, body))
 
 
 class EnvironmentHandler(GpuEnvHandler):

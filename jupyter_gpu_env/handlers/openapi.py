@@ -18,7 +18,7 @@ from pydantic.json_schema import models_json_schema
 from .. import __version__
 from ..models import ApiError
 from ..models.common import ApiJsonSchema
-from ..models.envs import CloneResult, PackagesPlan, PackagesResult, UndoResult
+from ..models.envs import CloneResult, CreateResult, PackagesPlan, PackagesResult, PublishResult, UndoResult
 from .base import AUTH_RESOURCE, VERBS, GpuEnvHandler, OperationSpec, operation
 
 _ERROR_TEXT = {
@@ -146,7 +146,9 @@ def build_openapi() -> dict[str, Any]:
     ops = _operations()
     # Task results are not a response of their own (a task's `result` is any of them); listed so
     # that clients get their types from this document too.
-    models: set[type[BaseModel]] = {ApiError, CloneResult, PackagesResult, PackagesPlan, UndoResult}
+    models: set[type[BaseModel]] = {
+        ApiError, CloneResult, CreateResult, PackagesResult, PackagesPlan, PublishResult, UndoResult,
+    }  # fmt: skip
     for _, _, spec in ops:
         models.update(m for m in (spec.response, spec.request) if m is not None)
         models.update(m for _, m in spec.also)

@@ -24,7 +24,7 @@ from ..envs.syntax import (
 from .common import ApiModel
 from .fields import LINE_PATTERN, ecma, patterned
 
-EnvKind = Literal["managed", "own"]
+EnvKind = Literal["managed", "own", "shared"]
 PackageKind = Literal["conda", "pypi"]
 
 EnvName = Annotated[
@@ -87,7 +87,10 @@ class Environment(ApiModel):
         )
     )
     prefix: str = Field(description="Absolute path of the environment.")
-    kind: EnvKind = Field(description="`managed`: provided by the platform, read-only; `own`: the user's.")
+    kind: EnvKind = Field(
+        description="`managed`: provided by the platform, read-only; `own`: the user's; `shared`: published "
+        "by a teammate (or the user) in a shared folder, read-only, cloneable."
+    )
     python_version: str | None = Field(default=None, description="Version of the `python` package, if any.")
     package_count: int = Field(ge=0, description="Conda packages plus packages installed with pip only.")
     size_bytes: int | None = Field(
@@ -123,6 +126,13 @@ class Environment(ApiModel):
     created_at: float | None = Field(
         default=None, description="When this extension created it (Unix time); null if made elsewhere."
     )
+    owner: str | None = Field(default=None, description="For a shared environment: who published it.")
+    description: str | None = Field(
+        default=None, description="For a shared environment: what its owner said it is for."
+    )
+    can_unpublish: bool = Field(
+        default=False, description="A shared environment this user published (and so may unpublish)."
+    )
 
 
 class EnvironmentDetail(Environment):
@@ -133,15 +143,79 @@ class EnvironmentDetail(Environment):
 
 class EnvironmentList(ApiModel):
     environments: list[Environment]
+    sharing: bool = Field(
+        default=False,
+        description="Whether this server has a shared folder (`c.GpuEnvApp.shared_env_dirs`) to publish to.",
+    )
 
 
-class CloneRequest(ApiModel):
-    source: Annotated[str, patterned(LINE_PATTERN, "source", max_length=4096, min_length=1)] = Field(
-        description="Name of the environment to clone (as listed), or its prefix.", examples=["demo-python"]
+FilePath = Annotated[str, patterned(LINE_PATTERN, "from_file", max_length=4096, min_length=1)]
+
+
+class NewEnvironmentRequest(ApiModel):
+    """A new environment of the user's: a clone of a listed one (`source`), or made from a file
+    (`from_file`)."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            # null counts as absent: one of the two is a string, not both
+            "anyOf": [
+                {
+                    "required": ["source"],
+                    "properties": {"source": {"type": "string"}, "dry_run": {"const": False}},
+                },
+                {"required": ["from_file"], "properties": {"from_file": {"type": "string"}}},
+            ],
+            "not": {
+                "required": ["source", "from_file"],
+                "properties": {"source": {"type": "string"}, "from_file": {"type": "string"}},
+            },
+        }
+    )
+
+    source: Annotated[str, patterned(LINE_PATTERN, "source", max_length=4096, min_length=1)] | None = Field(
+        default=None,
+        description="Name of the environment to clone (as listed), or its prefix.",
+        examples=["demo-python"],
+    )
+    from_file: FilePath | None = Field(
+        default=None,
+        description="A file under the server's root to create it from, as the file browser shows its path: "
+        "an environment.yml (conda specs and a `pip:` list), a requirements.txt (PyPI requirements, "
+        "installed with the newest Python of the channels), or an explicit lock (`@EXPLICIT`, the exact "
+        "packages).",
+        examples=["project/environment.yml"],
     )
     name: EnvName = Field(
         description="Name of the new environment: letters, digits, `.`, `_`, `-`; 64 at most.",
         examples=["my-env"],
+    )
+    dry_run: bool = Field(
+        default=False,
+        description="With `from_file`: only plan; the task's result is a PackagesPlan of what would be "
+        "installed, and nothing is made.",
+    )
+
+    @model_validator(mode="after")
+    def _one_origin(self) -> NewEnvironmentRequest:
+        if (self.source is None) == (self.from_file is None):
+            raise ValueError("give either `source` (an environment to clone) or `from_file`, not both")
+        if self.dry_run and self.source is not None:
+            raise ValueError("`dry_run` plans an environment made from a file; a clone needs no plan")
+        return self
+
+
+class PublishRequest(ApiModel):
+    description: Annotated[
+        str,
+        patterned(
+            DISPLAY_NAME_PATTERN, "description", hint="it must be one line of visible text", max_length=300
+        ),
+    ] = Field(
+        description="What teammates should know about it, in one line.", examples=["CUDA 12 + PyTorch 2.4"]
+    )
+    name: EnvName | None = Field(
+        default=None, description="Its name in the shared folder; default: the environment's own name."
     )
 
 
@@ -313,6 +387,33 @@ class CloneResult(ApiModel):
     report: CloneReport
 
 
+class CreateReport(ApiModel):
+    """What creating an environment from a file did."""
+
+    from_file: str = Field(description="The file, as it was given.")
+    file_kind: Literal["environment.yml", "requirements.txt", "explicit"]
+    installed: list[str] = Field(
+        description="`name-version-build` of the conda packages, `name==version` of the PyPI ones."
+    )
+    ignored: list[str] = Field(
+        default_factory=list, description="What the file says that was not applied, in words."
+    )
+    seconds: float
+
+
+class CreateResult(ApiModel):
+    """The result of a task creating an environment from a file."""
+
+    environment: Environment
+    report: CreateReport
+
+
+class PublishResult(ApiModel):
+    """The result of a publish task: the shared environment."""
+
+    environment: Environment
+
+
 class PackagesResult(ApiModel):
     """The result of a package-change task."""
 
@@ -321,11 +422,11 @@ class PackagesResult(ApiModel):
 
 
 class HistoryEntry(ApiModel):
-    """One change an environment holds (`packages`), or an undo (`undo`)."""
+    """One change an environment holds (`packages`), an undo (`undo`), or how it was made (`create`)."""
 
     id: str = Field(description="The change's id: the task that made it.")
     at: float = Field(description="When it was applied (seconds since the epoch).")
-    kind: Literal["packages", "undo"]
+    kind: Literal["packages", "undo", "create"]
     summary: str = Field(description="The change in one line, e.g. `+tabulate −jedi +pip:requests`.")
     installed: list[str] = Field(default_factory=list)
     removed: list[str] = Field(default_factory=list)

@@ -10,7 +10,7 @@ from jupyter_gpu_env.envs.syntax import (
     validate_env_name,
 )
 from jupyter_gpu_env.errors import InvalidRequest
-from jupyter_gpu_env.models.envs import CloneRequest, KernelRequest, PackagesRequest
+from jupyter_gpu_env.models.envs import KernelRequest, NewEnvironmentRequest, PackagesRequest
 
 
 @pytest.mark.parametrize("name", ["mine", "torch-2.3_cuda12", "A.b-c_d", "x" * 64, "base2"])
@@ -47,12 +47,12 @@ def test_invalid_names(name, why):
     assert e.value.status == 400
     assert why in e.value.message
     with pytest.raises(ValidationError):
-        CloneRequest(source="demo", name=name)
+        NewEnvironmentRequest(source="demo", name=name)
 
 
 def test_clone_request_rejects_unknown_fields():
     with pytest.raises(ValidationError):
-        CloneRequest(source="demo", name="ok", force=True)
+        NewEnvironmentRequest(source="demo", name="ok", force=True)
 
 
 @pytest.mark.parametrize(

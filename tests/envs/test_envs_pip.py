@@ -3,50 +3,13 @@ scripts pointing at the environment's own path, listed, exported, removed; and p
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import subprocess
-import zipfile
 from pathlib import Path
 
 import pytest
 
 from jupyter_gpu_env.envs.pip.tool import PipSettings
 from jupyter_gpu_env.errors import Conflict, NotFound
-
-
-def _digest(data: bytes) -> str:
-    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-
-
-def make_wheel(folder: Path, name: str, version: str, *, value: str) -> Path:
-    """A pure-Python wheel with one module and one console script, written by hand (no build tools)."""
-    info = f"{name}-{version}.dist-info"
-    files = {
-        f"{name}.py": f"VALUE = {value!r}\n\ndef main():\n    print('hello from', VALUE)\n".encode(),
-        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
-        f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
-        f"{info}/entry_points.txt": f"[console_scripts]\n{name}-hello = {name}:main\n".encode(),
-    }
-    record = "".join(f"{path},{_digest(data)},{len(data)}\n" for path, data in files.items())
-    files[f"{info}/RECORD"] = (record + f"{info}/RECORD,,\n").encode()
-    wheel = folder / f"{name}-{version}-py3-none-any.whl"
-    with zipfile.ZipFile(wheel, "w") as z:
-        for path, data in files.items():
-            z.writestr(path, data)
-    return wheel
-
-
-@pytest.fixture
-def wheelhouse(demo, tmp_path) -> Path:
-    """Our hand-made wheels and the demo's extra ones (six): an offline index."""
-    folder = tmp_path / "wheelhouse"
-    folder.mkdir()
-    make_wheel(folder, "gpuenvmini", "1.0", value="one")
-    make_wheel(folder, "gpuenvmini", "2.0", value="two")
-    for wheel in demo.extra_wheels.glob("*.whl"):
-        (folder / wheel.name).symlink_to(wheel)
-    return folder
 
 
 def _py(prefix: Path, code: str) -> subprocess.CompletedProcess[str]:

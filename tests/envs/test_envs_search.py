@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from test_envs_pip import make_wheel
+from helpers import make_wheel
 
 from jupyter_gpu_env.envs.pip.tool import PipSettings
 

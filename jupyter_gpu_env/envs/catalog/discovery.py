@@ -6,7 +6,9 @@ Where environments come from:
   (folders starting with ``.`` are our temporaries and never listed);
 - **managed**: for each configured managed directory, the directory itself if it is an environment,
   each sub-folder that is one, and the ``envs/*`` of a conda installation; then the entries of conda's
-  own lists (``~/.conda/environments.txt``) that exist and are not under the user's directory.
+  own lists (``~/.conda/environments.txt``) that exist and are not under the user's directory;
+- **shared**: each environment folder directly in a configured shared directory (published by a user
+  of the team, see :mod:`..sharing`).
 
 Names are folder names. Own environments are listed first and keep their plain name (every write
 operation targets them, and clone refuses a name already listed, so a clash only appears when a
@@ -77,6 +79,10 @@ def _under(path: Path, root: Path) -> bool:
     return path == root or str(path).startswith(f"{root}{os.sep}")
 
 
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
 @dataclass
 class _Entry:
     """The catalog's knowledge of one prefix, valid while its ``cache_key`` is ``key``."""
@@ -96,8 +102,10 @@ class EnvironmentCatalog:
         conda_lists: Sequence[Path | str] | None = None,
         kernel_data_dir: Path | str | None = None,
         state_file: Path | str | None = None,
+        shared_dirs: Sequence[Path | str] = (),
     ) -> None:
         self.managed_dirs = [Path(d).expanduser() for d in managed_dirs]
+        self.shared_dirs = [Path(d).expanduser() for d in shared_dirs]
         self.user_env_dir = Path(user_env_dir).expanduser()
         self.conda_lists = [
             Path(p) for p in (conda_lists if conda_lists is not None else [conda_list.default_path()])
@@ -124,7 +132,7 @@ class EnvironmentCatalog:
             real = real or _real(prefix)
             if real in seen:
                 return
-            if kind == "managed" and _under(real, user_root):
+            if kind != "own" and _under(real, user_root):
                 return
             if kind == "own" and not _under(real, user_root):
                 kind = "managed"  # a symlink out of the user's directory: never written to
@@ -146,7 +154,11 @@ class EnvironmentCatalog:
                 add(p, "managed", real)
         for lst in self.conda_lists:
             for p in conda_list.read(lst):
-                add(p, "managed")
+                if not any(_under(_real(p), _real(d)) for d in self.shared_dirs):
+                    add(p, "managed")
+        for d in self.shared_dirs:
+            for p, real in _children(d):
+                add(p, "shared", real)
         return out
 
     # -- describing: cheap at once, sizes measured in the background ---------------------------------
@@ -176,6 +188,7 @@ class EnvironmentCatalog:
 
     def _environment(self, loc: EnvLocation, entry: _Entry, kernel_names: dict[str, str]) -> Environment:
         info, origin = entry.summary, entry.summary.origin
+        shared = loc.kind == "shared"
         return Environment(
             name=loc.name,
             prefix=str(loc.prefix),
@@ -190,6 +203,9 @@ class EnvironmentCatalog:
             source=origin.get("source"),
             source_name=origin.get("source_name"),
             created_at=origin.get("created_at"),
+            owner=_text(origin.get("owner")) if shared else None,
+            description=_text(origin.get("description")) if shared else None,
+            can_unpublish=shared and origin.get("owner_uid") == os.getuid(),
         )
 
     def _kernel_names(self) -> dict[str, str]:

@@ -18,6 +18,8 @@ from . import history
 
 
 def summary(entry: dict[str, Any]) -> str:
+    if entry.get("kind") == "create":
+        return f"created from {entry.get('from_file') or 'a file'}"
     if entry.get("kind") == "undo":
         verb = "redo" if entry.get("redo") else "undo"
         return f"{verb} of {entry.get('undid_summary') or 'the previous change'}"
@@ -33,7 +35,7 @@ def _entry(raw: dict[str, Any]) -> HistoryEntry | None:
         return HistoryEntry(
             id=str(raw["id"]),
             at=float(raw.get("at", 0.0)),
-            kind="undo" if raw.get("kind") == "undo" else "packages",
+            kind=raw["kind"] if raw.get("kind") in ("undo", "create") else "packages",
             summary=summary(raw),
             installed=[str(x) for x in raw.get("installed", [])],
             removed=[str(x) for x in raw.get("removed", [])],

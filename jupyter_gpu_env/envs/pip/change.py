@@ -14,6 +14,7 @@ import csv
 import json
 import os
 import re
+import sys
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from pathlib import Path
 
 from ... import proc
 from ...errors import CommandFailed, Conflict, NotFound, Unavailable
-from .tool import Installer
+from .tool import Installer, PipSettings, uv_binary
 
 LogFn = Callable[[str], None]
 
@@ -84,7 +85,9 @@ def _failure(e: CommandFailed, installer: Installer, what: str) -> Exception:
     return Conflict(f"{installer.name} could not {what}: {tail}", reason="pip_failed")
 
 
-async def _run(installer: Installer, argv: list[str], what: str, log: LogFn | None) -> proc.Result:
+async def _run(
+    installer: Installer, argv: list[str], what: str, log: LogFn | None, stdin: bytes | None = None
+) -> proc.Result:
     def say(line: str) -> None:
         if log is not None and line.strip():
             log(line.rstrip())
@@ -93,7 +96,7 @@ async def _run(installer: Installer, argv: list[str], what: str, log: LogFn | No
     env.pop("VIRTUAL_ENV", None)  # the interpreter given is the target, not the server's venv
     env.pop("CONDA_PREFIX", None)
     try:
-        return await proc.run(argv, env=env, on_stdout=say, on_stderr=say, nice=proc.BACKGROUND)
+        return await proc.run(argv, env=env, stdin=stdin, on_stdout=say, on_stderr=say, nice=proc.BACKGROUND)
     except CommandFailed as e:
         raise _failure(e, installer, what) from e
 
@@ -241,3 +244,24 @@ async def plan(
         else:
             steps += parse_pip_report(res.stdout, installed)
     return steps
+
+
+_PINNED = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?==(\S+)")
+
+
+async def plan_new(settings: PipSettings, python_version: str | None, add: list[str]) -> list[PipStep]:
+    """What installing ``add`` into a new environment with ``python_version`` would install: uv
+    resolves for a Python that does not exist yet. Without uv, the requirements unresolved."""
+    uv = uv_binary() if settings.installer in ("auto", "uv") else None
+    if uv is None or python_version is None:
+        return [PipStep(r, None, None) for r in add]
+    installer = Installer("uv", Path(sys.executable), settings, uv)
+    res = await _run(
+        installer, installer.compile(python_version), "plan the installation", None, "\n".join(add).encode()
+    )
+    steps = [
+        PipStep(m.group(1), None, m.group(2))
+        for line in res.stdout.splitlines()
+        if (m := _PINNED.match(line))
+    ]
+    return sorted(steps, key=lambda s: normalized(s.name))

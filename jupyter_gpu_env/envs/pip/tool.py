@@ -59,6 +59,11 @@ class Installer:
             argv += ["--dry-run", "--quiet", "--report", "-"] if dry_run else ["--progress-bar", "off"]
         return [*argv, *self._sources(), "--", *requirements]
 
+    def compile(self, python_version: str) -> list[str]:
+        """uv's resolution of requirements (read from stdin) for a Python that does not exist yet."""
+        argv = [str(self.uv), "pip", "compile", "--python-version", python_version, "--no-header"]
+        return [*argv, "--no-annotate", "--quiet", "--no-progress", *self._sources(), "-"]
+
     def uninstall(self, names: list[str]) -> list[str]:
         if self.name == "uv":
             return [str(self.uv), "pip", "uninstall", "--python", str(self.python), "--", *names]

@@ -130,16 +130,25 @@ class RattlerEngine:
         specs: list[str],
         *,
         build_dir: Path | None = None,
+        channels: list[str] | None = None,
         progress: ProgressFn | None = None,
         log: LogFn | None = None,
     ) -> list[str]:
         build = build_dir or prefix
-        result = await self._call(
-            {"op": "create", "prefix": str(build), "final_prefix": str(prefix), "specs": list(specs)},
-            progress,
-            log,
-        )
+        request = {"op": "create", "prefix": str(build), "final_prefix": str(prefix), "specs": list(specs)}
+        if channels:
+            request["channels"] = [channel_url(c) for c in channels]
+        result = await self._call(request, progress, log)
         return result["packages"]
+
+    async def plan_create(
+        self, specs: list[str], *, channels: list[str] | None = None, progress: ProgressFn | None = None
+    ) -> list[dict[str, Any]]:
+        request: dict[str, Any] = {"op": "create", "prefix": "", "specs": list(specs), "dry_run": True}
+        if channels:
+            request["channels"] = [channel_url(c) for c in channels]
+        result = await self._call(request, progress, None)
+        return list(result["plan"])
 
     async def clone(
         self,

@@ -148,6 +148,8 @@ async def op_create(req: dict[str, Any]) -> dict[str, Any]:
     specs = _specs(req["specs"])
     progress(0.05, "Solving")
     records = await _solve(req, specs, [], specs)
+    if req.get("dry_run"):
+        return {"plan": _plan([], records, Path(req["pkgs_dir"]))}
     progress(0.2, f"Solved: {len(records)} packages")
     await install(
         records,

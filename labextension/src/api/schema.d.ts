@@ -32,8 +32,8 @@ export interface paths {
         get: operations["get_environments"];
         put?: never;
         /**
-         * Clone an environment into the user's area
-         * @description Packages are hard-linked from the package cache, untracked files (pip installs, user files) copied with the prefix rewritten; the clone is built aside and appears only when complete. The task's result is a CloneResult. 409 when the name is taken or being made by another request.
+         * Make a new environment of the user's: a clone, or from a file
+         * @description With `source`, a clone: packages are hard-linked from the package cache, untracked files (pip installs, user files) copied with the prefix rewritten; the task's result is a CloneResult. With `from_file`, the packages an environment.yml, requirements.txt or explicit lock under the server's root names are installed (conda first, then PyPI); the task's result is a CreateResult, or with `dry_run` a PackagesPlan and nothing is made. Either is built aside and appears only when complete. 400 names what is wrong in the file and where; 403 for a file outside the root; 409 when the name is taken or being made by another request.
          */
         post: operations["post_environments"];
         delete?: never;
@@ -175,6 +175,26 @@ export interface paths {
          * @description Conda packages are solved against the configured channels, then PyPI packages are installed with the environment's interpreter; all of it built aside and swapped in whole: the environment is never half-changed, whatever happens meanwhile. The task's result is a PackagesResult; with `dry_run`, a PackagesPlan, and nothing changes.
          */
         post: operations["post_environments_name_packages"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/environments/{name}/publish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Share one of the user's environments with the team
+         * @description A copy is built in the shared folder (`c.GpuEnvApp.shared_env_dirs`), read-only for everyone but its owner, and listed to teammates as `shared`, with the owner and the description; they clone it like a managed one. The task's result is a PublishResult. 403 when the server has no shared folder or the environment is not the user's; 409 when the shared name is taken. Unpublish with `DELETE environments/{name}` on the shared environment.
+         */
+        post: operations["post_environments_name_publish"];
         delete?: never;
         options?: never;
         head?: never;
@@ -735,21 +755,6 @@ export interface components {
              */
             untracked_files: number;
         };
-        /** CloneRequest */
-        CloneRequest: {
-            /**
-             * Name
-             * @description Name of the new environment: letters, digits, `.`, `_`, `-`; 64 at most.
-             * @example my-env
-             */
-            name: string;
-            /**
-             * Source
-             * @description Name of the environment to clone (as listed), or its prefix.
-             * @example demo-python
-             */
-            source: string;
-        };
         /**
          * CloneResult
          * @description The result of a clone task.
@@ -800,6 +805,42 @@ export interface components {
              */
             usage_cores: number | null;
         };
+        /**
+         * CreateReport
+         * @description What creating an environment from a file did.
+         */
+        CreateReport: {
+            /**
+             * File Kind
+             * @enum {string}
+             */
+            file_kind: "environment.yml" | "requirements.txt" | "explicit";
+            /**
+             * From File
+             * @description The file, as it was given.
+             */
+            from_file: string;
+            /**
+             * Ignored
+             * @description What the file says that was not applied, in words.
+             */
+            ignored?: string[];
+            /**
+             * Installed
+             * @description `name-version-build` of the conda packages, `name==version` of the PyPI ones.
+             */
+            installed: string[];
+            /** Seconds */
+            seconds: number;
+        };
+        /**
+         * CreateResult
+         * @description The result of a task creating an environment from a file.
+         */
+        CreateResult: {
+            environment: components["schemas"]["Environment"];
+            report: components["schemas"]["CreateReport"];
+        };
         /** DeletedEnvironment */
         DeletedEnvironment: {
             /**
@@ -830,11 +871,23 @@ export interface components {
          */
         Environment: {
             /**
+             * Can Unpublish
+             * @description A shared environment this user published (and so may unpublish).
+             * @default false
+             */
+            can_unpublish: boolean;
+            /**
              * Created At
              * @description When this extension created it (Unix time); null if made elsewhere.
              * @default null
              */
             created_at: number | null;
+            /**
+             * Description
+             * @description For a shared environment: what its owner said it is for.
+             * @default null
+             */
+            description: string | null;
             /**
              * Has Ipykernel
              * @description Whether ipykernel is installed, so a kernel can run in it.
@@ -848,15 +901,21 @@ export interface components {
             kernel_name: string | null;
             /**
              * Kind
-             * @description `managed`: provided by the platform, read-only; `own`: the user's.
+             * @description `managed`: provided by the platform, read-only; `own`: the user's; `shared`: published by a teammate (or the user) in a shared folder, read-only, cloneable.
              * @enum {string}
              */
-            kind: "managed" | "own";
+            kind: "managed" | "own" | "shared";
             /**
              * Name
              * @description Unique name in this API: the folder name. A managed environment whose folder name is already taken (by one of the user's own, or an earlier managed one) is listed as `<name>@<parent folder>`.
              */
             name: string;
+            /**
+             * Owner
+             * @description For a shared environment: who published it.
+             * @default null
+             */
+            owner: string | null;
             /**
              * Package Count
              * @description Conda packages plus packages installed with pip only.
@@ -911,11 +970,23 @@ export interface components {
          */
         EnvironmentDetail: {
             /**
+             * Can Unpublish
+             * @description A shared environment this user published (and so may unpublish).
+             * @default false
+             */
+            can_unpublish: boolean;
+            /**
              * Created At
              * @description When this extension created it (Unix time); null if made elsewhere.
              * @default null
              */
             created_at: number | null;
+            /**
+             * Description
+             * @description For a shared environment: what its owner said it is for.
+             * @default null
+             */
+            description: string | null;
             /**
              * Has Ipykernel
              * @description Whether ipykernel is installed, so a kernel can run in it.
@@ -929,15 +1000,21 @@ export interface components {
             kernel_name: string | null;
             /**
              * Kind
-             * @description `managed`: provided by the platform, read-only; `own`: the user's.
+             * @description `managed`: provided by the platform, read-only; `own`: the user's; `shared`: published by a teammate (or the user) in a shared folder, read-only, cloneable.
              * @enum {string}
              */
-            kind: "managed" | "own";
+            kind: "managed" | "own" | "shared";
             /**
              * Name
              * @description Unique name in this API: the folder name. A managed environment whose folder name is already taken (by one of the user's own, or an earlier managed one) is listed as `<name>@<parent folder>`.
              */
             name: string;
+            /**
+             * Owner
+             * @description For a shared environment: who published it.
+             * @default null
+             */
+            owner: string | null;
             /**
              * Package Count
              * @description Conda packages plus packages installed with pip only.
@@ -1007,6 +1084,12 @@ export interface components {
         EnvironmentList: {
             /** Environments */
             environments: components["schemas"]["Environment"][];
+            /**
+             * Sharing
+             * @description Whether this server has a shared folder (`c.GpuEnvApp.shared_env_dirs`) to publish to.
+             * @default false
+             */
+            sharing: boolean;
         };
         /**
          * ExportFormat
@@ -1204,7 +1287,7 @@ export interface components {
         };
         /**
          * HistoryEntry
-         * @description One change an environment holds (`packages`), or an undo (`undo`).
+         * @description One change an environment holds (`packages`), an undo (`undo`), or how it was made (`create`).
          */
         HistoryEntry: {
             /**
@@ -1223,7 +1306,7 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "packages" | "undo";
+            kind: "packages" | "undo" | "create";
             /** Removed */
             removed?: string[];
             /**
@@ -1837,6 +1920,45 @@ export interface components {
             visible: boolean;
         };
         /**
+         * NewEnvironmentRequest
+         * @description A new environment of the user's: a clone of a listed one (`source`), or made from a file
+         *     (`from_file`).
+         */
+        NewEnvironmentRequest: {
+            /**
+             * Dry Run
+             * @description With `from_file`: only plan; the task's result is a PackagesPlan of what would be installed, and nothing is made.
+             * @default false
+             */
+            dry_run: boolean;
+            /**
+             * From File
+             * @description A file under the server's root to create it from, as the file browser shows its path: an environment.yml (conda specs and a `pip:` list), a requirements.txt (PyPI requirements, installed with the newest Python of the channels), or an explicit lock (`@EXPLICIT`, the exact packages).
+             * @default null
+             * @example project/environment.yml
+             */
+            from_file: string | null;
+            /**
+             * Name
+             * @description Name of the new environment: letters, digits, `.`, `_`, `-`; 64 at most.
+             * @example my-env
+             */
+            name: string;
+            /**
+             * Source
+             * @description Name of the environment to clone (as listed), or its prefix.
+             * @default null
+             * @example demo-python
+             */
+            source: string | null;
+        } | {
+            /** @constant */
+            dry_run?: false;
+            source: string;
+        } | {
+            from_file: string;
+        };
+        /**
          * NotebookParameter
          * @description One name the notebook's `parameters` cell assigns, as papermill sees it.
          */
@@ -2091,6 +2213,28 @@ export interface components {
              */
             version_before: string | null;
         };
+        /** PublishRequest */
+        PublishRequest: {
+            /**
+             * Description
+             * @description What teammates should know about it, in one line.
+             * @example CUDA 12 + PyTorch 2.4
+             */
+            description: string;
+            /**
+             * Name
+             * @description Its name in the shared folder; default: the environment's own name.
+             * @default null
+             */
+            name: string | null;
+        };
+        /**
+         * PublishResult
+         * @description The result of a publish task: the shared environment.
+         */
+        PublishResult: {
+            environment: components["schemas"]["Environment"];
+        };
         /** ReleaseResult */
         ReleaseResult: {
             /**
@@ -2330,7 +2474,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["CloneRequest"];
+                "application/json": components["schemas"]["NewEnvironmentRequest"];
             };
         };
         responses: {
@@ -2879,6 +3023,79 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["PackagesRequest"];
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    /** @description The created resource, or the task to follow. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No such resource, or something the request names does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request conflicts with the current state: `reason` says how. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request body, or a part of it, is larger than this server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    post_environments_name_publish: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PublishRequest"];
             };
         };
         responses: {

@@ -1,0 +1,168 @@
+"""Environments shared with a team: published into a group-writable folder, read-only for everyone but
+their owner, listed under "Shared" and cloneable like managed ones; only their owner unpublishes them.
+
+A published environment is a clone of the user's (the engine's clone, so it runs at its shared prefix),
+built aside in the shared folder and renamed into place once complete. Who published it and what for
+is kept in its origin file. The folder itself is the site's to set up: group-owned, setgid and sticky
+(``chmod 3775``), so teammates can add entries but only an entry's owner can rename or remove it. We
+take group and other write off every file and folder we publish, so no teammate can change it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import pwd
+import secrets
+import stat
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import Conflict, Forbidden
+from ..models.envs import Environment
+from .catalog import EnvLocation
+from .engine import LogFn, ProgressFn, scaled
+from .prefix import read_origin, write_origin
+from .syntax import validate_env_name
+from .transaction import remove_tree
+
+if TYPE_CHECKING:
+    from .claims import Claim
+    from .service import EnvironmentService
+
+# rwx for the owner only where it had it; read (and search/execute where the owner has it) for all.
+_WRITE_OTHERS = stat.S_IWGRP | stat.S_IWOTH
+
+
+def user_name(uid: int | None = None) -> str:
+    uid = os.getuid() if uid is None else uid
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
+def _readable(mode: int) -> int:
+    mode &= ~_WRITE_OTHERS
+    mode |= stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
+    if mode & stat.S_IXUSR or stat.S_ISDIR(mode):
+        mode |= stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH
+    return stat.S_IMODE(mode)
+
+
+def make_read_only_for_others(prefix: Path) -> None:
+    """Everything under ``prefix`` readable by all and writable by its owner only (symlinks as they are)."""
+    for root, dirs, files in os.walk(prefix):
+        for name in [*dirs, *files]:
+            path = os.path.join(root, name)
+            st = os.lstat(path)
+            if not stat.S_ISLNK(st.st_mode) and _readable(st.st_mode) != stat.S_IMODE(st.st_mode):
+                os.chmod(path, _readable(st.st_mode))
+    st = os.stat(prefix)
+    os.chmod(prefix, _readable(st.st_mode))
+
+
+def publish_dir(shared_dirs: list[Path]) -> Path:
+    """The folder to publish into: the first configured one. Forbidden when none is configured,
+    Conflict when it cannot be written, each saying whom to ask."""
+    if not shared_dirs:
+        raise Forbidden(
+            "This server has no folder to share environments in; ask your administrator to set "
+            "c.GpuEnvApp.shared_env_dirs to a folder your team can write.",
+            reason="sharing_disabled",
+        )
+    target = shared_dirs[0]
+    if not target.is_dir() or not os.access(target, os.W_OK | os.X_OK):
+        raise Conflict(
+            f"The shared folder {target} does not exist or you cannot write to it; ask your administrator "
+            "to create it group-writable for your team (chmod 3775).",
+            reason="sharing_unavailable",
+        )
+    return target
+
+
+def check_owner(prefix: Path, name: str, owner: str | None) -> None:
+    """Forbidden unless this user published ``prefix``."""
+    st = os.stat(prefix)
+    if st.st_uid != os.getuid():
+        raise Forbidden(
+            f"'{name}' was shared by {owner or user_name(st.st_uid)}; only they can unpublish it. Clone it "
+            "to keep a copy of your own.",
+            reason="not_owner",
+        )
+
+
+class SharedEnvironments:
+    """Publishing and unpublishing; listing is the catalog's (``shared_dirs``)."""
+
+    def __init__(self, envs: EnvironmentService) -> None:
+        self.envs = envs
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.envs.catalog.shared_dirs)
+
+    async def begin_publish(
+        self, name: str, shared_name: str | None
+    ) -> tuple[tuple[Claim, EnvLocation], Path]:
+        """Claim the user's environment ``name`` to publish it as ``shared_name``; the checks that can
+        fail fast. Raises Forbidden (sharing off, not the user's), Conflict (busy, the shared name taken)."""
+        target = await asyncio.to_thread(publish_dir, self.envs.catalog.shared_dirs)
+        shared_name = shared_name or name
+        validate_env_name(shared_name)
+        final = target / shared_name
+        if await asyncio.to_thread(lambda: final.exists() or final.is_symlink()):
+            owner = (await asyncio.to_thread(read_origin, final)).get("owner")
+            raise Conflict(
+                f"An environment named '{shared_name}' is already shared"
+                + (f" by {owner}" if owner else "")
+                + "; publish under another name (or unpublish yours first).",
+                reason="env_exists",
+            )
+        return await self.envs.begin_change(name, "published"), final
+
+    async def publish(
+        self,
+        name: str,
+        description: str,
+        shared_name: str | None = None,
+        *,
+        progress: ProgressFn | None = None,
+        log: LogFn | None = None,
+        claimed: tuple[tuple[Claim, EnvLocation], Path] | None = None,
+    ) -> Environment:
+        """Publish a copy of the user's environment ``name`` in the shared folder, read-only for others,
+        with its owner and ``description``; it appears only once complete. Returns it as listed."""
+        (claim, loc), final = claimed or await self.begin_publish(name, shared_name)
+
+        async def fill(build: Path) -> None:
+            await self.envs.engine.clone(
+                loc.prefix, final, build_dir=build, progress=scaled(progress, 0.0, 0.95), log=log
+            )
+            await asyncio.to_thread(
+                write_origin,
+                build,
+                source=str(loc.prefix),
+                source_name=loc.name,
+                engine=self.envs.engine.name,
+                owner=user_name(),
+                owner_uid=os.getuid(),
+                description=description,
+            )
+            await asyncio.to_thread(make_read_only_for_others, build)
+
+        with claim:
+            await self.envs.make(final, fill, "the shared copy")
+        self.envs.catalog.refresh(final)
+        if progress is not None:
+            progress(1.0, f"Shared '{loc.name}' as '{final.name}'")
+        return await self.envs.catalog.listed(str(final))
+
+    async def unpublish(self, loc: EnvLocation) -> None:
+        """Remove a shared environment this user published (Forbidden for anyone else's)."""
+        origin = await asyncio.to_thread(read_origin, loc.prefix)
+        await asyncio.to_thread(check_owner, loc.prefix, loc.name, origin.get("owner"))
+        trash = loc.prefix.with_name(f".{loc.prefix.name}.deleting-{secrets.token_hex(4)}")
+        await asyncio.to_thread(os.rename, loc.prefix, trash)
+        self.envs.catalog.refresh(loc.prefix)
+        await asyncio.shield(asyncio.to_thread(remove_tree, trash))

@@ -1,0 +1,118 @@
+"""Environments from a file and shared with the team, through the REST API of a real server."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from helpers import body, clone, error, wait_task
+
+
+@pytest.fixture
+def jp_server_config(jp_server_config, demo_app_config, tmp_path):
+    team = tmp_path / "team"
+    team.mkdir()
+    return {
+        **jp_server_config,
+        "GpuEnvApp": {
+            **demo_app_config,
+            "image_dir": str(tmp_path / "images"),
+            "shared_env_dirs": [str(team)],
+        },
+    }
+
+
+async def _post(api, payload):
+    resp = await api("environments", method="POST", body=json.dumps(payload))
+    assert resp.code == 202
+    return await wait_task(api, (await body(resp))["id"])
+
+
+async def test_from_file_plan_then_create(api, jp_root_dir, tmp_path):
+    (jp_root_dir / "env").mkdir()
+    (jp_root_dir / "env" / "environment.yml").write_text("dependencies:\n  - python\n  - tabulate\n")
+    planned = await _post(api, {"from_file": "env/environment.yml", "name": "tab", "dry_run": True})
+    assert planned["state"] == "succeeded" and planned["kind"] == "plan", planned
+    assert "tabulate" in {c["name"] for c in planned["result"]["changes"]}
+    assert not (tmp_path / "user-envs" / "tab").exists()
+
+    made = await _post(api, {"from_file": "env/environment.yml", "name": "tab"})
+    assert made["state"] == "succeeded" and made["kind"] == "create", made
+    assert made["result"]["environment"]["kind"] == "own"
+    assert made["result"]["report"]["file_kind"] == "environment.yml"
+    history = await body(await api("environments", "tab", "history"))
+    assert history["changes"][0]["kind"] == "create"
+
+
+async def test_from_file_refusals_are_4xx_before_any_task(api, jp_root_dir):
+    (jp_root_dir / "bad.yml").write_text("dependencies:\n  - 'numpy; rm'\n")
+    err = await error(
+        api("environments", method="POST", body=json.dumps({"from_file": "bad.yml", "name": "x"})), 400
+    )
+    assert "bad.yml, dependency 1" in err["message"]
+    err = await error(
+        api("environments", method="POST", body=json.dumps({"from_file": "../../etc/passwd", "name": "x"})),
+        403,
+    )
+    assert "outside the server's root" in err["message"]
+    err = await error(
+        api("environments", method="POST", body=json.dumps({"from_file": "none.yml", "name": "x"})), 404
+    )
+    assert "There is no file" in err["message"]
+    both = {"from_file": "bad.yml", "source": "demo", "name": "x"}
+    err = await error(api("environments", method="POST", body=json.dumps(both)), 400)
+    assert "either `source`" in err["message"]
+    err = await error(
+        api("environments", method="POST", body=json.dumps({"source": "demo", "name": "x", "dry_run": True})),
+        400,
+    )
+    assert "a clone needs no plan" in err["message"]
+    tasks = await body(await api("tasks"))
+    assert tasks["tasks"] == []
+
+
+async def test_publish_list_and_unpublish(api, tmp_path):
+    assert (await body(await api("environments")))["sharing"] is True
+    assert (await clone(api, "mine"))["state"] == "succeeded"
+    resp = await api(
+        "environments",
+        "mine",
+        "publish",
+        method="POST",
+        body=json.dumps({"description": "for the team", "name": "team-env"}),
+    )
+    assert resp.code == 202
+    task = await wait_task(api, (await body(resp))["id"])
+    assert task["state"] == "succeeded" and task["kind"] == "publish", task
+    shared = task["result"]["environment"]
+    assert (shared["name"], shared["kind"], shared["description"], shared["can_unpublish"]) == (
+        "team-env", "shared", "for the team", True,
+    )  # fmt: skip
+    listed = {e["name"]: e for e in (await body(await api("environments")))["environments"]}
+    assert listed["team-env"]["kind"] == "shared"
+    assert (await clone(api, "copy", source="team-env"))["state"] == "succeeded"
+    err = await error(
+        api("environments", "team-env", "packages", method="POST", body=json.dumps({"add": ["tabulate"]})),
+        403,
+    )
+    assert "shared with the team" in err["message"]
+    err = await error(
+        api(
+            "environments",
+            "mine",
+            "publish",
+            method="POST",
+            body=json.dumps({"description": "again", "name": "team-env"}),
+        ),
+        409,
+    )
+    assert "already shared" in err["message"]
+    err = await error(
+        api("environments", "mine", "publish", method="POST", body=json.dumps({"description": "two\nlines"})),
+        400,
+    )
+
+    gone = await body(await api("environments", "team-env", method="DELETE"))
+    assert gone["name"] == "team-env"
+    assert "team-env" not in {e["name"] for e in (await body(await api("environments")))["environments"]}
+    assert not (tmp_path / "team" / "team-env").exists()
