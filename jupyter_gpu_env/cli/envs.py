@@ -33,7 +33,7 @@ def cmd_envs(args: argparse.Namespace) -> int:
                 e.package_count,
                 human_bytes(e.size_bytes),
                 e.kernel_name,
-                e.source_name or e.source,
+                f"shared by {e.owner}: {e.description}" if e.kind == "shared" else e.source_name or e.source,
             )
             for e in envs
         ]

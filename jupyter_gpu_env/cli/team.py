@@ -1,0 +1,107 @@
+"""New environments from a file (`create`) and environments shared with the team (`publish`,
+`unpublish`)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+from ..envs.fromfile import FileEnvironments
+from ..models.envs import KernelRequest, PublishRequest
+from .changes import print_plan
+from .common import UsageError, validated
+from .config import command_parser, run_command
+from .envs import confirm
+from .progress import ProgressBar
+
+if TYPE_CHECKING:
+    from ..services import Services
+
+
+def cmd_create(args: argparse.Namespace) -> int:
+    """Create one of your environments from an environment.yml, a requirements.txt or an explicit lock;
+    the plan first."""
+    kernel = validated(KernelRequest, display_name=args.display_name) if args.kernel else None
+    path = os.path.abspath(args.file)
+
+    async def run(s: Services) -> int:
+        # A terminal may name any file its user can read: the server's root does not apply here.
+        files = FileEnvironments(s.envs, root_dir="/")
+        plan = await files.plan(args.name, path)
+        if args.plan or not args.yes:
+            print(f"Plan for '{args.name}' from {args.file}:")
+            print_plan(plan)
+        if args.plan:
+            return 0
+        if not args.yes:
+            if not sys.stdin.isatty():
+                raise UsageError(
+                    "create asks for confirmation on a terminal; pass --yes to create without asking"
+                )
+            if not confirm("Create it?"):
+                print("Nothing created.")
+                return 1
+        claim = await s.envs.begin_new(args.name)
+        with ProgressBar(f"create {args.name}", verbose=args.verbose) as bar:
+            result = await files.create(args.name, path, progress=bar.progress, log=bar.log, claimed=claim)
+        env = result.environment
+        print(f"Created '{env.name}' at {env.prefix}: {len(result.report.installed)} packages, "
+              f"{result.report.seconds:.1f} s")  # fmt: skip
+        for note in result.report.ignored:
+            print(f"Not applied: {note}")
+        if kernel is not None:
+            info = await s.envs.register_kernel(env.name, kernel.display_name)
+            print(f"Registered kernel '{info.kernel_name}' ({info.display_name})")
+        return 0
+
+    return run_command(args, run)
+
+
+def cmd_publish(args: argparse.Namespace) -> int:
+    """Share a copy of one of your environments with your team (read-only for them, cloneable)."""
+    req = validated(PublishRequest, description=args.description, name=args.name)
+
+    async def run(s: Services) -> int:
+        claimed = await s.envs.shared.begin_publish(args.env, req.name)
+        with ProgressBar(f"publish {args.env}", verbose=args.verbose) as bar:
+            env = await s.envs.shared.publish(
+                args.env, req.description, progress=bar.progress, log=bar.log, claimed=claimed
+            )
+        print(f"Shared '{args.env}' as '{env.name}' at {env.prefix}")
+        return 0
+
+    return run_command(args, run)
+
+
+def cmd_unpublish(args: argparse.Namespace) -> int:
+    """Remove an environment you shared (clones teammates made of it stay)."""
+
+    async def run(s: Services) -> int:
+        loc = await s.envs.catalog.resolve(args.env)
+        if loc.kind != "shared":
+            raise UsageError(f"'{loc.name}' is not a shared environment (it is {loc.kind})")
+        await s.envs.shared.unpublish(loc)
+        print(f"Unpublished '{loc.name}' ({loc.prefix})")
+        return 0
+
+    return run_command(args, run)
+
+
+def register(sub: Any) -> None:
+    p = command_parser(sub, "create", cmd_create)
+    p.add_argument("name", metavar="NAME", help="the new environment's name")
+    p.add_argument("file", metavar="FILE", help="an environment.yml, requirements.txt or explicit lock file")
+    p.add_argument("--plan", action="store_true", help="only print the plan; create nothing")
+    p.add_argument("-y", "--yes", action="store_true", help="create without showing the plan and asking")
+    p.add_argument("--kernel", action="store_true", help="register it as a kernel afterwards")
+    p.add_argument("--display-name", metavar="TEXT", help="the kernel's name in the Launcher (with --kernel)")
+
+    p = command_parser(sub, "publish", cmd_publish)
+    p.add_argument("env", metavar="ENV", help="one of your environments")
+    p.add_argument("-d", "--description", metavar="TEXT", required=True, help="what it is for, one line")
+    p.add_argument("--name", metavar="NAME", help="its name in the shared folder (default: ENV)")
+
+    p = command_parser(sub, "unpublish", cmd_unpublish)
+    p.add_argument("env", metavar="ENV", help="a shared environment you published")
