@@ -133,6 +133,21 @@ class Backend(LoggingConfigurable, metaclass=_ConfigurableABC):
     async def cancel(self, job: Job) -> None:
         """Ask the backend to stop the job; return without waiting for it to be gone."""
 
+    # A sweep's runs become one object of the scheduler (a SLURM array, an Indexed Job): the group
+    # records its id. Backends that submit runs one by one leave it False.
+    groups_as_one: bool = False
+
+    async def submit_group(self, jobs: Sequence[Job], max_concurrent: int) -> dict[str, Observation]:
+        """Hand a sweep's runs over (their folders are complete), at most ``max_concurrent`` running at
+        once; return each one's first observed state. Default: each run submitted on its own, so only
+        the backend's own limits apply. Raise to refuse all of them: the caller removes them."""
+        return {job.id: await self.submit(job) for job in jobs}
+
+    async def cancel_group(self, jobs: Sequence[Job]) -> None:
+        """Stop these runs of one sweep. Default: one by one."""
+        for job in jobs:
+            await self.cancel(job)
+
     async def logs(self, job: Job, offset: int, limit: int) -> LogChunk | None:
         """The log from elsewhere (pod logs); None means read ``log.txt`` in the job folder."""
         return None

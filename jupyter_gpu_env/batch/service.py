@@ -18,6 +18,7 @@ import shutil
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from ..models.jobs import (
     TERMINAL_STATES,
     BackendInfo,
     Job,
+    JobGroup,
     JobList,
     JobRequest,
     LogChunk,
@@ -34,8 +36,9 @@ from ..models.jobs import (
 )
 from ..models.notebooks import NotebookParameters
 from ..offloop import python_work
-from . import jobfiles, submission
+from . import jobfiles, submission, sweeps
 from .backend import Backend, IllegalTransition
+from .groups import Sweeps
 from .parameters import inspect_notebook
 from .store import JobStore
 from .tracking import JobTracker
@@ -50,6 +53,17 @@ STALE_TEMPORARY = 600.0  # seconds after which a half-built job folder is surely
 
 # Seconds between two refreshes triggered by a caller watching one active job.
 _WATCHED_REFRESH = 0.25
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A submission's checked parts, shared by every run of a sweep."""
+
+    backend: Backend
+    raw: bytes  # the notebook snapshot
+    nb: Any  # parsed
+    nb_file: Path
+    runtime: dict[str, Any]  # what job.json says to run in
 
 
 class JobService:
@@ -74,6 +88,7 @@ class JobService:
         image_runtime: Callable[[], str | None] = runtime.for_jobs,
         max_parameters_bytes: int = 64 << 10,
         listed_parameters_bytes: int = 2048,
+        max_sweep_runs: int = 1000,
     ) -> None:
         self.store = store
         self.backends = dict(backends)
@@ -89,6 +104,7 @@ class JobService:
         for backend in self.backends.values():
             backend.job_folder = self.folder_of
         self.tracker = JobTracker(store, self.backends, self.folder_of, refresh_interval)
+        self.sweeps = Sweeps(self, max_runs=max_sweep_runs)
 
     # ----- lifetime -----
 
@@ -120,8 +136,10 @@ class JobService:
 
     # ----- submission -----
 
-    async def submit(self, request: JobRequest | Mapping[str, Any], snapshot: bytes | None = None) -> Job:
-        """Check, snapshot, record and start a job; return it.
+    async def submit(
+        self, request: JobRequest | Mapping[str, Any], snapshot: bytes | None = None
+    ) -> Job | JobGroup:
+        """Check, snapshot, record and start a job (or, for a sweep, all its runs); return it.
 
         ``snapshot`` is the notebook's bytes as saved; by default the file at ``notebook_path`` is read.
         Nothing is recorded when it is refused: :class:`InvalidRequest` for a malformed request,
@@ -131,6 +149,8 @@ class JobService:
         when it refuses the job.
         """
         request = submission.parse_request(request)
+        if sweeps.is_sweep(request):
+            return await self.sweeps.submit(request, snapshot)
         size = len(json.dumps(request.parameters))
         if size > self.max_parameters_bytes:
             raise TooLarge(
@@ -138,6 +158,29 @@ class JobService:
                 "(c.GpuEnvApp.max_parameters_bytes). Pass large inputs as a file path instead.",
                 reason="parameters_too_large",
             )
+        ready = await self.prepare(request, snapshot)
+        await python_work(submission.check_parameters, ready.nb, request.parameters)
+        name = request.name or ready.nb_file.stem
+        job, spec = self.new_job(
+            request, ready, name, request.parameters, self.job_dir / f"{submission.slug(name)}"
+        )
+        folder = self.folder_of(job)
+        await python_work(submission.build_folder, folder, ready.raw, spec)
+        try:
+            await self.store.insert(job)
+        except BaseException:
+            await asyncio.to_thread(_remove_tree, folder)
+            raise
+        try:
+            obs = await ready.backend.submit(job)
+        except BaseException:
+            await self.store.delete(job.id)
+            await asyncio.to_thread(_remove_tree, folder)
+            raise
+        return await self.tracker.apply(job, obs, None)
+
+    async def prepare(self, request: JobRequest, snapshot: bytes | None) -> Prepared:
+        """What every run of ``request`` shares, checked: the backend, the notebook, what runs it."""
         backend = self.backends.get(request.backend)
         if backend is None:
             known = ", ".join(sorted(self.backends)) or "none"
@@ -149,7 +192,7 @@ class JobService:
             # This process has not looked at the backend yet (a CLI, or a submission racing the first
             # refresh): learn which jobs hold its slots before starting another.
             await self.tracker.refresh_backend(backend.name, backend)
-        raw, nb, nb_file = await python_work(self._check_notebook, request, snapshot)
+        raw, nb, nb_file = await python_work(self._read_notebook, request, snapshot)
         runtime = await python_work(
             functools.partial(
                 submission.resolve_runtime,
@@ -163,56 +206,55 @@ class JobService:
             )
         )
         backend.validate(request)
+        return Prepared(backend, raw, nb, nb_file, runtime)
 
+    def new_job(
+        self,
+        request: JobRequest,
+        ready: Prepared,
+        name: str,
+        parameters: dict[str, Any],
+        folder_stem: Path,
+        **extra: Any,
+    ) -> tuple[Job, dict[str, Any]]:
+        """A queued job record and its job.json, in a new folder named ``<folder_stem>-<id>``."""
         job_id = uuid.uuid4().hex[:12]
-        name = request.name or nb_file.stem
-        folder = self.job_dir / f"{submission.slug(name)}-{job_id}"
-        shown = self._shown(folder)
+        folder = folder_stem.with_name(f"{folder_stem.name}-{job_id}")
+        shown = self.shown(folder)
         job = Job(
             id=job_id,
             name=name,
-            backend=backend.name,
+            backend=ready.backend.name,
             state="queued",
             message="Waiting to start.",
-            notebook_path=self._shown(nb_file),
+            notebook_path=self.shown(ready.nb_file),
             job_dir=shown,
             input_path=f"{shown}/{jobfiles.INPUT}",
             output_path=f"{shown}/{jobfiles.OUTPUT}",
             log_path=f"{shown}/{jobfiles.LOG}",
-            parameters=request.parameters,
+            parameters=parameters,
             resources=request.resources.normalized(),
-            kernel=runtime.get("kernel"),
+            kernel=ready.runtime.get("kernel"),
             environment=request.environment,
             image=request.image,
             queue=request.queue,
             created_at=time.time(),
+            **extra,
         )
         spec = {
             "format": jobfiles.JOB_FORMAT,
             "id": job_id,
             "name": name,
             "notebook_path": job.notebook_path,
-            "parameters": request.parameters,
-            "kernel": runtime.get("kernel"),
-            "environment": runtime.get("environment"),
-            "image": runtime.get("image"),
-            "cwd": str(nb_file.parent),
+            "parameters": parameters,
+            "kernel": ready.runtime.get("kernel"),
+            "environment": ready.runtime.get("environment"),
+            "image": ready.runtime.get("image"),
+            "cwd": str(ready.nb_file.parent),
             "time_limit_seconds": job.resources.time_limit_seconds,
             "resources": job.resources.model_dump(),
         }
-        await python_work(submission.build_folder, folder, raw, spec)
-        try:
-            await self.store.insert(job)
-        except BaseException:
-            await asyncio.to_thread(_remove_tree, folder)
-            raise
-        try:
-            obs = await backend.submit(job)
-        except BaseException:
-            await self.store.delete(job.id)
-            await asyncio.to_thread(_remove_tree, folder)
-            raise
-        return await self.tracker.apply(job, obs, None)
+        return job, spec
 
     async def notebook_parameters(self, notebook_path: str) -> NotebookParameters:
         """What the notebook's `parameters` cell declares, as the submit dialog shows and submit checks it.
@@ -226,10 +268,9 @@ class JobService:
 
         return await python_work(read)
 
-    def _check_notebook(self, request: JobRequest, snapshot: bytes | None) -> tuple[bytes, Any, Path]:
+    def _read_notebook(self, request: JobRequest, snapshot: bytes | None) -> tuple[bytes, Any, Path]:
         nb_file = submission.resolve_notebook(self.root, request.notebook_path)
         raw, nb = submission.read_notebook(nb_file, snapshot)
-        submission.check_parameters(nb, request.parameters)
         return raw, nb, nb_file
 
     # ----- reading -----
@@ -243,11 +284,23 @@ class JobService:
             job = await self.store.get(job_id)
         return job
 
+    async def refresh_if_watched(self) -> None:
+        """Someone watches a sweep or a job: settle the records now rather than at the next round."""
+        if self.tracker.seconds_since_refresh() > _WATCHED_REFRESH:
+            await self.refresh()
+
     async def list(
-        self, state: str | Iterable[str] | None = None, *, limit: int = 50, offset: int = 0
+        self,
+        state: str | Iterable[str] | None = None,
+        *,
+        limit: int = 50,
+        offset: int = 0,
+        group: str | None = None,
     ) -> JobList:
         states = [state] if isinstance(state, str) else state
-        page = await self.store.list(states, limit=limit, offset=offset)
+        if group is not None:
+            await self.sweeps.get(group)  # an unknown sweep is a 404, not an empty page
+        page = await self.store.list(states, limit=limit, offset=offset, group=group)
         page.items = [self._listed(job) for job in page.items]
         return page
 
@@ -325,7 +378,7 @@ class JobService:
     def folder_of(self, job: Job) -> Path:
         return self.root / job.job_dir  # job_dir is relative to the root, or absolute outside it
 
-    def _shown(self, path: Path) -> str:
+    def shown(self, path: Path) -> str:
         """A path as the API shows it: relative to the root when inside it, so JupyterLab can open it."""
         try:
             return path.relative_to(self.root).as_posix()

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-import contextlib
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
@@ -24,12 +23,13 @@ from typing import Any, TypeVar
 from ..errors import Conflict, InvalidRequest, NotFound
 from ..models.jobs import JOB_STATES, TERMINAL_STATES, BackendUsage, Job, JobList, UsageReport
 from .backend import check_transition
+from .group_records import GroupRecords
+from .sql import INSERT, VISIBLE, dump, row, transaction
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 MAX_PAGE = 500
-_VISIBLE = "deleted_at IS NULL"
 
 # Each step takes the schema from the version before it to its own; a new file runs them all.
 _MIGRATIONS: dict[int, list[str]] = {
@@ -51,10 +51,20 @@ _MIGRATIONS: dict[int, list[str]] = {
         "CREATE INDEX IF NOT EXISTS jobs_started ON jobs (started_at)",
     ],
     2: ["ALTER TABLE jobs ADD COLUMN deleted_at REAL"],
+    3: [
+        "ALTER TABLE jobs ADD COLUMN group_id TEXT",
+        "CREATE INDEX IF NOT EXISTS jobs_group ON jobs (group_id, state)",
+        """CREATE TABLE IF NOT EXISTS job_groups (
+            id TEXT PRIMARY KEY,
+            created_at REAL NOT NULL,
+            deleted_at REAL,
+            data TEXT NOT NULL
+        )""",
+    ],
 }
 
 
-class JobStore:
+class JobStore(GroupRecords):
     """Async API over a SQLite file; every call runs on the store's own thread."""
 
     def __init__(self, path: str | Path) -> None:
@@ -91,7 +101,7 @@ class JobStore:
             )
         if version == SCHEMA_VERSION:
             return
-        with _transaction(db, immediate=True):
+        with transaction(db, immediate=True):
             for step in range(version + 1, SCHEMA_VERSION + 1):
                 for stmt in _MIGRATIONS[step]:
                     db.execute(stmt)
@@ -114,12 +124,8 @@ class JobStore:
     def _insert(self, job: Job) -> None:
         db = self._conn()
         try:
-            with _transaction(db):
-                db.execute(
-                    "INSERT INTO jobs (id, created_at, state, backend, started_at, finished_at, gpu_units, cpus, data)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    _row(job),
-                )
+            with transaction(db):
+                db.execute(INSERT, row(job))
         except sqlite3.IntegrityError as e:
             raise Conflict(f"A job with id '{job.id}' already exists.", reason="job_exists") from e
 
@@ -129,22 +135,18 @@ class JobStore:
         def run(rows: list[tuple[Any, ...]]) -> None:
             db = self._conn()
             try:
-                with _transaction(db):
-                    db.executemany(
-                        "INSERT INTO jobs (id, created_at, state, backend, started_at, finished_at, gpu_units, "
-                        "cpus, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        rows,
-                    )
+                with transaction(db):
+                    db.executemany(INSERT, rows)
             except sqlite3.IntegrityError as e:
                 raise Conflict(f"A job id is already taken: {e}", reason="job_exists") from e
 
-        await self._call(run, [_row(j) for j in jobs])
+        await self._call(run, [row(j) for j in jobs])
 
     async def get(self, job_id: str) -> Job:
         return await self._call(self._get, job_id)
 
     def _get(self, job_id: str) -> Job:
-        row = self._conn().execute(f"SELECT data FROM jobs WHERE id = ? AND {_VISIBLE}", (job_id,)).fetchone()
+        row = self._conn().execute(f"SELECT data FROM jobs WHERE id = ? AND {VISIBLE}", (job_id,)).fetchone()
         if row is None:
             raise NotFound(f"No job with id '{job_id}'.", reason="job_not_found")
         return Job.model_validate_json(row[0])
@@ -159,7 +161,7 @@ class JobStore:
 
     def _update(self, job_id: str, state: str | None, changes: dict[str, Any]) -> Job:
         db = self._conn()
-        with _transaction(db, immediate=True):  # read and write under one lock: another process may race
+        with transaction(db, immediate=True):  # read and write under one lock: another process may race
             job = self._get(job_id)
             if state is not None and state != job.state:
                 check_transition(job.state, state)
@@ -174,13 +176,13 @@ class JobStore:
             for key in ("started_at", "finished_at"):  # None in an observation means unknown, not "clear"
                 if key in changes and changes[key] is None:
                     del changes[key]
-            new = Job.model_validate({**job.model_dump(), **_dump(changes)})
+            new = Job.model_validate({**job.model_dump(), **dump(changes)})
             if new == job:
                 return job
             db.execute(
                 "UPDATE jobs SET created_at=?, state=?, backend=?, started_at=?, finished_at=?, gpu_units=?, "
-                "cpus=?, data=? WHERE id=?",
-                (*_row(new)[1:], job_id),
+                "cpus=?, data=?, group_id=? WHERE id=?",
+                (*row(new)[1:], job_id),
             )
         return new
 
@@ -189,16 +191,16 @@ class JobStore:
 
     def _delete(self, job_id: str) -> None:
         db = self._conn()
-        with _transaction(db):
+        with transaction(db):
             hidden = db.execute(
-                f"UPDATE jobs SET deleted_at = ? WHERE id = ? AND {_VISIBLE}", (time.time(), job_id)
+                f"UPDATE jobs SET deleted_at = ? WHERE id = ? AND {VISIBLE}", (time.time(), job_id)
             ).rowcount
             if hidden == 0:
                 raise NotFound(f"No job with id '{job_id}'.", reason="job_not_found")
 
     async def count(self) -> int:
         return await self._call(
-            lambda: self._conn().execute(f"SELECT COUNT(*) FROM jobs WHERE {_VISIBLE}").fetchone()[0]
+            lambda: self._conn().execute(f"SELECT COUNT(*) FROM jobs WHERE {VISIBLE}").fetchone()[0]
         )
 
     async def list(
@@ -208,6 +210,7 @@ class JobStore:
         limit: int = 50,
         offset: int = 0,
         backend: str | None = None,
+        group: str | None = None,
     ) -> JobList:
         """Newest first, ``limit`` records from ``offset``, with the total over all pages."""
         wanted = sorted(set(states)) if states is not None else None
@@ -218,10 +221,12 @@ class JobStore:
             raise InvalidRequest(f"limit must be from 1 to {MAX_PAGE}.")
         if offset < 0:
             raise InvalidRequest("offset must not be negative.")
-        return await self._call(self._list, wanted, limit, offset, backend)
+        return await self._call(self._list, wanted, limit, offset, backend, group)
 
-    def _list(self, states: Sequence[str] | None, limit: int, offset: int, backend: str | None) -> JobList:
-        where: list[str] = [_VISIBLE]
+    def _list(
+        self, states: Sequence[str] | None, limit: int, offset: int, backend: str | None, group: str | None
+    ) -> JobList:
+        where: list[str] = [VISIBLE]
         args: list[Any] = []
         if states is not None:
             where.append(f"state IN ({','.join('?' * len(states))})" if states else "0")
@@ -229,12 +234,17 @@ class JobStore:
         if backend is not None:
             where.append("backend = ?")
             args.append(backend)
+        if group is not None:
+            where.append("group_id = ?")
+            args.append(group)
         clause = f" WHERE {' AND '.join(where)}"
+        # a sweep's runs in their order; everything else newest first
+        order = "json_extract(data, '$.group_index'), id" if group is not None else "created_at DESC, id DESC"
         db = self._conn()
-        with _transaction(db):  # one snapshot for the page and its total
+        with transaction(db):  # one snapshot for the page and its total
             total = db.execute(f"SELECT COUNT(*) FROM jobs{clause}", args).fetchone()[0]
             rows = db.execute(
-                f"SELECT data FROM jobs{clause} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
+                f"SELECT data FROM jobs{clause} ORDER BY {order} LIMIT ? OFFSET ?",
                 [*args, limit, offset],
             ).fetchall()
         items = [Job.model_validate_json(r[0]) for r in rows]
@@ -247,7 +257,7 @@ class JobStore:
         """Queued and running jobs, oldest first (the order a free slot is given in)."""
 
         def fetch() -> list[Job]:
-            sql = f"SELECT data FROM jobs WHERE state IN ('queued', 'running') AND {_VISIBLE}"
+            sql = f"SELECT data FROM jobs WHERE state IN ('queued', 'running') AND {VISIBLE}"
             args: list[Any] = []
             if backend is not None:
                 sql += " AND backend = ?"
@@ -273,7 +283,7 @@ class JobStore:
         # A running job counts up to now; the overlap of [started, finished) with the period is what is billed.
         overlap = "MAX(0, MIN(:end, COALESCE(finished_at, :now)) - MAX(:start, started_at))"
         args = {"start": start, "end": end, "now": now}
-        with _transaction(db):
+        with transaction(db):
             hours = db.execute(
                 f"SELECT backend, SUM(gpu_units * {overlap}), SUM(cpus * {overlap}) FROM jobs "
                 "WHERE started_at IS NOT NULL AND started_at < :end AND COALESCE(finished_at, :now) > :start "
@@ -298,32 +308,3 @@ class JobStore:
             for state, n in u.jobs.items():
                 total.jobs[state] = total.jobs.get(state, 0) + n
         return report
-
-
-@contextlib.contextmanager
-def _transaction(db: sqlite3.Connection, *, immediate: bool = False) -> Iterator[None]:
-    db.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
-    try:
-        yield
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
-
-
-def _dump(changes: dict[str, Any]) -> dict[str, Any]:
-    return {k: v.model_dump() if hasattr(v, "model_dump") else v for k, v in changes.items()}
-
-
-def _row(job: Job) -> tuple[Any, ...]:
-    return (
-        job.id,
-        job.created_at,
-        job.state,
-        job.backend,
-        job.started_at,
-        job.finished_at,
-        job.resources.gpu_units(),
-        float(job.resources.cpus or 1),  # a job without a CPU request still holds at least one core
-        job.model_dump_json(),
-    )

@@ -17,11 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
 
+from ..batch.sweeps import range_values
 from ..errors import GpuEnvError, InvalidRequest
-from ..models.jobs import JOB_STATES, TERMINAL_STATES, Job
+from ..models.jobs import JOB_STATES, TERMINAL_STATES, Job, JobGroup
 from .common import UsageError, human_duration, print_json, print_table
 from .config import Session, command_parser, run_command
 from .progress import ProgressBar
+from .sweeps import follow_group
 
 if TYPE_CHECKING:
     from ..batch.service import JobService
@@ -57,7 +59,14 @@ def _request(args: argparse.Namespace, root: str) -> dict[str, Any]:
             f"{args.notebook} is outside the root directory {root}; run from a folder that holds it "
             "or pass --root."
         )
-    parameters = {name: parse_value(value) for name, value in args.parameter}
+    parameters: dict[str, JsonValue] = {}
+    sweep: dict[str, list[JsonValue]] = {}
+    for name, value in args.parameter:
+        values = sweep_values(value)
+        if values is None:
+            parameters[name] = parse_value(value)
+        else:
+            sweep[name] = values
     parameters.update(dict(args.raw_parameter))
     resources = {
         "cpus": args.cpus,
@@ -76,7 +85,21 @@ def _request(args: argparse.Namespace, root: str) -> dict[str, Any]:
         "resources": {k: v for k, v in resources.items() if v is not None},
         "queue": args.queue,
         "name": args.name,
-    }
+    } | ({"sweep": sweep, "max_concurrent": args.max_concurrent} if sweep else {})
+
+
+def sweep_values(text: str) -> list[JsonValue] | None:
+    """The values of a swept ``-p``: a range ``start:stop:step`` or a comma list (each value read as
+    by :func:`parse_value`); None for one value (JSON such as ``[1, 2]`` is one value)."""
+    try:
+        found = range_values(text)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    if found is not None:
+        return list(found)
+    if "," not in text or not isinstance(parse_value(text), str):
+        return None
+    return [parse_value(part.strip()) for part in text.split(",")]
 
 
 def _fraction(job: Job) -> float:
@@ -137,8 +160,15 @@ async def _wait(svc: JobService, job: Job, verbose: bool) -> Job:
 def cmd_submit(args: argparse.Namespace) -> int:
     """Run a notebook as a batch job, with parameters; prints the job id."""
 
+    if args.max_concurrent is not None and not any(sweep_values(v) for _, v in args.parameter):
+        raise UsageError(
+            "--max-concurrent applies to a sweep: give a parameter several values (1,2,3 or 0:1:0.1)"
+        )
+
     async def run(s: Services) -> int:
         job = await s.jobs.submit(_request(args, session.root))
+        if isinstance(job, JobGroup):
+            return await follow_group(s.jobs, job, args)
         print(job.id)
         print(f"Submitted '{job.name}' to {job.backend}: {_status(job)}", file=sys.stderr)
         print(f"  output: {job.output_path}", file=sys.stderr)
@@ -241,7 +271,8 @@ def register(sub: Any) -> None:
         action="append",
         default=[],
         help="a parameter for the notebook's `parameters` cell; VALUE is read as JSON where it parses "
-        "(5, 0.1, true, [1, 2]), else as text",
+        "(5, 0.1, true, [1, 2]), else as text. Several values (1,2,3) or a range (start:stop:step, stop "
+        "included) make a sweep: one run per combination, as one job array",
     )
     p.add_argument(
         "-r",
@@ -251,6 +282,12 @@ def register(sub: Any) -> None:
         action="append",
         default=[],
         help="a parameter whose VALUE is always text",
+    )
+    p.add_argument(
+        "--max-concurrent",
+        type=int,
+        metavar="N",
+        help="with a sweep (a -p with several values: 1,2,3 or a range 0:1:0.25): runs at once at most",
     )
     p.add_argument("--backend", default="local", help="the backend that runs it (default: local)")
     runtime = p.add_mutually_exclusive_group()

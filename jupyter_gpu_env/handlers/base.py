@@ -70,6 +70,7 @@ class OperationSpec:
     response_content_type: str = "application/json"
     permissions: tuple[Permission, ...] = ()
     links: tuple[tuple[str, str, dict[str, str]], ...] = ()
+    also_text: tuple[str, ...] = ()  # other content types of the success answer (text/csv), as text
 
 
 class ApiHttpError(web.HTTPError):
@@ -103,13 +104,16 @@ def operation(
     permissions: tuple[Permission, ...] = (),
     response_content_type: str = "application/json",
     links: tuple[tuple[str, str, dict[str, str]], ...] = (),
+    also_text: tuple[str, ...] = (),
 ) -> Callable[[Callable[..., Awaitable[Any]]], Callable[..., Any]]:
     """Authenticate, authorize, parse, map errors, write the returned model; record the OpenAPI spec.
 
     ``permissions`` are asked of Jupyter's authorizer besides the verb's own on ``gpu_env``: running
     code needs ``("execute", "kernels")`` as it does everywhere in Jupyter. ``also`` documents other
-    success answers a handler may choose with ``override_status``. ``links`` are OpenAPI links from
-    the success answer: ``(name, operationId, parameters)``.
+    success answers a handler may choose with ``override_status`` (one with the operation's own status
+    is another model it may answer with). ``links`` are OpenAPI links from the success answer:
+    ``(name, operationId, parameters)``. ``also_text``: other content types the answer may take (a
+    handler that writes one finishes the request itself).
     """
 
     spec = OperationSpec(
@@ -124,6 +128,7 @@ def operation(
         response_content_type,
         permissions,
         links,
+        also_text,
     )
 
     def decorate(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Any]:

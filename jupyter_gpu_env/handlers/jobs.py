@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from ..batch.groups import as_csv
+from ..batch.rerun import rerun
 from ..models.jobs import (
     JOB_STATES,
     NOTEBOOK_PATTERN,
     BackendList,
     Job,
+    JobGroup,
     JobList,
     JobRequest,
     LogChunk,
+    RerunRequest,
+    SweepResults,
     UsageReport,
 )
 from ..models.notebooks import NotebookParameters
@@ -43,21 +48,30 @@ class JobsHandler(GpuEnvHandler):
                 {"type": "integer", "minimum": 0, "maximum": 1_000_000_000, "default": 0},
                 "Skip this many.",
             ),
+            Param(
+                "group",
+                {"type": "string", "pattern": "^[0-9a-f]{12}$"},
+                "Only the runs of this sweep, in the sweep's order.",
+            ),
         ),
-        errors=(400,),
+        errors=(400, 404),
         description="Parameters larger than `c.GpuEnvApp.listed_parameters_bytes` are left out of a "
         "listing (`parameters_omitted` says so); `GET jobs/{job_id}` has them.",
     )
     async def get(self) -> JobList:
         state = self.query["state"]
         return await self.services.jobs.list(
-            state.split(",") if state else None, limit=self.query["limit"], offset=self.query["offset"]
+            state.split(",") if state else None,
+            limit=self.query["limit"],
+            offset=self.query["offset"],
+            group=self.query["group"],
         )
 
     @operation(
         "Send a notebook to a batch backend",
         request=JobRequest,
         response=Job,
+        also=((201, JobGroup),),
         status=201,
         errors=(404, 409, 413),
         permissions=RUN_CODE,
@@ -67,10 +81,80 @@ class JobsHandler(GpuEnvHandler):
         "notebook, the backend, a kernel, environment, image or queue), 409 what the backend or the "
         "notebook cannot take (a parameter it does not declare or of another type, resources beyond the "
         "backend's limits), 413 parameters beyond `c.GpuEnvApp.max_parameters_bytes`. Running code needs "
-        "Jupyter's `execute` permission on kernels.",
+        "Jupyter's `execute` permission on kernels. With `sweep` or `sweep_runs` the answer is the sweep "
+        "(a JobGroup), checked as a whole first (every value against its parameter, the number of runs "
+        "against `c.GpuEnvApp.max_sweep_runs`): one run per set of values, handed to the backend as one "
+        "object where it has one (a SLURM job array, a Kubernetes Indexed Job).",
     )
-    async def post(self, body: JobRequest) -> Job:
-        job = await self.services.jobs.submit(body)
+    async def post(self, body: JobRequest) -> Job | JobGroup:
+        made = await self.services.jobs.submit(body)
+        where = ("jobs", "groups", made.id) if isinstance(made, JobGroup) else ("jobs", made.id)
+        self.set_header("Location", self.api_url(*where))
+        return made
+
+
+class JobGroupHandler(GpuEnvHandler):
+    @operation("A sweep: its runs counted per state", response=JobGroup, errors=(404,))
+    async def get(self, group_id: str) -> JobGroup:
+        jobs = self.services.jobs
+        await jobs.refresh_if_watched()
+        return await jobs.sweeps.get(group_id)
+
+
+class JobGroupCancelHandler(GpuEnvHandler):
+    @operation("Cancel every run of a sweep still queued or running", response=JobGroup, errors=(404, 409))
+    async def post(self, group_id: str) -> JobGroup:
+        return await self.services.jobs.sweeps.cancel(group_id)
+
+
+class JobGroupRetryHandler(GpuEnvHandler):
+    @operation(
+        "Run the failed and cancelled runs of a sweep again",
+        response=JobGroup,
+        errors=(404, 409),
+        permissions=RUN_CODE,
+        description="With the same snapshot, parameters and resources; the runs that succeeded or are "
+        "still going are left alone. 409 when no run failed or was cancelled.",
+    )
+    async def post(self, group_id: str) -> JobGroup:
+        return await self.services.jobs.sweeps.retry_failed(group_id)
+
+
+class JobGroupResultsHandler(GpuEnvHandler):
+    @operation(
+        "A sweep's runs side by side: parameters, recorded values, state, duration",
+        response=SweepResults,
+        query=(
+            Param("format", {"type": "string", "enum": ["json", "csv"], "default": "json"}, "json or csv."),
+        ),
+        errors=(404,),
+        also_text=("text/csv",),
+        description="Recorded values are those of a cell tagged `results` whose last expression is a dict, "
+        "and values glued with scrapbook. `format=csv` answers text/csv, a row per run.",
+    )
+    async def get(self, group_id: str) -> SweepResults | None:
+        table = await self.services.jobs.sweeps.results(group_id)
+        if self.query["format"] != "csv":
+            return table
+        self.set_header("Content-Type", "text/csv; charset=utf-8")
+        self.set_header("Content-Disposition", f'attachment; filename="sweep-{group_id}.csv"')
+        self.finish(as_csv(table))
+        return None
+
+
+class JobRerunHandler(GpuEnvHandler):
+    @operation(
+        "Send a job (or a run of a sweep) again, its parameters changed or not",
+        request=RerunRequest,
+        response=Job,
+        status=201,
+        errors=(404, 409, 413),
+        permissions=RUN_CODE,
+        description="Its snapshot, runtime, resources and queue as they were; `parameters` change some "
+        "values. A new job, checked like any submission. 409 when its folder no longer holds the snapshot.",
+    )
+    async def post(self, job_id: str, body: RerunRequest) -> Job:
+        job = await rerun(self.services.jobs, job_id, body.parameters)
         self.set_header("Location", self.api_url("jobs", job.id))
         return job
 

@@ -110,7 +110,11 @@ def _operation(path: str, verb: str, spec: OperationSpec, refs: dict[type[BaseMo
         "description": {202: "Accepted", 201: "Created", 204: "No content"}.get(spec.status, "OK")
     }
     if spec.response is not None:
-        ok["content"] = {spec.response_content_type: {"schema": {"$ref": refs[spec.response]}}}
+        same = [{"$ref": refs[m]} for code, m in spec.also if code == spec.status]
+        schema = {"anyOf": [{"$ref": refs[spec.response]}, *same]} if same else {"$ref": refs[spec.response]}
+        ok["content"] = {spec.response_content_type: {"schema": schema}}
+        for text in spec.also_text:
+            ok["content"][text] = {"schema": {"type": "string"}}
     elif spec.response_content_type != "application/json":
         ok["content"] = {spec.response_content_type: {"schema": {"type": "string", "format": "binary"}}}
     elif verb == "get":
@@ -128,6 +132,8 @@ def _operation(path: str, verb: str, spec: OperationSpec, refs: dict[type[BaseMo
         }
     op["responses"][str(spec.status)] = ok
     for code, model in spec.also:
+        if code == spec.status:
+            continue
         op["responses"][str(code)] = {
             "description": "OK",
             "content": {"application/json": {"schema": {"$ref": refs[model]}}},

@@ -197,6 +197,7 @@ IMAGE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,254}$"
 # A SLURM partition or a Kueue LocalQueue (whose names are DNS labels, a subset).
 QUEUE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,127}$"
 MAX_PARAMETERS = 200
+MAX_SWEEP_RUNS = 100_000  # the schema's ceiling; c.GpuEnvApp.max_sweep_runs is the one that applies
 _RUNTIMES = ("kernel", "environment", "image")
 
 
@@ -273,6 +274,42 @@ class JobRequest(ApiModel):
     name: Annotated[str, line("name", max_length=200, min_length=1)] | None = Field(
         default=None, description="A label; the notebook's name if unset."
     )
+    sweep: (
+        dict[
+            Annotated[str, patterned(IDENTIFIER_PATTERN, "parameter name")],
+            Annotated[list[ParameterValue], Field(min_length=1, max_length=MAX_SWEEP_RUNS)],
+        ]
+        | None
+    ) = Field(
+        default=None,
+        max_length=MAX_PARAMETERS,
+        examples=[{"alpha": [0.1, 0.5], "lr": [0.1, 0.01]}],
+        description="Run the notebook once per combination of these values (the cartesian product, in "
+        "the order given); `parameters` go to every run. At most `c.GpuEnvApp.max_sweep_runs` runs.",
+    )
+    sweep_runs: (
+        Annotated[
+            list[dict[Annotated[str, patterned(IDENTIFIER_PATTERN, "parameter name")], ParameterValue]],
+            Field(min_length=1, max_length=MAX_SWEEP_RUNS),
+        ]
+        | None
+    ) = Field(
+        default=None,
+        description="Run the notebook once per entry, with its values over `parameters`; instead of `sweep`.",
+    )
+    max_concurrent: Annotated[int, whole_number("max_concurrent", 1, MAX_SWEEP_RUNS)] | None = Field(
+        default=None, description="With a sweep: how many runs at once at most (default: all it may)."
+    )
+
+    @model_validator(mode="after")
+    def _one_sweep(self) -> JobRequest:
+        if self.sweep is not None and self.sweep_runs is not None:
+            raise ValueError("give either sweep (values per parameter) or sweep_runs (one entry per run)")
+        if self.max_concurrent is not None and self.sweep is None and self.sweep_runs is None:
+            raise ValueError("max_concurrent applies to a sweep; give sweep or sweep_runs with it")
+        if both := [k for k in self.sweep or {} if k in self.parameters]:
+            raise ValueError(f"{', '.join(map(repr, both))} is both fixed (parameters) and swept (sweep)")
+        return self
 
     @model_validator(mode="after")
     def _one_runtime(self) -> JobRequest:
@@ -283,6 +320,14 @@ class JobRequest(ApiModel):
                 "with none, the notebook's own kernel runs it"
             )
         return self
+
+
+class RerunRequest(ApiModel):
+    """`POST jobs/{job_id}/rerun`: the values to change; the others stay as they were."""
+
+    parameters: dict[Annotated[str, patterned(IDENTIFIER_PATTERN, "parameter name")], ParameterValue] = Field(
+        default_factory=dict, max_length=MAX_PARAMETERS, examples=[{"alpha": 0.5}]
+    )
 
 
 class JobProgress(ApiModel):
@@ -323,6 +368,56 @@ class Job(ApiModel):
     backend_job_id: str | None = Field(default=None, description="The backend's id: a pid, a SLURM job id.")
     pending_reason: str | None = Field(default=None, description="Why a queued job is not running yet.")
     exit_code: int | None = None
+    group_id: str | None = Field(default=None, description="The sweep this job is a run of, if any.")
+    group_index: int | None = Field(default=None, description="Its place in the sweep, from 0.")
+
+
+class JobGroup(ApiModel):
+    """A sweep: one notebook run once per set of parameter values, as one submission."""
+
+    id: str
+    name: str
+    backend: str
+    notebook_path: str
+    size: int = Field(description="How many runs.")
+    max_concurrent: int
+    varied: list[str] = Field(description="The parameters whose values differ between runs.")
+    parameters: dict[str, JsonValue] = Field(default_factory=dict, description="The values every run has.")
+    counts: dict[str, int] = Field(description="Runs per state.")
+    state: JobState = Field(
+        description="`running` while a run is queued or running and another has started; `queued` while "
+        "none has; once all have ended, `succeeded` if all did, `cancelled` if any was cancelled and none "
+        "failed, else `failed`."
+    )
+    created_at: float
+    finished_at: float | None = None
+    backend_job_id: str | None = Field(
+        default=None,
+        description="The backend's one object for the whole sweep: a SLURM array, an Indexed Job.",
+    )
+
+
+class SweepRow(ApiModel):
+    """One run of a sweep in its results table."""
+
+    index: int
+    job_id: str
+    state: JobState
+    duration_seconds: float | None = Field(default=None, description="From its start to its end (or now).")
+    parameters: dict[str, JsonValue] = Field(description="The values of the sweep's varied parameters.")
+    values: dict[str, JsonValue] = Field(
+        description="What the run recorded: a `results`-tagged cell's dict, and scrapbook's glued values."
+    )
+    output_path: str
+
+
+class SweepResults(ApiModel):
+    """A sweep's runs side by side: parameters, recorded values, state and duration."""
+
+    group: JobGroup
+    parameter_columns: list[str]
+    value_columns: list[str] = Field(description="Every name any run recorded, in first-seen order.")
+    rows: list[SweepRow]
 
 
 class JobList(ApiModel):

@@ -1,0 +1,123 @@
+"""Sweeps in the job store: a sweep's record beside its runs' (see :mod:`.store`)."""
+
+from __future__ import annotations
+
+import builtins
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
+
+from ..errors import Conflict, NotFound
+from ..models.jobs import Job, JobGroup
+from .sql import INSERT, VISIBLE, row, transaction
+from .sweeps import summarized
+
+T = TypeVar("T")
+
+
+class GroupRecords:
+    """What :class:`.store.JobStore` does for sweeps; it provides ``_call`` and ``_conn``."""
+
+    async def _call(self, fn: Callable[..., T], *args: Any) -> T:
+        raise NotImplementedError
+
+    def _conn(self) -> sqlite3.Connection:
+        raise NotImplementedError
+
+    async def insert_group(self, group: JobGroup, jobs: Sequence[Job]) -> None:
+        """A sweep and all its runs, in one transaction: all or none."""
+
+        def run() -> None:
+            db = self._conn()
+            try:
+                with transaction(db):
+                    db.execute(
+                        "INSERT INTO job_groups (id, created_at, data) VALUES (?, ?, ?)",
+                        (group.id, group.created_at, group.model_dump_json()),
+                    )
+                    db.executemany(INSERT, [row(j) for j in jobs])
+            except sqlite3.IntegrityError as e:
+                raise Conflict(f"A job or sweep id is already taken: {e}", reason="job_exists") from e
+
+        await self._call(run)
+
+    async def get_group(self, group_id: str) -> JobGroup:
+        """The sweep with its runs counted per state now."""
+        return await self._call(self._get_group, group_id)
+
+    def _get_group(self, group_id: str) -> JobGroup:
+        db = self._conn()
+        with transaction(db):
+            row = db.execute(
+                "SELECT data FROM job_groups WHERE id = ? AND deleted_at IS NULL", (group_id,)
+            ).fetchone()
+            if row is None:
+                raise NotFound(f"No sweep with id '{group_id}'.", reason="group_not_found")
+            counts = dict(
+                db.execute(
+                    f"SELECT state, COUNT(*) FROM jobs WHERE group_id = ? AND {VISIBLE} GROUP BY state",
+                    (group_id,),
+                ).fetchall()
+            )
+            last = db.execute(
+                f"SELECT MAX(finished_at) FROM jobs WHERE group_id = ? AND {VISIBLE}", (group_id,)
+            ).fetchone()[0]
+        return summarized(JobGroup.model_validate_json(row[0]), counts, last)
+
+    async def group_jobs(self, group_id: str) -> builtins.list[Job]:
+        """Every run of a sweep, in its order."""
+
+        def fetch() -> list[Job]:
+            rows = (
+                self._conn()
+                .execute(
+                    f"SELECT data FROM jobs WHERE group_id = ? AND {VISIBLE} "
+                    "ORDER BY json_extract(data, '$.group_index'), id",
+                    (group_id,),
+                )
+                .fetchall()
+            )
+            return [Job.model_validate_json(r[0]) for r in rows]
+
+        return await self._call(fetch)
+
+    async def discard(self, job_ids: Iterable[str]) -> None:
+        """Remove records of runs the backend refused (nothing ran, so no usage is lost), and their
+        sweep once it has no run left."""
+        ids = list(job_ids)
+
+        def run() -> None:
+            db = self._conn()
+            with transaction(db):
+                groups = {
+                    g for (g,) in db.execute(
+                        f"SELECT DISTINCT group_id FROM jobs WHERE id IN ({','.join('?' * len(ids))})", ids
+                    ).fetchall() if g
+                }  # fmt: skip
+                db.executemany("DELETE FROM jobs WHERE id = ?", [(i,) for i in ids])
+                for g in groups:
+                    if db.execute("SELECT COUNT(*) FROM jobs WHERE group_id = ?", (g,)).fetchone()[0] == 0:
+                        db.execute("DELETE FROM job_groups WHERE id = ?", (g,))
+
+        if ids:
+            await self._call(run)
+
+    async def replace(self, old: Sequence[Job], new: Sequence[Job]) -> None:
+        """Retried runs: the old records hidden (their usage stays counted), the new ones inserted, at once."""
+
+        def run() -> None:
+            db = self._conn()
+            with transaction(db):
+                now = time.time()
+                db.executemany("UPDATE jobs SET deleted_at = ? WHERE id = ?", [(now, j.id) for j in old])
+                db.executemany(INSERT, [row(j) for j in new])
+
+        await self._call(run)
+
+    async def update_group(self, group: JobGroup) -> None:
+        await self._call(
+            lambda: self._conn().execute(
+                "UPDATE job_groups SET data = ? WHERE id = ?", (group.model_dump_json(), group.id)
+            )
+        )

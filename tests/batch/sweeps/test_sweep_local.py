@@ -1,0 +1,129 @@
+"""Sweeps on the real local backend with real papermill runs: every run its own parameters, at most
+`max_concurrent` at once, results gathered side by side, failed runs retried alone, a sweep cancelled."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import nbformat
+import pytest
+from helpers import wait_until
+
+from jupyter_gpu_env.batch.groups import as_csv
+from jupyter_gpu_env.errors import Conflict, NotFound
+
+
+def _notebook(batch, name: str, body: str) -> str:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    params = nbformat.v4.new_code_cell("alpha = 1\nlabel = 'x'")
+    params.metadata["tags"] = ["parameters"]
+    result = nbformat.v4.new_code_cell("{'double': alpha * 2, 'label': label}")
+    result.metadata["tags"] = ["results"]
+    nb.cells = [params, nbformat.v4.new_code_cell(body), result]
+    path = batch.root / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, path)
+    return name
+
+
+async def _ended(svc, group_id: str, within: float = 120.0):
+    async def check():
+        await svc.refresh()
+        group = await svc.sweeps.get(group_id)
+        return group if group.state not in ("queued", "running") else None
+
+    return await wait_until(check, within=within, every=0.2, what=f"sweep {group_id} ending")
+
+
+async def test_a_sweep_runs_each_value_one_at_a_time_and_gathers_results(batch):
+    nb = _notebook(batch, "sweep/train.ipynb", "import time; time.sleep(0.3)")
+    svc = batch.service(max_concurrent=4)
+    try:
+        group = await svc.submit(
+            {
+                "notebook_path": nb,
+                "parameters": {"label": "run"},
+                "sweep": {"alpha": [1, 2, 3]},
+                "max_concurrent": 1,
+            }
+        )
+        assert (group.size, group.max_concurrent, group.varied, group.state) == (3, 1, ["alpha"], "running")
+        runs = (await svc.list(group=group.id)).items
+        assert [r.group_index for r in runs] == [0, 1, 2]
+        assert [r.parameters for r in runs] == [{"label": "run", "alpha": a} for a in (1, 2, 3)]
+        assert [r.state for r in runs] == ["running", "queued", "queued"]  # one at a time, though 4 slots
+        assert all(r.job_dir.startswith(f"jobs/train-sweep-{group.id}/") for r in runs)
+
+        group = await _ended(svc, group.id)
+        assert group.state == "succeeded" and group.counts["succeeded"] == 3 and group.finished_at
+        runs = (await svc.list(group=group.id)).items
+        spans = sorted((r.started_at, r.finished_at) for r in runs)
+        assert all(later[0] >= earlier[1] for earlier, later in zip(spans, spans[1:]))  # never two at once
+
+        table = await svc.sweeps.results(group.id)
+        assert table.parameter_columns == ["alpha"] and table.value_columns == ["double", "label"]
+        assert [(r.parameters, r.values, r.state) for r in table.rows] == [
+            ({"alpha": a}, {"double": 2 * a, "label": "run"}, "succeeded") for a in (1, 2, 3)
+        ]
+        assert all(r.duration_seconds and r.duration_seconds > 0.3 for r in table.rows)
+        rows = list(csv.reader(io.StringIO(as_csv(table))))
+        assert rows[0][:4] == ["run", "alpha", "double", "label"] and rows[1][:5] == [
+            "0",
+            "1",
+            "2",
+            "run",
+            "succeeded",
+        ]
+    finally:
+        await svc.stop()
+
+
+async def test_retry_runs_only_the_failed_ones_and_cancel_stops_the_rest(batch):
+    nb = _notebook(
+        batch,
+        "sweep/flaky.ipynb",
+        "import pathlib\nif alpha == 2 and not pathlib.Path('/tmp').joinpath(label).exists(): raise ValueError('bad alpha')",
+    )
+    svc = batch.service(max_concurrent=2)
+    marker = batch.root / "retry-ok"
+    try:
+        group = await svc.submit(
+            {"notebook_path": nb, "sweep_runs": [{"alpha": 1}, {"alpha": 2, "label": str(marker)}]}
+        )
+        group = await _ended(svc, group.id)
+        assert group.state == "failed" and group.counts["failed"] == 1 and group.counts["succeeded"] == 1
+        before = {r.group_index: r for r in (await svc.list(group=group.id)).items}
+
+        marker.touch()  # the cause of the failure is fixed: the retried run succeeds
+        group = await svc.sweeps.retry_failed(group.id)
+        group = await _ended(svc, group.id)
+        after = {r.group_index: r for r in (await svc.list(group=group.id)).items}
+        assert group.state == "succeeded" and group.size == 2 and sum(group.counts.values()) == 2
+        assert after[0].id == before[0].id  # the run that succeeded was left alone
+        assert after[1].id != before[1].id and after[1].parameters == before[1].parameters
+        with pytest.raises(NotFound):
+            await svc.get(before[1].id)  # the failed record is replaced (its usage stays counted)
+        with pytest.raises(Conflict, match="No run of sweep"):
+            await svc.sweeps.retry_failed(group.id)
+
+        slow = _notebook(batch, "sweep/slow.ipynb", "import time; time.sleep(60)")
+        long = await svc.submit({"notebook_path": slow, "sweep": {"alpha": [1, 2, 3]}})
+        cancelled = await svc.sweeps.cancel(long.id)
+        assert cancelled.state == "cancelled" and cancelled.counts["cancelled"] == 3
+        with pytest.raises(Conflict, match="already ended"):
+            await svc.sweeps.cancel(long.id)
+    finally:
+        await svc.stop()
+
+
+async def test_a_refused_sweep_leaves_nothing(batch):
+    nb = _notebook(batch, "sweep/typed.ipynb", "pass")
+    svc = batch.service()
+    try:
+        with pytest.raises(Conflict, match=r"Run 3 of the sweep \(alpha=oops\)"):
+            await svc.submit({"notebook_path": nb, "sweep": {"alpha": [1, 2, "oops"]}})
+        assert (await svc.list()).total == 0 and batch.job_folders() == []
+    finally:
+        await svc.stop()

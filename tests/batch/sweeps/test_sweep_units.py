@@ -1,0 +1,126 @@
+"""The pure parts of sweeps: the runs a request makes, the limits checked before any run is made, ranges,
+labels, a sweep's state from its runs, and the values a run recorded in its output notebook."""
+
+from __future__ import annotations
+
+import pytest
+
+from jupyter_gpu_env.batch import results, sweeps
+from jupyter_gpu_env.errors import Conflict, InvalidRequest, TooLarge
+from jupyter_gpu_env.models.jobs import JobGroup, JobRequest
+from jupyter_gpu_env.models.notebooks import NotebookParameter, NotebookParameters
+
+
+def _request(**kw) -> JobRequest:
+    return JobRequest(notebook_path="nb.ipynb", **kw)
+
+
+def test_a_sweep_is_the_product_in_the_order_given_with_the_fixed_values():
+    s = sweeps.expand(_request(parameters={"epochs": 3}, sweep={"alpha": [1, 2], "lr": [0.1, 0.01]}), 100)
+    assert s.runs == [
+        {"epochs": 3, "alpha": 1, "lr": 0.1},
+        {"epochs": 3, "alpha": 1, "lr": 0.01},
+        {"epochs": 3, "alpha": 2, "lr": 0.1},
+        {"epochs": 3, "alpha": 2, "lr": 0.01},
+    ]
+    assert s.varied == ["alpha", "lr"] and s.max_concurrent == 4
+    runs = sweeps.expand(_request(sweep_runs=[{"a": 1, "b": "x"}, {"a": 2, "b": "x"}], max_concurrent=9), 10)
+    assert runs.varied == ["a"] and runs.max_concurrent == 2  # never more than the runs
+
+
+def test_too_many_runs_are_refused_before_any_is_made():
+    huge = _request(sweep={f"p{i}": list(range(10)) for i in range(9)})  # a billion runs
+    with pytest.raises(InvalidRequest, match="1,000,000,000 runs; at most 1,000") as e:
+        sweeps.expand(huge, 1000)
+    assert e.value.reason == "sweep_too_large"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"sweep": {"a": [1]}, "sweep_runs": [{"a": 1}]},
+        {"max_concurrent": 2},
+        {"parameters": {"a": 1}, "sweep": {"a": [1, 2]}},
+        {"sweep": {"a": []}},
+        {"sweep_runs": []},
+    ],
+)
+def test_malformed_sweeps_are_refused_by_the_model(body):
+    with pytest.raises(ValueError):
+        JobRequest.model_validate({"notebook_path": "nb.ipynb", **body})
+
+
+def _declared() -> NotebookParameters:
+    return NotebookParameters(
+        cell_index=0, inspectable=True, parameters=[
+            NotebookParameter(name="alpha", kind="float", default=0.1, default_text="0.1"),
+            NotebookParameter(name="name", kind="str", default="x", default_text="'x'"),
+        ],
+    )  # fmt: skip
+
+
+def test_values_are_checked_naming_the_run():
+    ok = sweeps.expand(_request(sweep={"alpha": [0.1, 1, 2.5], "name": ["a", "b"]}), 100)
+    sweeps.check(_declared(), ok, 1 << 16)
+    bad = sweeps.expand(_request(sweep={"name": ["a", "b"], "alpha": [0.1, "oops"]}), 100)
+    with pytest.raises(Conflict, match=r"Run 2 of the sweep \(name=a, alpha=oops\): 'alpha' must be") as e:
+        sweeps.check(_declared(), bad, 1 << 16)
+    assert e.value.reason == "parameter_type"
+    big = sweeps.expand(_request(sweep={"name": ["a", "b" * 5000]}), 100)
+    with pytest.raises(TooLarge, match="Run 2 of the sweep"):
+        sweeps.check(_declared(), big, 1000)
+
+
+def test_ranges():
+    assert sweeps.range_values("0:1:0.25") == [0.0, 0.25, 0.5, 0.75, 1.0]
+    assert sweeps.range_values("1:5") == [1, 2, 3, 4, 5]
+    assert sweeps.range_values("10:0:-3") == [10, 7, 4, 1]
+    assert sweeps.range_values("0.1:0.3:0.1") == [0.1, 0.2, 0.3]
+    assert sweeps.range_values("a:b") is None and sweeps.range_values("1,2") is None
+    with pytest.raises(ValueError, match="makes no values"):
+        sweeps.range_values("0:5:-1")
+    with pytest.raises(ValueError, match="at most 100,000"):
+        sweeps.range_values("0:1000000")
+
+
+def _group(size: int) -> JobGroup:
+    return JobGroup(
+        id="g", name="n", backend="local", notebook_path="nb.ipynb", size=size, max_concurrent=1, varied=[],
+        counts={}, state="queued", created_at=0.0,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("counts", "state"),
+    [
+        ({"queued": 3}, "queued"),
+        ({"queued": 2, "running": 1}, "running"),
+        ({"queued": 2, "succeeded": 1}, "running"),
+        ({"succeeded": 3}, "succeeded"),
+        ({"succeeded": 2, "cancelled": 1}, "cancelled"),
+        ({"succeeded": 1, "cancelled": 1, "failed": 1}, "failed"),
+    ],
+)
+def test_a_sweeps_state_from_its_runs(counts, state):
+    g = sweeps.summarized(_group(3), counts, 42.0)
+    assert g.state == state
+    assert g.counts["queued"] == counts.get("queued", 0) and sum(g.counts.values()) == 3
+    assert g.finished_at == (None if state in ("queued", "running") else 42.0)
+
+
+def _cell(tags, outputs):
+    return {"cell_type": "code", "metadata": {"tags": tags}, "outputs": outputs, "source": ""}
+
+
+def test_recorded_values_from_a_results_cell_and_scrapbook():
+    nb = {
+        "cells": [
+            _cell([], [{"output_type": "stream", "text": "hello"}]),
+            _cell(["results"], [{"output_type": "execute_result", "data": {"text/plain": "{'loss': 0.25, 'acc': 0.9, 'shape': (2, 3)}"}}]),
+            _cell([], [{"output_type": "display_data", "metadata": {"scrapbook": {"name": "epochs"}},
+                        "data": {results.SCRAP_MIME: {"name": "epochs", "data": 12}}}]),
+            _cell(["results"], [{"output_type": "execute_result", "data": {"application/json": {"acc": 0.95}}}]),
+            _cell(["results"], [{"output_type": "execute_result", "data": {"text/plain": "array([1, 2])"}}]),
+        ]
+    }  # fmt: skip
+    assert results.recorded(nb) == {"loss": 0.25, "acc": 0.95, "shape": [2, 3], "epochs": 12}
