@@ -233,6 +233,13 @@ class GpuEnvApp(ExtensionApp):
         help="Largest request body the REST API reads, in bytes; a larger one is refused with 413 before "
         "it is read.",
     )
+    max_sweep_runs = Int(
+        1000,
+        min=1,
+        config=True,
+        help="The most runs one sweep may have (the product of its values' counts, or its list of runs); "
+        "a larger one is refused before any run is made.",
+    )
     max_parameters_bytes = Int(
         64 << 10,
         min=256,
@@ -357,6 +364,7 @@ class GpuEnvApp(ExtensionApp):
             refresh_interval=self.job_refresh_interval,
             max_parameters_bytes=self.max_parameters_bytes,
             listed_parameters_bytes=self.listed_parameters_bytes,
+            max_sweep_runs=self.max_sweep_runs,
         )
         self.gpu_readers = GpuReaders(self.gpu_recorded_source)
         envs = EnvironmentService(

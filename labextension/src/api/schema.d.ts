@@ -395,9 +395,83 @@ export interface paths {
         put?: never;
         /**
          * Send a notebook to a batch backend
-         * @description The notebook (as saved on disk) is snapshotted at once; later edits do not change the job. Nothing is recorded when the request is refused: 404 names what does not exist (the notebook, the backend, a kernel, environment, image or queue), 409 what the backend or the notebook cannot take (a parameter it does not declare or of another type, resources beyond the backend's limits), 413 parameters beyond `c.GpuEnvApp.max_parameters_bytes`. Running code needs Jupyter's `execute` permission on kernels.
+         * @description The notebook (as saved on disk) is snapshotted at once; later edits do not change the job. Nothing is recorded when the request is refused: 404 names what does not exist (the notebook, the backend, a kernel, environment, image or queue), 409 what the backend or the notebook cannot take (a parameter it does not declare or of another type, resources beyond the backend's limits), 413 parameters beyond `c.GpuEnvApp.max_parameters_bytes`. Running code needs Jupyter's `execute` permission on kernels. With `sweep` or `sweep_runs` the answer is the sweep (a JobGroup), checked as a whole first (every value against its parameter, the number of runs against `c.GpuEnvApp.max_sweep_runs`): one run per set of values, handed to the backend as one object where it has one (a SLURM job array, a Kubernetes Indexed Job).
          */
         post: operations["post_jobs"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/jobs/groups/{group_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A sweep: its runs counted per state */
+        get: operations["get_jobs_groups_group_id"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/jobs/groups/{group_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel every run of a sweep still queued or running */
+        post: operations["post_jobs_groups_group_id_cancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/jobs/groups/{group_id}/results": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A sweep's runs side by side: parameters, recorded values, state, duration
+         * @description Recorded values are those of a cell tagged `results` whose last expression is a dict, and values glued with scrapbook. `format=csv` answers text/csv, a row per run.
+         */
+        get: operations["get_jobs_groups_group_id_results"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/jobs/groups/{group_id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run the failed and cancelled runs of a sweep again
+         * @description With the same snapshot, parameters and resources; the runs that succeeded or are still going are left alone. 409 when no run failed or was cancelled.
+         */
+        post: operations["post_jobs_groups_group_id_retry"];
         delete?: never;
         options?: never;
         head?: never;
@@ -476,6 +550,26 @@ export interface paths {
         get: operations["get_jobs_job_id_log"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/jobs/{job_id}/rerun": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a job (or a run of a sweep) again, its parameters changed or not
+         * @description Its snapshot, runtime, resources and queue as they were; `parameters` change some values. A new job, checked like any submission. 409 when its folder no longer holds the snapshot.
+         */
+        post: operations["post_jobs_job_id_rerun"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1512,6 +1606,18 @@ export interface components {
              * @default null
              */
             finished_at: number | null;
+            /**
+             * Group Id
+             * @description The sweep this job is a run of, if any.
+             * @default null
+             */
+            group_id: string | null;
+            /**
+             * Group Index
+             * @description Its place in the sweep, from 0.
+             * @default null
+             */
+            group_index: number | null;
             /** Id */
             id: string;
             /**
@@ -1595,6 +1701,65 @@ export interface components {
              */
             state: "queued" | "running" | "succeeded" | "failed" | "cancelled";
         };
+        /**
+         * JobGroup
+         * @description A sweep: one notebook run once per set of parameter values, as one submission.
+         */
+        JobGroup: {
+            /** Backend */
+            backend: string;
+            /**
+             * Backend Job Id
+             * @description The backend's one object for the whole sweep: a SLURM array, an Indexed Job.
+             * @default null
+             */
+            backend_job_id: string | null;
+            /**
+             * Counts
+             * @description Runs per state.
+             */
+            counts: {
+                [key: string]: number;
+            };
+            /** Created At */
+            created_at: number;
+            /**
+             * Finished At
+             * @default null
+             */
+            finished_at: number | null;
+            /** Id */
+            id: string;
+            /** Max Concurrent */
+            max_concurrent: number;
+            /** Name */
+            name: string;
+            /** Notebook Path */
+            notebook_path: string;
+            /**
+             * Parameters
+             * @description The values every run has.
+             */
+            parameters?: {
+                [key: string]: components["schemas"]["JsonValue"];
+            };
+            /**
+             * Size
+             * @description How many runs.
+             */
+            size: number;
+            /**
+             * State
+             * @description `running` while a run is queued or running and another has started; `queued` while none has; once all have ended, `succeeded` if all did, `cancelled` if any was cancelled and none failed, else `failed`.
+             * @enum {string}
+             */
+            state: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+            /**
+             * Varied
+             * @description The parameters whose values differ between runs.
+             */
+            varied: string[];
+        };
         /** JobList */
         JobList: {
             /** Items */
@@ -1660,6 +1825,12 @@ export interface components {
              */
             kernel: string | null;
             /**
+             * Max Concurrent
+             * @description With a sweep: how many runs at once at most (default: all it may).
+             * @default null
+             */
+            max_concurrent: number | null;
+            /**
              * Name
              * @description A label; the notebook's name if unset.
              * @default null
@@ -1688,6 +1859,32 @@ export interface components {
              */
             queue: string | null;
             resources?: components["schemas"]["Resources"];
+            /**
+             * Sweep
+             * @description Run the notebook once per combination of these values (the cartesian product, in the order given); `parameters` go to every run. At most `c.GpuEnvApp.max_sweep_runs` runs.
+             * @default null
+             * @example {
+             *       "alpha": [
+             *         0.1,
+             *         0.5
+             *       ],
+             *       "lr": [
+             *         0.1,
+             *         0.01
+             *       ]
+             *     }
+             */
+            sweep: {
+                [key: string]: components["schemas"]["ParameterValue"][];
+            } | null;
+            /**
+             * Sweep Runs
+             * @description Run the notebook once per entry, with its values over `parameters`; instead of `sweep`.
+             * @default null
+             */
+            sweep_runs: {
+                [key: string]: components["schemas"]["ParameterValue"];
+            }[] | null;
         };
         /**
          * JobResources
@@ -2243,6 +2440,21 @@ export interface components {
              */
             shut_down: string[];
         };
+        /**
+         * RerunRequest
+         * @description `POST jobs/{job_id}/rerun`: the values to change; the others stay as they were.
+         */
+        RerunRequest: {
+            /**
+             * Parameters
+             * @example {
+             *       "alpha": 0.5
+             *     }
+             */
+            parameters?: {
+                [key: string]: components["schemas"]["ParameterValue"];
+            };
+        };
         /** ResourceLimits */
         ResourceLimits: {
             /**
@@ -2301,6 +2513,59 @@ export interface components {
              * @default null
              */
             time_limit: number | string | null;
+        };
+        /**
+         * SweepResults
+         * @description A sweep's runs side by side: parameters, recorded values, state and duration.
+         */
+        SweepResults: {
+            group: components["schemas"]["JobGroup"];
+            /** Parameter Columns */
+            parameter_columns: string[];
+            /** Rows */
+            rows: components["schemas"]["SweepRow"][];
+            /**
+             * Value Columns
+             * @description Every name any run recorded, in first-seen order.
+             */
+            value_columns: string[];
+        };
+        /**
+         * SweepRow
+         * @description One run of a sweep in its results table.
+         */
+        SweepRow: {
+            /**
+             * Duration Seconds
+             * @description From its start to its end (or now).
+             * @default null
+             */
+            duration_seconds: number | null;
+            /** Index */
+            index: number;
+            /** Job Id */
+            job_id: string;
+            /** Output Path */
+            output_path: string;
+            /**
+             * Parameters
+             * @description The values of the sweep's varied parameters.
+             */
+            parameters: {
+                [key: string]: components["schemas"]["JsonValue"];
+            };
+            /**
+             * State
+             * @enum {string}
+             */
+            state: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+            /**
+             * Values
+             * @description What the run recorded: a `results`-tagged cell's dict, and scrapbook's glued values.
+             */
+            values: {
+                [key: string]: components["schemas"]["JsonValue"];
+            };
         };
         /**
          * Task
@@ -3676,6 +3941,8 @@ export interface operations {
                 limit?: number;
                 /** @description Skip this many. */
                 offset?: number;
+                /** @description Only the runs of this sweep, in the sweep's order. */
+                group?: string;
             };
             header?: never;
             path?: never;
@@ -3710,6 +3977,15 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            /** @description No such resource, or something the request names does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
         };
     };
     post_jobs: {
@@ -3733,7 +4009,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Job"];
+                    "application/json": components["schemas"]["Job"] | components["schemas"]["JobGroup"];
                 };
             };
             /** @description The request is invalid: `message` says which field and why. */
@@ -3774,6 +4050,224 @@ export interface operations {
             };
             /** @description The request body, or a part of it, is larger than this server accepts. */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    get_jobs_groups_group_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                group_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobGroup"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No such resource, or something the request names does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    post_jobs_groups_group_id_cancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                group_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobGroup"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No such resource, or something the request names does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request conflicts with the current state: `reason` says how. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    get_jobs_groups_group_id_results: {
+        parameters: {
+            query?: {
+                /** @description json or csv. */
+                format?: "json" | "csv";
+            };
+            header?: never;
+            path: {
+                group_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SweepResults"];
+                    "text/csv": string;
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No such resource, or something the request names does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    post_jobs_groups_group_id_retry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                group_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobGroup"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No such resource, or something the request names does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request conflicts with the current state: `reason` says how. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4032,6 +4526,79 @@ export interface operations {
             };
             /** @description The request conflicts with the current state: `reason` says how. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    post_jobs_job_id_rerun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RerunRequest"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description The created resource, or the task to follow. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No such resource, or something the request names does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request conflicts with the current state: `reason` says how. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request body, or a part of it, is larger than this server accepts. */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
