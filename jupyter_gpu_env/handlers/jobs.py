@@ -136,9 +136,8 @@ class JobGroupResultsHandler(GpuEnvHandler):
         table = await self.services.jobs.sweeps.results(group_id)
         if self.query["format"] != "csv":
             return table
-        self.set_header("Content-Type", "text/csv; charset=utf-8")
         self.set_header("Content-Disposition", f'attachment; filename="sweep-{group_id}.csv"')
-        self.finish(as_csv(table))
+        self.finish(as_csv(table), set_content_type="text/csv; charset=utf-8")
         return None
 
 

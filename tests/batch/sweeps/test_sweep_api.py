@@ -1,0 +1,94 @@
+"""Sweeps and reruns through the REST API of a real server (local backend, real papermill)."""
+
+from __future__ import annotations
+
+import json
+
+import nbformat
+import pytest
+from helpers import body, error, wait_job, wait_until
+
+
+@pytest.fixture
+def jp_server_config(jp_server_config, demo_app_config):
+    return {
+        **jp_server_config,
+        "GpuEnvApp": {**demo_app_config, "job_refresh_interval": 0.2, "max_sweep_runs": 4},
+    }
+
+
+def _notebook(root) -> str:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    params = nbformat.v4.new_code_cell("alpha = 1")
+    params.metadata["tags"] = ["parameters"]
+    result = nbformat.v4.new_code_cell("{'square': alpha ** 2}")
+    result.metadata["tags"] = ["results"]
+    nb.cells = [params, result]
+    nbformat.write(nb, root / "sq.ipynb")
+    return "sq.ipynb"
+
+
+async def test_sweep_group_results_and_rerun(api, jp_root_dir):
+    path = _notebook(jp_root_dir)
+    resp = await api(
+        "jobs", method="POST", body=json.dumps({"notebook_path": path, "sweep": {"alpha": [2, 3]}})
+    )
+    assert resp.code == 201
+    group = await body(resp)
+    assert resp.headers["Location"].endswith(f"/gpu-env/api/jobs/groups/{group['id']}")
+    assert group["size"] == 2 and group["varied"] == ["alpha"]
+
+    async def ended():
+        g = await body(await api("jobs", "groups", group["id"]))
+        return g if g["state"] not in ("queued", "running") else None
+
+    group = await wait_until(ended, within=90, every=0.2, what="the sweep ending")
+    assert group["state"] == "succeeded" and group["counts"]["succeeded"] == 2
+    runs = (await body(await api("jobs", params={"group": group["id"]})))["items"]
+    assert [r["parameters"] for r in runs] == [{"alpha": 2}, {"alpha": 3}]
+
+    table = await body(await api("jobs", "groups", group["id"], "results"))
+    assert [(r["parameters"], r["values"]) for r in table["rows"]] == [
+        ({"alpha": 2}, {"square": 4}),
+        ({"alpha": 3}, {"square": 9}),
+    ]
+    resp = await api("jobs", "groups", group["id"], "results", params={"format": "csv"})
+    assert resp.headers["Content-Type"].startswith("text/csv")
+    assert resp.body.decode().splitlines()[1].startswith("0,2,4,succeeded,")
+
+    # "Run with these parameters": one run again, a value changed; a plain job, not part of the sweep.
+    resp = await api(
+        "jobs", runs[1]["id"], "rerun", method="POST", body=json.dumps({"parameters": {"alpha": 5}})
+    )
+    assert resp.code == 201
+    again = await wait_job(api, (await body(resp))["id"])
+    assert again["state"] == "succeeded" and again["parameters"] == {"alpha": 5} and again["group_id"] is None
+
+    err = await error(api("jobs", "groups", group["id"], "retry", method="POST", body=b"{}"), 409)
+    assert "No run of sweep" in err["message"]
+    await error(api("jobs", "groups", "0123456789ab"), 404)
+    await error(api("jobs", params={"group": "0123456789ab"}), 404)
+
+
+async def test_sweeps_beyond_the_limit_or_ill_typed_are_refused_whole(api, jp_root_dir):
+    path = _notebook(jp_root_dir)
+    err = await error(
+        api(
+            "jobs",
+            method="POST",
+            body=json.dumps({"notebook_path": path, "sweep": {"alpha": [1, 2, 3, 4, 5]}}),
+        ),
+        400,
+    )
+    assert "5 runs; at most 4" in err["message"]
+    err = await error(
+        api("jobs", method="POST", body=json.dumps({"notebook_path": path, "sweep": {"alpha": [1, "x"]}})),
+        409,
+    )
+    assert "Run 2 of the sweep (alpha=x)" in err["message"]
+    err = await error(
+        api("jobs", method="POST", body=json.dumps({"notebook_path": path, "max_concurrent": 2})), 400
+    )
+    assert "max_concurrent applies to a sweep" in err["message"]
+    assert (await body(await api("jobs")))["total"] == 0
