@@ -7,6 +7,7 @@ import {
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
+import { IFileBrowserFactory } from '@jupyterlab/filebrowser';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { IStateDB } from '@jupyterlab/statedb';
 import { refreshIcon } from '@jupyterlab/ui-components';
@@ -40,7 +41,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
     ICommandPalette,
     ISettingRegistry,
     IJobsModel,
-    IStateDB
+    IStateDB,
+    IFileBrowserFactory
   ],
   activate: (
     app: JupyterFrontEnd,
@@ -48,7 +50,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
     palette: ICommandPalette | null,
     settingRegistry: ISettingRegistry | null,
     jobs: JobsModel | null,
-    state: IStateDB | null
+    state: IStateDB | null,
+    files: IFileBrowserFactory | null
   ): void => {
     const { commands, shell } = app;
     const panel = new GpuEnvPanel({
@@ -81,7 +84,12 @@ const plugin: JupyterFrontEndPlugin<void> = {
       actions: panel.environments,
       gpu: panel.gpu,
       palette,
-      category: PALETTE_CATEGORY
+      category: PALETTE_CATEGORY,
+      files,
+      reveal: () => {
+        shell.activateById(PANEL_ID);
+        panel.reveal('environments');
+      }
     });
     registerImageCommands({
       commands,

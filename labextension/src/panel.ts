@@ -65,6 +65,7 @@ export class GpuEnvPanel extends SidePanel {
         state: options.state
       });
       this.addWidget(widget);
+      this._sections.set(key, widget);
       return widget;
     };
 
@@ -134,6 +135,13 @@ export class GpuEnvPanel extends SidePanel {
   /** The Environments and Images actions (also behind palette commands). */
   readonly environments: EnvironmentActions;
 
+  /** Expand the section `key` (`environments`, `images`…) and scroll it into view. */
+  reveal(key: string): void {
+    const section = this._sections.get(key);
+    section?.expand();
+    section?.node.scrollIntoView({ block: 'nearest' });
+  }
+
   /** Refresh every section now. */
   async refresh(): Promise<void> {
     await Promise.all([
@@ -154,6 +162,7 @@ export class GpuEnvPanel extends SidePanel {
   }
 
   private _jobs: JobsModel | null;
+  private _sections = new Map<string, CollapsibleSection>();
 }
 
 export namespace GpuEnvPanel {

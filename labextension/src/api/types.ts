@@ -55,10 +55,44 @@ export type IReleaseResult = S<'ReleaseResult'>;
 // -- environments, kernels, images and tasks
 
 export type IEnvironment = S<'Environment'>;
-/** `managed`: provided by the platform, read-only; `own`: the user's. */
+/**
+ * `managed`: provided by the platform, read-only; `own`: the user's;
+ * `shared`: published by a teammate (or the user), read-only, cloneable.
+ */
 export type EnvKind = IEnvironment['kind'];
 export type IEnvironmentDetail = S<'EnvironmentDetail'>;
+/** `GET environments`: the list, and whether the server can share. */
 export type IEnvironmentList = S<'EnvironmentList'>;
+
+/** Every field of `POST environments` (the schema's first alternative). */
+type NewEnvironmentFields = Extract<
+  Schemas['NewEnvironmentRequest'],
+  { name: string }
+>;
+/** `POST environments` with `source`: a clone of a listed environment. */
+export type ICloneRequest = Pick<NewEnvironmentFields, 'name'> & {
+  source: NonNullable<NewEnvironmentFields['source']>;
+};
+/**
+ * `POST environments` with `from_file` (a path under the server's root, as
+ * the file browser shows it); with `dry_run`, only its plan.
+ */
+export type ICreateRequest = Pick<NewEnvironmentFields, 'name'> & {
+  from_file: NonNullable<NewEnvironmentFields['from_file']>;
+  dry_run?: boolean;
+};
+/** `POST environments`: a clone, or an environment made from a file. */
+export type INewEnvironmentRequest = ICloneRequest | ICreateRequest;
+/** What creating from a file did: the result of a `create` task. */
+export type ICreateResult = S<'CreateResult'>;
+export type ICreateReport = S<'CreateReport'>;
+/** `POST environments/{name}/publish`: the shared name is optional. */
+export type IPublishRequest = RequestOf<
+  Schemas['PublishRequest'],
+  'description'
+>;
+/** The shared environment: the result of a `publish` task. */
+export type IPublishResult = S<'PublishResult'>;
 export type IPackage = S<'Package'>;
 export type IKernelInfo = S<'KernelInfo'>;
 export type IKernelRemoved = S<'KernelRemoved'>;

@@ -59,6 +59,13 @@ export class CollapsibleSection extends Panel {
     return !this.body.isHidden;
   }
 
+  /** Show the body if it is collapsed (and remember it). */
+  expand(): void {
+    if (!this.expanded) {
+      this.toggle();
+    }
+  }
+
   /** Show or hide the body (and remember it). */
   toggle(): void {
     this._render(!this.expanded);

@@ -14,19 +14,27 @@ import {
   withKernelsShutDown
 } from '../components/kernels-in-use';
 import { TaskTracker } from './tasks';
-import { IEnvironment } from '../api/types';
-import { CloneForm, ExportForm, PackForm, PackagesForm } from './dialogs';
+import { ICreateRequest, IEnvironment, IPublishRequest } from '../api/types';
+import {
+  CloneForm,
+  CreateFromFileForm,
+  ExportForm,
+  PackForm,
+  PackagesForm,
+  PublishForm
+} from './dialogs';
 import {
   cleanMessage,
   describeImageSize,
   formatEnvSize,
   plural,
-  suggestCloneName
+  suggestCloneName,
+  suggestFileEnvName
 } from './format';
 import { EnvironmentsClient, isTask } from './client';
 import { EnvironmentsModel } from './model';
 import { notifyError, notifyTaskEnd } from './notify';
-import { reviewPlan } from './plan';
+import { reviewCreatePlan, reviewPlan } from './plan';
 import { reviewHistory } from './history';
 
 /** Statuses whose message says what to change (shown in the dialog again). */
@@ -92,6 +100,130 @@ export class EnvironmentActions {
         await this.model.load();
       }
     }
+  }
+
+  /**
+   * Make a new environment from `file` (a path under the server's root, as
+   * the file browser shows it): ask its name, show what it would install,
+   * and start it. Answers whether it started (its task is tracked).
+   */
+  async createFromFile(file: string): Promise<boolean> {
+    // Fresh names for the suggestion and the check, even with the panel closed.
+    await this.model.load();
+    let name = suggestFileEnvName(file, this.model.names);
+    let error: string | undefined;
+    for (;;) {
+      const result = await showDialog({
+        title: 'Create an environment from a file',
+        body: new CreateFromFileForm({
+          file,
+          name,
+          taken: this.model.names,
+          error
+        }),
+        buttons: [Dialog.cancelButton(), Dialog.okButton({ label: 'Review…' })],
+        focusNodeSelector: 'input[type="text"]'
+      });
+      if (!result.button.accept || !result.value) {
+        return false;
+      }
+      name = result.value;
+      const request: ICreateRequest = { name, from_file: file };
+      // The plan first, always: nothing is made until the user has seen it.
+      if ((await reviewCreatePlan(this._client, request)) !== true) {
+        return false;
+      }
+      try {
+        this.tracker.track(await this._client.create(request));
+        return true;
+      } catch (reason) {
+        const err = asApiError(reason);
+        // A name taken meanwhile: ask another one; any other refusal says why.
+        if (err.status !== 409 || err.reason !== 'env_exists') {
+          notifyError(`Could not create '${name}' from ${file}`, err);
+          return false;
+        }
+        error = cleanMessage(err.message);
+        await this.model.load();
+      }
+    }
+  }
+
+  /**
+   * Share one of the user's environments with the team: a copy in the
+   * shared folder, with a one-line description, read-only for the others.
+   */
+  async publish(env: IEnvironment): Promise<void> {
+    let value: IPublishRequest | undefined;
+    let error: string | undefined;
+    for (;;) {
+      const result = await showDialog({
+        title: `Share '${env.name}' with the team`,
+        body: new PublishForm({
+          name: env.name,
+          taken: sharedFolderNames(this.model.environments ?? []),
+          description: value?.description,
+          sharedName: value?.name ?? undefined,
+          error
+        }),
+        buttons: [Dialog.cancelButton(), Dialog.okButton({ label: 'Share' })],
+        focusNodeSelector: 'input[type="text"]'
+      });
+      if (!result.button.accept || !result.value) {
+        return;
+      }
+      value = result.value;
+      try {
+        this.tracker.track(await this._client.publish(env.name, value));
+        return;
+      } catch (reason) {
+        const err = asApiError(reason);
+        if (!REFUSALS.includes(err.status)) {
+          notifyError(`Could not share '${env.name}'`, err);
+          return;
+        }
+        error = cleanMessage(err.message);
+        await this.model.load();
+      }
+    }
+  }
+
+  /** Remove a shared environment the user published, after a confirmation. */
+  async unpublish(env: IEnvironment): Promise<void> {
+    const body = h(
+      'div',
+      { class: 'jp-GpuEnv-confirm' },
+      h(
+        'p',
+        {},
+        `This deletes the shared copy ${env.prefix}: teammates no longer ` +
+          'see it in their Shared list.'
+      ),
+      h(
+        'p',
+        {},
+        'Clones made of it stay, and so does your own environment. ' +
+          'Kernels registered from the shared copy stop working.'
+      )
+    );
+    const result = await showDialog({
+      title: `Unpublish '${env.name}'?`,
+      body: new Widget({ node: body }),
+      buttons: [
+        Dialog.cancelButton(),
+        Dialog.warnButton({ label: 'Unpublish' })
+      ]
+    });
+    if (!result.button.accept) {
+      return;
+    }
+    try {
+      await this._client.unpublish(env.name);
+      Notification.success(`Unpublished '${env.name}'.`, { autoClose: 4000 });
+    } catch (reason) {
+      notifyError(`Could not unpublish '${env.name}'`, reason);
+    }
+    await this.model.refresh();
   }
 
   /** Pack an environment (asked when not given) into an image. */
@@ -328,6 +460,13 @@ export class EnvironmentActions {
   private _client: EnvironmentsClient;
   private _kernelspecs: KernelSpec.IManager | null;
   private _sessions: Session.IManager | null;
+}
+
+/** The folder names in the shared folder (a listed name may carry `@…`). */
+function sharedFolderNames(envs: IEnvironment[]): string[] {
+  return envs
+    .filter(env => env.kind === 'shared')
+    .map(env => env.prefix.split('/').filter(Boolean).pop() ?? env.name);
 }
 
 export namespace EnvironmentActions {

@@ -1,6 +1,7 @@
 /**
- * The environment calls of the REST API: list, read, clone, delete, change
- * packages, register or remove the kernel, export and pack.
+ * The environment calls of the REST API: list, read, clone, create from a
+ * file, delete, change packages, register or remove the kernel, export,
+ * pack, and share with the team (publish, unpublish).
  */
 import { ApiClient, enc } from '../api/request';
 import type {
@@ -10,6 +11,8 @@ import type {
   IEnvironmentDetail,
   IEnvironmentHistory,
   IEnvironmentList,
+  ICloneRequest,
+  ICreateRequest,
   IExportResult,
   IImage,
   IImageRequest,
@@ -17,14 +20,19 @@ import type {
   IKernelRemoved,
   IPackageSearch,
   IPackagesRequest,
+  IPublishRequest,
   PackageKind,
   ITask
 } from '../api/types';
 
 export class EnvironmentsClient extends ApiClient {
   async list(): Promise<IEnvironment[]> {
-    const list = await this.request<IEnvironmentList>('GET', 'environments');
-    return list.environments;
+    return (await this.listAll()).environments;
+  }
+
+  /** The environments, and whether this server can share with the team. */
+  listAll(): Promise<IEnvironmentList> {
+    return this.request('GET', 'environments');
   }
 
   /** One environment with its packages. */
@@ -34,7 +42,29 @@ export class EnvironmentsClient extends ApiClient {
 
   /** Start a clone of `source` as `name`: answers the task (202). */
   clone(source: string, name: string): Promise<ITask> {
-    return this.request('POST', 'environments', { body: { source, name } });
+    const body: ICloneRequest = { source, name };
+    return this.request('POST', 'environments', { body });
+  }
+
+  /**
+   * Start making `name` from a file under the server's root (202): a
+   * `create` task, or with `dry_run` a `plan` task whose result is an
+   * IPackagesPlan. 400 names what is wrong in the file, and where.
+   */
+  create(body: ICreateRequest): Promise<ITask> {
+    return this.request('POST', 'environments', { body });
+  }
+
+  /** Start publishing one of the user's environments (202, a `publish` task). */
+  publish(name: string, body: IPublishRequest): Promise<ITask> {
+    return this.request('POST', `environments/${enc(name)}/publish`, {
+      body
+    });
+  }
+
+  /** Remove a shared environment this user published (403 for another's). */
+  unpublish(name: string): Promise<IDeletedEnvironment> {
+    return this.request('DELETE', `environments/${enc(name)}`);
   }
 
   /** Delete one of the user's environments; 409 `kernels_running` names kernels in the way. */

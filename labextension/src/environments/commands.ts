@@ -4,12 +4,17 @@
  * those that can ask which environment — clone, pack, check GPU — are in the
  * command palette too. Whether an item is shown or enabled is decided here,
  * from the listed environment and the tasks running on it.
+ *
+ * "Create environment from this file" is in the file browser's context menu
+ * (schema/plugin.json) on environment.yml, requirements.txt and lock files,
+ * and in the palette, where it asks for the file.
  */
 import {
   ICommandPalette,
   InputDialog,
   Notification
 } from '@jupyterlab/apputils';
+import type { IFileBrowserFactory } from '@jupyterlab/filebrowser';
 import { CommandRegistry } from '@lumino/commands';
 import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 
@@ -17,6 +22,7 @@ import type { IEnvironment } from '../api/types';
 import type { MenuEntry } from '../components/menu-button';
 import type { GpuClient } from '../gpu/client';
 import { EnvironmentActions } from './actions';
+import { isEnvironmentFile } from './format';
 import { notifyError } from './notify';
 import { isFinal } from './tasks';
 
@@ -29,6 +35,9 @@ export namespace EnvCommandIDs {
   export const toggleKernel = 'jupyter-gpu-env:toggle-kernel';
   export const exportEnv = 'jupyter-gpu-env:export-environment';
   export const remove = 'jupyter-gpu-env:delete-environment';
+  export const createFromFile = 'jupyter-gpu-env:create-from-file';
+  export const publish = 'jupyter-gpu-env:publish-environment';
+  export const unpublish = 'jupyter-gpu-env:unpublish-environment';
 }
 
 /** The "⋯" menu of an environment's row, in the order it shows. */
@@ -42,8 +51,17 @@ export function environmentMenu(name: string): MenuEntry[] {
     { command: EnvCommandIDs.clone, args: { source: name } },
     { command: EnvCommandIDs.exportEnv, args },
     { command: EnvCommandIDs.pack, args },
+    { command: EnvCommandIDs.publish, args },
     { separator: true },
     { command: EnvCommandIDs.remove, args }
+  ];
+}
+
+/** The "⋯" menu of a shared environment's row: read-only, cloned to use. */
+export function sharedEnvironmentMenu(name: string): MenuEntry[] {
+  return [
+    { command: EnvCommandIDs.clone, args: { source: name } },
+    { command: EnvCommandIDs.unpublish, args: { environment: name } }
   ];
 }
 
@@ -53,6 +71,10 @@ export function registerEnvironmentCommands(options: {
   gpu: GpuClient;
   palette: ICommandPalette | null;
   category: string;
+  /** The file browsers, whose selected file "create from file" uses. */
+  files?: IFileBrowserFactory | null;
+  /** Show the Environments section (a new environment's task runs there). */
+  reveal?: () => void;
 }): void {
   const { commands, actions, gpu } = options;
   const named = (args: ReadonlyPartialJSONObject, key = 'environment') =>
@@ -66,6 +88,20 @@ export function registerEnvironmentCommands(options: {
     running(`environments/${named(args)}`);
   const own = (args: ReadonlyPartialJSONObject): boolean =>
     envOf(args)?.kind === 'own';
+  /** The one environment file selected in the current file browser. */
+  const selectedFile = (): string | null => {
+    const browser = options.files?.tracker.currentWidget;
+    if (!browser) {
+      return null;
+    }
+    const items = Array.from(browser.selectedItems());
+    const [item] = items;
+    return items.length === 1 &&
+      item.type !== 'directory' &&
+      isEnvironmentFile(item.path)
+      ? item.path
+      : null;
+  };
   /** Run `action` on the listed environment the command was called with. */
   const onEnv =
     (action: (env: IEnvironment) => Promise<void>) =>
@@ -160,7 +196,52 @@ export function registerEnvironmentCommands(options: {
     execute: onEnv(env => actions.remove(env))
   });
 
+  commands.addCommand(EnvCommandIDs.createFromFile, {
+    label: args =>
+      args['isPalette']
+        ? 'Create environment from a file…'
+        : 'Create environment from this file…',
+    caption:
+      'A new environment of yours from an environment.yml, a ' +
+      'requirements.txt or an explicit lock, after seeing what it installs',
+    // In the file browser's menu on one such file; in the palette, always.
+    isVisible: args => !!args['isPalette'] || selectedFile() !== null,
+    execute: async args => {
+      let file = text(args, 'path') ?? selectedFile();
+      if (!file) {
+        const answer = await InputDialog.getText({
+          title: 'Create an environment from a file',
+          label:
+            'File under the server’s root (environment.yml, ' +
+            'requirements.txt or an explicit lock)',
+          placeholder: 'project/environment.yml',
+          okLabel: 'Next'
+        });
+        file = answer.button.accept ? answer.value?.trim() || null : null;
+      }
+      if (file && (await actions.createFromFile(file))) {
+        options.reveal?.();
+      }
+    }
+  });
+  commands.addCommand(EnvCommandIDs.publish, {
+    label: 'Share with team…',
+    caption:
+      'Publish a read-only copy in the shared folder, with a description; ' +
+      'teammates clone it to use it',
+    isVisible: args => own(args) && actions.model.sharing,
+    isEnabled: args => !changing(args),
+    execute: onEnv(env => actions.publish(env))
+  });
+  commands.addCommand(EnvCommandIDs.unpublish, {
+    label: 'Unpublish…',
+    caption: 'Remove this environment from the shared folder',
+    isVisible: args => envOf(args)?.can_unpublish === true,
+    execute: onEnv(env => actions.unpublish(env))
+  });
+
   for (const command of [
+    EnvCommandIDs.createFromFile,
     EnvCommandIDs.clone,
     EnvCommandIDs.pack,
     EnvCommandIDs.checkGpu

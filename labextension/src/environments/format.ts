@@ -76,6 +76,79 @@ export function suggestCloneName(
   return candidate;
 }
 
+/** The files an environment can be made from, by how their names end. */
+export const ENV_FILE_SUFFIXES: readonly string[] = [
+  '.yml',
+  '.yaml',
+  '.txt',
+  '.lock'
+];
+
+/** Whether `path` names a file an environment can be made from. */
+export function isEnvironmentFile(path: string): boolean {
+  const lower = path.toLowerCase();
+  return ENV_FILE_SUFFIXES.some(suffix => lower.endsWith(suffix));
+}
+
+/**
+ * `text` as a valid environment name: characters outside letters, digits,
+ * '.', '_' and '-' become '-', runs of them (and '..') one, no leading '.'
+ * or '-', at most 64 characters; '' when nothing is left.
+ */
+export function sanitizeEnvName(text: string): string {
+  return text
+    .replace(/[^A-Za-z0-9._-]+/g, '-')
+    .replace(/\.{2,}/g, '.')
+    .replace(/-{2,}/g, '-')
+    .replace(/^[.-]+/, '')
+    .slice(0, MAX_ENV_NAME_LENGTH)
+    .replace(/[.-]+$/, '');
+}
+
+/**
+ * A free name for an environment made from the file at `path` (as the file
+ * browser shows it): its folder's name (`ml/project/environment.yml` →
+ * `project`), or at the root the file's stem (`requirements.txt` →
+ * `requirements`); `-2`, `-3`… when taken.
+ */
+export function suggestFileEnvName(
+  path: string,
+  taken: readonly string[]
+): string {
+  const parts = path.split('/').filter(Boolean);
+  const file = parts.pop() ?? '';
+  const folder = parts.pop();
+  const stem = file.includes('.') ? file.slice(0, file.lastIndexOf('.')) : file;
+  const base =
+    sanitizeEnvName(folder ?? stem) || sanitizeEnvName(stem) || 'env';
+  let candidate = base;
+  for (let i = 2; taken.includes(candidate); i++) {
+    const suffix = `-${i}`;
+    candidate = `${base.slice(0, MAX_ENV_NAME_LENGTH - suffix.length)}${suffix}`;
+  }
+  return candidate;
+}
+
+/** The longest description of a shared environment the server accepts. */
+export const MAX_DESCRIPTION_LENGTH = 300;
+
+/** Why `text` is not a valid description of a shared environment, or null. */
+export function descriptionProblem(text: string): string | null {
+  if (text.trim().length === 0) {
+    return 'Say in one line what it is for.';
+  }
+  if ([...text].some(c => c.charCodeAt(0) < 32 || c.charCodeAt(0) === 127)) {
+    return 'The description must be one line, without control characters.';
+  }
+  if (text.length > MAX_DESCRIPTION_LENGTH) {
+    return (
+      `The description is ${text.length} characters long; at most ` +
+      `${MAX_DESCRIPTION_LENGTH} are allowed.`
+    );
+  }
+  return null;
+}
+
 const SPEC_OPERATOR = /^(==|>=|<=|!=|~=|=|<|>)/;
 
 /**

@@ -34,6 +34,11 @@ export class EnvironmentsModel extends PolledModel {
     return this._environments;
   }
 
+  /** Whether the server has a shared folder to publish to. */
+  get sharing(): boolean {
+    return this._sharing;
+  }
+
   /** Images, or null before the first answer. */
   get imageList(): IImage[] | null {
     return this._images;
@@ -56,14 +61,15 @@ export class EnvironmentsModel extends PolledModel {
 
   protected async fetch(): Promise<void> {
     const [envs, images] = await Promise.allSettled([
-      this.client.list(),
+      this.client.listAll(),
       this.images.list()
     ]);
     this._envError = null;
     this._imageError = null;
     if (envs.status === 'fulfilled') {
-      this._environments = envs.value;
-      if (envs.value.some(env => env.size_state === 'measuring')) {
+      this._environments = envs.value.environments;
+      this._sharing = envs.value.sharing;
+      if (this._environments.some(env => env.size_state === 'measuring')) {
         this._askAgainSoon();
       }
     } else {
@@ -96,6 +102,7 @@ export class EnvironmentsModel extends PolledModel {
   }
 
   private _soon = 0;
+  private _sharing = false;
   private _environments: IEnvironment[] | null = null;
   private _images: IImage[] | null = null;
   private _envError: ApiError | null = null;

@@ -5,8 +5,20 @@ import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
 import { Widget } from '@lumino/widgets';
 
 import { h } from '../components/form';
-import { IImage, IPackagesResult, ITask, IUndoResult } from '../api/types';
-import { cleanMessage, describeImageSize, formatDuration } from './format';
+import {
+  ICreateResult,
+  IImage,
+  IPackagesResult,
+  IPublishResult,
+  ITask,
+  IUndoResult
+} from '../api/types';
+import {
+  cleanMessage,
+  describeImageSize,
+  formatDuration,
+  plural
+} from './format';
 import { asApiError } from '../api/request';
 import {
   GPU_CHECK_KIND,
@@ -101,6 +113,34 @@ function successOf(task: ITask): {
       ]
     };
   }
+  if (task.kind === 'create' && isCreateResult(task.result)) {
+    const result = task.result;
+    const { from_file, installed, ignored, seconds } = result.report;
+    return {
+      message:
+        `Created '${result.environment.name}' from ${from_file} in ` +
+        `${formatDuration(seconds)}: ${plural(installed.length, 'package')}` +
+        (ignored.length
+          ? `; ${ignored.length === 1 ? 'one entry' : `${ignored.length} entries`} ` +
+            'not applied (see Details).'
+          : '.'),
+      actions: [
+        {
+          label: 'Details',
+          callback: () => void showCreateReport(result),
+          displayType: 'link'
+        }
+      ]
+    };
+  }
+  if (task.kind === 'publish' && isPublishResult(task.result)) {
+    const env = task.result.environment;
+    return {
+      message:
+        `Shared '${env.name}' with the team` +
+        (env.description ? `: ${env.description}` : '.')
+    };
+  }
   if (task.kind === 'undo' && isUndoResult(task.result)) {
     return {
       message: `'${task.result.environment.name}': ${task.result.restored}`
@@ -160,6 +200,43 @@ async function showReport(result: IPackagesResult): Promise<void> {
   });
 }
 
+/** What creating from a file installed, and what of the file it did not apply. */
+async function showCreateReport(result: ICreateResult): Promise<void> {
+  const { from_file, file_kind, installed, ignored, seconds } = result.report;
+  const list = (title: string, items: string[], testid: string) =>
+    h(
+      'div',
+      { class: 'jp-GpuEnv-report', 'data-testid': testid },
+      h('div', { class: 'jp-GpuEnv-fieldLabel' }, `${title} (${items.length})`),
+      items.length
+        ? h(
+            'ul',
+            { class: 'jp-GpuEnv-reportList' },
+            ...items.map(item => h('li', {}, item))
+          )
+        : h('div', { class: 'jp-GpuEnv-fieldHint' }, 'none')
+    );
+  const body = h(
+    'div',
+    { 'data-testid': 'gpu-env-create-report' },
+    h('p', {}, `From ${from_file} (read as ${file_kind}).`),
+    list('Installed', installed, 'gpu-env-create-installed'),
+    ignored.length
+      ? list('Not applied', ignored, 'gpu-env-create-ignored')
+      : null,
+    h(
+      'div',
+      { class: 'jp-GpuEnv-fieldHint' },
+      `Took ${formatDuration(seconds)}.`
+    )
+  );
+  await showDialog({
+    title: `'${result.environment.name}' created`,
+    body: new Widget({ node: body }),
+    buttons: [Dialog.okButton({ label: 'Close' })]
+  });
+}
+
 /** Whether a task's result is an object with all of `keys`. */
 function hasKeys(value: unknown, ...keys: string[]): boolean {
   return (
@@ -175,4 +252,15 @@ function isImage(value: unknown): value is IImage {
 
 function isPackagesResult(value: unknown): value is IPackagesResult {
   return hasKeys(value, 'report', 'environment');
+}
+
+function isCreateResult(value: unknown): value is ICreateResult {
+  return (
+    hasKeys(value, 'report', 'environment') &&
+    hasKeys((value as ICreateResult).report, 'from_file', 'installed')
+  );
+}
+
+function isPublishResult(value: unknown): value is IPublishResult {
+  return hasKeys(value, 'environment');
 }

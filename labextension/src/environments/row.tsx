@@ -1,6 +1,7 @@
 /**
  * One environment in the Environments section: name, facts, badges, the
- * row's actions, its running tasks, and (expanded) its package list.
+ * row's actions, its running tasks, and (expanded) its package list. A
+ * shared environment's row says who shared it and what for.
  *
  * The name keeps the width: one button stays on the row (the kernel toggle,
  * whose state shows at a glance) and every action is in the labelled "⋯"
@@ -20,7 +21,7 @@ import { TaskList } from './task-list';
 import { isFinal } from './tasks';
 import { IEnvironment, ITask } from '../api/types';
 import { EnvironmentActions } from './actions';
-import { environmentMenu } from './commands';
+import { environmentMenu, sharedEnvironmentMenu } from './commands';
 import { describeEnvironment } from './format';
 import { taskSummary } from './notify';
 import { PackageList } from './packages';
@@ -69,6 +70,28 @@ function Badges(props: { env: IEnvironment }): JSX.Element {
   );
 }
 
+/** Who shared it, and their one line about it (cut to the row, in full on hover). */
+function SharedBy(props: { env: IEnvironment }): JSX.Element {
+  const { env } = props;
+  return (
+    <div className="jp-GpuEnv-sharedBy">
+      {env.description && (
+        <div
+          className="jp-GpuEnv-envDescription"
+          title={env.description}
+          data-testid="gpu-env-env-description"
+        >
+          {env.description}
+        </div>
+      )}
+      <div className="jp-GpuEnv-note" data-testid="gpu-env-env-owner">
+        {env.owner ? `by ${env.owner}` : 'shared with the team'}
+        {env.can_unpublish ? ' (you)' : ''}
+      </div>
+    </div>
+  );
+}
+
 function Actions(props: {
   env: IEnvironment;
   actions: EnvironmentActions;
@@ -100,7 +123,11 @@ function Actions(props: {
       <MenuButton
         commands={props.commands}
         label={`Actions on '${env.name}'`}
-        entries={environmentMenu(env.name)}
+        entries={
+          env.kind === 'shared'
+            ? sharedEnvironmentMenu(env.name)
+            : environmentMenu(env.name)
+        }
       />
     </div>
   );
@@ -149,6 +176,7 @@ export function EnvironmentRow(props: {
           changing={changing}
         />
       </div>
+      {env.kind === 'shared' && <SharedBy env={env} />}
       <div className="jp-GpuEnv-envMeta">{describeEnvironment(env)}</div>
       <Badges env={env} />
       <TaskList

@@ -1,6 +1,7 @@
 /**
- * The "Environments" section: the platform's managed environments and the
- * user's own, with their actions and running tasks.
+ * The "Environments" section: the platform's managed environments, the
+ * user's own and those shared with the team, with their actions and
+ * running tasks.
  */
 import { CommandRegistry } from '@lumino/commands';
 import React from 'react';
@@ -19,7 +20,9 @@ import { EnvironmentRow } from './row';
 /** The kinds of task this section shows, and the tracker follows. */
 export const ENVIRONMENT_TASKS: readonly string[] = [
   'clone',
+  'create',
   'install',
+  'publish',
   'pack',
   'undo',
   GPU_CHECK_KIND
@@ -31,7 +34,11 @@ const EMPTY: Record<IEnvironment['kind'], string> = {
     'c.GpuEnvApp.managed_env_dirs (by default /envs where it exists).',
   own:
     'None of your own yet. Clone an environment (“Clone…” in its row’s ' +
-    'menu) to add packages to it and register it as a kernel.'
+    'menu) to add packages to it and register it as a kernel, or create ' +
+    'one from an environment.yml (right-click it in the file browser).',
+  shared:
+    'Nothing shared with the team yet. “Share with team…” in the menu of ' +
+    'one of yours publishes a read-only copy that teammates can clone.'
 };
 
 function Group(props: {
@@ -39,7 +46,7 @@ function Group(props: {
   title: string;
   envs: IEnvironment[];
   tasks: ITask[];
-  /** Tasks on no listed environment (a clone being built), shown on top. */
+  /** Tasks on no listed environment (a clone being made), shown on top. */
   loose?: ITask[];
   actions: EnvironmentActions;
   commands: CommandRegistry;
@@ -100,10 +107,11 @@ export function EnvironmentsView(props: {
   useSignals([model.changed, tracker.changed]);
   const envs = model.environments;
   const error = model.environmentsError;
-  // Clones, package changes, packs and GPU checks; every other kind is
-  // another section's.
+  // Clones, creations, package changes, publications, packs and GPU
+  // checks; every other kind is another section's.
   const tasks = tracker.tasks.filter(t => ENVIRONMENT_TASKS.includes(t.kind));
   const listed = new Set((envs ?? []).map(e => e.name));
+  const shared = (envs ?? []).filter(e => e.kind === 'shared');
   return (
     <div className="jp-GpuEnv-sectionBody" data-testid="gpu-env-environments">
       <ListingStatus
@@ -130,6 +138,16 @@ export function EnvironmentsView(props: {
             actions={actions}
             commands={props.commands}
           />
+          {(model.sharing || shared.length > 0) && (
+            <Group
+              kind="shared"
+              title="Shared"
+              envs={shared}
+              tasks={tasks}
+              actions={actions}
+              commands={props.commands}
+            />
+          )}
         </>
       )}
     </div>
