@@ -67,3 +67,8 @@ c.GpuEnvApp.pip_no_index = True  # noqa: F821
 c.GpuEnvApp.user_env_dir = str(RUN / "envs")  # noqa: F821
 c.GpuEnvApp.image_dir = str(RUN / "images")  # noqa: F821
 c.GpuEnvApp.state_dir = str(RUN / "state")  # noqa: F821
+# A team's shared folder, made as administrators are told to (group-writable, setgid, sticky), so the
+# user can publish into it and unpublish what they published.
+(RUN / "team").mkdir()
+os.chmod(RUN / "team", 0o3775)
+c.GpuEnvApp.shared_env_dirs = [str(RUN / "team")]  # noqa: F821

@@ -122,6 +122,7 @@ test.describe('Row actions', () => {
       'Clone…',
       'Export…',
       'Pack into an image…',
+      'Share with team…',
       'Delete…'
     ]);
     await page.screenshot({

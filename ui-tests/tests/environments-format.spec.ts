@@ -6,6 +6,7 @@ import { expect, test } from '@playwright/test';
 import {
   cleanMessage,
   describeEnvironment,
+  descriptionProblem,
   describeImageFormat,
   describeImageSize,
   envNameProblem,
@@ -13,8 +14,11 @@ import {
   formatCount,
   formatDuration,
   formatEnvSize,
+  isEnvironmentFile,
   parseSpecs,
-  suggestCloneName
+  sanitizeEnvName,
+  suggestCloneName,
+  suggestFileEnvName
 } from '../../labextension/src/environments/format';
 import type { IEnvironment, IImage } from '../../labextension/src/api/types';
 
@@ -33,7 +37,10 @@ const CLONE: IEnvironment = {
   kernel_name: null,
   source: '/envs/demo-python',
   source_name: 'demo-python',
-  created_at: 1795336284
+  created_at: 1795336284,
+  owner: null,
+  description: null,
+  can_unpublish: false
 };
 
 test.describe('environments format', () => {
@@ -66,6 +73,51 @@ test.describe('environments format', () => {
     );
     expect(suggestCloneName('base@conda', [])).toBe('base-copy');
     expect(envNameProblem(suggestCloneName('x'.repeat(64), []))).toBeNull();
+  });
+
+  test('a file names the environment made from it: its folder, else its stem', () => {
+    expect(suggestFileEnvName('ml/project/environment.yml', [])).toBe(
+      'project'
+    );
+    expect(suggestFileEnvName('requirements.txt', [])).toBe('requirements');
+    expect(suggestFileEnvName('My Project (v2)/env.yaml', [])).toBe(
+      'My-Project-v2'
+    );
+    expect(suggestFileEnvName('.hidden/conda.lock', [])).toBe('hidden');
+    expect(suggestFileEnvName('ml/environment.yml', ['ml', 'ml-2'])).toBe(
+      'ml-3'
+    );
+    expect(suggestFileEnvName('((()))/x.yml', [])).toBe('x');
+    expect(suggestFileEnvName('((()))/().yml', [])).toBe('env');
+    const long = suggestFileEnvName(`${'a'.repeat(80)}/environment.yml`, [
+      'a'.repeat(64)
+    ]);
+    expect(long).toBe(`${'a'.repeat(62)}-2`);
+    for (const path of ['a..b/e.yml', '-x-/e.yml', 'é ü/e.yml', 'a/..e.txt']) {
+      expect(envNameProblem(suggestFileEnvName(path, []))).toBeNull();
+    }
+    expect(sanitizeEnvName('--a  b..c--')).toBe('a-b.c');
+  });
+
+  test('environments are made from yml, yaml, txt and lock files', () => {
+    for (const path of [
+      'environment.yml',
+      'a/env.YAML',
+      'requirements.txt',
+      'conda.lock'
+    ]) {
+      expect(isEnvironmentFile(path)).toBe(true);
+    }
+    for (const path of ['notes.md', 'train.ipynb', 'yml', 'a.yml/b.py']) {
+      expect(isEnvironmentFile(path)).toBe(false);
+    }
+  });
+
+  test('a shared environment needs a one-line description', () => {
+    expect(descriptionProblem('CUDA 12 + PyTorch 2.4')).toBeNull();
+    expect(descriptionProblem('  ')).toBe('Say in one line what it is for.');
+    expect(descriptionProblem('two\nlines')).toContain('one line');
+    expect(descriptionProblem('x'.repeat(301))).toContain('at most 300');
   });
 
   test('parseSpecs keeps constraints with their package', () => {
