@@ -88,6 +88,15 @@ class Observation:
         )
 
 
+@dataclass(frozen=True)
+class GroupSubmission:
+    """What a backend made of a sweep: its one scheduler object (None: runs submitted one by one) and
+    each run's first observation."""
+
+    backend_job_id: str | None
+    runs: dict[str, Observation]
+
+
 class _ConfigurableABC(ABCMeta, MetaHasTraits):
     """Abstract methods and traitlets together."""
 
@@ -133,15 +142,12 @@ class Backend(LoggingConfigurable, metaclass=_ConfigurableABC):
     async def cancel(self, job: Job) -> None:
         """Ask the backend to stop the job; return without waiting for it to be gone."""
 
-    # A sweep's runs become one object of the scheduler (a SLURM array, an Indexed Job): the group
-    # records its id. Backends that submit runs one by one leave it False.
-    groups_as_one: bool = False
-
-    async def submit_group(self, jobs: Sequence[Job], max_concurrent: int) -> dict[str, Observation]:
+    async def submit_group(self, jobs: Sequence[Job], max_concurrent: int) -> GroupSubmission:
         """Hand a sweep's runs over (their folders are complete), at most ``max_concurrent`` running at
-        once; return each one's first observed state. Default: each run submitted on its own, so only
-        the backend's own limits apply. Raise to refuse all of them: the caller removes them."""
-        return {job.id: await self.submit(job) for job in jobs}
+        once: as one object of the scheduler where it has one (a SLURM array, an Indexed Job), whose id
+        is returned with each run's first observed state. Default: each run submitted on its own, so
+        only the backend's own limits apply. Raise to refuse all of them: the caller removes them."""
+        return GroupSubmission(None, {job.id: await self.submit(job) for job in jobs})
 
     async def cancel_group(self, jobs: Sequence[Job]) -> None:
         """Stop these runs of one sweep. Default: one by one."""

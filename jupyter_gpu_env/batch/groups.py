@@ -102,11 +102,12 @@ class Sweeps:
                     await asyncio.to_thread(shutil.rmtree, self.jobs.folder_of(run), True)
             raise
         for run in runs:
-            if run.id in seen:
-                await self.jobs.tracker.apply(run, seen[run.id], None)
-        if backend_id := next((o.backend_job_id for o in seen.values() if o.backend_job_id), None):
-            if group.backend_job_id is None and backend.groups_as_one:
-                await self.jobs.store.update_group(group.model_copy(update={"backend_job_id": backend_id}))
+            if run.id in seen.runs:
+                await self.jobs.tracker.apply(run, seen.runs[run.id], None)
+        if seen.backend_job_id and group.backend_job_id is None:  # a retry's array is not the sweep's
+            await self.jobs.store.update_group(
+                group.model_copy(update={"backend_job_id": seen.backend_job_id})
+            )
 
     async def get(self, group_id: str) -> JobGroup:
         return await self.jobs.store.get_group(group_id)

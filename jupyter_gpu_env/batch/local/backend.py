@@ -24,7 +24,7 @@ from traitlets import Float, Int, Unicode
 from ... import proc
 from ...models.jobs import BackendInfo, Job, ResourceLimits
 from .. import jobfiles
-from ..backend import Backend, Observation
+from ..backend import Backend, GroupSubmission, Observation
 
 # A pid file that still says "launching" this long after the launch began means the server died
 # between writing it and starting the runner.
@@ -128,7 +128,7 @@ class LocalBackend(Backend):
                 return self._queued_observation()
             return await self._start(job)
 
-    async def submit_group(self, jobs: Sequence[Job], max_concurrent: int) -> dict[str, Observation]:
+    async def submit_group(self, jobs: Sequence[Job], max_concurrent: int) -> GroupSubmission:
         """The runs go through the same queue as single jobs, at most ``max_concurrent`` of them at once."""
         for job in jobs[:1]:
             if job.group_id:

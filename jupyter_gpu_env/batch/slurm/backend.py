@@ -30,7 +30,7 @@ from ...errors import CommandTimeout, Conflict, GpuEnvError, InvalidRequest, Not
 from ...models.jobs import MIG_PROFILE_RE, BackendInfo, Job, JobRequest, ResourceLimits
 from ...tasks import cancel_and_wait
 from .. import jobfiles
-from ..backend import Observation
+from ..backend import GroupSubmission, Observation
 from . import parse, script
 from .observe import JOB_ID_FILE, observe, read_folders, read_id
 from .options import SlurmOptions
@@ -170,10 +170,9 @@ class SlurmBackend(SlurmOptions):
 
     # ----- submitting -----
 
-    async def submit(self, job: Job) -> Observation:
-        folder = self.job_folder(job)
+    async def _options(self, job: Job, folder: Path) -> script.SbatchOptions:
         await self._ensure_info()
-        options = script.SbatchOptions(
+        return script.SbatchOptions(
             python=self.python or sys.executable,
             partition=job.queue or self._info().default_queue,
             account=self.account or None,
@@ -184,24 +183,32 @@ class SlurmBackend(SlurmOptions):
             prologue=self.prologue,
             image=await asyncio.to_thread(self._image_plan, folder) if job.image else None,
         )
+
+    async def _sbatch(self, path: Path, what: str) -> str:
+        """Submit the script at ``path``; SLURM's id for it."""
+        res = await self._run(script.sbatch_argv(self.commands["sbatch"], path), check=False)
+        if res.returncode != 0:
+            said = parse.sbatch_error(res.stderr or res.stdout)
+            if parse.is_transient(said):
+                raise Unavailable(
+                    f"SLURM could not be reached to submit the {what}: {said}", reason="slurm_unavailable"
+                )
+            raise Conflict(f"SLURM refused the {what}: {said}", reason="slurm_refused")
+        try:
+            return parse.parse_sbatch_parsable(res.stdout)
+        except ValueError as e:
+            raise Unavailable(str(e), reason="slurm_unavailable") from None
+
+    async def submit(self, job: Job) -> Observation:
+        folder = self.job_folder(job)
+        options = await self._options(job, folder)
         try:
             text = script.sbatch_script(job, folder, options)
         except ValueError as e:
             raise InvalidRequest(f"{e}.", reason="invalid_request") from None
         path = folder / script.SCRIPT
         await asyncio.to_thread(path.write_text, text)
-        res = await self._run(script.sbatch_argv(self.commands["sbatch"], path), check=False)
-        if res.returncode != 0:
-            said = parse.sbatch_error(res.stderr or res.stdout)
-            if parse.is_transient(said):
-                raise Unavailable(
-                    f"SLURM could not be reached to submit the job: {said}", reason="slurm_unavailable"
-                )
-            raise Conflict(f"SLURM refused the job: {said}", reason="slurm_refused")
-        try:
-            slurm_id = parse.parse_sbatch_parsable(res.stdout)
-        except ValueError as e:
-            raise Unavailable(str(e), reason="slurm_unavailable") from None
+        slurm_id = await self._sbatch(path, "job")
         with contextlib.suppress(OSError):
             await asyncio.to_thread((folder / JOB_ID_FILE).write_text, slurm_id + "\n")
         if job.id in self._cancel_requested:  # cancelled while sbatch ran
@@ -211,6 +218,53 @@ class SlurmBackend(SlurmOptions):
             backend_job_id=slurm_id,
             pending_reason=f"Submitted to SLURM as job {slurm_id}; waiting for the scheduler.",
         )
+
+    async def submit_group(self, jobs: Sequence[Job], max_concurrent: int) -> GroupSubmission:
+        """One ``sbatch --array`` for all the runs: SLURM holds them as one job array (one submission
+        for the controller, and one squeue line per task)."""
+        first = jobs[0]
+        folders = [self.job_folder(j) for j in jobs]
+        sweep = folders[0].parent
+        options = await self._options(first, folders[0])
+        token = first.id  # a retry submits its runs as a new array: files of their own
+        runs = sweep / f"runs-{token}.txt"
+        path = sweep / f"sweep-{token}.sbatch"
+        indexes = [j.group_index or 0 for j in jobs]
+        try:
+            table = script.runs_file(list(zip(indexes, (j.id for j in jobs), folders, strict=True)))
+            text = script.sbatch_array_script(first, sweep, runs, indexes, max_concurrent, options)
+        except ValueError as e:
+            raise InvalidRequest(f"{e}.", reason="invalid_request") from None
+
+        def write() -> None:
+            runs.write_text(table)
+            path.write_text(text)
+
+        await asyncio.to_thread(write)
+        array_id = await self._sbatch(path, f"sweep of {len(jobs)} runs")
+
+        def record() -> None:
+            for job, folder in zip(jobs, folders, strict=True):
+                with contextlib.suppress(OSError):
+                    (folder / JOB_ID_FILE).write_text(f"{array_id}_{job.group_index or 0}\n")
+
+        await asyncio.to_thread(record)
+        return GroupSubmission(array_id, {
+            job.id: Observation(
+                state="queued",
+                backend_job_id=f"{array_id}_{job.group_index or 0}",
+                pending_reason=f"Submitted to SLURM as task {job.group_index or 0} of job array {array_id}; "
+                "waiting for the scheduler.",
+            )
+            for job in jobs
+        })  # fmt: skip
+
+    async def cancel_group(self, jobs: Sequence[Job]) -> None:
+        """One ``scancel`` for every task asked for."""
+        self._cancel_requested.update(j.id for j in jobs)
+        ids = [j.backend_job_id or (await asyncio.to_thread(read_id, self.job_folder(j))) for j in jobs]
+        if wanted := [i for i in ids if i]:
+            await self._scancel(*wanted)
 
     def _image_plan(self, folder: Path) -> script.ImagePlan:
         spec = jobfiles.read_json(folder / jobfiles.JOB_JSON) or {}
@@ -283,6 +337,7 @@ class SlurmBackend(SlurmOptions):
             self.commands["squeue"],
             "--noheader",
             "--states=all",
+            "--array",  # a job array's pending tasks one per line, as `ID_TASK`, not `ID_[1-9]`
             f"--jobs={','.join(slurm_ids)}",
             f"--format={parse.SQUEUE_FORMAT}",
         ]
@@ -314,8 +369,9 @@ class SlurmBackend(SlurmOptions):
         if slurm_id:
             await self._scancel(slurm_id)
 
-    async def _scancel(self, slurm_id: str) -> None:
-        res = await self._run([self.commands["scancel"], slurm_id], check=False)
+    async def _scancel(self, *slurm_ids: str) -> None:
+        slurm_id = " ".join(slurm_ids)
+        res = await self._run([self.commands["scancel"], *slurm_ids], check=False)
         said = (res.stderr or res.stdout).strip()
         if res.returncode != 0 or "error" in said.lower():
             low = said.lower()

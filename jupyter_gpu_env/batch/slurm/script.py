@@ -188,7 +188,18 @@ def sbatch_script(job: Job, folder: Path, options: SbatchOptions) -> str:
         f"# jupyter-gpu-env batch job {job.id}. Written by the server; SLURM runs the notebook's runner.",
     ]
     lines += [f"#SBATCH {d}" for d in sbatch_directives(job, folder, options)]
-    env: dict[str, str] = {"PYTHONUNBUFFERED": "1", "JUPYTER_GPU_ENV_JOB_ID": job.id}
+    lines += _environment_lines(job, options)
+    runner = " ".join(shlex.quote(a) for a in (python, "-m", "jupyter_gpu_env.runner", where))
+    lines.append("")
+    lines += _run_lines(runner, options.image, gpus=bool(res.gpus or res.mig_profile))
+    return "\n".join(lines) + "\n"
+
+
+def _environment_lines(job: Job, options: SbatchOptions, *, job_id: bool = True) -> list[str]:
+    res = job.resources
+    env: dict[str, str] = {"PYTHONUNBUFFERED": "1"}
+    if job_id:
+        env["JUPYTER_GPU_ENV_JOB_ID"] = job.id
     if res.cpus:
         env.update({var: str(res.cpus) for var in THREAD_VARS})
     if res.gpus == 0 and not res.mig_profile:
@@ -197,19 +208,78 @@ def sbatch_script(job: Job, folder: Path, options: SbatchOptions) -> str:
         if not _ENV_NAME.fullmatch(key):
             raise ValueError(f"environment variable name '{key}' is not valid")
         env[key] = value
-    lines.append("")
-    lines += [f"export {k}={shlex.quote(v)}" for k, v in env.items()]
+    lines = [""] + [f"export {k}={shlex.quote(v)}" for k, v in env.items()]
     if options.prologue:
         lines.append("# Set up by the administrator (c.SlurmBackend.prologue):")
         lines += [str(p) for p in options.prologue]
-    runner = [python, "-m", "jupyter_gpu_env.runner", where]
+    return lines
+
+
+def array_spec(indexes: Sequence[int], max_concurrent: int) -> str:
+    """``--array``'s value: the indexes as ranges (``0-9,12,15-17``), at most ``max_concurrent`` at once."""
+    ordered = sorted(set(indexes))
+    if not ordered or ordered[0] < 0:
+        raise ValueError("a job array needs indexes from 0")
+    parts, start, prev = [], ordered[0], ordered[0]
+    for i in [*ordered[1:], None]:
+        if i is not None and i == prev + 1:
+            prev = i
+            continue
+        parts.append(str(start) if start == prev else f"{start}-{prev}")
+        if i is not None:
+            start = prev = i
+    limit = f"%{int(max_concurrent)}" if max_concurrent < len(ordered) else ""
+    return ",".join(parts) + limit
+
+
+def runs_file(runs: Sequence[tuple[int, str, Path]]) -> str:
+    """What an array task reads to find its run: ``INDEX JOB_ID FOLDER`` per line."""
+    for _, job_id, _ in runs:
+        if not re.fullmatch(r"[0-9a-f]{12}", job_id):
+            raise ValueError(f"job id {job_id!r} is not one of ours")
+    return "".join(f"{i} {job_id} {_path(folder, 'A run folder')}\n" for i, job_id, folder in runs)
+
+
+def sbatch_array_script(
+    job: Job, sweep: Path, runs: Path, indexes: Sequence[int], max_concurrent: int, options: SbatchOptions
+) -> str:
+    """One batch script for a sweep's runs (``job`` is one of them: they share resources and runtime):
+    a job array whose task ``SLURM_ARRAY_TASK_ID`` finds its run's folder in ``runs`` (see
+    :func:`runs_file`) and runs the same runner there, its output appended to that run's log."""
+    where = _path(sweep, "The sweep folder")
+    table = _path(runs, "The runs file")
+    python = _path(options.python, "The nodes' Python")
+    directives = [
+        d for d in sbatch_directives(job, sweep, options)
+        if not d.startswith(("--job-name=", "--output=", "--error="))
+    ]  # fmt: skip
+    name = slug(job.name.split(" [", 1)[0], 40)
+    lines = [
+        "#!/bin/bash",
+        f"# jupyter-gpu-env sweep {job.group_id}: one task per run. Written by the server.",
+        f"#SBATCH --job-name={name}-{job.group_id}",
+        f"#SBATCH --array={array_spec(indexes, max_concurrent)}",
+        # SLURM's own words about a task (before it finds its run) go here; the run's go to its log
+        f"#SBATCH --output={where}/slurm-%A_%a.out",
+        f"#SBATCH --error={where}/slurm-%A_%a.out",
+    ]
+    lines += [f"#SBATCH {d}" for d in directives]
+    lines += [
+        "",
+        f"read -r _ JUPYTER_GPU_ENV_JOB_ID run < <(awk -v i=\"$SLURM_ARRAY_TASK_ID\" '$1 == i' {table})",
+        f'[ -n "$run" ] || {{ echo "no run for array task $SLURM_ARRAY_TASK_ID in {table}" >&2; exit 1; }}',
+        'cd "$run" || exit 1',
+        f'exec >>"$run/{jobfiles.LOG}" 2>&1',
+        "export JUPYTER_GPU_ENV_JOB_ID",
+    ]
+    lines += _environment_lines(job, options, job_id=False)
+    runner = f'{shlex.quote(python)} -m jupyter_gpu_env.runner "$run"'
     lines.append("")
-    lines += _run_lines(runner, options.image, gpus=bool(res.gpus or res.mig_profile))
+    lines += _run_lines(runner, options.image, gpus=bool(job.resources.gpus or job.resources.mig_profile))
     return "\n".join(lines) + "\n"
 
 
-def _run_lines(runner: list[str], image: ImagePlan | None, *, gpus: bool) -> list[str]:
-    cmd = " ".join(shlex.quote(a) for a in runner)
+def _run_lines(cmd: str, image: ImagePlan | None, *, gpus: bool) -> list[str]:
     if image is None:
         # exec: the runner is the job's main process, so scancel's SIGTERM reaches it first-hand.
         return [f"exec {cmd}"]
