@@ -12,7 +12,6 @@ import hashlib
 import json
 import os
 import stat
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,32 +54,6 @@ def scan(prefix: str | os.PathLike[str]) -> EnvContent:
     """
     root = Path(prefix)
     records = _records(root)
-    return content_of(records, (item for item in walk(root) if not stat.S_ISDIR(item[1].st_mode)))
-
-
-def walk(root: str | os.PathLike[str]) -> Iterator[tuple[str, os.stat_result]]:
-    """Every entry under ``root`` (relative, '/'-separated) with its ``lstat``, folders included."""
-    stack = [("", os.fspath(root))]
-    while stack:
-        rel_dir, path = stack.pop()
-        try:
-            entries = list(os.scandir(path))
-        except OSError:
-            continue
-        for entry in entries:
-            rel = f"{rel_dir}{entry.name}"
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            yield rel, st
-            if stat.S_ISDIR(st.st_mode):
-                stack.append((rel + "/", entry.path))
-
-
-def content_of(records: list[dict], files: Iterable[tuple[str, os.stat_result]]) -> EnvContent:
-    """The content of an environment from its package records and its files (no folders), in any order:
-    the packer computes it from its own walk, :func:`scan` from its."""
     tracked = tracked_files(records)
     digest = hashlib.sha256()
     for r in sorted(records, key=lambda r: (r["name"], r.get("version", ""), r.get("build", ""))):
@@ -89,15 +62,30 @@ def content_of(records: list[dict], files: Iterable[tuple[str, os.stat_result]])
     count, size = 0, 0
     seen: set[tuple[int, int]] = set()
     untracked: list[str] = []
-    for rel, st in files:
-        count += 1
-        ident = (st.st_dev, st.st_ino)
-        if ident not in seen:
-            seen.add(ident)
-            size += st.st_blocks * 512
-        if rel in tracked or rel.startswith("conda-meta/") or "__pycache__" in rel:
+    stack = [("", str(root))]
+    while stack:
+        rel_dir, path = stack.pop()
+        try:
+            entries = sorted(os.scandir(path), key=lambda e: e.name)
+        except OSError:
             continue
-        untracked.append(f"{rel}\0{st.st_size}\0{st.st_mode}\0{st.st_mtime_ns}\n")
+        for entry in entries:
+            rel = f"{rel_dir}{entry.name}"
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                stack.append((rel + "/", entry.path))
+                continue
+            count += 1
+            ident = (st.st_dev, st.st_ino)
+            if ident not in seen:
+                seen.add(ident)
+                size += st.st_blocks * 512
+            if rel in tracked or rel.startswith("conda-meta/") or "__pycache__" in rel:
+                continue
+            untracked.append(f"{rel}\0{st.st_size}\0{st.st_mode}\0{st.st_mtime_ns}\n")
     for line in sorted(untracked):  # in path order, whatever order the folders were read in
         digest.update(line.encode())
     return EnvContent(digest.hexdigest(), count, size)

@@ -16,7 +16,6 @@ from .. import proc
 from ..errors import CommandFailed, Conflict, GpuEnvError, Unavailable
 from ..spare import SpareProcess
 from . import runtime
-from .content import EnvContent
 
 Progress = Callable[[float, str], None]
 
@@ -75,15 +74,12 @@ async def squashfs_image(
     max_bytes: int | None = None,
     threads: int | None = None,
     processes: SpareProcess | None = None,
-    on_content: Callable[[EnvContent], None] | None = None,
 ) -> None:
     """Pack ``prefix`` into a squashfs at ``output`` whose files expect to live at ``dest_prefix``.
 
     conda-pack plans, mksquashfs compresses the environment in place (see squash.py); ``staging`` holds
     the few rewritten files and must be removed by the caller. ``processes``: from :func:`packers` with
     the same ``max_bytes`` (a server's keeps one ready); by default a packer is started for this pack.
-    ``on_content`` is given the environment's content (its hash, for the image cache) as soon as the
-    packer has read it, before compression starts.
     """
     if shutil.which("mksquashfs") is None:
         raise Unavailable(
@@ -112,8 +108,6 @@ async def squashfs_image(
             progress(0.05 + 0.1 * float(msg["progress"]), str(msg.get("message", "")))
         if "error" in msg:
             refused.append(str(msg["error"]))
-        if "content" in msg and on_content is not None:
-            on_content(EnvContent(**msg["content"]))
 
     processes = processes or packers(max_bytes)
     progress(0.02, "Reading the environment with conda-pack")

@@ -9,7 +9,6 @@ of need (see :mod:`jupyter_gpu_env.spare`): it imports conda-pack, then waits fo
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import sys
@@ -55,8 +54,6 @@ def main() -> int:
     except FileNotFoundError as e:  # a package's files gone from the package cache
         _say(error=f"conda-pack cannot pack this environment: {e.filename} is missing ({e.strerror}).")
         return 1
-    if decided.content is not None:  # the server's image cache check needs no walk of its own
-        _say(content=dataclasses.asdict(decided.content))
     pseudo = staging / "pseudo"
     pseudo.write_text("".join(line + "\n" for line in pseudo_lines(decided.rewritten)))
     excludes = staging / "exclude"

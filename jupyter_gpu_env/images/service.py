@@ -14,7 +14,6 @@ import secrets
 import shutil
 import time
 from pathlib import Path
-from typing import Any
 
 from ..atomic import write_json_atomic
 from ..errors import Conflict, InvalidRequest, NotFound
@@ -22,7 +21,7 @@ from ..models.images import Image, ImageRequest, ImageUsage
 from ..offloop import python_work
 from ..tasks import TaskContext, cancel_and_wait
 from . import pack, runtime
-from .content import EnvContent, scan
+from .content import scan
 
 _SUFFIX = {"squashfs": ".sqfs", "sif": ".sif"}
 
@@ -140,9 +139,8 @@ class ImageService:
     async def pack(self, environment: str, prefix: Path, request: ImageRequest, ctx: TaskContext) -> Image:
         """Pack ``prefix``, or return the image of identical content packed before.
 
-        The packer starts at once and reports the environment's content (the hash that decides between
-        the two) from its own reading of it, before it compresses: on a hit it is stopped and what it
-        wrote removed; on a miss no time was lost, and the environment was walked once, not twice.
+        The content scan that decides between the two runs beside the packer, which starts at once:
+        on a hit the packer is stopped and what it wrote removed; on a miss no time was lost waiting.
         """
         self.check_request(request)
         ctx.progress(0.01, "Reading the environment")
@@ -155,12 +153,6 @@ class ImageService:
         try:
             await asyncio.to_thread(staging.mkdir)
             squashfs = partial if request.format == "squashfs" else staging / "env.sqfs"
-            read: asyncio.Future[EnvContent] = asyncio.get_running_loop().create_future()
-
-            def on_content(found: EnvContent) -> None:
-                if not read.done():
-                    read.set_result(found)
-
             packing = asyncio.ensure_future(
                 pack.squashfs_image(
                     prefix,
@@ -172,15 +164,10 @@ class ImageService:
                     max_bytes=self.max_bytes,
                     threads=self.threads,
                     processes=self.packers,
-                    on_content=on_content,
                 )  # fmt: skip
             )
             try:
-                either: list[asyncio.Future[Any]] = [read, packing]
-                await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
-                if not read.done():
-                    await packing  # it failed before reading the environment: its error says why
-                content = read.result() if read.done() else await python_work(scan, prefix)
+                content = await python_work(scan, prefix)
                 image_id = self.image_id(environment, content.content_hash, request)
                 existing = await asyncio.to_thread(self._read, self._record_path(image_id))
                 if existing is not None:

@@ -26,13 +26,10 @@ import fnmatch
 import functools
 import os
 import pickle
-import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
-
-from .content import EnvContent, content_of, walk
 
 ZSTD_LEVEL = 6
 LARGE_ZSTD_LEVEL = 3
@@ -59,7 +56,6 @@ class PackPlan:
     rewritten: list[Rewritten] = field(default_factory=list)
     excluded: list[str] = field(default_factory=list)  # on disk, but not packed as they are
     files: int = 0  # files conda-pack packs
-    content: EnvContent | None = None  # the environment's content hash, file count and size
     # The packed files' bytes, from the package records' sizes and the untracked files' own; a record
     # without sizes (an old conda's) adds nothing, which errs toward the smaller, slower compression.
     size_bytes: int = 0
@@ -76,28 +72,21 @@ class _Beside:
     on_disk: dict[str, bool]
     records: dict[str, tuple[Path, int]]  # conda-meta/NAME.json -> its rewritten copy, its files' bytes
     has_conda: bool
-    content: EnvContent  # what the image cache is keyed by, from this same walk (no second one)
 
 
 def _beside(root: str, staging: Path) -> _Beside:
-    """List the environment, rewrite its package records as conda-pack does (no local paths), and
-    compute its content hash from both."""
+    """List the environment and rewrite its package records as conda-pack does (no local paths)."""
     from conda_pack.core import rewrite_conda_meta
 
-    listed = list(walk(root))
-    on_disk = {rel: stat.S_ISDIR(st.st_mode) for rel, st in listed}
+    on_disk = _entries(Path(root))
     records: dict[str, tuple[Path, int]] = {}
-    parsed: list[dict] = []
     has_conda = False
     for i, name in enumerate(sorted(n for n in on_disk if fnmatch.fnmatch(n, "conda-meta/*.json"))):
         source = os.path.join(root, name)
         out, record = rewrite_conda_meta(source)
         has_conda = has_conda or record.get("name") == "conda"
         records[name] = (_stage(staging / f"record-{i}", out, source), _record_bytes(record))
-        if isinstance(record, dict) and "name" in record and "version" in record:
-            parsed.append(record)
-    files = ((rel, st) for rel, st in listed if not stat.S_ISDIR(st.st_mode))
-    return _Beside(on_disk, records, has_conda, content_of(parsed, files))
+    return _Beside(on_disk, records, has_conda)
 
 
 def _stage(staged: Path, data: bytes, like: str) -> Path:
@@ -128,7 +117,7 @@ def plan(
     env = CondaEnv.from_prefix(str(prefix))
     done = beside()
     on_disk = done.on_disk
-    result = PackPlan(files=len(env.files), content=done.content)
+    result = PackPlan(files=len(env.files))
     packed: set[str] = set()
     has_conda = done.has_conda
     total = max(len(env.files), 1)
@@ -231,6 +220,25 @@ def _record_bytes(record: dict) -> int:
 def zstd_level(size_bytes: int) -> int:
     """The compression level for an environment of ``size_bytes`` (see the module's docstring)."""
     return LARGE_ZSTD_LEVEL if size_bytes > LARGE_BYTES else ZSTD_LEVEL
+
+
+def _entries(root: Path) -> dict[str, bool]:
+    """Every path under ``root``, relative, each with whether it is a folder (links are not)."""
+    out: dict[str, bool] = {}
+    stack = [("", str(root))]
+    while stack:
+        rel_dir, path = stack.pop()
+        try:
+            entries = list(os.scandir(path))
+        except OSError:
+            continue
+        for entry in entries:
+            rel = f"{rel_dir}{entry.name}"
+            is_dir = entry.is_dir(follow_symlinks=False)
+            out[rel] = is_dir
+            if is_dir:
+                stack.append((rel + "/", entry.path))
+    return out
 
 
 def _not_packed(on_disk: dict[str, bool], packed: set[str]) -> set[str]:
