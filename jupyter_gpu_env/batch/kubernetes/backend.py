@@ -40,11 +40,12 @@ from ...models.jobs import (
 )
 from ...tasks import cancel_and_wait
 from .. import jobfiles
-from ..backend import Observation, check_against_info
+from ..backend import GroupSubmission, Observation, check_against_info
 from . import objects, pods, status
 from .client import ApiError, KubeApi
 from .kueue import KueueReader
 from .options import KubernetesOptions
+from .sweeps import IndexedJobs
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +74,7 @@ class KubernetesBackend(KubernetesOptions):
         self.api = KubeApi(
             self.kubeconfig, self.context, request_timeout=self.request_timeout, factory=api_client
         )
+        self.indexed = IndexedJobs(self)
         self.kueue = KueueReader(self.api)
         self._cluster = status.ClusterView()
         self._cluster_task: asyncio.Task[None] | None = None
@@ -185,8 +187,18 @@ class KubernetesBackend(KubernetesOptions):
         self._cancelled.intersection_update(j.id for j in jobs)
         return seen
 
+    async def submit_group(self, jobs: Sequence[Job], max_concurrent: int) -> GroupSubmission:
+        """One Indexed Job for all the runs (see :mod:`.indexed`): Kueue admits it as one workload."""
+        return await self.indexed.submit(jobs, max_concurrent)
+
+    async def cancel_group(self, jobs: Sequence[Job]) -> None:
+        await self.indexed.cancel(jobs)
+
     async def cancel(self, job: Job) -> None:
         self._cancelled.add(job.id)
+        if job.group_id is not None:
+            await self.indexed.cancel_run(job)
+            return
         name = job.backend_job_id or objects.job_name(job)
 
         def delete() -> None:
@@ -242,11 +254,18 @@ class KubernetesBackend(KubernetesOptions):
         api_client = self._connected()
         ns = self.settings.namespace
         selector = objects.selector_for_user(self.settings)
+        runs = [j for j in jobs if j.group_id is not None]
+        jobs = [j for j in jobs if j.group_id is None]
         wanted = {objects.label_value(j.id): j for j in jobs}
         k8s_jobs: dict[str, dict[str, Any]] = {}
         listed = self.api.items(
             "list Jobs", client.BatchV1Api(api_client).list_namespaced_job, ns, label_selector=selector
         )
+        if runs:  # a sweep's runs, from the same one listing
+            by_name = {(f.get("metadata") or {}).get("name"): f for f in listed}
+            seen_runs = self.indexed.observe(runs, by_name)
+        else:
+            seen_runs = {}
         for found in listed:
             labels = status.labels_of(found)
             jid = labels.get(objects.JOB_ID_LABEL)
@@ -299,7 +318,7 @@ class KubernetesBackend(KubernetesOptions):
                     workloads.get(status.uid_or_name(item)) if workloads is not None else None,
                     kueue=workloads is not None,
                 )
-        return out
+        return out | seen_runs
 
     @staticmethod
     def _running(item: dict[str, Any], folder: Path) -> bool:

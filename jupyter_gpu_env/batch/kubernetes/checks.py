@@ -104,7 +104,14 @@ def problems(job: Mapping[str, Any]) -> list[str]:
                 out.append(f"{where} label '{key}: {value}' has an invalid value")
     if pod.get("restartPolicy") not in ("Never", "OnFailure"):
         out.append(f"restartPolicy is {pod.get('restartPolicy')!r}; a Job needs Never or OnFailure")
-    if spec.get("backoffLimit") != 0:
+    if spec.get("completionMode") == "Indexed":  # a sweep: each index fails alone, none is re-run
+        if spec.get("backoffLimitPerIndex") != 0 or "backoffLimit" in spec:
+            out.append(
+                "an Indexed Job needs backoffLimitPerIndex 0 and no backoffLimit: a failed run is not re-run"
+            )
+        if not 1 <= (spec.get("parallelism") or 0) <= (spec.get("completions") or 0):
+            out.append("an Indexed Job's parallelism must be from 1 to its completions")
+    elif spec.get("backoffLimit") != 0:
         out.append("backoffLimit must be 0: a failed notebook is not re-run")
     if "suspend" in spec:
         out.append("spec.suspend is set; Kueue's webhook manages it")

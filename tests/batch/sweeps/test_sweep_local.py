@@ -60,7 +60,9 @@ async def test_a_sweep_runs_each_value_one_at_a_time_and_gathers_results(batch):
         assert group.state == "succeeded" and group.counts["succeeded"] == 3 and group.finished_at
         runs = (await svc.list(group=group.id)).items
         spans = sorted((r.started_at, r.finished_at) for r in runs)
-        assert all(later[0] >= earlier[1] for earlier, later in zip(spans, spans[1:]))  # never two at once
+        assert all(
+            later[0] >= earlier[1] for earlier, later in zip(spans, spans[1:], strict=False)
+        )  # never two at once
 
         table = await svc.sweeps.results(group.id)
         assert table.parameter_columns == ["alpha"] and table.value_columns == ["double", "label"]
