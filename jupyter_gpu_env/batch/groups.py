@@ -157,7 +157,7 @@ class Sweeps:
             job = job.model_copy(
                 update={
                     "job_dir": shown, "input_path": f"{shown}/{jobfiles.INPUT}",
-                    "output_path": f"{shown}/{jobfiles.OUTPUT}", "log_path": f"{shown}/{jobfiles.LOG}",
+                    "output_path": f"{shown}/{Path(old.output_path).name}", "log_path": f"{shown}/{jobfiles.LOG}",
                 }
             )  # fmt: skip
             await python_work(_copy_run, folder, new_folder, job.id)
@@ -172,7 +172,7 @@ class Sweeps:
         """Every run's parameters, recorded values, state and duration, in the sweep's order."""
         group = await self.get(group_id)
         runs = await self.jobs.store.group_jobs(group_id)
-        folders = [self.jobs.folder_of(r) / jobfiles.OUTPUT for r in runs]
+        folders = [self.jobs.folder_of(r) / Path(r.output_path).name for r in runs]
         found = await python_work(lambda: [results.read_recorded(p) or {} for p in folders])
         now = time.time()
         rows = [

@@ -17,7 +17,7 @@ from ..atomic import write_json_atomic
 
 JOB_JSON = "job.json"
 INPUT = "input.ipynb"
-OUTPUT = "output.ipynb"
+OUTPUT = "output.ipynb"  # the executed notebook of a job.json that names none (an older server's)
 LOG = "log.txt"
 STATUS = "status.json"
 PROGRESS = "progress.json"
@@ -100,3 +100,9 @@ def first_tagged_cell(nb: Any, tag: str) -> int:
         if tag in (cell.get("metadata", {}).get("tags") or ()):
             return i
     return -1
+
+
+def output_name(spec: dict[str, Any]) -> str:
+    """The executed notebook's file name in the job folder, as job.json names it."""
+    name = spec.get("output")
+    return name if isinstance(name, str) and name.endswith(".ipynb") and "/" not in name else OUTPUT

@@ -1,8 +1,8 @@
 """What runs on the node: ``python -m jupyter_gpu_env.runner JOB_FOLDER``.
 
 Every backend (local process, SLURM, Kubernetes) starts this same program, so it depends only on the
-job folder and installed packages. It executes ``input.ipynb`` with papermill, writing ``output.ipynb``
-cell by cell, ``progress.json`` after each cell, a ``heartbeat`` every few seconds and, last,
+job folder and installed packages. It executes ``input.ipynb`` with papermill, writing the output notebook
+that job.json names (after the job and its parameters) cell by cell, ``progress.json`` after each cell, a ``heartbeat`` every few seconds and, last,
 ``status.json``. SIGTERM (cancel) and the time limit stop it the same way: kill the kernel, let papermill
 save what ran, record why. Its stdout and stderr are the job's log; the backend captures them.
 """
@@ -130,7 +130,7 @@ class Runner:
         try:
             papermill.execute_notebook(
                 _literal(self.folder / jobfiles.INPUT),
-                _literal(self.folder / jobfiles.OUTPUT),
+                _literal(self.folder / jobfiles.output_name(job)),
                 parameters=job.get("parameters") or None,
                 engine_name=ENGINE_NAME,
                 kernel_name=kernel_name,

@@ -221,6 +221,7 @@ class JobService:
         job_id = uuid.uuid4().hex[:12]
         folder = folder_stem.with_name(f"{folder_stem.name}-{job_id}")
         shown = self.shown(folder)
+        output = submission.output_name(name, parameters)
         job = Job(
             id=job_id,
             name=name,
@@ -230,7 +231,7 @@ class JobService:
             notebook_path=self.shown(ready.nb_file),
             job_dir=shown,
             input_path=f"{shown}/{jobfiles.INPUT}",
-            output_path=f"{shown}/{jobfiles.OUTPUT}",
+            output_path=f"{shown}/{output}",
             log_path=f"{shown}/{jobfiles.LOG}",
             parameters=parameters,
             resources=request.resources.normalized(),
@@ -247,6 +248,7 @@ class JobService:
             "name": name,
             "notebook_path": job.notebook_path,
             "parameters": parameters,
+            "output": output,
             "kernel": ready.runtime.get("kernel"),
             "environment": ready.runtime.get("environment"),
             "image": ready.runtime.get("image"),

@@ -97,6 +97,17 @@ def check_parameters(nb: Any, parameters: Mapping[str, Any]) -> None:
         check_values(inspect_notebook(nb), parameters)
 
 
+def output_name(name: str, parameters: Mapping[str, Any]) -> str:
+    """The executed notebook's file name: the job's name and its parameters (``train-alpha-0.1.ipynb``),
+    so downloaded outputs of many runs keep telling which is which. A sweep run's name holds its
+    varied values already."""
+    from .sweeps import label
+
+    shown = name if "[" in name or not parameters else f"{name} {label(parameters, list(parameters), 60)}"
+    stem = slug(shown, 80)
+    return f"{stem}-output.ipynb" if stem in ("input", "job") else f"{stem}.ipynb"
+
+
 def slug(text: str, limit: int = 40) -> str:
     """A folder-name-safe form of a job's name."""
     s = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-._")

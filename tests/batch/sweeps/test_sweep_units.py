@@ -124,3 +124,12 @@ def test_recorded_values_from_a_results_cell_and_scrapbook():
         ]
     }  # fmt: skip
     assert results.recorded(nb) == {"loss": 0.25, "acc": 0.95, "shape": [2, 3], "epochs": 12}
+
+
+def test_output_notebooks_are_named_after_the_job_and_its_parameters():
+    from jupyter_gpu_env.batch.submission import output_name
+
+    assert output_name("train", {"alpha": 0.1, "lr": 0.01}) == "train-alpha-0.1-lr-0.01.ipynb"
+    assert output_name("train [alpha=2]", {"alpha": 2, "fixed": "x"}) == "train-alpha-2.ipynb"
+    assert output_name("report", {}) == "report.ipynb"
+    assert output_name("input", {}) == "input-output.ipynb"  # never the snapshot's own name
