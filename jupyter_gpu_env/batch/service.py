@@ -303,6 +303,12 @@ class JobService:
         if group is not None:
             await self.sweeps.get(group)  # an unknown sweep is a 404, not an empty page
         page = await self.store.list(states, limit=limit, offset=offset, group=group)
+        if any(j.state not in TERMINAL_STATES for j in page.items) and (
+            self.tracker.seconds_since_refresh() > _WATCHED_REFRESH
+        ):
+            # Someone watches active jobs: settle them now, so a row does not lag its job by a round
+            await self.refresh()
+            page = await self.store.list(states, limit=limit, offset=offset, group=group)
         page.items = [self._listed(job) for job in page.items]
         return page
 

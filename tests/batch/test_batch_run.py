@@ -238,3 +238,23 @@ async def test_an_environment_runs_its_own_python(batch):
         assert spec["argv"][0] == f"{prefix}/bin/python"
     finally:
         await svc.stop()
+
+
+async def test_a_listing_settles_the_active_jobs_it_shows(batch):
+    """A finished job's row does not lag its record by a refresh round: the listing that shows an
+    active job settles it first (here the periodic round is a minute away)."""
+    nb = batch.notebook("quick.ipynb", ["print('done')"])
+    svc = batch.service(refresh_interval=60.0)
+    await svc.start()
+    try:
+        job = await svc.submit({"notebook_path": nb})
+        assert job.state == "running"
+        await wait_until(
+            lambda: jobfiles.read_status(batch.root / job.job_dir) is not None,
+            within=60,
+            what="the runner's status.json",
+        )
+        listed = (await svc.list()).items
+        assert [(j.id, j.state) for j in listed] == [(job.id, "succeeded")]
+    finally:
+        await svc.stop()
