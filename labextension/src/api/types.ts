@@ -144,6 +144,14 @@ export type IBackendList = S<'BackendList'>;
 export type IResourceLimits = S<'ResourceLimits'>;
 export type IBackendUsage = S<'BackendUsage'>;
 export type IUsageReport = S<'UsageReport'>;
+/** A sweep: one notebook run once per set of parameter values. */
+export type IJobGroup = S<'JobGroup'>;
+export type GroupState = IJobGroup['state'];
+/** `GET jobs/groups/{id}/results`: the runs side by side. */
+export type ISweepResults = S<'SweepResults'>;
+export type ISweepRow = S<'SweepRow'>;
+/** `POST jobs/{id}/rerun`: the parameters to change. */
+export type IRerunRequest = RequestOf<Schemas['RerunRequest'], never>;
 
 /** `GET notebooks/parameters`: the `parameters` cell as the server reads it. */
 export type INotebookParameters = S<'NotebookParameters'>;

@@ -1,20 +1,37 @@
 /**
  * What the Jobs section's buttons do: cancel and delete (confirmed first),
- * open the output, show the log. Output and log go through commands, so that
- * notifications and the palette share them.
+ * open the output, show the log; for a sweep, cancel its runs, retry the
+ * failed ones, open its results. Output, log and the sweep's actions go
+ * through commands, so that menus, notifications and the palette share them.
  */
 import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
 import { CommandRegistry } from '@lumino/commands';
 
 import { ApiError, messageOf } from '../api/request';
 import { JobsModel } from './model';
-import type { IJob } from '../api/types';
+import type { IJob, IJobGroup } from '../api/types';
+import type { MenuEntry } from '../components/menu-button';
 import { isActive } from './format';
 
 export namespace JobCommandIDs {
   export const submit = 'jupyter-gpu-env:submit-notebook';
   export const showLog = 'jupyter-gpu-env:show-job-log';
   export const openOutput = 'jupyter-gpu-env:open-job-output';
+  /** Sweeps, called with `{ group: id }`. */
+  export const sweepResults = 'jupyter-gpu-env:sweep-results';
+  export const cancelSweep = 'jupyter-gpu-env:sweep-cancel';
+  export const retrySweep = 'jupyter-gpu-env:sweep-retry';
+}
+
+/** The "⋯" menu of a sweep's row. */
+export function sweepMenu(id: string): MenuEntry[] {
+  const args = { group: id };
+  return [
+    { command: JobCommandIDs.sweepResults, args },
+    { separator: true },
+    { command: JobCommandIDs.retrySweep, args },
+    { command: JobCommandIDs.cancelSweep, args }
+  ];
 }
 
 export class JobActions {
@@ -73,6 +90,53 @@ export class JobActions {
       await this.model.remove(job.id);
     } catch (error) {
       Notification.error(`Could not delete '${job.name}': ${messageOf(error)}`);
+    }
+  }
+
+  /** Cancel the active runs of `group` once the user confirms. */
+  async cancelGroup(group: IJobGroup): Promise<void> {
+    const active = (group.counts.queued ?? 0) + (group.counts.running ?? 0);
+    const answer = await showDialog({
+      title: `Cancel the sweep '${group.name}'?`,
+      body:
+        `Its ${active} ${active === 1 ? 'run' : 'runs'} still queued or ` +
+        'running stop now; the runs that ended keep their results.',
+      buttons: [
+        Dialog.cancelButton({ label: 'Keep running' }),
+        Dialog.warnButton({ label: 'Cancel sweep' })
+      ]
+    });
+    if (!answer.button.accept) {
+      return;
+    }
+    try {
+      await this.model.cancelGroup(group.id);
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 409) {
+        Notification.info(`Every run of '${group.name}' had already ended.`, {
+          autoClose: 4000
+        });
+      } else {
+        Notification.error(
+          `Could not cancel '${group.name}': ${messageOf(error)}`
+        );
+      }
+    }
+  }
+
+  /** Run the failed and cancelled runs of `group` again. */
+  async retryGroup(group: IJobGroup): Promise<void> {
+    try {
+      const after = await this.model.retryGroup(group.id);
+      const again = (after.counts.queued ?? 0) + (after.counts.running ?? 0);
+      Notification.success(
+        `Sent ${again} ${again === 1 ? 'run' : 'runs'} of '${group.name}' again.`,
+        { autoClose: 4000 }
+      );
+    } catch (error) {
+      Notification.error(
+        `Could not retry '${group.name}': ${messageOf(error)}`
+      );
     }
   }
 

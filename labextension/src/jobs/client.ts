@@ -1,16 +1,21 @@
 /**
- * The batch-job calls of the REST API: jobs, their logs and usage, the
- * backends, and a notebook's parameters as the server reads them.
+ * The batch-job calls of the REST API: jobs, their logs and usage, sweeps
+ * and their results, the backends, and a notebook's parameters as the
+ * server reads them.
  */
-import { ApiClient, enc } from '../api/request';
+import type { JSONObject } from '@lumino/coreutils';
+
+import { ApiClient, apiUrl, enc } from '../api/request';
 import type {
   IBackendInfo,
   IBackendList,
   IJob,
+  IJobGroup,
   IJobList,
   IJobRequest,
   ILogChunk,
   INotebookParameters,
+  ISweepResults,
   IUsageReport,
   JobState
 } from '../api/types';
@@ -18,13 +23,20 @@ import type {
 export class JobsClient extends ApiClient {
   /** Jobs, newest first. */
   listJobs(
-    options: { states?: JobState[]; limit?: number; offset?: number } = {}
+    options: {
+      states?: JobState[];
+      limit?: number;
+      offset?: number;
+      /** Only the runs of this sweep, in the sweep's order. */
+      group?: string;
+    } = {}
   ): Promise<IJobList> {
     return this.request('GET', 'jobs', {
       query: {
         state: options.states?.length ? options.states.join(',') : undefined,
         limit: options.limit,
-        offset: options.offset
+        offset: options.offset,
+        group: options.group
       }
     });
   }
@@ -33,9 +45,48 @@ export class JobsClient extends ApiClient {
     return this.request('GET', `jobs/${enc(id)}`);
   }
 
-  /** Send a saved notebook to a backend: the new job (201), or a 400/409. */
-  submit(request: IJobRequest): Promise<IJob> {
+  /**
+   * Send a saved notebook to a backend: the new job (201), or the sweep
+   * when the request has `sweep` or `sweep_runs`; else a 400/409.
+   */
+  submit(request: IJobRequest): Promise<IJob | IJobGroup> {
     return this.request('POST', 'jobs', { body: request });
+  }
+
+  /** Send a job (or a run of a sweep) again with these parameters changed. */
+  rerun(id: string, parameters: JSONObject): Promise<IJob> {
+    return this.request('POST', `jobs/${enc(id)}/rerun`, {
+      body: { parameters }
+    });
+  }
+
+  /** A sweep, its runs counted per state. */
+  getGroup(id: string): Promise<IJobGroup> {
+    return this.request('GET', `jobs/groups/${enc(id)}`);
+  }
+
+  /** Cancel the runs of a sweep still queued or running; 409 if none is. */
+  cancelGroup(id: string): Promise<IJobGroup> {
+    return this.request('POST', `jobs/groups/${enc(id)}/cancel`);
+  }
+
+  /** Run the failed and cancelled runs again; 409 if there is none. */
+  retryGroup(id: string): Promise<IJobGroup> {
+    return this.request('POST', `jobs/groups/${enc(id)}/retry`);
+  }
+
+  /** The runs side by side: parameters, recorded values, state, duration. */
+  groupResults(id: string): Promise<ISweepResults> {
+    return this.request('GET', `jobs/groups/${enc(id)}/results`);
+  }
+
+  /** Where the browser downloads the results as CSV (cookie-authenticated). */
+  groupResultsCsvUrl(id: string): string {
+    const xsrf = document.cookie.match('\\b_xsrf=([^;]*)\\b');
+    return apiUrl(this.serverSettings, `jobs/groups/${enc(id)}/results`, {
+      format: 'csv',
+      _xsrf: xsrf?.[1]
+    });
   }
 
   /** A piece of the log from a byte offset; ask again from `next_offset`. */

@@ -1,6 +1,7 @@
 /**
  * A notification when a job ends: success with "Open output", failure with
- * the reason and the log, cancellation (unless the user cancelled it here).
+ * the reason and the log, cancellation (unless the user cancelled it here);
+ * when a sweep's last run ends, one for the sweep with "Open results".
  */
 import { Notification } from '@jupyterlab/apputils';
 import { CommandRegistry } from '@lumino/commands';
@@ -9,7 +10,7 @@ import { JobCommandIDs } from './actions';
 import { elapsedSeconds, formatClock } from './format';
 import { JobsModel } from './model';
 import { outputOpenable } from './row';
-import { IJob } from '../api/types';
+import { IJob, IJobGroup } from '../api/types';
 
 export function notifyJobEnd(
   job: IJob,
@@ -47,4 +48,39 @@ export function notifyJobEnd(
       { autoClose: 8000, actions: [log] }
     );
   }
+}
+
+/** The end of a sweep, with its results one click away. */
+export function notifySweepEnd(
+  group: IJobGroup,
+  model: JobsModel,
+  commands: CommandRegistry
+): void {
+  if (group.state === 'cancelled' && model.cancelledHere(group.id)) {
+    return;
+  }
+  const results: Notification.IAction = {
+    label: 'Open results',
+    caption: 'The runs side by side',
+    callback: () =>
+      void commands.execute(JobCommandIDs.sweepResults, { group: group.id })
+  };
+  const { counts, size } = group;
+  const done = counts.succeeded ?? 0;
+  const text =
+    `Sweep '${group.name}' ${group.state}: ${done} of ${size} ` +
+    `${size === 1 ? 'run' : 'runs'} succeeded` +
+    (counts.failed ? `, ${counts.failed} failed` : '') +
+    (counts.cancelled ? `, ${counts.cancelled} cancelled` : '') +
+    '.';
+  const notify =
+    group.state === 'succeeded'
+      ? Notification.success
+      : group.state === 'failed'
+        ? Notification.error
+        : Notification.warning;
+  notify(text, {
+    autoClose: group.state === 'failed' ? false : 8000,
+    actions: [results]
+  });
 }

@@ -3,16 +3,115 @@
  * of the notebook's `parameters` cell (`GET notebooks/parameters`): one
  * typed input per parameter, its comment as the hint. The server checks the
  * values again on submission and its refusal is what the dialog shows.
+ *
+ * In sweep mode each parameter takes one value or several (a comma list or
+ * a range, read as `./sweep.ts` says), each checked against the
+ * parameter's kind; the notebook then runs once per combination.
  */
 import { JSONValue } from '@lumino/coreutils';
 
-import type { INotebookParameter, INotebookParameters } from '../api/types';
-import { h, liveValidate, textInput } from '../components/form';
+import type {
+  INotebookParameter,
+  INotebookParameters,
+  ParamKind
+} from '../api/types';
+import { h, liveValidate, select, textInput } from '../components/form';
+import { formatValue, parseValue, sweepValues } from './sweep';
 
 interface IField {
   parameter: INotebookParameter;
   /** The value to send, or undefined to leave the cell's default. */
   read: () => JSONValue | undefined;
+  /** The one-value control and the several-values one (one is shown). */
+  single: HTMLElement;
+  several: HTMLElement;
+  /** The single value as the several-values field writes it. */
+  written: () => string;
+  /** Put `text` in the several-values field. */
+  setSeveral: (text: string) => void;
+  /** The values typed in sweep mode (undefined: the cell's default). */
+  readSeveral: () => JSONValue[] | undefined;
+}
+
+/** What the sweep-mode fields ask for. */
+export interface ISweepValues {
+  /** Names with one value (those that differ from the cell's defaults). */
+  fixed: Record<string, JSONValue>;
+  /** Names with several values, in the form's order. */
+  swept: Record<string, JSONValue[]>;
+  /** Runs: the product of the numbers of values. */
+  count: number;
+}
+
+/** The hint of a several-values field. */
+const SEVERAL_HINT = 'One value, a list (1, 2, 3) or a range (0:1:0.25)';
+
+/**
+ * The values a sweep-mode field holds for a parameter of `kind`; throws
+ * with the reason when one does not fit. `optional`: an empty field leaves
+ * the cell's default (undefined).
+ */
+export function readSeveral(
+  kind: ParamKind,
+  text: string,
+  optional = false
+): JSONValue[] | undefined {
+  if (!text.trim()) {
+    if (optional) {
+      return undefined;
+    }
+    throw new Error(`Type a value: ${SEVERAL_HINT.toLowerCase()}`);
+  }
+  if (kind === 'str') {
+    const whole = parseValue(text.trim());
+    if (typeof whole === 'string' && /^\s*"/.test(text)) {
+      return [whole];
+    }
+    if (!text.includes(',')) {
+      return [text];
+    }
+    return text.split(',').map(part => {
+      const item = parseValue(part.trim());
+      return typeof item === 'string' ? item : part.trim();
+    });
+  }
+  if (kind === 'literal') {
+    return readJsonValues(text);
+  }
+  const values = sweepValues(text) ?? [parseValue(text.trim())];
+  for (const value of values) {
+    const shown = formatValue(value);
+    if (kind === 'int' && !Number.isInteger(value)) {
+      throw new Error(`${shown} is not a whole number`);
+    }
+    if (kind === 'float' && typeof value !== 'number') {
+      throw new Error(`${shown} is not a number`);
+    }
+    if (kind === 'bool' && typeof value !== 'boolean') {
+      throw new Error(`${shown} is not True or False`);
+    }
+  }
+  return values;
+}
+
+/** Any JSON value, a range, or a comma list of JSON values. */
+function readJsonValues(text: string): JSONValue[] {
+  const parse = (item: string): JSONValue => {
+    try {
+      return JSON.parse(item) as JSONValue;
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      throw new Error(`Not JSON: ${item} (${why})`);
+    }
+  };
+  if (!text.includes(',')) {
+    return sweepValues(text) ?? [parse(text.trim())];
+  }
+  try {
+    return [JSON.parse(text) as JSONValue];
+  } catch {
+    return text.split(',').map(part => parse(part.trim()));
+  }
 }
 
 /** Whether the default is a value (else an expression kept as written). */
@@ -47,6 +146,30 @@ export class ParameterFields {
   }
 
   readonly node: HTMLDivElement;
+
+  /** Whether there is a field to fill. */
+  get hasFields(): boolean {
+    return this._fields.length > 0;
+  }
+
+  /** Whether the fields take several values each (a sweep). */
+  get sweep(): boolean {
+    return this._sweep;
+  }
+  set sweep(on: boolean) {
+    if (on === this._sweep) {
+      return;
+    }
+    this._sweep = on;
+    this.node.dataset.sweep = String(on);
+    for (const field of this._fields) {
+      if (on) {
+        field.setSeveral(field.written());
+      }
+      show(field.single, !on);
+      show(field.several, on);
+    }
+  }
 
   /** Why there is no field to fill, in words; null when there are some. */
   static describe(
@@ -83,17 +206,51 @@ export class ParameterFields {
     const result: Record<string, JSONValue> = {};
     for (const { parameter, read } of this._fields) {
       const value = read();
-      if (value === undefined) {
-        continue;
-      }
-      const same =
-        hasLiteralDefault(parameter) &&
-        JSON.stringify(value) === JSON.stringify(parameter.default);
-      if (!same) {
+      if (value !== undefined && !isDefault(parameter, value)) {
         result[parameter.name] = value;
       }
     }
     return result;
+  }
+
+  /**
+   * What the sweep-mode fields hold; throws with the parameter's name and
+   * the reason when a field holds a value its parameter cannot take.
+   */
+  sweepValues(): ISweepValues {
+    const result: ISweepValues = { fixed: {}, swept: {}, count: 1 };
+    for (const { parameter, readSeveral } of this._fields) {
+      let values: JSONValue[] | undefined;
+      try {
+        values = readSeveral();
+      } catch (error) {
+        const why = error instanceof Error ? error.message : String(error);
+        throw new Error(`${parameter.name}: ${why}`);
+      }
+      if (values === undefined) {
+        continue;
+      }
+      if (values.length > 1) {
+        result.swept[parameter.name] = values;
+        result.count *= values.length;
+      } else if (!isDefault(parameter, values[0])) {
+        result.fixed[parameter.name] = values[0];
+      }
+    }
+    return result;
+  }
+
+  /** Mark the fields a server message names (`'alpha'`), clear the others. */
+  markErrors(message: string): void {
+    for (const { parameter, single, several } of this._fields) {
+      const named = message.includes(`'${parameter.name}'`);
+      for (const control of [single, several]) {
+        const input = control.matches('input, select')
+          ? control
+          : control.querySelector('input, select');
+        input?.classList.toggle('jp-GpuEnv-inputError', named);
+      }
+    }
   }
 
   private _row(parameter: INotebookParameter): HTMLElement[] {
@@ -103,18 +260,39 @@ export class ParameterFields {
       { class: 'jp-GpuEnv-paramName', for: id, title: parameter.default_text },
       parameter.name
     );
-    const { control, read } = this._control(parameter, {
+    const title = parameter.help || undefined;
+    const { control, read, written } = this._control(parameter, {
       id,
       'data-param': parameter.name,
-      title: parameter.help || undefined
+      title
     });
+    const several = this._severalControl(parameter, {
+      'data-param-values': parameter.name,
+      'aria-label': `Values of ${parameter.name}`,
+      title
+    });
+    show(several.control, false);
     const type = h(
       'span',
       { class: 'jp-GpuEnv-paramType jp-GpuEnv-note' },
       parameter.annotation ?? parameter.kind
     );
-    this._fields.push({ parameter, read });
-    const row = [label, control, type];
+    this._fields.push({
+      parameter,
+      read,
+      single: control,
+      several: several.control,
+      written,
+      setSeveral: several.set,
+      readSeveral: several.read
+    });
+    const box = h(
+      'div',
+      { class: 'jp-GpuEnv-paramControl' },
+      control,
+      several.control
+    );
+    const row = [label, box, type];
     if (parameter.help) {
       row.push(
         h(
@@ -130,7 +308,11 @@ export class ParameterFields {
   private _control(
     parameter: INotebookParameter,
     data: Record<string, string | undefined>
-  ): { control: HTMLElement; read: () => JSONValue | undefined } {
+  ): {
+    control: HTMLElement;
+    read: () => JSONValue | undefined;
+    written: () => string;
+  } {
     const { kind, default_text: written } = parameter;
     const value = parameter.default as JSONValue;
     if (kind === 'bool') {
@@ -143,7 +325,11 @@ export class ParameterFields {
       box.addEventListener('change', show);
       show();
       const control = h('label', { class: 'jp-GpuEnv-paramBool' }, box, text);
-      return { control, read: () => box.checked };
+      return {
+        control,
+        read: () => box.checked,
+        written: () => String(box.checked)
+      };
     }
     if (kind === 'int' || kind === 'float') {
       const input = h('input', {
@@ -156,12 +342,24 @@ export class ParameterFields {
       input.value = /^[-+]?[\d.eE+-]+$/.test(written)
         ? written.replace(/^\+/, '')
         : String(value);
-      return { control: input, read: () => Number(input.value) };
+      return {
+        control: input,
+        read: () => Number(input.value),
+        written: () => input.value
+      };
     }
     if (kind === 'str') {
       const input = textInput(data);
       input.value = String(value);
-      return { control: input, read: () => input.value };
+      return {
+        control: input,
+        read: () => input.value,
+        // A comma in one text would read as several values.
+        written: () =>
+          input.value.includes(',') || /^\s*"/.test(input.value)
+            ? JSON.stringify(input.value)
+            : input.value
+      };
     }
     // Any JSON value as text; a default that is an expression is shown as
     // the placeholder and sent only when the user types a value.
@@ -195,8 +393,99 @@ export class ParameterFields {
       !literal && !input.value.trim()
         ? undefined
         : (JSON.parse(input.value) as JSONValue);
-    return { control, read };
+    return { control, read, written: () => input.value };
+  }
+
+  /** The sweep-mode control: a text field (a choice for booleans). */
+  private _severalControl(
+    parameter: INotebookParameter,
+    data: Record<string, string | undefined>
+  ): {
+    control: HTMLElement;
+    read: () => JSONValue[] | undefined;
+    set: (text: string) => void;
+  } {
+    if (parameter.kind === 'bool') {
+      const choice = select(
+        [
+          ['false', 'False'],
+          ['true', 'True'],
+          ['both', 'Both: False, then True']
+        ],
+        'false',
+        data
+      );
+      const values: Record<string, boolean[]> = {
+        false: [false],
+        true: [true],
+        both: [false, true]
+      };
+      return {
+        control: choice,
+        read: () => values[choice.value],
+        set: text => {
+          choice.value = text === 'true' ? 'true' : 'false';
+        }
+      };
+    }
+    const optional = !hasLiteralDefault(parameter);
+    const input = textInput({
+      ...data,
+      class: 'jp-mod-styled jp-GpuEnv-paramValues',
+      placeholder: optional ? parameter.default_text : SEVERAL_HINT,
+      title: `${data.title ? `${data.title}\n` : ''}${SEVERAL_HINT}`
+    });
+    const problem = h('div', {
+      class: 'jp-GpuEnv-fieldProblem',
+      role: 'alert',
+      hidden: true
+    });
+    const check = liveValidate(input, problem, text => {
+      try {
+        readSeveral(parameter.kind, text, optional);
+        return null;
+      } catch (error) {
+        return error instanceof Error ? error.message : String(error);
+      }
+    });
+    const control = h(
+      'div',
+      { class: 'jp-GpuEnv-paramLiteralBox jp-GpuEnv-paramValuesBox' },
+      input,
+      problem
+    );
+    return {
+      control,
+      read: () => readSeveral(parameter.kind, input.value, optional),
+      set: text => {
+        input.value = text;
+        check();
+      }
+    };
   }
 
   private _fields: IField[] = [];
+  private _sweep = false;
+}
+
+/** Whether `value` is the parameter's default (then it is not sent). */
+function isDefault(parameter: INotebookParameter, value: JSONValue): boolean {
+  return (
+    hasLiteralDefault(parameter) &&
+    JSON.stringify(value) === JSON.stringify(parameter.default)
+  );
+}
+
+/**
+ * Show or hide a control; a hidden one is disabled too, so that the
+ * dialog's check of `:invalid` inputs looks only at the shown ones.
+ */
+function show(control: HTMLElement, visible: boolean): void {
+  control.hidden = !visible;
+  const inputs = control.matches('input, select')
+    ? [control]
+    : Array.from(control.querySelectorAll('input, select'));
+  for (const input of inputs) {
+    (input as HTMLInputElement).disabled = !visible;
+  }
 }

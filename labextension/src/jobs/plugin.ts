@@ -1,7 +1,8 @@
 /**
  * The `jupyter-gpu-env:jobs` plugin: the "Send to batch" notebook toolbar
- * button and palette command, the job log and output commands, the job-end
- * notifications, and the jobs model the sidebar's Jobs section shows.
+ * button and palette command, the job log and output commands, the sweep
+ * commands (results, retry, cancel), the job-end notifications, and the
+ * jobs model the sidebar's Jobs section shows.
  */
 import {
   JupyterFrontEnd,
@@ -10,6 +11,7 @@ import {
 import {
   ICommandPalette,
   IToolbarWidgetRegistry,
+  InputDialog,
   MainAreaWidget,
   Notification
 } from '@jupyterlab/apputils';
@@ -21,16 +23,18 @@ import { ToolbarButton } from '@jupyterlab/ui-components';
 import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 
 import { messageOf } from '../api/request';
-import type { IJob } from '../api/types';
+import type { IJob, IJobGroup } from '../api/types';
 import { sendToBatchIcon } from '../components/icons';
 import { PANEL_ID } from '../panel';
-import { JobCommandIDs } from './actions';
+import { JobActions, JobCommandIDs } from './actions';
 import { JobsClient } from './client';
+import { isActiveState } from './format';
 import { createLogWidget, JobLogView } from './log';
 import { JobsModel } from './model';
-import { notifyJobEnd } from './notify';
+import { notifyJobEnd, notifySweepEnd } from './notify';
 import { ILastUsed } from './resource-fields';
-import { submitNotebook } from './submit';
+import { createResultsWidget, SweepResultsView } from './results';
+import { Submitted, isGroup, submitNotebook } from './submit';
 import { IJobsModel } from './tokens';
 
 const PLUGIN_ID = 'jupyter-gpu-env:jobs';
@@ -67,11 +71,11 @@ export const jobsPlugin: JupyterFrontEndPlugin<JobsModel> = {
 
     const setting = <T>(key: string, fallback: T): T =>
       (settings?.get(key).composite as T | undefined) ?? fallback;
-    const openJobs = (job: IJob | null): void => {
+    const openJobs = (job: Submitted | null): void => {
       shell.activateById(PANEL_ID);
-      model.reveal(job?.id ?? null);
+      model.reveal(job ? (isGroup(job) ? job.id : job.id) : null);
     };
-    const submit = (panel: NotebookPanel): Promise<IJob | null> =>
+    const submit = (panel: NotebookPanel): Promise<Submitted | null> =>
       submitNotebook(panel, {
         client,
         kernelspecs: serviceManager.kernelspecs,
@@ -88,7 +92,11 @@ export const jobsPlugin: JupyterFrontEndPlugin<JobsModel> = {
             console.warn('jupyter-gpu-env: cannot remember choices.', reason);
           });
         },
-        openJobs
+        openJobs,
+        openResults: group =>
+          void commands.execute(JobCommandIDs.sweepResults, {
+            group: group.id
+          })
       });
     const current = (): NotebookPanel | null => {
       const widget = tracker?.currentWidget ?? null;
@@ -141,8 +149,14 @@ export const jobsPlugin: JupyterFrontEndPlugin<JobsModel> = {
       }
     });
 
+    registerSweepCommands(app, model, client, openJobs);
+
     if (palette) {
       palette.addItem({ command: JobCommandIDs.submit, category: 'GPU Env' });
+      palette.addItem({
+        command: JobCommandIDs.sweepResults,
+        category: 'GPU Env'
+      });
     }
     if (toolbarRegistry) {
       toolbarRegistry.addFactory<NotebookPanel>(
@@ -162,6 +176,11 @@ export const jobsPlugin: JupyterFrontEndPlugin<JobsModel> = {
         notifyJobEnd(job, model, commands);
       }
     });
+    model.groupEnded.connect((_, group) => {
+      if (setting('notifyOnEnd', true)) {
+        notifySweepEnd(group, model, commands);
+      }
+    });
     if (settingRegistry) {
       settingRegistry
         .load(PLUGIN_ID)
@@ -175,6 +194,132 @@ export const jobsPlugin: JupyterFrontEndPlugin<JobsModel> = {
     return model;
   }
 };
+
+/**
+ * The sweep commands, called with `{ group: id }`: its results in the main
+ * area (in the palette too, asking which sweep), retry its failed runs,
+ * cancel its active ones.
+ */
+function registerSweepCommands(
+  app: JupyterFrontEnd,
+  model: JobsModel,
+  client: JobsClient,
+  openJobs: (job: Submitted | null) => void
+): void {
+  const { commands, shell } = app;
+  const actions = new JobActions(model, commands);
+  const groupId = (args: ReadonlyPartialJSONObject): string | null =>
+    typeof args['group'] === 'string' ? args['group'] : null;
+  const known = (args: ReadonlyPartialJSONObject): IJobGroup | null => {
+    const id = groupId(args);
+    return id ? model.group(id) : null;
+  };
+  const findGroup = async (id: string): Promise<IJobGroup | null> => {
+    try {
+      return model.group(id) ?? (await client.getGroup(id));
+    } catch (error) {
+      Notification.error(`Cannot find sweep ${id}: ${messageOf(error)}`);
+      return null;
+    }
+  };
+
+  const views = new Map<string, MainAreaWidget<SweepResultsView>>();
+  commands.addCommand(JobCommandIDs.sweepResults, {
+    label: args => (groupId(args) ? 'Open results' : 'Open sweep results…'),
+    caption: "A sweep's runs side by side: parameters and recorded values",
+    execute: async args => {
+      const id = groupId(args) ?? (await chooseGroup(model));
+      if (!id) {
+        return;
+      }
+      let widget = views.get(id);
+      if (!widget || widget.isDisposed) {
+        widget = createResultsWidget({
+          client,
+          id,
+          onRerun: job => {
+            model.add(job);
+            Notification.success(`Sent '${job.name}' to ${job.backend}.`, {
+              autoClose: 6000,
+              actions: [
+                {
+                  label: 'Open jobs',
+                  caption: 'Show the job in the GPU Env sidebar',
+                  callback: () => openJobs(job)
+                }
+              ]
+            });
+          }
+        });
+        views.set(id, widget);
+        widget.disposed.connect(() => views.delete(id));
+        shell.add(widget, 'main');
+      }
+      shell.activateById(widget.id);
+    }
+  });
+
+  commands.addCommand(JobCommandIDs.retrySweep, {
+    label: 'Retry failed runs',
+    caption: 'Run the failed and cancelled runs of the sweep again',
+    isVisible: args => {
+      const group = known(args);
+      return (
+        !group || (group.counts.failed ?? 0) + (group.counts.cancelled ?? 0) > 0
+      );
+    },
+    isEnabled: args => !model.isBusy(groupId(args) ?? ''),
+    execute: async args => {
+      const id = groupId(args);
+      const group = id ? await findGroup(id) : null;
+      if (group) {
+        await actions.retryGroup(group);
+      }
+    }
+  });
+
+  commands.addCommand(JobCommandIDs.cancelSweep, {
+    label: 'Cancel sweep…',
+    caption: 'Cancel the runs still queued or running',
+    isVisible: args => {
+      const group = known(args);
+      return !group || isActiveState(group.state);
+    },
+    isEnabled: args => !model.isBusy(groupId(args) ?? ''),
+    execute: async args => {
+      const id = groupId(args);
+      const group = id ? await findGroup(id) : null;
+      if (group) {
+        await actions.cancelGroup(group);
+      }
+    }
+  });
+}
+
+/** Ask which sweep (those listed, or an id typed); null if cancelled. */
+async function chooseGroup(model: JobsModel): Promise<string | null> {
+  if (model.jobs === null) {
+    await model.load();
+  }
+  const groups = (model.entries ?? []).flatMap(entry =>
+    entry.kind === 'group'
+      ? [entry.group ?? { id: entry.id, name: entry.id }]
+      : []
+  );
+  const labels = groups.map(g => `${g.name} (${g.id})`);
+  const answer = await InputDialog.getItem({
+    title: 'Open the results of which sweep?',
+    label: 'A sweep listed in the Jobs section, or its id',
+    items: labels,
+    editable: true,
+    okLabel: 'Open'
+  });
+  if (!answer.button.accept || !answer.value) {
+    return null;
+  }
+  const chosen = labels.indexOf(answer.value);
+  return chosen >= 0 ? groups[chosen].id : answer.value.trim() || null;
+}
 
 /** The job `id` names: from the list, else asked; a notification if gone. */
 async function findJob(

@@ -25,19 +25,42 @@ import {
 import type { IJob } from '../api/types';
 import { BarLevel, ProgressBar } from '../components/progress';
 import { ListRow } from '../components/row';
+import { describeParameters } from './sweep';
+
+/** `alpha=0.1 · lr=0.01`, cut to one line; every value in the tooltip. */
+export function Parameters(props: {
+  parameters: Record<string, unknown>;
+}): JSX.Element | null {
+  const { parameters } = props;
+  if (Object.keys(parameters).length === 0) {
+    return null;
+  }
+  const full = Object.entries(parameters)
+    .map(([name, value]) => `${name} = ${JSON.stringify(value)}`)
+    .join('\n');
+  return (
+    <div
+      className="jp-GpuEnv-jobParams jp-GpuEnv-note"
+      title={full}
+      data-testid="gpu-env-job-params"
+    >
+      {describeParameters(parameters)}
+    </div>
+  );
+}
 
 /** Whether the output notebook can be opened in JupyterLab. */
 export function outputOpenable(job: IJob): boolean {
   return job.started_at !== null && !job.output_path.startsWith('/');
 }
 
-const LEVELS: Partial<Record<IJob['state'], BarLevel>> = {
+export const LEVELS: Partial<Record<IJob['state'], BarLevel>> = {
   succeeded: 'success',
   failed: 'critical',
   cancelled: 'warn'
 };
 
-const TONES: Partial<Record<IJob['state'], string>> = {
+export const TONES: Partial<Record<IJob['state'], string>> = {
   running: 'brand',
   succeeded: 'success',
   failed: 'error',
@@ -198,6 +221,7 @@ export function JobRow(props: {
         </span>
         <Actions job={job} actions={actions} busy={busy} />
       </div>
+      <Parameters parameters={job.parameters} />
       <Progress job={job} />
       <Detail job={job} />
       <div className="jp-GpuEnv-note">{facts.join(' · ')}</div>

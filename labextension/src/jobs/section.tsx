@@ -1,6 +1,7 @@
 /**
  * The "Jobs" section: the week's usage, then the jobs newest first, each
- * with its state, elapsed time, progress and actions.
+ * with its state, elapsed time, progress and actions; a sweep is one row
+ * standing for its runs.
  */
 import { Button } from '@jupyterlab/ui-components';
 import { CommandRegistry } from '@lumino/commands';
@@ -14,6 +15,7 @@ import { jobsIcon } from '../components/icons';
 import { JobActions } from './actions';
 import { sendToBatchIcon } from '../components/icons';
 import { describeUsage, describeUsageDetail, isActive } from './format';
+import { GroupRow } from './group-row';
 import { JobsModel } from './model';
 import { JobRow } from './row';
 
@@ -57,6 +59,7 @@ export function JobsView(props: {
   const { model } = actions;
   useSignals([model.changed]);
   const jobs = model.jobs;
+  const entries = model.entries;
   const now = useNow((jobs ?? []).some(isActive));
   const error = model.error;
   return (
@@ -71,20 +74,30 @@ export function JobsView(props: {
         </div>
       )}
       <ListingStatus what="jobs" error={error} pending={jobs === null} />
-      {jobs === null ? null : jobs.length === 0 ? (
+      {entries === null ? null : entries.length === 0 ? (
         <Empty />
       ) : (
         <ul className="jp-GpuEnv-list" data-testid="gpu-env-job-list">
-          {jobs.map(job => (
-            <JobRow
-              key={job.id}
-              job={job}
-              actions={actions}
-              now={now}
-              busy={model.isBusy(job.id)}
-              highlighted={job.id === highlighted}
-            />
-          ))}
+          {entries.map(entry =>
+            entry.kind === 'job' ? (
+              <JobRow
+                key={entry.job.id}
+                job={entry.job}
+                actions={actions}
+                now={now}
+                busy={model.isBusy(entry.job.id)}
+                highlighted={entry.job.id === highlighted}
+              />
+            ) : (
+              <GroupRow
+                key={`group-${entry.id}`}
+                entry={entry}
+                actions={actions}
+                now={now}
+                highlighted={entry.id === highlighted}
+              />
+            )
+          )}
         </ul>
       )}
       {jobs !== null && model.total > jobs.length && (

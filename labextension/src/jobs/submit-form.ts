@@ -1,7 +1,8 @@
 /**
- * The body of the "Send to batch" dialog: the notebook's parameters, where
- * it runs (kernel, environment or image), the backend and its resources,
- * and the job's name. `getValue()` is the `POST jobs` request.
+ * The body of the "Send to batch" dialog: the notebook's parameters (one
+ * value each, or several for a sweep), where it runs (kernel, environment or
+ * image), the backend and its resources, and the job's name. `getValue()`
+ * is the `POST jobs` request.
  */
 import { Dialog } from '@jupyterlab/apputils';
 import { Widget } from '@lumino/widgets';
@@ -16,6 +17,7 @@ import type {
 } from '../api/types';
 import { ParameterFields } from './param-fields';
 import { ILastUsed, ResourceFields, ResourceKey } from './resource-fields';
+import { SWEEP_LIMIT, describeRuns } from './sweep';
 
 export interface IKernelChoice {
   name: string;
@@ -64,6 +66,34 @@ export class SubmitForm
       _context.parametersError
     );
     this._resources = new ResourceFields(_context.backends, _context.last);
+    this._sweepToggle = h('input', {
+      type: 'checkbox',
+      'data-testid': 'gpu-env-submit-sweep'
+    });
+    this._runs = h('span', {
+      class: 'jp-GpuEnv-sweepRuns',
+      role: 'status',
+      'data-testid': 'gpu-env-submit-runs'
+    });
+    this._atOnce = h('input', {
+      type: 'number',
+      class: 'jp-mod-styled',
+      min: 1,
+      step: 1,
+      placeholder: 'all',
+      'data-testid': 'gpu-env-submit-max-concurrent'
+    });
+    this._atOnceField = field('Runs at once', this._atOnce);
+    this._atOnceField.classList.add('jp-GpuEnv-sweepAtOnce');
+    this._atOnceField.title =
+      'How many runs may run at the same time (empty: as many as the ' +
+      'backend allows)';
+    this._sweepSummary = h(
+      'div',
+      { class: 'jp-GpuEnv-sweepSummary', hidden: true },
+      this._runs,
+      this._atOnceField
+    );
     this._target = this._targetSelect();
     const stem =
       path
@@ -90,7 +120,7 @@ export class SubmitForm
         h('code', {}, path),
         ' as saved now: later edits do not change the job.'
       ),
-      section('Parameters', this._params.node),
+      section('Parameters', this._params.node, ...this._sweepFields()),
       section(
         'Run',
         field('Run in', this._target),
@@ -110,7 +140,59 @@ export class SubmitForm
     // A field the server complained about is marked until it changes.
     this.node.addEventListener('input', event => {
       (event.target as HTMLElement).classList?.remove('jp-GpuEnv-inputError');
+      this._showRuns();
     });
+    this.node.addEventListener('change', () => this._showRuns());
+  }
+
+  /** The sweep mode's switch, and its run count and "runs at once". */
+  private _sweepFields(): HTMLElement[] {
+    if (!this._params.hasFields) {
+      return [];
+    }
+    const toggle = h(
+      'label',
+      {
+        class: 'jp-GpuEnv-sweepToggle',
+        title:
+          'Run the notebook once per combination of the values: type a ' +
+          'list (1, 2, 3) or a range (0:1:0.25) in any field'
+      },
+      this._sweepToggle,
+      'Several values per parameter (a sweep)'
+    );
+    this._sweepToggle.addEventListener('change', () => {
+      this._params.sweep = this._sweepToggle.checked;
+      this._sweepSummary.hidden = !this._sweepToggle.checked;
+      this._showRuns();
+    });
+    return [toggle, this._sweepSummary];
+  }
+
+  /** The number of runs, as typed so far. */
+  private _showRuns(): void {
+    if (!this._params.sweep) {
+      return;
+    }
+    let count: number | null = null;
+    try {
+      count = this._params.sweepValues().count;
+    } catch {
+      // The field says what is wrong.
+    }
+    this._atOnceField.hidden = count === null || count < 2;
+    this._atOnce.disabled = this._atOnceField.hidden;
+    const atOnce = Number.parseInt(this._atOnce.value, 10);
+    const over = count !== null && count > SWEEP_LIMIT;
+    this._runs.dataset.level = over ? 'warn' : count === null ? 'error' : '';
+    this._runs.dataset.count = String(count ?? '');
+    this._runs.textContent =
+      count === null
+        ? 'Runs: correct the values above to count them'
+        : describeRuns(count, atOnce > 0 ? atOnce : null) +
+          (over
+            ? ` — the server usually takes at most ${SWEEP_LIMIT.toLocaleString('en-US')} in one sweep`
+            : '');
   }
 
   getValue(): IJobRequest {
@@ -122,6 +204,17 @@ export class SubmitForm
       parameters: this._params.changed(),
       resources: this._resources.resources()
     };
+    if (this._params.sweep) {
+      const { fixed, swept, count } = this._params.sweepValues();
+      request.parameters = fixed;
+      if (count > 1) {
+        request.sweep = swept;
+        const atOnce = Number.parseInt(this._atOnce.value, 10);
+        if (atOnce > 0) {
+          request.max_concurrent = atOnce;
+        }
+      }
+    }
     if (kind === 'kernel' || kind === 'environment' || kind === 'image') {
       request[kind] = target;
     }
@@ -145,6 +238,7 @@ export class SubmitForm
       const input = this._resources.inputs[key];
       input.classList.toggle('jp-GpuEnv-inputError', pattern.test(message));
     }
+    this._params.markErrors(message);
     this._error.scrollIntoView({ block: 'nearest' });
   }
 
@@ -227,6 +321,11 @@ export class SubmitForm
   }
 
   private _params: ParameterFields;
+  private _sweepToggle: HTMLInputElement;
+  private _sweepSummary: HTMLDivElement;
+  private _runs: HTMLSpanElement;
+  private _atOnce: HTMLInputElement;
+  private _atOnceField: HTMLDivElement;
   private _resources: ResourceFields;
   private _target: HTMLSelectElement;
   private _defaultTarget = '';

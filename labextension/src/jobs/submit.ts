@@ -10,13 +10,27 @@ import { NotebookPanel } from '@jupyterlab/notebook';
 import { KernelSpec } from '@jupyterlab/services';
 
 import { messageOf } from '../api/request';
-import type { IJob, IJobRequest, INotebookParameters } from '../api/types';
+import type {
+  IJob,
+  IJobGroup,
+  IJobRequest,
+  INotebookParameters
+} from '../api/types';
 import { EnvironmentsClient } from '../environments/client';
 import { ImagesClient } from '../images/client';
 import { JobsClient } from './client';
 import { JobsModel } from './model';
 import { ILastUsed } from './resource-fields';
 import { IKernelChoice, SubmitForm } from './submit-form';
+import { describeRuns } from './sweep';
+
+/** What `POST jobs` made: a job, or a sweep. */
+export type Submitted = IJob | IJobGroup;
+
+/** Whether the answer of `POST jobs` is a sweep. */
+export function isGroup(item: Submitted): item is IJobGroup {
+  return 'size' in item && 'counts' in item;
+}
 
 const SUBMIT = 1;
 
@@ -24,7 +38,7 @@ const SUBMIT = 1;
 class SubmitDialog extends Dialog<IJobRequest> {
   constructor(
     private readonly _form: SubmitForm,
-    private readonly _send: (request: IJobRequest) => Promise<IJob>,
+    private readonly _send: (request: IJobRequest) => Promise<Submitted>,
     title: string
   ) {
     super({
@@ -37,8 +51,8 @@ class SubmitDialog extends Dialog<IJobRequest> {
     this.addClass('jp-GpuEnv-submitDialog');
   }
 
-  /** The job, once the server recorded it. */
-  job: IJob | null = null;
+  /** The job (or the sweep), once the server recorded it. */
+  job: Submitted | null = null;
   /** The request that made it. */
   request: IJobRequest | null = null;
 
@@ -106,15 +120,17 @@ export interface ISubmitOptions {
   last: () => Promise<ILastUsed | null>;
   /** Called with what to remember after a successful submission. */
   remember: (last: ILastUsed) => void;
-  /** Show the job in the Jobs section. */
-  openJobs: (job: IJob) => void;
+  /** Show the job (or the sweep) in the Jobs section. */
+  openJobs: (job: Submitted) => void;
+  /** Open the results of a sweep. */
+  openResults: (group: IJobGroup) => void;
 }
 
-/** Save `panel`, ask how to run it, and submit it; the job or null. */
+/** Save `panel`, ask how to run it, and submit it; the job, sweep or null. */
 export async function submitNotebook(
   panel: NotebookPanel,
   options: ISubmitOptions
-): Promise<IJob | null> {
+): Promise<Submitted | null> {
   const { context } = panel;
   await context.ready;
   try {
@@ -178,16 +194,35 @@ export async function submitNotebook(
     queue: request.queue ?? undefined,
     resources: request.resources
   });
+  const open: Notification.IAction = {
+    label: 'Open jobs',
+    caption: 'Show the job in the GPU Env sidebar',
+    callback: () => options.openJobs(job)
+  };
+  if (isGroup(job)) {
+    options.model.addGroup(job);
+    const runs = describeRuns(job.size, job.max_concurrent);
+    Notification.success(
+      `Sent the sweep '${job.name}' (${runs}) to ${job.backend}.`,
+      {
+        autoClose: 6000,
+        actions: [
+          { ...open, caption: 'Show the sweep in the GPU Env sidebar' },
+          {
+            label: 'Open results',
+            caption: 'The runs side by side, filled in as they end',
+            callback: () => options.openResults(job),
+            displayType: 'link'
+          }
+        ]
+      }
+    );
+    return job;
+  }
   options.model.add(job);
   Notification.success(`Sent '${job.name}' to ${job.backend}.`, {
     autoClose: 6000,
-    actions: [
-      {
-        label: 'Open jobs',
-        caption: 'Show the job in the GPU Env sidebar',
-        callback: () => options.openJobs(job)
-      }
-    ]
+    actions: [open]
   });
   return job;
 }
