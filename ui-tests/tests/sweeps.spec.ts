@@ -1,0 +1,291 @@
+/**
+ * Parameter sweeps against the real server: several values per parameter
+ * in the "Send to batch" dialog, the sweep as one row of the Jobs section,
+ * and its results (table, chart, CSV, "Run with these parameters"). The
+ * local backend runs each run with papermill in the python3 kernel.
+ */
+import { expect, test } from '@jupyterlab/galata';
+import type { IJupyterLabPageFixture } from '@jupyterlab/galata';
+import type { Locator } from '@playwright/test';
+import * as fs from 'fs';
+import * as path from 'path';
+
+import type { IJobGroup } from '../../labextension/src/api/types';
+import { PANEL_ID, apiGet, dialog } from './helpers';
+
+const SCREENSHOTS = path.join(__dirname, '..', 'screenshots');
+
+/** A notebook of code cells, each with its tags. */
+function notebook(...cells: [string[], string][]): string {
+  return JSON.stringify({
+    cells: cells.map(([tags, source], i) => ({
+      cell_type: 'code',
+      execution_count: null,
+      id: `cell-${i}`,
+      metadata: tags.length ? { tags } : {},
+      outputs: [],
+      source
+    })),
+    metadata: {
+      kernelspec: {
+        name: 'python3',
+        display_name: 'Python 3 (ipykernel)',
+        language: 'python'
+      },
+      language_info: { name: 'python' }
+    },
+    nbformat: 4,
+    nbformat_minor: 5
+  });
+}
+
+const SQUARES = notebook(
+  [['parameters'], 'alpha = 1'],
+  [['results'], "{'square': alpha ** 2}"]
+);
+
+async function openNotebook(
+  page: IJupyterLabPageFixture,
+  file: string,
+  content: string
+): Promise<void> {
+  await page.contents.uploadContent(content, 'text', file);
+  await page.notebook.openByPath(file);
+  await page.notebook.activate(path.basename(file));
+}
+
+/** Open the dialog of the current notebook in sweep mode. */
+async function openSweepDialog(page: IJupyterLabPageFixture): Promise<Locator> {
+  await page
+    .locator(
+      '.jp-NotebookPanel:not(.lm-mod-hidden) [data-jp-item-name="send-to-batch"]'
+    )
+    .click();
+  const form = dialog(page).getByTestId('gpu-env-submit-form');
+  await form.getByTestId('gpu-env-submit-sweep').check();
+  return form;
+}
+
+function values(form: Locator, param: string): Locator {
+  return form.locator(`[data-param-values="${param}"]`);
+}
+
+/** The cells of one column of the results table, top to bottom. */
+function column(results: Locator, key: string): Locator {
+  return results.locator(
+    `[data-testid="gpu-env-sweep-row"] td[data-column="${key}"]`
+  );
+}
+
+test.describe('Sweeps', () => {
+  test.beforeEach(async ({ page }) => {
+    await page.setViewportSize({ width: 1400, height: 900 });
+    await page.sidebar.setWidth(360);
+  });
+
+  test('counts the runs of lists and ranges as they are typed', async ({
+    page,
+    tmpPath
+  }) => {
+    await openNotebook(
+      page,
+      `${tmpPath}/counts.ipynb`,
+      notebook(
+        [
+          ['parameters'],
+          [
+            'alpha = 1',
+            'rate = 0.5',
+            "optimizer = 'adam'",
+            'verbose = False',
+            'layers = [1, 2]'
+          ].join('\n')
+        ],
+        [[], 'print(alpha, rate, optimizer, verbose, layers)']
+      )
+    );
+    const form = await openSweepDialog(page);
+    const runs = form.getByTestId('gpu-env-submit-runs');
+    const atOnce = form.getByTestId('gpu-env-submit-max-concurrent');
+    // The fields start from the single values.
+    await expect(values(form, 'alpha')).toHaveValue('1');
+    await expect(values(form, 'rate')).toHaveValue('0.5');
+    await expect(runs).toHaveText('1 run');
+    await expect(atOnce).toBeHidden();
+
+    // A range of floats: the stop is included when a step lands on it.
+    await values(form, 'rate').fill('0:1:0.5');
+    await expect(runs).toHaveText('3 runs');
+    await expect(atOnce).toBeVisible();
+
+    // A whole number parameter refuses a float range.
+    await values(form, 'alpha').fill('0:1:0.5');
+    await expect(form).toContainText('0.5 is not a whole number');
+    await expect(
+      dialog(page).getByRole('button', { name: 'Submit' })
+    ).toBeDisabled();
+    await values(form, 'alpha').fill('1, 2');
+    await expect(runs).toHaveText('6 runs');
+
+    // JSON that parses whole is one value; a boolean can take both.
+    await values(form, 'layers').fill('[3, 4]');
+    await expect(runs).toHaveText('6 runs');
+    await form.locator('[data-param-values="verbose"]').selectOption('both');
+    await expect(runs).toHaveText('12 runs');
+    await atOnce.fill('2');
+    await expect(runs).toHaveText('12 runs, 2 at a time');
+
+    // Beyond the usual limit: said, not refused here (the server decides).
+    await values(form, 'alpha').fill('1:200');
+    await expect(runs).toContainText('1,200 runs');
+    await expect(runs).toHaveAttribute('data-level', 'warn');
+
+    // Back to one value each: the typed inputs again.
+    await form.getByTestId('gpu-env-submit-sweep').uncheck();
+    await expect(runs).toBeHidden();
+    await expect(form.locator('[data-param="alpha"]')).toHaveAttribute(
+      'type',
+      'number'
+    );
+    await dialog(page).getByRole('button', { name: 'Cancel' }).click();
+  });
+
+  test('runs a sweep, follows it as one row and opens its results', async ({
+    page,
+    tmpPath
+  }) => {
+    const name = `squares-${test.info().retry}`;
+    await openNotebook(page, `${tmpPath}/squares.ipynb`, SQUARES);
+    const form = await openSweepDialog(page);
+    await values(form, 'alpha').fill('1,2,3');
+    await expect(form.getByTestId('gpu-env-submit-runs')).toHaveText('3 runs');
+    await form.getByTestId('gpu-env-submit-name').fill(name);
+    await dialog(page)
+      .locator('.jp-Dialog-content')
+      .screenshot({ path: path.join(SCREENSHOTS, 'sweeps-dialog.png') });
+    await dialog(page).getByRole('button', { name: 'Submit' }).click();
+    await expect(dialog(page)).toHaveCount(0);
+
+    const sent = page.locator('.jp-toast-message', {
+      hasText: `Sent the sweep '${name}' (3 runs) to local`
+    });
+    await expect(sent).toBeVisible();
+    await page
+      .locator('.Toastify__toast', { has: sent })
+      .getByRole('button', { name: 'Open jobs' })
+      .click();
+    expect(await page.sidebar.isTabOpen(PANEL_ID)).toBe(true);
+
+    // One row for the sweep; its runs are not listed beside it.
+    const list = page.getByTestId('gpu-env-job-list');
+    const row = list.locator(
+      `> [data-testid="gpu-env-job-group"][data-name="${name}"]`
+    );
+    await expect(row).toBeVisible();
+    await expect(row).toHaveAttribute('data-size', '3');
+    await expect(row).toHaveAttribute('data-ended', '3', { timeout: 120000 });
+    await expect(row).toHaveAttribute('data-state', 'succeeded');
+    await expect(row.getByTestId('gpu-env-group-ended')).toHaveText(
+      '3 of 3 runs'
+    );
+    await expect(row.getByTestId('gpu-env-group-counts')).toHaveText('3 ✓');
+    await expect(
+      list.locator(`> [data-testid="gpu-env-job"][data-name^="${name} ["]`)
+    ).toHaveCount(0);
+
+    // Expanded, it lists its runs with their parameters.
+    await row.locator('.jp-GpuEnv-groupToggle').click();
+    const runs = row
+      .getByTestId('gpu-env-group-runs')
+      .getByTestId('gpu-env-job');
+    await expect(runs).toHaveCount(3);
+    await expect(runs.getByTestId('gpu-env-job-params')).toHaveText([
+      'alpha=1',
+      'alpha=2',
+      'alpha=3'
+    ]);
+
+    await row.screenshot({
+      path: path.join(SCREENSHOTS, 'sweeps-row.png')
+    });
+
+    // Its menu: nothing to cancel or retry once every run succeeded.
+    await row.locator('[data-action="menu"]').click();
+    const menu = page.locator('.lm-Menu.jp-GpuEnv-rowMenu');
+    const item = (command: string) =>
+      menu.locator(`.lm-Menu-item[data-command="jupyter-gpu-env:${command}"]`);
+    await expect(item('sweep-results')).toBeVisible();
+    await expect(item('sweep-cancel')).toBeHidden();
+    await expect(item('sweep-retry')).toBeHidden();
+    await item('sweep-results').click();
+
+    // The results: a row per run, the recorded value beside the parameter.
+    const results = page.getByTestId('gpu-env-sweep-results');
+    await expect(results).toBeVisible();
+    await expect(results.getByTestId('gpu-env-sweep-row')).toHaveCount(3);
+    await expect(column(results, 'p:alpha')).toHaveText(['1', '2', '3']);
+    await expect(column(results, 'v:square')).toHaveText(['1', '4', '9']);
+    await expect(
+      results.getByTestId('gpu-env-sweep-chart').locator('circle')
+    ).toHaveCount(3);
+
+    // Sorted by a click on the header, descending with a second one.
+    const header = results.locator('th[data-column="v:square"]');
+    await header.getByRole('button').click();
+    await expect(header).toHaveAttribute('aria-sort', 'ascending');
+    await header.getByRole('button').click();
+    await expect(header).toHaveAttribute('aria-sort', 'descending');
+    await expect(column(results, 'v:square')).toHaveText(['9', '4', '1']);
+    await page
+      .locator('.jp-GpuEnv-sweepResultsWidget')
+      .screenshot({ path: path.join(SCREENSHOTS, 'sweeps-results.png') });
+
+    // The table as CSV, through the browser's download.
+    const csv = page.getByTestId('gpu-env-sweep-csv');
+    await expect(csv).toBeVisible();
+    const groups = await apiGet<IJobGroup>(
+      page.request,
+      `jobs/groups/${await row.getAttribute('data-id')}`
+    );
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      csv.click()
+    ]);
+    expect(download.suggestedFilename()).toBe(`sweep-${groups.id}.csv`);
+    const text = fs.readFileSync((await download.path()) ?? '', 'utf-8');
+    expect(text).toContain('square');
+    expect(text.trim().split(/\r?\n/)).toHaveLength(4);
+
+    // The first row (alpha=3 now) sent again as a job of its own.
+    await results
+      .getByTestId('gpu-env-sweep-row')
+      .first()
+      .locator('[data-action="rerun"]')
+      .click();
+    await expect(
+      page.locator('.jp-toast-message', {
+        hasText: `Sent '${name} [alpha=3]' to local`
+      })
+    ).toBeVisible();
+    const rerun = list.locator(
+      `> [data-testid="gpu-env-job"][data-name="${name} [alpha=3]"]`
+    );
+    await expect(rerun).toBeVisible();
+    await expect(rerun.getByTestId('gpu-env-job-params')).toHaveText('alpha=3');
+
+    // The palette's command opens the same view, given the sweep's id.
+    await page.evaluate(
+      id =>
+        window.jupyterapp.commands.execute('jupyter-gpu-env:sweep-results', {
+          group: id
+        }),
+      groups.id
+    );
+    await expect(page.getByTestId('gpu-env-sweep-results')).toHaveCount(1);
+    await expect(
+      page.locator('.lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current', {
+        hasText: `Results: ${name}`
+      })
+    ).toBeVisible();
+  });
+});
