@@ -168,7 +168,7 @@ test.describe('Send to batch', () => {
     const output = page.locator('.jp-NotebookPanel:not(.lm-mod-hidden)');
     await expect(
       page.locator('.lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current', {
-        hasText: 'output.ipynb'
+        hasText: path.basename(job?.output_path ?? 'output.ipynb')
       })
     ).toBeVisible();
     await expect(
