@@ -214,6 +214,13 @@ class GpuEnvApp(ExtensionApp):
         config=True,
         help="Seconds between two status queries of each backend (one query for all its active jobs).",
     )
+    job_gpu_sample_interval = Float(
+        5.0,
+        min=0.0,
+        config=True,
+        help="Seconds between two samples of the GPUs a batch job can see, taken by its runner (0: none). "
+        "Each sample costs a few NVML calls and about 40 bytes per device in the job folder.",
+    )
     backends = List(
         Unicode(),
         default_value=["local"],
@@ -362,6 +369,7 @@ class GpuEnvApp(ExtensionApp):
             ),
             images=images.path_of,
             refresh_interval=self.job_refresh_interval,
+            gpu_sample_interval=self.job_gpu_sample_interval,
             max_parameters_bytes=self.max_parameters_bytes,
             listed_parameters_bytes=self.listed_parameters_bytes,
             max_sweep_runs=self.max_sweep_runs,

@@ -106,3 +106,8 @@ def output_name(spec: dict[str, Any]) -> str:
     """The executed notebook's file name in the job folder, as job.json names it."""
     name = spec.get("output")
     return name if isinstance(name, str) and name.endswith(".ipynb") and "/" not in name else OUTPUT
+
+
+def read_gpu(folder: Path) -> dict[str, Any] | None:
+    """The runner's GPU use summary (``gpu.json``), as it last wrote it."""
+    return read_json(folder / "gpu.json")

@@ -21,6 +21,7 @@ from typing import Any
 
 from ..kernelspecs import JOB_KERNEL, write_job_kernelspec
 from . import jobfiles
+from .gpuuse import GpuUseSampler, default_reader, gpu_units_of, sample_interval
 
 log = logging.getLogger("jupyter_gpu_env.runner")
 
@@ -52,6 +53,7 @@ class Runner:
         self._finish_lock = threading.Lock()
         self._finished = False
         self._heartbeat_stop = threading.Event()
+        self.gpu_sampler: GpuUseSampler | None = None
 
     # ----- what the process does -----
 
@@ -60,13 +62,31 @@ class Runner:
         signal.signal(signal.SIGINT, self._on_signal)
         threading.Thread(target=self._heartbeat, name="heartbeat", daemon=True).start()
         try:
-            outcome, extra = self._execute(self._load_job())
+            job = self._load_job()
+            self._sample_gpus(job)
+            outcome, extra = self._execute(job)
         except _RunnerError as e:
             outcome, extra = ("failed", e.reason, e.message), {}
         except Exception as e:  # anything unforeseen still ends in a status, never a silent death
             log.exception("the runner failed")
             outcome, extra = ("failed", "runner_error", f"The runner failed: {type(e).__name__}: {e}"), {}
         return self.finish(outcome, extra)
+
+    def _sample_gpus(self, job: dict[str, Any]) -> None:
+        """GPU use beside the notebook (see :mod:`.gpuuse`); ``gpu_sample_interval: 0`` turns it off."""
+        if job.get("gpu_sample_interval") == 0:
+            return
+        try:
+            self.gpu_sampler = GpuUseSampler(
+                self.folder,
+                default_reader(),
+                interval=sample_interval(job),
+                gpu_units=gpu_units_of(job.get("resources") or {}),
+            )
+            self.gpu_sampler.start()
+        except Exception as e:  # never a reason for the notebook not to run
+            log.warning("GPU use will not be sampled: %s", e)
+            self.gpu_sampler = None
 
     def _load_job(self) -> dict[str, Any]:
         job = jobfiles.read_json(self.folder / jobfiles.JOB_JSON)
@@ -166,6 +186,7 @@ class Runner:
                 return code
             self._finished = True
             self._heartbeat_stop.set()
+            gpu = self.gpu_sampler.stop() if self.gpu_sampler is not None else None
             # Logged before the status: once status.json exists, readers treat the log as complete.
             log.info("job %s%s: %s", state, f" ({reason})" if reason else "", message)
             status = {
@@ -175,6 +196,7 @@ class Runner:
                 "exit_code": code,
                 "started_at": self.started_at,
                 "finished_at": time.time(),
+                **({"gpu": gpu} if gpu is not None else {}),
                 **(extra or {}),
             }
             try:

@@ -28,6 +28,7 @@ from ..models.jobs import (
     TERMINAL_STATES,
     BackendInfo,
     Job,
+    JobGpuSeries,
     JobGroup,
     JobList,
     JobRequest,
@@ -36,7 +37,7 @@ from ..models.jobs import (
 )
 from ..models.notebooks import NotebookParameters
 from ..offloop import python_work
-from . import jobfiles, submission, sweeps
+from . import gpuuse, jobfiles, submission, sweeps
 from .backend import Backend, IllegalTransition
 from .groups import Sweeps
 from .parameters import inspect_notebook
@@ -89,6 +90,7 @@ class JobService:
         max_parameters_bytes: int = 64 << 10,
         listed_parameters_bytes: int = 2048,
         max_sweep_runs: int = 1000,
+        gpu_sample_interval: float = 5.0,
     ) -> None:
         self.store = store
         self.backends = dict(backends)
@@ -101,6 +103,7 @@ class JobService:
         self._image_runtime = image_runtime
         self.max_parameters_bytes = max_parameters_bytes
         self.listed_parameters_bytes = listed_parameters_bytes
+        self.gpu_sample_interval = gpu_sample_interval
         for backend in self.backends.values():
             backend.job_folder = self.folder_of
         self.tracker = JobTracker(store, self.backends, self.folder_of, refresh_interval)
@@ -255,6 +258,7 @@ class JobService:
             "cwd": str(ready.nb_file.parent),
             "time_limit_seconds": job.resources.time_limit_seconds,
             "resources": job.resources.model_dump(),
+            "gpu_sample_interval": self.gpu_sample_interval,
         }
         return job, spec
 
@@ -339,6 +343,14 @@ class JobService:
             )
         return LogChunk(
             offset=offset, next_offset=nxt, text=text, eof=job.state in TERMINAL_STATES and nxt >= size
+        )
+
+    async def gpu_series(self, job_id: str) -> JobGpuSeries:
+        """The job's GPU samples (at most 600 points, evenly thinned) and its summary."""
+        job = await self.get(job_id)
+        devices, points = await asyncio.to_thread(gpuuse.read_series, self.folder_of(job))
+        return JobGpuSeries.model_validate(
+            {"job_id": job.id, "summary": job.gpu, "devices": devices, "points": points}
         )
 
     def backend_infos(self) -> builtins.list[BackendInfo]:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import GpuEnvError
-from ..models.jobs import TERMINAL_STATES, Job, JobProgress
+from ..models.jobs import TERMINAL_STATES, Job, JobGpuUsage, JobProgress
 from ..tasks import cancel_and_wait
 from . import jobfiles
 from .backend import Backend, IllegalTransition, Observation
@@ -80,15 +80,34 @@ class JobTracker:
             log.warning("backend %s could not be polled: %s", name, e)
             return
         self._polled.add(name)
-        progress = await asyncio.to_thread(
-            lambda: {j.id: jobfiles.read_progress(self.folder_of(j)) for j in jobs}
+        folders = await asyncio.to_thread(
+            lambda: {
+                j.id: (jobfiles.read_progress(self.folder_of(j)), jobfiles.read_gpu(self.folder_of(j)))
+                for j in jobs
+            }
         )
         for job in jobs:
-            await self.apply(job, seen.get(job.id), progress.get(job.id))
+            progress, gpu = folders.get(job.id, (None, None))
+            await self.apply(job, seen.get(job.id), progress, gpu)
 
-    async def apply(self, job: Job, obs: Observation | None, progress: tuple[int, int] | None) -> Job:
-        """Bring a record in line with an observation and the job's progress file."""
+    async def apply(
+        self,
+        job: Job,
+        obs: Observation | None,
+        progress: tuple[int, int] | None,
+        gpu: dict[str, Any] | None = None,
+    ) -> Job:
+        """Bring a record in line with an observation and the job's progress and GPU use files."""
         changes: dict[str, Any] = {}
+        if obs is not None and obs.state in TERMINAL_STATES and gpu is None:
+            gpu = await asyncio.to_thread(jobfiles.read_gpu, self.folder_of(job))
+        if gpu is not None:
+            try:
+                usage = JobGpuUsage.model_validate(gpu)
+            except ValueError:
+                usage = None  # a summary from another version: not shown rather than wrong
+            if usage is not None and usage != job.gpu:
+                changes["gpu"] = usage
         if progress is not None:
             p = JobProgress(cells_done=progress[0], cells_total=progress[1])
             if p != job.progress:

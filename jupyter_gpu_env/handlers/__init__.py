@@ -23,6 +23,7 @@ from .images import ImageDownloadHandler, ImageHandler, ImageKernelHandler, Imag
 from .jobs import (
     BackendsHandler,
     JobCancelHandler,
+    JobGpuHandler,
     JobGroupCancelHandler,
     JobGroupHandler,
     JobGroupResultsHandler,
@@ -70,6 +71,7 @@ ROUTES: list[tuple[str, type]] = [
     ("jobs/{job_id}/log", JobLogHandler),
     ("jobs/{job_id}/cancel", JobCancelHandler),
     ("jobs/{job_id}/rerun", JobRerunHandler),
+    ("jobs/{job_id}/gpu", JobGpuHandler),
     ("backends", BackendsHandler),
     ("notebooks/parameters", NotebookParametersHandler),
     ("tasks", TasksHandler),

@@ -9,6 +9,7 @@ from ..models.jobs import (
     NOTEBOOK_PATTERN,
     BackendList,
     Job,
+    JobGpuSeries,
     JobGroup,
     JobList,
     JobRequest,
@@ -91,6 +92,18 @@ class JobsHandler(GpuEnvHandler):
         where = ("jobs", "groups", made.id) if isinstance(made, JobGroup) else ("jobs", made.id)
         self.set_header("Location", self.api_url(*where))
         return made
+
+
+class JobGpuHandler(GpuEnvHandler):
+    @operation(
+        "The GPU use the job's runner sampled: its series and summary",
+        response=JobGpuSeries,
+        errors=(404,),
+        description="One point per sample (every `c.GpuEnvApp.job_gpu_sample_interval` seconds), thinned "
+        "evenly to 600 at most; empty when the job saw no GPU (its summary says why).",
+    )
+    async def get(self, job_id: str) -> JobGpuSeries:
+        return await self.services.jobs.gpu_series(job_id)
 
 
 class JobGroupHandler(GpuEnvHandler):

@@ -335,6 +335,53 @@ class JobProgress(ApiModel):
     cells_total: int = Field(default=0, ge=0, description="Code cells in the notebook, parameters included.")
 
 
+class JobGpuDevice(ApiModel):
+    name: str
+    uuid: str | None = None
+    mig_profile: str | None = None
+    memory_total_bytes: int | None = None
+
+
+class JobGpuUsage(ApiModel):
+    """How the job used the GPUs it could see, from the runner's samples (so far, while it runs)."""
+
+    available: bool = Field(
+        description="False when the job saw no GPU (or none could be read); `reason` says why."
+    )
+    reason: str | None = None
+    devices: list[JobGpuDevice] = Field(default_factory=list)
+    samples: int = 0
+    interval_seconds: float | None = None
+    mean_utilization_percent: float | None = Field(
+        default=None, description="Mean over the samples; null where not measured (MIG slices: see `notes`)."
+    )
+    peak_utilization_percent: float | None = None
+    peak_memory_bytes: int | None = None
+    memory_total_bytes: int | None = None
+    idle_fraction: float | None = Field(
+        default=None, description="Share of samples with every device under 5 % utilization."
+    )
+    idle_seconds: float = Field(
+        default=0.0, description="How long the GPU has been idle up to the last sample."
+    )
+    gpu_hours_allocated: float | None = None
+    gpu_hours_used: float | None = Field(
+        default=None, description="Allocated GPU-hours weighted by the mean utilization."
+    )
+    notes: list[str] = Field(default_factory=list)
+    updated_at: float | None = None
+
+
+class JobGpuSeries(ApiModel):
+    """A job's GPU samples for a chart: ``[seconds since start, [utilization % or null per device],
+    [memory used bytes per device]]`` per point."""
+
+    job_id: str
+    summary: JobGpuUsage | None = None
+    devices: list[JobGpuDevice] = Field(default_factory=list)
+    points: list[tuple[float, list[float | None], list[int | None]]] = Field(default_factory=list)
+
+
 class Job(ApiModel):
     """A batch job: one run of a notebook snapshot."""
 
@@ -368,6 +415,9 @@ class Job(ApiModel):
     backend_job_id: str | None = Field(default=None, description="The backend's id: a pid, a SLURM job id.")
     pending_reason: str | None = Field(default=None, description="Why a queued job is not running yet.")
     exit_code: int | None = None
+    gpu: JobGpuUsage | None = Field(
+        default=None, description="GPU use measured by the runner; null until its first sample."
+    )
     group_id: str | None = Field(default=None, description="The sweep this job is a run of, if any.")
     group_index: int | None = Field(default=None, description="Its place in the sweep, from 0.")
 

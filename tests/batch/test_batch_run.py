@@ -256,5 +256,7 @@ async def test_a_listing_settles_the_active_jobs_it_shows(batch):
         )
         listed = (await svc.list()).items
         assert [(j.id, j.state) for j in listed] == [(job.id, "succeeded")]
+        # The runner sampled the GPUs it could see: none on this machine, and its record says why.
+        assert listed[0].gpu is not None and not listed[0].gpu.available and listed[0].gpu.reason
     finally:
         await svc.stop()

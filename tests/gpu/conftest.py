@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from fake_nvml import FakeNvml, capture_facts
 
 FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "gpu"
 
@@ -40,3 +41,13 @@ def section(fixture_text: Callable[[str], str]) -> Callable[[str, str, str], str
         raise LookupError(f"{name} has no {phase} section for {command!r}")
 
     return get
+
+
+@pytest.fixture
+def fake(fixture_text: Callable[[str], str]) -> Callable[..., FakeNvml]:
+    """``fake(capture, phase="load", **kw)``: a fake NVML answering from one recorded capture."""
+
+    def build(name: str, phase: str = "load", **kwargs: object) -> FakeNvml:
+        return FakeNvml(capture_facts(fixture_text(name), phase), **kwargs)  # type: ignore[arg-type]
+
+    return build

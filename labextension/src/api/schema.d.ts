@@ -536,6 +536,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/jobs/{job_id}/gpu": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The GPU use the job's runner sampled: its series and summary
+         * @description One point per sample (every `c.GpuEnvApp.job_gpu_sample_interval` seconds), thinned evenly to 600 at most; empty when the job saw no GPU (its summary says why).
+         */
+        get: operations["get_jobs_job_id_gpu"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/jobs/{job_id}/log": {
         parameters: {
             query?: never;
@@ -1607,6 +1627,11 @@ export interface components {
              */
             finished_at: number | null;
             /**
+             * @description GPU use measured by the runner; null until its first sample.
+             * @default null
+             */
+            gpu: components["schemas"]["JobGpuUsage"] | null;
+            /**
              * Group Id
              * @description The sweep this job is a run of, if any.
              * @default null
@@ -1700,6 +1725,124 @@ export interface components {
              * @enum {string}
              */
             state: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+        };
+        /** JobGpuDevice */
+        JobGpuDevice: {
+            /**
+             * Memory Total Bytes
+             * @default null
+             */
+            memory_total_bytes: number | null;
+            /**
+             * Mig Profile
+             * @default null
+             */
+            mig_profile: string | null;
+            /** Name */
+            name: string;
+            /**
+             * Uuid
+             * @default null
+             */
+            uuid: string | null;
+        };
+        /**
+         * JobGpuSeries
+         * @description A job's GPU samples for a chart: ``[seconds since start, [utilization % or null per device],
+         *     [memory used bytes per device]]`` per point.
+         */
+        JobGpuSeries: {
+            /** Devices */
+            devices?: components["schemas"]["JobGpuDevice"][];
+            /** Job Id */
+            job_id: string;
+            /** Points */
+            points?: [
+                number,
+                (number | null)[],
+                (number | null)[]
+            ][];
+            /** @default null */
+            summary: components["schemas"]["JobGpuUsage"] | null;
+        };
+        /**
+         * JobGpuUsage
+         * @description How the job used the GPUs it could see, from the runner's samples (so far, while it runs).
+         */
+        JobGpuUsage: {
+            /**
+             * Available
+             * @description False when the job saw no GPU (or none could be read); `reason` says why.
+             */
+            available: boolean;
+            /** Devices */
+            devices?: components["schemas"]["JobGpuDevice"][];
+            /**
+             * Gpu Hours Allocated
+             * @default null
+             */
+            gpu_hours_allocated: number | null;
+            /**
+             * Gpu Hours Used
+             * @description Allocated GPU-hours weighted by the mean utilization.
+             * @default null
+             */
+            gpu_hours_used: number | null;
+            /**
+             * Idle Fraction
+             * @description Share of samples with every device under 5 % utilization.
+             * @default null
+             */
+            idle_fraction: number | null;
+            /**
+             * Idle Seconds
+             * @description How long the GPU has been idle up to the last sample.
+             * @default 0
+             */
+            idle_seconds: number;
+            /**
+             * Interval Seconds
+             * @default null
+             */
+            interval_seconds: number | null;
+            /**
+             * Mean Utilization Percent
+             * @description Mean over the samples; null where not measured (MIG slices: see `notes`).
+             * @default null
+             */
+            mean_utilization_percent: number | null;
+            /**
+             * Memory Total Bytes
+             * @default null
+             */
+            memory_total_bytes: number | null;
+            /** Notes */
+            notes?: string[];
+            /**
+             * Peak Memory Bytes
+             * @default null
+             */
+            peak_memory_bytes: number | null;
+            /**
+             * Peak Utilization Percent
+             * @default null
+             */
+            peak_utilization_percent: number | null;
+            /**
+             * Reason
+             * @default null
+             */
+            reason: string | null;
+            /**
+             * Samples
+             * @default 0
+             */
+            samples: number;
+            /**
+             * Updated At
+             * @default null
+             */
+            updated_at: number | null;
         };
         /**
          * JobGroup
@@ -4465,6 +4608,55 @@ export interface operations {
             };
             /** @description The request conflicts with the current state: `reason` says how. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    get_jobs_job_id_gpu: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobGpuSeries"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No such resource, or something the request names does not exist. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -65,6 +65,10 @@ async def test_sweep_group_results_and_rerun(api, jp_root_dir):
     again = await wait_job(api, (await body(resp))["id"])
     assert again["state"] == "succeeded" and again["parameters"] == {"alpha": 5} and again["group_id"] is None
 
+    series = await body(await api("jobs", again["id"], "gpu"))
+    assert series["points"] == [] and series["summary"]["available"] is False  # no GPU on this machine
+    assert series["summary"]["reason"]
+
     err = await error(api("jobs", "groups", group["id"], "retry", method="POST", body=b"{}"), 409)
     assert "No run of sweep" in err["message"]
     await error(api("jobs", "groups", "0123456789ab"), 404)

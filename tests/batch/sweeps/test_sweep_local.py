@@ -56,7 +56,9 @@ async def test_a_sweep_runs_each_value_one_at_a_time_and_gathers_results(batch):
         assert [r.state for r in runs] == ["running", "queued", "queued"]  # one at a time, though 4 slots
         assert all(r.job_dir.startswith(f"jobs/train-sweep-{group.id}/") for r in runs)
         # outputs are named after the job and its values, not all output.ipynb
-        assert [r.output_path.rsplit("/", 1)[1] for r in runs] == [f"train-alpha-{a}.ipynb" for a in (1, 2, 3)]
+        assert [r.output_path.rsplit("/", 1)[1] for r in runs] == [
+            f"train-alpha-{a}.ipynb" for a in (1, 2, 3)
+        ]
 
         group = await _ended(svc, group.id)
         assert group.state == "succeeded" and group.counts["succeeded"] == 3 and group.finished_at

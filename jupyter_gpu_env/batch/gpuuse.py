@@ -1,0 +1,310 @@
+"""How well a job used the GPUs it was given: sampled by the runner, on every backend.
+
+The runner starts a :class:`GpuUseSampler` beside papermill. Every ``interval`` seconds it reads the GPUs
+this process may use (NVML, nvidia-smi where NVML cannot load; ``CUDA_VISIBLE_DEVICES`` and
+``NVIDIA_VISIBLE_DEVICES`` decide which, MIG slices included) and appends one short line to ``gpu.jsonl``
+in the job folder — ``[seconds since start, [util or null, ...], [memory used, ...]]``, about 40 bytes
+per sample and device — after a first line naming the devices. It keeps running totals and replaces
+``gpu.json``, the summary the server shows, after each sample: mean and peak utilization, peak memory
+against the devices' memory, the idle fraction and the current idle stretch, GPU-hours allocated and
+used. NVML gives MIG slices no utilization: their summary has memory only, and says so. A job that
+sees no GPU gets a summary that says why, once, and no series.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..atomic import write_json_atomic
+from ..gpu.sources.reading import GpuReading
+from ..gpu.visibility import mark_visible
+
+SERIES = "gpu.jsonl"
+SUMMARY = "gpu.json"
+IDLE_PERCENT = 5.0  # a sample below this utilization on every device counts as idle
+MIG_NOTE = (
+    "NVML reports no utilization for MIG slices: memory is measured, utilization and GPU-hours used "
+    "are not (DCGM's profiling metrics would give them)."
+)
+
+Reader = Callable[[], GpuReading]
+
+
+@dataclass
+class _Device:
+    name: str
+    uuid: str | None
+    mig_profile: str | None
+    memory_total_bytes: int | None
+
+
+def visible_devices(reading: GpuReading, env: Mapping[str, str] | None = None) -> list[tuple[_Device, Any]]:
+    """The devices this process may use, each with its reading (a GPU, or a MIG slice of one)."""
+    out: list[tuple[_Device, Any]] = []
+    for gpu in mark_visible(reading.devices, env):
+        if gpu.mig_devices:
+            for m in gpu.mig_devices:
+                if m.visible:
+                    out.append(
+                        (
+                            _Device(
+                                f"{gpu.name} MIG {m.profile or '?'}", m.uuid, m.profile, m.memory_total_bytes
+                            ),
+                            m,
+                        )
+                    )
+        elif gpu.visible:
+            out.append((_Device(gpu.name, gpu.uuid, None, gpu.memory_total_bytes), gpu))
+    return out
+
+
+@dataclass
+class UseTotals:
+    """Running totals of a job's samples, and the summary made of them."""
+
+    devices: list[_Device]
+    interval: float
+    gpu_units: float  # whole-GPU equivalents allocated (a MIG slice counts its share)
+    started: float
+    samples: int = 0
+    util_sum: float = 0.0
+    util_samples: int = 0
+    peak_util: float | None = None
+    peak_memory: int | None = None
+    idle_samples: int = 0
+    idle_since: float | None = None
+    last: float | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, t: float, utils: list[float | None], memory: list[int | None]) -> None:
+        self.samples += 1
+        self.last = t
+        known = [u for u in utils if u is not None]
+        if known:
+            mean = sum(known) / len(known)
+            self.util_sum += mean
+            self.util_samples += 1
+            self.peak_util = max(self.peak_util or 0.0, max(known))
+            if max(known) < IDLE_PERCENT:
+                self.idle_samples += 1
+                self.idle_since = self.idle_since if self.idle_since is not None else t
+            else:
+                self.idle_since = None
+        used = [m for m in memory if m is not None]
+        if used:
+            self.peak_memory = max(self.peak_memory or 0, sum(used))
+
+    def summary(self, now: float) -> dict[str, Any]:
+        hours = max(0.0, now - self.started) / 3600
+        mean = self.util_sum / self.util_samples if self.util_samples else None
+        totals = [d.memory_total_bytes for d in self.devices]
+        allocated = round(self.gpu_units * hours, 6)
+        return {
+            "available": True,
+            "reason": None,
+            "devices": [d.__dict__ for d in self.devices],
+            "samples": self.samples,
+            "interval_seconds": self.interval,
+            "mean_utilization_percent": None if mean is None else round(mean, 1),
+            "peak_utilization_percent": self.peak_util,
+            "peak_memory_bytes": self.peak_memory,
+            "memory_total_bytes": sum(t for t in totals if t) if any(totals) else None,
+            "idle_fraction": round(self.idle_samples / self.util_samples, 3) if self.util_samples else None,
+            "idle_seconds": round(now - self.idle_since, 1) if self.idle_since is not None else 0.0,
+            "gpu_hours_allocated": allocated,
+            "gpu_hours_used": None if mean is None else round(allocated * mean / 100, 6),
+            "notes": self.notes,
+            "updated_at": now,
+        }
+
+
+def unavailable(reason: str) -> dict[str, Any]:
+    return {
+        "available": False,
+        "reason": reason,
+        "devices": [],
+        "samples": 0,
+        "notes": [],
+        "updated_at": time.time(),
+    }
+
+
+class GpuUseSampler:
+    """Samples in a thread until :meth:`stop`, which writes and returns the final summary."""
+
+    def __init__(
+        self,
+        folder: Path,
+        reader: Reader,
+        *,
+        interval: float = 5.0,
+        gpu_units: float = 0.0,
+        env: Mapping[str, str] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.folder = folder
+        self.reader = reader
+        self.interval = max(0.05, float(interval))
+        self.gpu_units = gpu_units
+        self.env = env
+        self.clock = clock
+        self.started = clock()
+        self.totals: UseTotals | None = None
+        self.final: dict[str, Any] | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._loop, name="gpu-use", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            try:
+                if not self.sample():
+                    return
+            except Exception as e:  # sampling must never take the job down
+                self._write(unavailable(f"GPU sampling stopped: {type(e).__name__}: {e}"))
+                return
+            if self._stop.wait(self.interval):
+                return
+
+    def sample(self) -> bool:
+        """Take one sample; False when there is nothing to sample (no GPU visible: said once)."""
+        now = self.clock()
+        reading = self.reader()
+        devices = visible_devices(reading, self.env)
+        if self.totals is None:
+            if not devices:
+                why = (
+                    reading.status.message
+                    if reading.status.reason != "ok"
+                    else "No GPU is visible to this job."
+                )
+                self.final = unavailable(why)
+                self._write(self.final)
+                return False
+            # a job given no GPU explicitly (the local backend) is allocated what it sees
+            units = self.gpu_units or sum(_units(d) for d, _ in devices)
+            self.totals = UseTotals([d for d, _ in devices], self.interval, units, self.started)
+            if any(d.mig_profile for d, _ in devices):
+                self.totals.notes.append(MIG_NOTE)
+            header = {
+                "devices": [d.__dict__ for d, _ in devices],
+                "interval": self.interval,
+                "started": self.started,
+            }
+            self._append(json.dumps(header))
+        by_uuid = {d.uuid: r for d, r in devices}
+        utils = [_util(by_uuid.get(d.uuid)) for d in self.totals.devices]
+        memory = [getattr(by_uuid.get(d.uuid), "memory_used_bytes", None) for d in self.totals.devices]
+        t = round(now - self.started, 2)
+        self.totals.add(now, utils, memory)
+        self._append(json.dumps([t, utils, memory], separators=(",", ":")))
+        self._write(self.totals.summary(now))
+        return True
+
+    def stop(self) -> dict[str, Any] | None:
+        """Stop sampling; the final summary (None when sampling never started)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=self.interval + 5)
+        if self.totals is not None:
+            self.final = self.totals.summary(self.clock())
+            self._write(self.final)
+        return self.final
+
+    def _append(self, line: str) -> None:
+        with open(self.folder / SERIES, "a", encoding="utf-8") as f:
+            f.write(line + "\n")
+
+    def _write(self, summary: dict[str, Any]) -> None:
+        try:
+            write_json_atomic(self.folder / SUMMARY, summary)
+        except OSError:
+            pass  # the folder was removed under a deleted job
+
+
+def _units(device: _Device) -> float:
+    from ..models.jobs import mig_fraction
+
+    return mig_fraction(device.mig_profile) if device.mig_profile else 1.0
+
+
+def _util(device: Any) -> float | None:
+    value = getattr(device, "utilization_percent", None)
+    return float(value) if value is not None else None
+
+
+def read_series(folder: Path, max_points: int = 600) -> tuple[list[dict[str, Any]], list[list[Any]]]:
+    """The devices and the samples of ``gpu.jsonl`` (every n-th when there are more than ``max_points``)."""
+    try:
+        with open(folder / SERIES, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return [], []
+    if not lines:
+        return [], []
+    try:
+        header = json.loads(lines[0])
+    except ValueError:
+        return [], []
+    points = []
+    for line in lines[1:]:
+        try:
+            point = json.loads(line)
+        except ValueError:
+            continue  # a line being written
+        if isinstance(point, list) and len(point) == 3:
+            points.append(point)
+    step = max(1, -(-len(points) // max_points))
+    return list(header.get("devices") or []), points[::step]
+
+
+def default_reader() -> Reader:
+    """NVML in this process; nvidia-smi where NVML cannot load and the tool exists."""
+    import asyncio
+    import shutil
+
+    from ..gpu.sources.chain import read_smi
+    from ..gpu.sources.nvml import NvmlReader
+    from ..gpu.visibility import visibility_status
+
+    nvml = NvmlReader()
+
+    def read() -> GpuReading:
+        reading = nvml.read()
+        if reading.status.reason == "no_nvml" and shutil.which("nvidia-smi"):
+            try:
+                devices = asyncio.run(read_smi("nvidia-smi"))
+            except Exception:
+                return reading
+            return GpuReading(
+                devices, visibility_status(devices, None, reason="ok", message="read with nvidia-smi")
+            )
+        return reading
+
+    return read
+
+
+def gpu_units_of(resources: Mapping[str, Any]) -> float:
+    """Whole-GPU equivalents a job was allocated, from job.json's normalized resources."""
+    from ..models.jobs import mig_fraction
+
+    profile = resources.get("mig_profile")
+    return mig_fraction(profile) if profile else float(resources.get("gpus") or 0)
+
+
+def sample_interval(spec: Mapping[str, Any]) -> float:
+    value = spec.get("gpu_sample_interval") or os.environ.get("JUPYTER_GPU_ENV_GPU_SAMPLE_INTERVAL") or 5.0
+    try:
+        return max(0.05, float(value))
+    except (TypeError, ValueError):
+        return 5.0
