@@ -34,7 +34,7 @@ import { JobsModel } from './model';
 import { notifyJobEnd, notifySweepEnd } from './notify';
 import { ILastUsed } from './resource-fields';
 import { createResultsWidget, SweepResultsView } from './results';
-import { Submitted, isGroup, submitNotebook } from './submit';
+import { Submitted, submitNotebook } from './submit';
 import { IJobsModel } from './tokens';
 
 const PLUGIN_ID = 'jupyter-gpu-env:jobs';
@@ -73,7 +73,7 @@ export const jobsPlugin: JupyterFrontEndPlugin<JobsModel> = {
       (settings?.get(key).composite as T | undefined) ?? fallback;
     const openJobs = (job: Submitted | null): void => {
       shell.activateById(PANEL_ID);
-      model.reveal(job ? (isGroup(job) ? job.id : job.id) : null);
+      model.reveal(job?.id ?? null);
     };
     const submit = (panel: NotebookPanel): Promise<Submitted | null> =>
       submitNotebook(panel, {

@@ -348,10 +348,7 @@ function Chart(props: { results: ISweepResults }): JSX.Element | null {
   const [xMin, xMax] = xNumeric
     ? [Math.min(...xs), Math.max(...xs)]
     : [0, Math.max(1, categories.length - 1)];
-  const [yMin, yMax] = [
-    Math.min(...ys, 0 < Math.min(...ys) ? Math.min(...ys) : 0),
-    Math.max(...ys)
-  ];
+  const [yMin, yMax] = [Math.min(...ys), Math.max(...ys)];
   const innerW = WIDTH - MARGIN.left - MARGIN.right;
   const innerH = HEIGHT - MARGIN.top - MARGIN.bottom;
   const pad = (lo: number, hi: number): [number, number] =>
