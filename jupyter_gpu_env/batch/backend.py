@@ -73,6 +73,10 @@ class Observation:
     started_at: float | None = None
     finished_at: float | None = None
     exit_code: int | None = None
+    # Where a queued job stands: 1 = next in ``queue_name``; when the scheduler estimates its start.
+    queue_position: int | None = None
+    queue_name: str | None = None
+    estimated_start: float | None = None
 
     @classmethod
     def from_status(cls, status: Mapping[str, Any], backend_job_id: str | None = None) -> Observation:

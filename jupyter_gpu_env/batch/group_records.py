@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from ..errors import Conflict, NotFound
-from ..models.jobs import Job, JobGroup
+from ..models.jobs import Job, JobGroup, JobGroupList
 from .sql import INSERT, VISIBLE, row, transaction
 from .sweeps import summarized
 
@@ -64,6 +64,46 @@ class GroupRecords:
                 f"SELECT MAX(finished_at) FROM jobs WHERE group_id = ? AND {VISIBLE}", (group_id,)
             ).fetchone()[0]
         return summarized(JobGroup.model_validate_json(row[0]), counts, last)
+
+    async def list_groups(self, *, limit: int = 50, offset: int = 0) -> JobGroupList:
+        """Sweeps, newest first, each with its runs counted per state (one query for the page's counts)."""
+
+        def fetch() -> JobGroupList:
+            db = self._conn()
+            with transaction(db):
+                total = db.execute("SELECT COUNT(*) FROM job_groups WHERE deleted_at IS NULL").fetchone()[0]
+                rows = db.execute(
+                    "SELECT id, data FROM job_groups WHERE deleted_at IS NULL "
+                    "ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
+                    (limit, offset),
+                ).fetchall()
+                ids = [r[0] for r in rows]
+                marks = ",".join("?" * len(ids))
+                counts: dict[str, dict[str, int]] = {}
+                last: dict[str, float | None] = {}
+                if ids:
+                    for gid, state, n in db.execute(
+                        f"SELECT group_id, state, COUNT(*) FROM jobs WHERE group_id IN ({marks}) AND {VISIBLE} "
+                        "GROUP BY group_id, state",
+                        ids,
+                    ).fetchall():
+                        counts.setdefault(gid, {})[state] = n
+                    for gid, end in db.execute(
+                        f"SELECT group_id, MAX(finished_at) FROM jobs WHERE group_id IN ({marks}) AND {VISIBLE} "
+                        "GROUP BY group_id",
+                        ids,
+                    ).fetchall():
+                        last[gid] = end
+            items = [
+                summarized(JobGroup.model_validate_json(data), counts.get(gid, {}), last.get(gid))
+                for gid, data in rows
+            ]
+            nxt = offset + len(items)
+            return JobGroupList(
+                items=items, total=total, offset=offset, limit=limit, next_offset=nxt if nxt < total else None
+            )
+
+        return await self._call(fetch)
 
     async def group_jobs(self, group_id: str) -> builtins.list[Job]:
         """Every run of a sweep, in its order."""

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import Conflict
-from ..models.jobs import TERMINAL_STATES, Job, JobGroup, JobRequest, SweepResults, SweepRow
+from ..models.jobs import TERMINAL_STATES, Job, JobGroup, JobGroupList, JobRequest, SweepResults, SweepRow
 from ..offloop import python_work
 from . import jobfiles, results, submission, sweeps
 from .parameters import inspect_notebook
@@ -108,6 +108,10 @@ class Sweeps:
             await self.jobs.store.update_group(
                 group.model_copy(update={"backend_job_id": seen.backend_job_id})
             )
+
+    async def list(self, *, limit: int = 50, offset: int = 0) -> JobGroupList:
+        """Sweeps, newest first, each with its runs counted per state."""
+        return await self.jobs.store.list_groups(limit=limit, offset=offset)
 
     async def get(self, group_id: str) -> JobGroup:
         return await self.jobs.store.get_group(group_id)

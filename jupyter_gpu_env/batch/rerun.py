@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import Conflict
 from ..models.jobs import Job, JobRequest, format_time_limit
 from . import jobfiles, submission
+from .sweeps import label
 
 if TYPE_CHECKING:
     from .service import JobService
@@ -25,6 +26,13 @@ def request_of(job: Job, parameters: Mapping[str, Any] | None = None) -> JobRequ
         "mig_profile": res.mig_profile,
         "time_limit": format_time_limit(res.time_limit_seconds) if res.time_limit_seconds else None,
     }
+    values = {**job.parameters, **(parameters or {})}
+    name = job.name
+    if " [" in name and name.endswith("]"):  # a sweep's run: its label says its values, so renew it
+        base, shown = name[:-1].split(" [", 1)
+        keys = [part.split("=", 1)[0] for part in shown.split(", ") if "=" in part]
+        if keys and all(k in values for k in keys):
+            name = f"{base} [{label(values, keys)}]"
     runtime = (
         {"environment": job.environment} if job.environment else {"image": job.image} if job.image else {}
     )
@@ -35,10 +43,10 @@ def request_of(job: Job, parameters: Mapping[str, Any] | None = None) -> JobRequ
             "notebook_path": job.notebook_path,
             "backend": job.backend,
             **runtime,
-            "parameters": {**job.parameters, **(parameters or {})},
+            "parameters": values,
             "resources": {k: v for k, v in resources.items() if v is not None},
             "queue": job.queue,
-            "name": job.name,
+            "name": name,
         }
     )
 

@@ -304,7 +304,7 @@ class JobService:
         group: str | None = None,
     ) -> JobList:
         states = [state] if isinstance(state, str) else state
-        if group is not None:
+        if group not in (None, "none"):
             await self.sweeps.get(group)  # an unknown sweep is a 404, not an empty page
         page = await self.store.list(states, limit=limit, offset=offset, group=group)
         if any(j.state not in TERMINAL_STATES for j in page.items) and (

@@ -234,12 +234,18 @@ class JobStore(GroupRecords):
         if backend is not None:
             where.append("backend = ?")
             args.append(backend)
-        if group is not None:
+        if group == "none":
+            where.append("group_id IS NULL")
+        elif group is not None:
             where.append("group_id = ?")
             args.append(group)
         clause = f" WHERE {' AND '.join(where)}"
         # a sweep's runs in their order; everything else newest first
-        order = "json_extract(data, '$.group_index'), id" if group is not None else "created_at DESC, id DESC"
+        order = (
+            "json_extract(data, '$.group_index'), id"
+            if group not in (None, "none")
+            else "created_at DESC, id DESC"
+        )
         db = self._conn()
         with transaction(db):  # one snapshot for the page and its total
             total = db.execute(f"SELECT COUNT(*) FROM jobs{clause}", args).fetchone()[0]

@@ -117,6 +117,15 @@ class JobTracker:
                 changes["backend_job_id"] = obs.backend_job_id
             if obs.state == "queued" and obs.pending_reason != job.pending_reason:
                 changes["pending_reason"] = obs.pending_reason
+            standing = (
+                (obs.queue_position, obs.queue_name, obs.estimated_start)
+                if obs.state == "queued"
+                else (None,) * 3
+            )
+            if standing != (job.queue_position, job.queue_name, job.estimated_start):
+                changes.update(
+                    zip(("queue_position", "queue_name", "estimated_start"), standing, strict=True)
+                )
         state = obs.state if obs is not None and obs.state != job.state else None
         try:
             if state is not None and obs is not None:

@@ -11,6 +11,7 @@ from ..models.jobs import (
     Job,
     JobGpuSeries,
     JobGroup,
+    JobGroupList,
     JobList,
     JobRequest,
     LogChunk,
@@ -51,8 +52,9 @@ class JobsHandler(GpuEnvHandler):
             ),
             Param(
                 "group",
-                {"type": "string", "pattern": "^[0-9a-f]{12}$"},
-                "Only the runs of this sweep, in the sweep's order.",
+                {"type": "string", "pattern": "^([0-9a-f]{12}|none)$"},
+                "Only the runs of this sweep, in the sweep's order; `none`: only jobs that are no sweep's "
+                "run (a listing that shows sweeps from `GET jobs/groups` beside them).",
             ),
         ),
         errors=(400, 404),
@@ -104,6 +106,26 @@ class JobGpuHandler(GpuEnvHandler):
     )
     async def get(self, job_id: str) -> JobGpuSeries:
         return await self.services.jobs.gpu_series(job_id)
+
+
+class JobGroupsHandler(GpuEnvHandler):
+    @operation(
+        "Sweeps, newest first, their runs counted per state",
+        response=JobGroupList,
+        query=(
+            Param("limit", {"type": "integer", "minimum": 1, "maximum": 500, "default": 50}, "Page size."),
+            Param(
+                "offset",
+                {"type": "integer", "minimum": 0, "maximum": 1_000_000_000, "default": 0},
+                "Skip this many.",
+            ),
+        ),
+        errors=(400,),
+    )
+    async def get(self) -> JobGroupList:
+        jobs = self.services.jobs
+        await jobs.refresh_if_watched()
+        return await jobs.sweeps.list(limit=self.query["limit"], offset=self.query["offset"])
 
 
 class JobGroupHandler(GpuEnvHandler):

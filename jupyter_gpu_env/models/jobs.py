@@ -414,6 +414,16 @@ class Job(ApiModel):
     progress: JobProgress = Field(default_factory=JobProgress)
     backend_job_id: str | None = Field(default=None, description="The backend's id: a pid, a SLURM job id.")
     pending_reason: str | None = Field(default=None, description="Why a queued job is not running yet.")
+    queue_position: int | None = Field(
+        default=None, ge=1, description="A queued job's place in `queue_name`: 1 is next; null when unknown."
+    )
+    queue_name: str | None = Field(
+        default=None,
+        description="The queue the position counts in: `local`, a SLURM partition, a Kueue LocalQueue.",
+    )
+    estimated_start: float | None = Field(
+        default=None, description="When the scheduler expects it to start (Unix time), where it estimates it."
+    )
     exit_code: int | None = None
     gpu: JobGpuUsage | None = Field(
         default=None, description="GPU use measured by the runner; null until its first sample."
@@ -445,6 +455,14 @@ class JobGroup(ApiModel):
         default=None,
         description="The backend's one object for the whole sweep: a SLURM array, an Indexed Job.",
     )
+
+
+class JobGroupList(ApiModel):
+    items: list[JobGroup]
+    total: int
+    offset: int
+    limit: int
+    next_offset: int | None = None
 
 
 class SweepRow(ApiModel):

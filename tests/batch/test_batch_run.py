@@ -26,6 +26,10 @@ async def test_parameters_applied_progress_log_and_failure_with_a_queue(batch):
         second = await svc.submit({"notebook_path": bad})
         assert first.state == "running" and first.backend_job_id
         assert second.state == "queued" and "free slot" in (second.pending_reason or "")
+        assert (second.queue_position, second.queue_name) == (1, "local")  # next in the local queue
+        third = await svc.submit({"notebook_path": bad, "name": "third"})
+        assert (third.queue_position, third.queue_name) == (2, "local")
+        await svc.cancel(third.id)
         assert first.kernel == "python3" and first.job_dir.startswith("jobs/doubling-")
 
         first = await batch.wait_for(svc, first.id, batch.ended)
@@ -46,6 +50,7 @@ async def test_parameters_applied_progress_log_and_failure_with_a_queue(batch):
         assert chunk.eof
 
         second = await batch.wait_for(svc, second.id, batch.ended)
+        assert second.queue_position is None and second.queue_name is None  # it left the queue
         assert second.state == "failed"
         assert second.reason == "cell_error"
         assert "ZeroDivisionError" in second.message and "cell 3" in second.message
@@ -55,7 +60,7 @@ async def test_parameters_applied_progress_log_and_failure_with_a_queue(batch):
         assert status["ename"] == "ZeroDivisionError"
 
         listing = await svc.list()
-        assert [j.id for j in listing.items] == [second.id, first.id] and listing.total == 2
+        assert [j.id for j in listing.items] == [third.id, second.id, first.id] and listing.total == 3
         assert (await svc.list("failed")).total == 1
     finally:
         await svc.stop()

@@ -125,7 +125,7 @@ class LocalBackend(Backend):
         async with self._lock:
             if len(self._running) >= self.max_concurrent or self._waiting or not self._group_allows(job):
                 self._waiting += 1
-                return self._queued_observation()
+                return self._queued_observation(self._waiting)
             return await self._start(job)
 
     async def submit_group(self, jobs: Sequence[Job], max_concurrent: int) -> GroupSubmission:
@@ -161,9 +161,12 @@ class LocalBackend(Backend):
                 seen[job.id] = await self._start(job)
             self._waiting = sum(1 for o in seen.values() if o.state == "queued")
             self._cancelled.intersection_update(seen)  # a cancel is remembered until its record says so
-            for jid, o in seen.items():
-                if o.state == "queued":
-                    seen[jid] = self._queued_observation()
+            # jobs arrive oldest first, the order slots are given in: that is each one's place
+            place = 0
+            for job in jobs:
+                if seen[job.id].state == "queued":
+                    place += 1
+                    seen[job.id] = self._queued_observation(place)
             return seen
 
     async def cancel(self, job: Job) -> None:
@@ -232,10 +235,12 @@ class LocalBackend(Backend):
                 env[var] = str(res.cpus)
         return env
 
-    def _queued_observation(self) -> Observation:
+    def _queued_observation(self, position: int) -> Observation:
         return Observation(
             state="queued",
             pending_reason=f"Waiting for a free slot: {len(self._running)} of {self.max_concurrent} running.",
+            queue_position=position,
+            queue_name="local",
         )
 
     # ----- observing -----

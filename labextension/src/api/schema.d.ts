@@ -404,6 +404,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/jobs/groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Sweeps, newest first, their runs counted per state */
+        get: operations["get_jobs_groups"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/jobs/groups/{group_id}": {
         parameters: {
             query?: never;
@@ -1617,6 +1634,12 @@ export interface components {
              */
             environment: string | null;
             /**
+             * Estimated Start
+             * @description When the scheduler expects it to start (Unix time), where it estimates it.
+             * @default null
+             */
+            estimated_start: number | null;
+            /**
              * Exit Code
              * @default null
              */
@@ -1708,6 +1731,18 @@ export interface components {
              * @default null
              */
             queue: string | null;
+            /**
+             * Queue Name
+             * @description The queue the position counts in: `local`, a SLURM partition, a Kueue LocalQueue.
+             * @default null
+             */
+            queue_name: string | null;
+            /**
+             * Queue Position
+             * @description A queued job's place in `queue_name`: 1 is next; null when unknown.
+             * @default null
+             */
+            queue_position: number | null;
             /**
              * Reason
              * @description Machine-readable why for the state, e.g. `cell_error`.
@@ -1902,6 +1937,22 @@ export interface components {
              * @description The parameters whose values differ between runs.
              */
             varied: string[];
+        };
+        /** JobGroupList */
+        JobGroupList: {
+            /** Items */
+            items: components["schemas"]["JobGroup"][];
+            /** Limit */
+            limit: number;
+            /**
+             * Next Offset
+             * @default null
+             */
+            next_offset: number | null;
+            /** Offset */
+            offset: number;
+            /** Total */
+            total: number;
         };
         /** JobList */
         JobList: {
@@ -4084,7 +4135,7 @@ export interface operations {
                 limit?: number;
                 /** @description Skip this many. */
                 offset?: number;
-                /** @description Only the runs of this sweep, in the sweep's order. */
+                /** @description Only the runs of this sweep, in the sweep's order; `none`: only jobs that are no sweep's run (a listing that shows sweeps from `GET jobs/groups` beside them). */
                 group?: string;
             };
             header?: never;
@@ -4193,6 +4244,49 @@ export interface operations {
             };
             /** @description The request body, or a part of it, is larger than this server accepts. */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    get_jobs_groups: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: number;
+                /** @description Skip this many. */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobGroupList"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -64,6 +64,13 @@ async def test_sweep_group_results_and_rerun(api, jp_root_dir):
     assert resp.code == 201
     again = await wait_job(api, (await body(resp))["id"])
     assert again["state"] == "succeeded" and again["parameters"] == {"alpha": 5} and again["group_id"] is None
+    assert again["name"] == "sq [alpha=5]"  # named after its own values, not the run's it came from
+
+    # A listing of sweeps beside the jobs that are no sweep's run: the sweep once, not its runs.
+    groups = (await body(await api("jobs", "groups")))["items"]
+    assert [(g["id"], g["counts"]["succeeded"]) for g in groups] == [(group["id"], 2)]
+    alone = (await body(await api("jobs", params={"group": "none"})))["items"]
+    assert [j["id"] for j in alone] == [again["id"]]
 
     series = await body(await api("jobs", again["id"], "gpu"))
     assert series["points"] == [] and series["summary"]["available"] is False  # no GPU on this machine
