@@ -19,7 +19,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -326,10 +326,33 @@ class SlurmBackend(SlurmOptions):
             )
             if obs is not None:
                 seen[job.id] = obs
+        pending = {
+            o.backend_job_id: jid for jid, o in seen.items() if o.state == "queued" and o.backend_job_id
+        }
+        if pending:
+            partitions = {r.partition for sid in pending if (r := rows.get(sid)) and r.partition}
+            for sid, standing in (await self.standings(set(pending), partitions)).items():
+                seen[pending[sid]] = replace(
+                    seen[pending[sid]],
+                    queue_position=standing.position,
+                    queue_name=standing.partition,
+                    estimated_start=standing.estimated_start,
+                )
         active = {j.id for j in jobs}
         self._ended_at = {k: v for k, v in self._ended_at.items() if k in active}
         self._cancel_requested &= active
         return seen
+
+    async def standings(self, slurm_ids: set[str], partitions: set[str]) -> dict[str, parse.Standing]:
+        """Where these pending jobs stand among every user's, with one ``squeue`` for all of them; an
+        answer that fails leaves the positions unknown (the state is already known)."""
+        argv = [self.commands["squeue"], "--noheader", "--states=PENDING", "--array", "--sort=-p,i"]
+        argv += [f"--partition={','.join(sorted(partitions))}"] if partitions else []
+        res = await self._run([*argv, f"--format={parse.QUEUE_FORMAT}"], check=False)
+        if res.returncode != 0:
+            log.info("squeue for queue positions failed: %s", res.output.strip()[-300:])
+            return {}
+        return parse.queue_standings(res.stdout, slurm_ids)
 
     async def squeue(self, slurm_ids: Sequence[str]) -> dict[str, parse.SlurmJob]:
         """One ``squeue`` for the given jobs, in every state (finished ones until MinJobAge)."""

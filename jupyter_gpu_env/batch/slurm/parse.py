@@ -347,3 +347,32 @@ def pending_words(reason: str | None, *, gpus: bool = False) -> str:
 def ceil_minutes(seconds: int) -> int:
     """SLURM's ``--time`` is whole minutes: round up, never down to nothing."""
     return max(1, math.ceil(seconds / 60))
+
+
+# Pending jobs of every user in priority order (highest first, then the oldest): the order the main
+# scheduler tries them in, one partition at a time. `%S` is the backfill scheduler's expected start.
+QUEUE_FORMAT = "%i|%P|%Q|%S"
+
+
+@dataclass(frozen=True)
+class Standing:
+    position: int  # 1 = next in its partition
+    partition: str
+    estimated_start: float | None
+
+
+def queue_standings(text: str, wanted: set[str]) -> dict[str, Standing]:
+    """From ``squeue --noheader --states=PENDING --array --sort=-p,i --format=QUEUE_FORMAT``: where each
+    wanted job stands in its partition. A job pending in several partitions counts in its first."""
+    seen: dict[str, int] = {}
+    out: dict[str, Standing] = {}
+    for line in text.splitlines():
+        parts = line.strip().split("|")
+        if len(parts) != 4 or not parts[0]:
+            continue
+        job_id, partitions, _priority, start = (p.strip() for p in parts)
+        partition = partitions.split(",")[0]
+        seen[partition] = seen.get(partition, 0) + 1
+        if job_id in wanted and job_id not in out:
+            out[job_id] = Standing(seen[partition], partition, parse_timestamp(start))
+    return out

@@ -224,3 +224,39 @@ async def test_image_is_mounted_on_the_node_with_squashfuse(slurm, tmp_path):
             assert job.reason == "images_unsupported", job.message
     finally:
         await svc.stop()
+
+
+async def test_where_pending_jobs_stand_with_the_node_full(slurm):
+    """With the node taken, two submitted jobs wait: the first is next in its partition, the second after
+    it; both positions come from one squeue for all pending jobs."""
+    blocker = slurm.root / "full.sh"
+    blocker.write_text("#!/bin/bash\nsleep 120\n")
+    taken = await slurm.sh("sbatch", "--parsable", "--exclusive", "--output=/dev/null", str(blocker))
+    blocker_id = taken.stdout.strip()
+
+    async def blocking() -> bool:
+        return (await slurm.sh("squeue", "-h", "-j", blocker_id, "-o", "%T")).stdout.strip() == "RUNNING"
+
+    await wait_until(blocking, within=60, every=0.2, what="the blocker running")
+    nb = slurm.notebook("waits.ipynb", ["print(1)"])
+    svc = slurm.service()
+    try:
+        first = await svc.submit({"notebook_path": nb, "backend": "slurm"})
+        second = await svc.submit({"notebook_path": nb, "backend": "slurm"})
+        slurm.commands.clear()
+        await svc.refresh()
+        first, second = await svc.get(first.id), await svc.get(second.id)
+        assert (first.state, second.state) == ("queued", "queued")
+        assert (first.queue_position, second.queue_position) == (1, 2)
+        assert first.queue_name == second.queue_name and first.queue_name
+        assert [c[0].rsplit("/", 1)[-1] for c in slurm.commands] == ["squeue", "squeue"]
+
+        await slurm.sh("scancel", blocker_id)
+        first = await slurm.wait_for(svc, first.id, lambda j: j.state != "queued", within=60)
+        assert first.queue_position is None  # it left the queue
+    finally:
+        await slurm.sh("scancel", blocker_id)
+        for job in (await svc.list()).items:
+            if job.backend_job_id:
+                await slurm.sh("scancel", job.backend_job_id)
+        await svc.stop()

@@ -186,3 +186,19 @@ def test_pending_words_keep_the_detail():
 
 def test_minutes_round_up():
     assert [parse.ceil_minutes(s) for s in (1, 59, 60, 61, 3600, 3601)] == [1, 1, 1, 2, 60, 61]
+
+
+def test_queue_standings_count_within_each_partition_in_priority_order():
+    text = (
+        "901|gpu|2000|2026-11-24T14:20:00\n"
+        "777_3|gpu|1500|N/A\n"
+        "905|debug|1400|N/A\n"
+        "777_4|gpu|1500|N/A\n"
+        "910|debug,gpu|900|2026-11-24T15:00:00\n"
+    )
+    got = parse.queue_standings(text, {"777_4", "905", "910", "999"})
+    assert got["777_4"] == parse.Standing(3, "gpu", None)
+    assert got["905"] == parse.Standing(1, "debug", None)
+    assert got["910"].position == 2 and got["910"].partition == "debug"
+    assert got["910"].estimated_start == parse.parse_timestamp("2026-11-24T15:00:00")
+    assert "999" not in got  # not pending (any more): no place

@@ -314,8 +314,10 @@ async def test_one_squeue_for_all_active_jobs(tmp_path):
     f.squeue = (DATA / "squeue-active.txt").read_text()
     jobs = [f.job("15"), f.job("16", resources={"gpus": 1}), f.job("17"), f.job("18")]
     seen = await f.backend.poll(jobs)
-    assert [c[0] for c in f.calls] == ["squeue"]
+    # One squeue for the states of all; one more, for all pending jobs, for where they stand.
+    assert [c[0] for c in f.calls] == ["squeue", "squeue"]
     assert "--jobs=15,16,17,18" in f.calls[0] and "--states=all" in f.calls[0] and "--array" in f.calls[0]
+    assert "--states=PENDING" in f.calls[1] and "--sort=-p,i" in f.calls[1]
     assert seen["j15"].state == "running" and seen["j15"].message == "Running on localhost (SLURM job 15)."
     assert seen["j15"].started_at
     assert seen["j16"].state == "queued" and seen["j16"].pending_reason.startswith(
