@@ -318,7 +318,38 @@ class KubernetesBackend(KubernetesOptions):
                     workloads.get(status.uid_or_name(item)) if workloads is not None else None,
                     kueue=workloads is not None,
                 )
+            if workloads:
+                self._place_in_queues(ns, pending, k8s_jobs, workloads, out)
         return out | seen_runs
+
+    def _place_in_queues(
+        self,
+        ns: str,
+        pending: Sequence[Job],
+        k8s_jobs: dict[str, dict[str, Any]],
+        workloads: dict[str, dict[str, Any]],
+        out: dict[str, Observation],
+    ) -> None:
+        """Where Kueue holds each waiting Job: one visibility call per LocalQueue that holds one."""
+        by_queue: dict[str, list[Job]] = {}
+        for job in pending:
+            queue = status.labels_of(k8s_jobs[job.id]).get(objects.QUEUE_LABEL)
+            if queue and out[job.id].state == "queued":
+                by_queue.setdefault(queue, []).append(job)
+        for queue, jobs in by_queue.items():
+            places = self.kueue.pending_positions(ns, queue) or {}
+            for job in jobs:
+                workload = workloads.get(status.uid_or_name(k8s_jobs[job.id])) or {}
+                place = places.get(str((workload.get("metadata") or {}).get("name")))
+                if place is not None:
+                    obs = out[job.id]
+                    out[job.id] = replace(
+                        obs,
+                        queue_position=place[0],
+                        queue_name=queue,
+                        pending_reason=f"{obs.pending_reason or 'Queued in Kueue.'} "
+                        f"(number {place[1]} in its ClusterQueue)",
+                    )
 
     @staticmethod
     def _running(item: dict[str, Any], folder: Path) -> bool:

@@ -22,6 +22,8 @@ GROUP = "kueue.x-k8s.io"
 VERSIONS = ("v1beta2", "v1beta1")  # newest first; the first the server serves is used
 JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
 DISCOVERY_TTL = 600.0
+VISIBILITY_GROUP = "visibility.kueue.x-k8s.io"
+VISIBILITY_VERSIONS = ("v1beta1", "v1alpha1")  # the on-demand visibility API (Kueue 0.9+; 0.6+)
 
 
 class KueueReader:
@@ -96,3 +98,40 @@ class KueueReader:
                 if match is not None and ref.get("uid") in (None, uid_of(match)):
                     out[uid_or_name(match)] = workload
         return out
+
+    def pending_positions(self, namespace: str, queue: str) -> dict[str, tuple[int, int]] | None:
+        """Kueue's visibility API for one LocalQueue: pending Workload name -> (place in the
+        LocalQueue, place in its ClusterQueue), both from 1. None where the API is not served."""
+        api_client = self.api.client()
+        for version in VISIBILITY_VERSIONS:
+            path = f"/apis/{VISIBILITY_GROUP}/{version}/namespaces/{namespace}/localqueues/{queue}/pendingworkloads"
+
+            def fetch(path: str = path, _preload_content: bool = False, _request_timeout: Any = None) -> Any:
+                # A subresource no typed method covers: the client's own request building and auth.
+                method, url, headers, body, post = api_client.param_serialize(
+                    "GET", path, header_params={"Accept": "application/json"}, auth_settings=["BearerToken"]
+                )
+                return api_client.call_api(
+                    method,
+                    url,
+                    header_params=headers,
+                    body=body,
+                    post_params=post,
+                    _request_timeout=_request_timeout,
+                ).response
+
+            try:
+                reply = self.api.raw(fetch, what="read Kueue's pending workloads")
+            except ApiError as e:
+                if e.status == 404:
+                    continue  # this version is not served; try the older one
+                log.info("Kueue's pending workloads could not be read: %s", e)
+                return None
+            out: dict[str, tuple[int, int]] = {}
+            for item in (reply.get("items") if isinstance(reply, dict) else None) or []:
+                name = (item.get("metadata") or {}).get("name")
+                local, cluster = item.get("positionInLocalQueue"), item.get("positionInClusterQueue")
+                if name and isinstance(local, int) and isinstance(cluster, int):
+                    out[name] = (local + 1, cluster + 1)  # the API counts from 0
+            return out
+        return None

@@ -137,6 +137,24 @@ class FakeCluster:
     def declare_kueue(self, version: str = "v1beta1") -> None:
         self.k.resources[f"kueue.x-k8s.io/{version}/workloads"] = {}
 
+    def serve_pending(self, queue: str, workloads: list[dict[str, Any]], version: str = "v1beta1") -> None:
+        """Kueue's visibility API for ``queue``: its pending workloads, in the shape Kueue serves them."""
+        import json
+
+        import kmock
+
+        body = {"apiVersion": f"visibility.kueue.x-k8s.io/{version}", "kind": "PendingWorkloadsSummary",
+                "metadata": {"creationTimestamp": None}, "items": workloads}  # fmt: skip
+        path = (
+            f"/apis/visibility.kueue.x-k8s.io/{version}/namespaces/{NS}/localqueues/{queue}/pendingworkloads"
+        )
+        self.k[f"get {path}"] << kmock.Response(
+            headers={"Content-Type": "application/json"}, payload=json.dumps(body).encode()
+        )
+
+    def workload_name(self, job_name: str) -> str:
+        return f"job-{job_name}-1a2b3"  # as add_workload names it
+
     def serve_log(self, pod_name: str, text: bytes) -> None:
         import kmock
 

@@ -511,3 +511,55 @@ async def test_the_event_loop_keeps_running_during_slow_api_calls(cluster, ws):
     assert seen[job.id].state == "queued" and took >= 0.5
     assert max(gaps) < 0.25, f"the loop stalled for {max(gaps):.2f} s"
     await backend.close()
+
+
+async def test_where_jobs_stand_in_kueue_from_its_visibility_api(cluster, ws):
+    cluster.declare_kueue("v1beta1")
+    backend = ws.backend(cluster, settings=ws.settings(local_queue="team-a"))
+    first, second = await submitted(cluster, ws, backend, n=2)
+    pending = [{"type": "QuotaReserved", "status": "False", "reason": "Pending", "message": "no quota"}]
+    for job in (first, second):
+        name = objects.job_name(job)
+        cluster.patch_job(name, {"spec": {"suspend": True}})
+        cluster.give_uid(name)
+        cluster.add_workload(name, pending)
+    # Someone else's workload is ahead of both in the LocalQueue; the ClusterQueue holds more.
+    cluster.serve_pending(
+        "team-a",
+        [
+            {"metadata": {"name": "job-other-9z9z9", "namespace": "jhub"}, "priority": 10, "localQueueName": "team-a",
+             "positionInClusterQueue": 3, "positionInLocalQueue": 0},
+            {"metadata": {"name": cluster.workload_name(objects.job_name(first)), "namespace": "jhub"}, "priority": 0,
+             "localQueueName": "team-a", "positionInClusterQueue": 5, "positionInLocalQueue": 1},
+            {"metadata": {"name": cluster.workload_name(objects.job_name(second)), "namespace": "jhub"}, "priority": 0,
+             "localQueueName": "team-a", "positionInClusterQueue": 6, "positionInLocalQueue": 2},
+        ],
+    )  # fmt: skip
+    seen = await backend.poll([first, second])
+    assert (seen[first.id].queue_position, seen[first.id].queue_name) == (2, "team-a")
+    assert seen[second.id].queue_position == 3
+    assert (
+        seen[first.id].pending_reason
+        == "Waiting in Kueue queue 'team-a': no quota (number 6 in its ClusterQueue)"
+    )
+    (call,) = cluster.requests("GET", "/pendingworkloads")
+    assert (
+        "/apis/visibility.kueue.x-k8s.io/v1beta1/namespaces/jhub/localqueues/team-a/pendingworkloads"
+        in str(call.url)
+    )
+    await backend.close()
+
+
+async def test_without_the_visibility_api_positions_are_unknown(cluster, ws):
+    cluster.declare_kueue("v1beta1")
+    backend = ws.backend(cluster, settings=ws.settings(local_queue="team-a"))
+    (job,) = await submitted(cluster, ws, backend, n=1)
+    cluster.patch_job(objects.job_name(job), {"spec": {"suspend": True}})
+    cluster.give_uid(objects.job_name(job))
+    cluster.add_workload(
+        objects.job_name(job), [{"type": "QuotaReserved", "status": "False", "message": "no quota"}]
+    )
+    seen = await backend.poll([job])
+    assert seen[job.id].state == "queued" and seen[job.id].queue_position is None
+    assert seen[job.id].pending_reason == "Waiting in Kueue queue 'team-a': no quota"
+    await backend.close()
