@@ -221,6 +221,13 @@ class GpuEnvApp(ExtensionApp):
         help="Seconds between two samples of the GPUs a batch job can see, taken by its runner (0: none). "
         "Each sample costs a few NVML calls and about 40 bytes per device in the job folder.",
     )
+    job_gpu_idle_seconds = Float(
+        600.0,
+        min=0.0,
+        config=True,
+        help="A running batch job whose GPUs have all been under 5 % utilization this long gets a warning "
+        "in the Jobs section, with cancel at hand.",
+    )
     backends = List(
         Unicode(),
         default_value=["local"],
@@ -370,6 +377,7 @@ class GpuEnvApp(ExtensionApp):
             images=images.path_of,
             refresh_interval=self.job_refresh_interval,
             gpu_sample_interval=self.job_gpu_sample_interval,
+            gpu_idle_seconds=self.job_gpu_idle_seconds,
             max_parameters_bytes=self.max_parameters_bytes,
             listed_parameters_bytes=self.listed_parameters_bytes,
             max_sweep_runs=self.max_sweep_runs,

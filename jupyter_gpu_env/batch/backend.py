@@ -28,6 +28,7 @@ from traitlets.config import LoggingConfigurable
 from traitlets.traitlets import MetaHasTraits
 
 from ..errors import Conflict, NotFound
+from ..models.cluster import ClusterCapacity
 from ..models.jobs import TERMINAL_STATES, BackendInfo, Job, JobRequest, JobState, LogChunk
 
 ENTRY_POINTS = "jupyter_gpu_env.backends"
@@ -157,6 +158,13 @@ class Backend(LoggingConfigurable, metaclass=_ConfigurableABC):
         """Stop these runs of one sweep. Default: one by one."""
         for job in jobs:
             await self.cancel(job)
+
+    async def capacity(self) -> ClusterCapacity:
+        """Free and total GPUs and MIG slices by profile and model, so a user picks what can start now.
+        Default: not known here."""
+        return ClusterCapacity(
+            available=False, message=f"The '{self.name}' backend does not report free GPUs."
+        )
 
     async def logs(self, job: Job, offset: int, limit: int) -> LogChunk | None:
         """The log from elsewhere (pod logs); None means read ``log.txt`` in the job folder."""

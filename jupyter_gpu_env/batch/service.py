@@ -24,6 +24,7 @@ from typing import Any
 
 from ..errors import Conflict, InvalidRequest, NotFound, TooLarge
 from ..images import runtime
+from ..models.cluster import ClusterCapacity
 from ..models.jobs import (
     TERMINAL_STATES,
     BackendInfo,
@@ -34,10 +35,11 @@ from ..models.jobs import (
     JobRequest,
     LogChunk,
     UsageReport,
+    UsageWeeks,
 )
 from ..models.notebooks import NotebookParameters
 from ..offloop import python_work
-from . import gpuuse, jobfiles, submission, sweeps
+from . import gpuuse, jobfiles, submission, sweeps, usage
 from .backend import Backend, IllegalTransition
 from .groups import Sweeps
 from .parameters import inspect_notebook
@@ -91,6 +93,7 @@ class JobService:
         listed_parameters_bytes: int = 2048,
         max_sweep_runs: int = 1000,
         gpu_sample_interval: float = 5.0,
+        gpu_idle_seconds: float = 600.0,
     ) -> None:
         self.store = store
         self.backends = dict(backends)
@@ -104,6 +107,7 @@ class JobService:
         self.max_parameters_bytes = max_parameters_bytes
         self.listed_parameters_bytes = listed_parameters_bytes
         self.gpu_sample_interval = gpu_sample_interval
+        self.gpu_idle_seconds = gpu_idle_seconds
         for backend in self.backends.values():
             backend.job_folder = self.folder_of
         self.tracker = JobTracker(store, self.backends, self.folder_of, refresh_interval)
@@ -353,6 +357,16 @@ class JobService:
             {"job_id": job.id, "summary": job.gpu, "devices": devices, "points": points}
         )
 
+    async def capacity(self, backend: str) -> ClusterCapacity:
+        """What the backend can start now: free and total GPUs and MIG slices by profile and model."""
+        found = self.backends.get(backend)
+        if found is None:
+            known = ", ".join(sorted(self.backends)) or "none"
+            raise NotFound(
+                f"Unknown backend '{backend}'; configured backends: {known}.", reason="unknown_backend"
+            )
+        return await found.capacity()
+
     def backend_infos(self) -> builtins.list[BackendInfo]:
         return [b.info() for b in self.backends.values()]
 
@@ -361,6 +375,10 @@ class JobService:
         end = time.time() if end is None else end
         start = end - USAGE_DEFAULT_PERIOD if start is None else start
         return await self.store.usage(start, end)
+
+    async def usage_weeks(self, weeks: int = 8) -> UsageWeeks:
+        """GPU-hours allocated and used per week, the last ``weeks`` weeks (this one so far last)."""
+        return await usage.weekly(self.store, weeks)
 
     # ----- changing -----
 

@@ -290,8 +290,12 @@ class JobStore(GroupRecords):
         overlap = "MAX(0, MIN(:end, COALESCE(finished_at, :now)) - MAX(:start, started_at))"
         args = {"start": start, "end": end, "now": now}
         with transaction(db):
+            # used: the allocated hours weighted by the run's mean utilization, where it was measured
+            util = "json_extract(data, '$.gpu.mean_utilization_percent')"
             hours = db.execute(
-                f"SELECT backend, SUM(gpu_units * {overlap}), SUM(cpus * {overlap}) FROM jobs "
+                f"SELECT backend, SUM(gpu_units * {overlap}), SUM(cpus * {overlap}), "
+                f"SUM(CASE WHEN {util} IS NOT NULL THEN gpu_units * {overlap} * {util} / 100.0 ELSE 0 END), "
+                f"SUM(CASE WHEN {util} IS NOT NULL THEN gpu_units * {overlap} ELSE 0 END) FROM jobs "
                 "WHERE started_at IS NOT NULL AND started_at < :end AND COALESCE(finished_at, :now) > :start "
                 "GROUP BY backend",
                 args,
@@ -302,15 +306,18 @@ class JobStore(GroupRecords):
                 args,
             ).fetchall()
         report = UsageReport(period_start=start, period_end=end)
-        for backend, gpu_s, cpu_s in hours:
+        for backend, gpu_s, cpu_s, used_s, measured_s in hours:
             u = report.backends.setdefault(backend, BackendUsage())
             u.gpu_hours, u.cpu_hours = (gpu_s or 0) / 3600, (cpu_s or 0) / 3600
+            u.gpu_hours_used, u.gpu_hours_measured = (used_s or 0) / 3600, (measured_s or 0) / 3600
         for backend, state, n in counts:
             report.backends.setdefault(backend, BackendUsage()).jobs[state] = n
         total = report.total
         for u in report.backends.values():
             total.gpu_hours += u.gpu_hours
             total.cpu_hours += u.cpu_hours
+            total.gpu_hours_used += u.gpu_hours_used
+            total.gpu_hours_measured += u.gpu_hours_measured
             for state, n in u.jobs.items():
                 total.jobs[state] = total.jobs.get(state, 0) + n
         return report

@@ -21,6 +21,7 @@ from .environments import (
 from .gpu import ClusterCapacityHandler, GpuHandler, GpuHistoryHandler, GpuReleaseHandler
 from .images import ImageDownloadHandler, ImageHandler, ImageKernelHandler, ImagesHandler
 from .jobs import (
+    BackendCapacityHandler,
     BackendsHandler,
     JobCancelHandler,
     JobGpuHandler,
@@ -35,6 +36,7 @@ from .jobs import (
     JobsHandler,
     NotebookParametersHandler,
     UsageHandler,
+    UsageWeeksHandler,
 )
 from .openapi import OpenApiHandler
 from .tasks import TaskHandler, TasksHandler
@@ -64,6 +66,7 @@ ROUTES: list[tuple[str, type]] = [
     ("images/{image_id}/kernel", ImageKernelHandler),
     ("jobs", JobsHandler),
     ("jobs/usage", UsageHandler),
+    ("jobs/usage/weeks", UsageWeeksHandler),
     ("jobs/groups", JobGroupsHandler),
     ("jobs/groups/{group_id}", JobGroupHandler),
     ("jobs/groups/{group_id}/cancel", JobGroupCancelHandler),
@@ -75,6 +78,7 @@ ROUTES: list[tuple[str, type]] = [
     ("jobs/{job_id}/rerun", JobRerunHandler),
     ("jobs/{job_id}/gpu", JobGpuHandler),
     ("backends", BackendsHandler),
+    ("backends/{name}/capacity", BackendCapacityHandler),
     ("notebooks/parameters", NotebookParametersHandler),
     ("tasks", TasksHandler),
     ("tasks/{task_id}", TaskHandler),

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from ..batch.groups import as_csv
 from ..batch.rerun import rerun
+from ..batch.usage import as_csv as usage_csv
+from ..models.cluster import ClusterCapacity
 from ..models.jobs import (
     JOB_STATES,
     NOTEBOOK_PATTERN,
@@ -18,6 +20,7 @@ from ..models.jobs import (
     RerunRequest,
     SweepResults,
     UsageReport,
+    UsageWeeks,
 )
 from ..models.notebooks import NotebookParameters
 from .base import GpuEnvHandler, Param, operation
@@ -249,6 +252,44 @@ class UsageHandler(GpuEnvHandler):
         return await self.services.jobs.usage(self.query["start"], self.query["end"])
 
 
+class BackendCapacityHandler(GpuEnvHandler):
+    @operation(
+        "Free and total GPUs and MIG slices of a backend, by profile and GPU model",
+        response=ClusterCapacity,
+        errors=(404,),
+        description="SLURM: the nodes' gres (`scontrol -d show node`, nodes that can take jobs); Kubernetes: "
+        "the nodes' allocatable extended resources less what unfinished pods request; cached for half a "
+        "minute. `available` is false, saying why, where the backend cannot tell (the local one).",
+    )
+    async def get(self, name: str) -> ClusterCapacity:
+        return await self.services.jobs.capacity(name)
+
+
+class UsageWeeksHandler(GpuEnvHandler):
+    @operation(
+        "GPU-hours allocated and used per week and backend",
+        response=UsageWeeks,
+        query=(
+            Param(
+                "weeks", {"type": "integer", "minimum": 1, "maximum": 104, "default": 8}, "How many weeks."
+            ),
+            Param("format", {"type": "string", "enum": ["json", "csv"], "default": "json"}, "json or csv."),
+        ),
+        errors=(400,),
+        also_text=("text/csv",),
+        description="Used GPU-hours are allocated hours weighted by each job's measured mean utilization "
+        "(`gpu_hours_measured` says how many were measured: MIG slices report no utilization). "
+        "`format=csv` answers text/csv, a row per week and backend.",
+    )
+    async def get(self) -> UsageWeeks | None:
+        report = await self.services.jobs.usage_weeks(self.query["weeks"])
+        if self.query["format"] != "csv":
+            return report
+        self.set_header("Content-Disposition", 'attachment; filename="gpu-usage.csv"')
+        self.finish(usage_csv(report), set_content_type="text/csv; charset=utf-8")
+        return None
+
+
 class NotebookParametersHandler(GpuEnvHandler):
     @operation(
         "The parameters a notebook's `parameters` cell declares",
@@ -273,4 +314,5 @@ class NotebookParametersHandler(GpuEnvHandler):
 class BackendsHandler(GpuEnvHandler):
     @operation("What each configured backend offers", response=BackendList)
     async def get(self) -> BackendList:
-        return BackendList(backends=self.services.jobs.backend_infos())
+        jobs = self.services.jobs
+        return BackendList(backends=jobs.backend_infos(), gpu_idle_seconds=jobs.gpu_idle_seconds)

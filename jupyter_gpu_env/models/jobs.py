@@ -533,12 +533,38 @@ class BackendInfo(ApiModel):
 
 class BackendList(ApiModel):
     backends: list[BackendInfo]
+    gpu_idle_seconds: float = Field(
+        default=600.0,
+        description="A running job whose GPU has been idle this long gets a warning "
+        "(`c.GpuEnvApp.job_gpu_idle_seconds`).",
+    )
 
 
 class BackendUsage(ApiModel):
-    gpu_hours: float = 0.0
+    gpu_hours: float = Field(default=0.0, description="GPU-hours allocated (a MIG slice counts its share).")
     cpu_hours: float = 0.0
+    gpu_hours_used: float = Field(
+        default=0.0,
+        description="GPU-hours used: allocated hours weighted by each job's measured mean utilization.",
+    )
+    gpu_hours_measured: float = Field(
+        default=0.0,
+        description="The allocated GPU-hours whose utilization was measured (not MIG slices, not jobs "
+        "from before sampling): efficiency is `gpu_hours_used / gpu_hours_measured`.",
+    )
     jobs: dict[str, int] = Field(default_factory=dict, description="Jobs created in the period, by state.")
+
+
+class UsageWeek(ApiModel):
+    week_start: float = Field(description="Monday 00:00 (server's local time) of the week, Unix time.")
+    backends: dict[str, BackendUsage] = Field(default_factory=dict)
+    total: BackendUsage = Field(default_factory=lambda: BackendUsage())
+
+
+class UsageWeeks(ApiModel):
+    """GPU-hours allocated and used per week, oldest first (the current week so far last)."""
+
+    weeks: list[UsageWeek]
 
 
 class UsageReport(ApiModel):

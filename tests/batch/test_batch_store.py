@@ -180,3 +180,44 @@ async def test_usage_sums_gpu_and_cpu_hours_inside_the_period(tmp_path):
         assert empty.backends == {} and empty.total.gpu_hours == 0 and empty.total.jobs == {}
     finally:
         store.close()
+
+
+async def test_used_gpu_hours_weigh_allocated_hours_by_measured_utilization(tmp_path):
+    from jupyter_gpu_env.batch.usage import as_csv, weekly
+    from jupyter_gpu_env.models.jobs import JobGpuUsage
+
+    store = JobStore(tmp_path / "jobs.sqlite")
+    h = 3600.0
+    now = time.mktime((2026, 11, 25, 12, 0, 0, 0, 0, -1))  # a Wednesday
+    monday = time.mktime((2026, 11, 23, 0, 0, 0, 0, 0, -1))
+    try:
+        jobs = [
+            # Last week: 2 GPUs for 10 h at 25 % mean utilization: 20 allocated, 5 used.
+            make_job(1, state="succeeded", created=monday - 72 * h, started_at=monday - 72 * h,
+                     finished_at=monday - 62 * h, resources=JobResources(gpus=2),
+                     gpu=JobGpuUsage(available=True, mean_utilization_percent=25.0)),
+            # This week: a MIG slice (1/7) for 7 h, utilization not measurable: allocated, not measured.
+            make_job(2, state="succeeded", created=monday + 10 * h, started_at=monday + 10 * h,
+                     finished_at=monday + 17 * h, resources=JobResources(mig_profile="1g.10gb"),
+                     gpu=JobGpuUsage(available=True, mean_utilization_percent=None)),
+            # This week: 1 GPU for 4 h at 90 %.
+            make_job(3, state="succeeded", created=monday + 20 * h, started_at=monday + 20 * h,
+                     finished_at=monday + 24 * h, resources=JobResources(gpus=1),
+                     gpu=JobGpuUsage(available=True, mean_utilization_percent=90.0)),
+        ]  # fmt: skip
+        await store.insert_many(jobs)
+        report = await weekly(store, 2, now)
+        last, this = report.weeks
+        assert (last.week_start, this.week_start) == (monday - 7 * 24 * h, monday)
+        assert (
+            last.total.gpu_hours,
+            last.total.gpu_hours_used,
+            last.total.gpu_hours_measured,
+        ) == pytest.approx((20, 5, 20))
+        assert this.total.gpu_hours == pytest.approx(1 + 4)
+        assert (this.total.gpu_hours_used, this.total.gpu_hours_measured) == pytest.approx((3.6, 4))
+        rows = as_csv(report).splitlines()
+        assert rows[0].startswith("week_start,backend,gpu_hours,gpu_hours_used") and len(rows) == 1 + 2 * 2
+        assert rows[-1].startswith("2026-11-23,all,5.0,3.6,4.0,0.9,")
+    finally:
+        store.close()

@@ -29,6 +29,8 @@ from typing import Any
 from kubernetes import client
 
 from ...errors import Conflict, GpuEnvError, InvalidRequest
+from ...gpu.cluster import KubernetesCapacity
+from ...models.cluster import ClusterCapacity
 from ...models.jobs import (
     TERMINAL_STATES,
     BackendInfo,
@@ -75,6 +77,7 @@ class KubernetesBackend(KubernetesOptions):
             self.kubeconfig, self.context, request_timeout=self.request_timeout, factory=api_client
         )
         self.indexed = IndexedJobs(self)
+        self._capacity = KubernetesCapacity(self.capacity_ttl, self.api)
         self.kueue = KueueReader(self.api)
         self._cluster = status.ClusterView()
         self._cluster_task: asyncio.Task[None] | None = None
@@ -193,6 +196,10 @@ class KubernetesBackend(KubernetesOptions):
 
     async def cancel_group(self, jobs: Sequence[Job]) -> None:
         await self.indexed.cancel(jobs)
+
+    async def capacity(self) -> ClusterCapacity:
+        """Free and total GPUs and MIG slices from the cluster's nodes and unfinished pods (cached)."""
+        return await self._capacity.get()
 
     async def cancel(self, job: Job) -> None:
         self._cancelled.add(job.id)

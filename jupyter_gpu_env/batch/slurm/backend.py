@@ -27,6 +27,7 @@ from traitlets import TraitError
 
 from ... import proc
 from ...errors import CommandTimeout, Conflict, GpuEnvError, InvalidRequest, NotFound, Unavailable
+from ...models.cluster import CapacityRow, ClusterCapacity
 from ...models.jobs import MIG_PROFILE_RE, BackendInfo, Job, JobRequest, ResourceLimits
 from ...tasks import cancel_and_wait
 from .. import jobfiles
@@ -64,6 +65,7 @@ class SlurmBackend(SlurmOptions):
         self._info_tried = -float("inf")
         self._cancel_requested: set[str] = set()
         self._ended_at: dict[str, float] = {}  # job id -> when SLURM was first seen done without a status
+        self._capacity: ClusterCapacity | None = None
 
     # ----- what it offers -----
 
@@ -342,6 +344,37 @@ class SlurmBackend(SlurmOptions):
         self._ended_at = {k: v for k, v in self._ended_at.items() if k in active}
         self._cancel_requested &= active
         return seen
+
+    async def capacity(self) -> ClusterCapacity:
+        """GPUs and MIG slices per gres type from ``scontrol -d -o show node`` (one call, 30 s cache)."""
+        if self._capacity is not None and time.time() - (self._capacity.read_at or 0) < 30:
+            return self._capacity
+        res = await self._run([self.commands["scontrol"], "-d", "-o", "show", "node"], check=False)
+        if res.returncode != 0:
+            return ClusterCapacity(
+                available=False, message=f"scontrol could not list the nodes: {res.output.strip()[-300:]}"
+            )
+        rows = []
+        for kind, total, used, nodes in parse.node_gpus(res.stdout):
+            profile = kind if MIG_PROFILE_RE.fullmatch(kind) else None
+            rows.append(
+                CapacityRow(
+                    resource=f"gres/gpu:{kind}" if kind else "gres/gpu",
+                    profile=profile,
+                    gpu_model="" if profile else kind,
+                    total=total,
+                    used=used,
+                    free=max(0, total - used),
+                    nodes=nodes,
+                )
+            )
+        self._capacity = ClusterCapacity(
+            available=True,
+            message="" if rows else "No node of this cluster offers GPUs (gres).",
+            rows=rows,
+            read_at=time.time(),
+        )
+        return self._capacity
 
     async def standings(self, slurm_ids: set[str], partitions: set[str]) -> dict[str, parse.Standing]:
         """Where these pending jobs stand among every user's, with one ``squeue`` for all of them; an

@@ -376,3 +376,39 @@ def queue_standings(text: str, wanted: set[str]) -> dict[str, Standing]:
         if job_id in wanted and job_id not in out:
             out[job_id] = Standing(seen[partition], partition, parse_timestamp(start))
     return out
+
+
+_GRES_ITEM = re.compile(r"^gpu(?::(?P<type>[^:(]+))?:(?P<count>\d+)")
+_DOWN = ("DOWN", "DRAIN", "FAIL", "FUTURE", "NOT_RESPONDING", "POWERED_DOWN", "POWER_DOWN")
+
+
+def _gres_counts(text: str) -> dict[str, int]:
+    """``gpu:a100:4(S:0-1),gpu:1g.10gb:7`` -> ``{"a100": 4, "1g.10gb": 7}`` (untyped GPUs under "")."""
+    out: dict[str, int] = {}
+    for item in re.split(r",(?![^(]*\))", text):
+        m = _GRES_ITEM.match(item.strip())
+        if m:
+            key = m.group("type") or ""
+            out[key] = out.get(key, 0) + int(m.group("count"))
+    return out
+
+
+def node_gpus(text: str) -> list[tuple[str, int, int, int]]:
+    """From ``scontrol -d -o show node``: ``(gres type, total, used, nodes)`` over the nodes that can take
+    jobs (down, drained and failing nodes count for nothing); type "" for untyped GPUs."""
+    totals: dict[str, list[int]] = {}
+    for line in text.splitlines():
+        fields = dict(_KEY_VALUE.findall(line))
+        state = fields.get("State", "")
+        if not fields or any(word in state for word in _DOWN):
+            continue
+        have, used = _gres_counts(fields.get("Gres", "")), _gres_counts(fields.get("GresUsed", ""))
+        for kind, n in have.items():
+            row = totals.setdefault(kind, [0, 0, 0])
+            row[0] += n
+            row[1] += min(used.get(kind, 0), n)
+            row[2] += 1
+    return [(kind, t, u, n) for kind, (t, u, n) in sorted(totals.items())]
+
+
+_KEY_VALUE = re.compile(r"(?:^|\s)(Gres|GresUsed|State)=(\S*)")

@@ -21,6 +21,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/backends/{name}/capacity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Free and total GPUs and MIG slices of a backend, by profile and GPU model
+         * @description SLURM: the nodes' gres (`scontrol -d show node`, nodes that can take jobs); Kubernetes: the nodes' allocatable extended resources less what unfinished pods request; cached for half a minute. `available` is false, saying why, where the backend cannot tell (the local one).
+         */
+        get: operations["get_backends_name_capacity"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/environments": {
         parameters: {
             query?: never;
@@ -515,6 +535,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/jobs/usage/weeks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * GPU-hours allocated and used per week and backend
+         * @description Used GPU-hours are allocated hours weighted by each job's measured mean utilization (`gpu_hours_measured` says how many were measured: MIG slices report no utilization). `format=csv` answers text/csv, a row per week and backend.
+         */
+        get: operations["get_jobs_usage_weeks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/jobs/{job_id}": {
         parameters: {
             query?: never;
@@ -786,6 +826,12 @@ export interface components {
         BackendList: {
             /** Backends */
             backends: components["schemas"]["BackendInfo"][];
+            /**
+             * Gpu Idle Seconds
+             * @description A running job whose GPU has been idle this long gets a warning (`c.GpuEnvApp.job_gpu_idle_seconds`).
+             * @default 600
+             */
+            gpu_idle_seconds: number;
         };
         /** BackendUsage */
         BackendUsage: {
@@ -796,9 +842,22 @@ export interface components {
             cpu_hours: number;
             /**
              * Gpu Hours
+             * @description GPU-hours allocated (a MIG slice counts its share).
              * @default 0
              */
             gpu_hours: number;
+            /**
+             * Gpu Hours Measured
+             * @description The allocated GPU-hours whose utilization was measured (not MIG slices, not jobs from before sampling): efficiency is `gpu_hours_used / gpu_hours_measured`.
+             * @default 0
+             */
+            gpu_hours_measured: number;
+            /**
+             * Gpu Hours Used
+             * @description GPU-hours used: allocated hours weighted by each job's measured mean utilization.
+             * @default 0
+             */
+            gpu_hours_used: number;
             /**
              * Jobs
              * @description Jobs created in the period, by state.
@@ -2857,6 +2916,27 @@ export interface components {
             period_start: number;
             total?: components["schemas"]["BackendUsage"];
         };
+        /** UsageWeek */
+        UsageWeek: {
+            /** Backends */
+            backends?: {
+                [key: string]: components["schemas"]["BackendUsage"];
+            };
+            total?: components["schemas"]["BackendUsage"];
+            /**
+             * Week Start
+             * @description Monday 00:00 (server's local time) of the week, Unix time.
+             */
+            week_start: number;
+        };
+        /**
+         * UsageWeeks
+         * @description GPU-hours allocated and used per week, oldest first (the current week so far last).
+         */
+        UsageWeeks: {
+            /** Weeks */
+            weeks: components["schemas"]["UsageWeek"][];
+        };
     };
     responses: never;
     parameters: never;
@@ -2886,6 +2966,55 @@ export interface operations {
             };
             /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    get_backends_name_capacity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterCapacity"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No such resource, or something the request names does not exist. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4535,6 +4664,50 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UsageReport"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    get_jobs_usage_weeks: {
+        parameters: {
+            query?: {
+                /** @description How many weeks. */
+                weeks?: number;
+                /** @description json or csv. */
+                format?: "json" | "csv";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageWeeks"];
+                    "text/csv": string;
                 };
             };
             /** @description The request is invalid: `message` says which field and why. */

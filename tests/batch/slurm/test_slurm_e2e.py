@@ -260,3 +260,23 @@ async def test_where_pending_jobs_stand_with_the_node_full(slurm):
             if job.backend_job_id:
                 await slurm.sh("scancel", job.backend_job_id)
         await svc.stop()
+
+
+async def test_free_gpus_by_gres_for_the_submit_dialog(slurm):
+    holder = slurm.root / "hold.sh"
+    holder.write_text("#!/bin/bash\nsleep 120\n")
+    held = (
+        await slurm.sh("sbatch", "--parsable", "--gres=gpu:1", "--output=/dev/null", str(holder))
+    ).stdout.strip()
+
+    async def running() -> bool:
+        return (await slurm.sh("squeue", "-h", "-j", held, "-o", "%T")).stdout.strip() == "RUNNING"
+
+    try:
+        await wait_until(running, within=60, every=0.2, what="the GPU holder running")
+        seen = await slurm.backend().capacity()
+        assert seen.available and [(r.resource, r.total, r.used, r.free) for r in seen.rows] == [
+            ("gres/gpu", 2, 1, 1)
+        ]
+    finally:
+        await slurm.sh("scancel", held)

@@ -202,3 +202,14 @@ def test_queue_standings_count_within_each_partition_in_priority_order():
     assert got["910"].position == 2 and got["910"].partition == "debug"
     assert got["910"].estimated_start == parse.parse_timestamp("2026-11-24T15:00:00")
     assert "999" not in got  # not pending (any more): no place
+
+
+def test_node_gpus_from_scontrol_sum_what_can_take_jobs():
+    captured = (DATA / "scontrol-nodes-gpu-used.txt").read_text()  # one node, two GPUs, one in use
+    assert parse.node_gpus(captured) == [("", 2, 1, 1)]
+    typed = (
+        "NodeName=a Gres=gpu:1g.10gb:7(S:0),gpu:3g.40gb:2(S:0) GresUsed=gpu:1g.10gb:3(IDX:0-2),gpu:3g.40gb:0(IDX:N/A) State=MIXED\n"
+        "NodeName=b Gres=gpu:1g.10gb:7 GresUsed=gpu:1g.10gb:0 State=IDLE+DRAIN\n"
+        "NodeName=c Gres=gpu:h100:8(S:0-1) GresUsed=gpu:h100:8(IDX:0-7) State=ALLOCATED\n"
+    )
+    assert parse.node_gpus(typed) == [("1g.10gb", 7, 3, 1), ("3g.40gb", 2, 0, 1), ("h100", 8, 8, 1)]

@@ -103,3 +103,8 @@ async def test_sweeps_beyond_the_limit_or_ill_typed_are_refused_whole(api, jp_ro
     )
     assert "max_concurrent applies to a sweep" in err["message"]
     assert (await body(await api("jobs")))["total"] == 0
+    # What the submit dialog shows beside the GPU choice: the local backend cannot tell, and says so.
+    capacity = await body(await api("backends", "local", "capacity"))
+    assert capacity["available"] is False and "does not report free GPUs" in capacity["message"]
+    await error(api("backends", "nowhere", "capacity"), 404)
+    assert (await body(await api("backends")))["gpu_idle_seconds"] == 600

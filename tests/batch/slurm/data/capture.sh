@@ -27,3 +27,4 @@ sbatch --parsable --partition=short --time=20 "$tmp/s.sh" 2>sbatch-time.stderr.t
 sbatch --parsable --partition=nope "$tmp/s.sh" 2>sbatch-partition.stderr.txt || true
 scancel "$run" "$res" "$pri" "$held"
 rm -rf "$tmp"
+# scontrol-nodes-gpu-used.txt: `scontrol -d -o show node` while a job holds one of the two GPUs.

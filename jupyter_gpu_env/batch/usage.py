@@ -1,0 +1,61 @@
+"""GPU-hours allocated and used per week, from the job store's ledger, and as CSV."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import time
+
+from ..models.jobs import UsageWeek, UsageWeeks
+from .store import JobStore
+
+
+def week_starts(weeks: int, now: float) -> list[float]:
+    """The Mondays (00:00, local time) of the last ``weeks`` weeks, this one last."""
+    today = dt.datetime.fromtimestamp(now).date()
+    monday = today - dt.timedelta(days=today.weekday())
+    return [time.mktime((monday - dt.timedelta(weeks=n)).timetuple()) for n in range(weeks - 1, -1, -1)]
+
+
+async def weekly(store: JobStore, weeks: int, now: float | None = None) -> UsageWeeks:
+    now = time.time() if now is None else now
+    starts = week_starts(weeks, now)
+    out = []
+    for start, end in zip(starts, [*starts[1:], now], strict=True):
+        report = await store.usage(start, end, now=now)
+        out.append(UsageWeek(week_start=start, backends=report.backends, total=report.total))
+    return UsageWeeks(weeks=out)
+
+
+def as_csv(report: UsageWeeks) -> str:
+    """A row per week and backend (and one for all backends): allocated, used, measured, efficiency."""
+    out = io.StringIO()
+    w = csv.writer(out)
+    w.writerow(
+        [
+            "week_start",
+            "backend",
+            "gpu_hours",
+            "gpu_hours_used",
+            "gpu_hours_measured",
+            "efficiency",
+            "cpu_hours",
+        ]
+    )
+    for week in report.weeks:
+        day = dt.date.fromtimestamp(week.week_start).isoformat()
+        for name, u in [*sorted(week.backends.items()), ("all", week.total)]:
+            eff = round(u.gpu_hours_used / u.gpu_hours_measured, 4) if u.gpu_hours_measured else ""
+            w.writerow(
+                [
+                    day,
+                    name,
+                    round(u.gpu_hours, 4),
+                    round(u.gpu_hours_used, 4),
+                    round(u.gpu_hours_measured, 4),
+                    eff,
+                    round(u.cpu_hours, 4),
+                ]
+            )
+    return out.getvalue()
