@@ -563,3 +563,24 @@ async def test_without_the_visibility_api_positions_are_unknown(cluster, ws):
     assert seen[job.id].state == "queued" and seen[job.id].queue_position is None
     assert seen[job.id].pending_reason == "Waiting in Kueue queue 'team-a': no quota"
     await backend.close()
+
+
+async def test_what_can_start_now_from_the_nodes_and_pods(cluster, ws):
+    cluster.add_node(
+        "gpu-1",
+        {"nvidia.com/mig-1g.10gb": "7", "nvidia.com/mig-3g.40gb": "1", "cpu": "64"},
+        labels={"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"},
+    )
+    cluster.k.objects["v1/pods", "other", "someone-else"] = {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "someone-else", "namespace": "other"},
+        "spec": {"nodeName": "gpu-1", "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/mig-1g.10gb": "2"}}}]},
+        "status": {"phase": "Running"},
+    }  # fmt: skip
+    backend = ws.backend(cluster)
+    seen = await backend.capacity()
+    rows = {(r.profile, r.gpu_model): (r.total, r.used, r.free) for r in seen.rows}
+    assert seen.available and rows == {
+        ("1g.10gb", "NVIDIA-H100-80GB-HBM3"): (7, 2, 5),
+        ("3g.40gb", "NVIDIA-H100-80GB-HBM3"): (1, 0, 1),
+    }
+    await backend.close()
