@@ -171,3 +171,39 @@ def test_a_listing_cut_off_by_head_ends_quietly(cli, capsys):
     assert len(head.communicate(timeout=60)[0]) == 100
     _, err = lister.communicate(timeout=60)
     assert lister.returncode == 0 and err == b"", err.decode()
+
+
+def test_a_sweep_from_the_command_line_its_results_and_a_rerun(cli, capsys):
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    params = nbformat.v4.new_code_cell("alpha = 1\nsteps = 1")
+    params.metadata["tags"] = ["parameters"]
+    result = nbformat.v4.new_code_cell("{'product': alpha * steps}")
+    result.metadata["tags"] = ["results"]
+    nb.cells = [params, result]
+    nbformat.write(nb, cli.root / "sweep.ipynb")
+    code, out, err = run(capsys, "submit", "sweep.ipynb", "-p", "alpha", "1,2", "-p", "steps", "10:20:10",
+                         "--max-concurrent", "2", "--wait")  # fmt: skip
+    assert code == 0, err
+    group = out.strip()
+    assert "Submitted a sweep of 4 runs of 'sweep' to local, 2 at a time" in err
+    assert f"Sweep {group} succeeded: 4 succeeded" in err
+    code, out, _ = run(capsys, "results", group, "--csv")
+    rows = [line.split(",") for line in out.strip().splitlines()]
+    assert rows[0][:4] == ["run", "alpha", "steps", "product"]
+    assert [r[1:4] for r in rows[1:]] == [
+        ["1", "10", "10"],
+        ["1", "20", "20"],
+        ["2", "10", "20"],
+        ["2", "20", "40"],
+    ]
+    code, out, _ = run(capsys, "results", group)
+    assert code == 0 and out.splitlines()[0].split() == ["RUN", "alpha", "steps", "product", "STATE", "SECONDS"]
+    job = listed(capsys, "--limit", "1")[0]["id"]  # the newest: one of the sweep's runs
+    code, out, err = run(capsys, "rerun", job, "-p", "alpha", "7")
+    assert code == 0, err
+    assert "Sent 'sweep [" in err and out.strip() != job
+    code, _, err = run(capsys, "submit", "sweep.ipynb", "--max-concurrent", "2")
+    assert code == 2 and "--max-concurrent applies to a sweep" in err
