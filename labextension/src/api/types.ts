@@ -158,3 +158,16 @@ export type INotebookParameters = S<'NotebookParameters'>;
 export type INotebookParameter = S<'NotebookParameter'>;
 /** How a parameter is edited: typed inputs, or any JSON value as text. */
 export type ParamKind = INotebookParameter['kind'];
+/** `GET jobs/groups`: sweeps, newest first. */
+export type IJobGroupList = S<'JobGroupList'>;
+/** How a job used its GPUs, from the runner's samples. */
+export type IJobGpuUsage = S<'JobGpuUsage'>;
+export type IJobGpuDevice = S<'JobGpuDevice'>;
+/** `GET jobs/{id}/gpu`: the samples for a chart, and the summary. */
+export type IJobGpuSeries = S<'JobGpuSeries'>;
+/** `GET jobs/usage/weeks`: GPU-hours allocated and used per week. */
+export type IUsageWeeks = S<'UsageWeeks'>;
+export type IUsageWeek = S<'UsageWeek'>;
+/** `GET backends/{name}/capacity`: what could start now. */
+export type IClusterCapacity = S<'ClusterCapacity'>;
+export type ICapacityRow = S<'CapacityRow'>;

@@ -9,14 +9,18 @@ import { ApiClient, apiUrl, enc } from '../api/request';
 import type {
   IBackendInfo,
   IBackendList,
+  IClusterCapacity,
   IJob,
+  IJobGpuSeries,
   IJobGroup,
+  IJobGroupList,
   IJobList,
   IJobRequest,
   ILogChunk,
   INotebookParameters,
   ISweepResults,
   IUsageReport,
+  IUsageWeeks,
   JobState
 } from '../api/types';
 
@@ -27,7 +31,10 @@ export class JobsClient extends ApiClient {
       states?: JobState[];
       limit?: number;
       offset?: number;
-      /** Only the runs of this sweep, in the sweep's order. */
+      /**
+       * Only the runs of this sweep, in the sweep's order; `none`: only the
+       * jobs that are no sweep's run.
+       */
       group?: string;
     } = {}
   ): Promise<IJobList> {
@@ -60,6 +67,20 @@ export class JobsClient extends ApiClient {
     });
   }
 
+  /** Sweeps, newest first, their runs counted per state. */
+  listGroups(
+    options: { limit?: number; offset?: number } = {}
+  ): Promise<IJobGroupList> {
+    return this.request('GET', 'jobs/groups', {
+      query: { limit: options.limit, offset: options.offset }
+    });
+  }
+
+  /** The GPU use the job's runner sampled: its series and summary. */
+  gpuSeries(id: string): Promise<IJobGpuSeries> {
+    return this.request('GET', `jobs/${enc(id)}/gpu`);
+  }
+
   /** A sweep, its runs counted per state. */
   getGroup(id: string): Promise<IJobGroup> {
     return this.request('GET', `jobs/groups/${enc(id)}`);
@@ -82,8 +103,16 @@ export class JobsClient extends ApiClient {
 
   /** Where the browser downloads the results as CSV (cookie-authenticated). */
   groupResultsCsvUrl(id: string): string {
+    return this._csvUrl(`jobs/groups/${enc(id)}/results`, {});
+  }
+
+  private _csvUrl(
+    path: string,
+    query: Record<string, string | number>
+  ): string {
     const xsrf = document.cookie.match('\\b_xsrf=([^;]*)\\b');
-    return apiUrl(this.serverSettings, `jobs/groups/${enc(id)}/results`, {
+    return apiUrl(this.serverSettings, path, {
+      ...query,
       format: 'csv',
       _xsrf: xsrf?.[1]
     });
@@ -109,8 +138,28 @@ export class JobsClient extends ApiClient {
     return this.request('GET', 'jobs/usage');
   }
 
+  /** GPU-hours allocated and used per week and backend, oldest first. */
+  usageWeeks(weeks: number): Promise<IUsageWeeks> {
+    return this.request('GET', 'jobs/usage/weeks', { query: { weeks } });
+  }
+
+  /** Where the browser downloads the weekly usage as CSV. */
+  usageWeeksCsvUrl(weeks: number): string {
+    return this._csvUrl('jobs/usage/weeks', { weeks });
+  }
+
   async backends(): Promise<IBackendInfo[]> {
-    return (await this.request<IBackendList>('GET', 'backends')).backends;
+    return (await this.backendList()).backends;
+  }
+
+  /** The backends, and how long a GPU may idle before a warning. */
+  backendList(): Promise<IBackendList> {
+    return this.request('GET', 'backends');
+  }
+
+  /** Free and total GPUs and MIG slices of a backend. */
+  capacity(backend: string): Promise<IClusterCapacity> {
+    return this.request('GET', `backends/${enc(backend)}/capacity`);
   }
 
   /** The saved notebook's `parameters` cell, read as `POST jobs` checks it. */

@@ -4,6 +4,7 @@
 import type {
   IBackendUsage,
   IJob,
+  IJobGpuUsage,
   IJobResources,
   IUsageReport,
   JobState
@@ -148,4 +149,184 @@ export function describeRuntime(job: IJob): string {
 /** A Unix time as the browser's local date and time. */
 export function formatTime(unixSeconds: number): string {
   return new Date(unixSeconds * 1000).toLocaleString();
+}
+
+/** `1st`, `2nd`, `3rd`, `4th`, `11th`, `12th`, `13th`, `21st`, `112th`. */
+export function ordinal(n: number): string {
+  const tens = n % 100;
+  if (tens >= 11 && tens <= 13) {
+    return `${n}th`;
+  }
+  const suffix = ['th', 'st', 'nd', 'rd'][n % 10] ?? 'th';
+  return `${n}${suffix}`;
+}
+
+/**
+ * A time to come, short: `14:20` today, else `3 Jun 14:20` (`now` in Unix
+ * seconds).
+ */
+export function formatStart(unixSeconds: number, now: number): string {
+  const when = new Date(unixSeconds * 1000);
+  const today = new Date(now * 1000);
+  const clock = `${pad(when.getHours())}:${pad(when.getMinutes())}`;
+  if (when.toDateString() === today.toDateString()) {
+    return clock;
+  }
+  const date = when.toLocaleDateString(undefined, {
+    day: 'numeric',
+    month: 'short'
+  });
+  return `${date} ${clock}`;
+}
+
+/**
+ * Where a queued job stands: `3rd in queue 'gpu', estimated start 14:20`,
+ * `next in queue 'gpu'`; null when the backend says nothing.
+ */
+export function describeQueue(job: IJob, now: number): string | null {
+  const parts: string[] = [];
+  const queue = job.queue_name ? ` in queue '${job.queue_name}'` : ' in queue';
+  if (job.queue_position !== null && job.queue_position > 0) {
+    parts.push(
+      job.queue_position === 1
+        ? `next${queue}`
+        : `${ordinal(job.queue_position)}${queue}`
+    );
+  }
+  if (job.estimated_start !== null) {
+    parts.push(`estimated start ${formatStart(job.estimated_start, now)}`);
+  }
+  if (parts.length === 0) {
+    return null;
+  }
+  return parts.join(', ');
+}
+
+const GIB = 1024 ** 3;
+const MIB = 1024 ** 2;
+
+/** A byte count in `unit` (GiB or MiB): one decimal under 10, else none. */
+function inUnit(bytes: number, unit: number): string {
+  const value = bytes / unit;
+  return value < 10 ? String(Number(value.toFixed(1))) : value.toFixed(0);
+}
+
+/** `3.1 of 10 GiB`: both in the unit of the total. */
+export function formatBytesOf(used: number, total: number): string {
+  const unit = total >= GIB ? GIB : MIB;
+  return `${inUnit(used, unit)} of ${inUnit(total, unit)} ${unit === GIB ? 'GiB' : 'MiB'}`;
+}
+
+/** The MIG profile of the job's devices, if it ran on slices. */
+export function migProfileOf(gpu: IJobGpuUsage): string | null {
+  return gpu.devices.find(device => device.mig_profile)?.mig_profile ?? null;
+}
+
+/**
+ * The job's GPU use on one line: `GPU 23% avg · 3.1 of 80 GiB peak`, `MIG
+ * 1g.10gb · 3.1 of 10 GiB peak`; null when there are no numbers.
+ */
+export function describeGpuUse(gpu: IJobGpuUsage | null): string | null {
+  if (!gpu || !gpu.available || gpu.samples <= 0) {
+    return null;
+  }
+  const parts: string[] = [];
+  const mig = migProfileOf(gpu);
+  const count = gpu.devices.length;
+  const what = mig ? `MIG ${mig}` : count > 1 ? `${count} GPUs` : 'GPU';
+  if (!mig && gpu.mean_utilization_percent !== null) {
+    parts.push(`${what} ${Math.round(gpu.mean_utilization_percent)}% avg`);
+  } else {
+    parts.push(what);
+  }
+  if (gpu.peak_memory_bytes !== null && gpu.memory_total_bytes) {
+    parts.push(
+      `${formatBytesOf(gpu.peak_memory_bytes, gpu.memory_total_bytes)} peak`
+    );
+  } else if (gpu.peak_memory_bytes !== null) {
+    parts.push(`${formatGiB(gpu.peak_memory_bytes)} peak`);
+  }
+  return parts.join(' · ');
+}
+
+/** The details of a job's GPU use, one fact a line (for tooltips). */
+export function describeGpuDetail(gpu: IJobGpuUsage | null): string {
+  if (!gpu) {
+    return 'No GPU samples yet.';
+  }
+  if (!gpu.available) {
+    return `No GPU numbers: ${gpu.reason || 'the job saw no GPU'}.`;
+  }
+  const lines = gpu.devices.map(
+    device =>
+      device.name +
+      (device.mig_profile ? ` (MIG ${device.mig_profile})` : '') +
+      (device.memory_total_bytes
+        ? `, ${formatGiB(device.memory_total_bytes)}`
+        : '')
+  );
+  if (gpu.peak_utilization_percent !== null) {
+    lines.push(`Peak utilization ${Math.round(gpu.peak_utilization_percent)}%`);
+  }
+  if (gpu.idle_fraction !== null) {
+    lines.push(`Idle ${Math.round(gpu.idle_fraction * 100)}% of the time`);
+  }
+  if (gpu.gpu_hours_allocated !== null) {
+    lines.push(
+      `${formatHours(gpu.gpu_hours_allocated)} GPU-hours allocated` +
+        (gpu.gpu_hours_used !== null
+          ? `, ${formatHours(gpu.gpu_hours_used)} used`
+          : '')
+    );
+  }
+  lines.push(
+    `${gpu.samples} samples` +
+      (gpu.interval_seconds ? ` every ${gpu.interval_seconds} s` : '')
+  );
+  return [...lines, ...gpu.notes].join('\n');
+}
+
+/** Whether a running job's GPU has idled at least `threshold` seconds. */
+export function isGpuIdle(job: IJob, threshold: number): boolean {
+  const gpu = job.gpu;
+  return (
+    job.state === 'running' &&
+    threshold > 0 &&
+    !!gpu?.available &&
+    gpu.idle_seconds >= threshold
+  );
+}
+
+/** `12 min`, `1 h 5 min`, `40 s`. */
+export function formatDuration(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) {
+    return `${s} s`;
+  }
+  const minutes = Math.floor(s / 60);
+  if (minutes < 60) {
+    return `${minutes} min`;
+  }
+  const rest = minutes % 60;
+  return `${Math.floor(minutes / 60)} h${rest ? ` ${rest} min` : ''}`;
+}
+
+/** Used GPU-hours as a share of the measured ones: `42%`, or `n/a`. */
+export function describeEfficiency(usage: IBackendUsage): string {
+  if (!(usage.gpu_hours_measured > 0)) {
+    return 'n/a';
+  }
+  return `${Math.round((usage.gpu_hours_used / usage.gpu_hours_measured) * 100)}%`;
+}
+
+/** `local: 1.2 GPU-h allocated, 0.5 used (42% efficient)`. */
+export function describeBackendGpuHours(
+  name: string,
+  usage: IBackendUsage
+): string {
+  return (
+    `${name}: ${formatHours(usage.gpu_hours)} GPU-h allocated, ` +
+    `${formatHours(usage.gpu_hours_used)} used ` +
+    `(efficiency ${describeEfficiency(usage)})`
+  );
 }

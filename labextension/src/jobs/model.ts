@@ -1,17 +1,19 @@
 /**
- * JobsModel: the job list and the week's usage, polled.
+ * JobsModel: the job list, the sweeps, and the usage, polled.
  *
- * The runs of a sweep are listed as one entry, the sweep (`GET
- * jobs/groups/{id}` for its counts, asked while it is active); the runs of
- * a sweep whose row is expanded are asked with `GET jobs?group=…`. A sweep
- * is announced once through `groupEnded` when its last run ends, its runs
- * one by one are not.
+ * Jobs that are no sweep's run come from `GET jobs?group=none` and the
+ * sweeps from `GET jobs/groups` (their runs counted per state, in one
+ * request), both paged and merged newest first: a sweep is one entry
+ * however many runs it has. The runs of a sweep whose row is expanded are
+ * asked with `GET jobs?group=…`. A sweep is announced once through
+ * `groupEnded` when its last run ends, its runs one by one are not.
  *
  * Every ~2 s while a job is queued or running and the Jobs section is
  * visible; every ~15 s otherwise (so that jobs ending while nobody looks are
  * still announced); nothing while the browser tab is hidden. Failed
  * requests back off up to a minute. A job seen queued or running and then
- * ended is announced once through `ended`.
+ * ended is announced once through `ended`; a running job whose GPU has
+ * idled past the server's `gpu_idle_seconds`, once through `gpuIdle`.
  */
 import { ISignal, Signal } from '@lumino/signaling';
 
@@ -21,11 +23,12 @@ import type {
   IJob,
   IJobGroup,
   IUsageReport,
+  IUsageWeeks,
   JobState
 } from '../api/types';
 import { PolledModel, TickPhase } from '../components/polled';
 import { JobsClient } from './client';
-import { isActive, isActiveState } from './format';
+import { isActive, isActiveState, isGpuIdle } from './format';
 
 /** Milliseconds between two requests while a job is active and shown. */
 export const ACTIVE_INTERVAL = 2000;
@@ -33,12 +36,16 @@ export const ACTIVE_INTERVAL = 2000;
 export const IDLE_INTERVAL = 15000;
 /** The longest wait between two tries while the server fails. */
 export const MAX_BACKOFF = 60000;
-/** Jobs listed per page. */
+/** Jobs (and sweeps) listed per page. */
 export const PAGE_SIZE = 50;
 /** The usage line is asked again at least this often (ms). */
 const USAGE_INTERVAL = 60000;
 /** The most runs of one sweep its expanded row lists (the API's page). */
 export const MAX_RUNS_LISTED = 500;
+/** Weeks in the usage chart. */
+export const USAGE_WEEKS = 8;
+/** The server's default for `gpu_idle_seconds`, until it has answered. */
+const DEFAULT_GPU_IDLE_SECONDS = 600;
 
 /** An entry of the list: a job, or a sweep standing for its runs. */
 export type JobEntry =
@@ -84,48 +91,66 @@ export class JobsModel extends PolledModel {
   }
 
   /**
-   * The list as the section shows it: jobs, and each sweep once where its
-   * newest run is (with its runs on this page); null before the first
-   * answer.
+   * The list as the section shows it: jobs and sweeps, newest first (each
+   * sweep once); null before the first answer. Where one list has more
+   * pages, what is older than its last entry waits for "show more".
    */
   get entries(): JobEntry[] | null {
     if (this._jobs === null) {
       return null;
     }
-    const entries: JobEntry[] = [];
-    const placed = new Map<string, JobEntry & { kind: 'group' }>();
-    for (const id of this._added) {
-      if (!this._jobs.some(job => job.group_id === id)) {
-        const entry = {
-          kind: 'group' as const,
-          id,
-          group: this._groups.get(id) ?? null,
-          runs: []
-        };
-        placed.set(id, entry);
-        entries.push(entry);
-      }
+    const listed = new Set(this._groupList.map(group => group.id));
+    const groups = [
+      ...[...this._added]
+        .filter(id => !listed.has(id))
+        .map(id => this._groups.get(id))
+        .filter((group): group is IJobGroup => !!group),
+      ...this._groupList
+    ];
+    let boundary = -Infinity;
+    const jobs = this._jobs;
+    if (this._jobsTotal > jobs.length && jobs.length > 0) {
+      boundary = Math.max(boundary, jobs[jobs.length - 1].created_at);
     }
-    for (const job of this._jobs) {
-      const id = job.group_id;
-      if (id === null) {
-        entries.push({ kind: 'job', job });
-        continue;
-      }
-      let entry = placed.get(id);
-      if (!entry) {
-        entry = {
-          kind: 'group',
-          id,
-          group: this._groups.get(id) ?? null,
-          runs: []
-        };
-        placed.set(id, entry);
-        entries.push(entry);
-      }
-      entry.runs.push(job);
+    const list = this._groupList;
+    if (this._groupsTotal > list.length && list.length > 0) {
+      boundary = Math.max(boundary, list[list.length - 1].created_at);
     }
-    return entries;
+    const dated: [number, JobEntry][] = [
+      ...jobs.map(job => [job.created_at, { kind: 'job', job }] as const),
+      ...groups.map(
+        group =>
+          [
+            group.created_at,
+            { kind: 'group', id: group.id, group, runs: [] }
+          ] as const
+      )
+    ].filter(([at]) => at >= boundary) as [number, JobEntry][];
+    dated.sort((a, b) => b[0] - a[0]);
+    return dated.map(([, entry]) => entry);
+  }
+
+  /** Jobs and sweeps recorded but not listed yet (older pages). */
+  get more(): number {
+    const shown = (this.entries ?? []).filter(
+      entry => entry.kind === 'job' || !this._added.has(entry.id)
+    ).length;
+    return Math.max(0, this.total - shown);
+  }
+
+  /** The weekly GPU-hours, oldest week first; null until asked. */
+  get weeks(): IUsageWeeks | null {
+    return this._weeks;
+  }
+
+  /** Seconds a running job's GPU may idle before a warning. */
+  get gpuIdleSeconds(): number {
+    return this._gpuIdleSeconds;
+  }
+
+  /** A running job's GPU has idled too long (once per job). */
+  get gpuIdle(): ISignal<this, IJob> {
+    return this._gpuIdle;
   }
 
   /** A sweep as last asked (or null). */
@@ -158,9 +183,9 @@ export class JobsModel extends PolledModel {
     this.emitChanged();
   }
 
-  /** All jobs recorded (the list shows the first `limit`). */
+  /** All jobs that are no sweep's run, and all sweeps, recorded. */
   get total(): number {
-    return this._total;
+    return this._jobsTotal + this._groupsTotal;
   }
 
   get limit(): number {
@@ -200,8 +225,10 @@ export class JobsModel extends PolledModel {
   /** A job just submitted: listed at once, followed until it ends. */
   add(job: IJob): void {
     this._states.set(job.id, job.state);
-    this._jobs = [job, ...(this._jobs ?? []).filter(j => j.id !== job.id)];
-    this._total += 1;
+    if (job.group_id === null) {
+      this._jobs = [job, ...(this._jobs ?? []).filter(j => j.id !== job.id)];
+      this._jobsTotal += 1;
+    }
     this._usageAt = 0;
     this.emitChanged();
     void this.refresh().catch(() => undefined);
@@ -264,8 +291,11 @@ export class JobsModel extends PolledModel {
         );
       }
       if (this._jobs) {
+        const before = this._jobs.length;
         this._jobs = this._jobs.filter(job => job.id !== id);
-        this._total = Math.max(0, this._total - 1);
+        if (this._jobs.length < before) {
+          this._jobsTotal = Math.max(0, this._jobsTotal - 1);
+        }
       }
       this._usageAt = 0;
     });
@@ -317,12 +347,26 @@ export class JobsModel extends PolledModel {
     }
     this._fetchedAt = Date.now();
     const wantUsage = Date.now() - this._usageAt >= USAGE_INTERVAL;
-    const [list, usage] = await Promise.all([
-      this.client.listJobs({ limit: this._limit }),
-      wantUsage ? this.client.usage() : Promise.resolve(this._usage)
+    const [list, groups, usage, weeks, idleSeconds] = await Promise.all([
+      this.client.listJobs({ group: 'none', limit: this._limit }),
+      this.client.listGroups({ limit: this._limit }),
+      wantUsage ? this.client.usage() : Promise.resolve(this._usage),
+      wantUsage
+        ? this.client.usageWeeks(USAGE_WEEKS).catch(() => this._weeks)
+        : Promise.resolve(this._weeks),
+      wantUsage && !this._gpuIdleAsked
+        ? this.client
+            .backendList()
+            .then(answer => {
+              this._gpuIdleAsked = true;
+              return answer.gpu_idle_seconds;
+            })
+            .catch(() => this._gpuIdleSeconds)
+        : Promise.resolve(this._gpuIdleSeconds)
     ]);
     const jobs = list.items;
-    await this._fetchGroups(jobs);
+    const first = this._jobs === null;
+    await this._fetchGroups(groups.items, first);
     // Active jobs pushed off the page are asked one by one.
     const listed = new Set(jobs.map(job => job.id));
     const missing = [...this._states]
@@ -343,7 +387,6 @@ export class JobsModel extends PolledModel {
       }
     });
 
-    const first = this._jobs === null;
     let changed = false;
     for (const job of seen) {
       if (job.group_id !== null) {
@@ -360,86 +403,112 @@ export class JobsModel extends PolledModel {
       this._states.set(job.id, job.state);
     }
     this._jobs = jobs;
-    this._total = list.total;
+    this._jobsTotal = list.total;
+    this._groupList = groups.items;
+    this._groupsTotal = groups.total;
     this._usage = usage;
+    this._weeks = weeks;
+    this._gpuIdleSeconds = idleSeconds;
     if (wantUsage) {
       this._usageAt = Date.now();
     } else if (changed) {
       // A job started or ended: its hours count now.
       this._usageAt = 0;
     }
+    this._warnIdle([...seen, ...[...this._runs.values()].flat()]);
+  }
+
+  /** Announce the running jobs whose GPU idles too long, once each. */
+  private _warnIdle(jobs: IJob[]): void {
+    for (const job of jobs) {
+      if (
+        !this._idleWarned.has(job.id) &&
+        isGpuIdle(job, this._gpuIdleSeconds)
+      ) {
+        this._idleWarned.add(job.id);
+        this._gpuIdle.emit(job);
+      }
+    }
   }
 
   /**
-   * Ask the sweeps of this page (and those followed but pushed off it):
-   * those not known yet, still active, or whose listed runs changed state;
-   * and the runs of the expanded ones.
+   * Follow the sweeps of this page, and those followed but pushed off it
+   * (asked one by one while active, to announce their end); ask the runs
+   * of the expanded ones.
    */
-  private async _fetchGroups(jobs: IJob[]): Promise<void> {
-    const changed = new Set<string>();
-    const onPage = new Set<string>();
-    const runStates = new Map<string, JobState>();
-    for (const job of jobs) {
-      if (job.group_id === null) {
-        continue;
-      }
-      onPage.add(job.group_id);
-      runStates.set(job.id, job.state);
-      if (this._runStates.get(job.id) !== job.state) {
-        changed.add(job.group_id);
-      }
-    }
-    this._runStates = runStates;
+  private async _fetchGroups(
+    listed: IJobGroup[],
+    first: boolean
+  ): Promise<void> {
+    const onPage = new Set(listed.map(group => group.id));
     for (const id of onPage) {
       this._added.delete(id);
     }
     const wanted = [
-      ...new Set([...onPage, ...this._added, ...this._groupStates.keys()])
-    ].filter(id => {
-      const known = this._groups.get(id);
-      return !known || isActiveState(known.state) || changed.has(id);
-    });
+      ...new Set([...this._added, ...this._groupStates.keys()])
+    ].filter(
+      id =>
+        !onPage.has(id) &&
+        (this._added.has(id) ||
+          isActiveState(this._groupStates.get(id) ?? 'succeeded'))
+    );
     const answers = await Promise.allSettled(
       wanted.map(id => this.client.getGroup(id))
     );
+    const seen = [...listed];
     answers.forEach((result, i) => {
-      const id = wanted[i];
-      if (result.status === 'rejected') {
-        if (result.reason instanceof ApiError && result.reason.status === 404) {
-          this._forgetGroup(id);
-        }
-        return;
+      if (result.status === 'fulfilled') {
+        seen.push(result.value);
+      } else if (
+        result.reason instanceof ApiError &&
+        result.reason.status === 404
+      ) {
+        this._forgetGroup(wanted[i]);
       }
-      const group = result.value;
+    });
+    const changed = new Set<string>();
+    for (const group of seen) {
+      const { id } = group;
       const before = this._groupStates.get(id);
-      if (before && isActiveState(before) && !isActiveState(group.state)) {
+      if (
+        !first &&
+        before &&
+        isActiveState(before) &&
+        !isActiveState(group.state)
+      ) {
         this._groupEnded.emit(group);
       }
+      const key = `${group.state} ${JSON.stringify(group.counts)}`;
+      if (this._groupKeys.get(id) !== key) {
+        changed.add(id);
+      }
+      this._groupKeys.set(id, key);
       this._groups.set(id, group);
       if (isActiveState(group.state) || onPage.has(id)) {
         this._groupStates.set(id, group.state);
       } else {
         this._groupStates.delete(id);
       }
-    });
+    }
     // Sweeps neither listed nor followed are forgotten.
-    for (const id of this._groups.keys()) {
-      if (
-        !onPage.has(id) &&
-        !this._added.has(id) &&
-        !this._groupStates.has(id)
-      ) {
+    const keep = (id: string) =>
+      onPage.has(id) || this._added.has(id) || this._groupStates.has(id);
+    for (const id of [...this._groups.keys()]) {
+      if (!keep(id)) {
         this._groups.delete(id);
+        this._groupKeys.delete(id);
+      }
+    }
+    for (const [id, state] of [...this._groupStates]) {
+      if (!onPage.has(id) && !isActiveState(state)) {
+        this._groupStates.delete(id);
       }
     }
     const expanded = [...this._expanded].filter(id => {
       const group = this._groups.get(id);
       return (
         group &&
-        (!this._runs.has(id) ||
-          isActiveState(group.state) ||
-          changed.has(id) ||
-          wanted.includes(id))
+        (!this._runs.has(id) || isActiveState(group.state) || changed.has(id))
       );
     });
     const lists = await Promise.allSettled(
@@ -462,6 +531,7 @@ export class JobsModel extends PolledModel {
 
   private _forgetGroup(id: string): void {
     this._groups.delete(id);
+    this._groupKeys.delete(id);
     this._groupStates.delete(id);
     this._added.delete(id);
     this._expanded.delete(id);
@@ -470,7 +540,17 @@ export class JobsModel extends PolledModel {
 
   private _idleInterval: number;
   private _jobs: IJob[] | null = null;
-  private _total = 0;
+  private _jobsTotal = 0;
+  /** The sweeps of the listed page, newest first. */
+  private _groupList: IJobGroup[] = [];
+  private _groupsTotal = 0;
+  /** Each followed sweep's state and counts, to see what changed. */
+  private _groupKeys = new Map<string, string>();
+  private _weeks: IUsageWeeks | null = null;
+  private _gpuIdleSeconds = DEFAULT_GPU_IDLE_SECONDS;
+  private _gpuIdleAsked = false;
+  private _idleWarned = new Set<string>();
+  private _gpuIdle = new Signal<this, IJob>(this);
   private _limit = PAGE_SIZE;
   private _usage: IUsageReport | null = null;
   private _usageAt = 0;
@@ -488,8 +568,6 @@ export class JobsModel extends PolledModel {
   private _added = new Set<string>();
   private _expanded = new Set<string>();
   private _runs = new Map<string, IJob[]>();
-  /** The states of the runs on the page at the latest answer. */
-  private _runStates = new Map<string, JobState>();
   private _reveal = new Signal<this, string | null>(this);
 }
 

@@ -1,13 +1,14 @@
 /**
  * A notification when a job ends: success with "Open output", failure with
  * the reason and the log, cancellation (unless the user cancelled it here);
- * when a sweep's last run ends, one for the sweep with "Open results".
+ * when a sweep's last run ends, one for the sweep with "Open results"; when
+ * a running job's GPU idles too long, one with "Cancel job".
  */
 import { Notification } from '@jupyterlab/apputils';
 import { CommandRegistry } from '@lumino/commands';
 
-import { JobCommandIDs } from './actions';
-import { elapsedSeconds, formatClock } from './format';
+import { JobActions, JobCommandIDs } from './actions';
+import { elapsedSeconds, formatClock, formatDuration } from './format';
 import { JobsModel } from './model';
 import { outputOpenable } from './row';
 import { IJob, IJobGroup } from '../api/types';
@@ -83,4 +84,29 @@ export function notifySweepEnd(
     autoClose: group.state === 'failed' ? false : 8000,
     actions: [results]
   });
+}
+
+/** A running job's GPU has idled too long: say so, with its cancel. */
+export function notifyGpuIdle(job: IJob, actions: JobActions): void {
+  const idle = formatDuration(job.gpu?.idle_seconds ?? 0);
+  Notification.warning(
+    `Job '${job.name}' has left its GPU idle for ${idle}. ` +
+      'Cancel it if it no longer needs the GPU.',
+    {
+      autoClose: false,
+      actions: [
+        {
+          label: 'Cancel job',
+          caption: `Cancel '${job.name}' (asks first)`,
+          callback: () => void actions.cancel(actions.model.find(job.id) ?? job)
+        },
+        {
+          label: 'Show log',
+          caption: job.log_path,
+          callback: () => actions.showLog(job),
+          displayType: 'link'
+        }
+      ]
+    }
+  );
 }

@@ -31,7 +31,7 @@ import { JobsClient } from './client';
 import { isActiveState } from './format';
 import { createLogWidget, JobLogView } from './log';
 import { JobsModel } from './model';
-import { notifyJobEnd, notifySweepEnd } from './notify';
+import { notifyGpuIdle, notifyJobEnd, notifySweepEnd } from './notify';
 import { ILastUsed } from './resource-fields';
 import { createResultsWidget, SweepResultsView } from './results';
 import { Submitted, submitNotebook } from './submit';
@@ -179,6 +179,12 @@ export const jobsPlugin: JupyterFrontEndPlugin<JobsModel> = {
     model.groupEnded.connect((_, group) => {
       if (setting('notifyOnEnd', true)) {
         notifySweepEnd(group, model, commands);
+      }
+    });
+    const idleActions = new JobActions(model, commands);
+    model.gpuIdle.connect((_, job) => {
+      if (setting('notifyOnGpuIdle', true)) {
+        notifyGpuIdle(job, idleActions);
       }
     });
     if (settingRegistry) {

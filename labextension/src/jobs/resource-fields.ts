@@ -7,7 +7,22 @@
 import { field, h, select, textInput } from '../components/form';
 import { formatBytes } from '../components/format';
 import { formatClock } from './format';
-import type { IBackendInfo, IResourceRequest } from '../api/types';
+import { messageOf } from '../api/request';
+import type {
+  IBackendInfo,
+  IClusterCapacity,
+  ICapacityRow,
+  IResourceRequest
+} from '../api/types';
+
+/** Asks what a backend could start now (`GET backends/{name}/capacity`). */
+export type CapacityLoader = (backend: string) => Promise<IClusterCapacity>;
+
+/** `1g.10gb: 3 free of 7`, `NVIDIA-H100: 2 free of 8`, `GPUs: 2 free of 8`. */
+export function describeCapacity(row: ICapacityRow): string {
+  const what = row.profile ?? (row.gpu_model || 'GPUs');
+  return `${what}: ${row.free} free of ${row.total}`;
+}
 
 /** What the dialog remembers between submissions (in the state database). */
 export interface ILastUsed {
@@ -21,8 +36,13 @@ export type ResourceKey =
   'cpus' | 'memory' | 'gpus' | 'mig_profile' | 'time_limit' | 'queue';
 
 export class ResourceFields {
-  constructor(backends: IBackendInfo[], last: ILastUsed | null) {
+  constructor(
+    backends: IBackendInfo[],
+    last: ILastUsed | null,
+    capacity?: CapacityLoader
+  ) {
     this._backends = backends;
+    this._loadCapacity = capacity ?? null;
     const remembered = backends.find(b => b.name === last?.backend);
     const initial = remembered ?? backends[0];
     this.backend = select(
@@ -73,6 +93,7 @@ export class ResourceFields {
         fields.mig_profile,
         this._queueField
       ),
+      this._capacity,
       this._notes
     );
     this._mig.addEventListener('change', () => this._syncGpus());
@@ -184,7 +205,120 @@ export class ResourceFields {
     this._notes.replaceChildren(...notes.map(note => h('li', {}, note)));
     this._notes.hidden = notes.length === 0;
     this._syncGpus();
+    void this._showCapacity(info);
     this.onBackendChanged(info);
+  }
+
+  /** What the backend could start now, beside the GPU and MIG choice. */
+  private async _showCapacity(info: IBackendInfo | undefined): Promise<void> {
+    const token = ++this._capacityToken;
+    const node = this._capacity;
+    const offered =
+      !!info && (info.supports_gpus || info.mig_profiles.length > 0);
+    this._markProfiles([]);
+    if (!offered || !this._loadCapacity || !info) {
+      node.replaceChildren();
+      node.hidden = true;
+      delete node.dataset.state;
+      return;
+    }
+    node.hidden = false;
+    node.dataset.state = 'loading';
+    node.replaceChildren(
+      h('span', { class: 'jp-GpuEnv-note' }, 'Looking for free GPUs…')
+    );
+    let answer: IClusterCapacity;
+    try {
+      answer = await this._loadCapacity(info.name);
+    } catch (error) {
+      if (token === this._capacityToken) {
+        node.dataset.state = 'error';
+        node.replaceChildren(
+          h(
+            'span',
+            { class: 'jp-GpuEnv-note' },
+            `Cannot tell what is free: ${messageOf(error)}`
+          )
+        );
+      }
+      return;
+    }
+    if (token !== this._capacityToken) {
+      return;
+    }
+    if (!answer.available) {
+      node.dataset.state = 'unavailable';
+      node.replaceChildren(
+        h(
+          'span',
+          {
+            class: 'jp-GpuEnv-note',
+            'data-testid': 'gpu-env-capacity-message'
+          },
+          answer.message || 'What is free cannot be read for this backend.'
+        )
+      );
+      return;
+    }
+    node.dataset.state = 'ready';
+    const rows = [...answer.rows].sort(
+      (a, b) =>
+        Number(a.profile === null) - Number(b.profile === null) ||
+        (a.profile ?? a.gpu_model).localeCompare(b.profile ?? b.gpu_model)
+    );
+    const when = answer.read_at
+      ? ` (read ${new Date(answer.read_at * 1000).toLocaleTimeString()})`
+      : '';
+    node.replaceChildren(
+      h('span', { class: 'jp-GpuEnv-capacityLabel' }, 'Free now:'),
+      ...(rows.length
+        ? rows.map(row =>
+            h(
+              'span',
+              {
+                class: 'jp-GpuEnv-capacityRow',
+                'data-testid': 'gpu-env-capacity-row',
+                'data-profile': row.profile ?? '',
+                'data-free': String(row.free),
+                title:
+                  `${row.resource} on ${row.nodes} ` +
+                  `node${row.nodes === 1 ? '' : 's'}: ${row.used} in use` +
+                  (row.free === 0 ? '; a job asking for it queues' : '') +
+                  when
+              },
+              describeCapacity(row)
+            )
+          )
+        : [h('span', { class: 'jp-GpuEnv-note' }, 'no GPUs found')])
+    );
+    this._markProfiles(rows);
+  }
+
+  /** Say on each MIG option how many are free; mark those with none. */
+  private _markProfiles(rows: ICapacityRow[]): void {
+    const free = new Map<string, number>();
+    for (const row of rows) {
+      if (row.profile) {
+        free.set(row.profile, (free.get(row.profile) ?? 0) + row.free);
+      }
+    }
+    for (const option of Array.from(this._mig.options)) {
+      if (!option.value) {
+        continue;
+      }
+      const n = free.get(option.value);
+      option.textContent =
+        n === undefined
+          ? option.value
+          : n === 0
+            ? `${option.value} (none free: queues)`
+            : `${option.value} (${n} free)`;
+      if (n === undefined) {
+        delete option.dataset.free;
+      } else {
+        option.dataset.free = String(n);
+      }
+    }
   }
 
   /** Whole GPUs or a MIG slice, not both. */
@@ -199,6 +333,13 @@ export class ResourceFields {
     'data-testid': 'gpu-env-submit-mig'
   });
   private _fields: Record<Exclude<ResourceKey, 'queue'>, HTMLElement>;
+  private _loadCapacity: CapacityLoader | null;
+  private _capacityToken = 0;
+  private _capacity = h('div', {
+    class: 'jp-GpuEnv-capacity',
+    role: 'status',
+    'data-testid': 'gpu-env-submit-capacity'
+  });
   private _notes = h('ul', {
     class: 'jp-GpuEnv-backendNotes jp-GpuEnv-note',
     'data-testid': 'gpu-env-submit-notes'

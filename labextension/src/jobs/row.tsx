@@ -13,7 +13,9 @@ import React, { useEffect, useRef } from 'react';
 
 import { JobActions } from './actions';
 import {
+  describeGpuDetail,
   describeProgress,
+  describeQueue,
   describeResources,
   describeRuntime,
   elapsedSeconds,
@@ -26,6 +28,7 @@ import type { IJob } from '../api/types';
 import { BarLevel, ProgressBar } from '../components/progress';
 import { ListRow } from '../components/row';
 import { describeParameters } from './sweep';
+import { GpuIdleBadge, GpuUse } from './gpu-use';
 
 /** `alpha=0.1 · lr=0.01`, cut to one line; every value in the tooltip. */
 export function Parameters(props: {
@@ -89,18 +92,33 @@ function Progress(props: { job: IJob }): JSX.Element | null {
   );
 }
 
-function Detail(props: { job: IJob }): JSX.Element | null {
-  const { job } = props;
+function Detail(props: { job: IJob; now: number }): JSX.Element | null {
+  const { job, now } = props;
   if (job.state === 'queued') {
     const why = job.pending_reason || job.message;
-    return why ? (
-      <div
-        className="jp-GpuEnv-jobNote jp-GpuEnv-note"
-        data-testid="gpu-env-job-pending"
-      >
-        {why}
+    const queue = describeQueue(job, now);
+    if (!why && !queue) {
+      return null;
+    }
+    return (
+      <div className="jp-GpuEnv-jobNote jp-GpuEnv-note">
+        {queue && (
+          <span
+            className="jp-GpuEnv-jobQueue"
+            data-testid="gpu-env-job-queue"
+            title={
+              job.estimated_start !== null
+                ? `Estimated start ${formatTime(job.estimated_start)}`
+                : undefined
+            }
+          >
+            {queue}
+          </span>
+        )}
+        {queue && why && ' · '}
+        {why && <span data-testid="gpu-env-job-pending">{why}</span>}
       </div>
-    ) : null;
+    );
   }
   if (job.state === 'failed' || job.state === 'cancelled') {
     return job.message ? (
@@ -219,12 +237,22 @@ export function JobRow(props: {
         >
           {formatClock(elapsed)}
         </span>
+        <GpuIdleBadge job={job} threshold={actions.model.gpuIdleSeconds} />
         <Actions job={job} actions={actions} busy={busy} />
       </div>
       <Parameters parameters={job.parameters} />
       <Progress job={job} />
-      <Detail job={job} />
-      <div className="jp-GpuEnv-note">{facts.join(' · ')}</div>
+      <Detail job={job} now={now} />
+      <GpuUse job={job} client={actions.model.client} />
+      <div
+        className="jp-GpuEnv-note"
+        data-testid="gpu-env-job-facts"
+        title={
+          job.gpu && !job.gpu.available ? describeGpuDetail(job.gpu) : undefined
+        }
+      >
+        {facts.join(' · ')}
+      </div>
     </ListRow>
   );
 }

@@ -1,7 +1,8 @@
 /**
- * The "Jobs" section: the week's usage, then the jobs newest first, each
- * with its state, elapsed time, progress and actions; a sweep is one row
- * standing for its runs.
+ * The "Jobs" section: the week's usage (GPU-hours allocated and used, the
+ * last weeks as bars), then the jobs and sweeps newest first, each job with
+ * its state, elapsed time, progress, GPU use and actions; a sweep is one
+ * row standing for its runs.
  */
 import { Button } from '@jupyterlab/ui-components';
 import { CommandRegistry } from '@lumino/commands';
@@ -14,10 +15,11 @@ import { CollapsibleSection } from '../components/section';
 import { jobsIcon } from '../components/icons';
 import { JobActions } from './actions';
 import { sendToBatchIcon } from '../components/icons';
-import { describeUsage, describeUsageDetail, isActive } from './format';
+import { isActive } from './format';
 import { GroupRow } from './group-row';
 import { JobsModel } from './model';
 import { JobRow } from './row';
+import { UsagePanel } from './usage';
 
 /** The current Unix time, ticking every second while `live`. */
 function useNow(live: boolean): number {
@@ -60,18 +62,22 @@ export function JobsView(props: {
   useSignals([model.changed]);
   const jobs = model.jobs;
   const entries = model.entries;
-  const now = useNow((jobs ?? []).some(isActive));
+  const now = useNow(
+    (jobs ?? []).some(isActive) ||
+      (entries ?? []).some(
+        entry => entry.kind === 'group' && model.isExpanded(entry.id)
+      )
+  );
+  const more = model.more;
   const error = model.error;
   return (
     <div className="jp-GpuEnv-sectionBody" data-testid="gpu-env-jobs">
       {model.usage && (
-        <div
-          className="jp-GpuEnv-jobUsage"
-          data-testid="gpu-env-jobs-usage"
-          title={describeUsageDetail(model.usage)}
-        >
-          {describeUsage(model.usage)}
-        </div>
+        <UsagePanel
+          usage={model.usage}
+          weeks={model.weeks}
+          client={model.client}
+        />
       )}
       <ListingStatus what="jobs" error={error} pending={jobs === null} />
       {entries === null ? null : entries.length === 0 ? (
@@ -100,9 +106,9 @@ export function JobsView(props: {
           )}
         </ul>
       )}
-      {jobs !== null && model.total > jobs.length && (
+      {jobs !== null && more > 0 && (
         <Button small minimal onClick={() => void model.showMore()}>
-          Show older jobs ({model.total - jobs.length} more)
+          Show older jobs ({more} more)
         </Button>
       )}
     </div>

@@ -16,7 +16,12 @@ import type {
   INotebookParameters
 } from '../api/types';
 import { ParameterFields } from './param-fields';
-import { ILastUsed, ResourceFields, ResourceKey } from './resource-fields';
+import {
+  CapacityLoader,
+  ILastUsed,
+  ResourceFields,
+  ResourceKey
+} from './resource-fields';
 import { SWEEP_LIMIT, describeRuns } from './sweep';
 
 export interface IKernelChoice {
@@ -39,6 +44,8 @@ export interface ISubmitContext {
   images: IImage[] | null;
   backends: IBackendInfo[];
   last: ILastUsed | null;
+  /** What a backend could start now; not shown without it. */
+  capacity?: CapacityLoader;
 }
 
 /** Words in a server message that point at a field. */
@@ -65,7 +72,11 @@ export class SubmitForm
       _context.parameters,
       _context.parametersError
     );
-    this._resources = new ResourceFields(_context.backends, _context.last);
+    this._resources = new ResourceFields(
+      _context.backends,
+      _context.last,
+      _context.capacity
+    );
     this._sweepToggle = h('input', {
       type: 'checkbox',
       'data-testid': 'gpu-env-submit-sweep'

@@ -176,7 +176,8 @@ export async function submitNotebook(
     environments: envs,
     images: imageList,
     backends,
-    last
+    last,
+    capacity: name => options.client.capacity(name)
   });
   const title = `Send “${context.path.split('/').pop()}” to batch`;
   const dialog = new SubmitDialog(
