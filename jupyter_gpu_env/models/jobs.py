@@ -237,8 +237,20 @@ class JobRequest(ApiModel):
                     _both("kernel", "environment"),
                     _both("kernel", "image"),
                     _both("environment", "image"),
+                    {
+                        "required": ["sweep", "sweep_runs"],
+                        "properties": {"sweep": {"type": "object"}, "sweep_runs": {"type": "array"}},
+                    },
                 ]
-            }
+            },
+            # max_concurrent only with a sweep
+            "if": {"required": ["max_concurrent"], "properties": {"max_concurrent": {"type": "integer"}}},
+            "then": {
+                "anyOf": [
+                    {"required": ["sweep"], "properties": {"sweep": {"type": "object"}}},
+                    {"required": ["sweep_runs"], "properties": {"sweep_runs": {"type": "array"}}},
+                ]
+            },
         }
     )
 
@@ -285,7 +297,8 @@ class JobRequest(ApiModel):
         max_length=MAX_PARAMETERS,
         examples=[{"alpha": [0.1, 0.5], "lr": [0.1, 0.01]}],
         description="Run the notebook once per combination of these values (the cartesian product, in "
-        "the order given); `parameters` go to every run. At most `c.GpuEnvApp.max_sweep_runs` runs.",
+        "the order given); `parameters` go to every run (a name also swept here takes its swept values). "
+        "At most `c.GpuEnvApp.max_sweep_runs` runs.",
     )
     sweep_runs: (
         Annotated[
@@ -307,8 +320,6 @@ class JobRequest(ApiModel):
             raise ValueError("give either sweep (values per parameter) or sweep_runs (one entry per run)")
         if self.max_concurrent is not None and self.sweep is None and self.sweep_runs is None:
             raise ValueError("max_concurrent applies to a sweep; give sweep or sweep_runs with it")
-        if both := [k for k in self.sweep or {} if k in self.parameters]:
-            raise ValueError(f"{', '.join(map(repr, both))} is both fixed (parameters) and swept (sweep)")
         return self
 
     @model_validator(mode="after")

@@ -25,6 +25,8 @@ STOP_KERNELS = ("write", "kernels")
 # (verb, path, query) -> what it needs beyond its verb's own permission on gpu_env.
 EXTRA = {
     ("POST", "jobs", ""): {RUN_CODE},
+    ("POST", "jobs/{job_id}/rerun", ""): {RUN_CODE},
+    ("POST", "jobs/groups/{group_id}/retry", ""): {RUN_CODE},
     ("POST", "environments/{name}/gpu-check", ""): {RUN_CODE},
     ("POST", "gpu/release", ""): {STOP_KERNELS},
     ("POST", "environments/{name}/kernel", ""): {KERNELSPECS},

@@ -2114,7 +2114,7 @@ export interface components {
             resources?: components["schemas"]["Resources"];
             /**
              * Sweep
-             * @description Run the notebook once per combination of these values (the cartesian product, in the order given); `parameters` go to every run. At most `c.GpuEnvApp.max_sweep_runs` runs.
+             * @description Run the notebook once per combination of these values (the cartesian product, in the order given); `parameters` go to every run (a name also swept here takes its swept values). At most `c.GpuEnvApp.max_sweep_runs` runs.
              * @default null
              * @example {
              *       "alpha": [

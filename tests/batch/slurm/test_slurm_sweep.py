@@ -81,7 +81,8 @@ async def test_a_sweep_is_one_job_array(slurm):
         slurm.commands.clear()
         await svc.refresh()
         squeues = [c for c in slurm.commands if c[0].endswith("squeue")]
-        assert len(squeues) == 1  # every task of the array in one call
+        # every task of the array in one call; one more for where the pending ones stand
+        assert len(squeues) == 2 and "--states=all" in squeues[0] and "--states=PENDING" in squeues[1]
 
         async def ended():
             await svc.refresh()
