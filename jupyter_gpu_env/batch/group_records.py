@@ -105,6 +105,29 @@ class GroupRecords:
 
         return await self._call(fetch)
 
+    async def idle_runs(self, group_ids: Sequence[str], idle_seconds: float) -> dict[str, list[str]]:
+        """The running runs of these sweeps whose GPU has been idle ``idle_seconds`` or more, by sweep."""
+        if not group_ids:
+            return {}
+
+        def fetch() -> dict[str, list[str]]:
+            rows = (
+                self._conn()
+                .execute(
+                    f"SELECT group_id, id FROM jobs WHERE group_id IN ({','.join('?' * len(group_ids))}) "
+                    f"AND state = 'running' AND {VISIBLE} "
+                    "AND json_extract(data, '$.gpu.idle_seconds') >= ? ORDER BY json_extract(data, '$.group_index')",
+                    [*group_ids, idle_seconds],
+                )
+                .fetchall()
+            )
+            out: dict[str, list[str]] = {}
+            for gid, jid in rows:
+                out.setdefault(gid, []).append(jid)
+            return out
+
+        return await self._call(fetch)
+
     async def group_jobs(self, group_id: str) -> builtins.list[Job]:
         """Every run of a sweep, in its order."""
 

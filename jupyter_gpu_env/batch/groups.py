@@ -9,6 +9,7 @@ refused sweep leaves neither records nor folders.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import csv
 import io
 import json
@@ -110,11 +111,21 @@ class Sweeps:
             )
 
     async def list(self, *, limit: int = 50, offset: int = 0) -> JobGroupList:
-        """Sweeps, newest first, each with its runs counted per state."""
-        return await self.jobs.store.list_groups(limit=limit, offset=offset)
+        """Sweeps, newest first, each with its runs counted per state and its idle runs named."""
+        page = await self.jobs.store.list_groups(limit=limit, offset=offset)
+        idle = await self._idle([g.id for g in page.items if g.counts.get("running")])
+        page.items = [g.model_copy(update={"gpu_idle_runs": idle.get(g.id, [])}) for g in page.items]
+        return page
 
     async def get(self, group_id: str) -> JobGroup:
-        return await self.jobs.store.get_group(group_id)
+        group = await self.jobs.store.get_group(group_id)
+        if group.counts.get("running"):
+            idle = await self._idle([group.id])
+            group = group.model_copy(update={"gpu_idle_runs": idle.get(group.id, [])})
+        return group
+
+    async def _idle(self, group_ids: builtins.list[str]) -> dict[str, builtins.list[str]]:
+        return await self.jobs.store.idle_runs(group_ids, self.jobs.gpu_idle_seconds)
 
     async def cancel(self, group_id: str) -> JobGroup:
         """Cancel every run still queued or running; Conflict when none is."""

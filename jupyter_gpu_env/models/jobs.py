@@ -466,6 +466,10 @@ class JobGroup(ApiModel):
         default=None,
         description="The backend's one object for the whole sweep: a SLURM array, an Indexed Job.",
     )
+    gpu_idle_runs: list[str] = Field(
+        default_factory=list,
+        description="Running runs whose GPU has been idle at least `c.GpuEnvApp.job_gpu_idle_seconds`.",
+    )
 
 
 class JobGroupList(ApiModel):

@@ -221,3 +221,24 @@ async def test_used_gpu_hours_weigh_allocated_hours_by_measured_utilization(tmp_
         assert rows[-1].startswith("2026-11-23,all,5.0,3.6,4.0,0.9,")
     finally:
         store.close()
+
+
+async def test_a_sweeps_idle_runs_are_named(tmp_path):
+    from jupyter_gpu_env.models.jobs import JobGpuUsage, JobGroup
+
+    store = JobStore(tmp_path / "jobs.sqlite")
+    try:
+        group = JobGroup(
+            id="g00000000001", name="scan", backend="local", notebook_path="nb.ipynb", size=3, max_concurrent=3,
+            varied=["a"], counts={"running": 3}, state="running", created_at=1.0,
+        )  # fmt: skip
+        runs = [
+            make_job(i, state="running", group_id=group.id, group_index=i, started_at=1.0,
+                     gpu=JobGpuUsage(available=True, idle_seconds=idle))
+            for i, idle in enumerate((0.0, 900.0, 599.0))
+        ]  # fmt: skip
+        await store.insert_group(group, runs)
+        assert await store.idle_runs([group.id], 600.0) == {group.id: [runs[1].id]}
+        assert await store.idle_runs([group.id], 5000.0) == {}
+    finally:
+        store.close()

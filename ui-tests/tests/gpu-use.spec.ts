@@ -355,6 +355,66 @@ test.describe('GPU use and queues in the Jobs section', () => {
     await expect.poll(() => cancels).toEqual(['POST']);
   });
 
+  test('warns about an idle run inside a collapsed sweep', async ({ page }) => {
+    const tag = `${Date.now()}`;
+    const run = job({
+      id: `run-${tag}`,
+      name: 'scan [alpha=0.5]',
+      group_id: `g${tag}`.slice(0, 12),
+      group_index: 1,
+      gpu: IDLE
+    });
+    const group = {
+      id: run.group_id,
+      name: 'scan',
+      backend: 'local',
+      notebook_path: 'scan.ipynb',
+      size: 3,
+      max_concurrent: 3,
+      varied: ['alpha'],
+      parameters: {},
+      counts: { queued: 0, running: 3, succeeded: 0, failed: 0, cancelled: 0 },
+      state: 'running',
+      created_at: Date.now() / 1000 - 60,
+      finished_at: null,
+      backend_job_id: null,
+      gpu_idle_runs: [run.id]
+    };
+    await page.route(at('jobs/groups'), async (route: Route) => {
+      if (route.request().method() !== 'GET') {
+        return route.fallback();
+      }
+      const response = await route.fetch();
+      const list = await response.json();
+      await route.fulfill({
+        response,
+        json: { ...list, items: [group, ...list.items], total: list.total + 1 }
+      });
+    });
+    await page.route(at(`jobs/groups/${group.id}`), route =>
+      route.fulfill({ json: group })
+    );
+    await page.route(at(`jobs/${run.id}`), route =>
+      route.fulfill({ json: run })
+    );
+    await page.sidebar.openTab(PANEL_ID);
+    // The sweep's row says so though its runs are not shown...
+    const sweep = page
+      .getByTestId('gpu-env-job-list')
+      .locator(`> [data-testid="gpu-env-job-group"][data-id="${group.id}"]`);
+    await expect(sweep.getByTestId('gpu-env-group-gpu-idle')).toHaveText(
+      'GPU idle in 1 run'
+    );
+    // ...and the run's idle GPU is announced once, with its cancel at hand.
+    const warning = page.locator('.jp-toast-message', {
+      hasText: "Job 'scan [alpha=0.5]' has left its GPU idle for 15 min"
+    });
+    await expect(warning).toHaveCount(1);
+    await nextListing(page);
+    await nextListing(page);
+    await expect(warning).toHaveCount(1);
+  });
+
   test("says a queued job's place in its queue and when it may start", async ({
     page
   }) => {

@@ -1965,6 +1965,11 @@ export interface components {
              * @default null
              */
             finished_at: number | null;
+            /**
+             * Gpu Idle Runs
+             * @description Running runs whose GPU has been idle at least `c.GpuEnvApp.job_gpu_idle_seconds`.
+             */
+            gpu_idle_runs?: string[];
             /** Id */
             id: string;
             /** Max Concurrent */

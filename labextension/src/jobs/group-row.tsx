@@ -15,7 +15,7 @@ import { MenuButton } from '../components/menu-button';
 import { ProgressBar } from '../components/progress';
 import { ListRow } from '../components/row';
 import { JobActions, JobCommandIDs, sweepMenu } from './actions';
-import { formatTime, isActiveState } from './format';
+import { formatDuration, formatTime, isActiveState } from './format';
 import type { JobEntry } from './model';
 import { MAX_RUNS_LISTED } from './model';
 import { JobRow, LEVELS, TONES } from './row';
@@ -225,6 +225,20 @@ export function GroupRow(props: {
         </span>
       </div>
       <Counts counts={counts} />
+      {group && group.gpu_idle_runs.length > 0 && (
+        <span
+          className="jp-GpuEnv-badge jp-GpuEnv-gpuIdleBadge"
+          data-tone="warn"
+          data-testid="gpu-env-group-gpu-idle"
+          title={
+            'Runs whose GPU has been idle for at least ' +
+            `${formatDuration(model.gpuIdleSeconds)}: ${group.gpu_idle_runs.join(', ')}`
+          }
+        >
+          GPU idle in {group.gpu_idle_runs.length}{' '}
+          {group.gpu_idle_runs.length === 1 ? 'run' : 'runs'}
+        </span>
+      )}
       <div className="jp-GpuEnv-note">{facts.join(' · ')}</div>
       {expanded && <Runs summary={summary} actions={actions} now={now} />}
     </ListRow>

@@ -415,7 +415,21 @@ export class JobsModel extends PolledModel {
       // A job started or ended: its hours count now.
       this._usageAt = 0;
     }
-    this._warnIdle([...seen, ...[...this._runs.values()].flat()]);
+    // Runs of collapsed sweeps are not listed: the sweep names its idle ones.
+    const known = new Set(
+      [...seen, ...[...this._runs.values()].flat()].map(job => job.id)
+    );
+    const idleRuns = [...this._groups.values()]
+      .flatMap(group => group.gpu_idle_runs ?? [])
+      .filter(id => !known.has(id) && !this._idleWarned.has(id));
+    const fetched = await Promise.all(
+      idleRuns.map(id => this.client.getJob(id).catch(() => null))
+    );
+    this._warnIdle([
+      ...seen,
+      ...[...this._runs.values()].flat(),
+      ...fetched.filter((job): job is IJob => job !== null)
+    ]);
   }
 
   /** Announce the running jobs whose GPU idles too long, once each. */
