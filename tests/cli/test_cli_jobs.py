@@ -200,7 +200,14 @@ def test_a_sweep_from_the_command_line_its_results_and_a_rerun(cli, capsys):
         ["2", "20", "40"],
     ]
     code, out, _ = run(capsys, "results", group)
-    assert code == 0 and out.splitlines()[0].split() == ["RUN", "alpha", "steps", "product", "STATE", "SECONDS"]
+    assert code == 0 and out.splitlines()[0].split() == [
+        "RUN",
+        "alpha",
+        "steps",
+        "product",
+        "STATE",
+        "SECONDS",
+    ]
     job = listed(capsys, "--limit", "1")[0]["id"]  # the newest: one of the sweep's runs
     code, out, err = run(capsys, "rerun", job, "-p", "alpha", "7")
     assert code == 0, err
