@@ -49,6 +49,6 @@ test('the Settings Editor offers only real settings', async ({ page }) => {
   });
   expect(properties).toEqual({
     plugin: ['refreshInterval'],
-    jobs: ['notifyOnEnd']
+    jobs: ['notifyOnEnd', 'notifyOnGpuIdle']
   });
 });
