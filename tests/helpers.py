@@ -111,9 +111,11 @@ def notebook(
     parameters: str | None = None,
     kernel: str = "python3",
     heading: str | None = None,
+    results: str | None = None,
 ) -> nbformat.NotebookNode:
     """A notebook of code ``cells`` for ``kernel``: after an optional markdown ``heading`` cell, and a
-    ``parameters`` cell (tagged ``parameters``, as papermill reads it) when given."""
+    ``parameters`` cell (tagged ``parameters``, as papermill reads it) when given; last, a cell tagged
+    ``results`` (what a sweep's results table shows of a run) when given."""
     nb = nbformat.v4.new_notebook()
     display = "Python 3" if kernel == "python3" else kernel
     nb.metadata["kernelspec"] = {"name": kernel, "display_name": display, "language": "python"}
@@ -124,6 +126,10 @@ def notebook(
         cell.metadata["tags"] = ["parameters"]
         nb.cells.append(cell)
     nb.cells.extend(nbformat.v4.new_code_cell(src) for src in cells)
+    if results is not None:
+        cell = nbformat.v4.new_code_cell(results)
+        cell.metadata["tags"] = ["results"]
+        nb.cells.append(cell)
     return nb
 
 
@@ -135,12 +141,14 @@ def write_notebook(
     parameters: str | None = None,
     kernel: str = "python3",
     heading: str | None = None,
+    results: str | None = None,
 ) -> str:
     """Write :func:`notebook` to ``root / name`` (folders made as needed); return ``name``, the path a
     job request names."""
     path = Path(root) / name
     path.parent.mkdir(parents=True, exist_ok=True)
-    nbformat.write(notebook(cells, parameters=parameters, kernel=kernel, heading=heading), path)
+    nb = notebook(cells, parameters=parameters, kernel=kernel, heading=heading, results=results)
+    nbformat.write(nb, path)
     return name
 
 

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import printed, wait_until_sync
+from helpers import printed, wait_until_sync, write_notebook
 
 from jupyter_gpu_env.cli import main
 from jupyter_gpu_env.cli.jobs import parse_value
@@ -174,16 +174,9 @@ def test_a_listing_cut_off_by_head_ends_quietly(cli, capsys):
 
 
 def test_a_sweep_from_the_command_line_its_results_and_a_rerun(cli, capsys):
-    import nbformat
-
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    params = nbformat.v4.new_code_cell("alpha = 1\nsteps = 1")
-    params.metadata["tags"] = ["parameters"]
-    result = nbformat.v4.new_code_cell("{'product': alpha * steps}")
-    result.metadata["tags"] = ["results"]
-    nb.cells = [params, result]
-    nbformat.write(nb, cli.root / "sweep.ipynb")
+    write_notebook(
+        cli.root, "sweep.ipynb", [], parameters="alpha = 1\nsteps = 1", results="{'product': alpha * steps}"
+    )
     code, out, err = run(capsys, "submit", "sweep.ipynb", "-p", "alpha", "1,2", "-p", "steps", "10:20:10",
                          "--max-concurrent", "2", "--wait")  # fmt: skip
     assert code == 0, err

@@ -20,33 +20,9 @@ import type {
   IJobGpuUsage,
   IJobList
 } from '../../labextension/src/api/types';
-import { API, PANEL_ID, apiGet, dialog } from './helpers';
+import { API, PANEL_ID, apiGet, dialog, notebook } from './helpers';
 
 const GIB = 1024 ** 3;
-
-/** A notebook of code cells, each with its tags. */
-function notebook(...cells: [string[], string][]): string {
-  return JSON.stringify({
-    cells: cells.map(([tags, source], i) => ({
-      cell_type: 'code',
-      execution_count: null,
-      id: `cell-${i}`,
-      metadata: tags.length ? { tags } : {},
-      outputs: [],
-      source
-    })),
-    metadata: {
-      kernelspec: {
-        name: 'python3',
-        display_name: 'Python 3 (ipykernel)',
-        language: 'python'
-      },
-      language_info: { name: 'python' }
-    },
-    nbformat: 4,
-    nbformat_minor: 5
-  });
-}
 
 /** A job record as the server lists it, with `fields` over the defaults. */
 function job(fields: Partial<IJob> & { id: string; name: string }): IJob {

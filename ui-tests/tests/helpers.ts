@@ -89,3 +89,27 @@ export async function screenshotPanel(
   });
   await page.screenshot({ path: file, clip });
 }
+
+/** A notebook of code cells, each with its tags (`parameters`, `results`), as JSON. */
+export function notebook(...cells: [string[], string][]): string {
+  return JSON.stringify({
+    cells: cells.map(([tags, source], i) => ({
+      cell_type: 'code',
+      execution_count: null,
+      id: `cell-${i}`,
+      metadata: tags.length ? { tags } : {},
+      outputs: [],
+      source
+    })),
+    metadata: {
+      kernelspec: {
+        name: 'python3',
+        display_name: 'Python 3 (ipykernel)',
+        language: 'python'
+      },
+      language_info: { name: 'python' }
+    },
+    nbformat: 4,
+    nbformat_minor: 5
+  });
+}

@@ -9,33 +9,16 @@ import type { APIRequestContext, Locator } from '@playwright/test';
 import * as path from 'path';
 
 import type { IJob, IJobList } from '../../labextension/src/api/types';
-import { API, PANEL_ID, apiGet, dialog, openPalette } from './helpers';
+import {
+  API,
+  PANEL_ID,
+  apiGet,
+  dialog,
+  notebook,
+  openPalette
+} from './helpers';
 
 const SCREENSHOTS = path.join(__dirname, '..', 'screenshots');
-
-/** A notebook with a `parameters` cell and cells that use it. */
-function notebook(...cells: [string[], string][]): string {
-  return JSON.stringify({
-    cells: cells.map(([tags, source], i) => ({
-      cell_type: 'code',
-      execution_count: null,
-      id: `cell-${i}`,
-      metadata: tags.length ? { tags } : {},
-      outputs: [],
-      source
-    })),
-    metadata: {
-      kernelspec: {
-        name: 'python3',
-        display_name: 'Python 3 (ipykernel)',
-        language: 'python'
-      },
-      language_info: { name: 'python' }
-    },
-    nbformat: 4,
-    nbformat_minor: 5
-  });
-}
 
 const DOUBLE = notebook(
   [['parameters'], 'alpha = 1'],
@@ -188,13 +171,14 @@ test.describe('Send to batch', () => {
     // From the command palette this time.
     const palette = await openPalette(page);
     await palette.fill('Send notebook to batch');
-    // Enabled once the notebook is the current widget.
+    // Enabled once the notebook is the current widget (the palette filters and
+    // renders late on a loaded two-core machine: wait longer than the default).
     await expect(
       page.locator(
         '#command-palette .lm-CommandPalette-item:not(.lm-mod-disabled)',
         { hasText: 'Send notebook to batch' }
       )
-    ).toBeVisible();
+    ).toBeVisible({ timeout: 30000 });
     await palette.press('Enter');
     const form = dialog(page).getByTestId('gpu-env-submit-form');
     await form.locator('[data-param="alpha"]').fill('5');

@@ -11,33 +11,9 @@ import * as fs from 'fs';
 import * as path from 'path';
 
 import type { IJobGroup } from '../../labextension/src/api/types';
-import { PANEL_ID, apiGet, dialog } from './helpers';
+import { PANEL_ID, apiGet, dialog, notebook } from './helpers';
 
 const SCREENSHOTS = path.join(__dirname, '..', 'screenshots');
-
-/** A notebook of code cells, each with its tags. */
-function notebook(...cells: [string[], string][]): string {
-  return JSON.stringify({
-    cells: cells.map(([tags, source], i) => ({
-      cell_type: 'code',
-      execution_count: null,
-      id: `cell-${i}`,
-      metadata: tags.length ? { tags } : {},
-      outputs: [],
-      source
-    })),
-    metadata: {
-      kernelspec: {
-        name: 'python3',
-        display_name: 'Python 3 (ipykernel)',
-        language: 'python'
-      },
-      language_info: { name: 'python' }
-    },
-    nbformat: 4,
-    nbformat_minor: 5
-  });
-}
 
 const SQUARES = notebook(
   [['parameters'], 'alpha = 1'],

@@ -9,8 +9,8 @@ import os
 import sys
 from pathlib import Path
 
-import nbformat
 import pytest
+from helpers import write_notebook
 
 from jupyter_gpu_env.batch.kubernetes import checks, indexed, objects
 from jupyter_gpu_env.models.jobs import Job, JobResources
@@ -90,16 +90,8 @@ async def _kubelet(cluster, name: str, indexes: list[int]) -> list[int]:
 
 
 async def test_a_sweep_is_one_indexed_job_and_each_pod_runs_its_run(cluster, ws):
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    params = nbformat.v4.new_code_cell("alpha = 1")
-    params.metadata["tags"] = ["parameters"]
-    result = nbformat.v4.new_code_cell(
-        "import os\n{'half': alpha / 2, 'run': os.environ['JUPYTER_GPU_ENV_JOB_ID']}"
-    )
-    result.metadata["tags"] = ["results"]
-    nb.cells = [params, result]
-    nbformat.write(nb, ws.root / "half.ipynb")
+    half = "import os\n{'half': alpha / 2, 'run': os.environ['JUPYTER_GPU_ENV_JOB_ID']}"
+    write_notebook(ws.root, "half.ipynb", [], parameters="alpha = 1", results=half)
     svc = ws.service(ws.backend(cluster))
     try:
         group = await svc.submit(
@@ -134,13 +126,7 @@ async def test_a_sweep_is_one_indexed_job_and_each_pod_runs_its_run(cluster, ws)
 
 
 async def test_a_run_cancelled_alone_is_taken_out_and_a_sweep_cancelled_deletes_its_job(cluster, ws):
-    nbformat.write(
-        nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("alpha = 1")]), ws.root / "p.ipynb"
-    )
-    nb = nbformat.read(ws.root / "p.ipynb", as_version=4)
-    nb.cells[0].metadata["tags"] = ["parameters"]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(nb, ws.root / "p.ipynb")
+    write_notebook(ws.root, "p.ipynb", [], parameters="alpha = 1")
     svc = ws.service(ws.backend(cluster))
     try:
         group = await svc.submit(

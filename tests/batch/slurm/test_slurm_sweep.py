@@ -6,9 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import nbformat
 import pytest
-from helpers import wait_until
+from helpers import wait_until, write_notebook
 
 from jupyter_gpu_env.batch.slurm import script
 from jupyter_gpu_env.models.jobs import Job, JobResources
@@ -48,17 +47,8 @@ def test_the_array_script_finds_each_tasks_run_and_logs_there(tmp_path):
 
 
 def _notebook(root: Path) -> str:
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    params = nbformat.v4.new_code_cell("alpha = 1")
-    params.metadata["tags"] = ["parameters"]
-    result = nbformat.v4.new_code_cell(
-        "import os\n{'cube': alpha ** 3, 'task': os.environ.get('SLURM_ARRAY_TASK_ID')}"
-    )
-    result.metadata["tags"] = ["results"]
-    nb.cells = [params, result]
-    nbformat.write(nb, root / "cube.ipynb")
-    return "cube.ipynb"
+    task = "import os\n{'cube': alpha ** 3, 'task': os.environ.get('SLURM_ARRAY_TASK_ID')}"
+    return write_notebook(root, "cube.ipynb", [], parameters="alpha = 1", results=task)
 
 
 async def test_a_sweep_is_one_job_array(slurm):

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 
-import nbformat
 import pytest
-from helpers import body, error, wait_job, wait_until
+from helpers import body, error, wait_job, wait_until, write_notebook
 
 
 @pytest.fixture
@@ -18,15 +17,7 @@ def jp_server_config(jp_server_config, demo_app_config):
 
 
 def _notebook(root) -> str:
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    params = nbformat.v4.new_code_cell("alpha = 1")
-    params.metadata["tags"] = ["parameters"]
-    result = nbformat.v4.new_code_cell("{'square': alpha ** 2}")
-    result.metadata["tags"] = ["results"]
-    nb.cells = [params, result]
-    nbformat.write(nb, root / "sq.ipynb")
-    return "sq.ipynb"
+    return write_notebook(root, "sq.ipynb", [], parameters="alpha = 1", results="{'square': alpha ** 2}")
 
 
 async def test_sweep_group_results_and_rerun(api, jp_root_dir):

@@ -6,26 +6,18 @@ from __future__ import annotations
 import csv
 import io
 
-import nbformat
 import pytest
-from helpers import wait_until
+from helpers import wait_until, write_notebook
 
 from jupyter_gpu_env.batch.groups import as_csv
 from jupyter_gpu_env.errors import Conflict, NotFound
 
 
 def _notebook(batch, name: str, body: str) -> str:
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    params = nbformat.v4.new_code_cell("alpha = 1\nlabel = 'x'")
-    params.metadata["tags"] = ["parameters"]
-    result = nbformat.v4.new_code_cell("{'double': alpha * 2, 'label': label}")
-    result.metadata["tags"] = ["results"]
-    nb.cells = [params, nbformat.v4.new_code_cell(body), result]
-    path = batch.root / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    nbformat.write(nb, path)
-    return name
+    return write_notebook(
+        batch.root, name, [body], parameters="alpha = 1\nlabel = 'x'",
+        results="{'double': alpha * 2, 'label': label}",
+    )  # fmt: skip
 
 
 async def _ended(svc, group_id: str, within: float = 120.0):
