@@ -178,6 +178,14 @@ class GroupRecords:
 
         await self._call(run)
 
+    async def unhide(self, job_ids: Sequence[str]) -> None:
+        """Show again the records :meth:`replace` hid (a retry the backend refused)."""
+        await self._call(
+            lambda: self._conn().executemany(
+                "UPDATE jobs SET deleted_at = NULL WHERE id = ?", [(i,) for i in job_ids]
+            )
+        )
+
     async def update_group(self, group: JobGroup) -> None:
         await self._call(
             lambda: self._conn().execute(

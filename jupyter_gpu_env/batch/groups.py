@@ -178,9 +178,14 @@ class Sweeps:
             await python_work(_copy_run, folder, new_folder, job.id)
             fresh.append(job)
         await self.jobs.store.replace(again, fresh)
-        for old in again:
+        try:
+            await self._hand_over(group, fresh, discard=None)
+        except BaseException:
+            # refused: the failed runs stand as they were, records and folders
+            await asyncio.shield(self.jobs.store.unhide([r.id for r in again]))
+            raise
+        for old in again:  # their place is taken only once the backend has the new runs
             await asyncio.to_thread(shutil.rmtree, self.jobs.folder_of(old), True)
-        await self._hand_over(group, fresh, discard=None)
         return await self.get(group_id)
 
     async def results(self, group_id: str) -> SweepResults:

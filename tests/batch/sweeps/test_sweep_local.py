@@ -94,6 +94,21 @@ async def test_retry_runs_only_the_failed_ones_and_cancel_stops_the_rest(batch):
         assert group.state == "failed" and group.counts["failed"] == 1 and group.counts["succeeded"] == 1
         before = {r.group_index: r for r in (await svc.list(group=group.id)).items}
 
+        # A retry the backend refuses loses nothing: the failed run stands, record and folder.
+        backend = svc.backends["local"]
+
+        async def refuse(jobs, max_concurrent):
+            raise Conflict("no slot for you", reason="test_refusal")
+
+        real, backend.submit_group = backend.submit_group, refuse
+        with pytest.raises(Conflict, match="no slot for you"):
+            await svc.sweeps.retry_failed(group.id)
+        backend.submit_group = real
+        assert {r.group_index: r.id for r in (await svc.list(group=group.id)).items} == {
+            i: r.id for i, r in before.items()
+        }
+        assert (batch.root / before[1].job_dir / "job.json").exists()
+
         marker.touch()  # the cause of the failure is fixed: the retried run succeeds
         group = await svc.sweeps.retry_failed(group.id)
         group = await _ended(svc, group.id)
