@@ -79,8 +79,9 @@ NAME_PATTERN = rf"^ *{_NAME} *$"
 
 
 def check_package_name(name: str) -> str:
+    too_long = isinstance(name, str) and len(name) > MAX_SPEC_LENGTH  # as sent: the document's maxLength
     name = name.strip() if isinstance(name, str) else name
-    if not isinstance(name, str) or not _NAME_RE.fullmatch(name) or len(name) > MAX_SPEC_LENGTH:
+    if not isinstance(name, str) or not _NAME_RE.fullmatch(name) or too_long:
         raise ValueError(f"{name!r} is not a conda package name")
     return name.lower()
 
@@ -88,8 +89,9 @@ def check_package_name(name: str) -> str:
 def check_spec(spec: str) -> str:
     if not isinstance(spec, str):
         raise ValueError("a package spec must be a string")
+    too_long = len(spec) > MAX_SPEC_LENGTH  # as sent, blanks included: the document's maxLength
     spec = spec.strip()
-    if not spec or len(spec) > MAX_SPEC_LENGTH or not _SPEC_RE.fullmatch(spec):
+    if not spec or too_long or not _SPEC_RE.fullmatch(spec):
         raise ValueError(
             f"{spec!r} is not a package spec this server accepts; use a name with an optional version, "
             "e.g. 'tensorboard', 'numpy >=1.26', 'scipy=1.13'"
@@ -128,11 +130,12 @@ def check_pip_requirement(requirement: str) -> str:
 
     if not isinstance(requirement, str):
         raise ValueError("a PyPI requirement must be a string")
+    too_long = len(requirement) > MAX_SPEC_LENGTH  # as sent, blanks included: the document's maxLength
     requirement = requirement.strip()
     problem = f"{requirement!r} is not a PyPI requirement this server accepts; use a name with optional extras and versions, e.g. 'tabulate', 'requests >=2.31', 'torch==2.4.*'"
     if (
         not requirement
-        or len(requirement) > MAX_SPEC_LENGTH
+        or too_long
         or not _PIP_REQUIREMENT_RE.fullmatch(requirement)
     ):
         raise ValueError(problem)
@@ -147,7 +150,7 @@ def check_pip_name(name: str) -> str:
     if (
         not isinstance(name, str)
         or not re.fullmatch(_PIP_NAME, name.strip())
-        or len(name.strip()) > MAX_SPEC_LENGTH
+        or len(name) > MAX_SPEC_LENGTH
     ):
         raise ValueError(f"{name!r} is not a PyPI package name")
     return name.strip()

@@ -110,7 +110,7 @@ def test_kernel_request_display_name():
 
 
 @settings(max_examples=500, suppress_health_check=list(HealthCheck), deadline=None)
-@given(st.from_regex(PIP_REQUIREMENT_PATTERN, fullmatch=True).filter(lambda s: len(s.strip()) <= 200))
+@given(st.from_regex(PIP_REQUIREMENT_PATTERN, fullmatch=True).filter(lambda s: len(s) <= 200))
 def test_every_pypi_requirement_the_document_allows_is_accepted(requirement):
     """The published pattern is a subset of PEP 508 that `packaging` reads: no valid request is a 400."""
     assert check_pip_requirement(requirement) == requirement.strip()
@@ -122,3 +122,12 @@ def test_every_pypi_requirement_the_document_allows_is_accepted(requirement):
 def test_pypi_requirements_beyond_an_index_are_refused(bad):
     with pytest.raises(ValueError, match="not a PyPI requirement this server accepts"):
         check_pip_requirement(bad)
+
+
+@pytest.mark.parametrize("field", ["add", "remove", "pip_add", "pip_remove"])
+def test_a_spec_longer_than_the_document_allows_is_refused_blanks_and_all(field):
+    """The document's maxLength counts what is sent; blanks stripped afterwards do not make it shorter."""
+    padded = " " * 195 + "numpy"  # 200 characters: the limit
+    PackagesRequest.model_validate({field: [padded]})
+    with pytest.raises(ValueError):
+        PackagesRequest.model_validate({field: [" " + padded]})
