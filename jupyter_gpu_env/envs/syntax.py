@@ -133,11 +133,7 @@ def check_pip_requirement(requirement: str) -> str:
     too_long = len(requirement) > MAX_SPEC_LENGTH  # as sent, blanks included: the document's maxLength
     requirement = requirement.strip()
     problem = f"{requirement!r} is not a PyPI requirement this server accepts; use a name with optional extras and versions, e.g. 'tabulate', 'requests >=2.31', 'torch==2.4.*'"
-    if (
-        not requirement
-        or too_long
-        or not _PIP_REQUIREMENT_RE.fullmatch(requirement)
-    ):
+    if not requirement or too_long or not _PIP_REQUIREMENT_RE.fullmatch(requirement):
         raise ValueError(problem)
     try:
         Requirement(requirement)
@@ -147,10 +143,6 @@ def check_pip_requirement(requirement: str) -> str:
 
 
 def check_pip_name(name: str) -> str:
-    if (
-        not isinstance(name, str)
-        or not re.fullmatch(_PIP_NAME, name.strip())
-        or len(name) > MAX_SPEC_LENGTH
-    ):
+    if not isinstance(name, str) or not re.fullmatch(_PIP_NAME, name.strip()) or len(name) > MAX_SPEC_LENGTH:
         raise ValueError(f"{name!r} is not a PyPI package name")
     return name.strip()
