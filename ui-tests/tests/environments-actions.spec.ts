@@ -12,7 +12,7 @@ import * as path from 'path';
 
 import type { IImage, ITask } from '../../labextension/src/api/types';
 import type { IGpuCheck } from '../../labextension/src/environments/gpucheck';
-import { API, PANEL_ID, dialog, openPalette } from './helpers';
+import { API, PANEL_ID, dialog, runFromPalette } from './helpers';
 import {
   DEMO,
   chooseRowAction,
@@ -46,20 +46,13 @@ async function menuLabels(menu: Locator): Promise<string[]> {
   return (await labels.allTextContents()).map(label => label.trim());
 }
 
-/** Run a palette command by its label, checking it is ours. */
-async function runFromPalette(
+/** Run a palette command of ours by its label. */
+async function runOurs(
   page: IJupyterLabPageFixture,
   label: string,
   id: string
 ): Promise<void> {
-  const input = await openPalette(page);
-  await input.fill(label);
-  await expect(
-    page.locator('#command-palette .lm-CommandPalette-item', {
-      hasText: label
-    })
-  ).toHaveAttribute('data-command', `jupyter-gpu-env:${id}`);
-  await input.press('Enter');
+  await runFromPalette(page, label, { command: `jupyter-gpu-env:${id}` });
 }
 
 /**
@@ -193,7 +186,7 @@ test.describe('Row actions', () => {
   }) => {
     await ensureClone(page.request, CLONE);
     const check = nextGpuCheck(page);
-    await runFromPalette(
+    await runOurs(
       page,
       'Check whether an environment sees the GPU…',
       'check-gpu'
@@ -250,7 +243,7 @@ test.describe('Row actions', () => {
     ]);
 
     // The same from the palette, which asks which image; the kernel is in the Launcher.
-    await runFromPalette(page, 'New notebook from an image…', 'image-notebook');
+    await runOurs(page, 'New notebook from an image…', 'image-notebook');
     const choice = dialog(page).locator('select');
     await expect(choice.locator('option')).toContainText([
       `${DEMO} (squashfs · zstd, ${image.id})`

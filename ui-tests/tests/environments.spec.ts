@@ -8,7 +8,7 @@ import { expect, test } from '@jupyterlab/galata';
 import * as fs from 'fs';
 import * as path from 'path';
 
-import { PANEL_ID, dialog, openPalette, screenshotPanel } from './helpers';
+import { PANEL_ID, dialog, runFromPalette, screenshotPanel } from './helpers';
 import {
   DEMO,
   chooseRowAction,
@@ -415,19 +415,11 @@ test.describe('Environments and images', () => {
     // The commands work with the sidebar closed.
     await expect(environmentsSection(page)).toBeHidden();
 
-    const palette = async (label: string, id: string): Promise<void> => {
-      const input = await openPalette(page);
-      await input.fill(label);
-      await expect(
-        page.locator('#command-palette .lm-CommandPalette-item', {
-          hasText: label
-        })
-      ).toHaveAttribute('data-command', `jupyter-gpu-env:${id}`);
-      await expect(
-        page.locator('#command-palette .lm-CommandPalette-header')
-      ).toContainText(['GPU Env']);
-      await input.press('Enter');
-    };
+    const palette = (label: string, id: string): Promise<void> =>
+      runFromPalette(page, label, {
+        command: `jupyter-gpu-env:${id}`,
+        category: 'GPU Env'
+      });
 
     await palette('Clone environment…', 'clone-environment');
     const source = dialog(page).getByTestId('gpu-env-clone-source');

@@ -9,9 +9,9 @@ import { formatBytes } from '../../labextension/src/components/format';
 import {
   PANEL_ID,
   memoryBar,
-  openPalette,
   panel,
   readMemory,
+  runFromPalette,
   screenshotPanel
 } from './helpers';
 
@@ -90,13 +90,7 @@ test.describe('GPU Env sidebar', () => {
 
   test('opens from the command palette', async ({ page }) => {
     await expect(panel(page)).toBeHidden();
-    const input = await openPalette(page);
-    await input.fill('Open GPU Env panel');
-    const item = page.locator(
-      '#command-palette .lm-CommandPalette-item:has-text("Open GPU Env panel")'
-    );
-    await expect(item).toBeVisible();
-    await input.press('Enter');
+    await runFromPalette(page, 'Open GPU Env panel');
 
     await expect(panel(page)).toBeVisible();
     await expect(memoryBar(page)).toBeVisible();

@@ -20,21 +20,52 @@ export async function apiGet<T>(
   return response.json();
 }
 
-/** The open dialog. */
-/** Open the command palette and give its input. */
-export async function openPalette(
-  page: IJupyterLabPageFixture
-): Promise<Locator> {
-  const input = page.locator('#command-palette .lm-CommandPalette-input');
-  // The palette's own command, not its shortcut: a key press lands wherever
-  // the focus happens to be (a notebook still opening can swallow it).
-  await page.evaluate(() =>
-    window.jupyterapp.commands.execute('apputils:activate-command-palette')
+/**
+ * Run a command from the command palette by its label, as a user would: open
+ * the palette, type, click the (enabled) item.
+ *
+ * JupyterLab's modal palette hides itself as soon as the focus leaves it, and
+ * a notebook that is still opening (its kernel connecting) takes the focus
+ * once more when it settles; so the whole sequence is retried until the click
+ * lands, never one step alone. `command` checks that the item is the expected
+ * command, `category` that the palette lists it under that heading.
+ */
+export async function runFromPalette(
+  page: IJupyterLabPageFixture,
+  label: string,
+  options: { command?: string; category?: string } = {}
+): Promise<void> {
+  const palette = page.locator('#command-palette');
+  const input = palette.locator('.lm-CommandPalette-input');
+  const item = palette.locator(
+    '.lm-CommandPalette-item:not(.lm-mod-disabled)',
+    { hasText: label }
   );
-  await expect(input).toBeVisible();
-  return input;
+  await expect(async () => {
+    if (!(await input.isVisible())) {
+      // The palette's own command, not its shortcut: a key press lands
+      // wherever the focus happens to be.
+      await page.evaluate(() =>
+        window.jupyterapp.commands.execute('apputils:activate-command-palette')
+      );
+    }
+    await input.fill(label, { timeout: 2000 });
+    if (options.command) {
+      await expect(item).toHaveAttribute('data-command', options.command, {
+        timeout: 5000
+      });
+    }
+    if (options.category) {
+      await expect(palette.locator('.lm-CommandPalette-header')).toContainText(
+        [options.category],
+        { timeout: 5000 }
+      );
+    }
+    await item.click({ timeout: 5000 });
+  }).toPass({ timeout: 60000 });
 }
 
+/** The open dialog. */
 export function dialog(page: IJupyterLabPageFixture): Locator {
   return page.locator('.jp-Dialog');
 }

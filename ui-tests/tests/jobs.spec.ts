@@ -15,7 +15,7 @@ import {
   apiGet,
   dialog,
   notebook,
-  openPalette
+  runFromPalette
 } from './helpers';
 
 const SCREENSHOTS = path.join(__dirname, '..', 'screenshots');
@@ -168,18 +168,9 @@ test.describe('Send to batch', () => {
     await openNotebook(page, `${tmpPath}/${name}.ipynb`, DOUBLE);
     const before = (await listJobs(page.request)).total;
 
-    // From the command palette this time.
-    const palette = await openPalette(page);
-    await palette.fill('Send notebook to batch');
-    // Enabled once the notebook is the current widget (the palette filters and
-    // renders late on a loaded two-core machine: wait longer than the default).
-    await expect(
-      page.locator(
-        '#command-palette .lm-CommandPalette-item:not(.lm-mod-disabled)',
-        { hasText: 'Send notebook to batch' }
-      )
-    ).toBeVisible({ timeout: 30000 });
-    await palette.press('Enter');
+    // From the command palette this time (its item is enabled once the
+    // notebook is the current widget).
+    await runFromPalette(page, 'Send notebook to batch');
     const form = dialog(page).getByTestId('gpu-env-submit-form');
     await form.locator('[data-param="alpha"]').fill('5');
     const cpus = form.getByTestId('gpu-env-submit-cpus');
