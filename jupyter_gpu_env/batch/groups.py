@@ -83,7 +83,8 @@ class Sweeps:
             params = sweep.runs[i]
             label = sweeps.label(params, sweep.varied)
             job, spec = self.jobs.new_job(
-                request, ready, f"{name} [{label}]", params, base / f"{i:04d}-{submission.slug(label, 30)}",
+                request, ready, sweeps.run_name(name, params, sweep.varied), params,
+                base / f"{i:04d}-{submission.slug(label, 30)}",
                 group_id=group_id, group_index=i,
             )  # fmt: skip
             spec["group"] = {"id": group_id, "index": i, "max_concurrent": sweep.max_concurrent}

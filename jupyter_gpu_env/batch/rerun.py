@@ -4,20 +4,24 @@ its parameters with the changes asked for. The new job is an ordinary one, check
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..errors import Conflict
-from ..models.jobs import Job, JobRequest, format_time_limit
+from ..errors import Conflict, NotFound
+from ..models.jobs import MAX_NAME, Job, JobGroup, JobRequest, format_time_limit
 from . import jobfiles, submission
-from .sweeps import label
+from .sweeps import run_name
 
 if TYPE_CHECKING:
     from .service import JobService
 
 
-def request_of(job: Job, parameters: Mapping[str, Any] | None = None) -> JobRequest:
-    """The request that makes ``job`` again, with ``parameters`` over its own."""
+def request_of(
+    job: Job, parameters: Mapping[str, Any] | None = None, group: JobGroup | None = None
+) -> JobRequest:
+    """The request that makes ``job`` again, with ``parameters`` over its own; a run of the sweep
+    ``group`` is named as a run with those values would be."""
     res = job.resources
     resources: dict[str, Any] = {
         "cpus": res.cpus,
@@ -27,12 +31,10 @@ def request_of(job: Job, parameters: Mapping[str, Any] | None = None) -> JobRequ
         "time_limit": format_time_limit(res.time_limit_seconds) if res.time_limit_seconds else None,
     }
     values = {**job.parameters, **(parameters or {})}
-    name = job.name
-    if " [" in name and name.endswith("]"):  # a sweep's run: its label says its values, so renew it
-        base, shown = name[:-1].split(" [", 1)
-        keys = [part.split("=", 1)[0] for part in shown.split(", ") if "=" in part]
-        if keys and all(k in values for k in keys):
-            name = f"{base} [{label(values, keys)}]"
+    if group is not None:
+        name = run_name(group.name, values, group.varied)
+    else:  # a record from before names were kept within the limit is shortened to fit
+        name = job.name if len(job.name) <= MAX_NAME else job.name[: MAX_NAME - 1] + "…"
     runtime = (
         {"environment": job.environment} if job.environment else {"image": job.image} if job.image else {}
     )
@@ -61,6 +63,10 @@ async def rerun(jobs: JobService, job_id: str, parameters: Mapping[str, Any] | N
             f"Job '{job_id}' cannot be sent again: its snapshot is gone ({e.strerror}). Send the notebook anew.",
             reason="snapshot_missing",
         ) from e
-    new = await jobs.submit(request_of(old, parameters), snapshot)
+    group = None
+    if old.group_id:
+        with contextlib.suppress(NotFound):  # the sweep's record gone: the run's own name stands
+            group = await jobs.store.get_group(old.group_id)
+    new = await jobs.submit(request_of(old, parameters, group), snapshot)
     assert isinstance(new, Job)  # a request made from one job holds no sweep
     return new

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import Conflict, InvalidRequest, TooLarge
-from ..models.jobs import JOB_STATES, JobGroup, JobRequest
+from ..models.jobs import JOB_STATES, MAX_NAME, JobGroup, JobRequest
 from ..models.notebooks import NotebookParameters
 from .parameters import check_values
 
@@ -91,6 +91,14 @@ def label(parameters: Mapping[str, Any], names: Sequence[str], limit: int = 80) 
     """``alpha=0.1, lr=0.01``: a run's values of the varied names, for names, messages and rows."""
     text = ", ".join(f"{n}={_short(parameters.get(n))}" for n in names)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def run_name(name: str, parameters: Mapping[str, Any], varied: Sequence[str]) -> str:
+    """``train [alpha=0.1, lr=0.01]``: a run's name, its sweep's name shortened where both would not
+    fit a job's name (a run sent again is an ordinary job, and its name is checked like any)."""
+    shown = f" [{label(parameters, varied)}]"
+    room = MAX_NAME - len(shown)
+    return (name if len(name) <= room else name[: room - 1] + "…") + shown
 
 
 def _short(value: Any) -> str:

@@ -197,6 +197,7 @@ IMAGE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,254}$"
 # A SLURM partition or a Kueue LocalQueue (whose names are DNS labels, a subset).
 QUEUE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,127}$"
 MAX_PARAMETERS = 200
+MAX_NAME = 200  # characters of a job's name, a sweep run's included
 MAX_SWEEP_RUNS = 100_000  # the schema's ceiling; c.GpuEnvApp.max_sweep_runs is the one that applies
 _RUNTIMES = ("kernel", "environment", "image")
 
@@ -283,7 +284,7 @@ class JobRequest(ApiModel):
     queue: Annotated[str, patterned(QUEUE_PATTERN, "queue")] | None = Field(
         default=None, description="A queue (SLURM partition, Kueue LocalQueue)."
     )
-    name: Annotated[str, line("name", max_length=200, min_length=1)] | None = Field(
+    name: Annotated[str, line("name", max_length=MAX_NAME, min_length=1)] | None = Field(
         default=None, description="A label; the notebook's name if unset."
     )
     sweep: (

@@ -137,3 +137,31 @@ def test_output_notebooks_are_named_after_the_job_and_its_parameters():
     assert output_name("train [alpha=2]", {"alpha": 2, "fixed": "x"}) == "train-alpha-2.ipynb"
     assert output_name("report", {}) == "report.ipynb"
     assert output_name("input", {}) == "input-output.ipynb"  # never the snapshot's own name
+
+
+def test_a_runs_name_fits_a_jobs_name_and_is_renewed_when_sent_again():
+    """A run is named after its sweep and its values; a sweep named at the limit shortens its own part,
+    so that the run, sent again, is a request the server accepts (found by the conformance test)."""
+    from jupyter_gpu_env.batch.rerun import request_of
+    from jupyter_gpu_env.models.jobs import MAX_NAME, Job
+
+    assert sweeps.run_name("train", {"alpha": 2, "lr": 0.1}, ["alpha"]) == "train [alpha=2]"
+    long = "n" * MAX_NAME
+    name = sweeps.run_name(long, {"alpha": 2}, ["alpha"])
+    assert len(name) == MAX_NAME and name.endswith("n… [alpha=2]")
+
+    group = JobGroup(
+        id="0123456789ab", name=long, backend="local", notebook_path="nb.ipynb", size=2, max_concurrent=1,
+        varied=["alpha"], counts={}, state="succeeded", created_at=0.0,
+    )  # fmt: skip
+    run = Job(
+        id="ba9876543210", name=name, backend="local", state="failed", notebook_path="nb.ipynb",
+        job_dir="jobs/x", input_path="jobs/x/input.ipynb", output_path="jobs/x/o.ipynb",
+        log_path="jobs/x/log", parameters={"alpha": 2, "fixed": 1}, created_at=0.0, group_id=group.id,
+    )  # fmt: skip
+    again = request_of(run, None, group)
+    assert again.name == name and again.parameters == {"alpha": 2, "fixed": 1}
+    changed = request_of(run, {"alpha": 12345}, group)
+    assert len(changed.name) <= MAX_NAME and changed.name.endswith("n… [alpha=12345]")
+    # A run whose sweep record is gone keeps its own name.
+    assert request_of(run, {"alpha": 3}).name == name
