@@ -66,7 +66,7 @@ def scan(prefix: str | os.PathLike[str]) -> EnvContent:
     while stack:
         rel_dir, path = stack.pop()
         try:
-            entries = sorted(os.scandir(path), key=lambda e: e.name)
+            entries = list(os.scandir(path))  # in any order: the untracked lines are sorted once, below
         except OSError:
             continue
         for entry in entries:

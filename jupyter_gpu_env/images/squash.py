@@ -22,11 +22,12 @@ a larger one at zstd's default level 3, where compression is nearly all of the w
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import functools
 import os
 import pickle
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -69,24 +70,22 @@ class UnpackableName(ValueError):
 class _Beside:
     """What is read beside conda-pack's own reading of the environment (see :func:`plan`)."""
 
-    on_disk: dict[str, bool]
     records: dict[str, tuple[Path, int]]  # conda-meta/NAME.json -> its rewritten copy, its files' bytes
     has_conda: bool
 
 
-def _beside(root: str, staging: Path) -> _Beside:
-    """List the environment and rewrite its package records as conda-pack does (no local paths)."""
+def _beside(root: str, names: list[str], staging: Path) -> _Beside:
+    """Rewrite the package records ``names`` as conda-pack does (no local paths)."""
     from conda_pack.core import rewrite_conda_meta
 
-    on_disk = _entries(Path(root))
     records: dict[str, tuple[Path, int]] = {}
     has_conda = False
-    for i, name in enumerate(sorted(n for n in on_disk if fnmatch.fnmatch(n, "conda-meta/*.json"))):
+    for i, name in enumerate(names):
         source = os.path.join(root, name)
         out, record = rewrite_conda_meta(source)
         has_conda = has_conda or record.get("name") == "conda"
         records[name] = (_stage(staging / f"record-{i}", out, source), _record_bytes(record))
-    return _Beside(on_disk, records, has_conda)
+    return _Beside(records, has_conda)
 
 
 def _stage(staged: Path, data: bytes, like: str) -> Path:
@@ -113,10 +112,14 @@ def plan(
     from conda_pack.prefixes import replace_prefix
 
     root = os.path.realpath(prefix)
-    beside = forked(_beside, root, staging) if fork else functools.partial(_beside, root, staging)
-    env = CondaEnv.from_prefix(str(prefix))
+    on_disk, listed = _walk(root)
+    names = sorted(n for n in on_disk if fnmatch.fnmatch(n, "conda-meta/*.json"))
+    beside = (
+        forked(_beside, root, names, staging) if fork else functools.partial(_beside, root, names, staging)
+    )
+    with _listing(root, listed):
+        env = CondaEnv.from_prefix(str(prefix))
     done = beside()
-    on_disk = done.on_disk
     result = PackPlan(files=len(env.files))
     packed: set[str] = set()
     has_conda = done.has_conda
@@ -222,23 +225,75 @@ def zstd_level(size_bytes: int) -> int:
     return LARGE_ZSTD_LEVEL if size_bytes > LARGE_BYTES else ZSTD_LEVEL
 
 
-def _entries(root: Path) -> dict[str, bool]:
-    """Every path under ``root``, relative, each with whether it is a folder (links are not)."""
-    out: dict[str, bool] = {}
-    stack = [("", str(root))]
+# conda-pack's load_files leaves these out at the top of an environment (conda_pack/core.py)
+_NOT_LISTED = {
+    "pkgs", "envs", "conda-bld", ".conda_lock", "users", "conda-recipes", ".index", ".unionfs", ".nonadmin",
+    "python.app", "Launcher.app",
+}  # fmt: skip
+
+
+def _walk(root: str) -> tuple[dict[str, bool], set[str]]:
+    """One walk of the environment for two readers: every path under ``root`` (relative, with whether it
+    is a folder; links are not), and the file list conda-pack's ``load_files`` makes of it.
+
+    conda-pack walks the environment with ``os.walk`` and a ``relpath`` per folder, a third of its
+    reading; this is the same list from the ``scandir`` walk the plan makes anyway, element for element
+    (``tests/images/test_squash.py`` compares them): files and links to anything, links to folders
+    without following them, empty folders, unreadable folders left out, and the top-level names
+    conda-pack ignores not descended into.
+    """
+    on_disk: dict[str, bool] = {}
+    listed: set[str] = set()
+    stack: list[tuple[str, str, bool]] = []  # (relative folder + "/", its path, listed by conda-pack)
+    try:
+        top = list(os.scandir(root))
+    except OSError:
+        return on_disk, listed
+    for entry in top:
+        name = entry.name
+        is_dir = entry.is_dir(follow_symlinks=False)
+        on_disk[name] = is_dir
+        if name in _NOT_LISTED or name.endswith("~") or name.endswith(".DS_STORE"):
+            continue
+        if entry.is_symlink() or entry.is_file():
+            listed.add(name)
+        elif is_dir:
+            stack.append((name + "/", entry.path, True))
     while stack:
-        rel_dir, path = stack.pop()
+        rel_dir, path, listing = stack.pop()
         try:
             entries = list(os.scandir(path))
         except OSError:
-            continue
+            continue  # os.walk says nothing of a folder it cannot read
+        if listing and not entries:
+            listed.add(rel_dir[:-1])
         for entry in entries:
             rel = f"{rel_dir}{entry.name}"
             is_dir = entry.is_dir(follow_symlinks=False)
-            out[rel] = is_dir
+            on_disk[rel] = is_dir
             if is_dir:
-                stack.append((rel + "/", entry.path))
-    return out
+                stack.append((rel + "/", entry.path, True))
+            elif listing:  # a file, or a link to anything (a folder's is not followed)
+                listed.add(rel)
+    return on_disk, listed
+
+
+@contextlib.contextmanager
+def _listing(root: str, listed: set[str]) -> Iterator[None]:
+    """conda-pack's ``load_files`` answers ``listed`` for ``root`` while in this block (the packer is a
+    process of its own, one thread)."""
+    import conda_pack.core as core
+
+    own = core.load_files
+
+    def load_files(prefix: str) -> set[str]:
+        return set(listed) if os.path.realpath(prefix) == root else own(prefix)
+
+    core.load_files = load_files
+    try:
+        yield
+    finally:
+        core.load_files = own
 
 
 def _not_packed(on_disk: dict[str, bool], packed: set[str]) -> set[str]:

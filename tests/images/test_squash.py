@@ -193,3 +193,38 @@ def test_forked_work_returns_its_result_or_raises_its_error():
     assert squash.forked(sum, [1, 2, 3])() == 6
     with pytest.raises(ValueError, match="invalid literal"):
         squash.forked(int, "not a number")()
+
+
+def test_one_walk_lists_the_environment_as_conda_pack_does(env, tmp_path):
+    """The plan's one walk gives conda-pack's ``load_files`` list element for element, odd entries
+    included, and every path on disk for the exclude list."""
+    from conda_pack.core import load_files
+
+    odd = tmp_path / "odd"
+    shutil.copytree(env / "conda-meta", odd / "conda-meta")
+    (odd / "top.txt").write_text("x")
+    (odd / "notes~").write_text("an editor's backup at the top is ignored")
+    (odd / "pkgs" / "cached").mkdir(parents=True)  # conda's package cache: not descended into
+    (odd / "pkgs" / "cached" / "f").write_text("x")
+    (odd / "lib" / "empty").mkdir(parents=True)
+    (odd / "lib" / "holds-a-link").mkdir()
+    (odd / "lib" / "holds-a-link" / "to-lib").symlink_to("..")
+    (odd / "lib" / "to-file").symlink_to("../top.txt")
+    (odd / "lib" / "broken").symlink_to("nowhere")
+    (odd / "lib" / "backup~").write_text("below the top, kept")
+    os.mkfifo(odd / "lib" / "fifo")
+    (odd / "dir-link").symlink_to("lib")
+    (odd / "file-link").symlink_to("top.txt")
+    os.mkfifo(odd / "top-fifo")
+    for prefix in (env, odd):
+        root = os.path.realpath(prefix)
+        on_disk, listed = squash._walk(root)
+        assert listed == load_files(root)
+        expected = {
+            str(p.relative_to(prefix)): p.is_dir() and not p.is_symlink()
+            for p in prefix.rglob("*")
+            if not p.relative_to(prefix).parts[0] == "pkgs" or len(p.relative_to(prefix).parts) == 1
+        }
+        assert on_disk == expected
+    assert {"lib/empty", "lib/holds-a-link/to-lib", "lib/broken", "lib/fifo", "dir-link"} <= listed
+    assert "pkgs" in on_disk and "pkgs/cached" not in on_disk and "notes~" not in listed
