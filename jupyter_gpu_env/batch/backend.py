@@ -28,8 +28,9 @@ from traitlets.config import LoggingConfigurable
 from traitlets.traitlets import MetaHasTraits
 
 from ..errors import Conflict, NotFound
+from ..models.backends import BackendInfo
 from ..models.cluster import ClusterCapacity
-from ..models.jobs import TERMINAL_STATES, BackendInfo, Job, JobRequest, JobState, LogChunk
+from ..models.jobs import TERMINAL_STATES, Job, JobRequest, JobState, LogChunk
 
 ENTRY_POINTS = "jupyter_gpu_env.backends"
 

@@ -233,7 +233,7 @@ class GpuUseSampler:
 
 
 def _units(device: _Device) -> float:
-    from ..models.jobs import mig_fraction
+    from ..models.resources import mig_fraction
 
     return mig_fraction(device.mig_profile) if device.mig_profile else 1.0
 
@@ -296,7 +296,7 @@ def default_reader() -> Reader:
 
 def gpu_units_of(resources: Mapping[str, Any]) -> float:
     """Whole-GPU equivalents a job was allocated, from job.json's normalized resources."""
-    from ..models.jobs import mig_fraction
+    from ..models.resources import mig_fraction
 
     profile = resources.get("mig_profile")
     return mig_fraction(profile) if profile else float(resources.get("gpus") or 0)

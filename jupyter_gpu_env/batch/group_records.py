@@ -9,7 +9,8 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from ..errors import Conflict, NotFound
-from ..models.jobs import Job, JobGroup, JobGroupList
+from ..models.jobs import Job
+from ..models.sweeps import JobGroup, JobGroupList
 from .sql import INSERT, VISIBLE, row, transaction
 from .sweeps import summarized
 

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import Conflict
-from ..models.jobs import TERMINAL_STATES, Job, JobGroup, JobGroupList, JobRequest, SweepResults, SweepRow
+from ..models.jobs import TERMINAL_STATES, Job, JobRequest
+from ..models.sweeps import JobGroup, JobGroupList, SweepResults, SweepRow
 from ..offloop import python_work
 from . import jobfiles, results, submission, sweeps
 from .parameters import inspect_notebook

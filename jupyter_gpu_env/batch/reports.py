@@ -11,8 +11,9 @@ import time
 from pathlib import Path
 
 from ..errors import Conflict, InvalidRequest, NotFound
+from ..models.backends import BackendInfo, UsageReport, UsageWeeks
 from ..models.cluster import ClusterCapacity
-from ..models.jobs import TERMINAL_STATES, BackendInfo, Job, JobGpuSeries, LogChunk, UsageReport, UsageWeeks
+from ..models.jobs import TERMINAL_STATES, Job, JobGpuSeries, LogChunk
 from . import gpuuse, jobfiles, usage
 from .backend import Backend
 from .store import JobStore

@@ -9,7 +9,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import Conflict, NotFound
-from ..models.jobs import MAX_NAME, Job, JobGroup, JobRequest, format_time_limit
+from ..models.jobs import MAX_NAME, Job, JobRequest
+from ..models.resources import format_time_limit
+from ..models.sweeps import JobGroup
 from . import jobfiles, submission
 from .sweeps import run_name
 

@@ -211,7 +211,7 @@ class Runner:
         self.request_stop(("cancelled", "cancelled", "Cancelled by the user."))
 
     def _time_up(self, limit: int) -> None:
-        from ..models.jobs import format_time_limit
+        from ..models.resources import format_time_limit
 
         self.request_stop(
             ("failed", "time_limit", f"The job ran past its time limit of {format_time_limit(limit)}.")

@@ -23,14 +23,9 @@ from typing import Any
 
 from ..errors import Conflict, NotFound, TooLarge
 from ..images import runtime
-from ..models.jobs import (
-    TERMINAL_STATES,
-    Job,
-    JobGroup,
-    JobList,
-    JobRequest,
-)
+from ..models.jobs import TERMINAL_STATES, Job, JobList, JobRequest
 from ..models.notebooks import NotebookParameters
+from ..models.sweeps import JobGroup
 from ..offloop import python_work
 from . import jobfiles, submission, sweeps
 from .backend import Backend, IllegalTransition

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..errors import Conflict, InvalidRequest, NotFound
-from ..models.jobs import JOB_STATES, TERMINAL_STATES, BackendUsage, Job, JobList, UsageReport
+from ..models.backends import BackendUsage, UsageReport
+from ..models.jobs import JOB_STATES, TERMINAL_STATES, Job, JobList
 from .backend import check_transition
 from .group_records import GroupRecords
 from .sql import INSERT, VISIBLE, dump, row, transaction

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import Conflict, InvalidRequest, TooLarge
-from ..models.jobs import JOB_STATES, MAX_NAME, JobGroup, JobRequest
+from ..models.jobs import JOB_STATES, MAX_NAME, JobRequest
 from ..models.notebooks import NotebookParameters
+from ..models.sweeps import JobGroup
 from .parameters import check_values
 
 

@@ -7,7 +7,7 @@ import datetime as dt
 import io
 import time
 
-from ..models.jobs import UsageWeek, UsageWeeks
+from ..models.backends import UsageWeek, UsageWeeks
 from .store import JobStore
 
 

@@ -19,7 +19,8 @@ from pydantic import JsonValue
 
 from ..batch.sweeps import range_values
 from ..errors import GpuEnvError, InvalidRequest
-from ..models.jobs import JOB_STATES, TERMINAL_STATES, Job, JobGroup
+from ..models.jobs import JOB_STATES, TERMINAL_STATES, Job
+from ..models.sweeps import JobGroup
 from .common import UsageError, human_duration, print_json, print_table
 from .config import Session, command_parser, run_command
 from .progress import ProgressBar

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..batch import groups
 from ..batch.rerun import rerun
-from ..models.jobs import TERMINAL_STATES, JobGroup
+from ..models.jobs import TERMINAL_STATES
+from ..models.sweeps import JobGroup
 from .common import print_json, print_table
 from .config import command_parser, run_command
 from .progress import ProgressBar

@@ -5,24 +5,20 @@ from __future__ import annotations
 from ..batch.groups import as_csv
 from ..batch.rerun import rerun
 from ..batch.usage import as_csv as usage_csv
+from ..models.backends import BackendList, UsageReport, UsageWeeks
 from ..models.cluster import ClusterCapacity
 from ..models.jobs import (
     JOB_STATES,
     NOTEBOOK_PATTERN,
-    BackendList,
     Job,
     JobGpuSeries,
-    JobGroup,
-    JobGroupList,
     JobList,
     JobRequest,
     LogChunk,
     RerunRequest,
-    SweepResults,
-    UsageReport,
-    UsageWeeks,
 )
 from ..models.notebooks import NotebookParameters
+from ..models.sweeps import JobGroup, JobGroupList, SweepResults
 from .base import GpuEnvHandler, Param, operation
 
 _STATE = "|".join(JOB_STATES)

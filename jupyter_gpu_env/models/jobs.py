@@ -1,8 +1,7 @@
-"""Batch jobs: what a submission asks for, what a job record holds, listings, log chunks and usage."""
+"""Batch jobs: what a submission asks for, what a job record holds, listings and log chunks."""
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Annotated, Literal, TypeAlias, Union
 
 from pydantic import ConfigDict, Field, JsonValue, model_validator
@@ -10,6 +9,7 @@ from typing_extensions import TypeAliasType
 
 from .common import ApiModel
 from .fields import line, patterned, whole_number
+from .resources import JobResources, Resources
 
 JobState = Literal["queued", "running", "succeeded", "failed", "cancelled"]
 JOB_STATES: tuple[JobState, ...] = ("queued", "running", "succeeded", "failed", "cancelled")
@@ -17,176 +17,7 @@ TERMINAL_STATES: frozenset[str] = frozenset({"succeeded", "failed", "cancelled"}
 ACTIVE_STATES: frozenset[str] = frozenset({"queued", "running"})
 
 
-MAX_CPUS = 1024
-MAX_GPUS = 64
-# Integers of bytes up to 2^53: exact in JSON for every client (JavaScript's numbers included).
-MAX_MEMORY_INT = (1 << 53) - 1
-MAX_TIME_MINUTES = 999_999
-
-# The forms people write, as regular expressions shared by the parser here and the OpenAPI document,
-# so that what the document calls valid is exactly what is accepted. No absolute ceiling beyond the
-# digits these forms allow: each backend states its own limits (`GET backends`) and refuses beyond.
-# `1g.10gb`, `3g.40gb`, `1g.10gb+me` (NVIDIA's media-extension profiles).
-MIG_PROFILE_PATTERN = r"^[1-7]g\.[0-9]{1,3}gb(\+me)?$"
-MIG_PROFILE_RE = re.compile(MIG_PROFILE_PATTERN)
-# A positive amount with a binary unit: `512M`, `4G`, `4GiB`, `1.5T` (never all zeros).
-MEMORY_PATTERN = r"^ *(?![0.]*[ KkMmGgTt])([0-9]{1,6}(\.[0-9]{1,3})?) *([KkMmGgTt])([Ii]?[Bb])? *$"
-_MEMORY_RE = re.compile(MEMORY_PATTERN)
-# SLURM's forms: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS (never all zeros).
-TIME_LIMIT_PATTERN = (
-    r"^ *(?![-0:]* *$)("
-    r"(?P<minutes>[0-9]{1,6})"
-    r"|(?P<ms_m>[0-9]{1,6}):(?P<ms_s>[0-5]?[0-9])"
-    r"|(?P<h>[0-9]{1,5}):(?P<h_m>[0-5]?[0-9]):(?P<h_s>[0-5]?[0-9])"
-    r"|(?P<d>[0-9]{1,3})-(?P<d_h>[01]?[0-9]|2[0-3])(:(?P<d_m>[0-5]?[0-9])(:(?P<d_s>[0-5]?[0-9]))?)?"
-    r") *$"
-)
-_TIME_RE = re.compile(TIME_LIMIT_PATTERN)
-_UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
-_NAME_RE = re.compile(NAME_PATTERN)
-
-
-def parse_memory(value: int | str) -> int:
-    """Bytes from an integer (bytes) or a string with a binary unit: ``512M``, ``4G``, ``4GiB``, ``1.5T``.
-
-    Units are powers of 1024, as SLURM reads them. A string without a unit is refused: SLURM would
-    read it as megabytes and Kubernetes as bytes, and guessing wrong costs a job.
-    """
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        raise ValueError("memory must be a number of bytes or a string such as '4G'")
-    if isinstance(value, int):
-        if not 1 <= value <= MAX_MEMORY_INT:
-            raise ValueError(f"memory in bytes must be from 1 to {MAX_MEMORY_INT}")
-        return value
-    m = _MEMORY_RE.fullmatch(value)
-    if m is None:
-        raise ValueError(f"memory '{value}' is not understood; write it like '512M', '4G' or '1.5T'")
-    return max(1, int(float(m.group(1)) * _UNITS[m.group(3).upper()]))
-
-
-def parse_time_limit(value: int | str) -> int:
-    """Seconds from SLURM's forms: minutes as a number, ``MM:SS``, ``HH:MM:SS``, ``D-HH``, ``D-HH:MM[:SS]``."""
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        raise ValueError("time_limit must be minutes or a string such as '1:00:00'")
-    if isinstance(value, int):
-        if not 1 <= value <= MAX_TIME_MINUTES:
-            raise ValueError(f"time_limit in minutes must be from 1 to {MAX_TIME_MINUTES}")
-        return value * 60
-    m = _TIME_RE.fullmatch(value)
-    if m is None:
-        raise ValueError(
-            f"time_limit '{value}' is not understood; write minutes ('90'), 'HH:MM:SS' ('1:30:00') or "
-            "'D-HH:MM:SS'"
-        )
-    g = {k: int(v) for k, v in m.groupdict().items() if v is not None}
-    if "minutes" in g:
-        return g["minutes"] * 60
-    if "ms_m" in g:
-        return g["ms_m"] * 60 + g["ms_s"]
-    if "h" in g:
-        return (g["h"] * 60 + g["h_m"]) * 60 + g["h_s"]
-    return ((g["d"] * 24 + g["d_h"]) * 60 + g.get("d_m", 0)) * 60 + g.get("d_s", 0)
-
-
-def format_time_limit(seconds: int) -> str:
-    """SLURM's ``D-HH:MM:SS`` (or ``HH:MM:SS`` under a day), for sbatch and for people."""
-    days, rem = divmod(int(seconds), 86400)
-    h, rem = divmod(rem, 3600)
-    m, s = divmod(rem, 60)
-    return f"{days}-{h:02d}:{m:02d}:{s:02d}" if days else f"{h:d}:{m:02d}:{s:02d}"
-
-
-def mig_fraction(profile: str) -> float:
-    """The share of a whole GPU a MIG profile holds, by compute slices out of seven (A100/H100)."""
-    return int(profile[0]) / 7 if MIG_PROFILE_RE.fullmatch(profile) else 0.0
-
-
-MemoryText = Annotated[
-    str,
-    patterned(
-        MEMORY_PATTERN, "memory", hint="write it like '512M', '4G' or '1.5T' (binary units)", max_length=40
-    ),
-]
-TimeLimitText = Annotated[
-    str,
-    patterned(
-        TIME_LIMIT_PATTERN,
-        "time_limit",
-        hint="write minutes ('90'), 'HH:MM:SS' ('1:30:00') or 'D-HH:MM:SS' ('2-00:00:00')",
-        max_length=40,
-    ),
-]
-MigProfile = Annotated[
-    str, patterned(MIG_PROFILE_PATTERN, "mig_profile", hint="write it like '1g.10gb' or '3g.40gb'")
-]
-
-
-class Resources(ApiModel):
-    """Resources a submission asks for, in the forms people write them. Unset means the backend's default."""
-
-    model_config = ConfigDict(
-        json_schema_extra={
-            "not": {
-                "required": ["gpus", "mig_profile"],
-                "properties": {"gpus": {"type": "integer"}, "mig_profile": {"type": "string"}},
-            }
-        }
-    )
-
-    cpus: Annotated[int, whole_number("cpus", 1, MAX_CPUS)] | None = Field(
-        default=None, description=f"CPU cores, 1..{MAX_CPUS}."
-    )
-    memory: Annotated[int, whole_number("memory in bytes", 1, MAX_MEMORY_INT)] | MemoryText | None = Field(
-        default=None,
-        description="Bytes, or a string with a binary unit: '512M', '4G', '1.5T'. Each backend states "
-        "its own maximum (`GET backends`).",
-    )
-    gpus: Annotated[int, whole_number("gpus", 0, MAX_GPUS)] | None = Field(
-        default=None, description=f"Whole GPUs, 0..{MAX_GPUS}. Not with mig_profile."
-    )
-    mig_profile: MigProfile | None = Field(
-        default=None, description="A MIG slice such as `1g.10gb` or `3g.40gb`, instead of whole GPUs."
-    )
-    time_limit: (
-        Annotated[int, whole_number("time_limit in minutes", 1, MAX_TIME_MINUTES)] | TimeLimitText | None
-    ) = Field(
-        default=None,
-        description="Minutes, or SLURM's 'HH:MM:SS' / 'D-HH:MM:SS'. Each backend states its own maximum.",
-    )
-
-    @model_validator(mode="after")
-    def _gpus_or_mig(self) -> Resources:
-        if self.gpus is not None and self.mig_profile is not None:
-            raise ValueError("ask for either whole GPUs (gpus) or a MIG slice (mig_profile), not both")
-        return self
-
-    def normalized(self) -> JobResources:
-        return JobResources(
-            cpus=self.cpus,
-            memory_bytes=parse_memory(self.memory) if self.memory is not None else None,
-            gpus=self.gpus,
-            mig_profile=self.mig_profile,
-            time_limit_seconds=parse_time_limit(self.time_limit) if self.time_limit is not None else None,
-        )
-
-
-class JobResources(ApiModel):
-    """The resources of a job, normalized: bytes and seconds."""
-
-    cpus: int | None = None
-    memory_bytes: int | None = None
-    gpus: int | None = None
-    mig_profile: str | None = None
-    time_limit_seconds: int | None = None
-
-    def gpu_units(self) -> float:
-        """Whole-GPU equivalents, for GPU-hours: a MIG slice counts its share of the GPU."""
-        if self.mig_profile:
-            return mig_fraction(self.mig_profile)
-        return float(self.gpus or 0)
-
-
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"  # a backend's name
 IDENTIFIER_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,99}$"
 # A notebook under the server's root: one line, ending in .ipynb (in any case).
 NOTEBOOK_PATTERN = r"^[^\x00-\x1f\x7f]*\.[iI][pP][yY][nN][bB]$"
@@ -444,66 +275,6 @@ class Job(ApiModel):
     group_index: int | None = Field(default=None, description="Its place in the sweep, from 0.")
 
 
-class JobGroup(ApiModel):
-    """A sweep: one notebook run once per set of parameter values, as one submission."""
-
-    id: str
-    name: str
-    backend: str
-    notebook_path: str
-    size: int = Field(description="How many runs.")
-    max_concurrent: int
-    varied: list[str] = Field(description="The parameters whose values differ between runs.")
-    parameters: dict[str, JsonValue] = Field(default_factory=dict, description="The values every run has.")
-    counts: dict[str, int] = Field(description="Runs per state.")
-    state: JobState = Field(
-        description="`running` while a run is queued or running and another has started; `queued` while "
-        "none has; once all have ended, `succeeded` if all did, `cancelled` if any was cancelled and none "
-        "failed, else `failed`."
-    )
-    created_at: float
-    finished_at: float | None = None
-    backend_job_id: str | None = Field(
-        default=None,
-        description="The backend's one object for the whole sweep: a SLURM array, an Indexed Job.",
-    )
-    gpu_idle_runs: list[str] = Field(
-        default_factory=list,
-        description="Running runs whose GPU has been idle at least `c.GpuEnvApp.job_gpu_idle_seconds`.",
-    )
-
-
-class JobGroupList(ApiModel):
-    items: list[JobGroup]
-    total: int
-    offset: int
-    limit: int
-    next_offset: int | None = None
-
-
-class SweepRow(ApiModel):
-    """One run of a sweep in its results table."""
-
-    index: int
-    job_id: str
-    state: JobState
-    duration_seconds: float | None = Field(default=None, description="From its start to its end (or now).")
-    parameters: dict[str, JsonValue] = Field(description="The values of the sweep's varied parameters.")
-    values: dict[str, JsonValue] = Field(
-        description="What the run recorded: a `results`-tagged cell's dict, and scrapbook's glued values."
-    )
-    output_path: str
-
-
-class SweepResults(ApiModel):
-    """A sweep's runs side by side: parameters, recorded values, state and duration."""
-
-    group: JobGroup
-    parameter_columns: list[str]
-    value_columns: list[str] = Field(description="Every name any run recorded, in first-seen order.")
-    rows: list[SweepRow]
-
-
 class JobList(ApiModel):
     items: list[Job]
     total: int = Field(description="Jobs matching the filter, over all pages.")
@@ -521,72 +292,3 @@ class LogChunk(ApiModel):
     next_offset: int
     text: str
     eof: bool = Field(description="True when the job has ended and the whole log has been read.")
-
-
-class ResourceLimits(ApiModel):
-    max_cpus: int | None = None
-    max_memory_bytes: int | None = None
-    max_gpus: int | None = None
-    max_time_limit_seconds: int | None = None
-
-
-class BackendInfo(ApiModel):
-    """What a backend offers, so the submit dialog offers only what can run."""
-
-    name: str
-    kind: str = Field(description="`local`, `slurm` or `kubernetes`.")
-    queues: list[str] = Field(default_factory=list)
-    default_queue: str | None = None
-    limits: ResourceLimits = Field(default_factory=ResourceLimits)
-    mig_profiles: list[str] = Field(default_factory=list)
-    supports_images: bool = False
-    supports_gpus: bool = False
-    enforced: list[str] = Field(
-        default_factory=list, description="Resources this backend enforces; the others are only recorded."
-    )
-    notes: list[str] = Field(default_factory=list, description="Sentences for the user about this backend.")
-
-
-class BackendList(ApiModel):
-    backends: list[BackendInfo]
-    gpu_idle_seconds: float = Field(
-        default=600.0,
-        description="A running job whose GPU has been idle this long gets a warning "
-        "(`c.GpuEnvApp.job_gpu_idle_seconds`).",
-    )
-
-
-class BackendUsage(ApiModel):
-    gpu_hours: float = Field(default=0.0, description="GPU-hours allocated (a MIG slice counts its share).")
-    cpu_hours: float = 0.0
-    gpu_hours_used: float = Field(
-        default=0.0,
-        description="GPU-hours used: allocated hours weighted by each job's measured mean utilization.",
-    )
-    gpu_hours_measured: float = Field(
-        default=0.0,
-        description="The allocated GPU-hours whose utilization was measured (not MIG slices, not jobs "
-        "from before sampling): efficiency is `gpu_hours_used / gpu_hours_measured`.",
-    )
-    jobs: dict[str, int] = Field(default_factory=dict, description="Jobs created in the period, by state.")
-
-
-class UsageWeek(ApiModel):
-    week_start: float = Field(description="Monday 00:00 (server's local time) of the week, Unix time.")
-    backends: dict[str, BackendUsage] = Field(default_factory=dict)
-    total: BackendUsage = Field(default_factory=lambda: BackendUsage())
-
-
-class UsageWeeks(ApiModel):
-    """GPU-hours allocated and used per week, oldest first (the current week so far last)."""
-
-    weeks: list[UsageWeek]
-
-
-class UsageReport(ApiModel):
-    """GPU-hours, CPU-hours and job counts from the job records over a period."""
-
-    period_start: float
-    period_end: float
-    backends: dict[str, BackendUsage] = Field(default_factory=dict)
-    total: BackendUsage = Field(default_factory=BackendUsage)

@@ -10,7 +10,8 @@ import pytest
 from jupyter_gpu_env.batch.backend import TRANSITIONS, IllegalTransition, check_transition
 from jupyter_gpu_env.batch.store import SCHEMA_VERSION, JobStore
 from jupyter_gpu_env.errors import Conflict, InvalidRequest, NotFound
-from jupyter_gpu_env.models.jobs import JOB_STATES, Job, JobResources
+from jupyter_gpu_env.models.jobs import JOB_STATES, Job
+from jupyter_gpu_env.models.resources import JobResources
 
 
 def make_job(
@@ -224,7 +225,8 @@ async def test_used_gpu_hours_weigh_allocated_hours_by_measured_utilization(tmp_
 
 
 async def test_a_sweeps_idle_runs_are_named(tmp_path):
-    from jupyter_gpu_env.models.jobs import JobGpuUsage, JobGroup
+    from jupyter_gpu_env.models.jobs import JobGpuUsage
+    from jupyter_gpu_env.models.sweeps import JobGroup
 
     store = JobStore(tmp_path / "jobs.sqlite")
     try:

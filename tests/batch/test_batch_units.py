@@ -11,7 +11,7 @@ from jupyter_gpu_env.batch import jobfiles
 from jupyter_gpu_env.batch.submission import parse_request, slug
 from jupyter_gpu_env.errors import InvalidRequest
 from jupyter_gpu_env.kernelspecs import JOB_KERNEL, write_job_kernelspec
-from jupyter_gpu_env.models.jobs import (
+from jupyter_gpu_env.models.resources import (
     JobResources,
     format_time_limit,
     mig_fraction,

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from jupyter_gpu_env.batch.kubernetes import checks, objects
 from jupyter_gpu_env.batch.slurm import script
-from jupyter_gpu_env.models.jobs import Job, JobResources
+from jupyter_gpu_env.models.jobs import Job
+from jupyter_gpu_env.models.resources import JobResources
 
 FOLDER = Path("/shared/jobs/run-0123456789ab")
 TEXT = st.text(alphabet=st.characters(codec="utf-8"), max_size=80)

@@ -30,16 +30,10 @@ from kubernetes import client
 
 from ...errors import Conflict, GpuEnvError, InvalidRequest
 from ...gpu.cluster import KubernetesCapacity
+from ...models.backends import BackendInfo, ResourceLimits
 from ...models.cluster import ClusterCapacity
-from ...models.jobs import (
-    TERMINAL_STATES,
-    BackendInfo,
-    Job,
-    JobRequest,
-    LogChunk,
-    ResourceLimits,
-    parse_memory,
-)
+from ...models.jobs import TERMINAL_STATES, Job, JobRequest, LogChunk
+from ...models.resources import parse_memory
 from ...tasks import cancel_and_wait
 from .. import jobfiles
 from ..backend import GroupSubmission, Observation, check_against_info

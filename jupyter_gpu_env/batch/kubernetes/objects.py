@@ -27,7 +27,8 @@ from typing import Any
 
 from kubernetes import client
 
-from ...models.jobs import MIG_PROFILE_RE, Job
+from ...models.jobs import Job
+from ...models.resources import MIG_PROFILE_RE
 
 CONTAINER = "runner"
 MANAGED_BY_KEY = "app.kubernetes.io/managed-by"

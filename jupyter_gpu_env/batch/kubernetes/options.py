@@ -8,7 +8,7 @@ import os
 
 from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode
 
-from ...models.jobs import parse_memory
+from ...models.resources import parse_memory
 from ..backend import Backend
 from . import objects
 from .checks import check_settings

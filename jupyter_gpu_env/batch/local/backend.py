@@ -22,7 +22,8 @@ import psutil
 from traitlets import Float, Int, Unicode
 
 from ... import proc
-from ...models.jobs import BackendInfo, Job, ResourceLimits
+from ...models.backends import BackendInfo, ResourceLimits
+from ...models.jobs import Job
 from .. import jobfiles
 from ..backend import Backend, GroupSubmission, Observation
 

@@ -27,8 +27,10 @@ from traitlets import TraitError
 
 from ... import proc
 from ...errors import CommandTimeout, Conflict, GpuEnvError, InvalidRequest, NotFound, Unavailable
+from ...models.backends import BackendInfo, ResourceLimits
 from ...models.cluster import CapacityRow, ClusterCapacity
-from ...models.jobs import MIG_PROFILE_RE, BackendInfo, Job, JobRequest, ResourceLimits
+from ...models.jobs import Job, JobRequest
+from ...models.resources import MIG_PROFILE_RE
 from ...tasks import cancel_and_wait
 from .. import jobfiles
 from ..backend import GroupSubmission, Observation

@@ -14,7 +14,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...models.jobs import Job, JobState, format_time_limit
+from ...models.jobs import Job, JobState
+from ...models.resources import format_time_limit
 from .. import jobfiles
 from ..backend import Observation
 from . import parse

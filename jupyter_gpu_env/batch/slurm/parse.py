@@ -15,7 +15,7 @@ import re
 import time
 from dataclasses import dataclass, field
 
-from ...models.jobs import parse_time_limit
+from ...models.resources import parse_time_limit
 
 # `%r` (the reason) comes last: it is the only field that may hold the separator or spaces.
 SQUEUE_FIELDS = ("%i", "%T", "%P", "%S", "%N", "%r")

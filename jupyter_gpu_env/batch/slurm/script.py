@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...models.jobs import MIG_PROFILE_RE, Job
+from ...models.jobs import Job
+from ...models.resources import MIG_PROFILE_RE
 from .. import jobfiles
 from ..submission import slug
 from .parse import ceil_minutes

@@ -13,7 +13,8 @@ import pytest
 from jupyter_gpu_env.batch import jobfiles
 from jupyter_gpu_env.batch.kubernetes import checks, objects
 from jupyter_gpu_env.errors import Conflict, Forbidden, InvalidRequest, NotFound, Unavailable
-from jupyter_gpu_env.models.jobs import Job, JobRequest, Resources
+from jupyter_gpu_env.models.jobs import Job, JobRequest
+from jupyter_gpu_env.models.resources import Resources
 
 NS = "jhub"  # the namespace of the conftest's workspace
 

@@ -12,7 +12,8 @@ import pytest
 from kubernetes.utils import parse_quantity
 
 from jupyter_gpu_env.batch.kubernetes import checks, objects
-from jupyter_gpu_env.models.jobs import Job, Resources
+from jupyter_gpu_env.models.jobs import Job
+from jupyter_gpu_env.models.resources import Resources
 
 kubernetes_validate = pytest.importorskip("kubernetes_validate")
 

@@ -13,7 +13,8 @@ import pytest
 from helpers import write_notebook
 
 from jupyter_gpu_env.batch.kubernetes import checks, indexed, objects
-from jupyter_gpu_env.models.jobs import Job, JobResources
+from jupyter_gpu_env.models.jobs import Job
+from jupyter_gpu_env.models.resources import JobResources
 
 kubernetes_validate = pytest.importorskip("kubernetes_validate")
 K8S_VERSIONS = ("1.29.0", "1.37.0")

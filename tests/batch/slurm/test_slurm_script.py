@@ -19,7 +19,8 @@ from jupyter_gpu_env.batch.local import LocalBackend
 from jupyter_gpu_env.batch.slurm import SlurmBackend, script
 from jupyter_gpu_env.batch.slurm.observe import JOB_ID_FILE
 from jupyter_gpu_env.errors import CommandFailed, InvalidRequest, NotFound, Unavailable
-from jupyter_gpu_env.models.jobs import Job, JobRequest, JobResources
+from jupyter_gpu_env.models.jobs import Job, JobRequest
+from jupyter_gpu_env.models.resources import JobResources
 
 DATA = Path(__file__).parent / "data"
 FOLDER = Path("/shared/jobs/train-abc123def456")

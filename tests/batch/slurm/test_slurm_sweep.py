@@ -10,7 +10,8 @@ import pytest
 from helpers import wait_until, write_notebook
 
 from jupyter_gpu_env.batch.slurm import script
-from jupyter_gpu_env.models.jobs import Job, JobResources
+from jupyter_gpu_env.models.jobs import Job
+from jupyter_gpu_env.models.resources import JobResources
 
 
 def test_array_spec_compresses_indexes_and_limits_them():

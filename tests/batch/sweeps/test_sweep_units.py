@@ -7,8 +7,9 @@ import pytest
 
 from jupyter_gpu_env.batch import results, sweeps
 from jupyter_gpu_env.errors import Conflict, InvalidRequest, TooLarge
-from jupyter_gpu_env.models.jobs import JobGroup, JobRequest
+from jupyter_gpu_env.models.jobs import JobRequest
 from jupyter_gpu_env.models.notebooks import NotebookParameter, NotebookParameters
+from jupyter_gpu_env.models.sweeps import JobGroup
 
 
 def _request(**kw) -> JobRequest:

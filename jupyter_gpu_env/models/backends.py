@@ -1,0 +1,76 @@
+"""Batch backends as the API shows them (queues, limits, MIG profiles) and the usage they account."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from .common import ApiModel
+
+
+class ResourceLimits(ApiModel):
+    max_cpus: int | None = None
+    max_memory_bytes: int | None = None
+    max_gpus: int | None = None
+    max_time_limit_seconds: int | None = None
+
+
+class BackendInfo(ApiModel):
+    """What a backend offers, so the submit dialog offers only what can run."""
+
+    name: str
+    kind: str = Field(description="`local`, `slurm` or `kubernetes`.")
+    queues: list[str] = Field(default_factory=list)
+    default_queue: str | None = None
+    limits: ResourceLimits = Field(default_factory=ResourceLimits)
+    mig_profiles: list[str] = Field(default_factory=list)
+    supports_images: bool = False
+    supports_gpus: bool = False
+    enforced: list[str] = Field(
+        default_factory=list, description="Resources this backend enforces; the others are only recorded."
+    )
+    notes: list[str] = Field(default_factory=list, description="Sentences for the user about this backend.")
+
+
+class BackendList(ApiModel):
+    backends: list[BackendInfo]
+    gpu_idle_seconds: float = Field(
+        default=600.0,
+        description="A running job whose GPU has been idle this long gets a warning "
+        "(`c.GpuEnvApp.job_gpu_idle_seconds`).",
+    )
+
+
+class BackendUsage(ApiModel):
+    gpu_hours: float = Field(default=0.0, description="GPU-hours allocated (a MIG slice counts its share).")
+    cpu_hours: float = 0.0
+    gpu_hours_used: float = Field(
+        default=0.0,
+        description="GPU-hours used: allocated hours weighted by each job's measured mean utilization.",
+    )
+    gpu_hours_measured: float = Field(
+        default=0.0,
+        description="The allocated GPU-hours whose utilization was measured (not MIG slices, not jobs "
+        "from before sampling): efficiency is `gpu_hours_used / gpu_hours_measured`.",
+    )
+    jobs: dict[str, int] = Field(default_factory=dict, description="Jobs created in the period, by state.")
+
+
+class UsageWeek(ApiModel):
+    week_start: float = Field(description="Monday 00:00 (server's local time) of the week, Unix time.")
+    backends: dict[str, BackendUsage] = Field(default_factory=dict)
+    total: BackendUsage = Field(default_factory=lambda: BackendUsage())
+
+
+class UsageWeeks(ApiModel):
+    """GPU-hours allocated and used per week, oldest first (the current week so far last)."""
+
+    weeks: list[UsageWeek]
+
+
+class UsageReport(ApiModel):
+    """GPU-hours, CPU-hours and job counts from the job records over a period."""
+
+    period_start: float
+    period_end: float
+    backends: dict[str, BackendUsage] = Field(default_factory=dict)
+    total: BackendUsage = Field(default_factory=BackendUsage)

@@ -1,0 +1,68 @@
+"""Sweeps: one notebook run once per set of parameter values, their listing and their results table."""
+
+from __future__ import annotations
+
+from pydantic import Field, JsonValue
+
+from .common import ApiModel
+from .jobs import JobState
+
+
+class JobGroup(ApiModel):
+    """A sweep: one notebook run once per set of parameter values, as one submission."""
+
+    id: str
+    name: str
+    backend: str
+    notebook_path: str
+    size: int = Field(description="How many runs.")
+    max_concurrent: int
+    varied: list[str] = Field(description="The parameters whose values differ between runs.")
+    parameters: dict[str, JsonValue] = Field(default_factory=dict, description="The values every run has.")
+    counts: dict[str, int] = Field(description="Runs per state.")
+    state: JobState = Field(
+        description="`running` while a run is queued or running and another has started; `queued` while "
+        "none has; once all have ended, `succeeded` if all did, `cancelled` if any was cancelled and none "
+        "failed, else `failed`."
+    )
+    created_at: float
+    finished_at: float | None = None
+    backend_job_id: str | None = Field(
+        default=None,
+        description="The backend's one object for the whole sweep: a SLURM array, an Indexed Job.",
+    )
+    gpu_idle_runs: list[str] = Field(
+        default_factory=list,
+        description="Running runs whose GPU has been idle at least `c.GpuEnvApp.job_gpu_idle_seconds`.",
+    )
+
+
+class JobGroupList(ApiModel):
+    items: list[JobGroup]
+    total: int
+    offset: int
+    limit: int
+    next_offset: int | None = None
+
+
+class SweepRow(ApiModel):
+    """One run of a sweep in its results table."""
+
+    index: int
+    job_id: str
+    state: JobState
+    duration_seconds: float | None = Field(default=None, description="From its start to its end (or now).")
+    parameters: dict[str, JsonValue] = Field(description="The values of the sweep's varied parameters.")
+    values: dict[str, JsonValue] = Field(
+        description="What the run recorded: a `results`-tagged cell's dict, and scrapbook's glued values."
+    )
+    output_path: str
+
+
+class SweepResults(ApiModel):
+    """A sweep's runs side by side: parameters, recorded values, state and duration."""
+
+    group: JobGroup
+    parameter_columns: list[str]
+    value_columns: list[str] = Field(description="Every name any run recorded, in first-seen order.")
+    rows: list[SweepRow]
