@@ -26,9 +26,10 @@ from .gpu.kernel_processes import RunningKernel, describe_kernels, running_in
 from .gpu.sampler import Sampler
 from .images import mounts, runtime
 from .images.service import ImageService
-from .models.envs import KernelInfo, NewEnvironmentRequest, PackagesRequest, PublishRequest, PublishResult
+from .models.envs import KernelInfo, NewEnvironmentRequest, PublishRequest, PublishResult
 from .models.envs_api import DeletedEnvironment
 from .models.images import Image, ImageRequest
+from .models.packages import PackagesRequest
 from .models.tasks import Task
 from .tasks import TaskContext, TaskManager
 

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from ..errors import GpuEnvError
-from ..models.envs import CloneReport, ExportFormat, PackagesReport
+from ..models.envs import CloneReport, ExportFormat
+from ..models.packages import PackagesReport
 
 ProgressFn = Callable[[float, str], None]
 LogFn = Callable[[str], None]

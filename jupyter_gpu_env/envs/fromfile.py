@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 
 from ..errors import Forbidden, InvalidRequest, NotFound
 from ..inputs import resolve_in_root
-from ..models.envs import CreateReport, CreateResult, PackagesPlan
+from ..models.envs import CreateReport, CreateResult
+from ..models.packages import PackagesPlan
 from . import specfile
 from .changes import create
 from .engine import LogFn, ProgressFn

@@ -29,14 +29,13 @@ from ..models.envs import (
     CloneResult,
     Environment,
     EnvironmentDetail,
-    EnvironmentHistory,
     ExportFormat,
     ExportResult,
     KernelInfo,
-    PackagesPlan,
     PackagesResult,
     UndoResult,
 )
+from ..models.packages import EnvironmentHistory, PackagesPlan
 from ..models.tasks import Task
 from . import conda_list, transaction
 from .catalog import EnvironmentCatalog, EnvLocation

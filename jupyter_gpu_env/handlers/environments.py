@@ -5,18 +5,16 @@ from __future__ import annotations
 
 from ..models.envs import (
     EnvironmentDetail,
-    EnvironmentHistory,
     EnvironmentList,
     ExportResult,
     KernelInfo,
     KernelRequest,
     NewEnvironmentRequest,
-    PackageSearch,
-    PackagesRequest,
     PublishRequest,
 )
 from ..models.envs_api import DeletedEnvironment, KernelRemoved
 from ..models.images import Image, ImageRequest
+from ..models.packages import EnvironmentHistory, PackageSearch, PackagesRequest
 from ..models.tasks import Task
 from .base import GpuEnvHandler, Param, operation
 

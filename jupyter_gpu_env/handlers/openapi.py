@@ -18,7 +18,8 @@ from pydantic.json_schema import models_json_schema
 from .. import __version__
 from ..models import ApiError
 from ..models.common import ApiJsonSchema
-from ..models.envs import CloneResult, CreateResult, PackagesPlan, PackagesResult, PublishResult, UndoResult
+from ..models.envs import CloneResult, CreateResult, PackagesResult, PublishResult, UndoResult
+from ..models.packages import PackagesPlan
 from .base import AUTH_RESOURCE, VERBS, GpuEnvHandler, OperationSpec, operation
 
 _ERROR_TEXT = {

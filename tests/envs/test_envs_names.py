@@ -10,7 +10,8 @@ from jupyter_gpu_env.envs.syntax import (
     validate_env_name,
 )
 from jupyter_gpu_env.errors import InvalidRequest
-from jupyter_gpu_env.models.envs import KernelRequest, NewEnvironmentRequest, PackagesRequest
+from jupyter_gpu_env.models.envs import KernelRequest, NewEnvironmentRequest
+from jupyter_gpu_env.models.packages import PackagesRequest
 
 
 @pytest.mark.parametrize("name", ["mine", "torch-2.3_cuda12", "A.b-c_d", "x" * 64, "base2"])

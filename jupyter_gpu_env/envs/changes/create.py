@@ -8,7 +8,8 @@ import asyncio
 import time
 from pathlib import Path
 
-from ...models.envs import CreateReport, PackagesPlan
+from ...models.envs import CreateReport
+from ...models.packages import PackagesPlan
 from ..engine import CondaEngine, LogFn, ProgressFn, scaled
 from ..pip import change as pip_change
 from ..pip.tool import PipSettings, installer_for

@@ -10,7 +10,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ...errors import Conflict, InvalidRequest
-from ...models.envs import PackagesPlan, PackagesReport, PackagesRequest
+from ...models.packages import PackagesPlan, PackagesReport, PackagesRequest
 from ..engine import CondaEngine, LogFn, ProgressFn, scaled
 from ..pip import change as pip_change
 from ..pip.tool import PipSettings, installer_for

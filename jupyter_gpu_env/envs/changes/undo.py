@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import Conflict
-from ...models.envs import EnvironmentHistory, HistoryEntry
+from ...models.packages import EnvironmentHistory, HistoryEntry
 from .. import transaction
 from . import history
 
