@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import json
 import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from jupyter_core.paths import jupyter_config_path
+from jupyter_core.paths import jupyter_config_path, jupyter_runtime_dir
 from traitlets import TraitError
 from traitlets.config import Config, Configurable
 from traitlets.config.loader import (
@@ -103,10 +105,30 @@ def make_app(config: Config) -> GpuEnvApp:
         raise InvalidRequest(f"Invalid configuration: {e}") from None
 
 
+def serving_root(folder: Path) -> Path | None:
+    """The root folder of this user's running Jupyter server that serves ``folder`` (the innermost, if
+    several do), from the servers' runtime files; None when none runs or none serves it."""
+    roots = []
+    for runtime_file in Path(jupyter_runtime_dir()).glob("jpserver-*.json"):
+        with contextlib.suppress(OSError, KeyError, TypeError, ValueError):
+            info = json.loads(runtime_file.read_text())
+            os.kill(int(info["pid"]), 0)  # a file left by a server that died raises here
+            root = Path(info["root_dir"]).expanduser().resolve()
+            if folder == root or root in folder.parents:
+                roots.append(root)
+    return max(roots, key=lambda r: len(r.parts), default=None)
+
+
 def root_dir(explicit: str | None, config: Config) -> str:
-    """``--root``, else the server's configured ``c.ServerApp.root_dir``, else the current folder."""
+    """``--root``, else the server's configured ``c.ServerApp.root_dir``, else the root of the running
+    Jupyter server that serves the current folder, else the current folder.
+
+    Job records name their folders relative to the root, so a command run from a subfolder of what the
+    server serves must use the server's root, or the server would not find the jobs it submits.
+    """
     configured = config.ServerApp.get("root_dir") if "ServerApp" in config else None
-    root = Path(explicit or configured or os.getcwd()).expanduser().resolve()
+    here = Path.cwd().resolve()
+    root = Path(explicit or configured or serving_root(here) or here).expanduser().resolve()
     if not root.is_dir():
         raise InvalidRequest(f"The root directory {root} does not exist.")
     return str(root)
@@ -181,7 +203,8 @@ def add_session_options(parser: argparse.ArgumentParser) -> None:
         "--root",
         metavar="DIR",
         help="the server's root directory: notebooks and job folders are relative to it "
-        "(default: c.ServerApp.root_dir if configured, else the current directory)",
+        "(default: c.ServerApp.root_dir if configured, else the root of the running Jupyter server that "
+        "serves the current directory, else the current directory)",
     )
     group.add_argument(
         "--config",

@@ -207,3 +207,31 @@ def test_a_sweep_from_the_command_line_its_results_and_a_rerun(cli, capsys):
     assert "Sent 'sweep [" in err and out.strip() != job
     code, _, err = run(capsys, "submit", "sweep.ipynb", "--max-concurrent", "2")
     assert code == 2 and "--max-concurrent applies to a sweep" in err
+
+
+def test_from_a_subfolder_jobs_land_where_the_running_server_looks(cli, capsys, tmp_path, monkeypatch):
+    """Run from a subfolder of what a running Jupyter server serves, with no root given or configured, the
+    command takes that server's root (from its runtime file): the jobs it submits are the server's too.
+    A runtime file left by a server that died is not followed."""
+    cli.notebook("work/sq.ipynb", ["print(alpha ** 2)"], parameters="alpha = 1")
+    monkeypatch.chdir(cli.root / "work")
+    runtime = tmp_path / "runtime"
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    (runtime / "jpserver-1.json").write_text(
+        json.dumps({"pid": int(dead.stdout), "root_dir": str(cli.root / "work")})
+    )
+
+    code, out, err = run(capsys, "submit", "sq.ipynb", "-p", "alpha", "3", "--wait")
+    assert code == 0, err
+    [job] = listed(capsys)
+    assert job["notebook_path"] == "sq.ipynb"  # no live server: the current folder is the root
+
+    (runtime / "jpserver-2.json").write_text(json.dumps({"pid": os.getpid(), "root_dir": str(cli.root)}))
+    code, out, err = run(capsys, "submit", "sq.ipynb", "-p", "alpha", "4", "--wait")
+    assert code == 0, err
+    job = next(j for j in listed(capsys) if j["id"] == out.strip())
+    assert job["notebook_path"] == "work/sq.ipynb" and not job["job_dir"].startswith("/")
+    # The server's service, rooted where the server is, finds the job's folder and its output.
+    assert printed(cli.root / job["output_path"]).strip().endswith("16")
