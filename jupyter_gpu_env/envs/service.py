@@ -16,7 +16,6 @@ import builtins
 import contextlib
 import logging
 import os
-import re
 import secrets
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -37,9 +36,8 @@ from ..models.envs import (
 )
 from ..models.packages import EnvironmentHistory, PackagesPlan
 from ..models.tasks import Task
-from . import conda_list, transaction
+from . import conda_list, recovery, transaction
 from .catalog import EnvironmentCatalog, EnvLocation
-from .changes import history
 from .changes.packages import PackageChanges, request_of
 from .changes.search import PackageSearcher
 from .changes.undo import read as read_history
@@ -51,19 +49,10 @@ from .pip.tool import PipSettings
 from .prefix import write_origin
 from .sharing import SharedEnvironments
 from .syntax import validate_env_name
-from .transaction import is_disk_full, previous_states, recover, remove_tree
+from .transaction import is_disk_full, previous_states, remove_tree
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-
-_TEMPORARY = re.compile(r"^\.(?P<name>.+)\.(?P<kind>partial|deleting|txn|swap)-[0-9a-f]+$")
-
-
-def _mine(path: Path) -> bool:
-    try:
-        return path.lstat().st_uid == os.getuid()
-    except OSError:
-        return False
 
 
 def default_user_env_dir() -> Path:
@@ -400,44 +389,14 @@ class EnvironmentService:
     # -- after a crash ------------------------------------------------------------------------------
 
     async def cleanup_stale(self) -> builtins.list[Path]:
-        """Undo what a crash left: put back an environment caught between the two renames of a swap, and
-        remove temporaries (``.<name>.partial-*``, ``.txn-*``, ``.deleting-*``, ``.swap-*``) whose name no
-        operation holds, in this process or another.
-        """
-
-        def entries() -> list[Path]:
-            found = []
-            for d in [self.user_env_dir, *self.catalog.shared_dirs]:
-                try:
-                    # in a shared folder, only what this user left (a teammate's may be in progress)
-                    found += [p for p in d.iterdir() if d == self.user_env_dir or _mine(p)]
-                except OSError:
-                    continue
-            return sorted(found)
-
-        def sweep() -> list[Path]:
-            gone = []
-            for p in entries():
-                m = _TEMPORARY.match(p.name)
-                if not m or self.claims.locked_elsewhere(m.group("name")):
-                    continue
-                if m.group("kind") == "swap" and recover(p.parent / m.group("name")):
-                    log.warning("put back %s, caught between the two renames of a swap", m.group("name"))
-                    continue
-                remove_tree(p)
-                gone.append(p)
-            return gone
-
-        removed = await asyncio.to_thread(sweep)
+        """Undo what a crash left (see :func:`recovery.sweep`), in this user's folders."""
+        removed = await asyncio.to_thread(
+            recovery.sweep, self.user_env_dir, self.catalog.shared_dirs, self.claims.locked_elsewhere
+        )
         for p in removed:
             log.info("removed stale temporary %s", p)
         return removed
 
     def interrupted_note(self, task: Task) -> str | None:
         """What can be told of a package change the server died in (blocking; read at start)."""
-        if task.kind != "install" or not (task.target or "").startswith("environments/"):
-            return None
-        prefix = self.user_env_dir / task.target.split("/", 1)[1]  # type: ignore[union-attr]
-        if history.holds(prefix, task.id):
-            return "The change had been applied: the environment holds it."
-        return "The environment was left exactly as it was before the change."
+        return recovery.interrupted_note(self.user_env_dir, task)

@@ -1,0 +1,62 @@
+"""After a crash: what an interrupted operation left in the environment folders, and what can be told of
+a package change the server died in. Read at a server's start."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from ..models.tasks import Task
+from .changes import history
+from .transaction import recover, remove_tree
+
+log = logging.getLogger(__name__)
+
+# .<name>.<kind>-<hex>: a clone or creation being built, a deletion, a transaction's copy, a swap's
+_TEMPORARY = re.compile(r"^\.(?P<name>.+)\.(?P<kind>partial|deleting|txn|swap)-[0-9a-f]+$")
+
+
+def _mine(path: Path) -> bool:
+    try:
+        return path.lstat().st_uid == os.getuid()
+    except OSError:
+        return False
+
+
+def sweep(
+    user_env_dir: Path, shared_dirs: Sequence[Path], locked_elsewhere: Callable[[str], bool]
+) -> list[Path]:
+    """Put back an environment caught between the two renames of a swap, and remove temporaries
+    (``.<name>.partial-*``, ``.txn-*``, ``.deleting-*``, ``.swap-*``) whose name no operation holds, in
+    this process or another. In a shared folder, only what this user left (a teammate's may be in
+    progress). Blocking."""
+    found: list[Path] = []
+    for d in [user_env_dir, *shared_dirs]:
+        try:
+            found += [p for p in d.iterdir() if d == user_env_dir or _mine(p)]
+        except OSError:
+            continue
+    gone = []
+    for p in sorted(found):
+        m = _TEMPORARY.match(p.name)
+        if not m or locked_elsewhere(m.group("name")):
+            continue
+        if m.group("kind") == "swap" and recover(p.parent / m.group("name")):
+            log.warning("put back %s, caught between the two renames of a swap", m.group("name"))
+            continue
+        remove_tree(p)
+        gone.append(p)
+    return gone
+
+
+def interrupted_note(user_env_dir: Path, task: Task) -> str | None:
+    """What can be told of a package change the server died in (blocking)."""
+    if task.kind != "install" or not (task.target or "").startswith("environments/"):
+        return None
+    prefix = user_env_dir / task.target.split("/", 1)[1]  # type: ignore[union-attr]
+    if history.holds(prefix, task.id):
+        return "The change had been applied: the environment holds it."
+    return "The environment was left exactly as it was before the change."
