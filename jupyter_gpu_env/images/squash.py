@@ -244,7 +244,7 @@ def _walk(root: str) -> tuple[dict[str, bool], set[str]]:
     """
     on_disk: dict[str, bool] = {}
     listed: set[str] = set()
-    stack: list[tuple[str, str, bool]] = []  # (relative folder + "/", its path, listed by conda-pack)
+    stack: list[tuple[str, str]] = []  # (relative folder + "/", its path): below the top, all is listed
     try:
         top = list(os.scandir(root))
     except OSError:
@@ -258,30 +258,31 @@ def _walk(root: str) -> tuple[dict[str, bool], set[str]]:
         if entry.is_symlink() or entry.is_file():
             listed.add(name)
         elif is_dir:
-            stack.append((name + "/", entry.path, True))
+            stack.append((name + "/", entry.path))
     while stack:
-        rel_dir, path, listing = stack.pop()
+        rel_dir, path = stack.pop()
         try:
             entries = list(os.scandir(path))
         except OSError:
             continue  # os.walk says nothing of a folder it cannot read
-        if listing and not entries:
+        if not entries:  # an empty folder is an entry of its own
             listed.add(rel_dir[:-1])
         for entry in entries:
             rel = f"{rel_dir}{entry.name}"
             is_dir = entry.is_dir(follow_symlinks=False)
             on_disk[rel] = is_dir
             if is_dir:
-                stack.append((rel + "/", entry.path, True))
-            elif listing:  # a file, or a link to anything (a folder's is not followed)
+                stack.append((rel + "/", entry.path))
+            else:  # a file, or a link to anything (a folder's is not followed)
                 listed.add(rel)
     return on_disk, listed
 
 
 @contextlib.contextmanager
 def _listing(root: str, listed: set[str]) -> Iterator[None]:
-    """conda-pack's ``load_files`` answers ``listed`` for ``root`` while in this block (the packer is a
-    process of its own, one thread)."""
+    """conda-pack's ``load_files`` answers ``listed`` for ``root`` while in this block. It patches the
+    module for the whole process: :func:`plan` runs in the packer, a process of its own with one thread
+    (or in a single-threaded benchmark or test)."""
     import conda_pack.core as core
 
     own = core.load_files
