@@ -20,6 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_slurm import held_jobs
+
 from jupyter_gpu_env import proc
 from jupyter_gpu_env.batch.gpuuse import SERIES, GpuUseSampler
 from jupyter_gpu_env.batch.slurm import SlurmBackend
@@ -70,12 +72,7 @@ def _cluster(action: str) -> subprocess.CompletedProcess[str]:
 
 async def positions(conf: str) -> list[str]:
     env = {**os.environ, "SLURM_CONF": conf}
-    ids = []
-    for _ in range(PENDING):
-        r = await proc.run(
-            ["sbatch", "--parsable", "--hold", "--output=/dev/null", "--wrap=true"], env=env, timeout=30
-        )
-        ids.append(r.stdout.strip())
+    ids = await held_jobs(conf, PENDING)
     backend = SlurmBackend(slurm_conf=conf)
     calls = 0
     run = backend._run

@@ -143,14 +143,21 @@ def _node_free(env: dict[str, str]):
     return free
 
 
-async def polling(conf: str, tmp: Path) -> dict[str, list[float]]:
+async def held_jobs(conf: str, count: int) -> list[str]:
+    """``count`` held SLURM jobs (none runs), by their ids."""
     env = {**os.environ, "SLURM_CONF": conf}
     ids = []
-    for _ in range(ACTIVE):
+    for _ in range(count):
         r = await proc.run(
             ["sbatch", "--parsable", "--hold", "--output=/dev/null", "--wrap=true"], env=env, timeout=30
         )
         ids.append(r.stdout.strip())
+    return ids
+
+
+async def polling(conf: str, tmp: Path) -> dict[str, list[float]]:
+    env = {**os.environ, "SLURM_CONF": conf}
+    ids = await held_jobs(conf, ACTIVE)
     backend = SlurmBackend(slurm_conf=conf)
     backend.job_folder = lambda j: Path(j.job_dir)
     jobs = []

@@ -20,7 +20,15 @@ import type {
   IJobGpuUsage,
   IJobList
 } from '../../labextension/src/api/types';
-import { API, PANEL_ID, apiGet, dialog, notebook } from './helpers';
+import {
+  API,
+  PANEL_ID,
+  apiGet,
+  dialog,
+  notebook,
+  openNotebook,
+  sendButton
+} from './helpers';
 
 const GIB = 1024 ** 3;
 
@@ -504,18 +512,12 @@ test.describe('GPU use and queues in the Jobs section', () => {
       asked.push(new URL(route.request().url()).pathname);
       return route.fulfill({ json: capacity });
     });
-    const file = `${tmpPath}/capacity.ipynb`;
-    await page.contents.uploadContent(
-      notebook([['parameters'], 'alpha = 1'], [[], 'print(alpha)']),
-      'text',
-      file
+    await openNotebook(
+      page,
+      `${tmpPath}/capacity.ipynb`,
+      notebook([['parameters'], 'alpha = 1'], [[], 'print(alpha)'])
     );
-    await page.notebook.openByPath(file);
-    await page.notebook.activate('capacity.ipynb');
-    const send = page.locator(
-      '.jp-NotebookPanel:not(.lm-mod-hidden) [data-jp-item-name="send-to-batch"]'
-    );
-    await send.click();
+    await sendButton(page).click();
 
     const form = dialog(page).getByTestId('gpu-env-submit-form');
     const free = form.getByTestId('gpu-env-submit-capacity');
@@ -552,7 +554,7 @@ test.describe('GPU use and queues in the Jobs section', () => {
       read_at: null,
       rows: []
     };
-    await send.click();
+    await sendButton(page).click();
     await expect(form.getByTestId('gpu-env-capacity-message')).toHaveText(
       'No cluster source is configured for this backend.'
     );

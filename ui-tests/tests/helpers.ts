@@ -4,6 +4,7 @@
 import type { IJupyterLabPageFixture } from '@jupyterlab/galata';
 import { expect } from '@playwright/test';
 import type { APIRequestContext, Locator } from '@playwright/test';
+import * as path from 'path';
 
 export const PANEL_ID = 'jupyter-gpu-env:sidebar';
 
@@ -63,6 +64,24 @@ export async function runFromPalette(
     }
     await item.click({ timeout: 5000 });
   }).toPass({ timeout: 60000 });
+}
+
+/** Upload a notebook to `file` and make it the current widget. */
+export async function openNotebook(
+  page: IJupyterLabPageFixture,
+  file: string,
+  content: string
+): Promise<void> {
+  await page.contents.uploadContent(content, 'text', file);
+  await page.notebook.openByPath(file);
+  await page.notebook.activate(path.basename(file));
+}
+
+/** The current notebook's "Send to batch" toolbar button. */
+export function sendButton(page: IJupyterLabPageFixture): Locator {
+  return page.locator(
+    '.jp-NotebookPanel:not(.lm-mod-hidden) [data-jp-item-name="send-to-batch"]'
+  );
 }
 
 /** The open dialog. */

@@ -15,7 +15,9 @@ import {
   apiGet,
   dialog,
   notebook,
-  runFromPalette
+  openNotebook,
+  runFromPalette,
+  sendButton
 } from './helpers';
 
 const SCREENSHOTS = path.join(__dirname, '..', 'screenshots');
@@ -24,22 +26,6 @@ const DOUBLE = notebook(
   [['parameters'], 'alpha = 1'],
   [[], 'print(alpha * 2)']
 );
-
-async function openNotebook(
-  page: IJupyterLabPageFixture,
-  file: string,
-  content: string
-): Promise<void> {
-  await page.contents.uploadContent(content, 'text', file);
-  await page.notebook.openByPath(file);
-  await page.notebook.activate(path.basename(file));
-}
-
-function sendButton(page: IJupyterLabPageFixture): Locator {
-  return page.locator(
-    '.jp-NotebookPanel:not(.lm-mod-hidden) [data-jp-item-name="send-to-batch"]'
-  );
-}
 
 function jobRow(page: IJupyterLabPageFixture, name: string): Locator {
   return page.locator(`[data-testid="gpu-env-job"][data-name="${name}"]`);

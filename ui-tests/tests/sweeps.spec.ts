@@ -11,7 +11,14 @@ import * as fs from 'fs';
 import * as path from 'path';
 
 import type { IJobGroup } from '../../labextension/src/api/types';
-import { PANEL_ID, apiGet, dialog, notebook } from './helpers';
+import {
+  PANEL_ID,
+  apiGet,
+  dialog,
+  notebook,
+  openNotebook,
+  sendButton
+} from './helpers';
 
 const SCREENSHOTS = path.join(__dirname, '..', 'screenshots');
 
@@ -20,23 +27,9 @@ const SQUARES = notebook(
   [['results'], "{'square': alpha ** 2}"]
 );
 
-async function openNotebook(
-  page: IJupyterLabPageFixture,
-  file: string,
-  content: string
-): Promise<void> {
-  await page.contents.uploadContent(content, 'text', file);
-  await page.notebook.openByPath(file);
-  await page.notebook.activate(path.basename(file));
-}
-
 /** Open the dialog of the current notebook in sweep mode. */
 async function openSweepDialog(page: IJupyterLabPageFixture): Promise<Locator> {
-  await page
-    .locator(
-      '.jp-NotebookPanel:not(.lm-mod-hidden) [data-jp-item-name="send-to-batch"]'
-    )
-    .click();
+  await sendButton(page).click();
   const form = dialog(page).getByTestId('gpu-env-submit-form');
   await form.getByTestId('gpu-env-submit-sweep').check();
   return form;
