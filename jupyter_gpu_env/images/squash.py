@@ -23,7 +23,6 @@ a larger one at zstd's default level 3, where compression is nearly all of the w
 from __future__ import annotations
 
 import contextlib
-import fnmatch
 import functools
 import os
 import pickle
@@ -31,6 +30,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
+
+from .records import rewrite as records_rewrite
 
 ZSTD_LEVEL = 6
 LARGE_ZSTD_LEVEL = 3
@@ -76,13 +77,11 @@ class _Beside:
 
 def _beside(root: str, names: list[str], staging: Path) -> _Beside:
     """Rewrite the package records ``names`` as conda-pack does (no local paths)."""
-    from conda_pack.core import rewrite_conda_meta
-
     records: dict[str, tuple[Path, int]] = {}
     has_conda = False
     for i, name in enumerate(names):
         source = os.path.join(root, name)
-        out, record = rewrite_conda_meta(source)
+        out, record = records_rewrite(source)
         has_conda = has_conda or record.get("name") == "conda"
         records[name] = (_stage(staging / f"record-{i}", out, source), _record_bytes(record))
     return _Beside(records, has_conda)
@@ -108,12 +107,12 @@ def plan(
     and the package records are done by a forked child on another core while conda-pack reads the
     environment: they are half of the plan's time.
     """
-    from conda_pack.core import CondaEnv, _scripts, is_binary_file, rewrite_conda_meta
+    from conda_pack.core import CondaEnv, _scripts, is_binary_file
     from conda_pack.prefixes import replace_prefix
 
     root = os.path.realpath(prefix)
     on_disk, listed = _walk(root)
-    names = sorted(n for n in on_disk if fnmatch.fnmatch(n, "conda-meta/*.json"))
+    names = sorted(n for n in on_disk if _is_record(n))
     beside = (
         forked(_beside, root, names, staging) if fork else functools.partial(_beside, root, names, staging)
     )
@@ -132,15 +131,15 @@ def plan(
     for i, f in enumerate(env.files):
         if tick is not None and i % 2000 == 0:
             tick(i / total, f"Checking files for the destination prefix ({i}/{total})")
-        target = os.path.normpath(f.target)
+        target = _normalised(f.target)
         packed.add(target)
         if f.file_mode is None:
             if target in done.records:
                 staged, size = done.records.pop(target)
                 result.rewritten.append(Rewritten(target, staged))
                 result.size_bytes += size
-            elif fnmatch.fnmatch(f.target, "conda-meta/*.json"):
-                out, record = rewrite_conda_meta(f.source)
+            elif _is_record(f.target):
+                out, record = records_rewrite(f.source)
                 result.size_bytes += _record_bytes(record)
                 has_conda = has_conda or record.get("name") == "conda"
                 stage(target, out, f.source)
@@ -213,6 +212,20 @@ def forked(fn: Callable[..., T], *args: object) -> Callable[[], T]:
         return value
 
     return result
+
+
+def _normalised(path: str) -> str:
+    """``os.path.normpath`` of a relative path, skipped where it would change nothing (no empty, ``.``
+    or ``..`` part, no trailing slash): that is nearly every path, and the call is a tenth of the loop."""
+    if not path or "//" in path or "/." in path or path[0] == "." or path[-1] == "/":
+        return os.path.normpath(path)
+    return path
+
+
+def _is_record(path: str) -> bool:
+    """``fnmatch(path, "conda-meta/*.json")``, the test conda-pack's ``Packer.add`` makes (its ``*``
+    takes slashes too), without a pattern match per file."""
+    return path.startswith("conda-meta/") and path.endswith(".json")
 
 
 def _record_bytes(record: dict) -> int:
@@ -299,18 +312,19 @@ def _listing(root: str, listed: set[str]) -> Iterator[None]:
 
 def _not_packed(on_disk: dict[str, bool], packed: set[str]) -> set[str]:
     """Entries on disk that conda-pack leaves out (its own ignores): a folder with nothing packed in it
-    is one entry, not one per file."""
+    is one entry, not one per file. (Paths are relative and normalised, so ``rpartition`` is
+    ``os.path.dirname``, at a fraction of its cost on 10,000 paths.)"""
     holding = set()  # folders with something packed inside
     for p in packed:
-        p = os.path.dirname(p)
+        p = p.rpartition("/")[0]
         while p and p not in holding:
             holding.add(p)
-            p = os.path.dirname(p)
+            p = p.rpartition("/")[0]
     out = set()
-    for rel, is_dir in on_disk.items():
-        if rel in packed or (is_dir and rel in holding):
+    for rel in on_disk.keys() - packed:
+        if on_disk[rel] and rel in holding:
             continue
-        parent = os.path.dirname(rel)
+        parent = rel.rpartition("/")[0]
         if not parent or parent in holding or parent in packed:  # else its folder is left out whole
             out.add(rel)
     return out
