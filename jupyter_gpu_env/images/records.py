@@ -51,6 +51,8 @@ def _container(value: dict | list, indent: str, out: list[str]) -> None:
         return
     inner = indent + " "  # indent=True is an indent of one space
     separator = "\n" + inner
+    # The value step is written out in both branches: a shared helper (or one loop over key and value
+    # pairs) costs a call or a tuple per value, which measured as a third of the time saved.
     if isinstance(value, dict):
         out.append("{")
         for key, item in sorted(value.items()):
