@@ -13,8 +13,9 @@ The same environment packed four ways, alternating, in one run:
 Then a re-pack of the unchanged environment (answered from the content-hash cache), and the file count
 of the environment against the image's one file. Every file of the environment is read once before
 the first round, so that all methods find it in the page cache. conda-pack's staging folder (TMPDIR)
-is on the same filesystem as the environment for all three, as ours sets it. The demo environment (three rounds), then the
-synthesized ~2 GiB environment (see _conda; one round, about 2.5 minutes; `BENCH_PACK_BIG=0` leaves it out).
+is on the same filesystem as the environment for all three, as ours sets it. The demo environment
+(three rounds), then the synthesized ~2 GiB environment (see _conda; one round, about 2.5 minutes;
+`BENCH_PACK_BIG=0` leaves it out).
 Targets (issue 12): at least 3x faster than the default tar.gz at no more than 0.9 of its size and within
 1.5x of bare mksquashfs on the demo environment; at least 4x faster than the tar.gz on the 2 GiB one.
 """
