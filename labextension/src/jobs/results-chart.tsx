@@ -27,6 +27,33 @@ export function ticks(min: number, max: number, count = 5): number[] {
   return result;
 }
 
+/** A labelled choice of one of the results' columns. */
+function ColumnChoice(props: {
+  label: string;
+  value: string;
+  choices: string[];
+  testId: string;
+  onChange: (name: string) => void;
+}): JSX.Element {
+  return (
+    <label>
+      {props.label}{' '}
+      <select
+        className="jp-mod-styled"
+        value={props.value}
+        data-testid={props.testId}
+        onChange={event => props.onChange(event.target.value)}
+      >
+        {props.choices.map(name => (
+          <option key={name} value={name}>
+            {name}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
 const WIDTH = 520;
 const HEIGHT = 260;
 const MARGIN = { top: 12, right: 16, bottom: 40, left: 56 };
@@ -92,36 +119,20 @@ export function Chart(props: { results: ISweepResults }): JSX.Element | null {
   return (
     <div className="jp-GpuEnv-sweepChart" data-testid="gpu-env-sweep-chart">
       <div className="jp-GpuEnv-sweepChartControls">
-        <label>
-          Value{' '}
-          <select
-            className="jp-mod-styled"
-            value={y}
-            data-testid="gpu-env-sweep-chart-y"
-            onChange={event => setY(event.target.value)}
-          >
-            {numeric.map(name => (
-              <option key={name} value={name}>
-                {name}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          against{' '}
-          <select
-            className="jp-mod-styled"
-            value={x}
-            data-testid="gpu-env-sweep-chart-x"
-            onChange={event => setX(event.target.value)}
-          >
-            {results.parameter_columns.map(name => (
-              <option key={name} value={name}>
-                {name}
-              </option>
-            ))}
-          </select>
-        </label>
+        <ColumnChoice
+          label="Value"
+          value={y}
+          choices={numeric}
+          testId="gpu-env-sweep-chart-y"
+          onChange={setY}
+        />
+        <ColumnChoice
+          label="against"
+          value={x}
+          choices={results.parameter_columns}
+          testId="gpu-env-sweep-chart-x"
+          onChange={setX}
+        />
       </div>
       <svg
         viewBox={`0 0 ${WIDTH} ${HEIGHT}`}
