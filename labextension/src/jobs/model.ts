@@ -5,8 +5,9 @@
  * sweeps from `GET jobs/groups` (their runs counted per state, in one
  * request), both paged and merged newest first: a sweep is one entry
  * however many runs it has. The runs of a sweep whose row is expanded are
- * asked with `GET jobs?group=…`. A sweep is announced once through
- * `groupEnded` when its last run ends, its runs one by one are not.
+ * asked with `GET jobs?group=…` (FollowedSweeps keeps what is known of the
+ * sweeps). A sweep is announced once through `groupEnded` when its last run
+ * ends, its runs one by one are not.
  *
  * Every ~2 s while a job is queued or running and the Jobs section is
  * visible; every ~15 s otherwise (so that jobs ending while nobody looks are
@@ -19,7 +20,6 @@ import { ISignal, Signal } from '@lumino/signaling';
 
 import { ApiError } from '../api/request';
 import type {
-  GroupState,
   IJob,
   IJobGroup,
   IUsageReport,
@@ -28,7 +28,10 @@ import type {
 } from '../api/types';
 import { PolledModel, TickPhase } from '../components/polled';
 import { JobsClient } from './client';
+import { FollowedSweeps } from './followed-sweeps';
 import { isActive, isActiveState, isGpuIdle } from './format';
+
+export { MAX_RUNS_LISTED } from './followed-sweeps';
 
 /** Milliseconds between two requests while a job is active and shown. */
 export const ACTIVE_INTERVAL = 2000;
@@ -40,8 +43,6 @@ export const MAX_BACKOFF = 60000;
 export const PAGE_SIZE = 50;
 /** The usage line is asked again at least this often (ms). */
 const USAGE_INTERVAL = 60000;
-/** The most runs of one sweep its expanded row lists (the API's page). */
-export const MAX_RUNS_LISTED = 500;
 /** Weeks in the usage chart. */
 export const USAGE_WEEKS = 8;
 /** The server's default for `gpu_idle_seconds`, until it has answered. */
@@ -63,6 +64,9 @@ export class JobsModel extends PolledModel {
     });
     this.client = options.client;
     this._idleInterval = options.idleInterval ?? IDLE_INTERVAL;
+    this._sweeps = new FollowedSweeps(this.client, group =>
+      this._groupEnded.emit(group)
+    );
   }
 
   readonly client: JobsClient;
@@ -99,21 +103,15 @@ export class JobsModel extends PolledModel {
     if (this._jobs === null) {
       return null;
     }
-    const listed = new Set(this._groupList.map(group => group.id));
-    const groups = [
-      ...[...this._added]
-        .filter(id => !listed.has(id))
-        .map(id => this._groups.get(id))
-        .filter((group): group is IJobGroup => !!group),
-      ...this._groupList
-    ];
+    const sweeps = this._sweeps;
+    const groups = [...sweeps.unlisted, ...sweeps.page];
     let boundary = -Infinity;
     const jobs = this._jobs;
     if (this._jobsTotal > jobs.length && jobs.length > 0) {
       boundary = Math.max(boundary, jobs[jobs.length - 1].created_at);
     }
-    const list = this._groupList;
-    if (this._groupsTotal > list.length && list.length > 0) {
+    const list = sweeps.page;
+    if (sweeps.total > list.length && list.length > 0) {
       boundary = Math.max(boundary, list[list.length - 1].created_at);
     }
     const dated: [number, JobEntry][] = [
@@ -133,7 +131,7 @@ export class JobsModel extends PolledModel {
   /** Jobs and sweeps recorded but not listed yet (older pages). */
   get more(): number {
     const shown = (this.entries ?? []).filter(
-      entry => entry.kind === 'job' || !this._added.has(entry.id)
+      entry => entry.kind === 'job' || !this._sweeps.isUnlisted(entry.id)
     ).length;
     return Math.max(0, this.total - shown);
   }
@@ -155,37 +153,34 @@ export class JobsModel extends PolledModel {
 
   /** A sweep as last asked (or null). */
   group(id: string): IJobGroup | null {
-    return this._groups.get(id) ?? null;
+    return this._sweeps.get(id);
   }
 
   /** The runs of an expanded sweep, in its order; null until asked. */
   runsOf(id: string): IJob[] | null {
-    return this._runs.get(id) ?? null;
+    return this._sweeps.runsOf(id);
   }
 
   /** Whether the row of this sweep lists its runs. */
   isExpanded(id: string): boolean {
-    return this._expanded.has(id);
+    return this._sweeps.isExpanded(id);
   }
 
   /** List the runs of a sweep under its row (asked at once), or stop. */
   setExpanded(id: string, expanded: boolean): void {
-    if (expanded === this._expanded.has(id)) {
+    if (expanded === this._sweeps.isExpanded(id)) {
       return;
     }
+    this._sweeps.setExpanded(id, expanded);
     if (expanded) {
-      this._expanded.add(id);
       void this.refresh().catch(() => undefined);
-    } else {
-      this._expanded.delete(id);
-      this._runs.delete(id);
     }
     this.emitChanged();
   }
 
   /** All jobs that are no sweep's run, and all sweeps, recorded. */
   get total(): number {
-    return this._jobsTotal + this._groupsTotal;
+    return this._jobsTotal + this._sweeps.total;
   }
 
   get limit(): number {
@@ -207,13 +202,7 @@ export class JobsModel extends PolledModel {
     if (listed) {
       return listed;
     }
-    for (const runs of this._runs.values()) {
-      const run = runs.find(job => job.id === id);
-      if (run) {
-        return run;
-      }
-    }
-    return null;
+    return this._sweeps.runs.find(job => job.id === id) ?? null;
   }
 
   /** List one more page. */
@@ -236,9 +225,7 @@ export class JobsModel extends PolledModel {
 
   /** A sweep just submitted: listed at once, followed until it ends. */
   addGroup(group: IJobGroup): void {
-    this._groups.set(group.id, group);
-    this._groupStates.set(group.id, group.state);
-    this._added.add(group.id);
+    this._sweeps.add(group);
     this._usageAt = 0;
     this.emitChanged();
     void this.refresh().catch(() => undefined);
@@ -249,7 +236,7 @@ export class JobsModel extends PolledModel {
     return this._withBusy(id, async () => {
       this._cancelled.add(id);
       const group = await this.client.cancelGroup(id);
-      this._groups.set(id, group);
+      this._sweeps.set(group);
       return group;
     });
   }
@@ -258,8 +245,7 @@ export class JobsModel extends PolledModel {
   async retryGroup(id: string): Promise<IJobGroup> {
     return this._withBusy(id, async () => {
       const group = await this.client.retryGroup(id);
-      this._groups.set(id, group);
-      this._groupStates.set(id, group.state);
+      this._sweeps.set(group, true);
       return group;
     });
   }
@@ -284,12 +270,7 @@ export class JobsModel extends PolledModel {
     await this._withBusy(id, async () => {
       await this.client.remove(id);
       this._states.delete(id);
-      for (const [group, runs] of this._runs) {
-        this._runs.set(
-          group,
-          runs.filter(job => job.id !== id)
-        );
-      }
+      this._sweeps.removeRun(id);
       if (this._jobs) {
         const before = this._jobs.length;
         this._jobs = this._jobs.filter(job => job.id !== id);
@@ -322,19 +303,12 @@ export class JobsModel extends PolledModel {
     if (this._jobs) {
       this._jobs = this._jobs.map(j => (j.id === job.id ? job : j));
     }
-    for (const [group, runs] of this._runs) {
-      this._runs.set(
-        group,
-        runs.map(j => (j.id === job.id ? job : j))
-      );
-    }
+    this._sweeps.replaceRun(job);
   }
 
   /** Whether the regular tick should ask the server now. */
   private _due(): boolean {
-    const active =
-      (this._jobs ?? []).some(isActive) ||
-      [...this._groupStates.values()].some(isActiveState);
+    const active = (this._jobs ?? []).some(isActive) || this._sweeps.anyActive;
     const wait =
       active && this.viewed() ? ACTIVE_INTERVAL / 2 : this._idleInterval;
     return Date.now() - this._fetchedAt >= wait;
@@ -366,7 +340,7 @@ export class JobsModel extends PolledModel {
     ]);
     const jobs = list.items;
     const first = this._jobs === null;
-    await this._fetchGroups(groups.items, first);
+    await this._sweeps.update(groups, first);
     // Active jobs pushed off the page are asked one by one.
     const listed = new Set(jobs.map(job => job.id));
     const missing = [...this._states]
@@ -404,8 +378,6 @@ export class JobsModel extends PolledModel {
     }
     this._jobs = jobs;
     this._jobsTotal = list.total;
-    this._groupList = groups.items;
-    this._groupsTotal = groups.total;
     this._usage = usage;
     this._weeks = weeks;
     this._gpuIdleSeconds = idleSeconds;
@@ -416,18 +388,17 @@ export class JobsModel extends PolledModel {
       this._usageAt = 0;
     }
     // Runs of collapsed sweeps are not listed: the sweep names its idle ones.
-    const known = new Set(
-      [...seen, ...[...this._runs.values()].flat()].map(job => job.id)
+    const runs = this._sweeps.runs;
+    const known = new Set([...seen, ...runs].map(job => job.id));
+    const idleRuns = this._sweeps.idleRuns.filter(
+      id => !known.has(id) && !this._idleWarned.has(id)
     );
-    const idleRuns = [...this._groups.values()]
-      .flatMap(group => group.gpu_idle_runs ?? [])
-      .filter(id => !known.has(id) && !this._idleWarned.has(id));
     const fetched = await Promise.all(
       idleRuns.map(id => this.client.getJob(id).catch(() => null))
     );
     this._warnIdle([
       ...seen,
-      ...[...this._runs.values()].flat(),
+      ...runs,
       ...fetched.filter((job): job is IJob => job !== null)
     ]);
   }
@@ -445,121 +416,10 @@ export class JobsModel extends PolledModel {
     }
   }
 
-  /**
-   * Follow the sweeps of this page, and those followed but pushed off it
-   * (asked one by one while active, to announce their end); ask the runs
-   * of the expanded ones.
-   */
-  private async _fetchGroups(
-    listed: IJobGroup[],
-    first: boolean
-  ): Promise<void> {
-    const onPage = new Set(listed.map(group => group.id));
-    for (const id of onPage) {
-      this._added.delete(id);
-    }
-    const wanted = [
-      ...new Set([...this._added, ...this._groupStates.keys()])
-    ].filter(
-      id =>
-        !onPage.has(id) &&
-        (this._added.has(id) ||
-          isActiveState(this._groupStates.get(id) ?? 'succeeded'))
-    );
-    const answers = await Promise.allSettled(
-      wanted.map(id => this.client.getGroup(id))
-    );
-    const seen = [...listed];
-    answers.forEach((result, i) => {
-      if (result.status === 'fulfilled') {
-        seen.push(result.value);
-      } else if (
-        result.reason instanceof ApiError &&
-        result.reason.status === 404
-      ) {
-        this._forgetGroup(wanted[i]);
-      }
-    });
-    const changed = new Set<string>();
-    for (const group of seen) {
-      const { id } = group;
-      const before = this._groupStates.get(id);
-      if (
-        !first &&
-        before &&
-        isActiveState(before) &&
-        !isActiveState(group.state)
-      ) {
-        this._groupEnded.emit(group);
-      }
-      const key = `${group.state} ${JSON.stringify(group.counts)}`;
-      if (this._groupKeys.get(id) !== key) {
-        changed.add(id);
-      }
-      this._groupKeys.set(id, key);
-      this._groups.set(id, group);
-      if (isActiveState(group.state) || onPage.has(id)) {
-        this._groupStates.set(id, group.state);
-      } else {
-        this._groupStates.delete(id);
-      }
-    }
-    // Sweeps neither listed nor followed are forgotten.
-    const keep = (id: string) =>
-      onPage.has(id) || this._added.has(id) || this._groupStates.has(id);
-    for (const id of [...this._groups.keys()]) {
-      if (!keep(id)) {
-        this._groups.delete(id);
-        this._groupKeys.delete(id);
-      }
-    }
-    for (const [id, state] of [...this._groupStates]) {
-      if (!onPage.has(id) && !isActiveState(state)) {
-        this._groupStates.delete(id);
-      }
-    }
-    const expanded = [...this._expanded].filter(id => {
-      const group = this._groups.get(id);
-      return (
-        group &&
-        (!this._runs.has(id) || isActiveState(group.state) || changed.has(id))
-      );
-    });
-    const lists = await Promise.allSettled(
-      expanded.map(id =>
-        this.client.listJobs({
-          group: id,
-          limit: Math.min(
-            MAX_RUNS_LISTED,
-            Math.max(1, this._groups.get(id)?.size ?? 1)
-          )
-        })
-      )
-    );
-    lists.forEach((result, i) => {
-      if (result.status === 'fulfilled') {
-        this._runs.set(expanded[i], result.value.items);
-      }
-    });
-  }
-
-  private _forgetGroup(id: string): void {
-    this._groups.delete(id);
-    this._groupKeys.delete(id);
-    this._groupStates.delete(id);
-    this._added.delete(id);
-    this._expanded.delete(id);
-    this._runs.delete(id);
-  }
-
   private _idleInterval: number;
   private _jobs: IJob[] | null = null;
   private _jobsTotal = 0;
-  /** The sweeps of the listed page, newest first. */
-  private _groupList: IJobGroup[] = [];
-  private _groupsTotal = 0;
-  /** Each followed sweep's state and counts, to see what changed. */
-  private _groupKeys = new Map<string, string>();
+  private _sweeps: FollowedSweeps;
   private _weeks: IUsageWeeks | null = null;
   private _gpuIdleSeconds = DEFAULT_GPU_IDLE_SECONDS;
   private _gpuIdleAsked = false;
@@ -574,14 +434,6 @@ export class JobsModel extends PolledModel {
   private _cancelled = new Set<string>();
   private _ended = new Signal<this, IJob>(this);
   private _groupEnded = new Signal<this, IJobGroup>(this);
-  /** Sweeps asked, by id. */
-  private _groups = new Map<string, IJobGroup>();
-  /** Sweeps followed: listed on the page, or active (to announce their end). */
-  private _groupStates = new Map<string, GroupState>();
-  /** Sweeps submitted here whose runs the list does not show yet. */
-  private _added = new Set<string>();
-  private _expanded = new Set<string>();
-  private _runs = new Map<string, IJob[]>();
   private _reveal = new Signal<this, string | null>(this);
 }
 
