@@ -20,9 +20,9 @@ import {
   CreateFromFileForm,
   ExportForm,
   PackForm,
-  PackagesForm,
   PublishForm
 } from './dialogs';
+import { PackagesForm } from './packages-form';
 import {
   cleanMessage,
   describeImageSize,
