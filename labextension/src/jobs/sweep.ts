@@ -2,9 +2,12 @@
  * Several values typed in one field, read as the server's CLI reads a
  * swept `-p` (jupyter_gpu_env/cli/jobs.py `sweep_values`, batch/sweeps.py
  * `range_values`): a range `start:stop:step`, else a comma list, else one
- * value. Pure functions, shared by the submit dialog and its tests.
+ * value; and checked against a parameter's kind (`readSeveral`). Pure
+ * functions, shared by the submit dialog and its tests.
  */
 import type { JSONValue } from '@lumino/coreutils';
+
+import type { ParamKind } from '../api/types';
 
 /** Runs the dialog accepts without a warning (the server's default). */
 export const SWEEP_LIMIT = 1000;
@@ -115,4 +118,75 @@ export function describeParameters(
   return Object.entries(parameters)
     .map(([name, value]) => `${name}=${formatValue(value)}`)
     .join(separator);
+}
+
+/** The hint of a several-values field. */
+export const SEVERAL_HINT = 'One value, a list (1, 2, 3) or a range (0:1:0.25)';
+
+/**
+ * The values a sweep-mode field holds for a parameter of `kind`; throws
+ * with the reason when one does not fit. `optional`: an empty field leaves
+ * the cell's default (undefined).
+ */
+export function readSeveral(
+  kind: ParamKind,
+  text: string,
+  optional = false
+): JSONValue[] | undefined {
+  if (!text.trim()) {
+    if (optional) {
+      return undefined;
+    }
+    throw new Error(`Type a value: ${SEVERAL_HINT.toLowerCase()}`);
+  }
+  if (kind === 'str') {
+    const whole = parseValue(text.trim());
+    if (typeof whole === 'string' && /^\s*"/.test(text)) {
+      return [whole];
+    }
+    if (!text.includes(',')) {
+      return [text];
+    }
+    return text.split(',').map(part => {
+      const item = parseValue(part.trim());
+      return typeof item === 'string' ? item : part.trim();
+    });
+  }
+  if (kind === 'literal') {
+    return readJsonValues(text);
+  }
+  const values = sweepValues(text) ?? [parseValue(text.trim())];
+  for (const value of values) {
+    const shown = formatValue(value);
+    if (kind === 'int' && !Number.isInteger(value)) {
+      throw new Error(`${shown} is not a whole number`);
+    }
+    if (kind === 'float' && typeof value !== 'number') {
+      throw new Error(`${shown} is not a number`);
+    }
+    if (kind === 'bool' && typeof value !== 'boolean') {
+      throw new Error(`${shown} is not True or False`);
+    }
+  }
+  return values;
+}
+
+/** Any JSON value, a range, or a comma list of JSON values. */
+function readJsonValues(text: string): JSONValue[] {
+  const parse = (item: string): JSONValue => {
+    try {
+      return JSON.parse(item) as JSONValue;
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      throw new Error(`Not JSON: ${item} (${why})`);
+    }
+  };
+  if (!text.includes(',')) {
+    return sweepValues(text) ?? [parse(text.trim())];
+  }
+  try {
+    return [JSON.parse(text) as JSONValue];
+  } catch {
+    return text.split(',').map(part => parse(part.trim()));
+  }
 }
