@@ -39,6 +39,31 @@ export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/**
+ * Ask `ask(id)` for every id at once; resolves to the answers that came, in
+ * order. `gone` is told each id the server no longer knows (404); other
+ * failures are passed over, to be asked again next time.
+ */
+export async function askEach<T>(
+  ids: string[],
+  ask: (id: string) => Promise<T>,
+  gone: (id: string) => void
+): Promise<T[]> {
+  const answers = await Promise.allSettled(ids.map(ask));
+  const came: T[] = [];
+  answers.forEach((result, i) => {
+    if (result.status === 'fulfilled') {
+      came.push(result.value);
+    } else if (
+      result.reason instanceof ApiError &&
+      result.reason.status === 404
+    ) {
+      gone(ids[i]);
+    }
+  });
+  return came;
+}
+
 /** A path segment, escaped. */
 export function enc(part: string): string {
   return encodeURIComponent(part);

@@ -7,7 +7,7 @@
  * announced). The runs of the sweeps whose rows are expanded are asked with
  * them, again only when the sweep is active or its counts moved.
  */
-import { ApiError } from '../api/request';
+import { askEach } from '../api/request';
 import type { GroupState, IJob, IJobGroup } from '../api/types';
 import { JobsClient } from './client';
 import { isActiveState } from './format';
@@ -148,20 +148,14 @@ export class FollowedSweeps {
         (this._added.has(id) ||
           isActiveState(this._states.get(id) ?? 'succeeded'))
     );
-    const answers = await Promise.allSettled(
-      wanted.map(id => this._client.getGroup(id))
-    );
-    const seen = [...listed];
-    answers.forEach((result, i) => {
-      if (result.status === 'fulfilled') {
-        seen.push(result.value);
-      } else if (
-        result.reason instanceof ApiError &&
-        result.reason.status === 404
-      ) {
-        this._forget(wanted[i]);
-      }
-    });
+    const seen = [
+      ...listed,
+      ...(await askEach(
+        wanted,
+        id => this._client.getGroup(id),
+        id => this._forget(id)
+      ))
+    ];
     const changed = new Set<string>();
     for (const group of seen) {
       const { id } = group;

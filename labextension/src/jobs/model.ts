@@ -18,7 +18,7 @@
  */
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { ApiError } from '../api/request';
+import { askEach } from '../api/request';
 import type {
   IJob,
   IJobGroup,
@@ -346,20 +346,14 @@ export class JobsModel extends PolledModel {
     const missing = [...this._states]
       .filter(([id, state]) => !listed.has(id) && isActiveState(state))
       .map(([id]) => id);
-    const extra = await Promise.allSettled(
-      missing.map(id => this.client.getJob(id))
-    );
-    const seen = [...jobs];
-    extra.forEach((result, i) => {
-      if (result.status === 'fulfilled') {
-        seen.push(result.value);
-      } else if (
-        result.reason instanceof ApiError &&
-        result.reason.status === 404
-      ) {
-        this._states.delete(missing[i]);
-      }
-    });
+    const seen = [
+      ...jobs,
+      ...(await askEach(
+        missing,
+        id => this.client.getJob(id),
+        id => this._states.delete(id)
+      ))
+    ];
 
     let changed = false;
     for (const job of seen) {
