@@ -8,7 +8,7 @@ This writes the same text with one recursive function over the decoded data, abo
 still using the json module's own C string escaper and its number spellings.
 
 It is only ever given what ``json.loads`` returns (dicts with string keys, lists, strings, ints,
-floats, booleans, None). ``tests/images/test_squash.py`` compares it with conda-pack's own function on
+floats, booleans, None). ``tests/images/test_records.py`` compares it with conda-pack's own function on
 every record of a real environment and on the awkward cases (escapes, non-ASCII, floats, empty and
 nested containers).
 """
