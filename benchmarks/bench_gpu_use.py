@@ -1,7 +1,7 @@
 """GPU use and queue positions: the runner's sampler's cost per sample and bytes per hour; the queue-position
 poll's cost to the SLURM controller with 100 pending jobs.
 
-1. The sampler (`batch/gpuuse.py`) as a job's runner runs it, one sample at a time, reading an H100 in MIG
+1. The sampler (`gpu/jobuse.py`) as a job's runner runs it, one sample at a time, reading an H100 in MIG
    slices and a whole H100 from the recorded captures in ../shared/fixtures/gpu (this machine has no GPU,
    so the driver's own NVML calls are not timed; skipped where the captures are absent). Its baseline is
    the reader alone: what any sampler pays to read the devices. CPU milliseconds per sample (process
@@ -23,7 +23,7 @@ from pathlib import Path
 from bench_slurm import held_jobs
 
 from jupyter_gpu_env import proc
-from jupyter_gpu_env.batch.gpuuse import SERIES, GpuUseSampler
+from jupyter_gpu_env.gpu.jobuse import SERIES, GpuUseSampler
 from jupyter_gpu_env.batch.slurm import SlurmBackend
 from jupyter_gpu_env.gpu.sources.recorded import RecordedSource
 

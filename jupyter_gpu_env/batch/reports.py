@@ -11,10 +11,11 @@ import time
 from pathlib import Path
 
 from ..errors import Conflict, InvalidRequest, NotFound
+from ..gpu import jobuse
 from ..models.backends import BackendInfo, UsageReport, UsageWeeks
 from ..models.cluster import ClusterCapacity
 from ..models.jobs import TERMINAL_STATES, Job, JobGpuSeries, LogChunk
-from . import gpuuse, jobfiles, usage
+from . import jobfiles, usage
 from .backend import Backend
 from .store import JobStore
 
@@ -59,7 +60,7 @@ class JobReports:
     async def gpu_series(self, job_id: str) -> JobGpuSeries:
         """The job's GPU samples (at most 600 points, evenly thinned) and its summary."""
         job = await self.get(job_id)
-        devices, points = await asyncio.to_thread(gpuuse.read_series, self.folder_of(job))
+        devices, points = await asyncio.to_thread(jobuse.read_series, self.folder_of(job))
         return JobGpuSeries.model_validate(
             {"job_id": job.id, "summary": job.gpu, "devices": devices, "points": points}
         )

@@ -24,6 +24,7 @@ from kubernetes import client
 
 from ...errors import Conflict, GpuEnvError, InvalidRequest
 from ...gpu.cluster import KubernetesCapacity
+from ...kube.client import ApiError, KubeApi
 from ...models.backends import BackendInfo, ResourceLimits
 from ...models.cluster import ClusterCapacity
 from ...models.jobs import TERMINAL_STATES, Job, JobRequest, LogChunk
@@ -32,7 +33,6 @@ from ...tasks import cancel_and_wait
 from .. import jobfiles
 from ..backend import GroupSubmission, Observation, check_against_info
 from . import objects, pods, status
-from .client import ApiError, KubeApi
 from .kueue import KueueReader
 from .observe import KubernetesObserver
 from .sweeps import IndexedJobs

@@ -24,11 +24,11 @@ from typing import Any
 from kubernetes import client
 
 from ...errors import GpuEnvError
+from ...kube.client import ApiError, KubeApi
 from ...models.jobs import Job
 from .. import jobfiles
 from ..backend import Observation
 from . import objects, pods, status
-from .client import ApiError, KubeApi
 from .kueue import KueueReader
 from .options import KubernetesOptions
 from .sweeps import IndexedJobs

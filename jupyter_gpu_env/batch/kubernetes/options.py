@@ -8,11 +8,11 @@ import os
 
 from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode
 
+from ...kube.client import current_user
 from ...models.resources import parse_memory
 from ..backend import Backend
 from . import objects
 from .checks import check_settings
-from .client import current_user
 
 
 class KubernetesOptions(Backend):

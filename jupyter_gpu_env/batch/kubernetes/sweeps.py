@@ -14,11 +14,11 @@ from kubernetes import client
 
 from ...atomic import write_atomic
 from ...errors import InvalidRequest
+from ...kube.client import ApiError
 from ...models.jobs import Job
 from .. import jobfiles
 from ..backend import GroupSubmission, Observation
 from . import indexed, status
-from .client import ApiError
 
 if TYPE_CHECKING:
     from .backend import KubernetesBackend

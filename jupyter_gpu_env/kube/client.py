@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ...errors import Conflict, Forbidden, GpuEnvError, InvalidRequest, NotFound, Unavailable
+from ..errors import Conflict, Forbidden, GpuEnvError, InvalidRequest, NotFound, Unavailable
 
 SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 

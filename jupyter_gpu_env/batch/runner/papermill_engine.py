@@ -7,20 +7,28 @@ runner per process, set before execution starts.
 from __future__ import annotations
 
 import subprocess
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from papermill.clientwrap import PapermillNotebookClient
 from papermill.engines import NBClientEngine, NotebookExecutionManager, papermill_engines
 from papermill.log import logger
 from papermill.utils import merge_kwargs, remove_args
 
-if TYPE_CHECKING:
-    from .runner import Runner
 
-_runner: Runner | None = None
+class Watcher(Protocol):
+    """What the engine tells the runner (:class:`.runner.Runner` is one) and asks it."""
+
+    def check_stop(self) -> None: ...
+
+    def cell_done(self, nb: Any, index: int) -> None: ...
+
+    def kernel_started(self, pgid: int | None, process: Any = None) -> None: ...
 
 
-def register_engine(name: str, runner: Runner) -> None:
+_runner: Watcher | None = None
+
+
+def register_engine(name: str, runner: Watcher) -> None:
     global _runner
     _runner = runner
     papermill_engines.register(name, _Engine)
