@@ -95,7 +95,7 @@ class Observation:
 
 
 @dataclass(frozen=True)
-class GroupSubmission:
+class SweepSubmission:
     """What a backend made of a sweep: its one scheduler object (None: runs submitted one by one) and
     each run's first observation."""
 
@@ -148,14 +148,26 @@ class Backend(LoggingConfigurable, metaclass=_ConfigurableABC):
     async def cancel(self, job: Job) -> None:
         """Ask the backend to stop the job; return without waiting for it to be gone."""
 
-    async def submit_group(self, jobs: Sequence[Job], max_concurrent: int) -> GroupSubmission:
+    async def submit_after(self, job: Job, after: Sequence[Job]) -> Observation:
+        """Hand the job over to start only once every job of ``after`` (submitted to this backend) has
+        succeeded, as the scheduler's own dependency (SLURM's ``--dependency=afterok``). Default: a job
+        without such jobs is submitted as :meth:`submit` does; one with them is refused, so a caller
+        (a pipeline) that needs it knows this backend cannot and can wait itself instead."""
+        if after:
+            raise Conflict(
+                f"The '{self.name}' backend cannot hold a job until others have ended.",
+                reason="dependencies_unsupported",
+            )
+        return await self.submit(job)
+
+    async def submit_sweep(self, jobs: Sequence[Job], max_concurrent: int) -> SweepSubmission:
         """Hand a sweep's runs over (their folders are complete), at most ``max_concurrent`` running at
         once: as one object of the scheduler where it has one (a SLURM array, an Indexed Job), whose id
         is returned with each run's first observed state. Default: each run submitted on its own, so
         only the backend's own limits apply. Raise to refuse all of them: the caller removes them."""
-        return GroupSubmission(None, {job.id: await self.submit(job) for job in jobs})
+        return SweepSubmission(None, {job.id: await self.submit(job) for job in jobs})
 
-    async def cancel_group(self, jobs: Sequence[Job]) -> None:
+    async def cancel_sweep(self, jobs: Sequence[Job]) -> None:
         """Stop these runs of one sweep. Default: one by one."""
         for job in jobs:
             await self.cancel(job)

@@ -18,10 +18,13 @@ from pydantic import ValidationError
 from ..errors import Conflict, InvalidRequest, NotFound, TooLarge
 from ..inputs import check_tree, resolve_in_root
 from ..models.common import describe_validation_error
-from ..models.jobs import JobRequest
+from ..models.jobs import MAX_NAME, Job, JobRequest
+from ..models.resources import format_time_limit
+from ..models.sweeps import JobGroup
 from . import jobfiles
 from .backend import Backend
 from .parameters import check_values, inspect_notebook, notebook_kernel
+from .sweeps.plan import label, run_name
 
 MAX_NOTEBOOK_BYTES = 100 << 20  # a snapshot is copied into every job; refuse what no one means to run
 
@@ -101,8 +104,6 @@ def output_name(name: str, parameters: Mapping[str, Any]) -> str:
     """The executed notebook's file name: the job's name and its parameters (``train-alpha-0.1.ipynb``),
     so downloaded outputs of many runs keep telling which is which. A sweep run's name holds its
     varied values already."""
-    from .sweeps import label
-
     shown = name if "[" in name or not parameters else f"{name} {label(parameters, list(parameters), 60)}"
     stem = slug(shown, 80)
     return f"{stem}-output.ipynb" if stem in ("input", "job") else f"{stem}.ipynb"
@@ -180,3 +181,39 @@ def build_folder(folder: Path, raw: bytes, spec: dict[str, Any]) -> None:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def request_of(
+    job: Job, parameters: Mapping[str, Any] | None = None, group: JobGroup | None = None
+) -> JobRequest:
+    """The request that makes ``job`` again, with ``parameters`` over its own; a run of the sweep
+    ``group`` is named as a run with those values would be."""
+    res = job.resources
+    resources: dict[str, Any] = {
+        "cpus": res.cpus,
+        "memory": res.memory_bytes,
+        "gpus": res.gpus,
+        "mig_profile": res.mig_profile,
+        "time_limit": format_time_limit(res.time_limit_seconds) if res.time_limit_seconds else None,
+    }
+    values = {**job.parameters, **(parameters or {})}
+    if group is not None:
+        name = run_name(group.name, values, group.varied)
+    else:  # a record from before names were kept within the limit is shortened to fit
+        name = job.name if len(job.name) <= MAX_NAME else job.name[: MAX_NAME - 1] + "…"
+    runtime = (
+        {"environment": job.environment} if job.environment else {"image": job.image} if job.image else {}
+    )
+    if not runtime and job.kernel:
+        runtime = {"kernel": job.kernel}
+    return parse_request(
+        {
+            "notebook_path": job.notebook_path,
+            "backend": job.backend,
+            **runtime,
+            "parameters": values,
+            "resources": {k: v for k, v in resources.items() if v is not None},
+            "queue": job.queue,
+            "name": name,
+        }
+    )

@@ -1,4 +1,4 @@
-"""Sweeps from a terminal: following one `submit` made, `results GROUP`, and `rerun JOB`."""
+"""Sweeps from a terminal: following one `submit` made, and `results GROUP`."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ import asyncio
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ..batch import groups
-from ..batch.rerun import rerun
+from ..batch.sweeps.results import as_csv
 from ..models.jobs import TERMINAL_STATES
 from ..models.sweeps import JobGroup
 from .common import print_json, print_table
@@ -61,7 +60,7 @@ def cmd_results(args: argparse.Namespace) -> int:
         await s.jobs.refresh()
         table = await s.jobs.sweeps.results(args.group)
         if args.csv:
-            sys.stdout.write(groups.as_csv(table))
+            sys.stdout.write(as_csv(table))
         elif args.json:
             print_json(table)
         else:
@@ -77,29 +76,9 @@ def cmd_results(args: argparse.Namespace) -> int:
     return run_command(args, run)
 
 
-def cmd_rerun(args: argparse.Namespace) -> int:
-    """Send a job (or a run of a sweep) again: its snapshot and settings, parameters changed with -p."""
-    from .jobs import parse_value
-
-    async def run(s: Services) -> int:
-        job = await rerun(s.jobs, args.job, {name: parse_value(v) for name, v in args.parameter})
-        print(job.id)
-        print(f"Sent '{job.name}' again to {job.backend} as {job.id}", file=sys.stderr)
-        return 0
-
-    return run_command(args, run)
-
-
 def register(sub: Any) -> None:
     p = command_parser(sub, "results", cmd_results)
     p.add_argument("group", metavar="GROUP", help="a sweep's id (what submit printed)")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--csv", action="store_true", help="print CSV: a row per run")
     out.add_argument("--json", action="store_true", help="print the table as JSON")
-
-    p = command_parser(sub, "rerun", cmd_rerun)
-    p.add_argument("job", metavar="JOB", help="a job's id, or one run's of a sweep")
-    p.add_argument(
-        "-p", "--parameter", nargs=2, metavar=("NAME", "VALUE"), action="append", default=[],
-        help="a parameter to change (VALUE read as JSON where it parses, else text)",
-    )  # fmt: skip

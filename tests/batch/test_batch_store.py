@@ -8,7 +8,8 @@ import time
 import pytest
 
 from jupyter_gpu_env.batch.backend import TRANSITIONS, IllegalTransition, check_transition
-from jupyter_gpu_env.batch.store import SCHEMA_VERSION, JobStore
+from jupyter_gpu_env.batch.sql import SCHEMA_VERSION
+from jupyter_gpu_env.batch.store import JobStore
 from jupyter_gpu_env.errors import Conflict, InvalidRequest, NotFound
 from jupyter_gpu_env.models.jobs import JOB_STATES, Job
 from jupyter_gpu_env.models.resources import JobResources
@@ -239,8 +240,8 @@ async def test_a_sweeps_idle_runs_are_named(tmp_path):
                      gpu=JobGpuUsage(available=True, idle_seconds=idle))
             for i, idle in enumerate((0.0, 900.0, 599.0))
         ]  # fmt: skip
-        await store.insert_group(group, runs)
-        assert await store.idle_runs([group.id], 600.0) == {group.id: [runs[1].id]}
-        assert await store.idle_runs([group.id], 5000.0) == {}
+        await store.sweeps.insert(group, runs)
+        assert await store.sweeps.idle_runs([group.id], 600.0) == {group.id: [runs[1].id]}
+        assert await store.sweeps.idle_runs([group.id], 5000.0) == {}
     finally:
         store.close()

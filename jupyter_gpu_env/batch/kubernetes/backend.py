@@ -31,7 +31,7 @@ from ...models.jobs import TERMINAL_STATES, Job, JobRequest, LogChunk
 from ...models.resources import parse_memory
 from ...tasks import cancel_and_wait
 from .. import jobfiles
-from ..backend import GroupSubmission, Observation, check_against_info
+from ..backend import Observation, SweepSubmission, check_against_info
 from . import objects, pods, status
 from .kueue import KueueReader
 from .observe import KubernetesObserver
@@ -178,11 +178,11 @@ class KubernetesBackend(KubernetesObserver):
         self._cancelled.intersection_update(j.id for j in jobs)
         return seen
 
-    async def submit_group(self, jobs: Sequence[Job], max_concurrent: int) -> GroupSubmission:
+    async def submit_sweep(self, jobs: Sequence[Job], max_concurrent: int) -> SweepSubmission:
         """One Indexed Job for all the runs (see :mod:`.indexed`): Kueue admits it as one workload."""
         return await self.indexed.submit(jobs, max_concurrent)
 
-    async def cancel_group(self, jobs: Sequence[Job]) -> None:
+    async def cancel_sweep(self, jobs: Sequence[Job]) -> None:
         await self.indexed.cancel(jobs)
 
     async def capacity(self) -> ClusterCapacity:

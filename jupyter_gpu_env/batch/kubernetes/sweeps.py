@@ -17,7 +17,7 @@ from ...errors import InvalidRequest
 from ...kube.client import ApiError
 from ...models.jobs import Job
 from .. import jobfiles
-from ..backend import GroupSubmission, Observation
+from ..backend import Observation, SweepSubmission
 from . import indexed, status
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ class IndexedJobs:
     def __init__(self, backend: KubernetesBackend) -> None:
         self.b = backend
 
-    async def submit(self, jobs: Sequence[Job], max_concurrent: int) -> GroupSubmission:
+    async def submit(self, jobs: Sequence[Job], max_concurrent: int) -> SweepSubmission:
         folders = [self.b.job_folder(j) for j in jobs]
         if self.b.check_job_folder_mounted:
             self.b._check_folder_shared(folders[0].parent)
@@ -58,7 +58,7 @@ class IndexedJobs:
         await self.b.api.run(create, "submit the sweep")
         queue = jobs[0].queue or self.b.settings.local_queue
         where = f"Kueue queue '{queue}'" if queue else f"namespace '{self.b.settings.namespace}'"
-        return GroupSubmission(
+        return SweepSubmission(
             name,
             {
                 j.id: Observation(

@@ -25,7 +25,7 @@ from ... import proc
 from ...models.backends import BackendInfo, ResourceLimits
 from ...models.jobs import Job
 from .. import jobfiles
-from ..backend import Backend, GroupSubmission, Observation
+from ..backend import Backend, Observation, SweepSubmission
 
 # A pid file that still says "launching" this long after the launch began means the server died
 # between writing it and starting the runner.
@@ -129,12 +129,12 @@ class LocalBackend(Backend):
                 return self._queued_observation(self._waiting)
             return await self._start(job)
 
-    async def submit_group(self, jobs: Sequence[Job], max_concurrent: int) -> GroupSubmission:
+    async def submit_sweep(self, jobs: Sequence[Job], max_concurrent: int) -> SweepSubmission:
         """The runs go through the same queue as single jobs, at most ``max_concurrent`` of them at once."""
         for job in jobs[:1]:
             if job.group_id:
                 self._group_limits[job.group_id] = max_concurrent
-        return await super().submit_group(jobs, max_concurrent)
+        return await super().submit_sweep(jobs, max_concurrent)
 
     def _group_allows(self, job: Job) -> bool:
         if job.group_id is None:

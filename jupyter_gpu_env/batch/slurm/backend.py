@@ -31,7 +31,7 @@ from ...models.jobs import Job, JobRequest
 from ...models.resources import MIG_PROFILE_RE
 from ...tasks import cancel_and_wait
 from .. import jobfiles
-from ..backend import GroupSubmission, Observation
+from ..backend import Observation, SweepSubmission
 from . import parse, script
 from .controller import SlurmController
 from .observe import JOB_ID_FILE, observe, read_folders, read_id
@@ -216,7 +216,7 @@ class SlurmBackend(SlurmController):
             pending_reason=f"Submitted to SLURM as job {slurm_id}; waiting for the scheduler.",
         )
 
-    async def submit_group(self, jobs: Sequence[Job], max_concurrent: int) -> GroupSubmission:
+    async def submit_sweep(self, jobs: Sequence[Job], max_concurrent: int) -> SweepSubmission:
         """One ``sbatch --array`` for all the runs: SLURM holds them as one job array (one submission
         for the controller, and one squeue line per task)."""
         first = jobs[0]
@@ -246,7 +246,7 @@ class SlurmBackend(SlurmController):
                     (folder / JOB_ID_FILE).write_text(f"{array_id}_{job.group_index or 0}\n")
 
         await asyncio.to_thread(record)
-        return GroupSubmission(array_id, {
+        return SweepSubmission(array_id, {
             job.id: Observation(
                 state="queued",
                 backend_job_id=f"{array_id}_{job.group_index or 0}",
@@ -256,7 +256,7 @@ class SlurmBackend(SlurmController):
             for job in jobs
         })  # fmt: skip
 
-    async def cancel_group(self, jobs: Sequence[Job]) -> None:
+    async def cancel_sweep(self, jobs: Sequence[Job]) -> None:
         """One ``scancel`` for every task asked for."""
         self._cancel_requested.update(j.id for j in jobs)
         ids = [j.backend_job_id or (await asyncio.to_thread(read_id, self.job_folder(j))) for j in jobs]

@@ -107,16 +107,16 @@ async def test_a_sweep_is_one_indexed_job_and_each_pod_runs_its_run(cluster, ws)
         assert group.backend_job_id == "nb-half-" + group.id and list(cluster.jobs()) == [
             group.backend_job_id
         ]
-        runs = (await svc.list(group=group.id)).items
+        runs = (await svc.list(sweep=group.id)).items
         assert [r.backend_job_id for r in runs] == [f"{group.backend_job_id}/{i}" for i in range(3)]
         await svc.refresh()
-        assert {r.state for r in (await svc.list(group=group.id)).items} == {"queued"}
+        assert {r.state for r in (await svc.list(sweep=group.id)).items} == {"queued"}
 
         assert await _kubelet(cluster, group.backend_job_id, [0, 1, 2]) == [0, 0, 0]
         await svc.refresh()
         group = await svc.sweeps.get(group.id)
         assert group.state == "succeeded", [
-            (r.state, r.message) for r in (await svc.list(group=group.id)).items
+            (r.state, r.message) for r in (await svc.list(sweep=group.id)).items
         ]
         table = await svc.sweeps.results(group.id)
         assert [(r.parameters["alpha"], r.values) for r in table.rows] == [
@@ -133,7 +133,7 @@ async def test_a_run_cancelled_alone_is_taken_out_and_a_sweep_cancelled_deletes_
         group = await svc.submit(
             {"notebook_path": "p.ipynb", "backend": "kubernetes", "sweep": {"alpha": [1, 2, 3]}}
         )
-        runs = (await svc.list(group=group.id)).items
+        runs = (await svc.list(sweep=group.id)).items
         await svc.cancel(runs[1].id)
         table = next(Path(ws.root / runs[0].job_dir).parent.glob("runs-*.txt")).read_text()
         assert runs[1].id not in table and runs[0].id in table and cluster.job_exists(group.backend_job_id)

@@ -66,7 +66,7 @@ async def test_a_sweep_is_one_job_array(slurm):
         sbatches = [c for c in slurm.commands if c[0].endswith("sbatch")]
         assert len(sbatches) == 1  # three runs, one submission
         assert group.backend_job_id and re.fullmatch(r"\d+", group.backend_job_id)
-        runs = (await svc.list(group=group.id)).items
+        runs = (await svc.list(sweep=group.id)).items
         assert [r.backend_job_id for r in runs] == [f"{group.backend_job_id}_{i}" for i in range(3)]
 
         slurm.commands.clear()
@@ -82,7 +82,7 @@ async def test_a_sweep_is_one_job_array(slurm):
 
         group = await wait_until(ended, within=180, every=0.5, what="the sweep ending on SLURM")
         assert group.state == "succeeded", [
-            (r.state, r.message) for r in (await svc.list(group=group.id)).items
+            (r.state, r.message) for r in (await svc.list(sweep=group.id)).items
         ]
         table = await svc.sweeps.results(group.id)
         assert [(r.parameters["alpha"], r.values) for r in table.rows] == [

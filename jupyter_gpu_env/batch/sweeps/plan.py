@@ -17,11 +17,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import Conflict, InvalidRequest, TooLarge
-from ..models.jobs import JOB_STATES, MAX_NAME, JobRequest
-from ..models.notebooks import NotebookParameters
-from ..models.sweeps import JobGroup
-from .parameters import check_values
+from ...errors import Conflict, InvalidRequest, TooLarge
+from ...models.jobs import JOB_STATES, MAX_NAME, JobRequest
+from ...models.notebooks import NotebookParameters
+from ...models.sweeps import JobGroup
+from ..parameters import check_values
 
 
 @dataclass(frozen=True)

@@ -10,46 +10,66 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-import csv
-import io
-import json
 import shutil
 import time
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..errors import Conflict
-from ..models.jobs import TERMINAL_STATES, Job, JobRequest
-from ..models.sweeps import JobGroup, JobGroupList, SweepResults, SweepRow
-from ..offloop import python_work
-from . import jobfiles, results, submission, sweeps
-from .parameters import inspect_notebook
-
-if TYPE_CHECKING:
-    from .service import JobService, Prepared
+from ...errors import Conflict
+from ...models.jobs import TERMINAL_STATES, Job, JobRequest
+from ...models.sweeps import JobGroup, JobGroupList, SweepResults, SweepRow
+from ...offloop import python_work
+from .. import jobfiles, submission
+from ..backend import Backend
+from ..intake import Intake, Prepared
+from ..parameters import inspect_notebook
+from ..store import JobStore
+from ..tracking import JobTracker
+from . import plan, results
+from .folders import build_sweep_folder, copy_run
 
 
 class Sweeps:
-    def __init__(self, jobs: JobService, *, max_runs: int = 1000) -> None:
-        self.jobs = jobs
+    """Sweeps over the job ``store``: made through ``intake``, handed to ``backends``, their first
+    observations applied by ``tracker``."""
+
+    def __init__(
+        self,
+        store: JobStore,
+        backends: Mapping[str, Backend],
+        intake: Intake,
+        tracker: JobTracker,
+        *,
+        max_runs: int = 1000,
+        max_parameters_bytes: int = 64 << 10,
+        gpu_idle_seconds: float = 600.0,
+    ) -> None:
+        self.store = store
+        self.records = store.sweeps
+        self.backends = backends
+        self.intake = intake
+        self.tracker = tracker
         self.max_runs = max_runs
+        self.max_parameters_bytes = max_parameters_bytes
+        self.gpu_idle_seconds = gpu_idle_seconds
 
     async def submit(self, request: JobRequest, snapshot: bytes | None = None) -> JobGroup:
         """Check the whole sweep, record it and hand all its runs to the backend at once."""
-        sweep = sweeps.expand(request, self.max_runs)
-        ready = await self.jobs.prepare(request, snapshot)
+        sweep = plan.expand(request, self.max_runs)
+        ready = await self.intake.prepare(request, snapshot)
         declared = await python_work(inspect_notebook, ready.nb)
-        await python_work(sweeps.check, declared, sweep, self.jobs.max_parameters_bytes)
+        await python_work(plan.check, declared, sweep, self.max_parameters_bytes)
         group_id = uuid.uuid4().hex[:12]
         name = request.name or ready.nb_file.stem
-        base = self.jobs.job_dir / f"{submission.slug(name)}-sweep-{group_id}"
+        base = self.intake.job_dir / f"{submission.slug(name)}-sweep-{group_id}"
         runs = self._runs(request, ready, name, sweep, base, group_id, range(len(sweep.runs)))
         group = JobGroup(
             id=group_id,
             name=name,
             backend=ready.backend.name,
-            notebook_path=self.jobs.shown(ready.nb_file),
+            notebook_path=self.intake.shown(ready.nb_file),
             size=len(runs),
             max_concurrent=sweep.max_concurrent,
             varied=sweep.varied,
@@ -59,10 +79,10 @@ class Sweeps:
             created_at=time.time(),
         )
         await python_work(
-            _build_sweep_folder, base, ready.raw, [(self.jobs.folder_of(j), s) for j, s in runs]
+            build_sweep_folder, base, ready.raw, [(self.intake.folder_of(j), s) for j, s in runs]
         )
         try:
-            await self.jobs.store.insert_group(group, [j for j, _ in runs])
+            await self.records.insert(group, [j for j, _ in runs])
         except BaseException:
             await asyncio.to_thread(shutil.rmtree, base, True)
             raise
@@ -74,7 +94,7 @@ class Sweeps:
         request: JobRequest,
         ready: Prepared,
         name: str,
-        sweep: sweeps.Sweep,
+        sweep: plan.Sweep,
         base: Path,
         group_id: str,
         indexes: range | list[int],
@@ -82,9 +102,9 @@ class Sweeps:
         out = []
         for i in indexes:
             params = sweep.runs[i]
-            label = sweeps.label(params, sweep.varied)
-            job, spec = self.jobs.new_job(
-                request, ready, sweeps.run_name(name, params, sweep.varied), params,
+            label = plan.label(params, sweep.varied)
+            job, spec = self.intake.new_job(
+                request, ready, plan.run_name(name, params, sweep.varied), params,
                 base / f"{i:04d}-{submission.slug(label, 30)}",
                 group_id=group_id, group_index=i,
             )  # fmt: skip
@@ -93,54 +113,52 @@ class Sweeps:
         return out
 
     async def _hand_over(self, group: JobGroup, runs: list[Job], *, discard: Path | None) -> None:
-        backend = self.jobs.backends[group.backend]
+        backend = self.backends[group.backend]
         try:
-            seen = await backend.submit_group(runs, group.max_concurrent)
+            seen = await backend.submit_sweep(runs, group.max_concurrent)
         except BaseException:
-            await self.jobs.store.discard(run.id for run in runs)
+            await self.records.discard(run.id for run in runs)
             if discard is not None:
                 await asyncio.to_thread(shutil.rmtree, discard, True)
             else:
                 for run in runs:
-                    await asyncio.to_thread(shutil.rmtree, self.jobs.folder_of(run), True)
+                    await asyncio.to_thread(shutil.rmtree, self.intake.folder_of(run), True)
             raise
         for run in runs:
             if run.id in seen.runs:
-                await self.jobs.tracker.apply(run, seen.runs[run.id], None)
+                await self.tracker.apply(run, seen.runs[run.id], None)
         if seen.backend_job_id and group.backend_job_id is None:  # a retry's array is not the sweep's
-            await self.jobs.store.update_group(
-                group.model_copy(update={"backend_job_id": seen.backend_job_id})
-            )
+            await self.records.update(group.model_copy(update={"backend_job_id": seen.backend_job_id}))
 
     async def list(self, *, limit: int = 50, offset: int = 0) -> JobGroupList:
         """Sweeps, newest first, each with its runs counted per state and its idle runs named."""
-        page = await self.jobs.store.list_groups(limit=limit, offset=offset)
+        page = await self.records.list(limit=limit, offset=offset)
         idle = await self._idle([g.id for g in page.items if g.counts.get("running")])
         page.items = [g.model_copy(update={"gpu_idle_runs": idle.get(g.id, [])}) for g in page.items]
         return page
 
     async def get(self, group_id: str) -> JobGroup:
-        group = await self.jobs.store.get_group(group_id)
+        group = await self.records.get(group_id)
         if group.counts.get("running"):
             idle = await self._idle([group.id])
             group = group.model_copy(update={"gpu_idle_runs": idle.get(group.id, [])})
         return group
 
     async def _idle(self, group_ids: builtins.list[str]) -> dict[str, builtins.list[str]]:
-        return await self.jobs.store.idle_runs(group_ids, self.jobs.gpu_idle_seconds)
+        return await self.records.idle_runs(group_ids, self.gpu_idle_seconds)
 
     async def cancel(self, group_id: str) -> JobGroup:
         """Cancel every run still queued or running; Conflict when none is."""
-        runs = await self.jobs.store.group_jobs(group_id)
+        runs = await self.records.runs(group_id)
         active = [r for r in runs if r.state not in TERMINAL_STATES]
         if not active:
             raise Conflict(f"Every run of sweep '{group_id}' has already ended.", reason="job_finished")
-        backend = self.jobs.backends.get(active[0].backend)
+        backend = self.backends.get(active[0].backend)
         if backend is not None:
-            await backend.cancel_group(active)
+            await backend.cancel_sweep(active)
         for run in active:
             try:
-                await self.jobs.store.update(
+                await self.store.update(
                     run.id, state="cancelled", reason="cancelled", message="Cancelled by the user.",
                     pending_reason=None,
                 )  # fmt: skip
@@ -152,7 +170,7 @@ class Sweeps:
         """Run again, with the same snapshot and parameters, the runs that failed or were cancelled; the
         others are left as they are. Conflict while none did."""
         group = await self.get(group_id)
-        runs = await self.jobs.store.group_jobs(group_id)
+        runs = await self.records.runs(group_id)
         again = [r for r in runs if r.state in ("failed", "cancelled")]
         if not again:
             raise Conflict(
@@ -160,7 +178,7 @@ class Sweeps:
             )
         fresh: list[Job] = []
         for old in again:
-            folder = self.jobs.folder_of(old)
+            folder = self.intake.folder_of(old)
             job = old.model_copy(
                 update={
                     "id": uuid.uuid4().hex[:12], "state": "queued", "reason": None,
@@ -170,31 +188,31 @@ class Sweeps:
                 }
             )  # fmt: skip
             new_folder = folder.with_name(f"{folder.name.rsplit('-', 1)[0]}-{job.id}")
-            shown = self.jobs.shown(new_folder)
+            shown = self.intake.shown(new_folder)
             job = job.model_copy(
                 update={
                     "job_dir": shown, "input_path": f"{shown}/{jobfiles.INPUT}",
                     "output_path": f"{shown}/{Path(old.output_path).name}", "log_path": f"{shown}/{jobfiles.LOG}",
                 }
             )  # fmt: skip
-            await python_work(_copy_run, folder, new_folder, job.id)
+            await python_work(copy_run, folder, new_folder, job.id)
             fresh.append(job)
-        await self.jobs.store.replace(again, fresh)
+        await self.records.replace(again, fresh)
         try:
             await self._hand_over(group, fresh, discard=None)
         except BaseException:
             # refused: the failed runs stand as they were, records and folders
-            await asyncio.shield(self.jobs.store.unhide([r.id for r in again]))
+            await asyncio.shield(self.records.unhide([r.id for r in again]))
             raise
         for old in again:  # their place is taken only once the backend has the new runs
-            await asyncio.to_thread(shutil.rmtree, self.jobs.folder_of(old), True)
+            await asyncio.to_thread(shutil.rmtree, self.intake.folder_of(old), True)
         return await self.get(group_id)
 
     async def results(self, group_id: str) -> SweepResults:
         """Every run's parameters, recorded values, state and duration, in the sweep's order."""
         group = await self.get(group_id)
-        runs = await self.jobs.store.group_jobs(group_id)
-        folders = [self.jobs.folder_of(r) / Path(r.output_path).name for r in runs]
+        runs = await self.records.runs(group_id)
+        folders = [self.intake.folder_of(r) / Path(r.output_path).name for r in runs]
         found = await python_work(lambda: [results.read_recorded(p) or {} for p in folders])
         now = time.time()
         rows = [
@@ -211,68 +229,3 @@ class Sweeps:
         ]
         columns = list(dict.fromkeys(k for row in rows for k in row.values))
         return SweepResults(group=group, parameter_columns=group.varied, value_columns=columns, rows=rows)
-
-
-def as_csv(table: SweepResults) -> str:
-    """The results as CSV: a row per run, parameters then recorded values, then state and duration."""
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(
-        ["run", *table.parameter_columns, *table.value_columns, "state", "duration_seconds", "job_id"]
-    )
-    for row in table.rows:
-        writer.writerow(
-            [
-                row.index,
-                *(_cell(row.parameters.get(c)) for c in table.parameter_columns),
-                *(_cell(row.values.get(c)) for c in table.value_columns),
-                row.state,
-                "" if row.duration_seconds is None else row.duration_seconds,
-                row.job_id,
-            ]
-        )
-    return out.getvalue()
-
-
-def _cell(value: Any) -> Any:
-    if value is None:
-        return ""
-    return (
-        value if isinstance(value, int | float | str) and not isinstance(value, bool) else json.dumps(value)
-    )
-
-
-def _build_sweep_folder(base: Path, raw: bytes, runs: list[tuple[Path, dict[str, Any]]]) -> None:
-    """Every run's folder (the snapshot, hard-linked, and its job.json) in a hidden sibling of ``base``,
-    renamed into place whole."""
-    tmp = base.with_name(f".tmp-{base.name}")
-    tmp.mkdir(parents=True)
-    try:
-        first: Path | None = None
-        for folder, spec in runs:
-            run = tmp / folder.name
-            run.mkdir()
-            if first is None:
-                first = run / jobfiles.INPUT
-                first.write_bytes(raw)
-            else:
-                (run / jobfiles.INPUT).hardlink_to(first)  # the runner reads it and never writes it
-            jobfiles.write_json_atomic(run / jobfiles.JOB_JSON, spec)
-        tmp.rename(base)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-
-
-def _copy_run(old: Path, new: Path, job_id: str) -> None:
-    """A retried run's folder: the old one's snapshot and job.json (with the new id), nothing it made."""
-    tmp = new.with_name(f".tmp-{new.name}")
-    tmp.mkdir()
-    try:
-        shutil.copy2(old / jobfiles.INPUT, tmp / jobfiles.INPUT)
-        spec = json.loads((old / jobfiles.JOB_JSON).read_text())
-        jobfiles.write_json_atomic(tmp / jobfiles.JOB_JSON, {**spec, "id": job_id})
-        tmp.rename(new)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
