@@ -68,13 +68,13 @@ class Slurm:
         kwargs.setdefault("status_grace", 5.0)
         kwargs.setdefault("command_timeout", 20.0)
         backend = SlurmBackend("slurm", **kwargs)
-        run = backend._run
+        run = backend.controller.run
 
         async def counted(argv: list[str], **kw: Any) -> proc.Result:
             self.commands.append(list(argv))
             return await run(argv, **kw)
 
-        backend._run = counted  # type: ignore[method-assign]
+        backend.controller.run = counted  # type: ignore[method-assign]
         return backend
 
     def service(self, backend: SlurmBackend | None = None) -> JobService:

@@ -90,7 +90,7 @@ async def test_cancel_a_running_job(slurm):
 
         async def both_ended():  # the runner records the cancel itself, and SLURM ends the job
             status = jobfiles.read_status(folder)
-            row = await svc.backends["slurm"].scontrol(job.backend_job_id)
+            row = await svc.backends["slurm"].controller.scontrol(job.backend_job_id)
             return (status, row) if status and row and row.state == "CANCELLED" else None
 
         status, row = await wait_until(
