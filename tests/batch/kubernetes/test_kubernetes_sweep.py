@@ -52,7 +52,7 @@ def test_the_indexed_job_is_valid_and_fails_each_index_alone():
     assert (
         body["metadata"]["labels"][objects.QUEUE_LABEL] == "team-a"
     )  # Kueue admits the sweep as one workload
-    assert body["metadata"]["labels"][indexed.GROUP_LABEL] == "abcdef012345"
+    assert body["metadata"]["labels"][indexed.SWEEP_LABEL] == "abcdef012345"
     c = body["spec"]["template"]["spec"]["containers"][0]
     assert c["command"][-2:] == ["/home/u/jobs/s/runs-x.txt", "python"]
     assert c["resources"]["limits"]["nvidia.com/mig-1g.10gb"] == "1"
