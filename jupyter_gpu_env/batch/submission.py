@@ -69,7 +69,7 @@ def read_notebook(path: Path, snapshot: bytes | None) -> tuple[bytes, Any]:
     elif len(snapshot) > MAX_NOTEBOOK_BYTES:
         raise TooLarge(f"The notebook is larger than {MAX_NOTEBOOK_BYTES >> 20} MiB.")
     try:
-        nb = nbformat.reads(snapshot.decode("utf-8"), as_version=4)
+        nb = nbformat.reads(snapshot.decode("utf-8"), as_version=4)  # type: ignore[no-untyped-call]  # nbformat has no type hints
     except Exception as e:  # nbformat raises several unrelated types for a broken file
         raise Conflict(
             f"'{path.name}' is not a readable notebook: {type(e).__name__}: {e}", reason="invalid_notebook"
@@ -85,12 +85,13 @@ def warm_up() -> None:
     """Import papermill and compile nbformat's validator now, not in the first submission's request."""
     import nbformat
 
-    nb = nbformat.v4.new_notebook()
-    cell = nbformat.v4.new_code_cell("x = 1")
+    nb = nbformat.v4.new_notebook()  # type: ignore[no-untyped-call]  # nbformat has no type hints
+    cell = nbformat.v4.new_code_cell("x = 1")  # type: ignore[no-untyped-call]  # nbformat has no type hints
     cell.metadata["tags"] = ["parameters"]
     nb.cells.append(cell)
     nb.metadata["kernelspec"] = {"name": "python3", "language": "python", "display_name": "Python 3"}
-    _, parsed = read_notebook(Path("warm-up.ipynb"), nbformat.writes(nb).encode())
+    text: str = nbformat.writes(nb)  # type: ignore[no-untyped-call]  # nbformat has no type hints
+    _, parsed = read_notebook(Path("warm-up.ipynb"), text.encode())
     check_parameters(parsed, {"x": 2})
 
 

@@ -47,7 +47,8 @@ def parse_value(text: str) -> JsonValue:
         raise ValueError(constant)
 
     try:
-        return json.loads(text, parse_constant=refuse)
+        value: JsonValue = json.loads(text, parse_constant=refuse)
+        return value
     except ValueError:
         pass
     return {"True": True, "False": False, "None": None}.get(text, text)

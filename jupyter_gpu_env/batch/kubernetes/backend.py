@@ -156,14 +156,14 @@ class KubernetesBackend(KubernetesOptions):
             batch = client.BatchV1Api(self.ns.connected())
             body = objects.job_object(job, folder, self.settings)
             try:
-                return self.api.raw(
+                return self.api.one(
                     batch.create_namespaced_job, self.settings.namespace, body, what="create the Job"
                 )
             except ApiError as e:
                 if e.status != 409:
                     raise
             # Taken: ours from an earlier try of this very submission, or someone else's.
-            existing = self.api.raw(
+            existing = self.api.one(
                 batch.read_namespaced_job, name, self.settings.namespace, what="read the existing Job"
             )
             if status.labels_of(existing).get(objects.JOB_ID_LABEL) != objects.label_value(job.id):

@@ -47,7 +47,7 @@ class IndexedJobs:
 
         def create() -> dict[str, Any]:
             batch = client.BatchV1Api(self.ns.connected())
-            return api.raw(batch.create_namespaced_job, self.ns.name, body, what="create the Job")
+            return api.one(batch.create_namespaced_job, self.ns.name, body, what="create the Job")
 
         await api.run(create, "submit the sweep")
         where = self.ns.where(jobs[0].queue)

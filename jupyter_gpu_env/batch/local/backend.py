@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import psutil
 from traitlets import Float, Int, Unicode
@@ -299,7 +300,7 @@ class LocalBackend(Backend):
         _signal_group(pid, signal.SIGKILL)
 
 
-def _alive(info: dict) -> bool:
+def _alive(info: dict[str, Any]) -> bool:
     """Is the recorded runner still running? The start time guards against a recycled pid."""
     try:
         p = psutil.Process(int(info["pid"]))
@@ -313,7 +314,7 @@ def _alive(info: dict) -> bool:
 
 def _pid_alive(pid: int) -> bool:
     try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
     except psutil.Error:
         return False
 

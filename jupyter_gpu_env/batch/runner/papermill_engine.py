@@ -34,7 +34,7 @@ def register_engine(name: str, runner: Watcher) -> None:
     papermill_engines.register(name, _Engine)
 
 
-class _Manager(NotebookExecutionManager):
+class _Manager(NotebookExecutionManager):  # type: ignore[misc]  # papermill has no type hints
     def cell_start(self, cell: Any, cell_index: int | None = None, **kwargs: Any) -> Any:
         if _runner is not None:
             _runner.check_stop()  # a cancel between two cells stops before the next one
@@ -47,7 +47,7 @@ class _Manager(NotebookExecutionManager):
         return result
 
 
-class _Client(PapermillNotebookClient):
+class _Client(PapermillNotebookClient):  # type: ignore[misc]  # papermill has no type hints
     def start_new_kernel(self, **kwargs: Any) -> None:
         # The kernel process's own output (start-up warnings, what C libraries write to fd 2) is not
         # the notebook's: it comes through pipes the runner reads and labels in the log.
@@ -62,7 +62,7 @@ class _Client(PapermillNotebookClient):
             _runner.kernel_started(pgid, process)
 
 
-class _Engine(NBClientEngine):
+class _Engine(NBClientEngine):  # type: ignore[misc]  # papermill has no type hints
     @classmethod
     def execute_notebook(
         cls,

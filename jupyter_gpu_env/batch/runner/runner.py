@@ -139,7 +139,7 @@ class Runner:
         from .papermill_engine import register_engine
 
         register_engine(ENGINE_NAME, self)
-        nb = nbformat.read(self.folder / jobfiles.INPUT, as_version=4)
+        nb = nbformat.read(self.folder / jobfiles.INPUT, as_version=4)  # type: ignore[no-untyped-call]  # nbformat has no type hints
         self._count_cells(nb, injected=bool(job.get("parameters")))
         self.write_progress(0)
         if self.stop_outcome:

@@ -102,12 +102,12 @@ class SweepRecords:
 
         return await self._call(fetch)
 
-    async def idle_runs(self, sweep_ids: Sequence[str], idle_seconds: float) -> dict[str, list[str]]:
+    async def idle_runs(self, sweep_ids: Sequence[str], idle_seconds: float) -> dict[str, builtins.list[str]]:
         """The running runs of these sweeps whose GPU has been idle ``idle_seconds`` or more, by sweep."""
         if not sweep_ids:
             return {}
 
-        def fetch() -> dict[str, list[str]]:
+        def fetch() -> dict[str, builtins.list[str]]:
             rows = (
                 self._conn()
                 .execute(
@@ -118,7 +118,7 @@ class SweepRecords:
                 )
                 .fetchall()
             )
-            out: dict[str, list[str]] = {}
+            out: dict[str, builtins.list[str]] = {}
             for gid, jid in rows:
                 out.setdefault(gid, []).append(jid)
             return out
