@@ -185,10 +185,10 @@ def build_folder(folder: Path, raw: bytes, spec: dict[str, Any]) -> None:
 
 
 def request_of(
-    job: Job, parameters: Mapping[str, Any] | None = None, group: JobGroup | None = None
+    job: Job, parameters: Mapping[str, Any] | None = None, sweep: JobGroup | None = None
 ) -> JobRequest:
     """The request that makes ``job`` again, with ``parameters`` over its own; a run of the sweep
-    ``group`` is named as a run with those values would be."""
+    ``sweep`` is named as a run with those values would be."""
     res = job.resources
     resources: dict[str, Any] = {
         "cpus": res.cpus,
@@ -198,8 +198,8 @@ def request_of(
         "time_limit": format_time_limit(res.time_limit_seconds) if res.time_limit_seconds else None,
     }
     values = {**job.parameters, **(parameters or {})}
-    if group is not None:
-        name = run_name(group.name, values, group.varied)
+    if sweep is not None:
+        name = run_name(sweep.name, values, sweep.varied)
     else:  # a record from before names were kept within the limit is shortened to fit
         name = job.name if len(job.name) <= MAX_NAME else job.name[: MAX_NAME - 1] + "…"
     runtime = (

@@ -24,7 +24,7 @@ from ..models.sweeps import JobGroup
 from .common import UsageError, human_duration, print_json, print_table
 from .config import Session, command_parser, run_command
 from .progress import ProgressBar
-from .sweeps import follow_group
+from .sweeps import follow_sweep
 
 if TYPE_CHECKING:
     from ..batch.service import JobService
@@ -170,7 +170,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
     async def run(s: Services) -> int:
         job = await s.jobs.submit(_request(args, session.root))
         if isinstance(job, JobGroup):
-            return await follow_group(s.jobs, job, args)
+            return await follow_sweep(s.jobs, job, args)
         print(job.id)
         print(f"Submitted '{job.name}' to {job.backend}: {_status(job)}", file=sys.stderr)
         print(f"  output: {job.output_path}", file=sys.stderr)
