@@ -23,8 +23,8 @@ from pathlib import Path
 from bench_slurm import held_jobs
 
 from jupyter_gpu_env import proc
-from jupyter_gpu_env.gpu.jobuse import SERIES, GpuUseSampler
 from jupyter_gpu_env.batch.slurm import SlurmBackend
+from jupyter_gpu_env.gpu.jobuse import SERIES, GpuUseSampler
 from jupyter_gpu_env.gpu.sources.recorded import RecordedSource
 
 REPO = Path(__file__).resolve().parents[1]
