@@ -75,19 +75,19 @@ async def positions(conf: str) -> list[str]:
     ids = await held_jobs(conf, PENDING)
     backend = SlurmBackend(slurm_conf=conf)
     calls = 0
-    run = backend._run
+    run = backend.controller.run
 
     async def counted(argv: list[str], **kw: object) -> proc.Result:
         nonlocal calls
         calls += 1
         return await run(argv, **kw)  # type: ignore[arg-type]
 
-    backend._run = counted  # type: ignore[method-assign]
+    backend.controller.run = counted  # type: ignore[method-assign]
     try:
         ours, each = [], []
         for _ in range(10):
             t0 = time.perf_counter()
-            found = await backend.standings(set(ids), set())
+            found = await backend.controller.standings(set(ids), set())
             ours.append(time.perf_counter() - t0)
         assert sorted(s.position for s in found.values()) == list(range(1, PENDING + 1))
         ours_calls = calls // 10
