@@ -242,28 +242,25 @@ def check_against_info(info: BackendInfo, request: JobRequest) -> None:
             f"Queue '{request.queue}' is not offered by {where} (queues: {offered}).", reason="unknown_queue"
         )
     problems: list[str] = []
-    if res.cpus is not None and lim.max_cpus is not None and res.cpus > lim.max_cpus:
+    if _beyond(res.cpus, lim.max_cpus):
         problems.append(f"{where} offers at most {lim.max_cpus} CPUs, not {res.cpus}")
-    if (
-        res.memory_bytes is not None
-        and lim.max_memory_bytes is not None
-        and res.memory_bytes > lim.max_memory_bytes
-    ):
-        problems.append(f"{where} offers at most {lim.max_memory_bytes / (1 << 30):.1f} GiB of memory")
+    if _beyond(res.memory_bytes, lim.max_memory_bytes):
+        problems.append(f"{where} offers at most {(lim.max_memory_bytes or 0) / (1 << 30):.1f} GiB of memory")
     if res.gpus:
         if not info.supports_gpus:
             problems.append(f"{where} offers no GPUs")
-        elif lim.max_gpus is not None and res.gpus > lim.max_gpus:
+        elif _beyond(res.gpus, lim.max_gpus):
             problems.append(f"{where} offers at most {lim.max_gpus} GPUs, not {res.gpus}")
     if res.mig_profile is not None and res.mig_profile not in info.mig_profiles:
         offered = ", ".join(info.mig_profiles) if info.mig_profiles else "none"
         problems.append(f"MIG profile '{res.mig_profile}' is not offered by {where} (profiles: {offered})")
-    if (
-        res.time_limit_seconds is not None
-        and lim.max_time_limit_seconds is not None
-        and res.time_limit_seconds > lim.max_time_limit_seconds
-    ):
-        problems.append(f"{where} allows at most {lim.max_time_limit_seconds // 60} minutes per job")
+    if _beyond(res.time_limit_seconds, lim.max_time_limit_seconds):
+        problems.append(f"{where} allows at most {(lim.max_time_limit_seconds or 0) // 60} minutes per job")
     if problems:
         text = "; ".join(problems)
         raise Conflict(text[0].upper() + text[1:] + ".", reason="resources_unavailable")
+
+
+def _beyond(asked: float | None, most: float | None) -> bool:
+    """Is what was asked for more than the limit? Either unknown (None) is within it."""
+    return asked is not None and most is not None and asked > most

@@ -45,24 +45,18 @@ class Runtimes:
     image_runtime: Callable[[], str | None]
 
 
+@dataclass
 class Intake:
-    """Checks requests against ``backends`` and makes records in ``job_dir`` (under ``root``)."""
+    """Checks requests against ``backends`` and makes records in ``job_dir`` (under ``root``); ``tracker``
+    polls a backend this process has not looked at yet; job.json asks for a GPU sample every
+    ``gpu_sample_interval`` seconds."""
 
-    def __init__(
-        self,
-        backends: Mapping[str, Backend],
-        tracker: JobTracker,
-        root: Path,
-        job_dir: Path,
-        runtimes: Runtimes,
-        gpu_sample_interval: float,
-    ) -> None:
-        self.backends = backends
-        self.tracker = tracker
-        self.root = root
-        self.job_dir = job_dir
-        self.runtimes = runtimes
-        self.gpu_sample_interval = gpu_sample_interval
+    backends: Mapping[str, Backend]
+    tracker: JobTracker
+    root: Path
+    job_dir: Path
+    runtimes: Runtimes
+    gpu_sample_interval: float
 
     def backend(self, name: str) -> Backend:
         """The backend called ``name``; NotFound naming the configured ones."""

@@ -3,14 +3,18 @@
 
 The job poller is one (:class:`.service.JobService` adds it); a feature with a timer of its own (a
 schedule firing runs, say) adds another with :meth:`Loops.add` rather than starting a task nobody stops.
+
+:class:`Refresher` is the other kind of background work: a refresh started when someone asks for an
+answer that has grown stale (what a backend offers), never two at once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
+from typing import Any
 
 from ..tasks import cancel_and_wait
 
@@ -70,3 +74,24 @@ class Loops:
                 await loop.tick()
             except Exception:  # one bad round must not end the loop
                 log.exception("the %s loop failed this round", loop.name)
+
+
+class Refresher:
+    """Runs ``refresh`` in the background when :meth:`ask` finds ``stale()`` true and none is running."""
+
+    def __init__(self, refresh: Callable[[], Coroutine[Any, Any, None]], stale: Callable[[], bool]) -> None:
+        self._refresh = refresh
+        self._stale = stale
+        self.task: asyncio.Task[None] | None = None
+
+    def ask(self) -> None:
+        if not self._stale() or (self.task is not None and not self.task.done()):
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # a worker thread: the next call on the loop refreshes
+        self.task = loop.create_task(self._refresh())
+
+    async def close(self) -> None:
+        await cancel_and_wait(self.task, quiet=True)

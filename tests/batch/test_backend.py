@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
+from helpers import job_record
 
 from jupyter_gpu_env.batch.backend import Backend, Observation
 from jupyter_gpu_env.batch.local import LocalBackend
 from jupyter_gpu_env.errors import Conflict
 from jupyter_gpu_env.models.backends import BackendInfo
 from jupyter_gpu_env.models.jobs import Job
-from jupyter_gpu_env.models.resources import JobResources
 
 
 class Minimal(Backend):
@@ -36,11 +36,7 @@ class Minimal(Backend):
 
 
 def _job(job_id: str) -> Job:
-    return Job(
-        id=job_id, name=job_id, backend="minimal", state="queued", notebook_path="n.ipynb",
-        job_dir=f"jobs/{job_id}", input_path="i", output_path="o", log_path="l",
-        resources=JobResources(), created_at=0.0,
-    )  # fmt: skip
+    return job_record(job_id, backend="minimal")
 
 
 async def test_submit_after_nothing_is_a_plain_submit():

@@ -6,6 +6,7 @@ import sqlite3
 import time
 
 import pytest
+from helpers import job_record
 
 from jupyter_gpu_env.batch.backend import TRANSITIONS, IllegalTransition, check_transition
 from jupyter_gpu_env.batch.sql import SCHEMA_VERSION
@@ -18,18 +19,9 @@ from jupyter_gpu_env.models.resources import JobResources
 def make_job(
     i: int, *, state: str = "queued", backend: str = "local", created: float | None = None, **kw
 ) -> Job:
-    return Job(
-        id=f"job{i:06d}",
-        name=f"n{i}",
-        backend=backend,
-        state=state,
-        notebook_path="nb.ipynb",
-        job_dir=f"jobs/n{i}",
-        input_path=f"jobs/n{i}/input.ipynb",
-        output_path=f"jobs/n{i}/output.ipynb",
-        log_path=f"jobs/n{i}/log.txt",
-        created_at=1_000_000.0 + i if created is None else created,
-        **kw,
+    created_at = 1_000_000.0 + i if created is None else created
+    return job_record(
+        f"job{i:06d}", f"jobs/n{i}", name=f"n{i}", backend=backend, state=state, created_at=created_at, **kw
     )
 
 

@@ -31,9 +31,9 @@ from ...models.backends import BackendInfo, ResourceLimits
 from ...models.cluster import ClusterCapacity
 from ...models.jobs import TERMINAL_STATES, Job, JobRequest, LogChunk
 from ...models.resources import parse_memory
-from ...tasks import cancel_and_wait
 from .. import jobfiles
 from ..backend import Observation, SweepSubmission, check_against_info
+from ..loops import Refresher
 from . import objects, pods, status
 from .kueue import KueueReader
 from .namespace import Namespace, gone_already
@@ -74,7 +74,9 @@ class KubernetesBackend(KubernetesOptions):
         self.indexed = IndexedJobs(self.ns, self._cancelled)
         self._capacity = KubernetesCapacity(self.capacity_ttl, self.api)
         self._cluster = status.ClusterView()
-        self._cluster_task: asyncio.Task[None] | None = None
+        self._cluster_refresher = Refresher(
+            self.refresh_cluster, lambda: time.time() - self._cluster.read_at >= self.capacity_ttl
+        )
 
     @property
     def settings(self) -> objects.K8sSettings:
@@ -88,7 +90,7 @@ class KubernetesBackend(KubernetesOptions):
         return list(dict.fromkeys([*local, *self.queues]))
 
     def info(self) -> BackendInfo:
-        self._refresh_cluster_soon()
+        self._cluster_refresher.ask()
         view = self._cluster
         queues = self.offered_queues()
         profiles = list(self.mig_profiles or view.profiles or ())
@@ -234,21 +236,10 @@ class KubernetesBackend(KubernetesOptions):
         return None if raw is None else pods.log_chunk(raw, offset, limit, ended=job.state in TERMINAL_STATES)
 
     async def close(self) -> None:
-        await cancel_and_wait(self._cluster_task, quiet=True)
+        await self._cluster_refresher.close()
         await self.api.close()
 
     # ----- the cluster's GPUs -----
-
-    def _refresh_cluster_soon(self) -> None:
-        if time.time() - self._cluster.read_at < self.capacity_ttl:
-            return
-        if self._cluster_task is not None and not self._cluster_task.done():
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return
-        self._cluster_task = loop.create_task(self.refresh_cluster())
 
     async def refresh_cluster(self) -> None:
         """Read the nodes: MIG profiles present, the most GPUs one node has. Never raises."""

@@ -30,9 +30,9 @@ from ...models.backends import BackendInfo, ResourceLimits
 from ...models.cluster import ClusterCapacity
 from ...models.jobs import Job, JobRequest
 from ...models.resources import MIG_PROFILE_RE
-from ...tasks import cancel_and_wait
 from .. import jobfiles
 from ..backend import Observation, SweepSubmission
+from ..loops import Refresher
 from . import parse, script
 from .controller import SlurmController
 from .observe import JOB_ID_FILE, SlurmObserver, read_id
@@ -58,15 +58,18 @@ class SlurmBackend(SlurmOptions):
         self.observer = SlurmObserver(self.controller, self.status_grace)
         self._cluster: _Cluster | None = None
         self._cluster_error: str | None = None
-        self._info_task: asyncio.Task[None] | None = None
         self._info_lock = asyncio.Lock()
         self._info_tried = -float("inf")
+        # Once per info_ttl, answered or not: a controller that is down is not asked on every page load.
+        self._info_refresher = Refresher(
+            self.refresh_info, lambda: time.monotonic() - self._info_tried >= self.info_ttl
+        )
 
     # ----- what it offers -----
 
     def info(self) -> BackendInfo:
         """From the last ``sinfo`` (refreshed in the background when older than ``info_ttl``) and the settings."""
-        self._refresh_info_soon()
+        self._info_refresher.ask()
         return self._info()
 
     def _info(self) -> BackendInfo:
@@ -119,18 +122,6 @@ class SlurmBackend(SlurmOptions):
             enforced=["cpus", "memory", "gpus", "time_limit"],
             notes=notes,
         )
-
-    def _refresh_info_soon(self) -> None:
-        # Once per info_ttl, answered or not: a controller that is down is not asked on every page load.
-        if time.monotonic() - self._info_tried < self.info_ttl:
-            return
-        if self._info_task is not None and not self._info_task.done():
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return  # a worker thread: the next call on the loop refreshes
-        self._info_task = loop.create_task(self.refresh_info())
 
     async def refresh_info(self) -> None:
         """Ask ``sinfo`` for the partitions and their per-node limits; keep the last answer on failure."""
@@ -285,4 +276,4 @@ class SlurmBackend(SlurmOptions):
         return await self.controller.capacity()
 
     async def close(self) -> None:
-        await cancel_and_wait(self._info_task)
+        await self._info_refresher.close()

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import write_notebook
+from helpers import run_record, write_notebook
 
 from jupyter_gpu_env.batch.kubernetes import checks, indexed, objects
 from jupyter_gpu_env.models.jobs import Job
@@ -21,11 +21,7 @@ K8S_VERSIONS = ("1.29.0", "1.37.0")
 
 
 def _run(i: int) -> Job:
-    return Job(
-        id=f"{i:012x}", name=f"train [alpha={i}]", backend="kubernetes", state="queued",
-        notebook_path="t.ipynb", job_dir="x", input_path="x", output_path="x", log_path="x", created_at=0.0,
-        group_id="abcdef012345", group_index=i, resources=JobResources(cpus=2, mig_profile="1g.10gb"),
-    )  # fmt: skip
+    return run_record(i, backend="kubernetes", resources=JobResources(cpus=2, mig_profile="1g.10gb"))
 
 
 def test_the_indexed_job_is_valid_and_fails_each_index_alone():

@@ -77,7 +77,7 @@ class Slurm:
         backend.controller.run = counted  # type: ignore[method-assign]
         return backend
 
-    def service(self, backend: SlurmBackend | None = None) -> JobService:
+    def service(self, backend: SlurmBackend | None = None, **kwargs: Any) -> JobService:
         return JobService(
             JobStore(self.db),
             {"slurm": backend or self.backend()},
@@ -85,6 +85,7 @@ class Slurm:
             "jobs",
             kernel_names=lambda: set(KernelSpecManager().find_kernel_specs()),
             refresh_interval=0.2,
+            **kwargs,
         )
 
     def notebook(self, name: str, cells: list[str], *, parameters: str | None = None) -> str:

@@ -199,8 +199,7 @@ async def test_image_is_mounted_on_the_node_with_squashfuse(slurm, tmp_path):
     python.chmod(0o755)
     nb = slurm.notebook("in-image.ipynb", ["import sys; print('prefix', sys.prefix)"])
     backend = slurm.backend(image_runtime="squashfuse", python=str(python))
-    svc = slurm.service(backend)
-    svc.images = lambda name: str(image) if name == "env-image" else None
+    svc = slurm.service(backend, images=lambda name: str(image) if name == "env-image" else None)
     try:
         job = await svc.submit({"notebook_path": nb, "backend": "slurm", "image": "env-image"})
         job = await slurm.wait_for(svc, job.id, slurm.ended, within=90)

@@ -432,7 +432,7 @@ async def test_info_refreshes_in_the_background_and_backs_off(tmp_path):
     f.sinfo = None  # the controller is down
     first = f.backend.info()  # schedules sinfo; answers at once from what it knows
     assert first.queues == [] and first.supports_gpus
-    await f.backend._info_task
+    await f.backend._info_refresher.task
     down = f.backend.info()
     assert "could not be asked" in " ".join(down.notes)
     assert [c[0] for c in f.calls] == ["sinfo"]  # not asked again within info_ttl

@@ -4,6 +4,7 @@ labels, a sweep's state from its runs, and the values a run recorded in its outp
 from __future__ import annotations
 
 import pytest
+from helpers import job_record
 
 from jupyter_gpu_env.batch.sweeps import plan, results
 from jupyter_gpu_env.errors import Conflict, InvalidRequest, TooLarge
@@ -144,7 +145,7 @@ def test_a_runs_name_fits_a_jobs_name_and_is_renewed_when_sent_again():
     """A run is named after its sweep and its values; a sweep named at the limit shortens its own part,
     so that the run, sent again, is a request the server accepts (found by the conformance test)."""
     from jupyter_gpu_env.batch.submission import request_of
-    from jupyter_gpu_env.models.jobs import MAX_NAME, Job
+    from jupyter_gpu_env.models.jobs import MAX_NAME
 
     assert plan.run_name("train", {"alpha": 2, "lr": 0.1}, ["alpha"]) == "train [alpha=2]"
     long = "n" * MAX_NAME
@@ -155,11 +156,14 @@ def test_a_runs_name_fits_a_jobs_name_and_is_renewed_when_sent_again():
         id="0123456789ab", name=long, backend="local", notebook_path="nb.ipynb", size=2, max_concurrent=1,
         varied=["alpha"], counts={}, state="succeeded", created_at=0.0,
     )  # fmt: skip
-    run = Job(
-        id="ba9876543210", name=name, backend="local", state="failed", notebook_path="nb.ipynb",
-        job_dir="jobs/x", input_path="jobs/x/input.ipynb", output_path="jobs/x/o.ipynb",
-        log_path="jobs/x/log", parameters={"alpha": 2, "fixed": 1}, created_at=0.0, group_id=group.id,
-    )  # fmt: skip
+    run = job_record(
+        "ba9876543210",
+        "jobs/x",
+        name=name,
+        state="failed",
+        parameters={"alpha": 2, "fixed": 1},
+        group_id=group.id,
+    )
     again = request_of(run, None, group)
     assert again.name == name and again.parameters == {"alpha": 2, "fixed": 1}
     changed = request_of(run, {"alpha": 12345}, group)
