@@ -3,7 +3,12 @@
 A submission is checked in full before anything is written; then its folder is built in a temporary
 sibling and renamed into place, the record is inserted, and the backend is handed the job. If the
 backend refuses, the record and the folder go again: a rejected submission leaves nothing behind.
-Keeping the records in step with the backends is :class:`.tracking.JobTracker`'s.
+
+The service is one class that holds its parts, each given only what it needs: an
+:class:`.intake.Intake` (a request checked, and its records and job.json made), a
+:class:`.tracking.JobTracker` (the records kept in step with the backends), :class:`.sweeps.service.Sweeps`
+and :class:`.loops.Loops` (the background work between :meth:`JobService.start` and
+:meth:`JobService.stop`: the job poller, and a feature's own timer added with ``loops.add``).
 """
 
 from __future__ import annotations

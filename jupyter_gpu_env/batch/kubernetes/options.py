@@ -1,5 +1,6 @@
 """The options of the Kubernetes backend (``c.KubernetesBackend.*``), declared once, and the pure
-settings the Job builder takes from them. The backend itself (backend.py) adds what it does.
+settings the Job builder takes from them. :class:`KubernetesOptions` is the configurable base of the
+backend (backend.py), which adds what it does.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 cancelled, their failed runs retried, and their results gathered side by side.
 
 A sweep's runs are ordinary jobs (a record, a folder, a log and an output notebook each) that share a
-``group_id`` (the record keeps its first name); their folders live in one sweep folder, built aside and renamed into place whole, so a
-refused sweep leaves neither records nor folders.
+``group_id`` (the record's field keeps its first name); their folders live in one sweep folder, built
+aside and renamed into place whole, so a refused sweep leaves neither records nor folders.
 """
 
 from __future__ import annotations
