@@ -157,7 +157,7 @@ def test_sbatch_output_and_errors():
 
 
 @pytest.mark.parametrize(
-    ("reason", "gpus", "words"),
+    ("reason", "gpus", "said"),
     [
         ("Resources", True, "Resources: waiting for free GPUs"),
         ("Resources", False, "Resources: waiting for free resources (CPUs or memory)"),
@@ -175,8 +175,8 @@ def test_sbatch_output_and_errors():
         (None, False, "Waiting for the scheduler."),
     ],
 )
-def test_pending_words(reason, gpus, words):
-    assert words.pending_words(reason, gpus=gpus).startswith(words)
+def test_pending_words(reason, gpus, said):
+    assert words.pending_words(reason, gpus=gpus).startswith(said)
 
 
 def test_pending_words_keep_the_detail():
