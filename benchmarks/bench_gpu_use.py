@@ -1,7 +1,7 @@
 """GPU use and queue positions: the runner's sampler's cost per sample and bytes per hour; the queue-position
 poll's cost to the SLURM controller with 100 pending jobs.
 
-1. The sampler (`batch/gpuuse.py`) as a job's runner runs it, one sample at a time, reading an H100 in MIG
+1. The sampler (`gpu/jobuse.py`) as a job's runner runs it, one sample at a time, reading an H100 in MIG
    slices and a whole H100 from the recorded captures in ../shared/fixtures/gpu (this machine has no GPU,
    so the driver's own NVML calls are not timed; skipped where the captures are absent). Its baseline is
    the reader alone: what any sampler pays to read the devices. CPU milliseconds per sample (process
@@ -23,8 +23,8 @@ from pathlib import Path
 from bench_slurm import held_jobs
 
 from jupyter_gpu_env import proc
-from jupyter_gpu_env.batch.gpuuse import SERIES, GpuUseSampler
 from jupyter_gpu_env.batch.slurm import SlurmBackend
+from jupyter_gpu_env.gpu.jobuse import SERIES, GpuUseSampler
 from jupyter_gpu_env.gpu.sources.recorded import RecordedSource
 
 REPO = Path(__file__).resolve().parents[1]
@@ -75,19 +75,19 @@ async def positions(conf: str) -> list[str]:
     ids = await held_jobs(conf, PENDING)
     backend = SlurmBackend(slurm_conf=conf)
     calls = 0
-    run = backend._run
+    run = backend.controller.run
 
     async def counted(argv: list[str], **kw: object) -> proc.Result:
         nonlocal calls
         calls += 1
         return await run(argv, **kw)  # type: ignore[arg-type]
 
-    backend._run = counted  # type: ignore[method-assign]
+    backend.controller.run = counted  # type: ignore[method-assign]
     try:
         ours, each = [], []
         for _ in range(10):
             t0 = time.perf_counter()
-            found = await backend.standings(set(ids), set())
+            found = await backend.controller.standings(set(ids), set())
             ours.append(time.perf_counter() - t0)
         assert sorted(s.position for s in found.values()) == list(range(1, PENDING + 1))
         ours_calls = calls // 10

@@ -55,11 +55,14 @@ class _Counting(SlurmBackend):
     def __init__(self, **kw: Any) -> None:
         super().__init__("slurm", **kw)
         self.calls: dict[str, int] = {}
+        run = self.controller.run
 
-    async def _run(self, argv: list[str], *, check: bool = True) -> Any:
-        name = Path(argv[0]).name
-        self.calls[name] = self.calls.get(name, 0) + 1
-        return await super()._run(argv, check=check)
+        async def counted(argv: list[str], *, check: bool = True) -> Any:
+            name = Path(argv[0]).name
+            self.calls[name] = self.calls.get(name, 0) + 1
+            return await run(argv, check=check)
+
+        self.controller.run = counted  # type: ignore[method-assign]
 
 
 def _service(tmp: Path, conf: str) -> tuple[JobService, _Counting]:

@@ -334,7 +334,7 @@ class GpuEnvApp(ExtensionApp):
     def _cluster_capacity(self) -> KubernetesCapacity | None:
         if self.cluster_capacity != "kubernetes":
             return None
-        from .batch.kubernetes.client import KubeApi  # no kubernetes import here: it is made on first use
+        from .kube.client import KubeApi  # no kubernetes import here: it is made on first use
 
         # The cluster the Kubernetes backend talks to, configured in one place.
         section = self.config.get("KubernetesBackend", {})

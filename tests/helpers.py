@@ -20,6 +20,8 @@ import nbformat
 import pytest
 from tornado.httpclient import HTTPClientError
 
+from jupyter_gpu_env.models.jobs import Job
+
 T = TypeVar("T")
 
 What = str | Callable[[], str]
@@ -266,3 +268,29 @@ def make_wheel(folder: Path, name: str, version: str, *, value: str) -> Path:
         for path, data in files.items():
             z.writestr(path, data)
     return wheel
+
+
+def job_record(job_id: str, folder: str | None = None, **fields: Any) -> Job:
+    """A job's record as a submission makes it, its files in ``folder`` (default ``jobs/<id>``);
+    ``fields`` set the rest (name, backend, state, resources, a sweep's ``group_id``...)."""
+    folder = folder or f"jobs/{job_id}"
+    record: dict[str, Any] = {
+        "id": job_id,
+        "name": job_id,
+        "backend": "local",
+        "state": "queued",
+        "notebook_path": "nb.ipynb",
+        "job_dir": folder,
+        "input_path": f"{folder}/input.ipynb",
+        "output_path": f"{folder}/output.ipynb",
+        "log_path": f"{folder}/log.txt",
+        "created_at": 0.0,
+    }
+    return Job(**{**record, **fields})
+
+
+def run_record(index: int, **fields: Any) -> Job:
+    """Run ``index`` of the sweep ``abcdef012345`` of ``train``, varying ``alpha``."""
+    return job_record(
+        f"{index:012x}", name=f"train [alpha={index}]", group_id="abcdef012345", group_index=index, **fields
+    )

@@ -95,7 +95,7 @@ class Observation:
 
 
 @dataclass(frozen=True)
-class GroupSubmission:
+class SweepSubmission:
     """What a backend made of a sweep: its one scheduler object (None: runs submitted one by one) and
     each run's first observation."""
 
@@ -148,14 +148,26 @@ class Backend(LoggingConfigurable, metaclass=_ConfigurableABC):
     async def cancel(self, job: Job) -> None:
         """Ask the backend to stop the job; return without waiting for it to be gone."""
 
-    async def submit_group(self, jobs: Sequence[Job], max_concurrent: int) -> GroupSubmission:
+    async def submit_after(self, job: Job, after: Sequence[Job]) -> Observation:
+        """Hand the job over to start only once every job of ``after`` (submitted to this backend) has
+        succeeded, as the scheduler's own dependency (SLURM's ``--dependency=afterok``). Default: a job
+        without such jobs is submitted as :meth:`submit` does; one with them is refused, so a caller
+        (a pipeline) that needs it knows this backend cannot and can wait itself instead."""
+        if after:
+            raise Conflict(
+                f"The '{self.name}' backend cannot hold a job until others have ended.",
+                reason="dependencies_unsupported",
+            )
+        return await self.submit(job)
+
+    async def submit_sweep(self, jobs: Sequence[Job], max_concurrent: int) -> SweepSubmission:
         """Hand a sweep's runs over (their folders are complete), at most ``max_concurrent`` running at
         once: as one object of the scheduler where it has one (a SLURM array, an Indexed Job), whose id
         is returned with each run's first observed state. Default: each run submitted on its own, so
         only the backend's own limits apply. Raise to refuse all of them: the caller removes them."""
-        return GroupSubmission(None, {job.id: await self.submit(job) for job in jobs})
+        return SweepSubmission(None, {job.id: await self.submit(job) for job in jobs})
 
-    async def cancel_group(self, jobs: Sequence[Job]) -> None:
+    async def cancel_sweep(self, jobs: Sequence[Job]) -> None:
         """Stop these runs of one sweep. Default: one by one."""
         for job in jobs:
             await self.cancel(job)
@@ -230,28 +242,25 @@ def check_against_info(info: BackendInfo, request: JobRequest) -> None:
             f"Queue '{request.queue}' is not offered by {where} (queues: {offered}).", reason="unknown_queue"
         )
     problems: list[str] = []
-    if res.cpus is not None and lim.max_cpus is not None and res.cpus > lim.max_cpus:
+    if _beyond(res.cpus, lim.max_cpus):
         problems.append(f"{where} offers at most {lim.max_cpus} CPUs, not {res.cpus}")
-    if (
-        res.memory_bytes is not None
-        and lim.max_memory_bytes is not None
-        and res.memory_bytes > lim.max_memory_bytes
-    ):
-        problems.append(f"{where} offers at most {lim.max_memory_bytes / (1 << 30):.1f} GiB of memory")
+    if _beyond(res.memory_bytes, lim.max_memory_bytes):
+        problems.append(f"{where} offers at most {(lim.max_memory_bytes or 0) / (1 << 30):.1f} GiB of memory")
     if res.gpus:
         if not info.supports_gpus:
             problems.append(f"{where} offers no GPUs")
-        elif lim.max_gpus is not None and res.gpus > lim.max_gpus:
+        elif _beyond(res.gpus, lim.max_gpus):
             problems.append(f"{where} offers at most {lim.max_gpus} GPUs, not {res.gpus}")
     if res.mig_profile is not None and res.mig_profile not in info.mig_profiles:
         offered = ", ".join(info.mig_profiles) if info.mig_profiles else "none"
         problems.append(f"MIG profile '{res.mig_profile}' is not offered by {where} (profiles: {offered})")
-    if (
-        res.time_limit_seconds is not None
-        and lim.max_time_limit_seconds is not None
-        and res.time_limit_seconds > lim.max_time_limit_seconds
-    ):
-        problems.append(f"{where} allows at most {lim.max_time_limit_seconds // 60} minutes per job")
+    if _beyond(res.time_limit_seconds, lim.max_time_limit_seconds):
+        problems.append(f"{where} allows at most {(lim.max_time_limit_seconds or 0) // 60} minutes per job")
     if problems:
         text = "; ".join(problems)
         raise Conflict(text[0].upper() + text[1:] + ".", reason="resources_unavailable")
+
+
+def _beyond(asked: float | None, most: float | None) -> bool:
+    """Is what was asked for more than the limit? Either unknown (None) is within it."""
+    return asked is not None and most is not None and asked > most

@@ -3,59 +3,58 @@
 A submission is checked in full before anything is written; then its folder is built in a temporary
 sibling and renamed into place, the record is inserted, and the backend is handed the job. If the
 backend refuses, the record and the folder go again: a rejected submission leaves nothing behind.
-Keeping the records in step with the backends is :class:`.tracking.JobTracker`'s.
+
+The service is one class that holds its parts, each given only what it needs: an
+:class:`.intake.Intake` (a request checked, and its records and job.json made), a
+:class:`.tracking.JobTracker` (the records kept in step with the backends), :class:`.sweeps.service.Sweeps`
+and :class:`.loops.Loops` (the background work between :meth:`JobService.start` and
+:meth:`JobService.stop`: the job poller, and a feature's own timer added with ``loops.add``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextlib
-import functools
 import json
 import logging
 import shutil
 import time
-import uuid
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import Conflict, NotFound, TooLarge
+from ..errors import Conflict, InvalidRequest, NotFound, TooLarge
+from ..gpu import jobuse
 from ..images import runtime
-from ..models.jobs import TERMINAL_STATES, Job, JobList, JobRequest
+from ..models.backends import BackendInfo, UsageReport, UsageWeeks
+from ..models.cluster import ClusterCapacity
+from ..models.jobs import TERMINAL_STATES, Job, JobGpuSeries, JobList, JobRequest, LogChunk
 from ..models.notebooks import NotebookParameters
 from ..models.sweeps import JobGroup
 from ..offloop import python_work
-from . import jobfiles, submission, sweeps
+from . import jobfiles, submission, usage
 from .backend import Backend, IllegalTransition
-from .groups import Sweeps
+from .intake import Intake, Runtimes
+from .loops import Loops
 from .parameters import inspect_notebook
-from .reports import JobReports
 from .store import JobStore
+from .sweeps import plan
+from .sweeps.service import Sweeps
 from .tracking import JobTracker
 
 log = logging.getLogger(__name__)
 
 STALE_TEMPORARY = 600.0  # seconds after which a half-built job folder is surely abandoned
-
+DEFAULT_LOG_CHUNK = 256 << 10
+MAX_LOG_CHUNK = 4 << 20
+USAGE_DEFAULT_PERIOD = 7 * 24 * 3600
 
 # Seconds between two refreshes triggered by a caller watching one active job.
 _WATCHED_REFRESH = 0.25
 
 
-@dataclass(frozen=True)
-class Prepared:
-    """A submission's checked parts, shared by every run of a sweep."""
-
-    backend: Backend
-    raw: bytes  # the notebook snapshot
-    nb: Any  # parsed
-    nb_file: Path
-    runtime: dict[str, Any]  # what job.json says to run in
-
-
-class JobService(JobReports):
+class JobService:
     """Batch jobs over a store and named backends. Construct, ``await start()``, and ``await stop()``.
 
     ``kernel_names`` lists the kernels a job may name; ``environments`` maps an environment name to
@@ -85,19 +84,33 @@ class JobService(JobReports):
         self.backends = dict(backends)
         self.root = Path(root_dir).resolve()
         self.job_dir = (self.root / job_dir).resolve()
-        self.kernel_names = kernel_names
-        self.environments = environments
-        self.images = images
         self.refresh_interval = refresh_interval
-        self._image_runtime = image_runtime
         self.max_parameters_bytes = max_parameters_bytes
         self.listed_parameters_bytes = listed_parameters_bytes
-        self.gpu_sample_interval = gpu_sample_interval
         self.gpu_idle_seconds = gpu_idle_seconds
         for backend in self.backends.values():
             backend.job_folder = self.folder_of
-        self.tracker = JobTracker(store, self.backends, self.folder_of, refresh_interval)
-        self.sweeps = Sweeps(self, max_runs=max_sweep_runs)
+        self.tracker = JobTracker(store, self.backends, self.folder_of)
+        self.intake = Intake(
+            self.backends,
+            self.tracker,
+            self.root,
+            self.job_dir,
+            Runtimes(kernel_names, environments, images, image_runtime),
+            gpu_sample_interval,
+        )
+        self.sweeps = Sweeps(
+            store,
+            self.backends,
+            self.intake,
+            self.tracker,
+            max_runs=max_sweep_runs,
+            max_parameters_bytes=max_parameters_bytes,
+            gpu_idle_seconds=gpu_idle_seconds,
+        )
+        # Background work between start() and stop(): the job poller, and any feature's timer.
+        self.loops = Loops()
+        self.loops.add("jobs", refresh_interval, self.tracker.refresh)
 
     # ----- lifetime -----
 
@@ -105,11 +118,11 @@ class JobService(JobReports):
         """Reconcile the records with reality, then keep them in step in the background."""
         await self.reconcile()
         await python_work(submission.warm_up)
-        self.tracker.start()
+        self.loops.start()
 
     async def stop(self) -> None:
-        """Stop following jobs (they keep running) and release the backends and the store."""
-        await self.tracker.stop()
+        """Stop following jobs (they keep running) and the other loops; release the backends and the store."""
+        await self.loops.stop()
         for backend in self.backends.values():
             await backend.close()
         await asyncio.to_thread(self.store.close)
@@ -142,7 +155,7 @@ class JobService(JobReports):
         when it refuses the job.
         """
         request = submission.parse_request(request)
-        if sweeps.is_sweep(request):
+        if plan.is_sweep(request):
             return await self.sweeps.submit(request, snapshot)
         size = len(json.dumps(request.parameters))
         if size > self.max_parameters_bytes:
@@ -151,10 +164,10 @@ class JobService(JobReports):
                 "(c.GpuEnvApp.max_parameters_bytes). Pass large inputs as a file path instead.",
                 reason="parameters_too_large",
             )
-        ready = await self.prepare(request, snapshot)
+        ready = await self.intake.prepare(request, snapshot)
         await python_work(submission.check_parameters, ready.nb, request.parameters)
         name = request.name or ready.nb_file.stem
-        job, spec = self.new_job(
+        job, spec = self.intake.new_job(
             request, ready, name, request.parameters, self.job_dir / f"{submission.slug(name)}"
         )
         folder = self.folder_of(job)
@@ -172,86 +185,6 @@ class JobService(JobReports):
             raise
         return await self.tracker.apply(job, obs, None)
 
-    async def prepare(self, request: JobRequest, snapshot: bytes | None) -> Prepared:
-        """What every run of ``request`` shares, checked: the backend, the notebook, what runs it."""
-        backend = self.backends.get(request.backend)
-        if backend is None:
-            known = ", ".join(sorted(self.backends)) or "none"
-            raise NotFound(
-                f"Unknown backend '{request.backend}'; configured backends: {known}.",
-                reason="unknown_backend",
-            )
-        if not self.tracker.has_polled(backend.name):
-            # This process has not looked at the backend yet (a CLI, or a submission racing the first
-            # refresh): learn which jobs hold its slots before starting another.
-            await self.tracker.refresh_backend(backend.name, backend)
-        raw, nb, nb_file = await python_work(self._read_notebook, request, snapshot)
-        runtime = await python_work(
-            functools.partial(
-                submission.resolve_runtime,
-                request,
-                nb,
-                backend,
-                kernel_names=self.kernel_names,
-                environments=self.environments,
-                images=self.images,
-                image_runtime=self._image_runtime,
-            )
-        )
-        backend.validate(request)
-        return Prepared(backend, raw, nb, nb_file, runtime)
-
-    def new_job(
-        self,
-        request: JobRequest,
-        ready: Prepared,
-        name: str,
-        parameters: dict[str, Any],
-        folder_stem: Path,
-        **extra: Any,
-    ) -> tuple[Job, dict[str, Any]]:
-        """A queued job record and its job.json, in a new folder named ``<folder_stem>-<id>``."""
-        job_id = uuid.uuid4().hex[:12]
-        folder = folder_stem.with_name(f"{folder_stem.name}-{job_id}")
-        shown = self.shown(folder)
-        output = submission.output_name(name, parameters)
-        job = Job(
-            id=job_id,
-            name=name,
-            backend=ready.backend.name,
-            state="queued",
-            message="Waiting to start.",
-            notebook_path=self.shown(ready.nb_file),
-            job_dir=shown,
-            input_path=f"{shown}/{jobfiles.INPUT}",
-            output_path=f"{shown}/{output}",
-            log_path=f"{shown}/{jobfiles.LOG}",
-            parameters=parameters,
-            resources=request.resources.normalized(),
-            kernel=ready.runtime.get("kernel"),
-            environment=request.environment,
-            image=request.image,
-            queue=request.queue,
-            created_at=time.time(),
-            **extra,
-        )
-        spec = {
-            "format": jobfiles.JOB_FORMAT,
-            "id": job_id,
-            "name": name,
-            "notebook_path": job.notebook_path,
-            "parameters": parameters,
-            "output": output,
-            "kernel": ready.runtime.get("kernel"),
-            "environment": ready.runtime.get("environment"),
-            "image": ready.runtime.get("image"),
-            "cwd": str(ready.nb_file.parent),
-            "time_limit_seconds": job.resources.time_limit_seconds,
-            "resources": job.resources.model_dump(),
-            "gpu_sample_interval": self.gpu_sample_interval,
-        }
-        return job, spec
-
     async def notebook_parameters(self, notebook_path: str) -> NotebookParameters:
         """What the notebook's `parameters` cell declares, as the submit dialog shows and submit checks it.
 
@@ -263,11 +196,6 @@ class JobService(JobReports):
             return inspect_notebook(submission.read_notebook(nb_file, None)[1])
 
         return await python_work(read)
-
-    def _read_notebook(self, request: JobRequest, snapshot: bytes | None) -> tuple[bytes, Any, Path]:
-        nb_file = submission.resolve_notebook(self.root, request.notebook_path)
-        raw, nb = submission.read_notebook(nb_file, snapshot)
-        return raw, nb, nb_file
 
     # ----- reading -----
 
@@ -291,18 +219,19 @@ class JobService(JobReports):
         *,
         limit: int = 50,
         offset: int = 0,
-        group: str | None = None,
+        sweep: str | None = None,
     ) -> JobList:
+        """A page of jobs, newest first; of one sweep (``sweep``: its id) in its order, or none's ("none")."""
         states = [state] if isinstance(state, str) else state
-        if group not in (None, "none"):
-            await self.sweeps.get(group)  # an unknown sweep is a 404, not an empty page
-        page = await self.store.list(states, limit=limit, offset=offset, group=group)
+        if sweep not in (None, "none"):
+            await self.sweeps.get(sweep)  # an unknown sweep is a 404, not an empty page
+        page = await self.store.list(states, limit=limit, offset=offset, sweep=sweep)
         if any(j.state not in TERMINAL_STATES for j in page.items) and (
             self.tracker.seconds_since_refresh() > _WATCHED_REFRESH
         ):
             # Someone watches active jobs: settle them now, so a row does not lag its job by a round
             await self.refresh()
-            page = await self.store.list(states, limit=limit, offset=offset, group=group)
+            page = await self.store.list(states, limit=limit, offset=offset, sweep=sweep)
         page.items = [self._listed(job) for job in page.items]
         return page
 
@@ -343,17 +272,79 @@ class JobService(JobReports):
         await self.store.delete(job_id)
         await asyncio.to_thread(self._discard_folder, job)
 
+    async def rerun(self, job_id: str, parameters: Mapping[str, Any] | None = None) -> Job:
+        """A new job from ``job_id``'s snapshot, its runtime, resources and queue as they were and its
+        parameters with ``parameters`` over them; Conflict when its folder no longer holds the snapshot."""
+        old = await self.store.get(job_id)
+        try:
+            snapshot = await asyncio.to_thread((self.folder_of(old) / jobfiles.INPUT).read_bytes)
+        except OSError as e:
+            raise Conflict(
+                f"Job '{job_id}' cannot be sent again: its snapshot is gone ({e.strerror}). Send the notebook anew.",
+                reason="snapshot_missing",
+            ) from e
+        sweep = None
+        if old.group_id:
+            with contextlib.suppress(NotFound):  # the sweep's record gone: the run's own name stands
+                sweep = await self.store.sweeps.get(old.group_id)
+        new = await self.submit(submission.request_of(old, parameters, sweep), snapshot)
+        assert isinstance(new, Job)  # a request made from one job holds no sweep
+        return new
+
+    # ----- reports: logs, GPU series, usage, what backends can start -----
+
+    async def log(self, job_id: str, offset: int = 0, limit: int = DEFAULT_LOG_CHUNK) -> LogChunk:
+        """The log from byte ``offset``, at most ``limit`` bytes (capped at 4 MiB); follow with ``next_offset``."""
+        if offset < 0:
+            raise InvalidRequest("offset must not be negative.")
+        limit = max(1, min(int(limit), MAX_LOG_CHUNK))
+        job = await self.store.get(job_id)
+        backend = self.backends.get(job.backend)
+        if backend is not None:
+            chunk = await backend.logs(job, offset, limit)
+            if chunk is not None:
+                return chunk
+        text, nxt, size = await asyncio.to_thread(
+            jobfiles.read_log, self.folder_of(job) / jobfiles.LOG, offset, limit
+        )
+        if offset > size:
+            raise Conflict(
+                f"offset {offset} is past the end of the log, which has {size} bytes so far.",
+                reason="offset_past_end",
+            )
+        return LogChunk(
+            offset=offset, next_offset=nxt, text=text, eof=job.state in TERMINAL_STATES and nxt >= size
+        )
+
+    async def gpu_series(self, job_id: str) -> JobGpuSeries:
+        """The job's GPU samples (at most 600 points, evenly thinned) and its summary."""
+        job = await self.get(job_id)
+        devices, points = await asyncio.to_thread(jobuse.read_series, self.folder_of(job))
+        return JobGpuSeries.model_validate(
+            {"job_id": job.id, "summary": job.gpu, "devices": devices, "points": points}
+        )
+
+    async def capacity(self, backend: str) -> ClusterCapacity:
+        """What the backend can start now: free and total GPUs and MIG slices by profile and model."""
+        return await self.intake.backend(backend).capacity()
+
+    def backend_infos(self) -> builtins.list[BackendInfo]:
+        return [b.info() for b in self.backends.values()]
+
+    async def usage(self, start: float | None = None, end: float | None = None) -> UsageReport:
+        """GPU-hours, CPU-hours and jobs per state per backend; by default over the last 7 days."""
+        end = time.time() if end is None else end
+        start = end - USAGE_DEFAULT_PERIOD if start is None else start
+        return await self.store.usage(start, end)
+
+    async def usage_weeks(self, weeks: int = 8) -> UsageWeeks:
+        """GPU-hours allocated and used per week, the last ``weeks`` weeks (this one so far last)."""
+        return await usage.weekly(self.store, weeks)
+
     # ----- helpers -----
 
     def folder_of(self, job: Job) -> Path:
         return self.root / job.job_dir  # job_dir is relative to the root, or absolute outside it
-
-    def shown(self, path: Path) -> str:
-        """A path as the API shows it: relative to the root when inside it, so JupyterLab can open it."""
-        try:
-            return path.relative_to(self.root).as_posix()
-        except ValueError:
-            return str(path)
 
     def _clean_temporaries(self) -> None:
         if not self.job_dir.is_dir():

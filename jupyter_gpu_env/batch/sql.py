@@ -1,13 +1,112 @@
-"""The job store's SQL pieces shared by its modules: a record's row, the insert, transactions."""
+"""The job store's database: one SQLite file in WAL mode behind one worker thread, its schema and the
+SQL pieces the jobs' and the sweeps' records share (a record's row, the insert, transactions).
+
+One connection on one thread serializes the server's writes without locks and keeps SQLite off the
+event loop; WAL lets another process (the CLI) read and write the same file meanwhile.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import sqlite3
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
 
+from ..errors import Conflict
 from ..models.jobs import Job
+
+T = TypeVar("T")
+
+SCHEMA_VERSION = 3
+
+# Each step takes the schema from the version before it to its own; a new file runs them all.
+_MIGRATIONS: dict[int, list[str]] = {
+    1: [
+        """CREATE TABLE IF NOT EXISTS jobs (
+            id TEXT PRIMARY KEY,
+            created_at REAL NOT NULL,
+            state TEXT NOT NULL,
+            backend TEXT NOT NULL,
+            started_at REAL,
+            finished_at REAL,
+            gpu_units REAL NOT NULL DEFAULT 0,
+            cpus REAL NOT NULL DEFAULT 1,
+            data TEXT NOT NULL
+        )""",
+        "CREATE INDEX IF NOT EXISTS jobs_created ON jobs (created_at DESC, id DESC)",
+        "CREATE INDEX IF NOT EXISTS jobs_state_created ON jobs (state, created_at DESC, id DESC)",
+        "CREATE INDEX IF NOT EXISTS jobs_backend_state ON jobs (backend, state)",
+        "CREATE INDEX IF NOT EXISTS jobs_started ON jobs (started_at)",
+    ],
+    2: ["ALTER TABLE jobs ADD COLUMN deleted_at REAL"],
+    3: [
+        "ALTER TABLE jobs ADD COLUMN group_id TEXT",
+        "CREATE INDEX IF NOT EXISTS jobs_group ON jobs (group_id, state)",
+        """CREATE TABLE IF NOT EXISTS job_groups (
+            id TEXT PRIMARY KEY,
+            created_at REAL NOT NULL,
+            deleted_at REAL,
+            data TEXT NOT NULL
+        )""",
+    ],
+}
+
+
+class Database:
+    """The connection and the one thread every call runs on; shared by :class:`.store.JobStore` and
+    its sweeps' records."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpu-env-jobstore")
+        self._db: sqlite3.Connection | None = None
+
+    async def call(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` on the database's thread."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, fn, *args)
+
+    def conn(self) -> sqlite3.Connection:
+        """The connection (opened, and migrated, on first use); only on the database's thread."""
+        if self._db is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self.path, timeout=10.0, isolation_level=None, check_same_thread=False)
+            db.execute("PRAGMA journal_mode=WAL")
+            # durable at checkpoints; a crash loses no committed WAL frame
+            db.execute("PRAGMA synchronous=NORMAL")
+            _migrate(db)
+            self._db = db
+        return self._db
+
+    def close(self) -> None:
+        def shut() -> None:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+        self._executor.submit(shut).result()
+        self._executor.shutdown(wait=True)
+
+
+def _migrate(db: sqlite3.Connection) -> None:
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    if version > SCHEMA_VERSION:
+        raise Conflict(
+            f"The job store {db} was written by a newer jupyter-gpu-env (schema {version}); "
+            f"this one reads schema {SCHEMA_VERSION}.",
+            reason="store_too_new",
+        )
+    if version == SCHEMA_VERSION:
+        return
+    with transaction(db, immediate=True):
+        for step in range(version + 1, SCHEMA_VERSION + 1):
+            for stmt in _MIGRATIONS[step]:
+                db.execute(stmt)
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
 
 VISIBLE = "deleted_at IS NULL"
 COLUMNS = "id, created_at, state, backend, started_at, finished_at, gpu_units, cpus, data, group_id"

@@ -1,7 +1,4 @@
-"""Durable job records: SQLite in WAL mode, behind one worker thread.
-
-One connection on one thread serializes the server's writes without locks and keeps SQLite off the
-event loop; WAL lets another process (the CLI) read and write the same file meanwhile. A record is the
+"""Durable job records in SQLite (see :mod:`.sql` for the database and its thread). A record is the
 job's JSON plus the columns that are filtered, sorted or summed, so a page of a 10,000-job listing reads
 one index range and parses only that page.
 
@@ -11,111 +8,36 @@ columns usage is summed from, so deleting jobs never lowers the GPU- and CPU-hou
 
 from __future__ import annotations
 
-import asyncio
 import builtins
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from ..errors import Conflict, InvalidRequest, NotFound
 from ..models.backends import BackendUsage, UsageReport
 from ..models.jobs import JOB_STATES, TERMINAL_STATES, Job, JobList
 from .backend import check_transition
-from .group_records import GroupRecords
-from .sql import INSERT, VISIBLE, dump, row, transaction
+from .sql import INSERT, VISIBLE, Database, dump, row, transaction
+from .sweeps.records import SweepRecords
 
-T = TypeVar("T")
-
-SCHEMA_VERSION = 3
 MAX_PAGE = 500
 
-# Each step takes the schema from the version before it to its own; a new file runs them all.
-_MIGRATIONS: dict[int, list[str]] = {
-    1: [
-        """CREATE TABLE IF NOT EXISTS jobs (
-            id TEXT PRIMARY KEY,
-            created_at REAL NOT NULL,
-            state TEXT NOT NULL,
-            backend TEXT NOT NULL,
-            started_at REAL,
-            finished_at REAL,
-            gpu_units REAL NOT NULL DEFAULT 0,
-            cpus REAL NOT NULL DEFAULT 1,
-            data TEXT NOT NULL
-        )""",
-        "CREATE INDEX IF NOT EXISTS jobs_created ON jobs (created_at DESC, id DESC)",
-        "CREATE INDEX IF NOT EXISTS jobs_state_created ON jobs (state, created_at DESC, id DESC)",
-        "CREATE INDEX IF NOT EXISTS jobs_backend_state ON jobs (backend, state)",
-        "CREATE INDEX IF NOT EXISTS jobs_started ON jobs (started_at)",
-    ],
-    2: ["ALTER TABLE jobs ADD COLUMN deleted_at REAL"],
-    3: [
-        "ALTER TABLE jobs ADD COLUMN group_id TEXT",
-        "CREATE INDEX IF NOT EXISTS jobs_group ON jobs (group_id, state)",
-        """CREATE TABLE IF NOT EXISTS job_groups (
-            id TEXT PRIMARY KEY,
-            created_at REAL NOT NULL,
-            deleted_at REAL,
-            data TEXT NOT NULL
-        )""",
-    ],
-}
 
-
-class JobStore(GroupRecords):
-    """Async API over a SQLite file; every call runs on the store's own thread."""
+class JobStore:
+    """Async API over a SQLite file; every call runs on the database's own thread. A sweep's record
+    and the queries over its runs are :attr:`sweeps`', on the same connection."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpu-env-jobstore")
-        self._db: sqlite3.Connection | None = None
-
-    # ----- plumbing -----
-
-    async def _call(self, fn: Callable[..., T], *args: Any) -> T:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, fn, *args)
-
-    def _conn(self) -> sqlite3.Connection:
-        if self._db is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(self.path, timeout=10.0, isolation_level=None, check_same_thread=False)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute(
-                "PRAGMA synchronous=NORMAL"
-            )  # durable at checkpoints; a crash loses no committed WAL frame
-            self._migrate(db)
-            self._db = db
-        return self._db
-
-    @staticmethod
-    def _migrate(db: sqlite3.Connection) -> None:
-        version = db.execute("PRAGMA user_version").fetchone()[0]
-        if version > SCHEMA_VERSION:
-            raise Conflict(
-                f"The job store {db} was written by a newer jupyter-gpu-env (schema {version}); "
-                f"this one reads schema {SCHEMA_VERSION}.",
-                reason="store_too_new",
-            )
-        if version == SCHEMA_VERSION:
-            return
-        with transaction(db, immediate=True):
-            for step in range(version + 1, SCHEMA_VERSION + 1):
-                for stmt in _MIGRATIONS[step]:
-                    db.execute(stmt)
-            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        self.db = Database(self.path)
+        self.sweeps = SweepRecords(self.db)
+        self._call = self.db.call
+        self._conn = self.db.conn
 
     def close(self) -> None:
-        def shut() -> None:
-            if self._db is not None:
-                self._db.close()
-                self._db = None
-
-        self._executor.submit(shut).result()
-        self._executor.shutdown(wait=True)
+        self.db.close()
 
     # ----- records -----
 
@@ -211,7 +133,7 @@ class JobStore(GroupRecords):
         limit: int = 50,
         offset: int = 0,
         backend: str | None = None,
-        group: str | None = None,
+        sweep: str | None = None,
     ) -> JobList:
         """Newest first, ``limit`` records from ``offset``, with the total over all pages."""
         wanted = sorted(set(states)) if states is not None else None
@@ -222,10 +144,10 @@ class JobStore(GroupRecords):
             raise InvalidRequest(f"limit must be from 1 to {MAX_PAGE}.")
         if offset < 0:
             raise InvalidRequest("offset must not be negative.")
-        return await self._call(self._list, wanted, limit, offset, backend, group)
+        return await self._call(self._list, wanted, limit, offset, backend, sweep)
 
     def _list(
-        self, states: Sequence[str] | None, limit: int, offset: int, backend: str | None, group: str | None
+        self, states: Sequence[str] | None, limit: int, offset: int, backend: str | None, sweep: str | None
     ) -> JobList:
         where: list[str] = [VISIBLE]
         args: list[Any] = []
@@ -235,16 +157,16 @@ class JobStore(GroupRecords):
         if backend is not None:
             where.append("backend = ?")
             args.append(backend)
-        if group == "none":
+        if sweep == "none":
             where.append("group_id IS NULL")
-        elif group is not None:
+        elif sweep is not None:
             where.append("group_id = ?")
-            args.append(group)
+            args.append(sweep)
         clause = f" WHERE {' AND '.join(where)}"
         # a sweep's runs in their order; everything else newest first
         order = (
             "json_extract(data, '$.group_index'), id"
-            if group not in (None, "none")
+            if sweep not in (None, "none")
             else "created_at DESC, id DESC"
         )
         db = self._conn()

@@ -18,10 +18,13 @@ from pydantic import ValidationError
 from ..errors import Conflict, InvalidRequest, NotFound, TooLarge
 from ..inputs import check_tree, resolve_in_root
 from ..models.common import describe_validation_error
-from ..models.jobs import JobRequest
+from ..models.jobs import MAX_NAME, Job, JobRequest
+from ..models.resources import format_time_limit
+from ..models.sweeps import JobGroup
 from . import jobfiles
 from .backend import Backend
 from .parameters import check_values, inspect_notebook, notebook_kernel
+from .sweeps.plan import label, run_name
 
 MAX_NOTEBOOK_BYTES = 100 << 20  # a snapshot is copied into every job; refuse what no one means to run
 
@@ -66,7 +69,7 @@ def read_notebook(path: Path, snapshot: bytes | None) -> tuple[bytes, Any]:
     elif len(snapshot) > MAX_NOTEBOOK_BYTES:
         raise TooLarge(f"The notebook is larger than {MAX_NOTEBOOK_BYTES >> 20} MiB.")
     try:
-        nb = nbformat.reads(snapshot.decode("utf-8"), as_version=4)
+        nb = nbformat.reads(snapshot.decode("utf-8"), as_version=4)  # type: ignore[no-untyped-call]  # nbformat has no type hints
     except Exception as e:  # nbformat raises several unrelated types for a broken file
         raise Conflict(
             f"'{path.name}' is not a readable notebook: {type(e).__name__}: {e}", reason="invalid_notebook"
@@ -82,12 +85,13 @@ def warm_up() -> None:
     """Import papermill and compile nbformat's validator now, not in the first submission's request."""
     import nbformat
 
-    nb = nbformat.v4.new_notebook()
-    cell = nbformat.v4.new_code_cell("x = 1")
+    nb = nbformat.v4.new_notebook()  # type: ignore[no-untyped-call]  # nbformat has no type hints
+    cell = nbformat.v4.new_code_cell("x = 1")  # type: ignore[no-untyped-call]  # nbformat has no type hints
     cell.metadata["tags"] = ["parameters"]
     nb.cells.append(cell)
     nb.metadata["kernelspec"] = {"name": "python3", "language": "python", "display_name": "Python 3"}
-    _, parsed = read_notebook(Path("warm-up.ipynb"), nbformat.writes(nb).encode())
+    text: str = nbformat.writes(nb)  # type: ignore[no-untyped-call]  # nbformat has no type hints
+    _, parsed = read_notebook(Path("warm-up.ipynb"), text.encode())
     check_parameters(parsed, {"x": 2})
 
 
@@ -101,8 +105,6 @@ def output_name(name: str, parameters: Mapping[str, Any]) -> str:
     """The executed notebook's file name: the job's name and its parameters (``train-alpha-0.1.ipynb``),
     so downloaded outputs of many runs keep telling which is which. A sweep run's name holds its
     varied values already."""
-    from .sweeps import label
-
     shown = name if "[" in name or not parameters else f"{name} {label(parameters, list(parameters), 60)}"
     stem = slug(shown, 80)
     return f"{stem}-output.ipynb" if stem in ("input", "job") else f"{stem}.ipynb"
@@ -180,3 +182,39 @@ def build_folder(folder: Path, raw: bytes, spec: dict[str, Any]) -> None:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def request_of(
+    job: Job, parameters: Mapping[str, Any] | None = None, sweep: JobGroup | None = None
+) -> JobRequest:
+    """The request that makes ``job`` again, with ``parameters`` over its own; a run of the sweep
+    ``sweep`` is named as a run with those values would be."""
+    res = job.resources
+    resources: dict[str, Any] = {
+        "cpus": res.cpus,
+        "memory": res.memory_bytes,
+        "gpus": res.gpus,
+        "mig_profile": res.mig_profile,
+        "time_limit": format_time_limit(res.time_limit_seconds) if res.time_limit_seconds else None,
+    }
+    values = {**job.parameters, **(parameters or {})}
+    if sweep is not None:
+        name = run_name(sweep.name, values, sweep.varied)
+    else:  # a record from before names were kept within the limit is shortened to fit
+        name = job.name if len(job.name) <= MAX_NAME else job.name[: MAX_NAME - 1] + "…"
+    runtime = (
+        {"environment": job.environment} if job.environment else {"image": job.image} if job.image else {}
+    )
+    if not runtime and job.kernel:
+        runtime = {"kernel": job.kernel}
+    return parse_request(
+        {
+            "notebook_path": job.notebook_path,
+            "backend": job.backend,
+            **runtime,
+            "parameters": values,
+            "resources": {k: v for k, v in resources.items() if v is not None},
+            "queue": job.queue,
+            "name": name,
+        }
+    )

@@ -13,7 +13,6 @@ from typing import Any
 
 from ..errors import GpuEnvError
 from ..models.jobs import TERMINAL_STATES, Job, JobGpuUsage, JobProgress
-from ..tasks import cancel_and_wait
 from . import jobfiles
 from .backend import Backend, IllegalTransition, Observation
 from .store import JobStore
@@ -22,31 +21,17 @@ log = logging.getLogger(__name__)
 
 
 class JobTracker:
-    """Polls ``backends`` every ``refresh_interval`` seconds (from :meth:`start`) and on demand."""
+    """Polls ``backends`` on demand; the service's loops call :meth:`refresh` every round."""
 
     def __init__(
-        self,
-        store: JobStore,
-        backends: Mapping[str, Backend],
-        folder_of: Callable[[Job], Path],
-        refresh_interval: float,
+        self, store: JobStore, backends: Mapping[str, Backend], folder_of: Callable[[Job], Path]
     ) -> None:
         self.store = store
         self.backends = backends
         self.folder_of = folder_of
-        self.refresh_interval = refresh_interval
         self._lock = asyncio.Lock()
         self._last = 0.0
-        self._task: asyncio.Task[None] | None = None
         self._polled: set[str] = set()
-
-    def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._loop(), name="gpu-env-jobs")
-
-    async def stop(self) -> None:
-        await cancel_and_wait(self._task)
-        self._task = None
 
     def has_polled(self, name: str) -> bool:
         """Has this process looked at the backend's active jobs yet?"""
@@ -54,14 +39,6 @@ class JobTracker:
 
     def seconds_since_refresh(self) -> float:
         return time.monotonic() - self._last
-
-    async def _loop(self) -> None:
-        while True:
-            await asyncio.sleep(self.refresh_interval)
-            try:
-                await self.refresh()
-            except Exception:  # one bad round must not end the loop
-                log.exception("refreshing batch jobs failed")
 
     async def refresh(self) -> None:
         """Poll each backend once for all its active jobs and apply what they and the job folders say."""

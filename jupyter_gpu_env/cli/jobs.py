@@ -1,4 +1,4 @@
-"""Batch jobs: `submit`, `jobs`, `logs`, `cancel`.
+"""Batch jobs: `submit`, `jobs`, `logs`, `cancel`, `rerun`.
 
 Jobs run detached from this process (the local backend starts the runner in its own session), so
 the command may end while its job runs; a server or a later command follows it. ``--wait`` and
@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
 
-from ..batch.sweeps import range_values
+from ..batch.sweeps.plan import range_values
 from ..errors import GpuEnvError, InvalidRequest
 from ..models.jobs import JOB_STATES, TERMINAL_STATES, Job
 from ..models.sweeps import JobGroup
 from .common import UsageError, human_duration, print_json, print_table
 from .config import Session, command_parser, run_command
 from .progress import ProgressBar
-from .sweeps import follow_group
+from .sweeps import follow_sweep
 
 if TYPE_CHECKING:
     from ..batch.service import JobService
@@ -47,7 +47,8 @@ def parse_value(text: str) -> JsonValue:
         raise ValueError(constant)
 
     try:
-        return json.loads(text, parse_constant=refuse)
+        value: JsonValue = json.loads(text, parse_constant=refuse)
+        return value
     except ValueError:
         pass
     return {"True": True, "False": False, "None": None}.get(text, text)
@@ -169,7 +170,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
     async def run(s: Services) -> int:
         job = await s.jobs.submit(_request(args, session.root))
         if isinstance(job, JobGroup):
-            return await follow_group(s.jobs, job, args)
+            return await follow_sweep(s.jobs, job, args)
         print(job.id)
         print(f"Submitted '{job.name}' to {job.backend}: {_status(job)}", file=sys.stderr)
         print(f"  output: {job.output_path}", file=sys.stderr)
@@ -261,6 +262,18 @@ def cmd_cancel(args: argparse.Namespace) -> int:
     return run_command(args, run)
 
 
+def cmd_rerun(args: argparse.Namespace) -> int:
+    """Send a job (or a run of a sweep) again: its snapshot and settings, parameters changed with -p."""
+
+    async def run(s: Services) -> int:
+        job = await s.jobs.rerun(args.job, {name: parse_value(v) for name, v in args.parameter})
+        print(job.id)
+        print(f"Sent '{job.name}' again to {job.backend} as {job.id}", file=sys.stderr)
+        return 0
+
+    return run_command(args, run)
+
+
 def register(sub: Any) -> None:
     p = command_parser(sub, "submit", cmd_submit)
     p.add_argument("notebook", metavar="NOTEBOOK", help="the notebook to run (inside the root directory)")
@@ -319,3 +332,10 @@ def register(sub: Any) -> None:
 
     p = command_parser(sub, "cancel", cmd_cancel)
     p.add_argument("job", metavar="JOB", help="the job's id")
+
+    p = command_parser(sub, "rerun", cmd_rerun)
+    p.add_argument("job", metavar="JOB", help="a job's id, or one run's of a sweep")
+    p.add_argument(
+        "-p", "--parameter", nargs=2, metavar=("NAME", "VALUE"), action="append", default=[],
+        help="a parameter to change (VALUE read as JSON where it parses, else text)",
+    )  # fmt: skip

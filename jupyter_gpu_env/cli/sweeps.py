@@ -1,4 +1,4 @@
-"""Sweeps from a terminal: following one `submit` made, `results GROUP`, and `rerun JOB`."""
+"""Sweeps from a terminal: following one `submit` made, and `results SWEEP`."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ import asyncio
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ..batch import groups
-from ..batch.rerun import rerun
+from ..batch.sweeps.results import as_csv
 from ..models.jobs import TERMINAL_STATES
 from ..models.sweeps import JobGroup
 from .common import print_json, print_table
@@ -22,36 +21,36 @@ if TYPE_CHECKING:
 POLL_SECONDS = 0.5
 
 
-def counts(group: JobGroup) -> str:
-    return ", ".join(f"{n} {state}" for state, n in group.counts.items() if n)
+def counts(sweep: JobGroup) -> str:
+    return ", ".join(f"{n} {state}" for state, n in sweep.counts.items() if n)
 
 
-async def follow_group(svc: JobService, group: JobGroup, args: argparse.Namespace) -> int:
+async def follow_sweep(svc: JobService, sweep: JobGroup, args: argparse.Namespace) -> int:
     """Print the sweep's id (what scripts capture); with --wait, follow it to its end."""
-    print(group.id)
-    at_once = f", {group.max_concurrent} at a time" if group.max_concurrent < group.size else ""
+    print(sweep.id)
+    at_once = f", {sweep.max_concurrent} at a time" if sweep.max_concurrent < sweep.size else ""
     print(
-        f"Submitted a sweep of {group.size} runs of '{group.name}' to {group.backend}{at_once}",
+        f"Submitted a sweep of {sweep.size} runs of '{sweep.name}' to {sweep.backend}{at_once}",
         file=sys.stderr,
     )
-    print(f"  results: jupyter gpu-env results {group.id}", file=sys.stderr)
+    print(f"  results: jupyter gpu-env results {sweep.id}", file=sys.stderr)
     if not args.wait:
         return 0
-    bar = ProgressBar(f"sweep {group.id}", verbose=False)
+    bar = ProgressBar(f"sweep {sweep.id}", verbose=False)
     try:
-        while group.state not in TERMINAL_STATES:
-            done = sum(group.counts.get(s, 0) for s in TERMINAL_STATES)
-            bar.progress(done / group.size, f"{done} of {group.size} ended ({counts(group)})")
+        while sweep.state not in TERMINAL_STATES:
+            done = sum(sweep.counts.get(s, 0) for s in TERMINAL_STATES)
+            bar.progress(done / sweep.size, f"{done} of {sweep.size} ended ({counts(sweep)})")
             await asyncio.sleep(POLL_SECONDS)
             await svc.refresh()
-            group = await svc.sweeps.get(group.id)
+            sweep = await svc.sweeps.get(sweep.id)
     except (KeyboardInterrupt, asyncio.CancelledError):
         bar.close("Stopped waiting; the sweep goes on")
         raise
-    bar.progress(1.0, counts(group))
+    bar.progress(1.0, counts(sweep))
     bar.close()
-    print(f"Sweep {group.id} {group.state}: {counts(group)}", file=sys.stderr)
-    return 0 if group.state == "succeeded" else 1
+    print(f"Sweep {sweep.id} {sweep.state}: {counts(sweep)}", file=sys.stderr)
+    return 0 if sweep.state == "succeeded" else 1
 
 
 def cmd_results(args: argparse.Namespace) -> int:
@@ -59,9 +58,9 @@ def cmd_results(args: argparse.Namespace) -> int:
 
     async def run(s: Services) -> int:
         await s.jobs.refresh()
-        table = await s.jobs.sweeps.results(args.group)
+        table = await s.jobs.sweeps.results(args.sweep)
         if args.csv:
-            sys.stdout.write(groups.as_csv(table))
+            sys.stdout.write(as_csv(table))
         elif args.json:
             print_json(table)
         else:
@@ -77,29 +76,9 @@ def cmd_results(args: argparse.Namespace) -> int:
     return run_command(args, run)
 
 
-def cmd_rerun(args: argparse.Namespace) -> int:
-    """Send a job (or a run of a sweep) again: its snapshot and settings, parameters changed with -p."""
-    from .jobs import parse_value
-
-    async def run(s: Services) -> int:
-        job = await rerun(s.jobs, args.job, {name: parse_value(v) for name, v in args.parameter})
-        print(job.id)
-        print(f"Sent '{job.name}' again to {job.backend} as {job.id}", file=sys.stderr)
-        return 0
-
-    return run_command(args, run)
-
-
 def register(sub: Any) -> None:
     p = command_parser(sub, "results", cmd_results)
-    p.add_argument("group", metavar="GROUP", help="a sweep's id (what submit printed)")
+    p.add_argument("sweep", metavar="SWEEP", help="a sweep's id (what submit printed)")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--csv", action="store_true", help="print CSV: a row per run")
     out.add_argument("--json", action="store_true", help="print the table as JSON")
-
-    p = command_parser(sub, "rerun", cmd_rerun)
-    p.add_argument("job", metavar="JOB", help="a job's id, or one run's of a sweep")
-    p.add_argument(
-        "-p", "--parameter", nargs=2, metavar=("NAME", "VALUE"), action="append", default=[],
-        help="a parameter to change (VALUE read as JSON where it parses, else text)",
-    )  # fmt: skip

@@ -2,8 +2,9 @@
 
 ``capacity()`` is a pure function over Kubernetes Node and Pod objects as the API returns them (plain
 dicts, camelCase), so it is tested without a cluster. ``KubernetesCapacity`` reads them through the
-Kubernetes backend's client module in a worker thread (the client is synchronous) and caches the answer: one list of nodes and pods per
-``ttl`` seconds, whatever the number of open panels.
+client module the Kubernetes backend uses too (:mod:`jupyter_gpu_env.kube.client`), in a worker thread
+(the client is synchronous), and caches the answer: one list of nodes and pods per ``ttl`` seconds,
+whatever the number of open panels.
 """
 
 from __future__ import annotations
@@ -13,12 +14,10 @@ import math
 import time
 from collections import defaultdict
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ..kube.client import KubeApi
 from ..models.cluster import CapacityRow, ClusterCapacity
-
-if TYPE_CHECKING:
-    from ..batch.kubernetes.client import KubeApi
 
 GPU = "nvidia.com/gpu"
 MIG_PREFIX = "nvidia.com/mig-"
@@ -123,8 +122,6 @@ class KubernetesCapacity:
                 available=False,
                 message="The kubernetes Python client is not installed (pip install 'jupyter-gpu-env[kubernetes]').",
             )
-        from ..batch.kubernetes.client import KubeApi
-
         api = self.api = self.api or KubeApi()
         try:
             core = client.CoreV1Api(api.client())

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from ..batch.groups import as_csv
-from ..batch.rerun import rerun
+from ..batch.sweeps.results import as_csv
 from ..batch.usage import as_csv as usage_csv
 from ..models.backends import BackendList, UsageReport, UsageWeeks
 from ..models.cluster import ClusterCapacity
@@ -66,7 +65,7 @@ class JobsHandler(GpuEnvHandler):
             state.split(",") if state else None,
             limit=self.query["limit"],
             offset=self.query["offset"],
-            group=self.query["group"],
+            sweep=self.query["group"],
         )
 
     @operation(
@@ -187,7 +186,7 @@ class JobRerunHandler(GpuEnvHandler):
         "values. A new job, checked like any submission. 409 when its folder no longer holds the snapshot.",
     )
     async def post(self, job_id: str, body: RerunRequest) -> Job:
-        job = await rerun(self.services.jobs, job_id, body.parameters)
+        job = await self.services.jobs.rerun(job_id, body.parameters)
         self.set_header("Location", self.api_url("jobs", job.id))
         return job
 

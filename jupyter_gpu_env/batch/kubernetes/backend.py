@@ -7,7 +7,10 @@ number of jobs: the user's Jobs (always), their pods (only when a job is pending
 status) and Kueue Workloads (only when a job waits in Kueue). Labels are filtered here as well as on the
 server.
 
-What a job's state is, and where a waiting one stands, is read in observe.py.
+The backend is its options (options.py, ``c.KubernetesBackend.*``) and holds its parts: the
+:class:`.namespace.Namespace` its Jobs live in (the API client and the Job settings), a
+:class:`.observe.KubernetesObserver` that reads what a job's state is and where a waiting one stands,
+and :class:`.sweeps.IndexedJobs` for sweeps.
 """
 
 from __future__ import annotations
@@ -17,30 +20,31 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from kubernetes import client
 
 from ...errors import Conflict, GpuEnvError, InvalidRequest
 from ...gpu.cluster import KubernetesCapacity
+from ...kube.client import ApiError, KubeApi
 from ...models.backends import BackendInfo, ResourceLimits
 from ...models.cluster import ClusterCapacity
 from ...models.jobs import TERMINAL_STATES, Job, JobRequest, LogChunk
 from ...models.resources import parse_memory
-from ...tasks import cancel_and_wait
 from .. import jobfiles
-from ..backend import GroupSubmission, Observation, check_against_info
+from ..backend import Observation, SweepSubmission, check_against_info
+from ..loops import Refresher
 from . import objects, pods, status
-from .client import ApiError, KubeApi
 from .kueue import KueueReader
+from .namespace import Namespace, gone_already
 from .observe import KubernetesObserver
+from .options import KubernetesOptions
 from .sweeps import IndexedJobs
 
 log = logging.getLogger(__name__)
 
 
-class KubernetesBackend(KubernetesObserver):
+class KubernetesBackend(KubernetesOptions):
     """Runs each job as a Kubernetes Job (batch/v1), optionally queued through a Kueue LocalQueue.
 
     Needs the `kubernetes` extra (`pip install jupyter-gpu-env[kubernetes]`), RBAC for the server's
@@ -60,16 +64,24 @@ class KubernetesBackend(KubernetesObserver):
         **kwargs: Any,
     ) -> None:
         super().__init__(name, **kwargs)
-        self.settings = replace(settings or self.job_settings(), backend_name=self.name)
         self.api = KubeApi(
             self.kubeconfig, self.context, request_timeout=self.request_timeout, factory=api_client
         )
-        self.indexed = IndexedJobs(self)
-        self._capacity = KubernetesCapacity(self.capacity_ttl, self.api)
-        self.kueue = KueueReader(self.api)
-        self._cluster = status.ClusterView()
-        self._cluster_task: asyncio.Task[None] | None = None
+        self.ns = Namespace(self.api, replace(settings or self.job_settings(), backend_name=self.name))
+        # The jobs this server asked to stop: a runner's "cancelled" is then the user's, not the cluster's.
         self._cancelled: set[str] = set()
+        self.observer = KubernetesObserver(self.ns, KueueReader(self.api), self._cancelled, self.status_grace)
+        self.indexed = IndexedJobs(self.ns, self._cancelled)
+        self._capacity = KubernetesCapacity(self.capacity_ttl, self.api)
+        self._cluster = status.ClusterView()
+        self._cluster_refresher = Refresher(
+            self.refresh_cluster, lambda: time.time() - self._cluster.read_at >= self.capacity_ttl
+        )
+
+    @property
+    def settings(self) -> objects.K8sSettings:
+        """What the Job builder is given; the namespace is settled once the API has been reached."""
+        return self.ns.settings
 
     # ----- what it offers -----
 
@@ -78,7 +90,7 @@ class KubernetesBackend(KubernetesObserver):
         return list(dict.fromkeys([*local, *self.queues]))
 
     def info(self) -> BackendInfo:
-        self._refresh_cluster_soon()
+        self._cluster_refresher.ask()
         view = self._cluster
         queues = self.offered_queues()
         profiles = list(self.mig_profiles or view.profiles or ())
@@ -139,21 +151,21 @@ class KubernetesBackend(KubernetesObserver):
                 )
         folder = self.job_folder(job)
         if self.check_job_folder_mounted:
-            self._check_folder_shared(folder)
+            self.ns.check_folder_shared(folder)
         name = objects.job_name(job)
 
         def create() -> dict[str, Any]:
-            batch = client.BatchV1Api(self._connected())
+            batch = client.BatchV1Api(self.ns.connected())
             body = objects.job_object(job, folder, self.settings)
             try:
-                return self.api.raw(
+                return self.api.one(
                     batch.create_namespaced_job, self.settings.namespace, body, what="create the Job"
                 )
             except ApiError as e:
                 if e.status != 409:
                     raise
             # Taken: ours from an earlier try of this very submission, or someone else's.
-            existing = self.api.raw(
+            existing = self.api.one(
                 batch.read_namespaced_job, name, self.settings.namespace, what="read the existing Job"
             )
             if status.labels_of(existing).get(objects.JOB_ID_LABEL) != objects.label_value(job.id):
@@ -165,24 +177,27 @@ class KubernetesBackend(KubernetesObserver):
             return existing
 
         created = await self.api.run(create, "submit the job")
-        queue = job.queue or self.settings.local_queue
-        where = f"Kueue queue '{queue}'" if queue else f"namespace '{self.settings.namespace}'"
         return Observation(
             state="queued",
             backend_job_id=(created.get("metadata") or {}).get("name") or name,
-            pending_reason=f"Submitted to Kubernetes ({where}); waiting for its pod.",
+            pending_reason=f"Submitted to Kubernetes ({self.ns.where(job.queue)}); waiting for its pod.",
         )
 
     async def poll(self, jobs: Sequence[Job]) -> dict[str, Observation]:
-        seen = await self.api.run(lambda: self._observe_all(jobs), "read the jobs")
+        seen: dict[str, Observation] = await self.api.run(
+            lambda: self.observer.observe(jobs, self.job_folder), "read the jobs"
+        )
         self._cancelled.intersection_update(j.id for j in jobs)
         return seen
 
-    async def submit_group(self, jobs: Sequence[Job], max_concurrent: int) -> GroupSubmission:
+    async def submit_sweep(self, jobs: Sequence[Job], max_concurrent: int) -> SweepSubmission:
         """One Indexed Job for all the runs (see :mod:`.indexed`): Kueue admits it as one workload."""
-        return await self.indexed.submit(jobs, max_concurrent)
+        folders = [self.job_folder(j) for j in jobs]
+        if self.check_job_folder_mounted:
+            self.ns.check_folder_shared(folders[0].parent)
+        return await self.indexed.submit(jobs, folders, max_concurrent)
 
-    async def cancel_group(self, jobs: Sequence[Job]) -> None:
+    async def cancel_sweep(self, jobs: Sequence[Job]) -> None:
         await self.indexed.cancel(jobs)
 
     async def capacity(self) -> ClusterCapacity:
@@ -192,16 +207,13 @@ class KubernetesBackend(KubernetesObserver):
     async def cancel(self, job: Job) -> None:
         self._cancelled.add(job.id)
         if job.group_id is not None:
-            await self.indexed.cancel_run(job)
+            await self.indexed.cancel_run(job, self.job_folder(job))
             return
         name = job.backend_job_id or objects.job_name(job)
 
         def delete() -> None:
-            try:
-                self._delete_job(name, "delete the Job")
-            except ApiError as e:
-                if e.status != 404:  # already gone: nothing to stop
-                    raise
+            with gone_already():
+                self.ns.delete_job(name, "delete the Job")
 
         await self.api.run(delete, "cancel the job")
 
@@ -213,7 +225,7 @@ class KubernetesBackend(KubernetesObserver):
         def read() -> bytes | None:
             selector = objects.selector_for_user(self.settings)
             return pods.newest_log(
-                self.api, self._connected(), self.settings.namespace, selector, job.id, offset + limit
+                self.api, self.ns.connected(), self.ns.name, selector, job.id, offset + limit
             )
 
         try:
@@ -224,21 +236,10 @@ class KubernetesBackend(KubernetesObserver):
         return None if raw is None else pods.log_chunk(raw, offset, limit, ended=job.state in TERMINAL_STATES)
 
     async def close(self) -> None:
-        await cancel_and_wait(self._cluster_task, quiet=True)
+        await self._cluster_refresher.close()
         await self.api.close()
 
     # ----- the cluster's GPUs -----
-
-    def _refresh_cluster_soon(self) -> None:
-        if time.time() - self._cluster.read_at < self.capacity_ttl:
-            return
-        if self._cluster_task is not None and not self._cluster_task.done():
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return
-        self._cluster_task = loop.create_task(self.refresh_cluster())
 
     async def refresh_cluster(self) -> None:
         """Read the nodes: MIG profiles present, the most GPUs one node has. Never raises."""
@@ -249,22 +250,7 @@ class KubernetesBackend(KubernetesObserver):
 
     def _read_cluster(self) -> status.ClusterView:
         try:
-            nodes = self.api.items("list nodes", client.CoreV1Api(self._connected()).list_node)
+            nodes = self.api.items("list nodes", client.CoreV1Api(self.ns.connected()).list_node)
         except ApiError as e:
             return status.ClusterView(read_at=time.time(), error=str(e))
         return status.cluster_view(nodes)
-
-    # ----- checks -----
-
-    def _check_folder_shared(self, folder: Path) -> None:
-        mounts = [str(m.get("mountPath") or "") for m in self.settings.volume_mounts]
-        for mount in mounts:
-            if mount and (folder == Path(mount) or Path(mount) in folder.parents):
-                return
-        raise Conflict(
-            f"The job folder {folder} is not on a volume the job's pod mounts"
-            + (f" (mounts: {', '.join(mounts)})" if mounts else " (no volume_mounts are configured)")
-            + ". Mount the volume that holds it at the same path: c.KubernetesBackend.volumes and "
-            "volume_mounts (see docs/admin-kubernetes.md).",
-            reason="job_folder_not_shared",
-        )

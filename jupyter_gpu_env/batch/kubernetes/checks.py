@@ -124,7 +124,7 @@ def problems(job: Mapping[str, Any]) -> list[str]:
         for kind, values in (("request", requests), ("limit", limits)):
             for key, value in values.items():
                 try:
-                    q = parse_quantity(value)
+                    q = parse_quantity(value)  # type: ignore[no-untyped-call]  # the kubernetes client has no type hints
                 except ValueError:
                     out.append(f"{kind} {key}: '{value}' is not a quantity")
                     continue
@@ -139,7 +139,8 @@ def problems(job: Mapping[str, Any]) -> list[str]:
                 )
         for key in requests.keys() & limits.keys():
             try:
-                if parse_quantity(requests[key]) > parse_quantity(limits[key]):
+                asked, most = parse_quantity(requests[key]), parse_quantity(limits[key])  # type: ignore[no-untyped-call]  # the kubernetes client has no type hints
+                if asked > most:
                     out.append(f"{key}: request {requests[key]} exceeds limit {limits[key]}")
             except ValueError:
                 pass

@@ -7,7 +7,7 @@ so a retry of some runs is a new Indexed Job over just those). ``backoffLimitPer
 fails fails alone, is not re-run, and leaves the other runs going.
 
 The pods carry the run's id nowhere in their labels (one template for all); the Job carries the sweep's
-id (:data:`GROUP_LABEL`), and the backend follows runs by their folders (heartbeat, status.json) and
+id (:data:`SWEEP_LABEL`), and the backend follows runs by their folders (heartbeat, status.json) and
 the Job's ``failedIndexes``.
 """
 
@@ -22,7 +22,7 @@ from kubernetes import client
 from ...models.jobs import Job
 from .objects import ENTRYPOINT, JOB_ID_LABEL, NAME_ANNOTATION, K8sSettings, job_object, label_value
 
-GROUP_LABEL = "jupyter-gpu-env/group-id"
+SWEEP_LABEL = "jupyter-gpu-env/group-id"  # the label keeps its first name: Jobs out there carry it
 INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
 
 # Before the runner's entry point: $1 is the runs file (``INDEX JOB_ID FOLDER`` per line); find this
@@ -38,7 +38,7 @@ set -- "$(echo "$line" | awk '{print $3}')" "$2"
 """
 
 
-def group_job_name(first: Job) -> str:
+def sweep_job_name(first: Job) -> str:
     """``nb-<slug>-<sweep id>``: a DNS-1123 label of at most 56 characters."""
     base = first.name.split(" [", 1)[0]
     slug = re.sub(r"[^a-z0-9]+", "-", base.lower()).strip("-")[:38].rstrip("-")
@@ -67,14 +67,14 @@ def indexed_job_object(
     if not runs:
         raise ValueError("a sweep needs at least one run")
     first = runs[0]
-    name = group_job_name(first)
+    name = sweep_job_name(first)
     body = job_object(first.model_copy(update={"name": first.name.split(" [", 1)[0]}), runs_path, settings)
     spec = body.spec
     assert body.metadata is not None and spec is not None and spec.template.metadata is not None
     assert spec.template.spec is not None  # job_object builds them all
     group = label_value(first.group_id or first.id)
     for meta in (body.metadata, spec.template.metadata):
-        meta.labels = {**(meta.labels or {}), JOB_ID_LABEL: group, GROUP_LABEL: group}
+        meta.labels = {**(meta.labels or {}), JOB_ID_LABEL: group, SWEEP_LABEL: group}
         meta.annotations = {**(meta.annotations or {}), NAME_ANNOTATION: first.name.split(" [", 1)[0]}
     body.metadata.name = name
     container = spec.template.spec.containers[0]
@@ -108,3 +108,9 @@ def index_set(text: str | None) -> set[int]:
         except ValueError:
             continue
     return out
+
+
+def position(run: Job) -> tuple[str, int] | None:
+    """``(Indexed Job name, index)`` from a run's ``backend_job_id`` (``NAME/INDEX``)."""
+    name, _, index = (run.backend_job_id or "").partition("/")
+    return (name, int(index)) if name and index.isdigit() else None

@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from .client import ApiError, KubeApi
+from ...kube.client import ApiError, KubeApi
 from .status import labels_of, uid_of, uid_or_name
 
 log = logging.getLogger(__name__)

@@ -185,7 +185,7 @@ def to_model(data: Mapping[str, Any], klass: str, what: str) -> Any:
         model = _API._ApiClient__deserialize(dict(data), klass)  # type: ignore[attr-defined]
     except (ValueError, TypeError) as e:
         raise ValueError(f"{what} is not a valid {klass[2:]}: {e}") from None
-    back = _API.sanitize_for_serialization(model)
+    back = _API.sanitize_for_serialization(model)  # type: ignore[no-untyped-call]  # the kubernetes client has no type hints
     lost = _lost_keys(dict(data), back)
     if lost:
         raise ValueError(
@@ -340,4 +340,5 @@ def _pod_security_context(settings: K8sSettings) -> client.V1PodSecurityContext 
 
 def as_dict(obj: Any) -> dict[str, Any]:
     """A model as the API's JSON (camelCase, no nulls)."""
-    return _API.sanitize_for_serialization(obj)
+    data: dict[str, Any] = _API.sanitize_for_serialization(obj)  # type: ignore[no-untyped-call]  # the kubernetes client has no type hints
+    return data

@@ -1,5 +1,5 @@
 """What the Kubernetes backend's jobs are doing: one poll's reading of Jobs, pods, Kueue Workloads and
-the runner's files. A mixin of :class:`~.backend.KubernetesBackend`, which makes, cancels and deletes Jobs.
+the runner's files. Held by :class:`~.backend.KubernetesBackend`, which makes, cancels and deletes Jobs.
 
 What a job's state is, in order of authority:
 
@@ -9,6 +9,9 @@ What a job's state is, in order of authority:
    when the Job is queued through Kueue, else the pod's (Unschedulable, image pull, ...); and, for one
    that Kueue holds, its place in its LocalQueue and ClusterQueue (the visibility API).
 
+A sweep's runs are read from the same one listing of Jobs: their Indexed Job (:mod:`.indexed`), their
+folders and the Job's ``failedIndexes``.
+
 Every method here blocks: the backend runs them through its API's worker thread.
 """
 
@@ -16,7 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -24,55 +27,41 @@ from typing import Any
 from kubernetes import client
 
 from ...errors import GpuEnvError
+from ...kube.client import ApiError
 from ...models.jobs import Job
 from .. import jobfiles
 from ..backend import Observation
-from . import objects, pods, status
-from .client import ApiError, KubeApi
+from . import indexed, objects, pods, status
 from .kueue import KueueReader
-from .options import KubernetesOptions
-from .sweeps import IndexedJobs
+from .namespace import Namespace
 
 
-class KubernetesObserver(KubernetesOptions):
-    """Reads the state of this user's Jobs; the backend sets the attributes declared here."""
+class KubernetesObserver:
+    """Reads the state of this user's Jobs in ``ns``; ``cancelled`` names the jobs this server stopped
+    (the backend adds to it), ``status_grace`` how long a runner's status may take to arrive."""
 
-    settings: objects.K8sSettings
-    api: KubeApi
-    indexed: IndexedJobs
-    kueue: KueueReader
-    _cancelled: set[str]
+    def __init__(self, ns: Namespace, kueue: KueueReader, cancelled: set[str], status_grace: float) -> None:
+        self.ns = ns
+        self.kueue = kueue
+        self.cancelled = cancelled
+        self.status_grace = status_grace
 
-    def _connected(self) -> Any:
-        """The ApiClient; the first call settles the namespace when the options named none."""
-        api_client = self.api.client()
-        if not self.settings.namespace:
-            self.settings = replace(self.settings, namespace=self.api.namespace or "default")
-        return api_client
-
-    def _delete_job(self, name: str, what: str) -> None:
-        self.api.raw(
-            client.BatchV1Api(self._connected()).delete_namespaced_job,
-            name,
-            self.settings.namespace,
-            propagation_policy="Background",
-            what=what,
-        )
-
-    def _observe_all(self, jobs: Sequence[Job]) -> dict[str, Observation]:
-        api_client = self._connected()
-        ns = self.settings.namespace
-        selector = objects.selector_for_user(self.settings)
+    def observe(self, jobs: Sequence[Job], folder_of: Callable[[Job], Path]) -> dict[str, Observation]:
+        """Every job's observation (``folder_of``: where its folder is) from one listing of Jobs,
+        and the pods' and Kueue's only where a job waits or ended without a status."""
+        api_client = self.ns.connected()
+        ns = self.ns.name
+        selector = objects.selector_for_user(self.ns.settings)
         runs = [j for j in jobs if j.group_id is not None]
         jobs = [j for j in jobs if j.group_id is None]
         wanted = {objects.label_value(j.id): j for j in jobs}
         k8s_jobs: dict[str, dict[str, Any]] = {}
-        listed = self.api.items(
+        listed = self.ns.api.items(
             "list Jobs", client.BatchV1Api(api_client).list_namespaced_job, ns, label_selector=selector
         )
         if runs:  # a sweep's runs, from the same one listing
             by_name = {(f.get("metadata") or {}).get("name"): f for f in listed}
-            seen_runs = self.indexed.observe(runs, by_name)
+            seen_runs = self._observe_runs(runs, by_name, folder_of)
         else:
             seen_runs = {}
         for found in listed:
@@ -86,7 +75,7 @@ class KubernetesObserver(KubernetesOptions):
         pending: list[Job] = []  # not running: ask the pods (and Kueue) why
         ended: list[Job] = []  # ended without the runner's status: ask the pods how
         for job in jobs:
-            folder = self.job_folder(job)
+            folder = folder_of(job)
             written = jobfiles.read_status(folder)
             item = k8s_jobs.get(job.id)
             if written is not None:
@@ -113,7 +102,7 @@ class KubernetesObserver(KubernetesOptions):
                 )
 
         if pending or ended:
-            by_job = pods.by_job(self.api, api_client, ns, selector, {j.id for j in (*pending, *ended)})
+            by_job = pods.by_job(self.ns.api, api_client, ns, selector, {j.id for j in (*pending, *ended)})
             for job in ended:
                 out[job.id] = status.explain_end(out[job.id], k8s_jobs[job.id], by_job.get(job.id, []))
             queued_in_kueue = [k8s_jobs[j.id] for j in pending if status.kueue_managed(k8s_jobs[j.id])]
@@ -170,7 +159,7 @@ class KubernetesObserver(KubernetesOptions):
         )
 
     def _vanished(self, job: Job) -> Observation:
-        if job.id in self._cancelled:
+        if job.id in self.cancelled:
             return Observation(state="cancelled", reason="cancelled", message="Cancelled by the user.")
         return Observation(
             state="failed",
@@ -182,7 +171,7 @@ class KubernetesObserver(KubernetesOptions):
     def _from_status(self, job: Job, written: dict[str, Any], item: dict[str, Any] | None) -> Observation:
         obs = Observation.from_status(written)
         suspended = item is not None and bool((item.get("spec") or {}).get("suspend"))
-        if obs.state == "cancelled" and job.id not in self._cancelled:
+        if obs.state == "cancelled" and job.id not in self.cancelled:
             # The runner saw SIGTERM, but not from us: the pod was stopped from outside.
             obs = replace(
                 obs,
@@ -197,5 +186,41 @@ class KubernetesObserver(KubernetesOptions):
             name = (item.get("metadata") or {}).get("name")
             if name:
                 with contextlib.suppress(GpuEnvError, ApiError):
-                    self._delete_job(name, "delete the finished Job")
+                    self.ns.delete_job(name, "delete the finished Job")
         return obs
+
+    def _observe_runs(
+        self, runs: Sequence[Job], k8s_jobs: dict[Any, dict[str, Any]], folder_of: Callable[[Job], Path]
+    ) -> dict[str, Observation]:
+        """Runs of sweeps, from their folders and their Indexed Job (``k8s_jobs`` by name)."""
+        out: dict[str, Observation] = {}
+        for job in runs:
+            where = indexed.position(job)
+            folder = folder_of(job)
+            written = jobfiles.read_status(folder)
+            item = k8s_jobs.get(where[0]) if where else None
+            if written is not None:
+                out[job.id] = self._from_status(job, written, item)
+            elif item is None:
+                out[job.id] = self._vanished(job)
+            elif where and where[1] in indexed.index_set((item.get("status") or {}).get("failedIndexes")):
+                out[job.id] = Observation(
+                    state="failed",
+                    reason="pod_failed",
+                    message=f"The pod of index {where[1]} of {where[0]} failed before the runner wrote its status; "
+                    "see the job's log.",
+                )
+            elif (folder / jobfiles.HEARTBEAT).exists():
+                out[job.id] = Observation(state="running", backend_job_id=job.backend_job_id)
+            else:
+                suspended = bool((item.get("spec") or {}).get("suspend"))
+                out[job.id] = Observation(
+                    state="queued",
+                    backend_job_id=job.backend_job_id,
+                    pending_reason=(
+                        "Waiting for Kueue to admit the sweep."
+                        if suspended and status.kueue_managed(item)
+                        else f"Waiting for its pod (index {where[1] if where else '?'} of {where[0] if where else '?'})."
+                    ),
+                )
+        return out

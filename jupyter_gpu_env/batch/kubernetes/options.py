@@ -1,5 +1,6 @@
 """The options of the Kubernetes backend (``c.KubernetesBackend.*``), declared once, and the pure
-settings the Job builder takes from them. The backend itself (backend.py) adds what it does.
+settings the Job builder takes from them. :class:`KubernetesOptions` is the configurable base of the
+backend (backend.py), which adds what it does.
 """
 
 from __future__ import annotations
@@ -8,11 +9,11 @@ import os
 
 from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode
 
+from ...kube.client import current_user
 from ...models.resources import parse_memory
 from ..backend import Backend
 from . import objects
 from .checks import check_settings
-from .client import current_user
 
 
 class KubernetesOptions(Backend):

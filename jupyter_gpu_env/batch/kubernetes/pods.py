@@ -10,9 +10,9 @@ from typing import Any
 
 from kubernetes import client
 
+from ...kube.client import ApiError, KubeApi
 from ...models.jobs import LogChunk
 from . import objects
-from .client import ApiError, KubeApi
 from .status import labels_of
 
 log = logging.getLogger(__name__)

@@ -86,10 +86,8 @@ def timestamp(value: Any) -> float | None:
 
 
 def _condition(obj: Mapping[str, Any], kind: str) -> dict[str, Any] | None:
-    for c in (obj.get("status") or {}).get("conditions") or []:
-        if c.get("type") == kind:
-            return c
-    return None
+    conditions: list[dict[str, Any]] = (obj.get("status") or {}).get("conditions") or []
+    return next((c for c in conditions if c.get("type") == kind), None)
 
 
 def _true(cond: Mapping[str, Any] | None) -> bool:

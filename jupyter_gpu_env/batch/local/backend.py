@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import psutil
 from traitlets import Float, Int, Unicode
@@ -25,7 +26,7 @@ from ... import proc
 from ...models.backends import BackendInfo, ResourceLimits
 from ...models.jobs import Job
 from .. import jobfiles
-from ..backend import Backend, GroupSubmission, Observation
+from ..backend import Backend, Observation, SweepSubmission
 
 # A pid file that still says "launching" this long after the launch began means the server died
 # between writing it and starting the runner.
@@ -87,10 +88,10 @@ class LocalBackend(Backend):
         self._waiting = 0  # queued jobs seen by the last poll that could not start
         self._cancelled: set[str] = set()
         self._killers: set[asyncio.Task[None]] = set()
-        self._group_limits: dict[
+        self._sweep_limits: dict[
             str, int
         ] = {}  # sweep id -> runs at once (read from job.json after a restart)
-        self._group_running: dict[str, str] = {}  # job id -> sweep id, of the live runners of sweeps
+        self._sweep_running: dict[str, str] = {}  # job id -> sweep id, of the live runners of sweeps
 
     def _gpus(self) -> int | None:
         if self.gpu_count >= 0:
@@ -124,40 +125,40 @@ class LocalBackend(Backend):
 
     async def submit(self, job: Job) -> Observation:
         async with self._lock:
-            if len(self._running) >= self.max_concurrent or self._waiting or not self._group_allows(job):
+            if len(self._running) >= self.max_concurrent or self._waiting or not self._sweep_allows(job):
                 self._waiting += 1
                 return self._queued_observation(self._waiting)
             return await self._start(job)
 
-    async def submit_group(self, jobs: Sequence[Job], max_concurrent: int) -> GroupSubmission:
+    async def submit_sweep(self, jobs: Sequence[Job], max_concurrent: int) -> SweepSubmission:
         """The runs go through the same queue as single jobs, at most ``max_concurrent`` of them at once."""
         for job in jobs[:1]:
             if job.group_id:
-                self._group_limits[job.group_id] = max_concurrent
-        return await super().submit_group(jobs, max_concurrent)
+                self._sweep_limits[job.group_id] = max_concurrent
+        return await super().submit_sweep(jobs, max_concurrent)
 
-    def _group_allows(self, job: Job) -> bool:
+    def _sweep_allows(self, job: Job) -> bool:
         if job.group_id is None:
             return True
-        limit = self._group_limits.get(job.group_id)
+        limit = self._sweep_limits.get(job.group_id)
         if limit is None:
             spec = jobfiles.read_json(self.job_folder(job) / jobfiles.JOB_JSON) or {}
             limit = int((spec.get("group") or {}).get("max_concurrent") or self.max_concurrent)
-            self._group_limits[job.group_id] = limit
-        return sum(1 for g in self._group_running.values() if g == job.group_id) < limit
+            self._sweep_limits[job.group_id] = limit
+        return sum(1 for g in self._sweep_running.values() if g == job.group_id) < limit
 
     async def poll(self, jobs: Sequence[Job]) -> dict[str, Observation]:
         async with self._lock:
             seen, others = await asyncio.to_thread(self._observe_all, jobs)
             self._running = {j.id: self.job_folder(j) for j in jobs if seen[j.id].state == "running"} | others
-            self._group_running = {
+            self._sweep_running = {
                 j.id: j.group_id for j in jobs if j.group_id and seen[j.id].state == "running"
             }
             waiting = [j for j in jobs if seen[j.id].state == "queued" and j.id not in self._cancelled]
             for job in waiting:
                 if len(self._running) >= self.max_concurrent:
                     break
-                if not self._group_allows(job):
+                if not self._sweep_allows(job):
                     continue
                 seen[job.id] = await self._start(job)
             self._waiting = sum(1 for o in seen.values() if o.state == "queued")
@@ -221,7 +222,7 @@ class LocalBackend(Backend):
         obs = await asyncio.to_thread(launch)
         self._running[job.id] = folder
         if job.group_id:
-            self._group_running[job.id] = job.group_id
+            self._sweep_running[job.id] = job.group_id
         return obs
 
     def _env(self, job: Job) -> dict[str, str]:
@@ -299,7 +300,7 @@ class LocalBackend(Backend):
         _signal_group(pid, signal.SIGKILL)
 
 
-def _alive(info: dict) -> bool:
+def _alive(info: dict[str, Any]) -> bool:
     """Is the recorded runner still running? The start time guards against a recycled pid."""
     try:
         p = psutil.Process(int(info["pid"]))
@@ -313,7 +314,7 @@ def _alive(info: dict) -> bool:
 
 def _pid_alive(pid: int) -> bool:
     try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
     except psutil.Error:
         return False
 

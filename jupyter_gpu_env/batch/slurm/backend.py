@@ -2,9 +2,10 @@
 
 A job's folder is on a filesystem the nodes share. The backend writes ``job.sbatch`` there (built by
 script.py) and submits it; the runner on the node writes progress, heartbeat, log and, last,
-``status.json``. observe.py reads those files together with squeue's (or scontrol's) word on the job;
-parse.py reads SLURM's output; controller.py runs SLURM's commands and answers capacity and queue
-standings; options.py declares ``c.SlurmBackend.*``.
+``status.json``. The backend is its options (options.py declares ``c.SlurmBackend.*``) and holds the
+two parts it works through: a :class:`.controller.SlurmController` that runs SLURM's commands and reads
+their answers (parse.py), and a :class:`.observe.SlurmObserver` that reads the job folders together
+with squeue's (or scontrol's) word on each job; words.py says what SLURM's states mean.
 
 Every command goes through the subprocess seam (proc.run) with a timeout, so nothing blocks the event
 loop; file reads run in a worker thread.
@@ -14,31 +15,30 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from traitlets import TraitError
 
-from ...errors import Conflict, GpuEnvError, InvalidRequest, NotFound, Unavailable
+from ...errors import Conflict, GpuEnvError, InvalidRequest, NotFound
 from ...models.backends import BackendInfo, ResourceLimits
+from ...models.cluster import ClusterCapacity
 from ...models.jobs import Job, JobRequest
 from ...models.resources import MIG_PROFILE_RE
-from ...tasks import cancel_and_wait
 from .. import jobfiles
-from ..backend import GroupSubmission, Observation
+from ..backend import Observation, SweepSubmission
+from ..loops import Refresher
 from . import parse, script
 from .controller import SlurmController
-from .observe import JOB_ID_FILE, observe, read_folders, read_id
+from .observe import JOB_ID_FILE, SlurmObserver, read_id
+from .options import SlurmOptions
 
 log = logging.getLogger(__name__)
-
-_SCONTROL_AT_ONCE = 4  # scontrol calls in flight for jobs squeue no longer lists (rare: after a long outage)
 
 
 @dataclass(frozen=True)
@@ -47,26 +47,29 @@ class _Cluster:
     at: float
 
 
-class SlurmBackend(SlurmController):
+class SlurmBackend(SlurmOptions):
     """Runs jobs on a SLURM cluster with sbatch; job folders must be on a filesystem the nodes share."""
 
     def __init__(self, name: str | None = None, **kwargs: Any) -> None:
         super().__init__(name, **kwargs)
         if self.image_runtime == "apptainer" and not self.image_container:
             raise TraitError("image_runtime 'apptainer' needs image_container (the .sif the runner runs in)")
+        self.controller = SlurmController(self.commands, self.command_timeout, self.slurm_conf)
+        self.observer = SlurmObserver(self.controller, self.status_grace)
         self._cluster: _Cluster | None = None
         self._cluster_error: str | None = None
-        self._info_task: asyncio.Task[None] | None = None
         self._info_lock = asyncio.Lock()
         self._info_tried = -float("inf")
-        self._cancel_requested: set[str] = set()
-        self._ended_at: dict[str, float] = {}  # job id -> when SLURM was first seen done without a status
+        # Once per info_ttl, answered or not: a controller that is down is not asked on every page load.
+        self._info_refresher = Refresher(
+            self.refresh_info, lambda: time.monotonic() - self._info_tried >= self.info_ttl
+        )
 
     # ----- what it offers -----
 
     def info(self) -> BackendInfo:
         """From the last ``sinfo`` (refreshed in the background when older than ``info_ttl``) and the settings."""
-        self._refresh_info_soon()
+        self._info_refresher.ask()
         return self._info()
 
     def _info(self) -> BackendInfo:
@@ -120,31 +123,17 @@ class SlurmBackend(SlurmController):
             notes=notes,
         )
 
-    def _refresh_info_soon(self) -> None:
-        # Once per info_ttl, answered or not: a controller that is down is not asked on every page load.
-        if time.monotonic() - self._info_tried < self.info_ttl:
-            return
-        if self._info_task is not None and not self._info_task.done():
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return  # a worker thread: the next call on the loop refreshes
-        self._info_task = loop.create_task(self.refresh_info())
-
     async def refresh_info(self) -> None:
         """Ask ``sinfo`` for the partitions and their per-node limits; keep the last answer on failure."""
         async with self._info_lock:
             self._info_tried = time.monotonic()
             try:
-                res = await self._run(
-                    [self.commands["sinfo"], "--noheader", f"--format={parse.SINFO_FORMAT}"]
-                )
+                partitions = await self.controller.sinfo()
             except GpuEnvError as e:
                 self._cluster_error = str(e)
                 log.warning("sinfo failed: %s", e)
                 return
-            self._cluster = _Cluster(parse.parse_sinfo(res.stdout), time.monotonic())
+            self._cluster = _Cluster(partitions, time.monotonic())
             self._cluster_error = None
 
     async def _ensure_info(self) -> None:
@@ -181,21 +170,6 @@ class SlurmBackend(SlurmController):
             image=await asyncio.to_thread(self._image_plan, folder) if job.image else None,
         )
 
-    async def _sbatch(self, path: Path, what: str) -> str:
-        """Submit the script at ``path``; SLURM's id for it."""
-        res = await self._run(script.sbatch_argv(self.commands["sbatch"], path), check=False)
-        if res.returncode != 0:
-            said = parse.sbatch_error(res.stderr or res.stdout)
-            if parse.is_transient(said):
-                raise Unavailable(
-                    f"SLURM could not be reached to submit the {what}: {said}", reason="slurm_unavailable"
-                )
-            raise Conflict(f"SLURM refused the {what}: {said}", reason="slurm_refused")
-        try:
-            return parse.parse_sbatch_parsable(res.stdout)
-        except ValueError as e:
-            raise Unavailable(str(e), reason="slurm_unavailable") from None
-
     async def submit(self, job: Job) -> Observation:
         folder = self.job_folder(job)
         options = await self._options(job, folder)
@@ -205,18 +179,18 @@ class SlurmBackend(SlurmController):
             raise InvalidRequest(f"{e}.", reason="invalid_request") from None
         path = folder / script.SCRIPT
         await asyncio.to_thread(path.write_text, text)
-        slurm_id = await self._sbatch(path, "job")
+        slurm_id = await self.controller.sbatch(path, "job")
         with contextlib.suppress(OSError):
             await asyncio.to_thread((folder / JOB_ID_FILE).write_text, slurm_id + "\n")
-        if job.id in self._cancel_requested:  # cancelled while sbatch ran
-            await self._scancel(slurm_id)
+        if job.id in self.observer.cancel_requested:  # cancelled while sbatch ran
+            await self.controller.scancel(slurm_id)
         return Observation(
             state="queued",
             backend_job_id=slurm_id,
             pending_reason=f"Submitted to SLURM as job {slurm_id}; waiting for the scheduler.",
         )
 
-    async def submit_group(self, jobs: Sequence[Job], max_concurrent: int) -> GroupSubmission:
+    async def submit_sweep(self, jobs: Sequence[Job], max_concurrent: int) -> SweepSubmission:
         """One ``sbatch --array`` for all the runs: SLURM holds them as one job array (one submission
         for the controller, and one squeue line per task)."""
         first = jobs[0]
@@ -238,7 +212,7 @@ class SlurmBackend(SlurmController):
             path.write_text(text)
 
         await asyncio.to_thread(write)
-        array_id = await self._sbatch(path, f"sweep of {len(jobs)} runs")
+        array_id = await self.controller.sbatch(path, f"sweep of {len(jobs)} runs")
 
         def record() -> None:
             for job, folder in zip(jobs, folders, strict=True):
@@ -246,7 +220,7 @@ class SlurmBackend(SlurmController):
                     (folder / JOB_ID_FILE).write_text(f"{array_id}_{job.group_index or 0}\n")
 
         await asyncio.to_thread(record)
-        return GroupSubmission(array_id, {
+        return SweepSubmission(array_id, {
             job.id: Observation(
                 state="queued",
                 backend_job_id=f"{array_id}_{job.group_index or 0}",
@@ -256,12 +230,12 @@ class SlurmBackend(SlurmController):
             for job in jobs
         })  # fmt: skip
 
-    async def cancel_group(self, jobs: Sequence[Job]) -> None:
+    async def cancel_sweep(self, jobs: Sequence[Job]) -> None:
         """One ``scancel`` for every task asked for."""
-        self._cancel_requested.update(j.id for j in jobs)
+        self.observer.cancel_requested.update(j.id for j in jobs)
         ids = [j.backend_job_id or (await asyncio.to_thread(read_id, self.job_folder(j))) for j in jobs]
         if wanted := [i for i in ids if i]:
-            await self._scancel(*wanted)
+            await self.controller.scancel(*wanted)
 
     def _image_plan(self, folder: Path) -> script.ImagePlan:
         spec = jobfiles.read_json(folder / jobfiles.JOB_JSON) or {}
@@ -288,69 +262,18 @@ class SlurmBackend(SlurmController):
     # ----- observing -----
 
     async def poll(self, jobs: Sequence[Job]) -> dict[str, Observation]:
-        folders = {j.id: self.job_folder(j) for j in jobs}
-        local = await asyncio.to_thread(read_folders, folders)
-        ids: dict[str, Job] = {}
-        for job in jobs:
-            slurm_id = job.backend_job_id or local[job.id].slurm_id
-            if slurm_id:
-                ids[slurm_id] = job
-        rows = await self.squeue(list(ids)) if ids else {}
-        # Jobs squeue no longer lists (the controller forgot them, or a race): ask scontrol, but only
-        # where the runner's status does not already settle the matter.
-        missing = [sid for sid, job in ids.items() if sid not in rows and local[job.id].status is None]
-        limit = asyncio.Semaphore(_SCONTROL_AT_ONCE)
-
-        async def ask(sid: str) -> parse.SlurmJob | None:
-            async with limit:
-                return await self.scontrol(sid)
-
-        for sid, row in zip(missing, await asyncio.gather(*(ask(s) for s in missing)), strict=True):
-            if row is not None:
-                rows[sid] = row
-        now = time.time()
-        seen: dict[str, Observation] = {}
-        for job in jobs:
-            slurm_id = job.backend_job_id or local[job.id].slurm_id
-            obs = observe(
-                job,
-                slurm_id,
-                rows.get(slurm_id or ""),
-                local[job.id],
-                now,
-                cancel_requested=job.id in self._cancel_requested,
-                grace_over=functools.partial(self._grace_over, job.id, now),
-            )
-            if obs is not None:
-                seen[job.id] = obs
-        pending = {
-            o.backend_job_id: jid for jid, o in seen.items() if o.state == "queued" and o.backend_job_id
-        }
-        if pending:
-            partitions = {r.partition for sid in pending if (r := rows.get(sid)) and r.partition}
-            for sid, standing in (await self.standings(set(pending), partitions)).items():
-                seen[pending[sid]] = replace(
-                    seen[pending[sid]],
-                    queue_position=standing.position,
-                    queue_name=standing.partition,
-                    estimated_start=standing.estimated_start,
-                )
-        active = {j.id for j in jobs}
-        self._ended_at = {k: v for k, v in self._ended_at.items() if k in active}
-        self._cancel_requested &= active
-        return seen
-
-    def _grace_over(self, job_id: str, now: float) -> bool:
-        first = self._ended_at.setdefault(job_id, now)
-        return now - first >= self.status_grace
+        return await self.observer.poll(jobs, {j.id: self.job_folder(j) for j in jobs})
 
     # ----- cancelling -----
 
     async def cancel(self, job: Job) -> None:
-        self._cancel_requested.add(job.id)
+        self.observer.cancel_requested.add(job.id)
         slurm_id = job.backend_job_id or (await asyncio.to_thread(read_id, self.job_folder(job)))
         if slurm_id:
-            await self._scancel(slurm_id)
+            await self.controller.scancel(slurm_id)
+
+    async def capacity(self) -> ClusterCapacity:
+        return await self.controller.capacity()
 
     async def close(self) -> None:
-        await cancel_and_wait(self._info_task)
+        await self._info_refresher.close()

@@ -3,22 +3,28 @@
 The runner's ``status.json`` is the final word on how the notebook ended. SLURM's own state fills in
 what the runner cannot say: waiting and why (the pending reason, in words), a job that never started, a
 node that failed, a time limit or preemption that stopped the runner (a SIGTERM the runner would
-otherwise record as a cancel). Pure functions of what was read, tested without SLURM.
+otherwise record as a cancel). :func:`observe` is a pure function of what was read, tested without
+SLURM; :class:`SlurmObserver` reads it (the folders, then one squeue for every active job) each poll.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import re
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from ...models.jobs import Job, JobState
 from ...models.resources import format_time_limit
 from .. import jobfiles
 from ..backend import Observation
 from . import parse
+from .controller import SlurmController
+from .words import ENDED_STATES, ENDED_WORDS, QUEUED_STATES, RUNNING_STATES, ceil_minutes, pending_words
 
 JOB_ID_FILE = "slurm_job_id"  # the SLURM id, beside the script: found again if the record missed it
 LOST_WITHOUT_ID = 600.0  # a record without a SLURM id this old: the server died before sbatch answered
@@ -28,7 +34,7 @@ LOST_WITHOUT_ID = 600.0  # a record without a SLURM id this old: the server died
 class FolderState:
     """What a job's folder says: the runner's status, the SLURM id written at submission, a heartbeat."""
 
-    status: dict | None
+    status: dict[str, Any] | None
     slurm_id: str | None
     heartbeat: bool
 
@@ -79,7 +85,7 @@ def observe(
                 message="The server stopped before SLURM accepted the job; it never ran.",
             )
         return None  # sbatch is still answering
-    ended = row is not None and row.state in parse.ENDED_STATES
+    ended = row is not None and row.state in ENDED_STATES
     if status is not None:
         if status["state"] == "cancelled" and not cancel_requested:
             # The runner records any SIGTERM as a cancel. A time limit, preemption or node failure also
@@ -102,15 +108,13 @@ def observe(
             message=f"SLURM no longer knows job {slurm_id} and its runner left no status in "
             f"{jobfiles.STATUS}: the job folder may not be on a filesystem the node shares.",
         )
-    if row.state in parse.QUEUED_STATES:
+    if row.state in QUEUED_STATES:
         if row.state == "CONFIGURING":
             reason = "Configuring: the nodes allocated to the job are starting."
         else:
-            reason = parse.pending_words(
-                row.reason, gpus=bool(job.resources.gpus or job.resources.mig_profile)
-            )
+            reason = pending_words(row.reason, gpus=bool(job.resources.gpus or job.resources.mig_profile))
         return Observation(state="queued", backend_job_id=slurm_id, pending_reason=reason)
-    if row.state in parse.RUNNING_STATES:
+    if row.state in RUNNING_STATES:
         where = f" on {row.nodes}" if row.nodes else ""
         message = f"Running{where} (SLURM job {slurm_id})."
         if row.state in ("SUSPENDED", "STOPPED"):
@@ -129,11 +133,13 @@ def observe(
     )
 
 
-def from_slurm_end(job: Job, slurm_id: str, row: parse.SlurmJob, status: dict | None) -> Observation:
+def from_slurm_end(
+    job: Job, slurm_id: str, row: parse.SlurmJob, status: dict[str, Any] | None
+) -> Observation:
     """How SLURM says the job ended, with what the runner said when it said anything."""
-    reason, words = parse.ENDED_WORDS.get(row.state, ("slurm_failed", f"SLURM ended the job ({row.state})."))
+    reason, words = ENDED_WORDS.get(row.state, ("slurm_failed", f"SLURM ended the job ({row.state})."))
     if row.state == "TIMEOUT" and job.resources.time_limit_seconds:
-        limit = parse.ceil_minutes(job.resources.time_limit_seconds) * 60
+        limit = ceil_minutes(job.resources.time_limit_seconds) * 60
         words = f"SLURM stopped the job at its time limit of {format_time_limit(limit)}."
     state: JobState = "cancelled" if row.state == "CANCELLED" else "failed"
     extra = []
@@ -154,3 +160,75 @@ def from_slurm_end(job: Job, slurm_id: str, row: parse.SlurmJob, status: dict | 
         finished_at=(status or {}).get("finished_at") or row.end_time or time.time(),
         exit_code=(status or {}).get("exit_code", row.exit_code),
     )
+
+
+_SCONTROL_AT_ONCE = 4  # scontrol calls in flight for jobs squeue no longer lists (rare: after a long outage)
+
+
+class SlurmObserver:
+    """Observes active jobs through ``controller`` and their folders; waits ``status_grace`` seconds
+    for a runner's status after SLURM says a job ended."""
+
+    def __init__(self, controller: SlurmController, status_grace: float) -> None:
+        self.controller = controller
+        self.status_grace = status_grace
+        # Jobs this server asked to stop: a runner's "cancelled" is then the user's, not SLURM's.
+        self.cancel_requested: set[str] = set()
+        self._ended_at: dict[str, float] = {}  # job id -> when SLURM was first seen done without a status
+
+    async def poll(self, jobs: Sequence[Job], folders: Mapping[str, Path]) -> dict[str, Observation]:
+        """Each job's observation (``folders``: each one's folder, by id); one squeue for them all."""
+        local = await asyncio.to_thread(read_folders, folders)
+        ids: dict[str, Job] = {}
+        for job in jobs:
+            slurm_id = job.backend_job_id or local[job.id].slurm_id
+            if slurm_id:
+                ids[slurm_id] = job
+        rows = await self.controller.squeue(list(ids)) if ids else {}
+        # Jobs squeue no longer lists (the controller forgot them, or a race): ask scontrol, but only
+        # where the runner's status does not already settle the matter.
+        missing = [sid for sid, job in ids.items() if sid not in rows and local[job.id].status is None]
+        limit = asyncio.Semaphore(_SCONTROL_AT_ONCE)
+
+        async def ask(sid: str) -> parse.SlurmJob | None:
+            async with limit:
+                return await self.controller.scontrol(sid)
+
+        for sid, row in zip(missing, await asyncio.gather(*(ask(s) for s in missing)), strict=True):
+            if row is not None:
+                rows[sid] = row
+        now = time.time()
+        seen: dict[str, Observation] = {}
+        for job in jobs:
+            slurm_id = job.backend_job_id or local[job.id].slurm_id
+            obs = observe(
+                job,
+                slurm_id,
+                rows.get(slurm_id or ""),
+                local[job.id],
+                now,
+                cancel_requested=job.id in self.cancel_requested,
+                grace_over=functools.partial(self._grace_over, job.id, now),
+            )
+            if obs is not None:
+                seen[job.id] = obs
+        pending = {
+            o.backend_job_id: jid for jid, o in seen.items() if o.state == "queued" and o.backend_job_id
+        }
+        if pending:
+            partitions = {r.partition for sid in pending if (r := rows.get(sid)) and r.partition}
+            for sid, standing in (await self.controller.standings(set(pending), partitions)).items():
+                seen[pending[sid]] = replace(
+                    seen[pending[sid]],
+                    queue_position=standing.position,
+                    queue_name=standing.partition,
+                    estimated_start=standing.estimated_start,
+                )
+        active = {j.id for j in jobs}
+        self._ended_at = {k: v for k, v in self._ended_at.items() if k in active}
+        self.cancel_requested &= active
+        return seen
+
+    def _grace_over(self, job_id: str, now: float) -> bool:
+        first = self._ended_at.setdefault(job_id, now)
+        return now - first >= self.status_grace

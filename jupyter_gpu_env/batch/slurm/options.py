@@ -108,15 +108,15 @@ class SlurmOptions(Backend):
     )
 
     @validate("extra_sbatch_options")
-    def _check_extra(self, proposal: dict) -> list[str]:
+    def _check_extra(self, proposal: dict[str, Any]) -> list[str]:
         return [_trait_checked(script.check_extra_option, o) for o in proposal["value"]]
 
     @validate("export")
-    def _check_export(self, proposal: dict) -> str:
-        return _trait_checked(script.check_export, proposal["value"])
+    def _check_export(self, proposal: dict[str, Any]) -> str:
+        return str(_trait_checked(script.check_export, proposal["value"]))
 
     @validate("partitions", "default_partition", "account", "gpu_type")
-    def _check_names(self, proposal: dict) -> object:
+    def _check_names(self, proposal: dict[str, Any]) -> object:
         value = proposal["value"]
         what = proposal["trait"].name
         for v in [value] if isinstance(value, str) else value:
@@ -125,10 +125,10 @@ class SlurmOptions(Backend):
         return value
 
     @validate("image_runtime")
-    def _check_image_runtime(self, proposal: dict) -> str:
+    def _check_image_runtime(self, proposal: dict[str, Any]) -> str:
         if proposal["value"] not in ("", "apptainer", "squashfuse"):
             raise TraitError("image_runtime must be 'apptainer', 'squashfuse' or ''")
-        return proposal["value"]
+        return str(proposal["value"])
 
     @property
     def commands(self) -> dict[str, str]:

@@ -20,7 +20,7 @@ from ...models.jobs import Job
 from ...models.resources import MIG_PROFILE_RE
 from .. import jobfiles
 from ..submission import slug
-from .parse import ceil_minutes
+from .words import ceil_minutes
 
 SCRIPT = "job.sbatch"  # the script, kept in the job folder: what ran, and resubmittable by hand
 IMAGE_PREFIX_ENV = "JUPYTER_GPU_ENV_IMAGE_PREFIX"  # where the job's image is mounted, for the runner

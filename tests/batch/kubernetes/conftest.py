@@ -34,7 +34,7 @@ try:  # the `kubernetes` extra; without it these tests are not collected
     from jupyter_gpu_env.batch.kubernetes import objects
     from jupyter_gpu_env.batch.kubernetes.backend import KubernetesBackend
 except ImportError:
-    collect_ignore_glob = ["test_kubernetes_*.py"]
+    collect_ignore_glob = ["test_*.py"]
 
 NS = "jhub"
 JOBS = "batch/v1/jobs"

@@ -68,16 +68,16 @@ class Slurm:
         kwargs.setdefault("status_grace", 5.0)
         kwargs.setdefault("command_timeout", 20.0)
         backend = SlurmBackend("slurm", **kwargs)
-        run = backend._run
+        run = backend.controller.run
 
         async def counted(argv: list[str], **kw: Any) -> proc.Result:
             self.commands.append(list(argv))
             return await run(argv, **kw)
 
-        backend._run = counted  # type: ignore[method-assign]
+        backend.controller.run = counted  # type: ignore[method-assign]
         return backend
 
-    def service(self, backend: SlurmBackend | None = None) -> JobService:
+    def service(self, backend: SlurmBackend | None = None, **kwargs: Any) -> JobService:
         return JobService(
             JobStore(self.db),
             {"slurm": backend or self.backend()},
@@ -85,6 +85,7 @@ class Slurm:
             "jobs",
             kernel_names=lambda: set(KernelSpecManager().find_kernel_specs()),
             refresh_interval=0.2,
+            **kwargs,
         )
 
     def notebook(self, name: str, cells: list[str], *, parameters: str | None = None) -> str:

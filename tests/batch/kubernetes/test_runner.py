@@ -1,7 +1,7 @@
 """The job pod's entry point, run here with /bin/sh as a container runtime would run it: the real
 runner on a real job folder, SIGTERM passed on for a graceful cancel, and clear failures when the
 folder is not mounted or no fifo can be made. (A successful run, with the pod log equal to log.txt,
-is in test_kubernetes_service.py.)"""
+is in test_service.py.)"""
 
 from __future__ import annotations
 

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import job_record
 
 from jupyter_gpu_env.batch import jobfiles
 from jupyter_gpu_env.batch.kubernetes import checks, objects
@@ -25,20 +26,11 @@ def make_job(ws, job_id: str, *, queue: str | None = None, state: str = "queued"
     folder = ws.root / "jobs" / f"nb-{job_id}"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / jobfiles.JOB_JSON).write_text("{}")
-    return Job(
-        id=job_id,
-        name="analysis",
-        backend="kubernetes",
-        state=state,
-        notebook_path="analysis.ipynb",
-        job_dir=f"jobs/nb-{job_id}",
-        input_path=f"jobs/nb-{job_id}/input.ipynb",
-        output_path=f"jobs/nb-{job_id}/output.ipynb",
-        log_path=f"jobs/nb-{job_id}/log.txt",
-        resources=Resources(**resources).normalized(),
-        queue=queue,
+    return job_record(
+        job_id, f"jobs/nb-{job_id}", name="analysis", backend="kubernetes", state=state,
+        notebook_path="analysis.ipynb", resources=Resources(**resources).normalized(), queue=queue,
         created_at=time.time(),
-    )
+    )  # fmt: skip
 
 
 def bind(backend, ws) -> None:

@@ -9,6 +9,7 @@ import json
 import time
 
 import pytest
+from helpers import job_record
 from kubernetes.utils import parse_quantity
 
 from jupyter_gpu_env.batch.kubernetes import checks, objects
@@ -111,20 +112,11 @@ def _schemas_read_once():
 def make_job(
     resources: dict, *, name: str = "analysis", queue: str | None = None, job_id: str | None = None
 ) -> Job:
-    return Job(
-        id=job_id or "3f2a9c0d1e4b",
-        name=name,
-        backend="kubernetes",
-        state="queued",
-        notebook_path="work/analysis.ipynb",
-        job_dir="jobs/analysis-3f2a9c0d1e4b",
-        input_path="jobs/analysis-3f2a9c0d1e4b/input.ipynb",
-        output_path="jobs/analysis-3f2a9c0d1e4b/output.ipynb",
-        log_path="jobs/analysis-3f2a9c0d1e4b/log.txt",
-        resources=Resources(**resources).normalized(),
-        queue=queue,
+    return job_record(
+        job_id or "3f2a9c0d1e4b", "jobs/analysis-3f2a9c0d1e4b", name=name, backend="kubernetes",
+        notebook_path="work/analysis.ipynb", resources=Resources(**resources).normalized(), queue=queue,
         created_at=time.time(),
-    )
+    )  # fmt: skip
 
 
 def settings(config: str, user: str = "alice") -> objects.K8sSettings:

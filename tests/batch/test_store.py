@@ -6,9 +6,11 @@ import sqlite3
 import time
 
 import pytest
+from helpers import job_record
 
 from jupyter_gpu_env.batch.backend import TRANSITIONS, IllegalTransition, check_transition
-from jupyter_gpu_env.batch.store import SCHEMA_VERSION, JobStore
+from jupyter_gpu_env.batch.sql import SCHEMA_VERSION
+from jupyter_gpu_env.batch.store import JobStore
 from jupyter_gpu_env.errors import Conflict, InvalidRequest, NotFound
 from jupyter_gpu_env.models.jobs import JOB_STATES, Job
 from jupyter_gpu_env.models.resources import JobResources
@@ -17,18 +19,9 @@ from jupyter_gpu_env.models.resources import JobResources
 def make_job(
     i: int, *, state: str = "queued", backend: str = "local", created: float | None = None, **kw
 ) -> Job:
-    return Job(
-        id=f"job{i:06d}",
-        name=f"n{i}",
-        backend=backend,
-        state=state,
-        notebook_path="nb.ipynb",
-        job_dir=f"jobs/n{i}",
-        input_path=f"jobs/n{i}/input.ipynb",
-        output_path=f"jobs/n{i}/output.ipynb",
-        log_path=f"jobs/n{i}/log.txt",
-        created_at=1_000_000.0 + i if created is None else created,
-        **kw,
+    created_at = 1_000_000.0 + i if created is None else created
+    return job_record(
+        f"job{i:06d}", f"jobs/n{i}", name=f"n{i}", backend=backend, state=state, created_at=created_at, **kw
     )
 
 
@@ -239,8 +232,8 @@ async def test_a_sweeps_idle_runs_are_named(tmp_path):
                      gpu=JobGpuUsage(available=True, idle_seconds=idle))
             for i, idle in enumerate((0.0, 900.0, 599.0))
         ]  # fmt: skip
-        await store.insert_group(group, runs)
-        assert await store.idle_runs([group.id], 600.0) == {group.id: [runs[1].id]}
-        assert await store.idle_runs([group.id], 5000.0) == {}
+        await store.sweeps.insert(group, runs)
+        assert await store.sweeps.idle_runs([group.id], 600.0) == {group.id: [runs[1].id]}
+        assert await store.sweeps.idle_runs([group.id], 5000.0) == {}
     finally:
         store.close()

@@ -9,7 +9,7 @@ import io
 import pytest
 from helpers import wait_until, write_notebook
 
-from jupyter_gpu_env.batch.groups import as_csv
+from jupyter_gpu_env.batch.sweeps.results import as_csv
 from jupyter_gpu_env.errors import Conflict, NotFound
 
 
@@ -42,7 +42,7 @@ async def test_a_sweep_runs_each_value_one_at_a_time_and_gathers_results(batch):
             }
         )
         assert (group.size, group.max_concurrent, group.varied, group.state) == (3, 1, ["alpha"], "running")
-        runs = (await svc.list(group=group.id)).items
+        runs = (await svc.list(sweep=group.id)).items
         assert [r.group_index for r in runs] == [0, 1, 2]
         assert [r.parameters for r in runs] == [{"label": "run", "alpha": a} for a in (1, 2, 3)]
         assert [r.state for r in runs] == ["running", "queued", "queued"]  # one at a time, though 4 slots
@@ -54,7 +54,7 @@ async def test_a_sweep_runs_each_value_one_at_a_time_and_gathers_results(batch):
 
         group = await _ended(svc, group.id)
         assert group.state == "succeeded" and group.counts["succeeded"] == 3 and group.finished_at
-        runs = (await svc.list(group=group.id)).items
+        runs = (await svc.list(sweep=group.id)).items
         spans = sorted((r.started_at, r.finished_at) for r in runs)
         assert all(
             later[0] >= earlier[1] for earlier, later in zip(spans, spans[1:], strict=False)
@@ -92,7 +92,7 @@ async def test_retry_runs_only_the_failed_ones_and_cancel_stops_the_rest(batch):
         )
         group = await _ended(svc, group.id)
         assert group.state == "failed" and group.counts["failed"] == 1 and group.counts["succeeded"] == 1
-        before = {r.group_index: r for r in (await svc.list(group=group.id)).items}
+        before = {r.group_index: r for r in (await svc.list(sweep=group.id)).items}
 
         # A retry the backend refuses loses nothing: the failed run stands, record and folder.
         backend = svc.backends["local"]
@@ -100,11 +100,11 @@ async def test_retry_runs_only_the_failed_ones_and_cancel_stops_the_rest(batch):
         async def refuse(jobs, max_concurrent):
             raise Conflict("no slot for you", reason="test_refusal")
 
-        real, backend.submit_group = backend.submit_group, refuse
+        real, backend.submit_sweep = backend.submit_sweep, refuse
         with pytest.raises(Conflict, match="no slot for you"):
             await svc.sweeps.retry_failed(group.id)
-        backend.submit_group = real
-        assert {r.group_index: r.id for r in (await svc.list(group=group.id)).items} == {
+        backend.submit_sweep = real
+        assert {r.group_index: r.id for r in (await svc.list(sweep=group.id)).items} == {
             i: r.id for i, r in before.items()
         }
         assert (batch.root / before[1].job_dir / "job.json").exists()
@@ -112,7 +112,7 @@ async def test_retry_runs_only_the_failed_ones_and_cancel_stops_the_rest(batch):
         marker.touch()  # the cause of the failure is fixed: the retried run succeeds
         group = await svc.sweeps.retry_failed(group.id)
         group = await _ended(svc, group.id)
-        after = {r.group_index: r for r in (await svc.list(group=group.id)).items}
+        after = {r.group_index: r for r in (await svc.list(sweep=group.id)).items}
         assert group.state == "succeeded" and group.size == 2 and sum(group.counts.values()) == 2
         assert after[0].id == before[0].id  # the run that succeeded was left alone
         assert after[1].id != before[1].id and after[1].parameters == before[1].parameters

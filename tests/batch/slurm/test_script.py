@@ -246,7 +246,7 @@ def test_command_env_drops_the_servers_own_slurm_job(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3")
     monkeypatch.setenv("SLURM_TIME_FORMAT", "relative")
     monkeypatch.setenv("HOME_MARKER", "kept")
-    env = SlurmBackend(slurm_conf="/etc/x/slurm.conf").command_env()
+    env = SlurmBackend(slurm_conf="/etc/x/slurm.conf").controller.command_env()
     assert env["SLURM_CONF"] == "/etc/x/slurm.conf" and env["HOME_MARKER"] == "kept"
     assert env["SLURM_TIME_FORMAT"] == "standard"
     assert not {"SLURM_JOB_ID", "SLURM_MEM_PER_NODE", "SBATCH_PARTITION", "CUDA_VISIBLE_DEVICES"} & set(env)
@@ -266,7 +266,7 @@ class Faked:
         self.squeue = ""
         self.scontrol: dict[str, str] = {}
         self.sinfo: str | None = (DATA / "sinfo.txt").read_text()
-        self.backend._run = self._run  # type: ignore[method-assign]
+        self.backend.controller.run = self._run  # type: ignore[method-assign]
 
     async def _run(self, argv: list[str], *, check: bool = True) -> proc.Result:
         self.calls.append(argv)
@@ -366,7 +366,7 @@ async def test_a_cancel_from_here_stays_a_cancel(tmp_path):
     f = Faked(tmp_path)
     f.squeue = (DATA / "squeue-ended.txt").read_text()
     j = f.job("9", status=status("cancelled", "cancelled", "Cancelled by the user."))
-    f.backend._cancel_requested.add(j.id)
+    f.backend.observer.cancel_requested.add(j.id)
     assert (await f.backend.poll([j]))["j9"].state == "cancelled"
 
 
@@ -389,7 +389,7 @@ async def test_status_gets_a_grace_period_after_slurm_says_done(tmp_path):
     ran = f.job("11", heartbeat=True)  # the runner started: its status may be on its way (NFS)
     seen = await f.backend.poll([ran])
     assert "j11" not in seen
-    f.backend._ended_at["j11"] -= 31
+    f.backend.observer._ended_at["j11"] -= 31
     seen = await f.backend.poll([ran])
     assert seen["j11"].state == "failed" and seen["j11"].reason == "lost"
 
@@ -415,7 +415,7 @@ async def test_squeue_failure_is_unavailable(tmp_path):
             argv, 1, "", "slurm_load_jobs error: Unable to contact slurm controller (connect failure)"
         )
 
-    f.backend._run = down  # type: ignore[method-assign]
+    f.backend.controller.run = down  # type: ignore[method-assign]
     with pytest.raises(Unavailable, match="Unable to contact"):
         await f.backend.poll([f.job("15")])
 
@@ -424,7 +424,7 @@ async def test_missing_commands_say_which_setting(tmp_path):
     backend = SlurmBackend(squeue_command=str(tmp_path / "no-squeue"))
     backend.job_folder = lambda j: tmp_path
     with pytest.raises(Unavailable, match="squeue_command"):
-        await backend.squeue(["1"])
+        await backend.controller.squeue(["1"])
 
 
 async def test_info_refreshes_in_the_background_and_backs_off(tmp_path):
@@ -432,7 +432,7 @@ async def test_info_refreshes_in_the_background_and_backs_off(tmp_path):
     f.sinfo = None  # the controller is down
     first = f.backend.info()  # schedules sinfo; answers at once from what it knows
     assert first.queues == [] and first.supports_gpus
-    await f.backend._info_task
+    await f.backend._info_refresher.task
     down = f.backend.info()
     assert "could not be asked" in " ".join(down.notes)
     assert [c[0] for c in f.calls] == ["sinfo"]  # not asked again within info_ttl

@@ -4,8 +4,9 @@ labels, a sweep's state from its runs, and the values a run recorded in its outp
 from __future__ import annotations
 
 import pytest
+from helpers import job_record
 
-from jupyter_gpu_env.batch import results, sweeps
+from jupyter_gpu_env.batch.sweeps import plan, results
 from jupyter_gpu_env.errors import Conflict, InvalidRequest, TooLarge
 from jupyter_gpu_env.models.jobs import JobRequest
 from jupyter_gpu_env.models.notebooks import NotebookParameter, NotebookParameters
@@ -17,7 +18,7 @@ def _request(**kw) -> JobRequest:
 
 
 def test_a_sweep_is_the_product_in_the_order_given_with_the_fixed_values():
-    s = sweeps.expand(_request(parameters={"epochs": 3}, sweep={"alpha": [1, 2], "lr": [0.1, 0.01]}), 100)
+    s = plan.expand(_request(parameters={"epochs": 3}, sweep={"alpha": [1, 2], "lr": [0.1, 0.01]}), 100)
     assert s.runs == [
         {"epochs": 3, "alpha": 1, "lr": 0.1},
         {"epochs": 3, "alpha": 1, "lr": 0.01},
@@ -25,19 +26,19 @@ def test_a_sweep_is_the_product_in_the_order_given_with_the_fixed_values():
         {"epochs": 3, "alpha": 2, "lr": 0.01},
     ]
     assert s.varied == ["alpha", "lr"] and s.max_concurrent == 4
-    runs = sweeps.expand(_request(sweep_runs=[{"a": 1, "b": "x"}, {"a": 2, "b": "x"}], max_concurrent=9), 10)
+    runs = plan.expand(_request(sweep_runs=[{"a": 1, "b": "x"}, {"a": 2, "b": "x"}], max_concurrent=9), 10)
     assert runs.varied == ["a"] and runs.max_concurrent == 2  # never more than the runs
 
 
 def test_a_swept_name_takes_its_swept_values_over_a_fixed_one():
-    s = sweeps.expand(_request(parameters={"alpha": 9, "beta": 1}, sweep={"alpha": [1, 2]}), 10)
+    s = plan.expand(_request(parameters={"alpha": 9, "beta": 1}, sweep={"alpha": [1, 2]}), 10)
     assert s.runs == [{"alpha": 1, "beta": 1}, {"alpha": 2, "beta": 1}] and s.varied == ["alpha"]
 
 
 def test_too_many_runs_are_refused_before_any_is_made():
     huge = _request(sweep={f"p{i}": list(range(10)) for i in range(9)})  # a billion runs
     with pytest.raises(InvalidRequest, match="1,000,000,000 runs; at most 1,000") as e:
-        sweeps.expand(huge, 1000)
+        plan.expand(huge, 1000)
     assert e.value.reason == "sweep_too_large"
 
 
@@ -65,27 +66,27 @@ def _declared() -> NotebookParameters:
 
 
 def test_values_are_checked_naming_the_run():
-    ok = sweeps.expand(_request(sweep={"alpha": [0.1, 1, 2.5], "name": ["a", "b"]}), 100)
-    sweeps.check(_declared(), ok, 1 << 16)
-    bad = sweeps.expand(_request(sweep={"name": ["a", "b"], "alpha": [0.1, "oops"]}), 100)
+    ok = plan.expand(_request(sweep={"alpha": [0.1, 1, 2.5], "name": ["a", "b"]}), 100)
+    plan.check(_declared(), ok, 1 << 16)
+    bad = plan.expand(_request(sweep={"name": ["a", "b"], "alpha": [0.1, "oops"]}), 100)
     with pytest.raises(Conflict, match=r"Run 2 of the sweep \(name=a, alpha=oops\): 'alpha' must be") as e:
-        sweeps.check(_declared(), bad, 1 << 16)
+        plan.check(_declared(), bad, 1 << 16)
     assert e.value.reason == "parameter_type"
-    big = sweeps.expand(_request(sweep={"name": ["a", "b" * 5000]}), 100)
+    big = plan.expand(_request(sweep={"name": ["a", "b" * 5000]}), 100)
     with pytest.raises(TooLarge, match="Run 2 of the sweep"):
-        sweeps.check(_declared(), big, 1000)
+        plan.check(_declared(), big, 1000)
 
 
 def test_ranges():
-    assert sweeps.range_values("0:1:0.25") == [0.0, 0.25, 0.5, 0.75, 1.0]
-    assert sweeps.range_values("1:5") == [1, 2, 3, 4, 5]
-    assert sweeps.range_values("10:0:-3") == [10, 7, 4, 1]
-    assert sweeps.range_values("0.1:0.3:0.1") == [0.1, 0.2, 0.3]
-    assert sweeps.range_values("a:b") is None and sweeps.range_values("1,2") is None
+    assert plan.range_values("0:1:0.25") == [0.0, 0.25, 0.5, 0.75, 1.0]
+    assert plan.range_values("1:5") == [1, 2, 3, 4, 5]
+    assert plan.range_values("10:0:-3") == [10, 7, 4, 1]
+    assert plan.range_values("0.1:0.3:0.1") == [0.1, 0.2, 0.3]
+    assert plan.range_values("a:b") is None and plan.range_values("1,2") is None
     with pytest.raises(ValueError, match="makes no values"):
-        sweeps.range_values("0:5:-1")
+        plan.range_values("0:5:-1")
     with pytest.raises(ValueError, match="at most 100,000"):
-        sweeps.range_values("0:1000000")
+        plan.range_values("0:1000000")
 
 
 def _group(size: int) -> JobGroup:
@@ -107,7 +108,7 @@ def _group(size: int) -> JobGroup:
     ],
 )
 def test_a_sweeps_state_from_its_runs(counts, state):
-    g = sweeps.summarized(_group(3), counts, 42.0)
+    g = plan.summarized(_group(3), counts, 42.0)
     assert g.state == state
     assert g.counts["queued"] == counts.get("queued", 0) and sum(g.counts.values()) == 3
     assert g.finished_at == (None if state in ("queued", "running") else 42.0)
@@ -143,23 +144,26 @@ def test_output_notebooks_are_named_after_the_job_and_its_parameters():
 def test_a_runs_name_fits_a_jobs_name_and_is_renewed_when_sent_again():
     """A run is named after its sweep and its values; a sweep named at the limit shortens its own part,
     so that the run, sent again, is a request the server accepts (found by the conformance test)."""
-    from jupyter_gpu_env.batch.rerun import request_of
-    from jupyter_gpu_env.models.jobs import MAX_NAME, Job
+    from jupyter_gpu_env.batch.submission import request_of
+    from jupyter_gpu_env.models.jobs import MAX_NAME
 
-    assert sweeps.run_name("train", {"alpha": 2, "lr": 0.1}, ["alpha"]) == "train [alpha=2]"
+    assert plan.run_name("train", {"alpha": 2, "lr": 0.1}, ["alpha"]) == "train [alpha=2]"
     long = "n" * MAX_NAME
-    name = sweeps.run_name(long, {"alpha": 2}, ["alpha"])
+    name = plan.run_name(long, {"alpha": 2}, ["alpha"])
     assert len(name) == MAX_NAME and name.endswith("n… [alpha=2]")
 
     group = JobGroup(
         id="0123456789ab", name=long, backend="local", notebook_path="nb.ipynb", size=2, max_concurrent=1,
         varied=["alpha"], counts={}, state="succeeded", created_at=0.0,
     )  # fmt: skip
-    run = Job(
-        id="ba9876543210", name=name, backend="local", state="failed", notebook_path="nb.ipynb",
-        job_dir="jobs/x", input_path="jobs/x/input.ipynb", output_path="jobs/x/o.ipynb",
-        log_path="jobs/x/log", parameters={"alpha": 2, "fixed": 1}, created_at=0.0, group_id=group.id,
-    )  # fmt: skip
+    run = job_record(
+        "ba9876543210",
+        "jobs/x",
+        name=name,
+        state="failed",
+        parameters={"alpha": 2, "fixed": 1},
+        group_id=group.id,
+    )
     again = request_of(run, None, group)
     assert again.name == name and again.parameters == {"alpha": 2, "fixed": 1}
     changed = request_of(run, {"alpha": 12345}, group)

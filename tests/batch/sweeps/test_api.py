@@ -20,7 +20,7 @@ def _notebook(root) -> str:
     return write_notebook(root, "sq.ipynb", [], parameters="alpha = 1", results="{'square': alpha ** 2}")
 
 
-async def test_sweep_group_results_and_rerun(api, jp_root_dir):
+async def test_sweep_results_and_rerun(api, jp_root_dir):
     path = _notebook(jp_root_dir)
     resp = await api(
         "jobs", method="POST", body=json.dumps({"notebook_path": path, "sweep": {"alpha": [2, 3]}})

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from helpers import wait_until, write_notebook
+from helpers import run_record, wait_until, write_notebook
 
 from jupyter_gpu_env.batch.slurm import script
 from jupyter_gpu_env.models.jobs import Job
@@ -23,11 +23,7 @@ def test_array_spec_compresses_indexes_and_limits_them():
 
 
 def _run(i: int) -> Job:
-    return Job(
-        id=f"{i:012x}", name=f"train [alpha={i}]", backend="slurm", state="queued", notebook_path="t.ipynb",
-        job_dir="x", input_path="x", output_path="x", log_path="x", created_at=0.0, group_id="abcdef012345",
-        group_index=i, resources=JobResources(cpus=2, gpus=0),
-    )  # fmt: skip
+    return run_record(i, backend="slurm", resources=JobResources(cpus=2, gpus=0))
 
 
 def test_the_array_script_finds_each_tasks_run_and_logs_there(tmp_path):
@@ -66,7 +62,7 @@ async def test_a_sweep_is_one_job_array(slurm):
         sbatches = [c for c in slurm.commands if c[0].endswith("sbatch")]
         assert len(sbatches) == 1  # three runs, one submission
         assert group.backend_job_id and re.fullmatch(r"\d+", group.backend_job_id)
-        runs = (await svc.list(group=group.id)).items
+        runs = (await svc.list(sweep=group.id)).items
         assert [r.backend_job_id for r in runs] == [f"{group.backend_job_id}_{i}" for i in range(3)]
 
         slurm.commands.clear()
@@ -82,7 +78,7 @@ async def test_a_sweep_is_one_job_array(slurm):
 
         group = await wait_until(ended, within=180, every=0.5, what="the sweep ending on SLURM")
         assert group.state == "succeeded", [
-            (r.state, r.message) for r in (await svc.list(group=group.id)).items
+            (r.state, r.message) for r in (await svc.list(sweep=group.id)).items
         ]
         table = await svc.sweeps.results(group.id)
         assert [(r.parameters["alpha"], r.values) for r in table.rows] == [

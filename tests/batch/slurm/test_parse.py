@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_gpu_env.batch.slurm import parse
+from jupyter_gpu_env.batch.slurm import parse, words
 
 DATA = Path(__file__).parent / "data"
 
@@ -50,7 +50,7 @@ def test_squeue_ended_jobs():
     }
     assert jobs["9"].reason == "TimeLimit" and jobs["10"].reason == "NonZeroExitCode"
     assert jobs["4"].nodes is None and jobs["11"].nodes == "localhost"
-    assert all(j.state in parse.ENDED_STATES for j in jobs.values())
+    assert all(j.state in words.ENDED_STATES for j in jobs.values())
 
 
 def test_squeue_reason_with_separator_and_spaces_stays_whole():
@@ -157,7 +157,7 @@ def test_sbatch_output_and_errors():
 
 
 @pytest.mark.parametrize(
-    ("reason", "gpus", "words"),
+    ("reason", "gpus", "said"),
     [
         ("Resources", True, "Resources: waiting for free GPUs"),
         ("Resources", False, "Resources: waiting for free resources (CPUs or memory)"),
@@ -175,17 +175,17 @@ def test_sbatch_output_and_errors():
         (None, False, "Waiting for the scheduler."),
     ],
 )
-def test_pending_words(reason, gpus, words):
-    assert parse.pending_words(reason, gpus=gpus).startswith(words)
+def test_pending_words(reason, gpus, said):
+    assert words.pending_words(reason, gpus=gpus).startswith(said)
 
 
 def test_pending_words_keep_the_detail():
-    text = parse.pending_words("ReqNodeNotAvail, UnavailableNodes:n1", gpus=False)
+    text = words.pending_words("ReqNodeNotAvail, UnavailableNodes:n1", gpus=False)
     assert text.endswith("(UnavailableNodes:n1).")
 
 
 def test_minutes_round_up():
-    assert [parse.ceil_minutes(s) for s in (1, 59, 60, 61, 3600, 3601)] == [1, 1, 1, 2, 60, 61]
+    assert [words.ceil_minutes(s) for s in (1, 59, 60, 61, 3600, 3601)] == [1, 1, 1, 2, 60, 61]
 
 
 def test_queue_standings_count_within_each_partition_in_priority_order():

@@ -19,9 +19,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..kernelspecs import JOB_KERNEL, write_job_kernelspec
-from . import jobfiles
-from .gpuuse import GpuUseSampler, default_reader, gpu_units_of, sample_interval
+from ...gpu.jobuse import GpuUseSampler, default_reader, gpu_units_of, sample_interval
+from ...kernelspecs import JOB_KERNEL, write_job_kernelspec
+from .. import jobfiles
 
 log = logging.getLogger("jupyter_gpu_env.runner")
 
@@ -73,7 +73,7 @@ class Runner:
         return self.finish(outcome, extra)
 
     def _sample_gpus(self, job: dict[str, Any]) -> None:
-        """GPU use beside the notebook (see :mod:`.gpuuse`); ``gpu_sample_interval: 0`` turns it off."""
+        """GPU use beside the notebook (see :mod:`jupyter_gpu_env.gpu.jobuse`); ``gpu_sample_interval: 0`` turns it off."""
         if job.get("gpu_sample_interval") == 0:
             return
         try:
@@ -139,7 +139,7 @@ class Runner:
         from .papermill_engine import register_engine
 
         register_engine(ENGINE_NAME, self)
-        nb = nbformat.read(self.folder / jobfiles.INPUT, as_version=4)
+        nb = nbformat.read(self.folder / jobfiles.INPUT, as_version=4)  # type: ignore[no-untyped-call]  # nbformat has no type hints
         self._count_cells(nb, injected=bool(job.get("parameters")))
         self.write_progress(0)
         if self.stop_outcome:
@@ -211,7 +211,7 @@ class Runner:
         self.request_stop(("cancelled", "cancelled", "Cancelled by the user."))
 
     def _time_up(self, limit: int) -> None:
-        from ..models.resources import format_time_limit
+        from ...models.resources import format_time_limit
 
         self.request_stop(
             ("failed", "time_limit", f"The job ran past its time limit of {format_time_limit(limit)}.")

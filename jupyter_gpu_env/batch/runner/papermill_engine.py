@@ -7,26 +7,34 @@ runner per process, set before execution starts.
 from __future__ import annotations
 
 import subprocess
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from papermill.clientwrap import PapermillNotebookClient
 from papermill.engines import NBClientEngine, NotebookExecutionManager, papermill_engines
 from papermill.log import logger
 from papermill.utils import merge_kwargs, remove_args
 
-if TYPE_CHECKING:
-    from .runner import Runner
 
-_runner: Runner | None = None
+class Watcher(Protocol):
+    """What the engine tells the runner (:class:`.runner.Runner` is one) and asks it."""
+
+    def check_stop(self) -> None: ...
+
+    def cell_done(self, nb: Any, index: int) -> None: ...
+
+    def kernel_started(self, pgid: int | None, process: Any = None) -> None: ...
 
 
-def register_engine(name: str, runner: Runner) -> None:
+_runner: Watcher | None = None
+
+
+def register_engine(name: str, runner: Watcher) -> None:
     global _runner
     _runner = runner
     papermill_engines.register(name, _Engine)
 
 
-class _Manager(NotebookExecutionManager):
+class _Manager(NotebookExecutionManager):  # type: ignore[misc]  # papermill has no type hints
     def cell_start(self, cell: Any, cell_index: int | None = None, **kwargs: Any) -> Any:
         if _runner is not None:
             _runner.check_stop()  # a cancel between two cells stops before the next one
@@ -39,7 +47,7 @@ class _Manager(NotebookExecutionManager):
         return result
 
 
-class _Client(PapermillNotebookClient):
+class _Client(PapermillNotebookClient):  # type: ignore[misc]  # papermill has no type hints
     def start_new_kernel(self, **kwargs: Any) -> None:
         # The kernel process's own output (start-up warnings, what C libraries write to fd 2) is not
         # the notebook's: it comes through pipes the runner reads and labels in the log.
@@ -54,7 +62,7 @@ class _Client(PapermillNotebookClient):
             _runner.kernel_started(pgid, process)
 
 
-class _Engine(NBClientEngine):
+class _Engine(NBClientEngine):  # type: ignore[misc]  # papermill has no type hints
     @classmethod
     def execute_notebook(
         cls,

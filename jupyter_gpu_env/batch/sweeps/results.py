@@ -13,9 +13,13 @@ Values that are not JSON (an array, an object's repr) are kept as their text.
 from __future__ import annotations
 
 import ast
+import csv
+import io
 import json
 from pathlib import Path
 from typing import Any
+
+from ...models.sweeps import SweepResults
 
 RESULTS_TAG = "results"
 SCRAP_MIME = "application/scrapbook.scrap.json+json"
@@ -83,3 +87,32 @@ def read_recorded(path: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return recorded(nb) if isinstance(nb, dict) else None
+
+
+def as_csv(table: SweepResults) -> str:
+    """The results as CSV: a row per run, parameters then recorded values, then state and duration."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(
+        ["run", *table.parameter_columns, *table.value_columns, "state", "duration_seconds", "job_id"]
+    )
+    for row in table.rows:
+        writer.writerow(
+            [
+                row.index,
+                *(_cell(row.parameters.get(c)) for c in table.parameter_columns),
+                *(_cell(row.values.get(c)) for c in table.value_columns),
+                row.state,
+                "" if row.duration_seconds is None else row.duration_seconds,
+                row.job_id,
+            ]
+        )
+    return out.getvalue()
+
+
+def _cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    return (
+        value if isinstance(value, int | float | str) and not isinstance(value, bool) else json.dumps(value)
+    )

@@ -90,7 +90,7 @@ async def test_cancel_a_running_job(slurm):
 
         async def both_ended():  # the runner records the cancel itself, and SLURM ends the job
             status = jobfiles.read_status(folder)
-            row = await svc.backends["slurm"].scontrol(job.backend_job_id)
+            row = await svc.backends["slurm"].controller.scontrol(job.backend_job_id)
             return (status, row) if status and row and row.state == "CANCELLED" else None
 
         status, row = await wait_until(
@@ -199,8 +199,7 @@ async def test_image_is_mounted_on_the_node_with_squashfuse(slurm, tmp_path):
     python.chmod(0o755)
     nb = slurm.notebook("in-image.ipynb", ["import sys; print('prefix', sys.prefix)"])
     backend = slurm.backend(image_runtime="squashfuse", python=str(python))
-    svc = slurm.service(backend)
-    svc.images = lambda name: str(image) if name == "env-image" else None
+    svc = slurm.service(backend, images=lambda name: str(image) if name == "env-image" else None)
     try:
         job = await svc.submit({"notebook_path": nb, "backend": "slurm", "image": "env-image"})
         job = await slurm.wait_for(svc, job.id, slurm.ended, within=90)

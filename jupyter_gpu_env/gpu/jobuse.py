@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic import write_json_atomic
-from ..gpu.sources.reading import GpuReading
-from ..gpu.visibility import mark_visible
+from .sources.reading import GpuReading
+from .visibility import mark_visible
 
 SERIES = "gpu.jsonl"
 SUMMARY = "gpu.json"
@@ -273,9 +273,9 @@ def default_reader() -> Reader:
     import asyncio
     import shutil
 
-    from ..gpu.sources.chain import read_smi
-    from ..gpu.sources.nvml import NvmlReader
-    from ..gpu.visibility import visibility_status
+    from .sources.chain import read_smi
+    from .sources.nvml import NvmlReader
+    from .visibility import visibility_status
 
     nvml = NvmlReader()
 

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import write_notebook
+from helpers import run_record, write_notebook
 
 from jupyter_gpu_env.batch.kubernetes import checks, indexed, objects
 from jupyter_gpu_env.models.jobs import Job
@@ -21,11 +21,7 @@ K8S_VERSIONS = ("1.29.0", "1.37.0")
 
 
 def _run(i: int) -> Job:
-    return Job(
-        id=f"{i:012x}", name=f"train [alpha={i}]", backend="kubernetes", state="queued",
-        notebook_path="t.ipynb", job_dir="x", input_path="x", output_path="x", log_path="x", created_at=0.0,
-        group_id="abcdef012345", group_index=i, resources=JobResources(cpus=2, mig_profile="1g.10gb"),
-    )  # fmt: skip
+    return run_record(i, backend="kubernetes", resources=JobResources(cpus=2, mig_profile="1g.10gb"))
 
 
 def test_the_indexed_job_is_valid_and_fails_each_index_alone():
@@ -52,7 +48,7 @@ def test_the_indexed_job_is_valid_and_fails_each_index_alone():
     assert (
         body["metadata"]["labels"][objects.QUEUE_LABEL] == "team-a"
     )  # Kueue admits the sweep as one workload
-    assert body["metadata"]["labels"][indexed.GROUP_LABEL] == "abcdef012345"
+    assert body["metadata"]["labels"][indexed.SWEEP_LABEL] == "abcdef012345"
     c = body["spec"]["template"]["spec"]["containers"][0]
     assert c["command"][-2:] == ["/home/u/jobs/s/runs-x.txt", "python"]
     assert c["resources"]["limits"]["nvidia.com/mig-1g.10gb"] == "1"
@@ -107,16 +103,16 @@ async def test_a_sweep_is_one_indexed_job_and_each_pod_runs_its_run(cluster, ws)
         assert group.backend_job_id == "nb-half-" + group.id and list(cluster.jobs()) == [
             group.backend_job_id
         ]
-        runs = (await svc.list(group=group.id)).items
+        runs = (await svc.list(sweep=group.id)).items
         assert [r.backend_job_id for r in runs] == [f"{group.backend_job_id}/{i}" for i in range(3)]
         await svc.refresh()
-        assert {r.state for r in (await svc.list(group=group.id)).items} == {"queued"}
+        assert {r.state for r in (await svc.list(sweep=group.id)).items} == {"queued"}
 
         assert await _kubelet(cluster, group.backend_job_id, [0, 1, 2]) == [0, 0, 0]
         await svc.refresh()
         group = await svc.sweeps.get(group.id)
         assert group.state == "succeeded", [
-            (r.state, r.message) for r in (await svc.list(group=group.id)).items
+            (r.state, r.message) for r in (await svc.list(sweep=group.id)).items
         ]
         table = await svc.sweeps.results(group.id)
         assert [(r.parameters["alpha"], r.values) for r in table.rows] == [
@@ -133,7 +129,7 @@ async def test_a_run_cancelled_alone_is_taken_out_and_a_sweep_cancelled_deletes_
         group = await svc.submit(
             {"notebook_path": "p.ipynb", "backend": "kubernetes", "sweep": {"alpha": [1, 2, 3]}}
         )
-        runs = (await svc.list(group=group.id)).items
+        runs = (await svc.list(sweep=group.id)).items
         await svc.cancel(runs[1].id)
         table = next(Path(ws.root / runs[0].job_dir).parent.glob("runs-*.txt")).read_text()
         assert runs[1].id not in table and runs[0].id in table and cluster.job_exists(group.backend_job_id)

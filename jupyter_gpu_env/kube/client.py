@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ...errors import Conflict, Forbidden, GpuEnvError, InvalidRequest, NotFound, Unavailable
+from ..errors import Conflict, Forbidden, GpuEnvError, InvalidRequest, NotFound, Unavailable
 
 SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
@@ -76,7 +76,7 @@ def load_client(kubeconfig: str = "", context: str = "") -> tuple[Any, str | Non
     cfg = client.Configuration()
     if not kubeconfig and not context:
         try:
-            config.load_incluster_config(client_configuration=cfg)
+            config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]  # the kubernetes client has no type hints
         except config.ConfigException:
             pass
         else:
@@ -86,10 +86,12 @@ def load_client(kubeconfig: str = "", context: str = "") -> tuple[Any, str | Non
                 namespace = None
             return client.ApiClient(cfg), namespace
     path = kubeconfig or None
-    config.load_kube_config(config_file=path, context=context or None, client_configuration=cfg)
+    config.load_kube_config(  # type: ignore[no-untyped-call]  # the kubernetes client has no type hints
+        config_file=path, context=context or None, client_configuration=cfg
+    )
     namespace = None
     with contextlib.suppress(Exception):
-        contexts, active = config.list_kube_config_contexts(config_file=path)
+        contexts, active = config.list_kube_config_contexts(config_file=path)  # type: ignore[no-untyped-call]  # the kubernetes client has no type hints
         chosen = next((c for c in contexts if c.get("name") == context), active) if context else active
         namespace = ((chosen or {}).get("context") or {}).get("namespace")
     return client.ApiClient(cfg), namespace
@@ -161,6 +163,11 @@ class KubeApi:
             return json.loads(data)
         except ValueError:
             return data
+
+    def one(self, method: Callable[..., Any], *args: Any, what: str, **kwargs: Any) -> dict[str, Any]:
+        """A call whose reply is one object (a Job made or read), as JSON."""
+        reply = self.raw(method, *args, what=what, **kwargs)
+        return reply if isinstance(reply, dict) else {}
 
     def items(self, what: str, method: Callable[..., Any], *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
         """The ``items`` of a list call."""

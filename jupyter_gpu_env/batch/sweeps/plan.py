@@ -17,11 +17,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import Conflict, InvalidRequest, TooLarge
-from ..models.jobs import JOB_STATES, MAX_NAME, JobRequest
-from ..models.notebooks import NotebookParameters
-from ..models.sweeps import JobGroup
-from .parameters import check_values
+from ...errors import Conflict, InvalidRequest, TooLarge
+from ...models.jobs import JOB_STATES, MAX_NAME, JobRequest
+from ...models.notebooks import NotebookParameters
+from ...models.sweeps import JobGroup
+from ..parameters import check_values
 
 
 @dataclass(frozen=True)
@@ -111,8 +111,8 @@ def _key(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
-def summarized(group: JobGroup, counts: Mapping[str, int], finished_at: float | None) -> JobGroup:
-    """``group`` with its runs' ``counts`` per state, the state they make together, and when the last
+def summarized(sweep: JobGroup, counts: Mapping[str, int], finished_at: float | None) -> JobGroup:
+    """``sweep`` with its runs' ``counts`` per state, the state they make together, and when the last
     ended (once all have)."""
     counts = {state: counts.get(state, 0) for state in JOB_STATES}
     active = counts["queued"] + counts["running"]
@@ -125,7 +125,7 @@ def summarized(group: JobGroup, counts: Mapping[str, int], finished_at: float | 
         state = "cancelled"
     else:
         state = "succeeded"
-    return group.model_copy(
+    return sweep.model_copy(
         update={"counts": counts, "state": state, "finished_at": None if active else finished_at}
     )
 

@@ -9,7 +9,7 @@ import pytest
 from fake_nvml import DRIVER_NOT_LOADED
 from fixture_files import H100, H100_MIG, MIB
 
-from jupyter_gpu_env.batch.gpuuse import MIG_NOTE, SERIES, SUMMARY, GpuUseSampler, read_series
+from jupyter_gpu_env.gpu.jobuse import MIG_NOTE, SERIES, SUMMARY, GpuUseSampler, read_series
 from jupyter_gpu_env.gpu.sources.nvml import NvmlReader
 from jupyter_gpu_env.models.jobs import JobGpuUsage
 

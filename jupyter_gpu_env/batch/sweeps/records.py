@@ -1,32 +1,28 @@
-"""Sweeps in the job store: a sweep's record beside its runs' (see :mod:`.store`)."""
+"""Sweeps in the job store: a sweep's record beside its runs' (see :mod:`..store`), on the store's
+database. The table keeps its first name, ``job_groups``."""
 
 from __future__ import annotations
 
 import builtins
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Iterable, Sequence
 
-from ..errors import Conflict, NotFound
-from ..models.jobs import Job
-from ..models.sweeps import JobGroup, JobGroupList
-from .sql import INSERT, VISIBLE, row, transaction
-from .sweeps import summarized
-
-T = TypeVar("T")
+from ...errors import Conflict, NotFound
+from ...models.jobs import Job
+from ...models.sweeps import JobGroup, JobGroupList
+from ..sql import INSERT, VISIBLE, Database, row, transaction
+from .plan import summarized
 
 
-class GroupRecords:
-    """What :class:`.store.JobStore` does for sweeps; it provides ``_call`` and ``_conn``."""
+class SweepRecords:
+    """Sweeps' records and the queries over their runs; :attr:`.store.JobStore.sweeps`."""
 
-    async def _call(self, fn: Callable[..., T], *args: Any) -> T:
-        raise NotImplementedError
+    def __init__(self, db: Database) -> None:
+        self._call = db.call
+        self._conn = db.conn
 
-    def _conn(self) -> sqlite3.Connection:
-        raise NotImplementedError
-
-    async def insert_group(self, group: JobGroup, jobs: Sequence[Job]) -> None:
+    async def insert(self, sweep: JobGroup, jobs: Sequence[Job]) -> None:
         """A sweep and all its runs, in one transaction: all or none."""
 
         def run() -> None:
@@ -35,7 +31,7 @@ class GroupRecords:
                 with transaction(db):
                     db.execute(
                         "INSERT INTO job_groups (id, created_at, data) VALUES (?, ?, ?)",
-                        (group.id, group.created_at, group.model_dump_json()),
+                        (sweep.id, sweep.created_at, sweep.model_dump_json()),
                     )
                     db.executemany(INSERT, [row(j) for j in jobs])
             except sqlite3.IntegrityError as e:
@@ -43,30 +39,30 @@ class GroupRecords:
 
         await self._call(run)
 
-    async def get_group(self, group_id: str) -> JobGroup:
+    async def get(self, sweep_id: str) -> JobGroup:
         """The sweep with its runs counted per state now."""
-        return await self._call(self._get_group, group_id)
+        return await self._call(self._get, sweep_id)
 
-    def _get_group(self, group_id: str) -> JobGroup:
+    def _get(self, sweep_id: str) -> JobGroup:
         db = self._conn()
         with transaction(db):
             row = db.execute(
-                "SELECT data FROM job_groups WHERE id = ? AND deleted_at IS NULL", (group_id,)
+                "SELECT data FROM job_groups WHERE id = ? AND deleted_at IS NULL", (sweep_id,)
             ).fetchone()
             if row is None:
-                raise NotFound(f"No sweep with id '{group_id}'.", reason="group_not_found")
+                raise NotFound(f"No sweep with id '{sweep_id}'.", reason="group_not_found")
             counts = dict(
                 db.execute(
                     f"SELECT state, COUNT(*) FROM jobs WHERE group_id = ? AND {VISIBLE} GROUP BY state",
-                    (group_id,),
+                    (sweep_id,),
                 ).fetchall()
             )
             last = db.execute(
-                f"SELECT MAX(finished_at) FROM jobs WHERE group_id = ? AND {VISIBLE}", (group_id,)
+                f"SELECT MAX(finished_at) FROM jobs WHERE group_id = ? AND {VISIBLE}", (sweep_id,)
             ).fetchone()[0]
         return summarized(JobGroup.model_validate_json(row[0]), counts, last)
 
-    async def list_groups(self, *, limit: int = 50, offset: int = 0) -> JobGroupList:
+    async def list(self, *, limit: int = 50, offset: int = 0) -> JobGroupList:
         """Sweeps, newest first, each with its runs counted per state (one query for the page's counts)."""
 
         def fetch() -> JobGroupList:
@@ -106,30 +102,30 @@ class GroupRecords:
 
         return await self._call(fetch)
 
-    async def idle_runs(self, group_ids: Sequence[str], idle_seconds: float) -> dict[str, list[str]]:
+    async def idle_runs(self, sweep_ids: Sequence[str], idle_seconds: float) -> dict[str, builtins.list[str]]:
         """The running runs of these sweeps whose GPU has been idle ``idle_seconds`` or more, by sweep."""
-        if not group_ids:
+        if not sweep_ids:
             return {}
 
-        def fetch() -> dict[str, list[str]]:
+        def fetch() -> dict[str, builtins.list[str]]:
             rows = (
                 self._conn()
                 .execute(
-                    f"SELECT group_id, id FROM jobs WHERE group_id IN ({','.join('?' * len(group_ids))}) "
+                    f"SELECT group_id, id FROM jobs WHERE group_id IN ({','.join('?' * len(sweep_ids))}) "
                     f"AND state = 'running' AND {VISIBLE} "
                     "AND json_extract(data, '$.gpu.idle_seconds') >= ? ORDER BY json_extract(data, '$.group_index')",
-                    [*group_ids, idle_seconds],
+                    [*sweep_ids, idle_seconds],
                 )
                 .fetchall()
             )
-            out: dict[str, list[str]] = {}
+            out: dict[str, builtins.list[str]] = {}
             for gid, jid in rows:
                 out.setdefault(gid, []).append(jid)
             return out
 
         return await self._call(fetch)
 
-    async def group_jobs(self, group_id: str) -> builtins.list[Job]:
+    async def runs(self, sweep_id: str) -> builtins.list[Job]:
         """Every run of a sweep, in its order."""
 
         def fetch() -> list[Job]:
@@ -138,7 +134,7 @@ class GroupRecords:
                 .execute(
                     f"SELECT data FROM jobs WHERE group_id = ? AND {VISIBLE} "
                     "ORDER BY json_extract(data, '$.group_index'), id",
-                    (group_id,),
+                    (sweep_id,),
                 )
                 .fetchall()
             )
@@ -187,9 +183,9 @@ class GroupRecords:
             )
         )
 
-    async def update_group(self, group: JobGroup) -> None:
+    async def update(self, sweep: JobGroup) -> None:
         await self._call(
             lambda: self._conn().execute(
-                "UPDATE job_groups SET data = ? WHERE id = ?", (group.model_dump_json(), group.id)
+                "UPDATE job_groups SET data = ? WHERE id = ?", (sweep.model_dump_json(), sweep.id)
             )
         )

@@ -1,0 +1,158 @@
+"""What every submission goes through, a single job's or a sweep's: the backend, the notebook and what
+runs it checked once (:class:`Prepared`), then a queued record and its ``job.json`` per run.
+
+Shared by :class:`.service.JobService` and :class:`.sweeps.service.Sweeps`, so neither calls back into
+the other.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import NotFound
+from ..models.jobs import Job, JobRequest
+from ..offloop import python_work
+from . import jobfiles, submission
+from .backend import Backend
+from .tracking import JobTracker
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A submission's checked parts, shared by every run of a sweep."""
+
+    backend: Backend
+    raw: bytes  # the notebook snapshot
+    nb: Any  # parsed
+    nb_file: Path
+    runtime: dict[str, Any]  # what job.json says to run in
+
+
+@dataclass(frozen=True)
+class Runtimes:
+    """Where a job may run: the kernels it may name, an environment's prefix and an image's file by
+    name (None: unknown), and the image runtime of this host. Called in a worker thread."""
+
+    kernel_names: Callable[[], Iterable[str]]
+    environments: Callable[[str], str | None]
+    images: Callable[[str], str | None]
+    image_runtime: Callable[[], str | None]
+
+
+@dataclass
+class Intake:
+    """Checks requests against ``backends`` and makes records in ``job_dir`` (under ``root``); ``tracker``
+    polls a backend this process has not looked at yet; job.json asks for a GPU sample every
+    ``gpu_sample_interval`` seconds."""
+
+    backends: Mapping[str, Backend]
+    tracker: JobTracker
+    root: Path
+    job_dir: Path
+    runtimes: Runtimes
+    gpu_sample_interval: float
+
+    def backend(self, name: str) -> Backend:
+        """The backend called ``name``; NotFound naming the configured ones."""
+        backend = self.backends.get(name)
+        if backend is None:
+            known = ", ".join(sorted(self.backends)) or "none"
+            raise NotFound(
+                f"Unknown backend '{name}'; configured backends: {known}.", reason="unknown_backend"
+            )
+        return backend
+
+    async def prepare(self, request: JobRequest, snapshot: bytes | None) -> Prepared:
+        """What every run of ``request`` shares, checked: the backend, the notebook, what runs it."""
+        backend = self.backend(request.backend)
+        if not self.tracker.has_polled(backend.name):
+            # This process has not looked at the backend yet (a CLI, or a submission racing the first
+            # refresh): learn which jobs hold its slots before starting another.
+            await self.tracker.refresh_backend(backend.name, backend)
+        raw, nb, nb_file = await python_work(self._read_notebook, request, snapshot)
+        runtime = await python_work(
+            functools.partial(
+                submission.resolve_runtime,
+                request,
+                nb,
+                backend,
+                kernel_names=self.runtimes.kernel_names,
+                environments=self.runtimes.environments,
+                images=self.runtimes.images,
+                image_runtime=self.runtimes.image_runtime,
+            )
+        )
+        backend.validate(request)
+        return Prepared(backend, raw, nb, nb_file, runtime)
+
+    def _read_notebook(self, request: JobRequest, snapshot: bytes | None) -> tuple[bytes, Any, Path]:
+        nb_file = submission.resolve_notebook(self.root, request.notebook_path)
+        raw, nb = submission.read_notebook(nb_file, snapshot)
+        return raw, nb, nb_file
+
+    def new_job(
+        self,
+        request: JobRequest,
+        ready: Prepared,
+        name: str,
+        parameters: dict[str, Any],
+        folder_stem: Path,
+        **extra: Any,
+    ) -> tuple[Job, dict[str, Any]]:
+        """A queued job record and its job.json, in a new folder named ``<folder_stem>-<id>``."""
+        job_id = uuid.uuid4().hex[:12]
+        folder = folder_stem.with_name(f"{folder_stem.name}-{job_id}")
+        shown = self.shown(folder)
+        output = submission.output_name(name, parameters)
+        job = Job(
+            id=job_id,
+            name=name,
+            backend=ready.backend.name,
+            state="queued",
+            message="Waiting to start.",
+            notebook_path=self.shown(ready.nb_file),
+            job_dir=shown,
+            input_path=f"{shown}/{jobfiles.INPUT}",
+            output_path=f"{shown}/{output}",
+            log_path=f"{shown}/{jobfiles.LOG}",
+            parameters=parameters,
+            resources=request.resources.normalized(),
+            kernel=ready.runtime.get("kernel"),
+            environment=request.environment,
+            image=request.image,
+            queue=request.queue,
+            created_at=time.time(),
+            **extra,
+        )
+        spec = {
+            "format": jobfiles.JOB_FORMAT,
+            "id": job_id,
+            "name": name,
+            "notebook_path": job.notebook_path,
+            "parameters": parameters,
+            "output": output,
+            "kernel": ready.runtime.get("kernel"),
+            "environment": ready.runtime.get("environment"),
+            "image": ready.runtime.get("image"),
+            "cwd": str(ready.nb_file.parent),
+            "time_limit_seconds": job.resources.time_limit_seconds,
+            "resources": job.resources.model_dump(),
+            "gpu_sample_interval": self.gpu_sample_interval,
+        }
+        return job, spec
+
+    def folder_of(self, job: Job) -> Path:
+        return self.root / job.job_dir  # job_dir is relative to the root, or absolute outside it
+
+    def shown(self, path: Path) -> str:
+        """A path as the API shows it: relative to the root when inside it, so JupyterLab can open it."""
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return str(path)

@@ -1,0 +1,231 @@
+"""Sweeps as a whole: submitted in one go (one scheduler object where the backend has one), summarised,
+cancelled, their failed runs retried, and their results gathered side by side.
+
+A sweep's runs are ordinary jobs (a record, a folder, a log and an output notebook each) that share a
+``group_id`` (the record's field keeps its first name); their folders live in one sweep folder, built
+aside and renamed into place whole, so a refused sweep leaves neither records nor folders.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import shutil
+import time
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ...errors import Conflict
+from ...models.jobs import TERMINAL_STATES, Job, JobRequest
+from ...models.sweeps import JobGroup, JobGroupList, SweepResults, SweepRow
+from ...offloop import python_work
+from .. import jobfiles, submission
+from ..backend import Backend
+from ..intake import Intake, Prepared
+from ..parameters import inspect_notebook
+from ..store import JobStore
+from ..tracking import JobTracker
+from . import plan, results
+from .folders import build_sweep_folder, copy_run
+
+
+class Sweeps:
+    """Sweeps over the job ``store``: made through ``intake``, handed to ``backends``, their first
+    observations applied by ``tracker``."""
+
+    def __init__(
+        self,
+        store: JobStore,
+        backends: Mapping[str, Backend],
+        intake: Intake,
+        tracker: JobTracker,
+        *,
+        max_runs: int = 1000,
+        max_parameters_bytes: int = 64 << 10,
+        gpu_idle_seconds: float = 600.0,
+    ) -> None:
+        self.store = store
+        self.records = store.sweeps
+        self.backends = backends
+        self.intake = intake
+        self.tracker = tracker
+        self.max_runs = max_runs
+        self.max_parameters_bytes = max_parameters_bytes
+        self.gpu_idle_seconds = gpu_idle_seconds
+
+    async def submit(self, request: JobRequest, snapshot: bytes | None = None) -> JobGroup:
+        """Check the whole sweep, record it and hand all its runs to the backend at once."""
+        planned = plan.expand(request, self.max_runs)
+        ready = await self.intake.prepare(request, snapshot)
+        declared = await python_work(inspect_notebook, ready.nb)
+        await python_work(plan.check, declared, planned, self.max_parameters_bytes)
+        sweep_id = uuid.uuid4().hex[:12]
+        name = request.name or ready.nb_file.stem
+        base = self.intake.job_dir / f"{submission.slug(name)}-sweep-{sweep_id}"
+        runs = self._runs(request, ready, name, planned, base, sweep_id, range(len(planned.runs)))
+        sweep = JobGroup(
+            id=sweep_id,
+            name=name,
+            backend=ready.backend.name,
+            notebook_path=self.intake.shown(ready.nb_file),
+            size=len(runs),
+            max_concurrent=planned.max_concurrent,
+            varied=planned.varied,
+            parameters=request.parameters,
+            counts={"queued": len(runs)},
+            state="queued",
+            created_at=time.time(),
+        )
+        await python_work(
+            build_sweep_folder, base, ready.raw, [(self.intake.folder_of(j), s) for j, s in runs]
+        )
+        try:
+            await self.records.insert(sweep, [j for j, _ in runs])
+        except BaseException:
+            await asyncio.to_thread(shutil.rmtree, base, True)
+            raise
+        await self._hand_over(sweep, [j for j, _ in runs], discard=base)
+        return await self.get(sweep_id)
+
+    def _runs(
+        self,
+        request: JobRequest,
+        ready: Prepared,
+        name: str,
+        planned: plan.Sweep,
+        base: Path,
+        sweep_id: str,
+        indexes: range | list[int],
+    ) -> list[tuple[Job, dict[str, Any]]]:
+        out = []
+        for i in indexes:
+            params = planned.runs[i]
+            label = plan.label(params, planned.varied)
+            job, spec = self.intake.new_job(
+                request, ready, plan.run_name(name, params, planned.varied), params,
+                base / f"{i:04d}-{submission.slug(label, 30)}",
+                group_id=sweep_id, group_index=i,
+            )  # fmt: skip
+            spec["group"] = {"id": sweep_id, "index": i, "max_concurrent": planned.max_concurrent}
+            out.append((job, spec))
+        return out
+
+    async def _hand_over(self, sweep: JobGroup, runs: list[Job], *, discard: Path | None) -> None:
+        backend = self.backends[sweep.backend]
+        try:
+            seen = await backend.submit_sweep(runs, sweep.max_concurrent)
+        except BaseException:
+            await self.records.discard(run.id for run in runs)
+            if discard is not None:
+                await asyncio.to_thread(shutil.rmtree, discard, True)
+            else:
+                for run in runs:
+                    await asyncio.to_thread(shutil.rmtree, self.intake.folder_of(run), True)
+            raise
+        for run in runs:
+            if run.id in seen.runs:
+                await self.tracker.apply(run, seen.runs[run.id], None)
+        if seen.backend_job_id and sweep.backend_job_id is None:  # a retry's array is not the sweep's
+            await self.records.update(sweep.model_copy(update={"backend_job_id": seen.backend_job_id}))
+
+    async def list(self, *, limit: int = 50, offset: int = 0) -> JobGroupList:
+        """Sweeps, newest first, each with its runs counted per state and its idle runs named."""
+        page = await self.records.list(limit=limit, offset=offset)
+        idle = await self._idle([g.id for g in page.items if g.counts.get("running")])
+        page.items = [g.model_copy(update={"gpu_idle_runs": idle.get(g.id, [])}) for g in page.items]
+        return page
+
+    async def get(self, sweep_id: str) -> JobGroup:
+        sweep = await self.records.get(sweep_id)
+        if sweep.counts.get("running"):
+            idle = await self._idle([sweep.id])
+            sweep = sweep.model_copy(update={"gpu_idle_runs": idle.get(sweep.id, [])})
+        return sweep
+
+    async def _idle(self, sweep_ids: builtins.list[str]) -> dict[str, builtins.list[str]]:
+        return await self.records.idle_runs(sweep_ids, self.gpu_idle_seconds)
+
+    async def cancel(self, sweep_id: str) -> JobGroup:
+        """Cancel every run still queued or running; Conflict when none is."""
+        runs = await self.records.runs(sweep_id)
+        active = [r for r in runs if r.state not in TERMINAL_STATES]
+        if not active:
+            raise Conflict(f"Every run of sweep '{sweep_id}' has already ended.", reason="job_finished")
+        backend = self.backends.get(active[0].backend)
+        if backend is not None:
+            await backend.cancel_sweep(active)
+        for run in active:
+            try:
+                await self.store.update(
+                    run.id, state="cancelled", reason="cancelled", message="Cancelled by the user.",
+                    pending_reason=None,
+                )  # fmt: skip
+            except Conflict:
+                continue  # it ended on its own meanwhile
+        return await self.get(sweep_id)
+
+    async def retry_failed(self, sweep_id: str) -> JobGroup:
+        """Run again, with the same snapshot and parameters, the runs that failed or were cancelled; the
+        others are left as they are. Conflict while none did."""
+        sweep = await self.get(sweep_id)
+        runs = await self.records.runs(sweep_id)
+        again = [r for r in runs if r.state in ("failed", "cancelled")]
+        if not again:
+            raise Conflict(
+                f"No run of sweep '{sweep_id}' failed or was cancelled.", reason="nothing_to_retry"
+            )
+        fresh: list[Job] = []
+        for old in again:
+            folder = self.intake.folder_of(old)
+            job = old.model_copy(
+                update={
+                    "id": uuid.uuid4().hex[:12], "state": "queued", "reason": None,
+                    "message": "Waiting to start (a retry).", "created_at": time.time(), "started_at": None,
+                    "finished_at": None, "exit_code": None, "backend_job_id": None, "pending_reason": None,
+                    "progress": type(old.progress)(),
+                }
+            )  # fmt: skip
+            new_folder = folder.with_name(f"{folder.name.rsplit('-', 1)[0]}-{job.id}")
+            shown = self.intake.shown(new_folder)
+            job = job.model_copy(
+                update={
+                    "job_dir": shown, "input_path": f"{shown}/{jobfiles.INPUT}",
+                    "output_path": f"{shown}/{Path(old.output_path).name}", "log_path": f"{shown}/{jobfiles.LOG}",
+                }
+            )  # fmt: skip
+            await python_work(copy_run, folder, new_folder, job.id)
+            fresh.append(job)
+        await self.records.replace(again, fresh)
+        try:
+            await self._hand_over(sweep, fresh, discard=None)
+        except BaseException:
+            # refused: the failed runs stand as they were, records and folders
+            await asyncio.shield(self.records.unhide([r.id for r in again]))
+            raise
+        for old in again:  # their place is taken only once the backend has the new runs
+            await asyncio.to_thread(shutil.rmtree, self.intake.folder_of(old), True)
+        return await self.get(sweep_id)
+
+    async def results(self, sweep_id: str) -> SweepResults:
+        """Every run's parameters, recorded values, state and duration, in the sweep's order."""
+        sweep = await self.get(sweep_id)
+        runs = await self.records.runs(sweep_id)
+        folders = [self.intake.folder_of(r) / Path(r.output_path).name for r in runs]
+        found = await python_work(lambda: [results.read_recorded(p) or {} for p in folders])
+        now = time.time()
+        rows = [
+            SweepRow(
+                index=r.group_index or 0,
+                job_id=r.id,
+                state=r.state,
+                duration_seconds=round((r.finished_at or now) - r.started_at, 3) if r.started_at else None,
+                parameters={k: r.parameters.get(k) for k in sweep.varied},
+                values=values,
+                output_path=r.output_path,
+            )
+            for r, values in zip(runs, found, strict=True)
+        ]
+        columns = list(dict.fromkeys(k for row in rows for k in row.values))
+        return SweepResults(group=sweep, parameter_columns=sweep.varied, value_columns=columns, rows=rows)
