@@ -38,7 +38,8 @@ class _InstalledBackends:
 
     def __get__(self, obj: object, owner: type | None = None) -> list[type[Configurable]]:
         if obj is not None and "classes" in vars(obj):
-            return vars(obj)["classes"]
+            classes: list[type[Configurable]] = vars(obj)["classes"]
+            return classes
         return list(backend_classes().values())
 
     def __set__(self, obj: object, value: list[type[Configurable]]) -> None:

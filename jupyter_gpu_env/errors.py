@@ -6,6 +6,8 @@ message a user can act on and a short machine-readable ``reason``.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class GpuEnvError(Exception):
     """Base of every error the library raises on purpose."""
@@ -13,7 +15,9 @@ class GpuEnvError(Exception):
     status: int = 500
     reason: str = "internal_error"
 
-    def __init__(self, message: str, *, reason: str | None = None, details: list[dict] | None = None) -> None:
+    def __init__(
+        self, message: str, *, reason: str | None = None, details: list[dict[str, Any]] | None = None
+    ) -> None:
         super().__init__(message)
         self.message = message
         # What a client may act on besides the sentence (e.g. the kernels that block a deletion).

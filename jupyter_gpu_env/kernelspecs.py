@@ -328,7 +328,9 @@ def unregister_image(image: Image, data_dir: Path | None = None, *, missing_ok: 
 JOB_KERNEL = "gpu-env-job"
 
 
-def job_kernelspec(prefix: str | os.PathLike[str], env_name: str, base_env: Mapping[str, str]) -> dict:
+def job_kernelspec(
+    prefix: str | os.PathLike[str], env_name: str, base_env: Mapping[str, str]
+) -> dict[str, Any]:
     """The kernel.json content: ENV/bin/python -m ipykernel_launcher, with the environment activated.
 
     Activation is what ``conda activate`` does that matters to a kernel: the env's ``bin`` first on

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from .. import proc
 from ..errors import CommandFailed, Conflict
@@ -13,7 +14,7 @@ from ..models.gpu import GpuCheck
 _SCRIPT = (Path(__file__).with_name("envcheck_script.py")).read_bytes()
 
 
-def _verdict(raw: dict) -> tuple[bool, str]:
+def _verdict(raw: dict[str, Any]) -> tuple[bool, str]:
     driver, fw = raw.get("driver") or {}, raw.get("framework")
     if fw and fw.get("available") and fw.get("computed", True):
         names = ", ".join(fw.get("names") or []) or f"{fw.get('count')} device(s)"

@@ -8,9 +8,12 @@ import ctypes
 import json
 import os
 import sys
+from typing import Any
+
+# Return annotations are strings (locals are never evaluated): this runs on whatever Python the environment holds.
 
 
-def _driver():
+def _driver() -> "dict[str, Any]":
     for name in ("libcuda.so.1", "libcuda.so"):
         try:
             lib = ctypes.CDLL(name)
@@ -30,11 +33,15 @@ def _driver():
     return {"loaded": False, "count": 0, "error": "libcuda.so.1 (the NVIDIA driver library) cannot be loaded"}
 
 
-def _framework():
+def _framework() -> "dict[str, Any] | None":
     try:
         import torch
 
-        info = {"name": "torch", "version": torch.__version__, "cuda_build": torch.version.cuda}
+        info: dict[str, Any] = {
+            "name": "torch",
+            "version": torch.__version__,
+            "cuda_build": torch.version.cuda,
+        }
         info["available"] = bool(torch.cuda.is_available())
         info["count"] = torch.cuda.device_count() if info["available"] else 0
         if info["available"]:

@@ -26,6 +26,7 @@ from tornado import web
 from ..errors import GpuEnvError
 from ..inputs import parse_json_body, parse_query_value, text_problem
 from ..models.common import describe_validation_error
+from ..services import Services
 
 log = logging.getLogger(__name__)
 
@@ -255,8 +256,9 @@ class GpuEnvHandler(ExtensionHandlerMixin, APIHandler):
         return "/".join([self.base_url.rstrip("/"), API_PREFIX, *parts])
 
     @property
-    def services(self) -> Any:
-        return self.settings["gpu_env_services"]
+    def services(self) -> Services:
+        services: Services = self.settings["gpu_env_services"]
+        return services
 
     def allowed_methods(self) -> list[str]:
         cls = type(self)

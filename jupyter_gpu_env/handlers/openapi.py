@@ -196,7 +196,7 @@ class OpenApiHandler(GpuEnvHandler):
     @operation(
         "This API's OpenAPI 3 document", description="Generated from the pydantic models of every route."
     )
-    async def get(self) -> dict:
+    async def get(self) -> dict[str, Any]:
         return build_openapi()
 
 

@@ -1,0 +1,215 @@
+"""The package's shape, checked on its source: imports point down, no cycles, small folders and modules.
+
+A newcomer should find a feature in one folder and read any module in one sitting; a cycle or a lower
+layer reaching up makes both harder, and each one added quietly is how the last tangle began. So
+these are tests, not a review checklist. Imports are read from the source (every ``import``, inside
+functions and ``TYPE_CHECKING`` blocks too), not from what happens to be loaded.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "jupyter_gpu_env"
+FRONTEND = ROOT / "labextension" / "src"
+MAX_MODULES = 12
+MAX_LINES = 400
+GENERATED = {FRONTEND / "api" / "schema.d.ts"}  # openapi-typescript's output
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        if "labextension" in path.relative_to(PACKAGE).parts:
+            continue
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _imported(name: str, path: Path) -> Iterator[str]:
+    """The package's modules that ``name`` imports (a submodule when one is named, else its package)."""
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package[: len(package) - node.level + 1] + ([base] if base else []))
+            subs = [f"{base}.{alias.name}" for alias in node.names]
+            targets = [s for s in subs if s in MODULES] or [base]
+        else:
+            continue
+        for target in targets:
+            # A module's own packages run first anyway; that is not a dependency on them.
+            if target in MODULES and target != name and not name.startswith(target + "."):
+                yield target
+
+
+GRAPH = {name: set(_imported(name, path)) for name, path in MODULES.items()}
+
+
+def _cycles() -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found = []
+    for root in sorted(GRAPH):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(GRAPH[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, edges = work[-1]
+            nxt = next(edges, None)
+            if nxt is not None:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted(GRAPH[nxt]))))
+                elif nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_the_import_graph_is_read():
+    # Guards the reader itself: a reader that found nothing would pass every rule below.
+    assert "jupyter_gpu_env.errors" in GRAPH["jupyter_gpu_env.handlers.base"]
+    assert "jupyter_gpu_env.handlers.base" in GRAPH["jupyter_gpu_env.handlers.gpu"]
+
+
+def test_no_import_cycle():
+    assert _cycles() == [], "modules that import each other, directly or through others"
+
+
+def _reaches(source: str, target: str) -> list[str]:
+    return sorted(
+        f"{name} imports {dep}"
+        for name, deps in GRAPH.items()
+        if name == source or name.startswith(source + ".")
+        for dep in deps
+        if dep == target or dep.startswith(target + ".")
+    )
+
+
+@pytest.mark.parametrize(
+    ("lower", "upper"),
+    [
+        # Models describe the API; they know no service.
+        *[("jupyter_gpu_env.models", f"jupyter_gpu_env.{up}") for up in ("envs", "batch", "gpu", "images")],
+        # GPU readings serve the batch system, not the other way round.
+        ("jupyter_gpu_env.gpu", "jupyter_gpu_env.batch"),
+        # The command line uses the services as the server does, not its HTTP layer.
+        ("jupyter_gpu_env.cli", "jupyter_gpu_env.handlers"),
+        # Nothing below the server knows tornado's handlers, the facade or the app.
+        *[
+            (f"jupyter_gpu_env.{low}", f"jupyter_gpu_env.{up}")
+            for low in ("envs", "batch", "gpu", "images", "models")
+            for up in ("handlers", "services", "app")
+        ],
+    ],
+)
+def test_layers_point_down(lower, upper):
+    assert _reaches(lower, upper) == []
+
+
+def _package_folders() -> Iterator[Path]:
+    for folder in [PACKAGE, *PACKAGE.rglob("*")]:
+        if folder.is_dir() and (folder / "__init__.py").exists() and "labextension" not in folder.parts:
+            yield folder
+
+
+def test_no_package_folder_over_twelve_modules():
+    crowded = {
+        str(folder.relative_to(ROOT)): n
+        for folder in _package_folders()
+        if (n := len(list(folder.glob("*.py")))) > MAX_MODULES
+    }
+    assert crowded == {}
+
+
+def test_no_frontend_folder_over_twelve_modules():
+    folders = [FRONTEND, *(p for p in FRONTEND.rglob("*") if p.is_dir())]
+    crowded = {
+        str(folder.relative_to(ROOT)): n
+        for folder in folders
+        if (n := len([p for p in folder.iterdir() if p.suffix in (".ts", ".tsx")])) > MAX_MODULES
+    }
+    assert crowded == {}
+
+
+def test_no_module_over_four_hundred_lines():
+    sources = [*MODULES.values(), *FRONTEND.rglob("*.ts"), *FRONTEND.rglob("*.tsx")]
+    long = {
+        str(path.relative_to(ROOT)): n
+        for path in sources
+        if path not in GENERATED and (n := len(path.read_text().splitlines())) > MAX_LINES
+    }
+    assert long == {}
+
+
+def _named_in(doc: str, path: Path, top: Path) -> bool:
+    """Whether the architecture document names ``path``: by its path from ``top``, or by its file name
+    in the row of its folder (the tables list a folder's modules by name)."""
+    relative = path.relative_to(top).as_posix()
+    if f"`{relative}`" in doc or f"`{relative.rsplit('.', 1)[0]}`" in doc:
+        return True
+    folder = path.parent.relative_to(top).as_posix()
+    stem = path.name.rsplit(".", 1)[0]
+    for line in doc.splitlines():
+        if line.startswith(f"| `{folder}/`") and re.search(rf"`{re.escape(stem)}(\.\w+)?`", line):
+            return True
+    return False
+
+
+def test_architecture_names_every_module():
+    # The server's table comes first, the frontend's after its heading: gpu/ and images/ are in both.
+    server_doc, _, frontend_doc = (ROOT / "docs" / "architecture.md").read_text().partition("### Frontend")
+    assert frontend_doc, "docs/architecture.md has a '### Frontend' section"
+    python = [p for p in MODULES.values() if p.name != "__init__.py" or p.parent == PACKAGE]
+    frontend = [*FRONTEND.rglob("*.ts"), *FRONTEND.rglob("*.tsx")]
+    missing = [str(p.relative_to(ROOT)) for p in python if not _named_in(server_doc, p, PACKAGE)]
+    missing += [str(p.relative_to(ROOT)) for p in frontend if not _named_in(frontend_doc, p, FRONTEND)]
+    assert missing == [], "docs/architecture.md does not name these modules"
+
+
+def test_architecture_says_where_things_are_added():
+    doc = (ROOT / "docs" / "architecture.md").read_text()
+    for heading in (
+        "## How a request flows",
+        "## Adding a backend",
+        "## Adding a sidebar section",
+        "## Adding a scheduled or dependent run",
+    ):
+        assert heading in doc
