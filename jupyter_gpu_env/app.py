@@ -10,10 +10,9 @@ from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
 from traitlets import Bool, Enum, Float, Int, List, Unicode, default
-from traitlets.config import Configurable
 
 from ._version import __version__
-from .batch.backend import backend_classes, create_backends
+from .batch.backend import InstalledBackends, create_backends
 from .batch.service import JobService
 from .batch.store import JobStore
 from .envs.catalog import EnvironmentCatalog
@@ -21,29 +20,14 @@ from .envs.conda_list import default_path as default_conda_list
 from .envs.pip.tool import PipSettings
 from .envs.rattler.engine import RattlerEngine
 from .envs.service import EnvironmentService, default_pkgs_dir, default_user_env_dir
-from .gpu.cluster import KubernetesCapacity
-from .gpu.kernel_processes import RunningKernel, kernel_table
+from .gpu.cluster import capacity_source
+from .gpu.kernel_processes import RunningKernel, server_kernels
 from .gpu.sampler import Sampler
 from .gpu.sources import GpuReaders
 from .handlers import tornado_routes
 from .images.service import ImageService
 from .services import Services
 from .tasks import TaskManager
-
-
-class _InstalledBackends:
-    """``GpuEnvApp.classes``: every installed backend class, looked up when asked, not at import (that
-    would import the Kubernetes client into every server), so that their options appear in
-    ``--help-all``, the CLI and docs/configuration.md."""
-
-    def __get__(self, obj: object, owner: type | None = None) -> list[type[Configurable]]:
-        if obj is not None and "classes" in vars(obj):
-            classes: list[type[Configurable]] = vars(obj)["classes"]
-            return classes
-        return list(backend_classes().values())
-
-    def __set__(self, obj: object, value: list[type[Configurable]]) -> None:
-        vars(obj)["classes"] = value  # traitlets' Application adds itself in front
 
 
 class GpuEnvApp(ExtensionApp):
@@ -238,7 +222,7 @@ class GpuEnvApp(ExtensionApp):
         "(c.LocalBackend, c.SlurmBackend, c.KubernetesBackend).",
     )
 
-    classes = _InstalledBackends()
+    classes = InstalledBackends()
 
     # -- limits on what one request can cost -------------------------------------------------------
     max_request_bytes = Int(
@@ -324,25 +308,7 @@ class GpuEnvApp(ExtensionApp):
         return str(Path(jupyter_data_dir()) / "gpu-env" / "images")
 
     async def _kernels(self) -> list[RunningKernel]:
-        """This server's kernels, with the notebook of each kernel's session (none without a server: the CLI)."""
-        server = self.serverapp
-        if server is None or getattr(server, "session_manager", None) is None:
-            return []
-        sessions = await server.session_manager.list_sessions()
-        paths = {s["kernel"]["id"]: s.get("path") for s in sessions if s.get("kernel")}
-        return kernel_table(server.kernel_manager, paths)
-
-    def _cluster_capacity(self) -> KubernetesCapacity | None:
-        if self.cluster_capacity != "kubernetes":
-            return None
-        from .kube.client import KubeApi  # no kubernetes import here: it is made on first use
-
-        # The cluster the Kubernetes backend talks to, configured in one place.
-        section = self.config.get("KubernetesBackend", {})
-        return KubernetesCapacity(
-            self.cluster_capacity_ttl,
-            KubeApi(str(section.get("kubeconfig", "")), str(section.get("context", ""))),
-        )
+        return await server_kernels(self.serverapp)
 
     def _kernel_names(self) -> set[str]:
         # Without a server (the CLI) there is no kernel spec manager: read kernelspecs as papermill will.
@@ -409,7 +375,10 @@ class GpuEnvApp(ExtensionApp):
             images=images,
             jobs=jobs,
             image_kernel_container=self.image_kernel_container or None,
-            cluster=self._cluster_capacity(),
+            # The cluster the Kubernetes backend talks to, configured in one place.
+            cluster=capacity_source(
+                self.cluster_capacity, self.cluster_capacity_ttl, self.config.get("KubernetesBackend", {})
+            ),
             kernels=self._kernels,
             kernel_manager=getattr(self.serverapp, "kernel_manager", None),
             max_gpu_checks=self.max_gpu_checks,

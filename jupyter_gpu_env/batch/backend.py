@@ -24,7 +24,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-from traitlets.config import LoggingConfigurable
+from traitlets.config import Configurable, LoggingConfigurable
 from traitlets.traitlets import MetaHasTraits
 
 from ..errors import Conflict, NotFound
@@ -215,6 +215,21 @@ def _load(ep: Any) -> type[Backend]:
     if not (isinstance(cls, type) and issubclass(cls, Backend)):
         raise ValueError(f"The '{ep.name}' entry point ({ep.value}) is not a jupyter_gpu_env Backend.")
     return cls
+
+
+class InstalledBackends:
+    """``GpuEnvApp.classes``: every installed backend class, looked up when asked, not at import (that
+    would import the Kubernetes client into every server), so that their options appear in
+    ``--help-all``, the CLI and docs/configuration.md."""
+
+    def __get__(self, obj: object, owner: type | None = None) -> list[type[Configurable]]:
+        if obj is not None and "classes" in vars(obj):
+            classes: list[type[Configurable]] = vars(obj)["classes"]
+            return classes
+        return list(backend_classes().values())
+
+    def __set__(self, obj: object, value: list[type[Configurable]]) -> None:
+        vars(obj)["classes"] = value  # traitlets' Application adds itself in front
 
 
 def create_backends(names: Sequence[str], parent: Any) -> dict[str, Backend]:

@@ -13,8 +13,8 @@ import asyncio
 import math
 import time
 from collections import defaultdict
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
 
 from ..kube.client import KubeApi
 from ..models.cluster import CapacityRow, ClusterCapacity
@@ -148,3 +148,18 @@ class NoCapacity:
             available=False,
             message="No cluster is configured (c.GpuEnvApp.cluster_capacity = 'kubernetes' reads one).",
         )
+
+
+class CapacitySource(Protocol):
+    """Where the panel reads the cluster's free and total GPUs and MIG slices."""
+
+    async def get(self) -> ClusterCapacity: ...
+
+
+def capacity_source(kind: str, ttl: float, kube_config: Mapping[str, Any]) -> CapacitySource:
+    """The source ``c.GpuEnvApp.cluster_capacity`` names; ``kube_config`` is the Kubernetes backend's
+    section (its kubeconfig and context), so the panel reads the cluster the backend talks to."""
+    if kind != "kubernetes":
+        return NoCapacity()
+    api = KubeApi(str(kube_config.get("kubeconfig", "")), str(kube_config.get("context", "")))
+    return KubernetesCapacity(ttl, api)

@@ -10,6 +10,7 @@ import os
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -37,6 +38,16 @@ def kernel_table(kernel_manager: object, paths: dict[str, str] | None = None) ->
                 RunningKernel(kernel_id, getattr(km, "kernel_name", "") or "", pid, paths.get(kernel_id))
             )
     return out
+
+
+async def server_kernels(server: Any) -> list[RunningKernel]:
+    """A Jupyter server's kernels, with the notebook of each kernel's session (none without a server:
+    the CLI)."""
+    if server is None or getattr(server, "session_manager", None) is None:
+        return []
+    sessions = await server.session_manager.list_sessions()
+    paths = {s["kernel"]["id"]: s.get("path") for s in sessions if s.get("kernel")}
+    return kernel_table(server.kernel_manager, paths)
 
 
 def process_trees(kernels: list[RunningKernel]) -> dict[str, list[psutil.Process]]:
