@@ -27,9 +27,9 @@ from .gpu.sampler import Sampler
 from .images import mounts, runtime
 from .images.service import ImageService
 from .models.envs import KernelInfo, NewEnvironmentRequest, PublishRequest, PublishResult
-from .models.envs_api import DeletedEnvironment
+from .models.envs.api import DeletedEnvironment
+from .models.envs.packages import PackagesRequest
 from .models.images import Image, ImageRequest
-from .models.packages import PackagesRequest
 from .models.tasks import Task
 from .tasks import TaskContext, TaskManager
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ..models.packages import PackagesPlan, PackagesRequest
+from ..models.envs.packages import PackagesPlan, PackagesRequest
 from .common import UsageError, human_bytes, print_json, validated
 from .config import command_parser, run_command
 from .envs import confirm

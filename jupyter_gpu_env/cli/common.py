@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, JsonValue, ValidationError
 
 from ..errors import InvalidRequest
 from ..models.common import describe_validation_error
@@ -80,3 +80,20 @@ def validated(model: type[M], **data: Any) -> M:
         return model.model_validate(data, strict=True)
     except ValidationError as e:
         raise InvalidRequest(describe_validation_error(e, "Invalid arguments")) from None
+
+
+def parse_value(text: str) -> JsonValue:
+    """A ``-p`` value as papermill reads it: JSON where it parses (5, 0.1, true, [1, 2]), else text.
+
+    Python's ``True``/``False``/``None`` are understood too; ``NaN`` and ``Infinity`` stay text.
+    """
+
+    def refuse(constant: str) -> Any:
+        raise ValueError(constant)
+
+    try:
+        value: JsonValue = json.loads(text, parse_constant=refuse)
+        return value
+    except ValueError:
+        pass
+    return {"True": True, "False": False, "None": None}.get(text, text)

@@ -11,7 +11,7 @@ from ..batch import groups
 from ..batch.rerun import rerun
 from ..models.jobs import TERMINAL_STATES
 from ..models.sweeps import JobGroup
-from .common import print_json, print_table
+from .common import parse_value, print_json, print_table
 from .config import command_parser, run_command
 from .progress import ProgressBar
 
@@ -79,7 +79,6 @@ def cmd_results(args: argparse.Namespace) -> int:
 
 def cmd_rerun(args: argparse.Namespace) -> int:
     """Send a job (or a run of a sweep) again: its snapshot and settings, parameters changed with -p."""
-    from .jobs import parse_value
 
     async def run(s: Services) -> int:
         job = await rerun(s.jobs, args.job, {name: parse_value(v) for name, v in args.parameter})

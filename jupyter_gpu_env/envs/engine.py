@@ -16,7 +16,7 @@ from typing import Any, Protocol, TypeVar
 
 from ..errors import GpuEnvError
 from ..models.envs import CloneReport, ExportFormat
-from ..models.packages import PackagesReport
+from ..models.envs.packages import PackagesReport
 
 ProgressFn = Callable[[float, str], None]
 LogFn = Callable[[str], None]

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING
 from ..errors import Forbidden, InvalidRequest, NotFound
 from ..inputs import resolve_in_root
 from ..models.envs import CreateReport, CreateResult
-from ..models.packages import PackagesPlan
+from ..models.envs.packages import PackagesPlan
+from ..models.envs.syntax import validate_env_name
 from . import specfile
 from .changes import create
 from .engine import LogFn, ProgressFn
 from .prefix import write_origin
 from .specfile import EnvFile
-from .syntax import validate_env_name
 
 if TYPE_CHECKING:
     from .claims import Claim

@@ -34,7 +34,8 @@ from ..models.envs import (
     PackagesResult,
     UndoResult,
 )
-from ..models.packages import EnvironmentHistory, PackagesPlan
+from ..models.envs.packages import EnvironmentHistory, PackagesPlan
+from ..models.envs.syntax import validate_env_name
 from ..models.tasks import Task
 from . import conda_list, recovery, transaction
 from .catalog import EnvironmentCatalog, EnvLocation
@@ -48,7 +49,6 @@ from .fromfile import FileEnvironments
 from .pip.tool import PipSettings
 from .prefix import write_origin
 from .sharing import SharedEnvironments
-from .syntax import validate_env_name
 from .transaction import is_disk_full, previous_states, remove_tree
 
 log = logging.getLogger(__name__)

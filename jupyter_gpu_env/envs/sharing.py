@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING
 
 from ..errors import Conflict, Forbidden
 from ..models.envs import Environment
+from ..models.envs.syntax import validate_env_name
 from .catalog import EnvLocation
 from .engine import LogFn, ProgressFn, scaled
 from .prefix import read_origin, write_origin
-from .syntax import validate_env_name
 from .transaction import remove_tree
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from pathlib import PurePosixPath
 from typing import Any, Literal
 
 from ..errors import InvalidRequest
-from .syntax import check_spec
+from ..models.envs.syntax import check_spec
 
 FileKind = Literal["environment.yml", "requirements.txt", "explicit"]
 

@@ -12,9 +12,9 @@ from ..models.envs import (
     NewEnvironmentRequest,
     PublishRequest,
 )
-from ..models.envs_api import DeletedEnvironment, KernelRemoved
+from ..models.envs.api import DeletedEnvironment, KernelRemoved
+from ..models.envs.packages import EnvironmentHistory, PackageSearch, PackagesRequest
 from ..models.images import Image, ImageRequest
-from ..models.packages import EnvironmentHistory, PackageSearch, PackagesRequest
 from ..models.tasks import Task
 from .base import GpuEnvHandler, Param, operation
 

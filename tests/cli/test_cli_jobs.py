@@ -16,7 +16,7 @@ import pytest
 from helpers import printed, wait_until_sync, write_notebook
 
 from jupyter_gpu_env.cli import main
-from jupyter_gpu_env.cli.jobs import parse_value
+from jupyter_gpu_env.cli.common import parse_value
 
 
 @pytest.fixture

@@ -3,15 +3,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from jupyter_gpu_env.envs.syntax import (
+from jupyter_gpu_env.errors import InvalidRequest
+from jupyter_gpu_env.models.envs import KernelRequest, NewEnvironmentRequest
+from jupyter_gpu_env.models.envs.packages import PackagesRequest
+from jupyter_gpu_env.models.envs.syntax import (
     PIP_REQUIREMENT_PATTERN,
     check_pip_requirement,
     spec_name,
     validate_env_name,
 )
-from jupyter_gpu_env.errors import InvalidRequest
-from jupyter_gpu_env.models.envs import KernelRequest, NewEnvironmentRequest
-from jupyter_gpu_env.models.packages import PackagesRequest
 
 
 @pytest.mark.parametrize("name", ["mine", "torch-2.3_cuda12", "A.b-c_d", "x" * 64, "base2"])

@@ -9,7 +9,8 @@ import time
 from pathlib import Path
 
 from ...models.envs import CreateReport
-from ...models.packages import PackagesPlan
+from ...models.envs.packages import PackagesPlan
+from ...models.envs.syntax import spec_name
 from ..engine import CondaEngine, LogFn, ProgressFn, scaled
 from ..pip import change as pip_change
 from ..pip.tool import PipSettings, installer_for
@@ -18,8 +19,6 @@ from . import history, plans
 
 
 def _requested_conda(spec: EnvFile) -> set[str]:
-    from ..syntax import spec_name
-
     return {spec_name(s) for s in spec.conda}
 
 

@@ -10,12 +10,12 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ...errors import Conflict, InvalidRequest
-from ...models.packages import PackagesPlan, PackagesReport, PackagesRequest
+from ...models.envs.packages import PackagesPlan, PackagesReport, PackagesRequest
+from ...models.envs.syntax import spec_name
 from ..engine import CondaEngine, LogFn, ProgressFn, scaled
 from ..pip import change as pip_change
 from ..pip.tool import PipSettings, installer_for
 from ..prefix import pypi_packages, python_version, read_records, site_packages
-from ..syntax import spec_name
 from . import history, plans
 
 

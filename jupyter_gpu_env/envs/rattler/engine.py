@@ -15,7 +15,7 @@ from typing import Any
 from ... import proc
 from ...errors import Conflict, GpuEnvError, InvalidRequest, NotFound, Unavailable
 from ...models.envs import CloneReport, ExportFormat
-from ...models.packages import PackagesReport
+from ...models.envs.packages import PackagesReport
 from ...spare import SpareProcess
 from ...tasks import cancel_and_wait
 from ..clonefiles import CopyReport, conda_files, copy_records, copy_untracked, find_untracked

@@ -1,11 +1,13 @@
+"""One sample of the host and its GPUs, the history kept of them, the GPU check and the idle state."""
+
 from __future__ import annotations
 
 from typing import Literal
 
 from pydantic import Field
 
-from .common import ApiModel
-from .gpu_devices import GpuDevice
+from ..common import ApiModel
+from .devices import GpuDevice
 
 MemorySource = Literal["cgroup2", "cgroup1", "host"]
 GpuReason = Literal["ok", "no_driver", "no_nvml", "no_device", "recorded"]

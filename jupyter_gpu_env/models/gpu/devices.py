@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from .common import ApiModel
+from ..common import ApiModel
 
 
 class GpuProcess(ApiModel):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from ..errors import InvalidRequest
+from ...errors import InvalidRequest
 
 # ----- environment names -----
 

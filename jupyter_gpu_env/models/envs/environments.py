@@ -7,14 +7,14 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, WithJsonSchema, model_validator
 
-from ..envs.syntax import (
+from ..common import ApiModel
+from ..fields import LINE_PATTERN, patterned
+from .packages import Package, PackagesReport
+from .syntax import (
     ENV_NAME_PATTERN,
     MAX_NAME_LENGTH,
     check_env_name,
 )
-from .common import ApiModel
-from .fields import LINE_PATTERN, patterned
-from .packages import Package, PackagesReport
 
 EnvKind = Literal["managed", "own", "shared"]
 EnvName = Annotated[

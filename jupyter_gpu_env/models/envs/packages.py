@@ -8,7 +8,9 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, WithJsonSchema, model_validator
 
-from ..envs.syntax import (
+from ..common import ApiModel
+from ..fields import ecma
+from .syntax import (
     MAX_SPEC_LENGTH,
     NAME_PATTERN,
     PIP_NAME_PATTERN,
@@ -19,8 +21,6 @@ from ..envs.syntax import (
     check_pip_requirement,
     check_spec,
 )
-from .common import ApiModel
-from .fields import ecma
 
 PackageKind = Literal["conda", "pypi"]
 
