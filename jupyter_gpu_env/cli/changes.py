@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import TYPE_CHECKING, Any
 
 from ..models.envs.packages import PackagesPlan, PackagesRequest
-from .common import UsageError, human_bytes, print_json, validated
+from .common import confirm, human_bytes, print_json, validated
 from .config import command_parser, run_command
-from .envs import confirm
 from .progress import ProgressBar
 
 if TYPE_CHECKING:
@@ -53,27 +51,18 @@ def cmd_install(args: argparse.Namespace) -> int:
             print(f"Nothing to change in '{plan.environment}'.")
             return 0
         if (plan.unrequested_removals or not plan.runs_notebooks) and not args.yes:
-            if not sys.stdin.isatty():
-                raise UsageError(
-                    "this change removes packages you did not name; pass --yes to apply it anyway"
-                )
-            if not confirm("Apply this change?"):
+            unasked = "this change removes packages you did not name; pass --yes to apply it anyway"
+            if not confirm("Apply this change?", unasked=unasked):
                 print("Nothing changed.")
                 return 1
-        claimed = await s.envs.begin_change(args.env)
-        env = claimed[1].name
-        with ProgressBar(f"install {env}", verbose=args.verbose) as bar:
-            result = await s.envs.change_packages(
-                env,
-                req.add,
-                req.remove,
-                pip_add=req.pip_add,
-                pip_remove=req.pip_remove,
-                progress=bar.progress,
-                log=bar.log,
-                claimed=claimed,
-            )
-            bar.progress(1.0, f"Changed '{env}'")
+        async with s.envs.changing(args.env) as change:
+            env = change.name
+            with ProgressBar(f"install {env}", verbose=args.verbose) as bar:
+                result = await s.envs.change_packages(
+                    change, req.add, req.remove, pip_add=req.pip_add, pip_remove=req.pip_remove,
+                    progress=bar.progress, log=bar.log,
+                )  # fmt: skip
+                bar.progress(1.0, f"Changed '{env}'")
         report = result.report
         for label, items in (("Installed", report.installed), ("Removed", report.removed)):
             if items:

@@ -20,6 +20,17 @@ class UsageError(Exception):
     """The command line asks for something it cannot have (exit status 2)."""
 
 
+def confirm(question: str, *, unasked: str) -> bool:
+    """Ask ``question`` on the terminal (no answer is no). Without a terminal to ask on, a UsageError
+    saying ``unasked`` (what to pass to go ahead without asking)."""
+    if not sys.stdin.isatty():
+        raise UsageError(unasked)
+    try:
+        return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
+    except EOFError:
+        return False
+
+
 def table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     """Left-aligned columns separated by two spaces; ``None`` shows as ``-``."""
     cells = [[str(h) for h in headers]] + [["-" if c is None else str(c) for c in row] for row in rows]

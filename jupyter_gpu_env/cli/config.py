@@ -184,7 +184,7 @@ class Session:
 
 def command_parser(sub: Any, name: str, func: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
     """The sub-command ``name`` that runs ``func``, described by its docstring, with the session options."""
-    parser = sub.add_parser(name, help=func.__doc__, description=func.__doc__)
+    parser: argparse.ArgumentParser = sub.add_parser(name, help=func.__doc__, description=func.__doc__)
     parser.set_defaults(func=func)
     add_session_options(parser)
     return parser

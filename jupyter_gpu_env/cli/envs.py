@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..models.envs import ExportFormat, KernelRequest
-from .common import UsageError, human_bytes, print_json, print_table, validated
+from .common import UsageError, confirm, human_bytes, print_json, print_table, validated
 from .config import Session, command_parser, run_command
 from .progress import ProgressBar
 
@@ -50,12 +50,10 @@ def cmd_clone(args: argparse.Namespace) -> int:
     kernel = validated(KernelRequest, display_name=args.display_name) if args.kernel else None
 
     async def run(s: Services) -> int:
-        claimed = await s.envs.begin_clone(args.source, args.name)  # fail fast, before the bar
-        source = claimed[1].name
+        change = await s.envs.making(args.name, args.source)  # fail fast, before the bar
+        source = change.source.name if change.source else args.source
         with ProgressBar(f"clone {args.name}", verbose=args.verbose) as bar:
-            result = await s.envs.clone(
-                args.source, args.name, progress=bar.progress, log=bar.log, claimed=claimed
-            )
+            result = await s.envs.clone(change, progress=bar.progress, log=bar.log)
         report = result.report
         env = await s.envs.get(result.environment.name)  # measured now: a terminal waits for the size
         new = human_bytes((env.size_bytes or 0) - (env.shared_bytes or 0))
@@ -69,23 +67,13 @@ def cmd_clone(args: argparse.Namespace) -> int:
     return run_command(args, run)
 
 
-def confirm(question: str) -> bool:
-    try:
-        return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
-    except EOFError:
-        return False
-
-
 def cmd_remove_env(args: argparse.Namespace) -> int:
     """Delete one of your environments and its kernel."""
     with Session(args) as session:
-        where = {loc.name: loc for loc in session.services.envs.catalog.locate()}.get(args.env)
+        where = {loc.name: loc for loc in session.services.envs.locate()}.get(args.env)
         if not args.yes and where is not None and where.kind == "own":  # else delete says why not
-            if not sys.stdin.isatty():
-                raise UsageError(
-                    "remove-env asks for confirmation on a terminal; pass --yes to delete without asking"
-                )
-            if not confirm(f"Delete the environment '{args.env}' ({where.prefix})?"):
+            unasked = "remove-env asks for confirmation on a terminal; pass --yes to delete without asking"
+            if not confirm(f"Delete the environment '{args.env}' ({where.prefix})?", unasked=unasked):
                 print("Nothing deleted.", file=sys.stderr)
                 return 1
 

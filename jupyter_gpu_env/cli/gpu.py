@@ -92,7 +92,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     it, 1 when not (the report says why)."""
 
     async def run(s: Services) -> int:
-        loc = await s.envs.catalog.resolve(args.env)  # as the server finds it: a name or a prefix
+        loc = await s.envs.resolve(args.env)  # as the server finds it: a name or a prefix
         if not args.json:
             print(f"Checking '{loc.name}' with its own Python...", file=sys.stderr)
         check = await check_environment(loc.prefix)

@@ -29,7 +29,7 @@ def cmd_pack(args: argparse.Namespace) -> int:
 
     async def run(s: Services) -> int:
         s.images.check_request(req)
-        loc = await s.envs.catalog.resolve(args.env)
+        loc = await s.envs.resolve(args.env)
         with ProgressBar(f"pack {loc.name}", verbose=args.verbose) as bar:
             image = await s.images.pack(loc.name, loc.prefix, req, cast("TaskContext", bar))
             bar.progress(1.0, f"Packed '{loc.name}'")

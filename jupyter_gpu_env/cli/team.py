@@ -5,19 +5,19 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..envs.fromfile import FileEnvironments
 from ..models.envs import KernelRequest, PublishRequest
 from .changes import print_plan
-from .common import UsageError, validated
+from .common import UsageError, confirm, validated
 from .config import command_parser, run_command
-from .envs import confirm
 from .progress import ProgressBar
 
 if TYPE_CHECKING:
     from ..services import Services
+
+ANYWHERE = Path("/")  # the root a terminal reads environment files under
 
 
 def cmd_create(args: argparse.Namespace) -> int:
@@ -28,24 +28,21 @@ def cmd_create(args: argparse.Namespace) -> int:
 
     async def run(s: Services) -> int:
         # A terminal may name any file its user can read: the server's root does not apply here.
-        files = FileEnvironments(s.envs, root_dir="/")
-        plan = await files.plan(args.name, path)
+        plan = await s.envs.plan_from_file(args.name, path, root_dir=ANYWHERE)
         if args.plan or not args.yes:
             print(f"Plan for '{args.name}' from {args.file}:")
             print_plan(plan)
         if args.plan:
             return 0
-        if not args.yes:
-            if not sys.stdin.isatty():
-                raise UsageError(
-                    "create asks for confirmation on a terminal; pass --yes to create without asking"
-                )
-            if not confirm("Create it?"):
-                print("Nothing created.")
-                return 1
-        claim = await s.envs.begin_new(args.name)
+        unasked = "create asks for confirmation on a terminal; pass --yes to create without asking"
+        if not args.yes and not confirm("Create it?", unasked=unasked):
+            print("Nothing created.")
+            return 1
+        change = await s.envs.making(args.name)
         with ProgressBar(f"create {args.name}", verbose=args.verbose) as bar:
-            result = await files.create(args.name, path, progress=bar.progress, log=bar.log, claimed=claim)
+            result = await s.envs.create_from_file(
+                change, path, progress=bar.progress, log=bar.log, root_dir=ANYWHERE
+            )
         env = result.environment
         print(f"Created '{env.name}' at {env.prefix}: {len(result.report.installed)} packages, "
               f"{result.report.seconds:.1f} s")  # fmt: skip
@@ -64,11 +61,9 @@ def cmd_publish(args: argparse.Namespace) -> int:
     req = validated(PublishRequest, description=args.description, name=args.name)
 
     async def run(s: Services) -> int:
-        claimed = await s.envs.shared.begin_publish(args.env, req.name)
+        change = await s.envs.publishing(args.env, req.name)
         with ProgressBar(f"publish {args.env}", verbose=args.verbose) as bar:
-            env = await s.envs.shared.publish(
-                args.env, req.description, progress=bar.progress, log=bar.log, claimed=claimed
-            )
+            env = await s.envs.publish(change, req.description, progress=bar.progress, log=bar.log)
         print(f"Shared '{args.env}' as '{env.name}' at {env.prefix}")
         return 0
 
@@ -79,10 +74,10 @@ def cmd_unpublish(args: argparse.Namespace) -> int:
     """Remove an environment you shared (clones teammates made of it stay)."""
 
     async def run(s: Services) -> int:
-        loc = await s.envs.catalog.resolve(args.env)
+        loc = await s.envs.resolve(args.env)
         if loc.kind != "shared":
             raise UsageError(f"'{loc.name}' is not a shared environment (it is {loc.kind})")
-        await s.envs.shared.unpublish(loc)
+        await s.envs.unpublish(loc)
         print(f"Unpublished '{loc.name}' ({loc.prefix})")
         return 0
 

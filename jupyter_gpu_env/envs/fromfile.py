@@ -1,35 +1,52 @@
 """Environments made from a file under the server's root: environment.yml, requirements.txt or an
 explicit lock (parsed by :mod:`.specfile`), planned first, built aside and renamed into place like a
-clone (:meth:`.service.EnvironmentService.make`)."""
+clone (:class:`.building.Builder`)."""
 
 from __future__ import annotations
 
 import asyncio
 import os
 import secrets
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ..errors import Forbidden, InvalidRequest, NotFound
 from ..inputs import resolve_in_root
-from ..models.envs import CreateReport, CreateResult
+from ..models.envs import CreateReport, CreateResult, Environment
 from ..models.envs.packages import PackagesPlan
 from ..models.envs.syntax import validate_env_name
 from . import specfile
+from .building import Builder
 from .changes import create
-from .engine import LogFn, ProgressFn
+from .changing import Change, EnvironmentClaims, held
+from .engine import CondaEngine, LogFn, ProgressFn
+from .pip.tool import PipSettings
 from .prefix import write_origin
 from .specfile import EnvFile
 
-if TYPE_CHECKING:
-    from .claims import Claim
-    from .service import EnvironmentService
-
 
 class FileEnvironments:
-    def __init__(self, envs: EnvironmentService, root_dir: Path | str | None = None) -> None:
-        self.envs = envs
+    """Environments made from a file under ``root_dir`` (a terminal's: ``/``)."""
+
+    def __init__(
+        self,
+        engine: CondaEngine,
+        pip: PipSettings,
+        builder: Builder,
+        claims: EnvironmentClaims,
+        listed: Callable[[str], Awaitable[Environment]],
+        root_dir: Path | str | None = None,
+    ) -> None:
+        self.engine = engine
+        self.pip = pip
+        self.builder = builder
+        self.claims = claims
+        self.listed = listed
         self.root_dir = Path(root_dir or os.getcwd())
+
+    def under(self, root_dir: Path | str) -> FileEnvironments:
+        """The same, reading files under ``root_dir`` instead."""
+        return FileEnvironments(self.engine, self.pip, self.builder, self.claims, self.listed, root_dir)
 
     async def read_file(self, from_file: str) -> tuple[Path, EnvFile]:
         """The file under the server's root an environment is to be made from, parsed. Raises
@@ -55,40 +72,39 @@ class FileEnvironments:
 
     async def create(
         self,
-        name: str,
+        new: str | Change,
         from_file: str,
         *,
         progress: ProgressFn | None = None,
         log: LogFn | None = None,
-        claimed: Claim | None = None,
         change_id: str | None = None,
     ) -> CreateResult:
         """Make the user's environment ``name`` from a file under the server's root (see
         :mod:`.specfile`); like a clone, it appears only once complete. Raises what :meth:`read_file`
-        and :meth:`begin_new` raise, and the engine's and installer's errors."""
+        and :meth:`.EnvironmentClaims.making` raise, and the engine's and installer's errors. ``new``: the
+        name, or the :class:`.Change` that claimed it."""
         path, spec = await self.read_file(from_file)
-        claim = claimed or await self.envs.begin_new(name)
-        final = self.envs.user_env_dir / name
+        async with held(new, self.claims.making) as change:
+            name, final = change.name, change.prefix
 
-        async def fill(build: Path) -> CreateReport:
-            report = await create.build(
-                self.envs.engine, self.envs.changes.pip, build, final, spec,
-                from_file=from_file, change_id=change_id or secrets.token_hex(8), progress=progress, log=log,
-            )  # fmt: skip
-            await asyncio.to_thread(
-                write_origin, build, source=str(path), source_name=path.name, engine=self.envs.engine.name
-            )
-            return report
+            async def fill(build: Path) -> CreateReport:
+                report = await create.build(
+                    self.engine, self.pip, build, final, spec,
+                    from_file=from_file, change_id=change_id or secrets.token_hex(8), progress=progress, log=log,
+                )  # fmt: skip
+                await asyncio.to_thread(
+                    write_origin, build, source=str(path), source_name=path.name, engine=self.engine.name
+                )
+                return report
 
-        with claim:
-            report = await self.envs.make(final, fill, "the new environment")
-        await self.envs.record(final)
+            report = await self.builder.make(final, fill, "the new environment")
+        await self.builder.record(final)
         if progress is not None:
             progress(1.0, f"Created '{name}' from {path.name}")
-        return CreateResult(environment=await self.envs.summary(name), report=report)
+        return CreateResult(environment=await self.listed(name), report=report)
 
     async def plan(self, name: str, from_file: str, *, progress: ProgressFn | None = None) -> PackagesPlan:
         """What :meth:`create` would install; nothing is made."""
         validate_env_name(name)
         _, spec = await self.read_file(from_file)
-        return await create.plan(self.envs.engine, self.envs.changes.pip, name, spec, progress=progress)
+        return await create.plan(self.engine, self.pip, name, spec, progress=progress)

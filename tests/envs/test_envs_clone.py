@@ -98,23 +98,23 @@ async def test_clone_existing_name_is_409(cloned):
 
 
 async def test_fail_fast_checks(cloned, service):
-    claim, src = await cloned.service.begin_clone("demo", "other")
-    assert src.name == "demo"
+    change = await cloned.service.making("other", "demo")
+    assert change.source is not None and change.source.name == "demo" and change.name == "other"
     with pytest.raises(Conflict, match="being made or changed right now"):
-        await cloned.service.begin_clone("demo", "other")
-    claim.release()
+        await cloned.service.making("other", "demo")
+    change.release()
     with pytest.raises(Conflict, match="already exists"):
-        await cloned.service.begin_clone("demo", "mine")
+        await cloned.service.making("mine", "demo")
     with pytest.raises(InvalidRequest):
-        await cloned.service.begin_clone("demo", "../x")
+        await cloned.service.making("../x", "demo")
     with pytest.raises(NotFound):
-        await cloned.service.begin_clone("nope", "x")
+        await cloned.service.making("x", "nope")
     assert not cloned.service.busy("x") and not cloned.service.busy("mine")
-    claim, loc = await cloned.service.begin_change("mine")
-    assert loc.name == "mine" and cloned.service.busy("mine")
-    claim.release()
+    async with cloned.service.changing("mine") as change:
+        assert change.name == "mine" and cloned.service.busy("mine")
+    assert not cloned.service.busy("mine")
     with pytest.raises(Forbidden):
-        await cloned.service.begin_change("demo")
+        await cloned.service.changing("demo")
 
     gate = asyncio.Event()
 
@@ -124,10 +124,10 @@ async def test_fail_fast_checks(cloned, service):
     task = asyncio.ensure_future(service.clone("demo", "busy", progress=progress))
     await gate.wait()
     with pytest.raises(Conflict, match="right now"):
-        await service.begin_clone("demo", "busy")
+        await service.making("busy", "demo")
     await task
     with pytest.raises(Conflict, match="already exists"):
-        await service.begin_clone("demo", "busy")
+        await service.making("busy", "demo")
 
 
 async def test_clone_by_prefix(service, demo):

@@ -39,7 +39,7 @@ async def test_environment_yml_is_planned_then_made(svc, env_dir_entries):
         "name: analysis\nchannels: [conda-forge]\ndependencies:\n  - python\n  - ipykernel\n  - tabulate\n"
         "  - pip:\n    - gpuenvmini==1.0\n",
     )
-    plan = await svc.files.plan("analysis", rel)
+    plan = await svc.plan_from_file("analysis", rel)
     by_name = {c.name: c for c in plan.changes}
     assert {"python", "ipykernel", "tabulate", "pip", "gpuenvmini"} <= by_name.keys()
     assert all(c.action == "install" for c in plan.changes)
@@ -49,7 +49,7 @@ async def test_environment_yml_is_planned_then_made(svc, env_dir_entries):
     assert env_dir_entries(svc.user_env_dir) == []  # a plan makes nothing
 
     progress: list[float] = []
-    res = await svc.files.create("analysis", rel, progress=lambda f, _m: progress.append(f))
+    res = await svc.create_from_file("analysis", rel, progress=lambda f, _m: progress.append(f))
     prefix = svc.user_env_dir / "analysis"
     assert res.environment.name == "analysis" and res.environment.has_ipykernel
     assert res.report.file_kind == "environment.yml" and "gpuenvmini==1.0" in res.report.installed
@@ -66,10 +66,10 @@ async def test_environment_yml_is_planned_then_made(svc, env_dir_entries):
 
 async def test_requirements_txt_gets_a_python_and_its_packages(svc, demo):
     rel = _write(svc, "requirements.txt", "gpuenvmini>=2  # the newest\nsix\n")
-    plan = await svc.files.plan("reqs", rel)
+    plan = await svc.plan_from_file("reqs", rel)
     assert {c.name for c in plan.changes if c.kind == "pypi"} == {"gpuenvmini", "six"}
     assert not plan.runs_notebooks and any("no ipykernel" in w for w in plan.warnings)
-    res = await svc.files.create("reqs", rel)
+    res = await svc.create_from_file("reqs", rel)
     six = next(demo.extra_wheels.glob("six-*.whl")).name.split("-")[1]
     assert sorted(r for r in res.report.installed if "==" in r) == ["gpuenvmini==2.0", f"six=={six}"]
     assert _py(svc.user_env_dir / "reqs", "import gpuenvmini, six").returncode == 0
@@ -79,7 +79,7 @@ async def test_an_explicit_lock_makes_the_same_packages(svc, demo):
     await svc.clone("demo", "source")
     lock = await svc.export("source", "explicit")
     rel = _write(svc, "source.lock", lock.content)
-    res = await svc.files.create("again", rel)
+    res = await svc.create_from_file("again", rel)
     assert res.report.file_kind == "explicit"
 
     def builds(prefix: Path) -> set[tuple[str, str, str]]:
@@ -93,7 +93,7 @@ async def test_an_explicit_lock_makes_the_same_packages(svc, demo):
 async def test_a_failure_leaves_nothing(svc, env_dir_entries):
     rel = _write(svc, "requirements.txt", "gpuenvmini\ngpuenvmissing\n")
     with pytest.raises(NotFound, match="gpuenvmissing"):
-        await svc.files.create("broken", rel)
+        await svc.create_from_file("broken", rel)
     assert env_dir_entries(svc.user_env_dir) == []
     assert not (svc.user_env_dir / "broken").exists()
 
@@ -101,11 +101,11 @@ async def test_a_failure_leaves_nothing(svc, env_dir_entries):
 async def test_files_are_checked_before_anything(svc, tmp_path):
     (tmp_path / "outside.yml").write_text("dependencies: [python]\n")
     with pytest.raises(Forbidden, match="outside the server's root"):
-        await svc.files.read_file("../outside.yml")
+        await svc.check_file("../outside.yml")
     with pytest.raises(NotFound, match="There is no file at 'nope.yml'"):
-        await svc.files.read_file("nope.yml")
+        await svc.check_file("nope.yml")
     with pytest.raises(InvalidRequest, match="is a folder"):
-        await svc.files.read_file("project")
+        await svc.check_file("project")
     (svc.files.root_dir / "bin.txt").write_bytes(b"\xff\xfe\x00")
     with pytest.raises(InvalidRequest, match="not a text file"):
-        await svc.files.read_file("bin.txt")
+        await svc.check_file("bin.txt")

@@ -9,20 +9,20 @@ from jupyter_gpu_env.envs.pip.tool import PipSettings
 
 
 async def test_conda_names_holding_the_query_with_versions(service):
-    found = await service.searcher.search("ipy", "conda")
+    found = await service.search("ipy", "conda")
     names = [p.name for p in found.packages]
     assert names[:2] == ["ipython", "ipykernel"] and found.total == len(
         names
     )  # starting with it, shortest first
     assert all(p.kind == "conda" and p.versions for p in found.packages)
-    exact = await service.searcher.search("jedi", "conda", limit=1)
+    exact = await service.search("jedi", "conda", limit=1)
     assert [p.name for p in exact.packages] == ["jedi"] and exact.packages[0].versions[0][0].isdigit()
-    assert (await service.searcher.search("zzz-nothing", "conda")).packages == []
+    assert (await service.search("zzz-nothing", "conda")).packages == []
 
 
 async def test_the_answer_is_kept(service):
-    first = await service.searcher.search("tabu", "conda")
-    assert await service.searcher.search("TABU ", "conda") is first
+    first = await service.search("tabu", "conda")
+    assert await service.search("TABU ", "conda") is first
 
 
 @pytest.fixture
@@ -36,11 +36,11 @@ def wheels(tmp_path):
 
 async def test_a_pypi_name_is_looked_up_in_the_wheel_folders(demo, tmp_path, make_service, wheels):
     svc = make_service(demo, tmp_path, pip=PipSettings(find_links=(str(wheels),), no_index=True))
-    found = await svc.searcher.search("GpuEnvMini", "pypi")
+    found = await svc.search("GpuEnvMini", "pypi")
     assert [(p.name, p.kind, p.versions) for p in found.packages] == [
         ("gpuenvmini", "pypi", ["10.0", "2.0", "1.0"])
     ]
-    assert (await svc.searcher.search("gpuenvmissing", "pypi")).packages == []
+    assert (await svc.search("gpuenvmissing", "pypi")).packages == []
 
 
 @pytest.fixture
@@ -77,9 +77,9 @@ def index():
 
 async def test_a_pypi_name_is_looked_up_on_the_index(demo, tmp_path, make_service, index):
     svc = make_service(demo, tmp_path, pip=PipSettings(index_url=index))
-    found = await svc.searcher.search("gpuenvmini", "pypi")
+    found = await svc.search("gpuenvmini", "pypi")
     assert found.packages[0].versions == ["1.1rc1", "1.0", "0.9"]
-    assert (await svc.searcher.search("other", "pypi")).packages == []
+    assert (await svc.search("other", "pypi")).packages == []
 
 
 async def test_an_unreachable_index_is_503(demo, tmp_path, make_service):
@@ -87,5 +87,5 @@ async def test_an_unreachable_index_is_503(demo, tmp_path, make_service):
 
     svc = make_service(demo, tmp_path, pip=PipSettings(index_url="http://127.0.0.1:9/simple"))
     with pytest.raises(Unavailable, match="could not be reached") as e:
-        await svc.searcher.search("anything", "pypi")
+        await svc.search("anything", "pypi")
     assert e.value.status == 503 and e.value.reason == "index_unavailable"

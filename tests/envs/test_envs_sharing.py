@@ -25,9 +25,9 @@ def shared_dir(tmp_path) -> Path:
 async def test_publish_list_clone_unpublish(demo, tmp_path, make_service, shared_dir, env_dir_entries):
     me = make_service(demo, tmp_path / "me", shared=[shared_dir])
     await me.clone("demo", "mine")
-    assert me.shared.enabled
+    assert me.sharing_enabled
     progress: list[float] = []
-    published = await me.shared.publish("mine", "CPU demo + six", progress=lambda f, _m: progress.append(f))
+    published = await me.publish("mine", "CPU demo + six", progress=lambda f, _m: progress.append(f))
     prefix = shared_dir / "mine"
     assert published.kind == "shared" and published.prefix == str(prefix)
     assert published.name == "mine@team"  # the user's own "mine" keeps the plain name
@@ -62,7 +62,7 @@ async def test_publish_list_clone_unpublish(demo, tmp_path, make_service, shared
         await mate.change_packages("mine", ["tabulate"], [])
 
     # Unpublishing removes it whole; the clones made from it stay.
-    await me.shared.unpublish(await me.catalog.resolve(str(prefix)))
+    await me.unpublish(await me.catalog.resolve(str(prefix)))
     assert env_dir_entries(shared_dir) == []
     assert "mine@team" not in {e.name for e in await me.list()}
     assert clone.is_dir()
@@ -71,11 +71,11 @@ async def test_publish_list_clone_unpublish(demo, tmp_path, make_service, shared
 async def test_only_the_owner_unpublishes(demo, tmp_path, make_service, shared_dir, monkeypatch):
     me = make_service(demo, tmp_path / "me", shared=[shared_dir])
     await me.clone("demo", "mine")
-    await me.shared.publish("mine", "mine", "team-env")
+    await me.publish("mine", "mine", "team-env")
     loc = await me.catalog.resolve("team-env")
     monkeypatch.setattr(sharing.os, "getuid", lambda: os.stat(shared_dir).st_uid + 4242)
     with pytest.raises(Forbidden, match="'team-env' was shared by .*; only they can unpublish it") as e:
-        await me.shared.unpublish(loc)
+        await me.unpublish(loc)
     assert e.value.reason == "not_owner"
     monkeypatch.undo()
     assert (shared_dir / "team-env").is_dir()
@@ -85,18 +85,18 @@ async def test_publishing_is_refused_clearly(demo, tmp_path, make_service, share
     off = make_service(demo, tmp_path / "off")
     await off.clone("demo", "mine")
     with pytest.raises(Forbidden, match="shared_env_dirs") as e:
-        await off.shared.begin_publish("mine", None)
+        await off.publishing("mine")
     assert e.value.reason == "sharing_disabled"
 
     me = make_service(demo, tmp_path / "me", shared=[shared_dir])
     await me.clone("demo", "mine")
     with pytest.raises(Forbidden, match="managed environment"):
-        await me.shared.begin_publish("demo", None)
-    await me.shared.publish("mine", "first")
+        await me.publishing("demo")
+    await me.publish("mine", "first")
     with pytest.raises(Conflict, match=f"already shared by {sharing.user_name()}") as c:
-        await me.shared.begin_publish("mine", None)
+        await me.publishing("mine")
     assert c.value.reason == "env_exists"
     missing = make_service(demo, tmp_path / "x", shared=[tmp_path / "nowhere"])
     await missing.clone("demo", "mine")
     with pytest.raises(Conflict, match="does not exist or you cannot write to it"):
-        await missing.shared.begin_publish("mine", None)
+        await missing.publishing("mine")

@@ -118,7 +118,8 @@ class RattlerEngine:
             self._workers.replenish()
         # A result counts even if the process then died: py-rattler may abort at exit.
         if "result" in outcome:
-            return outcome["result"]
+            found: dict[str, Any] = outcome["result"]
+            return found
         if "error" in outcome:
             cls = _ERRORS.get(outcome.get("reason", ""), EngineError)
             raise cls(str(outcome["error"]), reason=outcome.get("reason"))
@@ -140,7 +141,8 @@ class RattlerEngine:
         if channels:
             request["channels"] = [channel_url(c) for c in channels]
         result = await self._call(request, progress, log)
-        return result["packages"]
+        installed: list[str] = result["packages"]
+        return installed
 
     async def plan_create(
         self, specs: list[str], *, channels: list[str] | None = None, progress: ProgressFn | None = None
