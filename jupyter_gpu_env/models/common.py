@@ -18,7 +18,7 @@ class ApiError(ApiModel):
 
     message: str = Field(description="What went wrong, in words a user can act on.")
     reason: str = Field(description="A short machine-readable code, e.g. `not_found`, `invalid_request`.")
-    details: list[dict] | None = Field(
+    details: list[dict[str, Any]] | None = Field(
         default=None,
         description="Per-field validation problems when the request was invalid; for `kernels_running`, "
         "the kernels in the way (`kernel_id`, `name`, `notebook_path`).",
@@ -37,7 +37,7 @@ _WRONG_BRANCH = {
 }
 
 
-def _field_path(loc: tuple) -> str:
+def _field_path(loc: tuple[Any, ...]) -> str:
     # Union branches appear in the location ("constrained-int", "function-after[...]"): not field names.
     parts = [
         str(p) for p in loc if not (isinstance(p, str) and ("[" in p or "-" in p or p in ("str", "int")))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -111,7 +111,7 @@ class GpuCheck(ApiModel):
 
     ok: bool = Field(description="True when a device is usable from the environment.")
     message: str = Field(description="What was found, in a sentence.")
-    details: dict = Field(
+    details: dict[str, Any] = Field(
         description="Raw findings: python, prefix, CUDA_VISIBLE_DEVICES, driver (loaded, count, names), "
         "framework (torch or cupy: version, available, computed)."
     )
