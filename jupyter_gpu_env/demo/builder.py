@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import proc
+from ..envs.catalog.prefix import read_records
 from ..envs.engine import LogFn, ProgressFn, scaled
-from ..envs.prefix import read_records
 from ..envs.rattler.engine import RattlerEngine
 from ..envs.service import default_pkgs_dir
 from ..errors import Conflict

@@ -44,15 +44,15 @@ from ..models.tasks import Task
 from . import conda_list, recovery
 from .building import Builder
 from .catalog import EnvironmentCatalog, EnvLocation
+from .catalog.prefix import write_origin
 from .changes.packages import PackageChanges, request_of
 from .changes.search import PackageSearcher
 from .changes.undo import read as read_history
 from .changes.undo import undo as undo_last
 from .changing import Change, Claiming, EnvironmentClaims, held
 from .engine import CondaEngine, LogFn, ProgressFn, scaled
-from .fromfile import FileEnvironments
+from .fromfile.environments import FileEnvironments
 from .pip.tool import PipSettings
-from .prefix import write_origin
 from .sharing import SharedEnvironments
 from .transaction import previous_states, remove_tree
 

@@ -22,9 +22,9 @@ from ..models.envs import Environment
 from ..models.envs.syntax import validate_env_name
 from .building import Builder
 from .catalog import EnvironmentCatalog, EnvLocation
+from .catalog.prefix import read_origin, write_origin
 from .changing import Change, Claiming, EnvironmentClaims, held
 from .engine import CondaEngine, LogFn, ProgressFn, scaled
-from .prefix import read_origin, write_origin
 from .transaction import remove_tree
 
 # rwx for the owner only where it had it; read (and search/execute where the owner has it) for all.

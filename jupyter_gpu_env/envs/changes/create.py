@@ -1,4 +1,4 @@
-"""A new environment from a file (:mod:`..specfile`): planned without making anything, or built into a
+"""A new environment from a file (:mod:`..fromfile.specfile`): planned without making anything, or built into a
 folder that the caller renames into place (conda's solve and install first, then the PyPI requirements
 with the new interpreter), its history starting with how it was made."""
 
@@ -12,9 +12,9 @@ from ...models.envs import CreateReport
 from ...models.envs.packages import PackagesPlan
 from ...models.envs.syntax import spec_name
 from ..engine import CondaEngine, LogFn, ProgressFn, scaled
+from ..fromfile.specfile import EnvFile
 from ..pip import change as pip_change
 from ..pip.tool import PipSettings, installer_for
-from ..specfile import EnvFile
 from . import history, plans
 
 

@@ -12,10 +12,10 @@ from pydantic import ValidationError
 from ...errors import Conflict, InvalidRequest
 from ...models.envs.packages import PackagesPlan, PackagesReport, PackagesRequest
 from ...models.envs.syntax import spec_name
+from ..catalog.prefix import pypi_packages, python_version, read_records, site_packages
 from ..engine import CondaEngine, LogFn, ProgressFn, scaled
 from ..pip import change as pip_change
 from ..pip.tool import PipSettings, installer_for
-from ..prefix import pypi_packages, python_version, read_records, site_packages
 from . import history, plans
 
 

@@ -18,10 +18,10 @@ from ...models.envs import CloneReport, ExportFormat
 from ...models.envs.packages import PackagesReport
 from ...spare import SpareProcess
 from ...tasks import cancel_and_wait
+from ..catalog.prefix import read_records
 from ..clonefiles import CopyReport, conda_files, copy_records, copy_untracked, find_untracked
 from ..engine import EngineError, LogFn, ProgressFn, run_stoppable, scaled, threadsafe
 from ..export import environment_yaml, explicit_lock
-from ..prefix import read_records
 
 log = logging.getLogger(__name__)
 

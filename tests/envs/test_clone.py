@@ -6,8 +6,8 @@ import pytest
 
 from jupyter_gpu_env import kernelspecs
 from jupyter_gpu_env.envs import conda_list
+from jupyter_gpu_env.envs.catalog.prefix import ORIGIN_FILE
 from jupyter_gpu_env.envs.claims import LOCK_DIR
-from jupyter_gpu_env.envs.prefix import ORIGIN_FILE
 from jupyter_gpu_env.errors import Conflict, Forbidden, InvalidRequest, NotFound
 
 
@@ -95,6 +95,27 @@ async def test_clone_existing_name_is_409(cloned):
     assert e.value.status == 409
     with pytest.raises(Conflict):
         await cloned.service.clone("mine", "demo")  # a managed environment's name
+
+
+async def test_a_change_is_one_handle_held_by_a_block_or_handed_to_an_operation(service):
+    new = await service.making("handle", "demo")  # awaited: the caller owns it, as a task does
+    assert (new.name, new.prefix, new.env.kind) == ("handle", service.user_env_dir / "handle", "own")
+    assert new.source is not None and new.source.name == "demo" and service.busy("handle")
+    await service.clone(new)  # handed over: the clone releases it when it ends
+    assert not service.busy("handle")
+
+    with pytest.raises(RuntimeError):
+        async with service.changing("handle") as change:
+            assert change.prefix == service.user_env_dir / "handle" and service.busy("handle")
+            raise RuntimeError("the block failed")
+    assert not service.busy("handle")  # released on the way out, whatever happened
+
+    handed = await service.changing(str(service.user_env_dir / "handle"))  # found by its prefix too
+    with pytest.raises(Conflict, match="in progress"):
+        await service.changing("handle")
+    assert await service.delete(handed) is None
+    assert not service.busy("handle") and not (service.user_env_dir / "handle").exists()
+    handed.release()  # idempotent
 
 
 async def test_fail_fast_checks(cloned, service):

@@ -75,7 +75,7 @@ def readme_command_lines() -> list[list[str]]:
 
 def test_the_readme_terminal_examples_are_valid_command_lines():
     """Each one runs against the demo (tried by hand after scripts/lab.sh; the commands themselves are
-    tested in test_cli_envs.py and test_cli_jobs.py): here, each still parses, and what it names exists."""
+    tested in test_envs.py and test_jobs.py): here, each still parses, and what it names exists."""
     lines = readme_command_lines()
     assert {argv[0] for argv in lines} >= set(COMMANDS)  # every command is shown
     parser = build_parser()

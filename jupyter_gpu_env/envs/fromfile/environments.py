@@ -1,6 +1,6 @@
 """Environments made from a file under the server's root: environment.yml, requirements.txt or an
 explicit lock (parsed by :mod:`.specfile`), planned first, built aside and renamed into place like a
-clone (:class:`.building.Builder`)."""
+clone (:class:`~jupyter_gpu_env.envs.building.Builder`)."""
 
 from __future__ import annotations
 
@@ -10,18 +10,18 @@ import secrets
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from ..errors import Forbidden, InvalidRequest, NotFound
-from ..inputs import resolve_in_root
-from ..models.envs import CreateReport, CreateResult, Environment
-from ..models.envs.packages import PackagesPlan
-from ..models.envs.syntax import validate_env_name
+from ...errors import Forbidden, InvalidRequest, NotFound
+from ...inputs import resolve_in_root
+from ...models.envs import CreateReport, CreateResult, Environment
+from ...models.envs.packages import PackagesPlan
+from ...models.envs.syntax import validate_env_name
+from ..building import Builder
+from ..catalog.prefix import write_origin
+from ..changes import create
+from ..changing import Change, EnvironmentClaims, held
+from ..engine import CondaEngine, LogFn, ProgressFn
+from ..pip.tool import PipSettings
 from . import specfile
-from .building import Builder
-from .changes import create
-from .changing import Change, EnvironmentClaims, held
-from .engine import CondaEngine, LogFn, ProgressFn
-from .pip.tool import PipSettings
-from .prefix import write_origin
 from .specfile import EnvFile
 
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any, Literal
 
-from ..errors import InvalidRequest
-from ..models.envs.syntax import check_spec
+from ...errors import InvalidRequest
+from ...models.envs.syntax import check_spec
 
 FileKind = Literal["environment.yml", "requirements.txt", "explicit"]
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from jupyter_gpu_env.envs.catalog.prefix import read_origin, read_records
 from jupyter_gpu_env.envs.changes.undo import read as read_history
 from jupyter_gpu_env.envs.pip.tool import PipSettings
-from jupyter_gpu_env.envs.prefix import read_origin, read_records
 from jupyter_gpu_env.errors import Forbidden, InvalidRequest, NotFound
 
 

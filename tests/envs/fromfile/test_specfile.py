@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from jupyter_gpu_env.envs.specfile import parse
+from jupyter_gpu_env.envs.fromfile.specfile import parse
 from jupyter_gpu_env.errors import InvalidRequest
 
 ENVIRONMENT_YML = """\
