@@ -39,6 +39,7 @@ from .models.envs import (
 )
 from .models.envs.api import DeletedEnvironment
 from .models.envs.packages import PackagesPlan, PackagesRequest
+from .models.gpu import GpuCheck
 from .models.images import Image, ImageRequest
 from .models.tasks import Task
 from .tasks import TaskContext, TaskManager
@@ -83,7 +84,7 @@ class Services:
         source = change.source.name if change.source else req.source
 
         async def run(ctx: TaskContext) -> CloneResult:
-            return await self.envs.clone(change, progress=ctx.progress, log=ctx.log)
+            return await self.envs.clone(change, report=ctx)
 
         return self._start_changing(change, "clone", f"Clone '{source}' as '{req.name}'", run)
 
@@ -102,9 +103,7 @@ class Services:
         change = await self.envs.making(name)
 
         async def run(ctx: TaskContext) -> CreateResult:
-            return await self.envs.create_from_file(
-                change, from_file, progress=ctx.progress, log=ctx.log, change_id=ctx.task_id
-            )
+            return await self.envs.create_from_file(change, from_file, report=ctx, change_id=ctx.task_id)
 
         return self._start_changing(change, "create", f"Create '{name}' from {from_file}", run)
 
@@ -113,7 +112,7 @@ class Services:
         shared = change.target.name if change.target else change.name
 
         async def run(ctx: TaskContext) -> PublishResult:
-            env = await self.envs.publish(change, req.description, progress=ctx.progress, log=ctx.log)
+            env = await self.envs.publish(change, req.description, report=ctx)
             return PublishResult(environment=env)
 
         return self._start_changing(
@@ -139,7 +138,7 @@ class Services:
         async def run(ctx: TaskContext) -> PackagesResult:
             return await self.envs.change_packages(
                 change, req.add, req.remove, pip_add=req.pip_add, pip_remove=req.pip_remove,
-                progress=ctx.progress, log=ctx.log, change_id=ctx.task_id,
+                report=ctx, change_id=ctx.task_id,
             )  # fmt: skip
 
         title = f"Change packages of '{change.name}': {' '.join(changes)}"
@@ -235,10 +234,10 @@ class Services:
         if self.envs.busy(env):
             raise Conflict(f"'{env}' is being changed right now; pack it when that ends.", reason="busy")
 
-        async def run(ctx: TaskContext):
+        async def run(ctx: TaskContext) -> Image:
             ctx.progress(0.0, "Waiting for a free packing slot")
             async with self._packs:
-                return await self.images.pack(env, prefix, req, ctx)
+                return await self.images.pack(env, prefix, req, ctx.progress)
 
         return self.tasks.start(
             "pack",
@@ -282,7 +281,7 @@ class Services:
     async def start_gpu_check(self, name: str) -> Task:
         env, prefix = await self._env_prefix(name)
 
-        async def run(ctx: TaskContext):
+        async def run(ctx: TaskContext) -> GpuCheck:
             ctx.progress(0.05, "Waiting for a free slot")
             async with self._gpu_checks:
                 ctx.progress(0.1, f"Running a GPU check with the Python of '{env}'")

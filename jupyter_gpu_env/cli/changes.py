@@ -59,7 +59,7 @@ async def cmd_install(s: Services, args: argparse.Namespace) -> int:
         with ProgressBar(f"install {env}", verbose=args.verbose) as bar:
             result = await s.envs.change_packages(
                 change, req.add, req.remove, pip_add=req.pip_add, pip_remove=req.pip_remove,
-                progress=bar.progress, log=bar.log,
+                report=bar,
             )  # fmt: skip
             bar.progress(1.0, f"Changed '{env}'")
     report = result.report

@@ -49,7 +49,7 @@ async def cmd_clone(s: Services, args: argparse.Namespace) -> int:
     change = await s.envs.making(args.name, args.source)  # fail fast, before the bar
     source = change.source.name if change.source else args.source
     with ProgressBar(f"clone {args.name}", verbose=args.verbose) as bar:
-        result = await s.envs.clone(change, progress=bar.progress, log=bar.log)
+        result = await s.envs.clone(change, report=bar)
     report = result.report
     env = await s.envs.get(result.environment.name)  # measured now: a terminal waits for the size
     new = human_bytes((env.size_bytes or 0) - (env.shared_bytes or 0))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from ..models.images import Image, ImageRequest
 from .common import age, human_bytes, print_json, print_table, validated
@@ -12,7 +12,6 @@ from .progress import ProgressBar
 
 if TYPE_CHECKING:
     from ..services import Services
-    from ..tasks import TaskContext
 
 
 def print_usage_lines(image: Image) -> None:
@@ -30,7 +29,7 @@ async def cmd_pack(s: Services, args: argparse.Namespace) -> int:
     s.images.check_request(req)
     loc = await s.envs.resolve(args.env)
     with ProgressBar(f"pack {loc.name}", verbose=args.verbose) as bar:
-        image = await s.images.pack(loc.name, loc.prefix, req, cast("TaskContext", bar))
+        image = await s.images.pack(loc.name, loc.prefix, req, bar.progress)
         bar.progress(1.0, f"Packed '{loc.name}'")
     print(image.path)
     saved = f"{image.file_count} files in one, {human_bytes(image.env_size_bytes)} on disk"

@@ -41,9 +41,7 @@ async def cmd_create(s: Services, args: argparse.Namespace) -> int:
         return 1
     change = await s.envs.making(args.name)
     with ProgressBar(f"create {args.name}", verbose=args.verbose) as bar:
-        result = await s.envs.create_from_file(
-            change, path, progress=bar.progress, log=bar.log, root_dir=ANYWHERE
-        )
+        result = await s.envs.create_from_file(change, path, report=bar, root_dir=ANYWHERE)
     env = result.environment
     print(f"Created '{env.name}' at {env.prefix}: {len(result.report.installed)} packages, "
           f"{result.report.seconds:.1f} s")  # fmt: skip
@@ -59,7 +57,7 @@ async def cmd_publish(s: Services, args: argparse.Namespace) -> int:
     req = validated(PublishRequest, description=args.description, name=args.name)
     change = await s.envs.publishing(args.env, req.name)
     with ProgressBar(f"publish {args.env}", verbose=args.verbose) as bar:
-        env = await s.envs.publish(change, req.description, progress=bar.progress, log=bar.log)
+        env = await s.envs.publish(change, req.description, report=bar)
     print(f"Shared '{args.env}' as '{env.name}' at {env.prefix}")
     return 0
 

@@ -50,7 +50,7 @@ from .changes.search import PackageSearcher
 from .changes.undo import read as read_history
 from .changes.undo import undo as undo_last
 from .changing import Change, Claiming, EnvironmentClaims, held
-from .engine import CondaEngine, LogFn, ProgressFn, scaled
+from .engine import CondaEngine, ProgressFn, Reporter, part
 from .fromfile.environments import FileEnvironments
 from .pip.tool import PipSettings
 from .sharing import SharedEnvironments
@@ -177,8 +177,7 @@ class EnvironmentService:
         source: str | Change,
         name: str | None = None,
         *,
-        progress: ProgressFn | None = None,
-        log: LogFn | None = None,
+        report: Reporter | None = None,
     ) -> CloneResult:
         """Clone ``source`` (a listed name or prefix) as the user's environment ``name``, or what a
         change from :meth:`making` with a source names.
@@ -191,19 +190,18 @@ class EnvironmentService:
             assert src is not None  # a clone's change names its source
 
             async def fill(build: Path) -> CloneReport:
-                report = await self.engine.clone(
-                    src.prefix, final, build_dir=build, progress=scaled(progress, 0.0, 0.98), log=log
+                made = await self.engine.clone(
+                    src.prefix, final, build_dir=build, report=part(report, 0.0, 0.98)
                 )
                 await asyncio.to_thread(
                     write_origin, build, source=str(src.prefix), source_name=src.name, engine=self.engine.name
                 )
-                return report
+                return made
 
-            report = await self.builder.make(final, fill, "the clone")
+            made = await self.builder.make(final, fill, "the clone")
         await self.builder.record(final)
-        if progress is not None:
-            progress(1.0, f"Cloned '{src.name}' as '{change.name}'")
-        return CloneResult(environment=await self.summary(change.name), report=report)
+        part(report).progress(1.0, f"Cloned '{src.name}' as '{change.name}'")
+        return CloneResult(environment=await self.summary(change.name), report=made)
 
     async def check_file(self, from_file: str) -> None:
         """Check the file an environment is to be made from (see :meth:`.FileEnvironments.read_file`)."""
@@ -222,14 +220,13 @@ class EnvironmentService:
         new: str | Change,
         from_file: str,
         *,
-        progress: ProgressFn | None = None,
-        log: LogFn | None = None,
+        report: Reporter | None = None,
         change_id: str | None = None,
         root_dir: Path | None = None,
     ) -> CreateResult:
         """Make the user's environment ``new`` (a name, or a change from :meth:`making`) from a file."""
         files = self.files if root_dir is None else self.files.under(root_dir)
-        return await files.create(new, from_file, progress=progress, log=log, change_id=change_id)
+        return await files.create(new, from_file, report=report, change_id=change_id)
 
     # -- sharing ------------------------------------------------------------------------------------
 
@@ -243,11 +240,10 @@ class EnvironmentService:
         description: str,
         shared_name: str | None = None,
         *,
-        progress: ProgressFn | None = None,
-        log: LogFn | None = None,
+        report: Reporter | None = None,
     ) -> Environment:
         """Publish a copy of the user's ``env`` for the team (see :meth:`.SharedEnvironments.publish`)."""
-        return await self.shared.publish(env, description, shared_name, progress=progress, log=log)
+        return await self.shared.publish(env, description, shared_name, report=report)
 
     async def unpublish(self, loc: EnvLocation) -> None:
         """Remove a shared environment this user published (Forbidden for anyone else's)."""
@@ -263,8 +259,7 @@ class EnvironmentService:
         *,
         pip_add: builtins.list[str] | None = None,
         pip_remove: builtins.list[str] | None = None,
-        progress: ProgressFn | None = None,
-        log: LogFn | None = None,
+        report: Reporter | None = None,
         change_id: str | None = None,
     ) -> PackagesResult:
         """Install ``add`` (conda match specs) and remove ``remove`` (names), then ``pip_add``
@@ -284,11 +279,11 @@ class EnvironmentService:
 
             async def apply(build: Path) -> PackagesReport:
                 return await self.changes.apply(
-                    build, prefix, req, change_id, progress=scaled(progress, 0.15, 0.95), log=log
+                    build, prefix, req, change_id, report=part(report, 0.15, 0.95)
                 )
 
-            report = await self.builder.change(prefix, apply, progress=progress)
-        return PackagesResult(environment=await self.summary(change.name), report=report)
+            done = await self.builder.change(prefix, apply, progress=part(report).progress)
+        return PackagesResult(environment=await self.summary(change.name), report=done)
 
     async def plan_packages(
         self,

@@ -24,7 +24,7 @@ from .building import Builder
 from .catalog import EnvironmentCatalog, EnvLocation
 from .catalog.prefix import read_origin, write_origin
 from .changing import Change, Claiming, EnvironmentClaims, held
-from .engine import CondaEngine, LogFn, ProgressFn, scaled
+from .engine import CondaEngine, Reporter, part
 from .transaction import remove_tree
 
 # rwx for the owner only where it had it; read (and search/execute where the owner has it) for all.
@@ -130,8 +130,7 @@ class SharedEnvironments:
         description: str,
         shared_name: str | None = None,
         *,
-        progress: ProgressFn | None = None,
-        log: LogFn | None = None,
+        report: Reporter | None = None,
     ) -> Environment:
         """Publish a copy of the user's environment ``env`` (a name, or the change :meth:`publishing`
         claimed) in the shared folder, read-only for others, with its owner and ``description``; it
@@ -141,9 +140,7 @@ class SharedEnvironments:
             assert final is not None  # a publishing change names where it goes
 
             async def fill(build: Path) -> None:
-                await self.engine.clone(
-                    loc.prefix, final, build_dir=build, progress=scaled(progress, 0.0, 0.95), log=log
-                )
+                await self.engine.clone(loc.prefix, final, build_dir=build, report=part(report, 0.0, 0.95))
                 await asyncio.to_thread(
                     write_origin,
                     build,
@@ -158,8 +155,7 @@ class SharedEnvironments:
 
             await self.builder.make(final, fill, "the shared copy")
         self.catalog.refresh(final)
-        if progress is not None:
-            progress(1.0, f"Shared '{loc.name}' as '{final.name}'")
+        part(report).progress(1.0, f"Shared '{loc.name}' as '{final.name}'")
         return await self.catalog.listed(str(final))
 
     async def unpublish(self, loc: EnvLocation) -> None:

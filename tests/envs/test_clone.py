@@ -3,6 +3,7 @@ import json
 import subprocess
 
 import pytest
+from helpers import Recorder
 
 from jupyter_gpu_env import kernelspecs
 from jupyter_gpu_env.envs import conda_list
@@ -142,7 +143,7 @@ async def test_fail_fast_checks(cloned, service):
     def progress(fraction, message):
         gate.set()
 
-    task = asyncio.ensure_future(service.clone("demo", "busy", progress=progress))
+    task = asyncio.ensure_future(service.clone("demo", "busy", report=Recorder(progress)))
     await gate.wait()
     with pytest.raises(Conflict, match="right now"):
         await service.making("busy", "demo")
@@ -166,7 +167,7 @@ async def test_cancel_mid_clone_leaves_nothing(service, when):
         if message.startswith(when) and not task.cancelled():
             task.cancel()
 
-    task = asyncio.ensure_future(service.clone("demo", "cancelled", progress=progress))
+    task = asyncio.ensure_future(service.clone("demo", "cancelled", report=Recorder(progress)))
     with pytest.raises(asyncio.CancelledError):
         await task
     assert any(m.startswith(when) for m in seen)
@@ -244,8 +245,9 @@ async def test_package_cache_miss_fetches_or_copies_from_source(demo, tmp_path):
     import shutil
 
     shutil.rmtree(channel)
-    logs = []
-    copied = await RattlerEngine([], tmp_path / "pkgs-empty").clone(source, tmp_path / "b", log=logs.append)
+    told = Recorder()
+    copied = await RattlerEngine([], tmp_path / "pkgs-empty").clone(source, tmp_path / "b", report=told)
+    logs = told.lines
     assert copied.copied_from_source == ["hello-1.0-0"] and copied.fetched == []
     assert (
         tmp_path / "b" / "share" / "hello" / "where.txt"

@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from helpers import Recorder
 
 from jupyter_gpu_env.envs import sharing
 from jupyter_gpu_env.errors import Conflict, Forbidden
@@ -26,8 +27,9 @@ async def test_publish_list_clone_unpublish(demo, tmp_path, make_service, shared
     me = make_service(demo, tmp_path / "me", shared=[shared_dir])
     await me.clone("demo", "mine")
     assert me.sharing_enabled
-    progress: list[float] = []
-    published = await me.publish("mine", "CPU demo + six", progress=lambda f, _m: progress.append(f))
+    told = Recorder()
+    published = await me.publish("mine", "CPU demo + six", report=told)
+    progress = told.fractions
     prefix = shared_dir / "mine"
     assert published.kind == "shared" and published.prefix == str(prefix)
     assert published.name == "mine@team"  # the user's own "mine" keeps the plain name

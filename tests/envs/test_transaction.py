@@ -20,6 +20,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from helpers import Recorder
 
 from jupyter_gpu_env.envs import transaction
 from jupyter_gpu_env.envs.changes import history
@@ -88,7 +89,7 @@ async def test_cancel_at_any_moment_leaves_the_environment_exactly_as_it_was(ser
             task.cancel()
 
     task = asyncio.ensure_future(
-        service.change_packages("cancelme", ["tabulate"], [], progress=progress, change_id="late")
+        service.change_packages("cancelme", ["tabulate"], [], report=Recorder(progress), change_id="late")
     )
     (outcome,) = await asyncio.gather(task, return_exceptions=True)
     assert any(m.startswith(when) for m in seen), seen

@@ -19,7 +19,7 @@ from ..building import Builder
 from ..catalog.prefix import write_origin
 from ..changes import create
 from ..changing import Change, EnvironmentClaims, held
-from ..engine import CondaEngine, LogFn, ProgressFn
+from ..engine import CondaEngine, ProgressFn, Reporter, part
 from ..pip.tool import PipSettings
 from . import specfile
 from .specfile import EnvFile
@@ -75,8 +75,7 @@ class FileEnvironments:
         new: str | Change,
         from_file: str,
         *,
-        progress: ProgressFn | None = None,
-        log: LogFn | None = None,
+        report: Reporter | None = None,
         change_id: str | None = None,
     ) -> CreateResult:
         """Make the user's environment ``name`` from a file under the server's root (see
@@ -88,20 +87,19 @@ class FileEnvironments:
             name, final = change.name, change.prefix
 
             async def fill(build: Path) -> CreateReport:
-                report = await create.build(
+                built = await create.build(
                     self.engine, self.pip, build, final, spec,
-                    from_file=from_file, change_id=change_id or secrets.token_hex(8), progress=progress, log=log,
+                    from_file=from_file, change_id=change_id or secrets.token_hex(8), report=report,
                 )  # fmt: skip
                 await asyncio.to_thread(
                     write_origin, build, source=str(path), source_name=path.name, engine=self.engine.name
                 )
-                return report
+                return built
 
-            report = await self.builder.make(final, fill, "the new environment")
+            made = await self.builder.make(final, fill, "the new environment")
         await self.builder.record(final)
-        if progress is not None:
-            progress(1.0, f"Created '{name}' from {path.name}")
-        return CreateResult(environment=await self.listed(name), report=report)
+        part(report).progress(1.0, f"Created '{name}' from {path.name}")
+        return CreateResult(environment=await self.listed(name), report=made)
 
     async def plan(self, name: str, from_file: str, *, progress: ProgressFn | None = None) -> PackagesPlan:
         """What :meth:`create` would install; nothing is made."""

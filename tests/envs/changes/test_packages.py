@@ -1,6 +1,7 @@
 import subprocess
 
 import pytest
+from helpers import Recorder
 
 from jupyter_gpu_env.errors import Conflict, NotFound, Unavailable
 
@@ -12,8 +13,9 @@ def _run(prefix, code):
 async def test_add_then_remove_a_package(service):
     await service.clone("demo", "custom")
     prefix = service.user_env_dir / "custom"
-    seen = []
-    res = await service.change_packages("custom", ["tabulate"], [], progress=lambda f, m: seen.append((f, m)))
+    told = Recorder()
+    res = await service.change_packages("custom", ["tabulate"], [], report=told)
+    seen = told.seen
     assert [p.split("-")[0] for p in res.report.installed] == ["tabulate"] and res.report.removed == []
     assert any(m.startswith("Solving") for _, m in seen) and seen[-1][0] <= 1.0
     assert _run(prefix, "import tabulate; print(tabulate.__file__)").stdout.startswith(str(prefix))

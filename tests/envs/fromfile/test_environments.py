@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from helpers import Recorder
 
 from jupyter_gpu_env.envs.catalog.prefix import read_origin, read_records
 from jupyter_gpu_env.envs.changes.undo import read as read_history
@@ -48,8 +49,9 @@ async def test_environment_yml_is_planned_then_made(svc, env_dir_entries):
     assert plan.runs_notebooks and any("conda-forge" in w for w in plan.warnings)
     assert env_dir_entries(svc.user_env_dir) == []  # a plan makes nothing
 
-    progress: list[float] = []
-    res = await svc.create_from_file("analysis", rel, progress=lambda f, _m: progress.append(f))
+    told = Recorder()
+    res = await svc.create_from_file("analysis", rel, report=told)
+    progress = told.fractions
     prefix = svc.user_env_dir / "analysis"
     assert res.environment.name == "analysis" and res.environment.has_ipykernel
     assert res.report.file_kind == "environment.yml" and "gpuenvmini==1.0" in res.report.installed

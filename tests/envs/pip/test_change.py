@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from helpers import Recorder
 
 from jupyter_gpu_env.envs.pip.tool import PipSettings
 from jupyter_gpu_env.errors import Conflict, NotFound
@@ -24,8 +25,8 @@ async def test_a_pypi_package_is_installed_in_the_transaction_and_runs(
     svc = make_service(demo, tmp_path, pip=settings)
     await svc.clone("demo", "pipenv")
     prefix = svc.user_env_dir / "pipenv"
-    logged: list[str] = []
-    res = await svc.change_packages("pipenv", [], [], pip_add=["gpuenvmini==1.0"], log=logged.append)
+    told = Recorder()
+    res = await svc.change_packages("pipenv", [], [], pip_add=["gpuenvmini==1.0"], report=told)
     assert res.report.installed == ["gpuenvmini==1.0"] and res.report.removed == []
     assert _py(prefix, "import gpuenvmini; print(gpuenvmini.VALUE)").stdout.strip() == "one"
     # Its script was written in the transaction's copy; it names the environment's own Python.

@@ -4,6 +4,7 @@ import os
 import stat
 
 import pytest
+from helpers import Recorder
 
 from jupyter_gpu_env.envs.engine import EngineError
 from jupyter_gpu_env.envs.rattler.engine import RattlerEngine, channel_url
@@ -27,13 +28,11 @@ echo '{"result": {"packages": ["a-1-0"]}}'
 kill -ABRT $$
 """,
     )
-    seen, logs = [], []
+    told = Recorder()
     engine = RattlerEngine([], tmp_path / "pkgs", python=python)
-    assert await engine.create(
-        tmp_path / "env", ["a"], progress=lambda f, m: seen.append((f, m)), log=logs.append
-    ) == ["a-1-0"]
-    assert seen == [(0.5, "half")]
-    assert logs == ["some stray line", "a log line"]
+    assert await engine.create(tmp_path / "env", ["a"], report=told) == ["a-1-0"]
+    assert told.seen == [(0.5, "half")]
+    assert told.lines == ["some stray line", "a log line"]
 
 
 @pytest.mark.parametrize(
