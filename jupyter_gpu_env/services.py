@@ -112,7 +112,7 @@ class Services:
         shared = change.target.name if change.target else change.name
 
         async def run(ctx: TaskContext) -> PublishResult:
-            env = await self.envs.publish(change, req.description, report=ctx)
+            env = await self.envs.publish(change, req, report=ctx)
             return PublishResult(environment=env)
 
         return self._start_changing(

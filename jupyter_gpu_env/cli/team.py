@@ -57,7 +57,7 @@ async def cmd_publish(s: Services, args: argparse.Namespace) -> int:
     req = validated(PublishRequest, description=args.description, name=args.name)
     change = await s.envs.publishing(args.env, req.name)
     with ProgressBar(f"publish {args.env}", verbose=args.verbose) as bar:
-        env = await s.envs.publish(change, req.description, report=bar)
+        env = await s.envs.publish(change, req, report=bar)
     print(f"Shared '{args.env}' as '{env.name}' at {env.prefix}")
     return 0
 

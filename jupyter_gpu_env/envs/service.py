@@ -31,6 +31,7 @@ from ..models.envs import (
     ExportResult,
     KernelInfo,
     PackagesResult,
+    PublishRequest,
     UndoResult,
 )
 from ..models.envs.packages import (
@@ -89,9 +90,8 @@ class EnvironmentService:
         self.kernel_data_dir = kernel_data_dir
         self.claims = EnvironmentClaims(catalog)
         self.builder = Builder(catalog, self.conda_list_path)
-        self.files = FileEnvironments(
-            engine, self.changes.pip, self.builder, self.claims, self.summary, root_dir
-        )
+        root = Path(root_dir or os.getcwd())
+        self.files = FileEnvironments(engine, self.changes.pip, self.builder, self.claims, self.summary, root)
         self.shared = SharedEnvironments(catalog, engine, self.builder, self.claims)
 
     @property
@@ -237,13 +237,12 @@ class EnvironmentService:
     async def publish(
         self,
         env: str | Change,
-        description: str,
-        shared_name: str | None = None,
+        request: PublishRequest,
         *,
         report: Reporter | None = None,
     ) -> Environment:
         """Publish a copy of the user's ``env`` for the team (see :meth:`.SharedEnvironments.publish`)."""
-        return await self.shared.publish(env, description, shared_name, report=report)
+        return await self.shared.publish(env, request, report=report)
 
     async def unpublish(self, loc: EnvLocation) -> None:
         """Remove a shared environment this user published (Forbidden for anyone else's)."""

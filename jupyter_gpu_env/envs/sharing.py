@@ -18,7 +18,7 @@ import stat
 from pathlib import Path
 
 from ..errors import Conflict, Forbidden
-from ..models.envs import Environment
+from ..models.envs import Environment, PublishRequest
 from ..models.envs.syntax import validate_env_name
 from .building import Builder
 from .catalog import EnvironmentCatalog, EnvLocation
@@ -127,15 +127,14 @@ class SharedEnvironments:
     async def publish(
         self,
         env: str | Change,
-        description: str,
-        shared_name: str | None = None,
+        request: PublishRequest,
         *,
         report: Reporter | None = None,
     ) -> Environment:
         """Publish a copy of the user's environment ``env`` (a name, or the change :meth:`publishing`
-        claimed) in the shared folder, read-only for others, with its owner and ``description``; it
+        claimed) as ``request`` says, in the shared folder, read-only for others, with its owner; it
         appears only once complete. Returns it as listed."""
-        async with held(env, lambda name: self.publishing(name, shared_name)) as change:
+        async with held(env, lambda name: self.publishing(name, request.name)) as change:
             loc, final = change.env, change.target
             assert final is not None  # a publishing change names where it goes
 
@@ -149,7 +148,7 @@ class SharedEnvironments:
                     engine=self.engine.name,
                     owner=user_name(),
                     owner_uid=os.getuid(),
-                    description=description,
+                    description=request.description,
                 )
                 await asyncio.to_thread(make_read_only_for_others, build)
 

@@ -20,18 +20,8 @@ from jupyter_gpu_env.cli.common import parse_value
 
 
 @pytest.fixture
-def cli(batch, tmp_path, monkeypatch):
-    for var, sub in [
-        ("HOME", "home"),
-        ("JUPYTER_CONFIG_DIR", "config"),
-        ("JUPYTER_DATA_DIR", "data"),
-        ("JUPYTER_RUNTIME_DIR", "runtime"),
-    ]:
-        (tmp_path / sub).mkdir(exist_ok=True)
-        monkeypatch.setenv(var, str(tmp_path / sub))
-    monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
-    config = {"GpuEnvApp": {"job_dir": "jobs"}, "LocalBackend": {"kill_grace": 3.0}}
-    (tmp_path / "config" / "jupyter_server_config.json").write_text(json.dumps(config))
+def cli(batch, monkeypatch, terminal):
+    terminal({"GpuEnvApp": {"job_dir": "jobs"}, "LocalBackend": {"kill_grace": 3.0}})
     monkeypatch.chdir(batch.root)
     return batch
 

@@ -13,6 +13,7 @@ from helpers import Recorder
 
 from jupyter_gpu_env.envs import sharing
 from jupyter_gpu_env.errors import Conflict, Forbidden
+from jupyter_gpu_env.models.envs import PublishRequest
 
 
 @pytest.fixture
@@ -28,7 +29,7 @@ async def test_publish_list_clone_unpublish(demo, tmp_path, make_service, shared
     await me.clone("demo", "mine")
     assert me.sharing_enabled
     told = Recorder()
-    published = await me.publish("mine", "CPU demo + six", report=told)
+    published = await me.publish("mine", PublishRequest(description="CPU demo + six"), report=told)
     progress = told.fractions
     prefix = shared_dir / "mine"
     assert published.kind == "shared" and published.prefix == str(prefix)
@@ -73,7 +74,7 @@ async def test_publish_list_clone_unpublish(demo, tmp_path, make_service, shared
 async def test_only_the_owner_unpublishes(demo, tmp_path, make_service, shared_dir, monkeypatch):
     me = make_service(demo, tmp_path / "me", shared=[shared_dir])
     await me.clone("demo", "mine")
-    await me.publish("mine", "mine", "team-env")
+    await me.publish("mine", PublishRequest(description="mine", name="team-env"))
     loc = await me.catalog.resolve("team-env")
     monkeypatch.setattr(sharing.os, "getuid", lambda: os.stat(shared_dir).st_uid + 4242)
     with pytest.raises(Forbidden, match="'team-env' was shared by .*; only they can unpublish it") as e:
@@ -94,7 +95,7 @@ async def test_publishing_is_refused_clearly(demo, tmp_path, make_service, share
     await me.clone("demo", "mine")
     with pytest.raises(Forbidden, match="managed environment"):
         await me.publishing("demo")
-    await me.publish("mine", "first")
+    await me.publish("mine", PublishRequest(description="first"))
     with pytest.raises(Conflict, match=f"already shared by {sharing.user_name()}") as c:
         await me.publishing("mine")
     assert c.value.reason == "env_exists"

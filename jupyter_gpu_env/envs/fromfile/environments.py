@@ -5,9 +5,9 @@ clone (:class:`~jupyter_gpu_env.envs.building.Builder`)."""
 from __future__ import annotations
 
 import asyncio
-import os
 import secrets
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ...errors import Forbidden, InvalidRequest, NotFound
@@ -25,28 +25,20 @@ from . import specfile
 from .specfile import EnvFile
 
 
+@dataclass(frozen=True)
 class FileEnvironments:
     """Environments made from a file under ``root_dir`` (a terminal's: ``/``)."""
 
-    def __init__(
-        self,
-        engine: CondaEngine,
-        pip: PipSettings,
-        builder: Builder,
-        claims: EnvironmentClaims,
-        listed: Callable[[str], Awaitable[Environment]],
-        root_dir: Path | str | None = None,
-    ) -> None:
-        self.engine = engine
-        self.pip = pip
-        self.builder = builder
-        self.claims = claims
-        self.listed = listed
-        self.root_dir = Path(root_dir or os.getcwd())
+    engine: CondaEngine
+    pip: PipSettings
+    builder: Builder
+    claims: EnvironmentClaims
+    listed: Callable[[str], Awaitable[Environment]]
+    root_dir: Path
 
-    def under(self, root_dir: Path | str) -> FileEnvironments:
+    def under(self, root_dir: Path) -> FileEnvironments:
         """The same, reading files under ``root_dir`` instead."""
-        return FileEnvironments(self.engine, self.pip, self.builder, self.claims, self.listed, root_dir)
+        return replace(self, root_dir=root_dir)
 
     async def read_file(self, from_file: str) -> tuple[Path, EnvFile]:
         """The file under the server's root an environment is to be made from, parsed. Raises
