@@ -17,7 +17,6 @@ from typing import Any
 
 from . import kernelspecs
 from .batch.service import JobService
-from .envs.changes.undo import nothing_to_undo
 from .envs.changing import Change
 from .envs.service import EnvironmentService
 from .errors import Conflict
@@ -145,10 +144,7 @@ class Services:
         return self._start_changing(change, "install", title, run)
 
     async def start_undo(self, name: str) -> Task:
-        change = await self.envs.changing(name)
-        if not await self.envs.can_undo(change.name):
-            change.release()
-            raise nothing_to_undo(change.name)
+        change = await self.envs.undoing(name)
 
         async def run(ctx: TaskContext) -> UndoResult:
             ctx.progress(0.5, "Swapping the earlier state back in")

@@ -48,6 +48,7 @@ from .catalog import EnvironmentCatalog, EnvLocation
 from .catalog.prefix import write_origin
 from .changes.packages import PackageChanges, request_of
 from .changes.search import PackageSearcher
+from .changes.undo import nothing_to_undo
 from .changes.undo import read as read_history
 from .changes.undo import undo as undo_last
 from .changing import Change, Claiming, EnvironmentClaims, held
@@ -161,6 +162,19 @@ class EnvironmentService:
     def publishing(self, name: str, shared_name: str | None = None) -> Claiming:
         """The user's environment ``name`` claimed to be published as ``shared_name``."""
         return self.shared.publishing(name, shared_name)
+
+    def undoing(self, name: str) -> Claiming:
+        """One of the user's environments claimed to undo its last change; Conflict(nothing_to_undo) at
+        once when no earlier state of it is kept."""
+
+        async def take() -> Change:
+            change = await self.changing(name)
+            if not await asyncio.to_thread(previous_states, change.prefix):
+                change.release()
+                raise nothing_to_undo(change.name)
+            return change
+
+        return Claiming(take)
 
     def busy(self, name: str) -> bool:
         """Is an operation of this server working on ``name``?"""

@@ -65,7 +65,7 @@ async def test_publish_list_clone_unpublish(demo, tmp_path, make_service, shared
         await mate.change_packages("mine", ["tabulate"], [])
 
     # Unpublishing removes it whole; the clones made from it stay.
-    await me.unpublish(await me.catalog.resolve(str(prefix)))
+    await me.unpublish(await me.resolve(str(prefix)))
     assert env_dir_entries(shared_dir) == []
     assert "mine@team" not in {e.name for e in await me.list()}
     assert clone.is_dir()
@@ -75,7 +75,7 @@ async def test_only_the_owner_unpublishes(demo, tmp_path, make_service, shared_d
     me = make_service(demo, tmp_path / "me", shared=[shared_dir])
     await me.clone("demo", "mine")
     await me.publish("mine", PublishRequest(description="mine", name="team-env"))
-    loc = await me.catalog.resolve("team-env")
+    loc = await me.resolve("team-env")
     monkeypatch.setattr(sharing.os, "getuid", lambda: os.stat(shared_dir).st_uid + 4242)
     with pytest.raises(Forbidden, match="'team-env' was shared by .*; only they can unpublish it") as e:
         await me.unpublish(loc)

@@ -23,6 +23,9 @@ async def test_undo_restores_the_state_before_the_last_change_and_again_redoes_i
     with pytest.raises(Conflict, match="nothing to undo") as e:
         await service.undo("undoable")
     assert e.value.reason == "nothing_to_undo"
+    with pytest.raises(Conflict, match="nothing to undo"):  # a request's claim fails fast, and lets go
+        await service.undoing("undoable")
+    assert not service.busy("undoable")
 
     await service.change_packages("undoable", ["tabulate"], [], change_id="add-tabulate")
     assert _imports(prefix, "tabulate")
