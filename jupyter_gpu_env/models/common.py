@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
@@ -11,6 +11,25 @@ class ApiModel(BaseModel):
     """Base of every API model: unknown fields in a request are an error, not silently dropped."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+T = TypeVar("T")
+
+# The paging query parameters of every listing, as JSON Schema: `limit` items from `offset`.
+PAGE_LIMIT_SCHEMA: dict[str, Any] = {"type": "integer", "minimum": 1, "maximum": 500, "default": 50}
+PAGE_OFFSET_SCHEMA: dict[str, Any] = {"type": "integer", "minimum": 0, "maximum": 1_000_000_000, "default": 0}
+
+
+class Page(ApiModel, Generic[T]):
+    """One page of a listing (``class JobList(Page[Job])``): the items, how many match over all pages,
+    where this page starts and its size, and where the next one starts (null on the last). A listing
+    may redeclare a field to describe it."""
+
+    items: list[T]
+    total: int
+    offset: int
+    limit: int
+    next_offset: int | None = None
 
 
 class ApiError(ApiModel):
