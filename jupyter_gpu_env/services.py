@@ -88,9 +88,8 @@ class Services:
         return self._start_changing(change, "clone", f"Clone '{source}' as '{req.name}'", run)
 
     async def _start_from_file(self, name: str, from_file: str, dry_run: bool) -> Task:
-        await self.envs.check_file(
-            from_file
-        )  # a missing or malformed file is the request's 4xx, not the task's
+        # A missing or malformed file is the request's 4xx, not the task's.
+        await self.envs.check_file(from_file)
         if dry_run:
 
             async def plan(ctx: TaskContext) -> PackagesPlan:
