@@ -92,7 +92,7 @@ class EnvironmentService:
         self.claims = EnvironmentClaims(catalog)
         self.builder = Builder(catalog, self.conda_list_path)
         root = Path(root_dir or os.getcwd())
-        self.files = FileEnvironments(engine, self.changes.pip, self.builder, self.claims, self.summary, root)
+        self.files = FileEnvironments(engine, self.changes.pip, self.builder, root)
         self.shared = SharedEnvironments(catalog, engine, self.builder, self.claims)
 
     @property
@@ -240,7 +240,12 @@ class EnvironmentService:
     ) -> CreateResult:
         """Make the user's environment ``new`` (a name, or a change from :meth:`making`) from a file."""
         files = self.files if root_dir is None else self.files.under(root_dir)
-        return await files.create(new, from_file, report=report, change_id=change_id)
+        path, spec = await files.read_file(from_file)
+        async with held(new, self.making) as change:
+            made = await files.make(change, path, spec, from_file, report, change_id or secrets.token_hex(8))
+        await self.builder.record(change.prefix)
+        part(report).progress(1.0, f"Created '{change.name}' from {path.name}")
+        return CreateResult(environment=await self.summary(change.name), report=made)
 
     # -- sharing ------------------------------------------------------------------------------------
 
@@ -255,8 +260,12 @@ class EnvironmentService:
         *,
         report: Reporter | None = None,
     ) -> Environment:
-        """Publish a copy of the user's ``env`` for the team (see :meth:`.SharedEnvironments.publish`)."""
-        return await self.shared.publish(env, request, report=report)
+        """Publish a copy of the user's environment ``env`` (a name, or a change from :meth:`publishing`)
+        as ``request`` says, for the team (see :mod:`.sharing`). Returns it as listed."""
+        async with held(env, lambda name: self.publishing(name, request.name)) as change:
+            final = await self.shared.make(change, request.description, report)
+        part(report).progress(1.0, f"Shared '{change.name}' as '{final.name}'")
+        return await self.catalog.listed(str(final))
 
     async def unpublish(self, loc: EnvLocation) -> None:
         """Remove a shared environment this user published (Forbidden for anyone else's)."""

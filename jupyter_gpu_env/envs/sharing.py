@@ -18,12 +18,11 @@ import stat
 from pathlib import Path
 
 from ..errors import Conflict, Forbidden
-from ..models.envs import Environment, PublishRequest
 from ..models.envs.syntax import validate_env_name
 from .building import Builder
 from .catalog import EnvironmentCatalog, EnvLocation
 from .catalog.prefix import read_origin, write_origin
-from .changing import Change, Claiming, EnvironmentClaims, held
+from .changing import Change, Claiming, EnvironmentClaims
 from .engine import CondaEngine, Reporter, part
 from .transaction import remove_tree
 
@@ -124,38 +123,29 @@ class SharedEnvironments:
 
         return Claiming(take)
 
-    async def publish(
-        self,
-        env: str | Change,
-        request: PublishRequest,
-        *,
-        report: Reporter | None = None,
-    ) -> Environment:
-        """Publish a copy of the user's environment ``env`` (a name, or the change :meth:`publishing`
-        claimed) as ``request`` says, in the shared folder, read-only for others, with its owner; it
-        appears only once complete. Returns it as listed."""
-        async with held(env, lambda name: self.publishing(name, request.name)) as change:
-            loc, final = change.env, change.target
-            assert final is not None  # a publishing change names where it goes
+    async def make(self, change: Change, description: str, report: Reporter | None) -> Path:
+        """Put a copy of the claimed environment where ``change.target`` says, read-only for others,
+        with its owner and ``description``; it appears only once complete. Returns where it is."""
+        loc, final = change.env, change.target
+        assert final is not None  # a publishing change names where it goes
 
-            async def fill(build: Path) -> None:
-                await self.engine.clone(loc.prefix, final, build_dir=build, report=part(report, 0.0, 0.95))
-                await asyncio.to_thread(
-                    write_origin,
-                    build,
-                    source=str(loc.prefix),
-                    source_name=loc.name,
-                    engine=self.engine.name,
-                    owner=user_name(),
-                    owner_uid=os.getuid(),
-                    description=request.description,
-                )
-                await asyncio.to_thread(make_read_only_for_others, build)
+        async def fill(build: Path) -> None:
+            await self.engine.clone(loc.prefix, final, build_dir=build, report=part(report, 0.0, 0.95))
+            await asyncio.to_thread(
+                write_origin,
+                build,
+                source=str(loc.prefix),
+                source_name=loc.name,
+                engine=self.engine.name,
+                owner=user_name(),
+                owner_uid=os.getuid(),
+                description=description,
+            )
+            await asyncio.to_thread(make_read_only_for_others, build)
 
-            await self.builder.make(final, fill, "the shared copy")
+        await self.builder.make(final, fill, "the shared copy")
         self.catalog.refresh(final)
-        part(report).progress(1.0, f"Shared '{loc.name}' as '{final.name}'")
-        return await self.catalog.listed(str(final))
+        return final
 
     async def unpublish(self, loc: EnvLocation) -> None:
         """Remove a shared environment this user published (Forbidden for anyone else's)."""

@@ -5,21 +5,19 @@ clone (:class:`~jupyter_gpu_env.envs.building.Builder`)."""
 from __future__ import annotations
 
 import asyncio
-import secrets
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ...errors import Forbidden, InvalidRequest, NotFound
 from ...inputs import resolve_in_root
-from ...models.envs import CreateReport, CreateResult, Environment
+from ...models.envs import CreateReport
 from ...models.envs.packages import PackagesPlan
 from ...models.envs.syntax import validate_env_name
 from ..building import Builder
 from ..catalog.prefix import write_origin
 from ..changes import create
-from ..changing import Change, EnvironmentClaims, held
-from ..engine import CondaEngine, ProgressFn, Reporter, part
+from ..changing import Change
+from ..engine import CondaEngine, ProgressFn, Reporter
 from ..pip.tool import PipSettings
 from . import specfile
 from .specfile import EnvFile
@@ -32,8 +30,6 @@ class FileEnvironments:
     engine: CondaEngine
     pip: PipSettings
     builder: Builder
-    claims: EnvironmentClaims
-    listed: Callable[[str], Awaitable[Environment]]
     root_dir: Path
 
     def under(self, root_dir: Path) -> FileEnvironments:
@@ -62,36 +58,24 @@ class FileEnvironments:
         text = await asyncio.to_thread(read)
         return path, specfile.parse(from_file, text)
 
-    async def create(
-        self,
-        new: str | Change,
-        from_file: str,
-        *,
-        report: Reporter | None = None,
-        change_id: str | None = None,
-    ) -> CreateResult:
-        """Make the user's environment ``name`` from a file under the server's root (see
-        :mod:`.specfile`); like a clone, it appears only once complete. Raises what :meth:`read_file`
-        and :meth:`.EnvironmentClaims.making` raise, and the engine's and installer's errors. ``new``: the
-        name, or the :class:`.Change` that claimed it."""
-        path, spec = await self.read_file(from_file)
-        async with held(new, self.claims.making) as change:
-            name, final = change.name, change.prefix
+    async def make(
+        self, new: Change, path: Path, spec: EnvFile, from_file: str, report: Reporter | None, change_id: str
+    ) -> CreateReport:
+        """Make the claimed environment ``new`` from ``spec`` (read from ``path``, named ``from_file``
+        by the request); like a clone, it appears only once complete. Raises the engine's and the
+        installer's errors."""
 
-            async def fill(build: Path) -> CreateReport:
-                built = await create.build(
-                    self.engine, self.pip, build, final, spec,
-                    from_file=from_file, change_id=change_id or secrets.token_hex(8), report=report,
-                )  # fmt: skip
-                await asyncio.to_thread(
-                    write_origin, build, source=str(path), source_name=path.name, engine=self.engine.name
-                )
-                return built
+        async def fill(build: Path) -> CreateReport:
+            built = await create.build(
+                self.engine, self.pip, build, new.prefix, spec,
+                from_file=from_file, change_id=change_id, report=report,
+            )  # fmt: skip
+            await asyncio.to_thread(
+                write_origin, build, source=str(path), source_name=path.name, engine=self.engine.name
+            )
+            return built
 
-            made = await self.builder.make(final, fill, "the new environment")
-        await self.builder.record(final)
-        part(report).progress(1.0, f"Created '{name}' from {path.name}")
-        return CreateResult(environment=await self.listed(name), report=made)
+        return await self.builder.make(new.prefix, fill, "the new environment")
 
     async def plan(self, name: str, from_file: str, *, progress: ProgressFn | None = None) -> PackagesPlan:
         """What :meth:`create` would install; nothing is made."""
