@@ -17,7 +17,7 @@ from typing import Any
 
 from . import kernelspecs
 from .batch.service import JobService
-from .envs.changes.undo import nothing_to_undo
+from .envs.changing import Change
 from .envs.service import EnvironmentService
 from .errors import Conflict
 from .gpu.cluster import NoCapacity
@@ -26,10 +26,20 @@ from .gpu.kernel_processes import RunningKernel, describe_kernels, running_in
 from .gpu.sampler import Sampler
 from .images import mounts, runtime
 from .images.service import ImageService
-from .models.envs import KernelInfo, NewEnvironmentRequest, PublishRequest, PublishResult
-from .models.envs_api import DeletedEnvironment
+from .models.envs import (
+    CloneResult,
+    CreateResult,
+    KernelInfo,
+    NewEnvironmentRequest,
+    PackagesResult,
+    PublishRequest,
+    PublishResult,
+    UndoResult,
+)
+from .models.envs.api import DeletedEnvironment
+from .models.envs.packages import PackagesPlan, PackagesRequest
+from .models.gpu import GpuCheck
 from .models.images import Image, ImageRequest
-from .models.packages import PackagesRequest
 from .models.tasks import Task
 from .tasks import TaskContext, TaskManager
 
@@ -69,56 +79,43 @@ class Services:
         if req.from_file is not None:
             return await self._start_from_file(req.name, req.from_file, req.dry_run)
         assert req.source is not None  # the model requires one of the two
-        source_arg = req.source
-        claimed = await self.envs.begin_clone(source_arg, req.name)
-        source = claimed[1].name
+        change = await self.envs.making(req.name, req.source)
+        source = change.source.name if change.source else req.source
 
-        async def run(ctx: TaskContext):
-            return await self.envs.clone(
-                source_arg, req.name, progress=ctx.progress, log=ctx.log, claimed=claimed
-            )
+        async def run(ctx: TaskContext) -> CloneResult:
+            return await self.envs.clone(change, report=ctx)
 
-        return self._start_claimed(
-            claimed[0], "clone", f"Clone '{source}' as '{req.name}'", run, target=f"environments/{req.name}"
-        )
+        return self._start_changing(change, "clone", f"Clone '{source}' as '{req.name}'", run)
 
     async def _start_from_file(self, name: str, from_file: str, dry_run: bool) -> Task:
-        files = self.envs.files
-        await files.read_file(from_file)  # a missing or malformed file is the request's 4xx, not the task's
+        # A missing or malformed file is the request's 4xx, not the task's.
+        await self.envs.check_file(from_file)
         if dry_run:
 
-            async def plan(ctx: TaskContext):
-                return await files.plan(name, from_file, progress=ctx.progress)
+            async def plan(ctx: TaskContext) -> PackagesPlan:
+                return await self.envs.plan_from_file(name, from_file, progress=ctx.progress)
 
             return self.tasks.start(
                 "plan", f"Plan '{name}' from {from_file}", plan, target=f"environments/{name}"
             )
-        claim = await self.envs.begin_new(name)
+        change = await self.envs.making(name)
 
-        async def run(ctx: TaskContext):
-            return await files.create(
-                name, from_file, progress=ctx.progress, log=ctx.log, claimed=claim, change_id=ctx.task_id
-            )
+        async def run(ctx: TaskContext) -> CreateResult:
+            return await self.envs.create_from_file(change, from_file, report=ctx, change_id=ctx.task_id)
 
-        return self._start_claimed(
-            claim, "create", f"Create '{name}' from {from_file}", run, target=f"environments/{name}"
-        )
+        return self._start_changing(change, "create", f"Create '{name}' from {from_file}", run)
 
     async def start_publish(self, name: str, req: PublishRequest) -> Task:
-        claimed = await self.envs.shared.begin_publish(name, req.name)
-        (claim, loc), final = claimed
+        change = await self.envs.publishing(name, req.name)
+        shared = change.target.name if change.target else change.name
 
-        async def run(ctx: TaskContext):
-            return PublishResult(
-                environment=await self.envs.shared.publish(
-                    loc.name, req.description, progress=ctx.progress, log=ctx.log, claimed=claimed
-                )
-            )
+        async def run(ctx: TaskContext) -> PublishResult:
+            env = await self.envs.publish(change, req, report=ctx)
+            return PublishResult(environment=env)
 
-        return self._start_claimed(
-            claim, "publish", f"Share '{loc.name}' with the team as '{final.name}'", run,
-            target=f"environments/{loc.name}",
-        )  # fmt: skip
+        return self._start_changing(
+            change, "publish", f"Share '{change.name}' with the team as '{shared}'", run
+        )
 
     async def start_packages(self, name: str, req: PackagesRequest) -> Task:
         changes = [f"+{s}" for s in req.add] + [f"-{s}" for s in req.remove]
@@ -126,7 +123,7 @@ class Services:
         if req.dry_run:
             loc = await self.envs.own(name, "changed")
 
-            async def plan(ctx: TaskContext):
+            async def plan(ctx: TaskContext) -> PackagesPlan:
                 return await self.envs.plan_packages(
                     loc.name, req.add, req.remove, pip_add=req.pip_add, pip_remove=req.pip_remove,
                     progress=ctx.progress,
@@ -134,51 +131,36 @@ class Services:
 
             title = f"Plan a change of '{loc.name}': {' '.join(changes)}"
             return self.tasks.start("plan", title, plan, target=f"environments/{loc.name}")
-        claimed = await self.envs.begin_change(name)
-        env = claimed[1].name
+        change = await self.envs.changing(name)
 
-        async def run(ctx: TaskContext):
+        async def run(ctx: TaskContext) -> PackagesResult:
             return await self.envs.change_packages(
-                env,
-                req.add,
-                req.remove,
-                pip_add=req.pip_add,
-                pip_remove=req.pip_remove,
-                progress=ctx.progress,
-                log=ctx.log,
-                claimed=claimed,
-                change_id=ctx.task_id,
-            )
+                change, req.add, req.remove, pip_add=req.pip_add, pip_remove=req.pip_remove,
+                report=ctx, change_id=ctx.task_id,
+            )  # fmt: skip
 
-        return self._start_claimed(
-            claimed[0],
-            "install",
-            f"Change packages of '{env}': {' '.join(changes)}",
-            run,
-            target=f"environments/{env}",
-        )
+        title = f"Change packages of '{change.name}': {' '.join(changes)}"
+        return self._start_changing(change, "install", title, run)
 
     async def start_undo(self, name: str) -> Task:
-        claimed = await self.envs.begin_change(name)
-        env = claimed[1].name
-        if not await self.envs.can_undo(env):
-            claimed[0].release()
-            raise nothing_to_undo(env)
+        change = await self.envs.undoing(name)
 
-        async def run(ctx: TaskContext):
+        async def run(ctx: TaskContext) -> UndoResult:
             ctx.progress(0.5, "Swapping the earlier state back in")
-            return await self.envs.undo(env, claimed=claimed, change_id=ctx.task_id)
+            return await self.envs.undo(change, change_id=ctx.task_id)
 
-        return self._start_claimed(
-            claimed[0], "undo", f"Undo the last change of '{env}'", run, target=f"environments/{env}"
-        )
+        return self._start_changing(change, "undo", f"Undo the last change of '{change.name}'", run)
 
-    def _start_claimed(self, claim: Any, kind: str, title: str, run: Any, *, target: str) -> Task:
-        """Start a task that owns ``claim``; the claim is released if the task never gets to run."""
+    def _start_changing(
+        self, change: Change, kind: str, title: str, run: Callable[[TaskContext], Awaitable[Any]]
+    ) -> Task:
+        """Start a task that owns ``change``; the change is released if the task never gets to run."""
         try:
-            return self.tasks.start(kind, title, run, target=target, on_done=claim.release)
+            return self.tasks.start(
+                kind, title, run, target=f"environments/{change.name}", on_done=change.release
+            )
         except BaseException:
-            claim.release()
+            change.release()
             raise
 
     async def delete_environment(self, name: str, *, shutdown_kernels: bool = False) -> DeletedEnvironment:
@@ -187,18 +169,16 @@ class Services:
         With ``shutdown_kernels`` they are shut down first. Nothing is stranded: the kernelspec goes
         with the environment, and no kernel is left running from a folder that no longer exists.
         """
-        loc = await self.envs.catalog.resolve(name)
+        loc = await self.envs.resolve(name)
         if loc.kind == "shared":
-            await self.envs.shared.unpublish(loc)
+            await self.envs.unpublish(loc)
             return DeletedEnvironment(name=loc.name, kernel_removed=None)
-        claimed = await self.envs.begin_change(name, "deleted")
-        with claimed[0]:
-            loc = claimed[1]
-            spec = await asyncio.to_thread(kernelspecs.find_for_prefix, loc.prefix, self.envs.kernel_data_dir)
+        async with self.envs.changing(loc, "deleted") as change:
+            spec = await asyncio.to_thread(self.envs.kernel_name, change.prefix)
             await self._stop_kernels(
-                loc.prefix, {spec.kernel_name} if spec else set(), shutdown_kernels, f"'{loc.name}'"
+                change.prefix, {spec} if spec else set(), shutdown_kernels, f"'{loc.name}'"
             )
-            kernel = await self.envs.delete(loc.name, claimed=claimed)
+            kernel = await self.envs.delete(change)
         return DeletedEnvironment(name=loc.name, kernel_removed=kernel)
 
     async def _stop_kernels(self, prefix: Path, spec_names: set[str], shutdown: bool, what: str) -> None:
@@ -221,7 +201,7 @@ class Services:
     # -- images ---------------------------------------------------------------------------------
 
     async def _env_prefix(self, name: str) -> tuple[str, Path]:
-        loc = await self.envs.catalog.resolve(name)
+        loc = await self.envs.resolve(name)
         return loc.name, loc.prefix
 
     async def pack(self, name: str, req: ImageRequest) -> Task | Image:
@@ -249,10 +229,10 @@ class Services:
         if self.envs.busy(env):
             raise Conflict(f"'{env}' is being changed right now; pack it when that ends.", reason="busy")
 
-        async def run(ctx: TaskContext):
+        async def run(ctx: TaskContext) -> Image:
             ctx.progress(0.0, "Waiting for a free packing slot")
             async with self._packs:
-                return await self.images.pack(env, prefix, req, ctx)
+                return await self.images.pack(env, prefix, req, ctx.progress)
 
         return self.tasks.start(
             "pack",
@@ -296,7 +276,7 @@ class Services:
     async def start_gpu_check(self, name: str) -> Task:
         env, prefix = await self._env_prefix(name)
 
-        async def run(ctx: TaskContext):
+        async def run(ctx: TaskContext) -> GpuCheck:
             ctx.progress(0.05, "Waiting for a free slot")
             async with self._gpu_checks:
                 ctx.progress(0.1, f"Running a GPU check with the Python of '{env}'")
@@ -339,12 +319,12 @@ class Services:
         await mounts.sweep()
         self.sampler.start()
         await self.jobs.start()
-        await self.envs.engine.warm_up()
+        await self.envs.warm_up()
         await self.images.warm_up()
 
     async def stop(self) -> None:
         await self.tasks.stop()
-        await self.envs.engine.close()
+        await self.envs.close()
         await self.images.close()
         await self.jobs.stop()
         await self.sampler.stop()

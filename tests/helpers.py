@@ -294,3 +294,29 @@ def run_record(index: int, **fields: Any) -> Job:
     return job_record(
         f"{index:012x}", name=f"train [alpha={index}]", group_id="abcdef012345", group_index=index, **fields
     )
+
+
+class Recorder:
+    """A reporter (``progress`` and ``log``, as a task's context and a progress bar have them) that
+    keeps what it is told; ``on_progress(fraction, message)`` is called too, to act at a given moment."""
+
+    def __init__(self, on_progress=None) -> None:
+        self.seen: list[tuple[float, str]] = []
+        self.lines: list[str] = []
+        self.on_progress = on_progress
+
+    @property
+    def fractions(self) -> list[float]:
+        return [f for f, _ in self.seen]
+
+    @property
+    def messages(self) -> list[str]:
+        return [m for _, m in self.seen]
+
+    def progress(self, fraction: float, message: str) -> None:
+        self.seen.append((fraction, message))
+        if self.on_progress is not None:
+            self.on_progress(fraction, message)
+
+    def log(self, line: str) -> None:
+        self.lines.append(line)

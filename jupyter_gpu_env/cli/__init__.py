@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from .. import __version__
 from ..errors import GpuEnvError
@@ -43,7 +43,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return args.func(args)
+        command: Callable[[argparse.Namespace], int] = args.func
+        return command(args)
     except GpuEnvError as e:
         print(f"error: {e.message}", file=sys.stderr)
         return 1

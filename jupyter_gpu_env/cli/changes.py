@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import TYPE_CHECKING, Any
 
-from ..models.packages import PackagesPlan, PackagesRequest
-from .common import UsageError, human_bytes, print_json, validated
-from .config import command_parser, run_command
-from .envs import confirm
+from ..models.envs.packages import PackagesPlan, PackagesRequest
+from .common import confirm, human_bytes, print_json, validated
+from .config import command_parser, with_services
 from .progress import ProgressBar
 
 if TYPE_CHECKING:
@@ -29,7 +27,8 @@ def print_plan(plan: PackagesPlan) -> None:
         print(f"Warning: {warning}")
 
 
-def cmd_install(args: argparse.Namespace) -> int:
+@with_services
+async def cmd_install(s: Services, args: argparse.Namespace) -> int:
     """Add packages to (or remove them from) one of your environments, conda and PyPI; the plan first."""
     req = validated(
         PackagesRequest,
@@ -39,82 +38,63 @@ def cmd_install(args: argparse.Namespace) -> int:
         pip_remove=args.pip_remove,
         dry_run=args.plan,
     )
-
-    async def run(s: Services) -> int:
-        plan = await s.envs.plan_packages(
-            args.env, req.add, req.remove, pip_add=req.pip_add, pip_remove=req.pip_remove
-        )
-        if args.plan or plan.unrequested_removals or not plan.runs_notebooks:
-            print(f"Plan for '{plan.environment}':")
-            print_plan(plan)
-        if args.plan:
-            return 0
-        if not plan.changes:
-            print(f"Nothing to change in '{plan.environment}'.")
-            return 0
-        if (plan.unrequested_removals or not plan.runs_notebooks) and not args.yes:
-            if not sys.stdin.isatty():
-                raise UsageError(
-                    "this change removes packages you did not name; pass --yes to apply it anyway"
-                )
-            if not confirm("Apply this change?"):
-                print("Nothing changed.")
-                return 1
-        claimed = await s.envs.begin_change(args.env)
-        env = claimed[1].name
+    plan = await s.envs.plan_packages(
+        args.env, req.add, req.remove, pip_add=req.pip_add, pip_remove=req.pip_remove
+    )
+    if args.plan or plan.unrequested_removals or not plan.runs_notebooks:
+        print(f"Plan for '{plan.environment}':")
+        print_plan(plan)
+    if args.plan:
+        return 0
+    if not plan.changes:
+        print(f"Nothing to change in '{plan.environment}'.")
+        return 0
+    if (plan.unrequested_removals or not plan.runs_notebooks) and not args.yes:
+        unasked = "this change removes packages you did not name; pass --yes to apply it anyway"
+        if not confirm("Apply this change?", unasked=unasked):
+            print("Nothing changed.")
+            return 1
+    async with s.envs.changing(args.env) as change:
+        env = change.name
         with ProgressBar(f"install {env}", verbose=args.verbose) as bar:
             result = await s.envs.change_packages(
-                env,
-                req.add,
-                req.remove,
-                pip_add=req.pip_add,
-                pip_remove=req.pip_remove,
-                progress=bar.progress,
-                log=bar.log,
-                claimed=claimed,
-            )
+                change, req.add, req.remove, pip_add=req.pip_add, pip_remove=req.pip_remove,
+                report=bar,
+            )  # fmt: skip
             bar.progress(1.0, f"Changed '{env}'")
-        report = result.report
-        for label, items in (("Installed", report.installed), ("Removed", report.removed)):
-            if items:
-                print(f"{label}:")
-                print("\n".join(f"  {item}" for item in items))
-        if not report.installed and not report.removed:
-            print(f"Nothing to change in '{env}'.")
-        return 0
-
-    return run_command(args, run)
+    report = result.report
+    for label, items in (("Installed", report.installed), ("Removed", report.removed)):
+        if items:
+            print(f"{label}:")
+            print("\n".join(f"  {item}" for item in items))
+    if not report.installed and not report.removed:
+        print(f"Nothing to change in '{env}'.")
+    return 0
 
 
-def cmd_history(args: argparse.Namespace) -> int:
+@with_services
+async def cmd_history(s: Services, args: argparse.Namespace) -> int:
     """The changes an environment holds, newest first, and what undo would do."""
-
-    async def run(s: Services) -> int:
-        found = await s.envs.history(args.env)
-        if args.json:
-            print_json(found.model_dump(mode="json"))
-            return 0
-        import time
-
-        for c in found.changes:
-            print(f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(c.at))}  {c.summary}")
-        if not found.changes:
-            print(f"No change has been made to '{found.environment}' here yet.")
-        print(f"undo: {found.undo or 'not available (no earlier state is kept)'}")
+    found = await s.envs.history(args.env)
+    if args.json:
+        print_json(found.model_dump(mode="json"))
         return 0
+    import time
 
-    return run_command(args, run)
+    for c in found.changes:
+        print(f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(c.at))}  {c.summary}")
+    if not found.changes:
+        print(f"No change has been made to '{found.environment}' here yet.")
+    print(f"undo: {found.undo or 'not available (no earlier state is kept)'}")
+    return 0
 
 
-def cmd_undo(args: argparse.Namespace) -> int:
+@with_services
+async def cmd_undo(s: Services, args: argparse.Namespace) -> int:
     """Swap the state kept before the last change back in (again: redo)."""
-
-    async def run(s: Services) -> int:
-        result = await s.envs.undo(args.env)
-        print(result.restored)
-        return 0
-
-    return run_command(args, run)
+    result = await s.envs.undo(args.env)
+    print(result.restored)
+    return 0
 
 
 def register(sub: Any) -> None:

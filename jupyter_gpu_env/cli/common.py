@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, JsonValue, ValidationError
 
 from ..errors import InvalidRequest
 from ..models.common import describe_validation_error
@@ -18,6 +18,17 @@ M = TypeVar("M", bound=BaseModel)
 
 class UsageError(Exception):
     """The command line asks for something it cannot have (exit status 2)."""
+
+
+def confirm(question: str, *, unasked: str) -> bool:
+    """Ask ``question`` on the terminal (no answer is no). Without a terminal to ask on, a UsageError
+    saying ``unasked`` (what to pass to go ahead without asking)."""
+    if not sys.stdin.isatty():
+        raise UsageError(unasked)
+    try:
+        return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
+    except EOFError:
+        return False
 
 
 def table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
@@ -80,3 +91,20 @@ def validated(model: type[M], **data: Any) -> M:
         return model.model_validate(data, strict=True)
     except ValidationError as e:
         raise InvalidRequest(describe_validation_error(e, "Invalid arguments")) from None
+
+
+def parse_value(text: str) -> JsonValue:
+    """A ``-p`` value as papermill reads it: JSON where it parses (5, 0.1, true, [1, 2]), else text.
+
+    Python's ``True``/``False``/``None`` are understood too; ``NaN`` and ``Infinity`` stay text.
+    """
+
+    def refuse(constant: str) -> Any:
+        raise ValueError(constant)
+
+    try:
+        value: JsonValue = json.loads(text, parse_constant=refuse)
+        return value
+    except ValueError:
+        pass
+    return {"True": True, "False": False, "None": None}.get(text, text)

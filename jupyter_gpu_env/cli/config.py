@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import sys
@@ -184,7 +185,7 @@ class Session:
 
 def command_parser(sub: Any, name: str, func: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
     """The sub-command ``name`` that runs ``func``, described by its docstring, with the session options."""
-    parser = sub.add_parser(name, help=func.__doc__, description=func.__doc__)
+    parser: argparse.ArgumentParser = sub.add_parser(name, help=func.__doc__, description=func.__doc__)
     parser.set_defaults(func=func)
     add_session_options(parser)
     return parser
@@ -194,6 +195,19 @@ def run_command(args: argparse.Namespace, command: Callable[[Services], Awaitabl
     """Run ``command`` with the services configured as ``args`` say, then clean up."""
     with Session(args) as session:
         return session.run(command)
+
+
+def with_services(
+    command: Callable[[Services, argparse.Namespace], Awaitable[int]],
+) -> Callable[[argparse.Namespace], int]:
+    """``command(services, args)`` as argparse calls a command: run with the services configured as
+    ``args`` say, then cleaned up (:func:`run_command`). Its docstring stays the command's help."""
+
+    @functools.wraps(command)
+    def run(args: argparse.Namespace) -> int:
+        return run_command(args, lambda services: command(services, args))
+
+    return run
 
 
 def add_session_options(parser: argparse.ArgumentParser) -> None:

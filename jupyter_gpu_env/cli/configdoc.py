@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from traitlets import HasTraits, TraitType
 from traitlets.config import Configurable
 
 
-def _default(trait: TraitType) -> str:
+def _default(trait: TraitType[Any, Any]) -> str:
     value = trait.default_value_repr()
     return "(computed at start)" if value in ("traitlets.Undefined", "<Undefined>") else value
 
 
-def _section(cls: type[HasTraits], traits: dict[str, TraitType]) -> list[str]:
+def _section(cls: type[HasTraits], traits: dict[str, TraitType[Any, Any]]) -> list[str]:
     lines = [f"## `c.{cls.__name__}`", "", (cls.__doc__ or "").strip(), ""]
     lines += ["| option | type | default | meaning |", "| --- | --- | --- | --- |"]
     for name, trait in sorted(traits.items()):

@@ -9,83 +9,70 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..models.envs import ExportFormat, KernelRequest
-from .common import UsageError, human_bytes, print_json, print_table, validated
-from .config import Session, command_parser, run_command
+from .common import UsageError, confirm, human_bytes, print_json, print_table, validated
+from .config import Session, command_parser, with_services
 from .progress import ProgressBar
 
 if TYPE_CHECKING:
     from ..services import Services
 
 
-def cmd_envs(args: argparse.Namespace) -> int:
+@with_services
+async def cmd_envs(s: Services, args: argparse.Namespace) -> int:
     """List the managed and your own conda environments."""
-
-    async def run(s: Services) -> int:
-        envs = await s.envs.list(wait_for_sizes=True)  # a terminal gets one answer, complete
-        if args.json:
-            print_json(envs)
-            return 0
-        rows = [
-            (
-                e.name,
-                e.kind,
-                e.python_version,
-                e.package_count,
-                human_bytes(e.size_bytes),
-                e.kernel_name,
-                f"shared by {e.owner}: {e.description}" if e.kind == "shared" else e.source_name or e.source,
-            )
-            for e in envs
-        ]
-        print_table(
-            ("NAME", "KIND", "PYTHON", "PACKAGES", "SIZE", "KERNEL", "SOURCE"), rows, "No environments found."
-        )
+    envs = await s.envs.list(wait_for_sizes=True)  # a terminal gets one answer, complete
+    if args.json:
+        print_json(envs)
         return 0
+    rows = [
+        (
+            e.name,
+            e.kind,
+            e.python_version,
+            e.package_count,
+            human_bytes(e.size_bytes),
+            e.kernel_name,
+            f"shared by {e.owner}: {e.description}" if e.kind == "shared" else e.source_name or e.source,
+        )
+        for e in envs
+    ]
+    print_table(
+        ("NAME", "KIND", "PYTHON", "PACKAGES", "SIZE", "KERNEL", "SOURCE"), rows, "No environments found."
+    )
+    return 0
 
-    return run_command(args, run)
 
-
-def cmd_clone(args: argparse.Namespace) -> int:
+@with_services
+async def cmd_clone(s: Services, args: argparse.Namespace) -> int:
     """Clone an environment into your own, with progress; Ctrl-C cancels and keeps nothing."""
     kernel = validated(KernelRequest, display_name=args.display_name) if args.kernel else None
-
-    async def run(s: Services) -> int:
-        claimed = await s.envs.begin_clone(args.source, args.name)  # fail fast, before the bar
-        source = claimed[1].name
-        with ProgressBar(f"clone {args.name}", verbose=args.verbose) as bar:
-            result = await s.envs.clone(
-                args.source, args.name, progress=bar.progress, log=bar.log, claimed=claimed
-            )
-        report = result.report
-        env = await s.envs.get(result.environment.name)  # measured now: a terminal waits for the size
-        new = human_bytes((env.size_bytes or 0) - (env.shared_bytes or 0))
-        print(f"Cloned '{source}' as '{env.name}' at {env.prefix}")
-        print(f"  {report.packages} packages, {new} of new disk use, {report.seconds:.1f} s")
-        if kernel is not None:
-            info = await s.envs.register_kernel(env.name, kernel.display_name)
-            print(f"Registered kernel '{info.kernel_name}' ({info.display_name})")
-        return 0
-
-    return run_command(args, run)
+    change = await s.envs.making(args.name, args.source)  # fail fast, before the bar
+    source = change.source.name if change.source else args.source
+    with ProgressBar(f"clone {args.name}", verbose=args.verbose) as bar:
+        result = await s.envs.clone(change, report=bar)
+    report = result.report
+    env = await s.envs.get(result.environment.name)  # measured now: a terminal waits for the size
+    new = human_bytes((env.size_bytes or 0) - (env.shared_bytes or 0))
+    print(f"Cloned '{source}' as '{env.name}' at {env.prefix}")
+    print(f"  {report.packages} packages, {new} of new disk use, {report.seconds:.1f} s")
+    await register_kernel(s, env.name, kernel)
+    return 0
 
 
-def confirm(question: str) -> bool:
-    try:
-        return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
-    except EOFError:
-        return False
+async def register_kernel(s: Services, env: str, kernel: KernelRequest | None) -> None:
+    """The kernel a command that made ``env`` was asked for (--kernel), if it was."""
+    if kernel is not None:
+        info = await s.envs.register_kernel(env, kernel.display_name)
+        print(f"Registered kernel '{info.kernel_name}' ({info.display_name})")
 
 
 def cmd_remove_env(args: argparse.Namespace) -> int:
     """Delete one of your environments and its kernel."""
     with Session(args) as session:
-        where = {loc.name: loc for loc in session.services.envs.catalog.locate()}.get(args.env)
+        where = {loc.name: loc for loc in session.services.envs.locate()}.get(args.env)
         if not args.yes and where is not None and where.kind == "own":  # else delete says why not
-            if not sys.stdin.isatty():
-                raise UsageError(
-                    "remove-env asks for confirmation on a terminal; pass --yes to delete without asking"
-                )
-            if not confirm(f"Delete the environment '{args.env}' ({where.prefix})?"):
+            unasked = "remove-env asks for confirmation on a terminal; pass --yes to delete without asking"
+            if not confirm(f"Delete the environment '{args.env}' ({where.prefix})?", unasked=unasked):
                 print("Nothing deleted.", file=sys.stderr)
                 return 1
 
@@ -97,37 +84,31 @@ def cmd_remove_env(args: argparse.Namespace) -> int:
         return session.run(run)
 
 
-def cmd_kernel(args: argparse.Namespace) -> int:
+@with_services
+async def cmd_kernel(s: Services, args: argparse.Namespace) -> int:
     """Register an environment as a Jupyter kernel (or remove its kernel with --remove)."""
     if args.remove and args.display_name:
         raise UsageError("--display-name applies to registering, not to --remove")
     req = validated(KernelRequest, display_name=args.display_name)
-
-    async def run(s: Services) -> int:
-        if args.remove:
-            name = await s.envs.unregister_kernel(args.env)
-            print(f"Removed kernel '{name}'")
-        else:
-            info = await s.envs.register_kernel(args.env, req.display_name)
-            print(f"Registered kernel '{info.kernel_name}' ({info.display_name}) in {info.resource_dir}")
-        return 0
-
-    return run_command(args, run)
+    if args.remove:
+        name = await s.envs.unregister_kernel(args.env)
+        print(f"Removed kernel '{name}'")
+    else:
+        info = await s.envs.register_kernel(args.env, req.display_name)
+        print(f"Registered kernel '{info.kernel_name}' ({info.display_name}) in {info.resource_dir}")
+    return 0
 
 
-def cmd_export(args: argparse.Namespace) -> int:
+@with_services
+async def cmd_export(s: Services, args: argparse.Namespace) -> int:
     """Write an environment.yml (yaml) or an explicit lock of exact package URLs (explicit)."""
-
-    async def run(s: Services) -> int:
-        result = await s.envs.export(args.env, args.format)
-        if args.output in (None, "-"):
-            sys.stdout.write(result.content)
-        else:
-            await asyncio.to_thread(Path(args.output).write_text, result.content)
-            print(f"Wrote {args.output}", file=sys.stderr)
-        return 0
-
-    return run_command(args, run)
+    result = await s.envs.export(args.env, args.format)
+    if args.output in (None, "-"):
+        sys.stdout.write(result.content)
+    else:
+        await asyncio.to_thread(Path(args.output).write_text, result.content)
+        print(f"Wrote {args.output}", file=sys.stderr)
+    return 0
 
 
 def register(sub: Any) -> None:

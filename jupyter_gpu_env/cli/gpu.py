@@ -13,7 +13,7 @@ from ..gpu.sampler import Sampler
 from ..gpu.sources import GpuReaders
 from ..models.gpu import GpuCheck, GpuSnapshot
 from .common import print_json
-from .config import command_parser, run_command
+from .config import command_parser, with_services
 
 if TYPE_CHECKING:
     from ..services import Services
@@ -86,27 +86,24 @@ def check_facts(check: GpuCheck) -> list[tuple[str, str]]:
     return facts
 
 
-def cmd_check(args: argparse.Namespace) -> int:
+@with_services
+async def cmd_check(s: Services, args: argparse.Namespace) -> int:
     """Check whether an environment sees the GPU: its own Python loads the CUDA driver, counts the
     devices and computes with torch or cupy where installed. Exit status 0 when a GPU is usable from
     it, 1 when not (the report says why)."""
-
-    async def run(s: Services) -> int:
-        loc = await s.envs.catalog.resolve(args.env)  # as the server finds it: a name or a prefix
-        if not args.json:
-            print(f"Checking '{loc.name}' with its own Python...", file=sys.stderr)
-        check = await check_environment(loc.prefix)
-        if args.json:
-            print_json(check)
-        else:
-            print(f"{'GPU usable' if check.ok else 'No usable GPU'} in '{loc.name}': {check.message}")
-            facts = check_facts(check)
-            width = max((len(label) for label, _ in facts), default=0)
-            for label, value in facts:
-                print(f"  {label + ':':<{width + 1}}  {value}")
-        return 0 if check.ok else 1
-
-    return run_command(args, run)
+    loc = await s.envs.resolve(args.env)  # as the server finds it: a name or a prefix
+    if not args.json:
+        print(f"Checking '{loc.name}' with its own Python...", file=sys.stderr)
+    check = await check_environment(loc.prefix)
+    if args.json:
+        print_json(check)
+    else:
+        print(f"{'GPU usable' if check.ok else 'No usable GPU'} in '{loc.name}': {check.message}")
+        facts = check_facts(check)
+        width = max((len(label) for label, _ in facts), default=0)
+        for label, value in facts:
+            print(f"  {label + ':':<{width + 1}}  {value}")
+    return 0 if check.ok else 1
 
 
 def cmd_openapi(args: argparse.Namespace) -> int:

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from ..models.images import Image, ImageRequest
 from .common import age, human_bytes, print_json, print_table, validated
-from .config import command_parser, run_command
+from .config import command_parser, with_services
 from .progress import ProgressBar
 
 if TYPE_CHECKING:
     from ..services import Services
-    from ..tasks import TaskContext
 
 
 def print_usage_lines(image: Image) -> None:
@@ -23,50 +22,42 @@ def print_usage_lines(image: Image) -> None:
     print(f"  unsquashfs: {u.unsquashfs}")
 
 
-def cmd_pack(args: argparse.Namespace) -> int:
+@with_services
+async def cmd_pack(s: Services, args: argparse.Namespace) -> int:
     """Pack an environment into one image file, with progress; an unchanged environment is packed once."""
     req = validated(ImageRequest, format=args.format, compression=args.compression)
-
-    async def run(s: Services) -> int:
-        s.images.check_request(req)
-        loc = await s.envs.catalog.resolve(args.env)
-        with ProgressBar(f"pack {loc.name}", verbose=args.verbose) as bar:
-            image = await s.images.pack(loc.name, loc.prefix, req, cast("TaskContext", bar))
-            bar.progress(1.0, f"Packed '{loc.name}'")
-        print(image.path)
-        saved = f"{image.file_count} files in one, {human_bytes(image.env_size_bytes)} on disk"
-        print(
-            f"  {image.id}: {human_bytes(image.size_bytes)} ({saved}), packed in {image.pack_seconds:.1f} s"
-        )
-        print_usage_lines(image)
-        return 0
-
-    return run_command(args, run)
+    s.images.check_request(req)
+    loc = await s.envs.resolve(args.env)
+    with ProgressBar(f"pack {loc.name}", verbose=args.verbose) as bar:
+        image = await s.images.pack(loc.name, loc.prefix, req, bar.progress)
+        bar.progress(1.0, f"Packed '{loc.name}'")
+    print(image.path)
+    saved = f"{image.file_count} files in one, {human_bytes(image.env_size_bytes)} on disk"
+    print(f"  {image.id}: {human_bytes(image.size_bytes)} ({saved}), packed in {image.pack_seconds:.1f} s")
+    print_usage_lines(image)
+    return 0
 
 
-def cmd_images(args: argparse.Namespace) -> int:
+@with_services
+async def cmd_images(s: Services, args: argparse.Namespace) -> int:
     """List the packed images."""
-
-    async def run(s: Services) -> int:
-        images = await s.images.list(args.env)
-        if args.json:
-            print_json(images)
-            return 0
-        rows = [
-            (
-                i.id,
-                i.environment,
-                i.format if i.format == "sif" else f"{i.format}/{i.compression}",
-                human_bytes(i.size_bytes),
-                i.file_count,
-                age(i.created_at),
-            )
-            for i in images
-        ]
-        print_table(("ID", "ENV", "FORMAT", "SIZE", "FILES", "AGE"), rows, "No images yet.")
+    images = await s.images.list(args.env)
+    if args.json:
+        print_json(images)
         return 0
-
-    return run_command(args, run)
+    rows = [
+        (
+            i.id,
+            i.environment,
+            i.format if i.format == "sif" else f"{i.format}/{i.compression}",
+            human_bytes(i.size_bytes),
+            i.file_count,
+            age(i.created_at),
+        )
+        for i in images
+    ]
+    print_table(("ID", "ENV", "FORMAT", "SIZE", "FILES", "AGE"), rows, "No images yet.")
+    return 0
 
 
 def register(sub: Any) -> None:

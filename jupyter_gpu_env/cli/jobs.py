@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import sys
 import time
@@ -21,7 +20,7 @@ from ..batch.sweeps.plan import range_values
 from ..errors import GpuEnvError, InvalidRequest
 from ..models.jobs import JOB_STATES, TERMINAL_STATES, Job
 from ..models.sweeps import JobGroup
-from .common import UsageError, human_duration, print_json, print_table
+from .common import UsageError, human_duration, parse_value, print_json, print_table
 from .config import Session, command_parser, run_command
 from .progress import ProgressBar
 from .sweeps import follow_sweep
@@ -35,23 +34,6 @@ POLL_SECONDS = 0.5
 
 class JobFailed(GpuEnvError):
     """A job waited for ended without succeeding."""
-
-
-def parse_value(text: str) -> JsonValue:
-    """A ``-p`` value as papermill reads it: JSON where it parses (5, 0.1, true, [1, 2]), else text.
-
-    Python's ``True``/``False``/``None`` are understood too; ``NaN`` and ``Infinity`` stay text.
-    """
-
-    def refuse(constant: str) -> Any:
-        raise ValueError(constant)
-
-    try:
-        value: JsonValue = json.loads(text, parse_constant=refuse)
-        return value
-    except ValueError:
-        pass
-    return {"True": True, "False": False, "None": None}.get(text, text)
 
 
 def _request(args: argparse.Namespace, root: str) -> dict[str, Any]:

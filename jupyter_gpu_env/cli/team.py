@@ -4,89 +4,73 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
-import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..envs.fromfile import FileEnvironments
 from ..models.envs import KernelRequest, PublishRequest
 from .changes import print_plan
-from .common import UsageError, validated
-from .config import command_parser, run_command
-from .envs import confirm
+from .common import UsageError, confirm, validated
+from .config import command_parser, with_services
+from .envs import register_kernel
 from .progress import ProgressBar
 
 if TYPE_CHECKING:
     from ..services import Services
 
+ANYWHERE = Path("/")  # the root a terminal reads environment files under
 
-def cmd_create(args: argparse.Namespace) -> int:
+
+@with_services
+async def cmd_create(s: Services, args: argparse.Namespace) -> int:
     """Create one of your environments from an environment.yml, a requirements.txt or an explicit lock;
     the plan first."""
     kernel = validated(KernelRequest, display_name=args.display_name) if args.kernel else None
-    path = os.path.abspath(args.file)
-
-    async def run(s: Services) -> int:
-        # A terminal may name any file its user can read: the server's root does not apply here.
-        files = FileEnvironments(s.envs, root_dir="/")
-        plan = await files.plan(args.name, path)
-        if args.plan or not args.yes:
-            print(f"Plan for '{args.name}' from {args.file}:")
-            print_plan(plan)
-        if args.plan:
-            return 0
-        if not args.yes:
-            if not sys.stdin.isatty():
-                raise UsageError(
-                    "create asks for confirmation on a terminal; pass --yes to create without asking"
-                )
-            if not confirm("Create it?"):
-                print("Nothing created.")
-                return 1
-        claim = await s.envs.begin_new(args.name)
-        with ProgressBar(f"create {args.name}", verbose=args.verbose) as bar:
-            result = await files.create(args.name, path, progress=bar.progress, log=bar.log, claimed=claim)
-        env = result.environment
-        print(f"Created '{env.name}' at {env.prefix}: {len(result.report.installed)} packages, "
-              f"{result.report.seconds:.1f} s")  # fmt: skip
-        for note in result.report.ignored:
-            print(f"Not applied: {note}")
-        if kernel is not None:
-            info = await s.envs.register_kernel(env.name, kernel.display_name)
-            print(f"Registered kernel '{info.kernel_name}' ({info.display_name})")
+    path = await asyncio.to_thread(os.path.abspath, args.file)
+    # A terminal may name any file its user can read: the server's root does not apply here.
+    plan = await s.envs.plan_from_file(args.name, path, root_dir=ANYWHERE)
+    if args.plan or not args.yes:
+        print(f"Plan for '{args.name}' from {args.file}:")
+        print_plan(plan)
+    if args.plan:
         return 0
+    unasked = "create asks for confirmation on a terminal; pass --yes to create without asking"
+    if not args.yes and not confirm("Create it?", unasked=unasked):
+        print("Nothing created.")
+        return 1
+    change = await s.envs.making(args.name)
+    with ProgressBar(f"create {args.name}", verbose=args.verbose) as bar:
+        result = await s.envs.create_from_file(change, path, report=bar, root_dir=ANYWHERE)
+    env = result.environment
+    print(f"Created '{env.name}' at {env.prefix}: {len(result.report.installed)} packages, "
+          f"{result.report.seconds:.1f} s")  # fmt: skip
+    for note in result.report.ignored:
+        print(f"Not applied: {note}")
+    await register_kernel(s, env.name, kernel)
+    return 0
 
-    return run_command(args, run)
 
-
-def cmd_publish(args: argparse.Namespace) -> int:
+@with_services
+async def cmd_publish(s: Services, args: argparse.Namespace) -> int:
     """Share a copy of one of your environments with your team (read-only for them, cloneable)."""
     req = validated(PublishRequest, description=args.description, name=args.name)
-
-    async def run(s: Services) -> int:
-        claimed = await s.envs.shared.begin_publish(args.env, req.name)
-        with ProgressBar(f"publish {args.env}", verbose=args.verbose) as bar:
-            env = await s.envs.shared.publish(
-                args.env, req.description, progress=bar.progress, log=bar.log, claimed=claimed
-            )
-        print(f"Shared '{args.env}' as '{env.name}' at {env.prefix}")
-        return 0
-
-    return run_command(args, run)
+    change = await s.envs.publishing(args.env, req.name)
+    with ProgressBar(f"publish {args.env}", verbose=args.verbose) as bar:
+        env = await s.envs.publish(change, req, report=bar)
+    print(f"Shared '{args.env}' as '{env.name}' at {env.prefix}")
+    return 0
 
 
-def cmd_unpublish(args: argparse.Namespace) -> int:
+@with_services
+async def cmd_unpublish(s: Services, args: argparse.Namespace) -> int:
     """Remove an environment you shared (clones teammates made of it stay)."""
-
-    async def run(s: Services) -> int:
-        loc = await s.envs.catalog.resolve(args.env)
-        if loc.kind != "shared":
-            raise UsageError(f"'{loc.name}' is not a shared environment (it is {loc.kind})")
-        await s.envs.shared.unpublish(loc)
-        print(f"Unpublished '{loc.name}' ({loc.prefix})")
-        return 0
-
-    return run_command(args, run)
+    loc = await s.envs.resolve(args.env)
+    if loc.kind != "shared":
+        raise UsageError(f"'{loc.name}' is not a shared environment (it is {loc.kind})")
+    await s.envs.unpublish(loc)
+    print(f"Unpublished '{loc.name}' ({loc.prefix})")
+    return 0
 
 
 def register(sub: Any) -> None:

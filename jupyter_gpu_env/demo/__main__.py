@@ -47,6 +47,16 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+class Printed:
+    """The build's progress and its tools' lines, printed as they come."""
+
+    def progress(self, fraction: float, message: str) -> None:
+        print(f"[{fraction * 100:5.1f}%] {message}", flush=True)
+
+    def log(self, line: str) -> None:
+        print(f"         {line}", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "unconfigure":
@@ -58,19 +68,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     started = time.monotonic()
 
-    def progress(fraction: float, message: str) -> None:
-        if not args.quiet:
-            print(f"[{fraction * 100:5.1f}%] {message}", flush=True)
-
-    def log(line: str) -> None:
-        if not args.quiet:
-            print(f"         {line}", flush=True)
-
+    report = None if args.quiet else Printed()
     try:
         result = asyncio.run(
-            build_demo(
-                args.channel, args.env, wheels=args.wheels, pkgs_dir=args.pkgs, progress=progress, log=log
-            )
+            build_demo(args.channel, args.env, wheels=args.wheels, pkgs_dir=args.pkgs, report=report)
         )
         if args.configure:
             pkgs = args.pkgs.expanduser().resolve() if args.pkgs else None

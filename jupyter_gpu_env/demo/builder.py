@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import proc
-from ..envs.engine import LogFn, ProgressFn, scaled
-from ..envs.prefix import read_records
+from ..envs.catalog.prefix import read_records
+from ..envs.engine import LogFn, Reporter, part
 from ..envs.rattler.engine import RattlerEngine
 from ..envs.service import default_pkgs_dir
 from ..errors import Conflict
@@ -85,8 +85,7 @@ async def build_demo(
     *,
     wheels: Path | None = None,
     pkgs_dir: Path | None = None,
-    progress: ProgressFn | None = None,
-    log: LogFn | None = None,
+    report: Reporter | None = None,
 ) -> DemoResult:
     """Make sure a local channel exists at ``channel`` and a managed environment at ``env``.
 
@@ -98,26 +97,23 @@ async def build_demo(
         lambda: (channel.expanduser().resolve(), env.expanduser().resolve(), wheel_dir.expanduser())
     )
     engine = RattlerEngine([str(channel)], pkgs_dir or default_pkgs_dir())
+    say = part(report)
     if not await asyncio.to_thread(lambda: any(wheel_dir.glob("*.whl"))):
-        if progress:
-            progress(
-                0.0,
-                f"Downloading wheels of {' and '.join(DEMO_REQUIREMENTS)} into {wheel_dir} (pip download)",
-            )
-        await download_wheels(wheel_dir, log=log)
-    built = await build_channel(channel, wheel_dir, engine, progress=scaled(progress, 0.05, 0.6), log=log)
+        say.progress(
+            0.0,
+            f"Downloading wheels of {' and '.join(DEMO_REQUIREMENTS)} into {wheel_dir} (pip download)",
+        )
+        await download_wheels(wheel_dir, log=say.log)
+    built = await build_channel(channel, wheel_dir, engine, report=part(report, 0.05, 0.6))
     if await asyncio.to_thread(_is_demo_env, env):
-        if progress:
-            progress(1.0, f"Reusing the environment at {env}")
+        say.progress(1.0, f"Reusing the environment at {env}")
         return DemoResult(channel, env, built, False)
     if await asyncio.to_thread(_non_empty, env):
         raise Conflict(f"{env} exists and is not an environment this command built; choose another path.")
     await asyncio.to_thread(env.parent.mkdir, parents=True, exist_ok=True)
     build = env.parent / f".{env.name}.partial-{secrets.token_hex(4)}"
     try:
-        await engine.create(
-            env, list(DEMO_SPECS), build_dir=build, progress=scaled(progress, 0.6, 0.95), log=log
-        )
+        await engine.create(env, list(DEMO_SPECS), build_dir=build, report=part(report, 0.6, 0.95))
         await asyncio.to_thread(_move_into_place, build, env)
     except BaseException:
         await asyncio.shield(asyncio.to_thread(shutil.rmtree, build, True))
@@ -127,6 +123,5 @@ async def build_demo(
     )
     if check.stdout.strip() != str(env):
         raise Conflict(f"The new environment's Python reports prefix {check.stdout.strip()!r}, not {env}.")
-    if progress:
-        progress(1.0, f"Environment ready at {env}")
+    say.progress(1.0, f"Environment ready at {env}")
     return DemoResult(channel, env, built, True)

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from .. import proc
-from ..envs.engine import LogFn, ProgressFn, scaled
+from ..envs.engine import Reporter, part
 from ..envs.rattler.engine import RattlerEngine
 from ..errors import Conflict, InvalidRequest
 from . import python_pkg, wheel_pkg
@@ -73,8 +73,7 @@ async def build_channel(
     engine: RattlerEngine,
     *,
     python_prefix: Path | None = None,
-    progress: ProgressFn | None = None,
-    log: LogFn | None = None,
+    report: Reporter | None = None,
 ) -> bool:
     """Build (or reuse) the channel; returns True when it was built now."""
     src = python_pkg.current_python(python_prefix)
@@ -83,20 +82,19 @@ async def build_channel(
         raise InvalidRequest(f"No wheels in {wheel_dir}.", reason="no_wheels")
     expected = fingerprint(src, wheels)
     channel = await asyncio.to_thread(channel.resolve)
+    say = part(report)
     if await asyncio.to_thread(is_current, channel, expected):
-        if progress:
-            progress(1.0, f"Reusing the channel at {channel}")
+        say.progress(1.0, f"Reusing the channel at {channel}")
         return False
     await asyncio.to_thread(channel.parent.mkdir, parents=True, exist_ok=True)
     tmp = channel.parent / f".{channel.name}.partial-{secrets.token_hex(4)}"
     stages = Path(await asyncio.to_thread(tempfile.mkdtemp, prefix=".stage-", dir=channel.parent))
     index = python_pkg.index_json(src, int(time.time() * 1000))
     timestamp = int(index["timestamp"])  # type: ignore[call-overload]
-    report = progress or (lambda f, m: None)
     try:
         for sub in ("noarch", str(index["subdir"])):
             await asyncio.to_thread((tmp / sub).mkdir, parents=True, exist_ok=True)
-        report(0.02, f"Packaging Python {src.version} from {src.prefix}")
+        say.progress(0.02, f"Packaging Python {src.version} from {src.prefix}")
         py_stage = stages / "python"
         to_patch = await asyncio.to_thread(python_pkg.stage, src, py_stage)
         patchelf = find_patchelf()
@@ -109,15 +107,14 @@ async def build_channel(
         metas = [await asyncio.to_thread(wheel_pkg.read_wheel, w) for w in wheels]
         available = {m.name: m.version for m in metas}
         for i, meta in enumerate(metas):
-            report(0.3 + 0.6 * i / len(metas), f"Converting {meta.path.name}")
+            say.progress(0.3 + 0.6 * i / len(metas), f"Converting {meta.path.name}")
             await asyncio.to_thread(
                 wheel_pkg.build, meta, tmp, available, src.short, timestamp, stages / f"w{i}"
             )
-        await engine.index(tmp, progress=scaled(progress, 0.9, 0.99))
+        await engine.index(tmp, progress=part(report, 0.9, 0.99).progress)
         await asyncio.to_thread(_publish, tmp, channel, expected)
-        if log:
-            log(f"Built {len(metas) + 1} packages into {channel}")
-        report(1.0, f"Channel ready at {channel}")
+        say.log(f"Built {len(metas) + 1} packages into {channel}")
+        say.progress(1.0, f"Channel ready at {channel}")
         return True
     finally:
         await asyncio.shield(asyncio.to_thread(_cleanup, stages, tmp))

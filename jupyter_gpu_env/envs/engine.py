@@ -16,11 +16,20 @@ from typing import Any, Protocol, TypeVar
 
 from ..errors import GpuEnvError
 from ..models.envs import CloneReport, ExportFormat
-from ..models.packages import PackagesReport
+from ..models.envs.packages import PackagesReport
 
 ProgressFn = Callable[[float, str], None]
 LogFn = Callable[[str], None]
 T = TypeVar("T")
+
+
+class Reporter(Protocol):
+    """Where a long operation says how far it is and what its tools print: a task's context on the
+    server, a progress bar on a terminal."""
+
+    def progress(self, fraction: float, message: str) -> None: ...
+
+    def log(self, line: str) -> None: ...
 
 
 class EngineError(GpuEnvError):
@@ -48,8 +57,7 @@ class CondaEngine(Protocol):
         *,
         build_dir: Path | None = None,
         channels: list[str] | None = None,
-        progress: ProgressFn | None = None,
-        log: LogFn | None = None,
+        report: Reporter | None = None,
     ) -> list[str]:
         """Solve ``specs`` and install them as a new environment whose final path is ``prefix``.
 
@@ -66,13 +74,7 @@ class CondaEngine(Protocol):
         ...
 
     async def clone(
-        self,
-        source: Path,
-        prefix: Path,
-        *,
-        build_dir: Path | None = None,
-        progress: ProgressFn | None = None,
-        log: LogFn | None = None,
+        self, source: Path, prefix: Path, *, build_dir: Path | None = None, report: Reporter | None = None
     ) -> CloneReport:
         """Make ``prefix`` a copy of ``source`` with conda's clone semantics (see ``create``)."""
         ...
@@ -84,8 +86,7 @@ class CondaEngine(Protocol):
         remove: list[str],
         *,
         final_prefix: Path | None = None,
-        progress: ProgressFn | None = None,
-        log: LogFn | None = None,
+        report: Reporter | None = None,
     ) -> PackagesReport:
         """Add match specs to and remove packages (and their dependents) from ``prefix``.
 
@@ -110,6 +111,24 @@ class CondaEngine(Protocol):
     async def export(self, prefix: Path, fmt: ExportFormat, *, name: str) -> str:
         """An environment.yml or an explicit lock of ``prefix``."""
         ...
+
+
+class _Part:
+    def __init__(self, report: Reporter | None, lo: float, hi: float) -> None:
+        self.report, self.lo, self.hi = report, lo, hi
+
+    def progress(self, fraction: float, message: str) -> None:
+        if self.report is not None:
+            self.report.progress(self.lo + (self.hi - self.lo) * min(max(fraction, 0.0), 1.0), message)
+
+    def log(self, line: str) -> None:
+        if self.report is not None:
+            self.report.log(line)
+
+
+def part(report: Reporter | None, lo: float = 0.0, hi: float = 1.0) -> Reporter:
+    """``report``'s way from ``lo`` to ``hi`` as a whole way (0..1), its log as it is; none: silent."""
+    return _Part(report, lo, hi)
 
 
 def scaled(progress: ProgressFn | None, lo: float, hi: float) -> ProgressFn:

@@ -11,8 +11,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..models.packages import Package
-from .prefix import channel_label, pypi_packages, python_version, read_records, site_packages
+from ..models.envs.packages import Package
+from .catalog.prefix import channel_label, pypi_packages, python_version, read_records, site_packages
 
 _PLAIN = re.compile(r"[A-Za-z0-9_.=<>!*/:+@-]+")
 

@@ -1,12 +1,12 @@
-"""EnvironmentService: what handlers and the CLI call to list, clone, change, export and delete.
+"""EnvironmentService: what handlers and the CLI call to list, make, change, share, export and delete
+environments: one verb per operation, composed of the parts that do the work.
 
 Rules kept here, whatever the engine: managed environments are never written to (403); names are
-validated (400) and unique (409); one operation at a time per name (a :class:`~.claims.Claim`, 409
-while held); nothing half-done is ever visible. A clone is built in ``.<name>.partial-<hex>`` and
-renamed into place when complete; a package change is a transaction (:mod:`.transaction`): built in
-``.<name>.txn-<hex>`` and swapped in whole; a deletion first renames the environment to
-``.<name>.deleting-<hex>``. Leftovers of a crash are removed by :meth:`EnvironmentService.cleanup_stale`
-at start, except those whose name another process (the CLI) still holds.
+validated (400) and unique (409); one operation at a time per name (a :class:`~.changing.Change`, 409
+while another is held); nothing half-done is ever visible (:mod:`.building`); a deletion first renames
+the environment to ``.<name>.deleting-<hex>``. Leftovers of a crash are removed by
+:meth:`EnvironmentService.cleanup_stale` at start, except those whose name another process (the CLI)
+still holds.
 """
 
 from __future__ import annotations
@@ -17,42 +17,48 @@ import contextlib
 import logging
 import os
 import secrets
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TypeVar
 
 from .. import kernelspecs
-from ..errors import Conflict, DiskFull, Forbidden, InvalidRequest, NotFound
+from ..errors import InvalidRequest, NotFound
 from ..models.envs import (
     CloneReport,
     CloneResult,
+    CreateResult,
     Environment,
     EnvironmentDetail,
     ExportFormat,
     ExportResult,
     KernelInfo,
     PackagesResult,
+    PublishRequest,
     UndoResult,
 )
-from ..models.packages import EnvironmentHistory, PackagesPlan
+from ..models.envs.packages import (
+    EnvironmentHistory,
+    PackageKind,
+    PackageSearch,
+    PackagesPlan,
+    PackagesReport,
+)
 from ..models.tasks import Task
-from . import conda_list, recovery, transaction
+from . import conda_list, recovery
+from .building import Builder
 from .catalog import EnvironmentCatalog, EnvLocation
+from .catalog.prefix import write_origin
 from .changes.packages import PackageChanges, request_of
 from .changes.search import PackageSearcher
+from .changes.undo import nothing_to_undo
 from .changes.undo import read as read_history
 from .changes.undo import undo as undo_last
-from .claims import Claim, Claims
-from .engine import CondaEngine, LogFn, ProgressFn, scaled
-from .fromfile import FileEnvironments
+from .changing import Change, Claiming, EnvironmentClaims, held
+from .engine import CondaEngine, ProgressFn, Reporter, part
+from .fromfile.environments import FileEnvironments
 from .pip.tool import PipSettings
-from .prefix import write_origin
 from .sharing import SharedEnvironments
-from .syntax import validate_env_name
-from .transaction import is_disk_full, previous_states, remove_tree
+from .transaction import previous_states, remove_tree
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 
 
 def default_user_env_dir() -> Path:
@@ -83,40 +89,35 @@ class EnvironmentService:
         self.searcher = PackageSearcher(engine, self.changes.pip)
         self.conda_list_path = conda_list_path or conda_list.default_path()
         self.kernel_data_dir = kernel_data_dir
-        self.claims = Claims(self.user_env_dir)
-        self.files = FileEnvironments(self, root_dir)
-        self.shared = SharedEnvironments(self)
+        self.claims = EnvironmentClaims(catalog)
+        self.builder = Builder(catalog, self.conda_list_path)
+        root = Path(root_dir or os.getcwd())
+        self.files = FileEnvironments(engine, self.changes.pip, self.builder, root)
+        self.shared = SharedEnvironments(catalog, engine, self.builder, self.claims)
 
     @property
     def user_env_dir(self) -> Path:
         return self.catalog.user_env_dir
 
-    @staticmethod
-    def _busy(name: str) -> str:
-        return f"Another operation on '{name}' is in progress; try again when it ends."
+    # -- reading ------------------------------------------------------------------------------------
 
-    async def own(self, name: str, action: str) -> EnvLocation:
-        """The user's own environment ``name``; Forbidden (saying it cannot be ``action``) for a managed one."""
-        loc = await self.catalog.resolve(name)
-        if loc.kind != "own":
-            what = "a managed environment" if loc.kind == "managed" else "shared with the team (read-only)"
-            raise Forbidden(
-                f"'{loc.name}' is {what} and cannot be {action}. Clone it and change the clone.",
-                reason="managed_env",
-            )
-        return loc
+    async def list(self, *, wait_for_sizes: bool = False) -> builtins.list[Environment]:
+        return await self.catalog.list(wait_for_sizes=wait_for_sizes)
+
+    def locate(self) -> builtins.list[EnvLocation]:
+        """Where every environment is (blocking; quick: no environment is read)."""
+        return self.catalog.locate()
+
+    async def resolve(self, name: str) -> EnvLocation:
+        """The environment listed as ``name``, or at the prefix ``name``; NotFound otherwise."""
+        return await self.catalog.resolve(name)
+
+    async def get(self, name: str) -> EnvironmentDetail:
+        return await self.catalog.get(name)
 
     async def summary(self, name: str) -> Environment:
         """The environment as listed after a change: its size is measured in the background."""
         return await self.catalog.listed(name)
-
-    # -- reading ------------------------------------------------------------------------------------
-
-    async def list(self, *, wait_for_sizes: bool = False) -> list[Environment]:
-        return await self.catalog.list(wait_for_sizes=wait_for_sizes)
-
-    async def get(self, name: str) -> EnvironmentDetail:
-        return await self.catalog.get(name)
 
     async def export(self, name: str, fmt: ExportFormat | str) -> ExportResult:
         try:
@@ -129,146 +130,163 @@ class EnvironmentService:
         filename = f"{loc.name}-environment.yml" if fmt is ExportFormat.yaml else f"{loc.name}-explicit.txt"
         return ExportResult(format=fmt, filename=filename, content=content)
 
-    # -- claiming -----------------------------------------------------------------------------------
+    async def search(self, query: str, kind: PackageKind, limit: int = 20) -> PackageSearch:
+        """Packages to add: conda names holding ``query``, or the PyPI project named ``query``."""
+        return await self.searcher.search(query, kind, limit)
 
-    async def begin_new(self, name: str) -> Claim:
-        """Claim ``name`` for a new environment of the user's. Raises InvalidRequest (bad name), Conflict
-        (name taken, or being made by another request: of concurrent requests for one name exactly one
-        gets past here)."""
-        validate_env_name(name)
-        claim = self.claims.reserve(
-            name, f"An environment named '{name}' is being made or changed right now."
-        )
-        try:
-            final = self.user_env_dir / name
+    async def history(self, name: str) -> EnvironmentHistory:
+        """The changes ``name`` holds, newest first, and what undo would do."""
+        loc = await self.catalog.resolve(name)
+        found = await asyncio.to_thread(read_history, loc.name, loc.prefix)
+        return found if loc.kind == "own" else found.model_copy(update={"undo": None})
 
-            def taken() -> bool:
-                names = {loc.name for loc in self.catalog.locate() if loc.kind != "shared"}
-                return name in names or final.exists() or final.is_symlink()
+    async def can_undo(self, name: str) -> bool:
+        loc = await self.catalog.resolve(name)
+        return loc.kind == "own" and bool(await asyncio.to_thread(previous_states, loc.prefix))
 
-            if await asyncio.to_thread(taken):
-                raise Conflict(f"An environment named '{name}' already exists.", reason="env_exists")
-            await self.claims.lock(claim, f"An environment named '{name}' is being made elsewhere right now.")
-        except BaseException:
-            claim.release()
-            raise
-        return claim
+    def kernel_name(self, prefix: Path) -> str | None:
+        """The kernelspec registered for ``prefix``, if any (blocking)."""
+        spec = kernelspecs.find_for_prefix(prefix, self.kernel_data_dir)
+        return spec.kernel_name if spec else None
 
-    async def begin_clone(self, source: str, name: str) -> tuple[Claim, EnvLocation]:
-        """Claim ``name`` for a clone of ``source`` (see :meth:`begin_new`); NotFound for an unknown source."""
-        claim = await self.begin_new(name)
-        try:
-            return claim, await self.catalog.resolve(source)
-        except BaseException:
-            claim.release()
-            raise
+    # -- claiming (see .changing) -------------------------------------------------------------------
 
-    async def begin_change(self, name: str, action: str = "changed") -> tuple[Claim, EnvLocation]:
-        """Claim one of the user's environments for a change. Raises NotFound, Forbidden, Conflict(busy)."""
-        loc = await self.own(name, action)
-        claim = self.claims.reserve(loc.name, self._busy(loc.name))
-        try:
-            await self.claims.lock(claim, self._busy(loc.name))
-        except BaseException:
-            claim.release()
-            raise
-        return claim, loc
+    def changing(self, name: str | EnvLocation, action: str = "changed") -> Claiming:
+        """One of the user's environments claimed for a change: awaited, or with ``async with``."""
+        return self.claims.changing(name, action)
+
+    def making(self, name: str, source: str | None = None) -> Claiming:
+        """``name`` claimed for a new environment of the user's (a clone of ``source``, if given)."""
+        return self.claims.making(name, source)
+
+    def publishing(self, name: str, shared_name: str | None = None) -> Claiming:
+        """The user's environment ``name`` claimed to be published as ``shared_name``."""
+        return self.shared.publishing(name, shared_name)
+
+    def undoing(self, name: str) -> Claiming:
+        """One of the user's environments claimed to undo its last change; Conflict(nothing_to_undo) at
+        once when no earlier state of it is kept."""
+
+        async def take() -> Change:
+            change = await self.changing(name)
+            if not await asyncio.to_thread(previous_states, change.prefix):
+                change.release()
+                raise nothing_to_undo(change.name)
+            return change
+
+        return Claiming(take)
 
     def busy(self, name: str) -> bool:
         """Is an operation of this server working on ``name``?"""
-        return self.claims.held_here(name)
+        return self.claims.busy(name)
 
-    # -- changing -----------------------------------------------------------------------------------
+    async def own(self, name: str, action: str) -> EnvLocation:
+        """The user's own environment ``name``; Forbidden (saying it cannot be ``action``) otherwise."""
+        return await self.claims.own(name, action)
+
+    # -- making -------------------------------------------------------------------------------------
 
     async def clone(
         self,
-        source: str,
-        name: str,
+        source: str | Change,
+        name: str | None = None,
         *,
-        progress: ProgressFn | None = None,
-        log: LogFn | None = None,
-        claimed: tuple[Claim, EnvLocation] | None = None,
+        report: Reporter | None = None,
     ) -> CloneResult:
-        """Clone ``source`` (a listed name or prefix) as the user's environment ``name``.
+        """Clone ``source`` (a listed name or prefix) as the user's environment ``name``, or what a
+        change from :meth:`making` with a source names.
 
         Raises InvalidRequest (bad name), NotFound (unknown source), Conflict (name taken or busy),
         DiskFull, and the engine's errors. Cancelling, failing or a full disk leave nothing behind.
         """
-        claim, src = claimed or await self.begin_clone(source, name)
-        final = self.user_env_dir / name
+        async with held(source, lambda src: self.making(name or "", src)) as change:
+            src, final = change.source, change.prefix
+            assert src is not None  # a clone's change names its source
 
-        async def fill(build: Path) -> CloneReport:
-            report = await self.engine.clone(
-                src.prefix, final, build_dir=build, progress=scaled(progress, 0.0, 0.98), log=log
-            )
-            await asyncio.to_thread(
-                write_origin, build, source=str(src.prefix), source_name=src.name, engine=self.engine.name
-            )
-            return report
+            async def fill(build: Path) -> CloneReport:
+                made = await self.engine.clone(
+                    src.prefix, final, build_dir=build, report=part(report, 0.0, 0.98)
+                )
+                await asyncio.to_thread(
+                    write_origin, build, source=str(src.prefix), source_name=src.name, engine=self.engine.name
+                )
+                return made
 
-        with claim:
-            report = await self.make(final, fill, "the clone")
-        await self.record(final)
-        if progress is not None:
-            progress(1.0, f"Cloned '{src.name}' as '{name}'")
-        return CloneResult(environment=await self.summary(name), report=report)
+            made = await self.builder.make(final, fill, "the clone")
+        await self.builder.record(final)
+        part(report).progress(1.0, f"Cloned '{src.name}' as '{change.name}'")
+        return CloneResult(environment=await self.summary(change.name), report=made)
 
-    async def make(self, final: Path, fill: Callable[[Path], Awaitable[T]], what: str) -> T:
-        """Build a new environment in a hidden sibling of ``final`` with ``fill`` and rename it into
-        place; cancelling, failing or a full disk leave nothing behind. The caller holds the claim."""
-        parent = final.parent
-        await asyncio.to_thread(parent.mkdir, parents=True, exist_ok=True)
-        build = parent / f".{final.name}.partial-{secrets.token_hex(4)}"
-        try:
-            await asyncio.to_thread(build.mkdir)
-            result = await fill(build)
-            await asyncio.to_thread(self._publish, build, final)
-        except BaseException as e:
-            await asyncio.shield(asyncio.to_thread(remove_tree, build))
-            if is_disk_full(e):
-                raise self._full(what, parent) from e
-            raise
-        return result
+    async def check_file(self, from_file: str) -> None:
+        """Check the file an environment is to be made from (see :meth:`.FileEnvironments.read_file`)."""
+        await self.files.read_file(from_file)
 
-    def _full(self, what: str, where: Path | None = None) -> DiskFull:
-        return DiskFull(
-            f"The disk holding {where or self.user_env_dir} is full, so {what} could not be written; nothing was "
-            "kept. Delete environments or images you no longer need (or ask your administrator for more "
-            "space), then try again."
-        )
+    async def plan_from_file(
+        self, name: str, from_file: str, *, progress: ProgressFn | None = None, root_dir: Path | None = None
+    ) -> PackagesPlan:
+        """What :meth:`create_from_file` would install; nothing is made. ``root_dir``: where files are
+        read from instead of the server's root (a terminal's is ``/``)."""
+        files = self.files if root_dir is None else self.files.under(root_dir)
+        return await files.plan(name, from_file, progress=progress)
 
-    @staticmethod
-    def _publish(build: Path, final: Path) -> None:
-        if final.exists() or final.is_symlink():
-            raise Conflict(f"An environment named '{final.name}' appeared meanwhile.", reason="env_exists")
-        try:
-            os.rename(build, final)
-        except OSError as e:
-            raise Conflict(f"Could not move the new environment into place: {e}", reason="env_exists") from e
+    async def create_from_file(
+        self,
+        new: str | Change,
+        from_file: str,
+        *,
+        report: Reporter | None = None,
+        change_id: str | None = None,
+        root_dir: Path | None = None,
+    ) -> CreateResult:
+        """Make the user's environment ``new`` (a name, or a change from :meth:`making`) from a file."""
+        files = self.files if root_dir is None else self.files.under(root_dir)
+        path, spec = await files.read_file(from_file)
+        async with held(new, self.making) as change:
+            made = await files.make(change, path, spec, from_file, report, change_id or secrets.token_hex(8))
+        await self.builder.record(change.prefix)
+        part(report).progress(1.0, f"Created '{change.name}' from {path.name}")
+        return CreateResult(environment=await self.summary(change.name), report=made)
 
-    async def record(self, prefix: Path) -> None:
-        try:
-            await asyncio.to_thread(conda_list.add, self.conda_list_path, prefix)
-        except OSError as e:  # conda's list is a convenience; the environment itself is complete
-            log.warning("could not record %s in %s: %s", prefix, self.conda_list_path, e)
-        self.catalog.refresh(prefix)
+    # -- sharing ------------------------------------------------------------------------------------
+
+    @property
+    def sharing_enabled(self) -> bool:
+        return self.shared.enabled
+
+    async def publish(
+        self,
+        env: str | Change,
+        request: PublishRequest,
+        *,
+        report: Reporter | None = None,
+    ) -> Environment:
+        """Publish a copy of the user's environment ``env`` (a name, or a change from :meth:`publishing`)
+        as ``request`` says, for the team (see :mod:`.sharing`). Returns it as listed."""
+        async with held(env, lambda name: self.publishing(name, request.name)) as change:
+            final = await self.shared.make(change, request.description, report)
+        part(report).progress(1.0, f"Shared '{change.name}' as '{final.name}'")
+        return await self.catalog.listed(str(final))
+
+    async def unpublish(self, loc: EnvLocation) -> None:
+        """Remove a shared environment this user published (Forbidden for anyone else's)."""
+        await self.shared.unpublish(loc)
+
+    # -- changing -----------------------------------------------------------------------------------
 
     async def change_packages(
         self,
-        name: str,
+        env: str | Change,
         add: builtins.list[str],
         remove: builtins.list[str],
         *,
         pip_add: builtins.list[str] | None = None,
         pip_remove: builtins.list[str] | None = None,
-        progress: ProgressFn | None = None,
-        log: LogFn | None = None,
-        claimed: tuple[Claim, EnvLocation] | None = None,
+        report: Reporter | None = None,
         change_id: str | None = None,
     ) -> PackagesResult:
         """Install ``add`` (conda match specs) and remove ``remove`` (names), then ``pip_add``
-        (requirements) and ``pip_remove`` (names) with the PyPI installer, in the user's environment,
-        whole or not at all.
+        (requirements) and ``pip_remove`` (names) with the PyPI installer, in the user's environment
+        ``env`` (a name, or a change from :meth:`changing`), whole or not at all.
 
         The change is made in a hard-linked copy and swapped in (see :mod:`.transaction`): cancelling,
         a failure or a crash at any moment leaves the environment exactly as it was. Raises Forbidden
@@ -276,18 +294,18 @@ class EnvironmentService:
         one with pip), Unavailable (channel unreachable), DiskFull.
         """
         req = request_of(add, remove, pip_add, pip_remove)
-        claim, loc = claimed or await self.begin_change(name)
-        change_id = change_id or secrets.token_hex(8)
-        with claim:
-            await asyncio.to_thread(self.changes.check, loc.prefix, req)
+        async with held(env, self.changing) as change:
+            prefix = change.prefix
+            change_id = change_id or secrets.token_hex(8)
+            await asyncio.to_thread(self.changes.check, prefix, req)
 
-            async def apply(build: Path) -> object:
+            async def apply(build: Path) -> PackagesReport:
                 return await self.changes.apply(
-                    build, loc.prefix, req, change_id, progress=scaled(progress, 0.15, 0.95), log=log
+                    build, prefix, req, change_id, report=part(report, 0.15, 0.95)
                 )
 
-            report = await self.transaction(loc, apply, progress=progress)
-        return PackagesResult(environment=await self.summary(loc.name), report=report)  # type: ignore[arg-type]
+            done = await self.builder.change(prefix, apply, progress=part(report).progress)
+        return PackagesResult(environment=await self.summary(change.name), report=done)
 
     async def plan_packages(
         self,
@@ -305,61 +323,32 @@ class EnvironmentService:
         await asyncio.to_thread(self.changes.check, loc.prefix, req)
         return await self.changes.plan(loc.name, loc.prefix, req, progress=progress)
 
-    async def history(self, name: str) -> EnvironmentHistory:
-        """The changes ``name`` holds, newest first, and what undo would do."""
-        loc = await self.catalog.resolve(name)
-        found = await asyncio.to_thread(read_history, loc.name, loc.prefix)
-        return found if loc.kind == "own" else found.model_copy(update={"undo": None})
-
-    async def can_undo(self, name: str) -> bool:
-        loc = await self.catalog.resolve(name)
-        return loc.kind == "own" and bool(await asyncio.to_thread(previous_states, loc.prefix))
-
-    async def undo(
-        self, name: str, *, claimed: tuple[Claim, EnvLocation] | None = None, change_id: str | None = None
-    ) -> UndoResult:
+    async def undo(self, env: str | Change, *, change_id: str | None = None) -> UndoResult:
         """Swap the state kept before the last change back in (a second undo redoes it). Raises
         Forbidden (managed), NotFound, Conflict (busy, nothing to undo)."""
-        claim, loc = claimed or await self.begin_change(name)
-        with claim:
+        async with held(env, self.changing) as change:
             try:
-                restored = await undo_last(loc.prefix, change_id or secrets.token_hex(8))
+                restored = await undo_last(change.prefix, change_id or secrets.token_hex(8))
             finally:
-                self.catalog.refresh(loc.prefix)
-        return UndoResult(environment=await self.summary(loc.name), restored=restored)
+                self.catalog.refresh(change.prefix)
+        return UndoResult(environment=await self.summary(change.name), restored=restored)
 
-    async def transaction(
-        self,
-        loc: EnvLocation,
-        apply: Callable[[Path], Awaitable[T]],
-        *,
-        progress: ProgressFn | None = None,
-    ) -> T:
-        """Change a copy of ``loc`` with ``apply`` and swap it in (:func:`.transaction.run`); the caller
-        holds the claim."""
-        try:
-            return await transaction.run(
-                loc.prefix, apply, progress=progress, disk_full=lambda: self._full("the changed environment")
-            )
-        finally:
-            self.catalog.refresh(loc.prefix)
-
-    async def delete(self, name: str, *, claimed: tuple[Claim, EnvLocation] | None = None) -> str | None:
-        """Delete the user's environment ``name``, its kept previous states, its kernelspec and its line in
-        conda's list. Returns the name of the kernelspec removed, if there was one. Raises Forbidden
-        (managed), NotFound, Conflict (busy).
+    async def delete(self, env: str | Change) -> str | None:
+        """Delete the user's environment ``env`` (a name, or a change from :meth:`changing`), its kept
+        previous states, its kernelspec and its line in conda's list. Returns the name of the kernelspec
+        removed, if there was one. Raises Forbidden (managed), NotFound, Conflict (busy).
         """
-        claim, loc = claimed or await self.begin_change(name, "deleted")
-        with claim:
-            kernel = await asyncio.to_thread(kernelspecs.unregister_prefix, loc.prefix, self.kernel_data_dir)
-            trash = loc.prefix.with_name(f".{loc.prefix.name}.deleting-{secrets.token_hex(4)}")
-            await asyncio.to_thread(os.rename, loc.prefix, trash)
+        async with held(env, lambda name: self.changing(name, "deleted")) as change:
+            prefix = change.prefix
+            kernel = await asyncio.to_thread(kernelspecs.unregister_prefix, prefix, self.kernel_data_dir)
+            trash = prefix.with_name(f".{prefix.name}.deleting-{secrets.token_hex(4)}")
+            await asyncio.to_thread(os.rename, prefix, trash)
             with contextlib.suppress(OSError):
-                await asyncio.to_thread(conda_list.remove, self.conda_list_path, loc.prefix)
-            self.catalog.refresh(loc.prefix)
+                await asyncio.to_thread(conda_list.remove, self.conda_list_path, prefix)
+            self.catalog.refresh(prefix)
 
             def remove_all() -> None:
-                for old in previous_states(loc.prefix):
+                for old in previous_states(prefix):
                     remove_tree(old)
                 remove_tree(trash)
 
@@ -386,12 +375,18 @@ class EnvironmentService:
             raise NotFound(f"No kernel is registered for '{loc.name}'.", reason="kernel_not_found")
         return removed
 
-    # -- after a crash ------------------------------------------------------------------------------
+    # -- lifetime -----------------------------------------------------------------------------------
+
+    async def warm_up(self) -> None:
+        await self.engine.warm_up()
+
+    async def close(self) -> None:
+        await self.engine.close()
 
     async def cleanup_stale(self) -> builtins.list[Path]:
         """Undo what a crash left (see :func:`recovery.sweep`), in this user's folders."""
         removed = await asyncio.to_thread(
-            recovery.sweep, self.user_env_dir, self.catalog.shared_dirs, self.claims.locked_elsewhere
+            recovery.sweep, self.user_env_dir, self.catalog.shared_dirs, self.claims.claims.locked_elsewhere
         )
         for p in removed:
             log.info("removed stale temporary %s", p)

@@ -16,19 +16,15 @@ import pwd
 import secrets
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ..errors import Conflict, Forbidden
-from ..models.envs import Environment
-from .catalog import EnvLocation
-from .engine import LogFn, ProgressFn, scaled
-from .prefix import read_origin, write_origin
-from .syntax import validate_env_name
+from ..models.envs.syntax import validate_env_name
+from .building import Builder
+from .catalog import EnvironmentCatalog, EnvLocation
+from .catalog.prefix import read_origin, write_origin
+from .changing import Change, Claiming, EnvironmentClaims
+from .engine import CondaEngine, Reporter, part
 from .transaction import remove_tree
-
-if TYPE_CHECKING:
-    from .claims import Claim
-    from .service import EnvironmentService
 
 # rwx for the owner only where it had it; read (and search/execute where the owner has it) for all.
 _WRITE_OTHERS = stat.S_IWGRP | stat.S_IWOTH
@@ -95,68 +91,61 @@ def check_owner(prefix: Path, name: str, owner: str | None) -> None:
 class SharedEnvironments:
     """Publishing and unpublishing; listing is the catalog's (``shared_dirs``)."""
 
-    def __init__(self, envs: EnvironmentService) -> None:
-        self.envs = envs
+    def __init__(
+        self, catalog: EnvironmentCatalog, engine: CondaEngine, builder: Builder, claims: EnvironmentClaims
+    ) -> None:
+        self.catalog = catalog
+        self.engine = engine
+        self.builder = builder
+        self.claims = claims
 
     @property
     def enabled(self) -> bool:
-        return bool(self.envs.catalog.shared_dirs)
+        return bool(self.catalog.shared_dirs)
 
-    async def begin_publish(
-        self, name: str, shared_name: str | None
-    ) -> tuple[tuple[Claim, EnvLocation], Path]:
-        """Claim the user's environment ``name`` to publish it as ``shared_name``; the checks that can
-        fail fast. Raises Forbidden (sharing off, not the user's), Conflict (busy, the shared name taken)."""
-        target = await asyncio.to_thread(publish_dir, self.envs.catalog.shared_dirs)
-        shared_name = shared_name or name
-        validate_env_name(shared_name)
-        final = target / shared_name
-        if await asyncio.to_thread(lambda: final.exists() or final.is_symlink()):
-            owner = (await asyncio.to_thread(read_origin, final)).get("owner")
-            raise Conflict(
-                f"An environment named '{shared_name}' is already shared"
-                + (f" by {owner}" if owner else "")
-                + "; publish under another name (or unpublish yours first).",
-                reason="env_exists",
-            )
-        return await self.envs.begin_change(name, "published"), final
+    def publishing(self, name: str, shared_name: str | None = None) -> Claiming:
+        """Claim the user's environment ``name`` to publish it as ``shared_name`` (the change's
+        ``target``), after the checks that can fail fast. Raises Forbidden (sharing off, not the user's),
+        Conflict (busy, the shared name taken)."""
 
-    async def publish(
-        self,
-        name: str,
-        description: str,
-        shared_name: str | None = None,
-        *,
-        progress: ProgressFn | None = None,
-        log: LogFn | None = None,
-        claimed: tuple[tuple[Claim, EnvLocation], Path] | None = None,
-    ) -> Environment:
-        """Publish a copy of the user's environment ``name`` in the shared folder, read-only for others,
-        with its owner and ``description``; it appears only once complete. Returns it as listed."""
-        (claim, loc), final = claimed or await self.begin_publish(name, shared_name)
+        async def take() -> Change:
+            target = await asyncio.to_thread(publish_dir, self.catalog.shared_dirs)
+            final = target / validate_env_name(shared_name or name)
+            if await asyncio.to_thread(lambda: final.exists() or final.is_symlink()):
+                owner = (await asyncio.to_thread(read_origin, final)).get("owner")
+                raise Conflict(
+                    f"An environment named '{final.name}' is already shared"
+                    + (f" by {owner}" if owner else "")
+                    + "; publish under another name (or unpublish yours first).",
+                    reason="env_exists",
+                )
+            return await self.claims.changing(name, "published", target=final)
+
+        return Claiming(take)
+
+    async def make(self, change: Change, description: str, report: Reporter | None) -> Path:
+        """Put a copy of the claimed environment where ``change.target`` says, read-only for others,
+        with its owner and ``description``; it appears only once complete. Returns where it is."""
+        loc, final = change.env, change.target
+        assert final is not None  # a publishing change names where it goes
 
         async def fill(build: Path) -> None:
-            await self.envs.engine.clone(
-                loc.prefix, final, build_dir=build, progress=scaled(progress, 0.0, 0.95), log=log
-            )
+            await self.engine.clone(loc.prefix, final, build_dir=build, report=part(report, 0.0, 0.95))
             await asyncio.to_thread(
                 write_origin,
                 build,
                 source=str(loc.prefix),
                 source_name=loc.name,
-                engine=self.envs.engine.name,
+                engine=self.engine.name,
                 owner=user_name(),
                 owner_uid=os.getuid(),
                 description=description,
             )
             await asyncio.to_thread(make_read_only_for_others, build)
 
-        with claim:
-            await self.envs.make(final, fill, "the shared copy")
-        self.envs.catalog.refresh(final)
-        if progress is not None:
-            progress(1.0, f"Shared '{loc.name}' as '{final.name}'")
-        return await self.envs.catalog.listed(str(final))
+        await self.builder.make(final, fill, "the shared copy")
+        self.catalog.refresh(final)
+        return final
 
     async def unpublish(self, loc: EnvLocation) -> None:
         """Remove a shared environment this user published (Forbidden for anyone else's)."""
@@ -164,5 +153,5 @@ class SharedEnvironments:
         await asyncio.to_thread(check_owner, loc.prefix, loc.name, origin.get("owner"))
         trash = loc.prefix.with_name(f".{loc.prefix.name}.deleting-{secrets.token_hex(4)}")
         await asyncio.to_thread(os.rename, loc.prefix, trash)
-        self.envs.catalog.refresh(loc.prefix)
+        self.catalog.refresh(loc.prefix)
         await asyncio.shield(asyncio.to_thread(remove_tree, trash))

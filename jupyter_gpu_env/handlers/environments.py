@@ -12,9 +12,9 @@ from ..models.envs import (
     NewEnvironmentRequest,
     PublishRequest,
 )
-from ..models.envs_api import DeletedEnvironment, KernelRemoved
+from ..models.envs.api import DeletedEnvironment, KernelRemoved
+from ..models.envs.packages import EnvironmentHistory, PackageSearch, PackagesRequest
 from ..models.images import Image, ImageRequest
-from ..models.packages import EnvironmentHistory, PackageSearch, PackagesRequest
 from ..models.tasks import Task
 from .base import GpuEnvHandler, Param, operation
 
@@ -40,7 +40,7 @@ class EnvironmentsHandler(TaskStartingHandler):
     @operation("Managed and own environments", response=EnvironmentList)
     async def get(self) -> EnvironmentList:
         envs = self.services.envs
-        return EnvironmentList(environments=await envs.list(), sharing=envs.shared.enabled)
+        return EnvironmentList(environments=await envs.list(), sharing=envs.sharing_enabled)
 
     @operation(
         "Make a new environment of the user's: a clone, or from a file",
@@ -143,9 +143,7 @@ class PackageSearchHandler(GpuEnvHandler):
         "no search), or none. 503 when a channel or the index cannot be reached.",
     )
     async def get(self) -> PackageSearch:
-        return await self.services.envs.searcher.search(
-            self.query["q"], self.query["kind"], self.query["limit"]
-        )
+        return await self.services.envs.search(self.query["q"], self.query["kind"], self.query["limit"])
 
 
 class HistoryHandler(GpuEnvHandler):

@@ -6,7 +6,7 @@ import asyncio
 import os
 
 from ..models.envs import KernelInfo, KernelRequest
-from ..models.envs_api import KernelRemoved
+from ..models.envs.api import KernelRemoved
 from ..models.images import Image, ImageList
 from ..models.jobs import ENV_REF_PATTERN
 from .base import GpuEnvHandler, Param, operation

@@ -19,7 +19,7 @@ from .. import __version__
 from ..models import ApiError
 from ..models.common import ApiJsonSchema
 from ..models.envs import CloneResult, CreateResult, PackagesResult, PublishResult, UndoResult
-from ..models.packages import PackagesPlan
+from ..models.envs.packages import PackagesPlan
 from .base import AUTH_RESOURCE, VERBS, GpuEnvHandler, OperationSpec, operation
 
 _ERROR_TEXT = {

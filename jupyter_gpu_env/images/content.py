@@ -14,6 +14,7 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..errors import InvalidRequest
 
@@ -25,7 +26,7 @@ class EnvContent:
     size_bytes: int
 
 
-def _records(prefix: Path) -> list[dict]:
+def _records(prefix: Path) -> list[dict[str, Any]]:
     meta = prefix / "conda-meta"
     if not meta.is_dir():
         raise InvalidRequest(f"{prefix} is not a conda environment (it has no conda-meta folder).")
@@ -38,7 +39,7 @@ def _records(prefix: Path) -> list[dict]:
     return [r for r in out if "name" in r and "version" in r]
 
 
-def tracked_files(records: list[dict]) -> set[str]:
+def tracked_files(records: list[dict[str, Any]]) -> set[str]:
     files: set[str] = set()
     for r in records:
         for f in r.get("files", ()):

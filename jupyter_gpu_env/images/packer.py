@@ -29,7 +29,8 @@ def _load_conda_pack() -> type[Exception] | None:
         from conda_pack import CondaPackException
     except ImportError:
         return None
-    return CondaPackException
+    error: type[Exception] = CondaPackException
+    return error
 
 
 def main() -> int:

@@ -22,7 +22,7 @@ from typing import Any
 _LOCAL_PATHS = ("extracted_package_dir", "package_tarball_full_path")
 
 
-def rewrite(source: str) -> tuple[bytes, dict]:
+def rewrite(source: str) -> tuple[bytes, dict[str, Any]]:
     """What ``conda_pack.core.rewrite_conda_meta(source)`` returns: the record without its local
     paths, as bytes, and the decoded record."""
     with open(source) as f:
@@ -45,7 +45,7 @@ def dumps(value: Any) -> str:
     return _string(value) if isinstance(value, str) else _scalar(value)
 
 
-def _container(value: dict | list, indent: str, out: list[str]) -> None:
+def _container(value: dict[str, Any] | list[Any], indent: str, out: list[str]) -> None:
     if not value:
         out.append("{}" if isinstance(value, dict) else "[]")
         return

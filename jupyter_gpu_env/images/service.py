@@ -19,9 +19,10 @@ from ..atomic import write_json_atomic
 from ..errors import Conflict, InvalidRequest, NotFound
 from ..models.images import Image, ImageRequest, ImageUsage
 from ..offloop import python_work
-from ..tasks import TaskContext, cancel_and_wait
+from ..tasks import cancel_and_wait
 from . import pack, runtime
 from .content import scan
+from .pack import Progress
 
 _SUFFIX = {"squashfs": ".sqfs", "sif": ".sif"}
 
@@ -136,14 +137,14 @@ class ImageService:
         if request.format == "sif" and request.compression != "zstd":
             raise InvalidRequest("Compression applies to squashfs images only; leave it out for a SIF.")
 
-    async def pack(self, environment: str, prefix: Path, request: ImageRequest, ctx: TaskContext) -> Image:
+    async def pack(self, environment: str, prefix: Path, request: ImageRequest, progress: Progress) -> Image:
         """Pack ``prefix``, or return the image of identical content packed before.
 
         The content scan that decides between the two runs beside the packer, which starts at once:
         on a hit the packer is stopped and what it wrote removed; on a miss no time was lost waiting.
         """
         self.check_request(request)
-        ctx.progress(0.01, "Reading the environment")
+        progress(0.01, "Reading the environment")
         await asyncio.to_thread(self.image_dir.mkdir, parents=True, exist_ok=True)
         token = secrets.token_hex(6)
         partial = self.image_dir / f".pack-{token}.partial"
@@ -159,7 +160,7 @@ class ImageService:
                     squashfs,
                     dest,
                     request.compression,
-                    ctx.progress,
+                    progress,
                     staging=staging,
                     max_bytes=self.max_bytes,
                     threads=self.threads,
@@ -171,9 +172,9 @@ class ImageService:
                 image_id = self.image_id(environment, content.content_hash, request)
                 existing = await asyncio.to_thread(self._read, self._record_path(image_id))
                 if existing is not None:
-                    ctx.progress(1.0, "An identical image exists already")
+                    progress(1.0, "An identical image exists already")
                     return existing
-                watcher = asyncio.ensure_future(_watch_growth(squashfs, content.size_bytes, ctx))
+                watcher = asyncio.ensure_future(_watch_growth(squashfs, content.size_bytes, progress))
                 try:
                     await packing
                 finally:
@@ -181,8 +182,8 @@ class ImageService:
             finally:
                 await cancel_and_wait(packing)
             if request.format == "sif":
-                await pack.build_sif(squashfs, partial, dest, self.sif_base_image, ctx.progress)
-            ctx.progress(0.95, "Publishing the image")
+                await pack.build_sif(squashfs, partial, dest, self.sif_base_image, progress)
+            progress(0.95, "Publishing the image")
             final = self.image_dir / f"{image_id}{_SUFFIX[request.format]}"
             image = Image(
                 id=image_id,
@@ -229,7 +230,7 @@ def _written(archive: Path) -> int:
         return 0
 
 
-async def _watch_growth(archive: Path, env_bytes: int, ctx: TaskContext) -> None:
+async def _watch_growth(archive: Path, env_bytes: int, progress: Progress) -> None:
     """mksquashfs prints no progress when piped; the growing archive stands in for it.
 
     Packed environments come out at roughly a quarter of their size on disk, so that is the yardstick;
@@ -240,7 +241,7 @@ async def _watch_growth(archive: Path, env_bytes: int, ctx: TaskContext) -> None
         await asyncio.sleep(0.5)
         size = await asyncio.to_thread(_written, archive)
         if size:
-            ctx.progress(
+            progress(
                 0.15 + 0.75 * min(size / expected, 1.0), f"Compressing: {size / (1 << 20):.0f} MiB written"
             )
 

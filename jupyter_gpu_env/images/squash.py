@@ -29,7 +29,7 @@ import pickle
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar, cast
 
 from .records import rewrite as records_rewrite
 
@@ -209,7 +209,7 @@ def forked(fn: Callable[..., T], *args: object) -> Callable[[], T]:
         ok, value = pickle.loads(payload)
         if not ok:
             raise value
-        return value
+        return cast(T, value)
 
     return result
 
@@ -228,7 +228,7 @@ def _is_record(path: str) -> bool:
     return path.startswith("conda-meta/") and path.endswith(".json")
 
 
-def _record_bytes(record: dict) -> int:
+def _record_bytes(record: dict[str, Any]) -> int:
     paths = (record.get("paths_data") or {}).get("paths") or []
     return sum(p.get("size_in_bytes") or 0 for p in paths if isinstance(p, dict))
 

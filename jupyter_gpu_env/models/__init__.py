@@ -4,15 +4,17 @@ from .common import ApiError, ApiModel
 from .gpu import (
     CpuUsage,
     DeviceMemoryPoint,
+    GpuDevice,
     GpuHistory,
+    GpuProcess,
     GpuSnapshot,
     GpuStatus,
     HistoryPoint,
     HostResources,
     KernelUsage,
     MemoryUsage,
+    MigDevice,
 )
-from .gpu_devices import GpuDevice, GpuProcess, MigDevice
 
 __all__ = [
     "ApiError",

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
@@ -13,12 +13,31 @@ class ApiModel(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
+T = TypeVar("T")
+
+# The paging query parameters of every listing, as JSON Schema: `limit` items from `offset`.
+PAGE_LIMIT_SCHEMA: dict[str, Any] = {"type": "integer", "minimum": 1, "maximum": 500, "default": 50}
+PAGE_OFFSET_SCHEMA: dict[str, Any] = {"type": "integer", "minimum": 0, "maximum": 1_000_000_000, "default": 0}
+
+
+class Page(ApiModel, Generic[T]):
+    """One page of a listing (``class JobList(Page[Job])``): the items, how many match over all pages,
+    where this page starts and its size, and where the next one starts (null on the last). A listing
+    may redeclare a field to describe it."""
+
+    items: list[T]
+    total: int
+    offset: int
+    limit: int
+    next_offset: int | None = None
+
+
 class ApiError(ApiModel):
     """The body of every error response."""
 
     message: str = Field(description="What went wrong, in words a user can act on.")
     reason: str = Field(description="A short machine-readable code, e.g. `not_found`, `invalid_request`.")
-    details: list[dict] | None = Field(
+    details: list[dict[str, Any]] | None = Field(
         default=None,
         description="Per-field validation problems when the request was invalid; for `kernels_running`, "
         "the kernels in the way (`kernel_id`, `name`, `notebook_path`).",
@@ -37,7 +56,7 @@ _WRONG_BRANCH = {
 }
 
 
-def _field_path(loc: tuple) -> str:
+def _field_path(loc: tuple[Any, ...]) -> str:
     # Union branches appear in the location ("constrained-int", "function-after[...]"): not field names.
     parts = [
         str(p) for p in loc if not (isinstance(p, str) and ("[" in p or "-" in p or p in ("str", "int")))

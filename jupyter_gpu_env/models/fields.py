@@ -47,7 +47,7 @@ def ecma(pattern: str) -> str:
     return _NAMED_GROUP.sub("(", pattern)
 
 
-def matcher(pattern: str, what: str, hint: str = "") -> Any:
+def matcher(pattern: str, what: str, hint: str = "") -> Callable[[str], str]:
     """A validator: the value must match ``pattern`` in full, else a ValueError that says so."""
     compiled = re.compile(pattern)
 

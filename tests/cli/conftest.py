@@ -11,8 +11,9 @@ import pytest
 
 
 @pytest.fixture
-def home(demo, tmp_path, monkeypatch) -> Path:
-    config_dir = tmp_path / "config"
+def terminal(tmp_path, monkeypatch):
+    """A terminal's world in ``tmp_path``: its own home and Jupyter folders, this Python's commands first
+    on PATH; ``terminal(config)`` writes ``config`` as the server's configuration there."""
     for var, sub in [
         ("HOME", "home"),
         ("JUPYTER_CONFIG_DIR", "config"),
@@ -23,15 +24,25 @@ def home(demo, tmp_path, monkeypatch) -> Path:
         (tmp_path / sub).mkdir(exist_ok=True)
         monkeypatch.setenv(var, str(tmp_path / sub))
     monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
-    config = {
-        "GpuEnvApp": {
-            "managed_env_dirs": [str(demo.managed_dir)],
-            "user_env_dir": str(tmp_path / "envs"),
-            "conda_channels": [str(demo.channel)],
-            "pkgs_dir": str(demo.pkgs),
-            "image_dir": str(tmp_path / "images"),
+
+    def configure(config: dict) -> None:
+        (tmp_path / "config" / "jupyter_server_config.json").write_text(json.dumps(config))
+
+    return configure
+
+
+@pytest.fixture
+def home(demo, tmp_path, monkeypatch, terminal) -> Path:
+    terminal(
+        {
+            "GpuEnvApp": {
+                "managed_env_dirs": [str(demo.managed_dir)],
+                "user_env_dir": str(tmp_path / "envs"),
+                "conda_channels": [str(demo.channel)],
+                "pkgs_dir": str(demo.pkgs),
+                "image_dir": str(tmp_path / "images"),
+            }
         }
-    }
-    (config_dir / "jupyter_server_config.json").write_text(json.dumps(config))
+    )
     monkeypatch.chdir(tmp_path)
     return tmp_path

@@ -28,14 +28,18 @@ async def main(cfg: dict) -> None:
         conda_list_path=home / ".conda" / "environments.txt",
     )
     tasks = TaskManager(Path(cfg["state"]))
-    claimed = await svc.begin_change(cfg["env"])
+    change = await svc.changing(cfg["env"])
 
-    def progress(fraction: float, message: str) -> None:
-        print(message, flush=True)
+    class Printed:
+        def progress(self, fraction: float, message: str) -> None:
+            print(message, flush=True)
+
+        def log(self, line: str) -> None:
+            pass
 
     async def run(ctx: TaskContext):
         return await svc.change_packages(
-            cfg["env"], cfg["add"], cfg["remove"], progress=progress, claimed=claimed, change_id=ctx.task_id
+            change, cfg["add"], cfg["remove"], report=Printed(), change_id=ctx.task_id
         )
 
     task = tasks.start("install", "change", run, target=f"environments/{cfg['env']}")

@@ -43,8 +43,8 @@ from ...errors import NotFound
 from ...models.envs import Environment, EnvironmentDetail, EnvKind
 from ...offloop import python_work
 from .. import conda_list
-from ..prefix import PrefixSummary, cache_key, describe, disk_usage, is_env, site_dirs, summarize
 from . import saved
+from .prefix import PrefixSummary, cache_key, describe, disk_usage, is_env, site_dirs, summarize
 
 log = logging.getLogger(__name__)
 

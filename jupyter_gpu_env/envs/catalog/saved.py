@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ...atomic import write_json_atomic
-from ..prefix import PrefixSummary
+from .prefix import PrefixSummary
 
 VERSION = 1
 

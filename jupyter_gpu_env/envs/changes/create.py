@@ -1,4 +1,4 @@
-"""A new environment from a file (:mod:`..specfile`): planned without making anything, or built into a
+"""A new environment from a file (:mod:`..fromfile.specfile`): planned without making anything, or built into a
 folder that the caller renames into place (conda's solve and install first, then the PyPI requirements
 with the new interpreter), its history starting with how it was made."""
 
@@ -9,17 +9,16 @@ import time
 from pathlib import Path
 
 from ...models.envs import CreateReport
-from ...models.packages import PackagesPlan
-from ..engine import CondaEngine, LogFn, ProgressFn, scaled
+from ...models.envs.packages import PackagesPlan
+from ...models.envs.syntax import spec_name
+from ..engine import CondaEngine, ProgressFn, Reporter, part, scaled
+from ..fromfile.specfile import EnvFile
 from ..pip import change as pip_change
 from ..pip.tool import PipSettings, installer_for
-from ..specfile import EnvFile
 from . import history, plans
 
 
 def _requested_conda(spec: EnvFile) -> set[str]:
-    from ..syntax import spec_name
-
     return {spec_name(s) for s in spec.conda}
 
 
@@ -66,25 +65,20 @@ async def build(
     *,
     from_file: str,
     change_id: str,
-    progress: ProgressFn | None = None,
-    log: LogFn | None = None,
+    report: Reporter | None = None,
 ) -> CreateReport:
     """Install ``spec`` into ``build_dir`` (files embedding ``final``) and start its history."""
     started = time.monotonic()
+    conda = part(report, 0.0, 0.75 if spec.pip else 1.0)
     installed = await engine.create(
-        final,
-        spec.conda,
-        build_dir=build_dir,
-        channels=spec.channels or None,
-        progress=scaled(progress, 0.0, 0.75 if spec.pip else 1.0),
-        log=log,
+        final, spec.conda, build_dir=build_dir, channels=spec.channels or None, report=conda
     )
     if spec.pip:
-        if progress is not None:
-            progress(0.8, "Installing the PyPI requirements")
+        whole = part(report)
+        whole.progress(0.8, "Installing the PyPI requirements")
         installer = installer_for(build_dir, pip)
         conda_names = {pip_change.normalized(p.rsplit("-", 2)[0]) for p in installed}
-        got, _ = await pip_change.apply(installer, build_dir, final, spec.pip, [], conda_names, log=log)
+        got, _ = await pip_change.apply(installer, build_dir, final, spec.pip, [], conda_names, log=whole.log)
         installed += got
     entry: dict[str, object] = {"id": change_id, "kind": "create", "from_file": from_file}
     entry |= {"file_kind": spec.kind}

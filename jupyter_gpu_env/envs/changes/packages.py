@@ -10,12 +10,12 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ...errors import Conflict, InvalidRequest
-from ...models.packages import PackagesPlan, PackagesReport, PackagesRequest
-from ..engine import CondaEngine, LogFn, ProgressFn, scaled
+from ...models.envs.packages import PackagesPlan, PackagesReport, PackagesRequest
+from ...models.envs.syntax import spec_name
+from ..catalog.prefix import pypi_packages, python_version, read_records, site_packages
+from ..engine import CondaEngine, ProgressFn, Reporter, part, scaled
 from ..pip import change as pip_change
 from ..pip.tool import PipSettings, installer_for
-from ..prefix import pypi_packages, python_version, read_records, site_packages
-from ..syntax import spec_name
 from . import history, plans
 
 
@@ -94,35 +94,33 @@ class PackageChanges:
         req: PackagesRequest,
         change_id: str,
         *,
-        progress: ProgressFn | None = None,
-        log: LogFn | None = None,
+        report: Reporter | None = None,
     ) -> PackagesReport:
         """Apply ``req`` to ``build`` (a copy that will be renamed to ``final``) and record it there."""
         installed: list[str] = []
         removed: list[str] = []
         seconds = 0.0
         has_pip = bool(req.pip_add or req.pip_remove)
+        whole = part(report)
         if req.add or req.remove:
-            report = await self.engine.install(
+            conda = await self.engine.install(
                 build,
                 req.add,
                 req.remove,
                 final_prefix=final,
-                progress=scaled(progress, 0.0, 0.7 if has_pip else 1.0),
-                log=log,
+                report=part(report, 0.0, 0.7 if has_pip else 1.0),
             )
-            installed += report.installed
-            removed += report.removed
-            seconds += report.seconds
+            installed += conda.installed
+            removed += conda.removed
+            seconds += conda.seconds
         if has_pip:
-            if progress is not None:
-                progress(0.75, "Installing PyPI packages" if req.pip_add else "Removing PyPI packages")
+            whole.progress(0.75, "Installing PyPI packages" if req.pip_add else "Removing PyPI packages")
             installer = installer_for(build, self.pip)
             loop = asyncio.get_running_loop()
             started = loop.time()
             conda_names = await asyncio.to_thread(_conda_names, build)
             got, gone = await pip_change.apply(
-                installer, build, final, req.pip_add, req.pip_remove, conda_names, log=log
+                installer, build, final, req.pip_add, req.pip_remove, conda_names, log=whole.log
             )
             installed += got
             removed += gone

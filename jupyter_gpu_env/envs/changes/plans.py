@@ -8,7 +8,7 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from ...models.packages import PackagesPlan, PlanAction, PlannedChange
+from ...models.envs.packages import PackagesPlan, PlanAction, PlannedChange
 from ..pip.change import PipStep, normalized
 
 # Without these a conda environment cannot start a Jupyter kernel.

@@ -8,7 +8,7 @@ import asyncio
 import time
 from collections import OrderedDict
 
-from ...models.packages import FoundPackage, PackageKind, PackageSearch
+from ...models.envs.packages import FoundPackage, PackageKind, PackageSearch
 from ..engine import CondaEngine
 from ..pip import index
 from ..pip.change import normalized

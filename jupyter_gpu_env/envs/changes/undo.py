@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import Conflict
-from ...models.packages import EnvironmentHistory, HistoryEntry
+from ...models.envs.packages import EnvironmentHistory, HistoryEntry
 from .. import transaction
 from . import history
 

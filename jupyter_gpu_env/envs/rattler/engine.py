@@ -15,13 +15,13 @@ from typing import Any
 from ... import proc
 from ...errors import Conflict, GpuEnvError, InvalidRequest, NotFound, Unavailable
 from ...models.envs import CloneReport, ExportFormat
-from ...models.packages import PackagesReport
+from ...models.envs.packages import PackagesReport
 from ...spare import SpareProcess
 from ...tasks import cancel_and_wait
+from ..catalog.prefix import read_records
 from ..clonefiles import CopyReport, conda_files, copy_records, copy_untracked, find_untracked
-from ..engine import EngineError, LogFn, ProgressFn, run_stoppable, scaled, threadsafe
+from ..engine import EngineError, LogFn, ProgressFn, Reporter, part, run_stoppable, threadsafe
 from ..export import environment_yaml, explicit_lock
-from ..prefix import read_records
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +118,8 @@ class RattlerEngine:
             self._workers.replenish()
         # A result counts even if the process then died: py-rattler may abort at exit.
         if "result" in outcome:
-            return outcome["result"]
+            found: dict[str, Any] = outcome["result"]
+            return found
         if "error" in outcome:
             cls = _ERRORS.get(outcome.get("reason", ""), EngineError)
             raise cls(str(outcome["error"]), reason=outcome.get("reason"))
@@ -132,15 +133,16 @@ class RattlerEngine:
         *,
         build_dir: Path | None = None,
         channels: list[str] | None = None,
-        progress: ProgressFn | None = None,
-        log: LogFn | None = None,
+        report: Reporter | None = None,
     ) -> list[str]:
         build = build_dir or prefix
         request = {"op": "create", "prefix": str(build), "final_prefix": str(prefix), "specs": list(specs)}
         if channels:
             request["channels"] = [channel_url(c) for c in channels]
-        result = await self._call(request, progress, log)
-        return result["packages"]
+        whole = part(report)
+        result = await self._call(request, whole.progress, whole.log)
+        installed: list[str] = result["packages"]
+        return installed
 
     async def plan_create(
         self, specs: list[str], *, channels: list[str] | None = None, progress: ProgressFn | None = None
@@ -152,17 +154,12 @@ class RattlerEngine:
         return list(result["plan"])
 
     async def clone(
-        self,
-        source: Path,
-        prefix: Path,
-        *,
-        build_dir: Path | None = None,
-        progress: ProgressFn | None = None,
-        log: LogFn | None = None,
+        self, source: Path, prefix: Path, *, build_dir: Path | None = None, report: Reporter | None = None
     ) -> CloneReport:
         started = time.monotonic()
         build = build_dir or prefix
-        if log is not None and not await asyncio.to_thread(self._same_filesystem, build):
+        log = part(report).log
+        if not await asyncio.to_thread(self._same_filesystem, build):
             log(
                 f"The package cache {self.pkgs_dir} is on another filesystem than {build}: files are copied, not hard-linked"
             )
@@ -171,36 +168,36 @@ class RattlerEngine:
             asyncio.to_thread(lambda: find_untracked(source, conda_files(read_records(source))))
         )
         try:
+            linking = part(report, 0.0, 0.85)
             result = await self._call(
                 {"op": "clone", "source": str(source), "prefix": str(build), "final_prefix": str(prefix)},
-                scaled(progress, 0.0, 0.85),
-                log,
+                linking.progress,
+                linking.log,
             )
             untracked = await finding
         finally:
             await cancel_and_wait(finding)
-        report = CopyReport()
+        copied = CopyReport()
         if result["copied_from_source"]:
-            if log is not None:
-                log(f"Copied from the source (not fetchable): {', '.join(result['copied_from_source'])}")
-            report.merge(
+            log(f"Copied from the source (not fetchable): {', '.join(result['copied_from_source'])}")
+            copied.merge(
                 await run_stoppable(copy_records, source, build, prefix, set(result["copied_from_source"]))
             )
-        tick_progress = threadsafe(scaled(progress, 0.85, 0.99))
+        tick_progress = threadsafe(part(report, 0.85, 0.99).progress)
 
         def tick(done: int, total: int) -> None:
             if tick_progress is not None:
                 tick_progress(done / max(total, 1), f"Copying untracked files ({done}/{total})")
 
-        report.merge(await run_stoppable(copy_untracked, source, build, prefix, untracked, tick=tick))
+        copied.merge(await run_stoppable(copy_untracked, source, build, prefix, untracked, tick=tick))
         return CloneReport(
             packages=result["packages"],
             fetched=result["fetched"],
             copied_from_source=result["copied_from_source"],
             untracked_files=len(untracked),
-            rewritten_files=report.rewritten,
-            binary_with_prefix=report.binary_with_prefix,
-            unreadable=report.unreadable,
+            rewritten_files=copied.rewritten,
+            binary_with_prefix=copied.binary_with_prefix,
+            unreadable=copied.unreadable,
             seconds=round(time.monotonic() - started, 3),
         )
 
@@ -216,13 +213,13 @@ class RattlerEngine:
         remove: list[str],
         *,
         final_prefix: Path | None = None,
-        progress: ProgressFn | None = None,
-        log: LogFn | None = None,
+        report: Reporter | None = None,
     ) -> PackagesReport:
         request = {"op": "install", "prefix": str(prefix), "add": list(add), "remove": list(remove)}
         if final_prefix is not None:
             request["final_prefix"] = str(final_prefix)
-        result = await self._call(request, progress, log)
+        whole = part(report)
+        result = await self._call(request, whole.progress, whole.log)
         return PackagesReport(
             installed=result["installed"], removed=result["removed"], seconds=result["seconds"]
         )

@@ -98,7 +98,8 @@ def _load_records(prefix: Path) -> list[Any]:
 
 
 def _name(record: Any) -> str:
-    return record.name.normalized
+    name: str = record.name.normalized  # py-rattler has no type information
+    return name
 
 
 async def _solve(req: dict[str, Any], specs: list[Any], locked: list[Any], requested: list[Any]) -> list[Any]:
@@ -218,8 +219,9 @@ def _dependents(records: list[Any], names: set[str]) -> set[str]:
 
 
 def _cached(pkgs_dir: Path, record: Any) -> bool:
-    stem = record.file_name.removesuffix(".conda").removesuffix(".tar.bz2")
-    return (pkgs_dir / stem / "info").is_dir() or (pkgs_dir / record.file_name).is_file()
+    file_name: str = record.file_name  # py-rattler has no type information
+    stem = file_name.removesuffix(".conda").removesuffix(".tar.bz2")
+    return (pkgs_dir / stem / "info").is_dir() or (pkgs_dir / file_name).is_file()
 
 
 def _plan(installed: list[Any], solved: list[Any], pkgs_dir: Path) -> list[dict[str, Any]]:

@@ -1,0 +1,2 @@
+"""Environments made from a file: the file's parser (`specfile`) and the environments made from it
+(`environments`)."""

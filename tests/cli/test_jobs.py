@@ -1,0 +1,227 @@
+"""`jupyter gpu-env submit|jobs|logs|cancel` on the real local backend (runner, papermill, python3 kernel).
+
+The root is the batch fixture's root (the current directory of each test); the job store, the job
+folders and the Jupyter folders all live under tmp_path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import printed, wait_until_sync, write_notebook
+
+from jupyter_gpu_env.cli import main
+from jupyter_gpu_env.cli.common import parse_value
+
+
+@pytest.fixture
+def cli(batch, monkeypatch, terminal):
+    terminal({"GpuEnvApp": {"job_dir": "jobs"}, "LocalBackend": {"kill_grace": 3.0}})
+    monkeypatch.chdir(batch.root)
+    return batch
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def listed(capsys, *argv: str) -> list[dict]:
+    code, out, err = run(capsys, "jobs", "--json", *argv)
+    assert code == 0, err
+    return json.loads(out)["items"]
+
+
+def test_parse_value_follows_papermill():
+    assert parse_value("5") == 5 and parse_value("0.5") == 0.5
+    assert parse_value("true") is True and parse_value("False") is False and parse_value("None") is None
+    assert parse_value("[1, 2]") == [1, 2] and parse_value('{"a": 1}') == {"a": 1}
+    assert parse_value("hello") == "hello" and parse_value('"5"') == "5" and parse_value("NaN") == "NaN"
+
+
+def test_submit_wait_jobs_and_logs(cli, capsys):
+    cli.notebook(
+        "work/params.ipynb", ["print('alpha is', alpha, type(alpha).__name__)"], parameters="alpha = 1"
+    )
+    code, out, err = run(
+        capsys, "submit", "work/params.ipynb", "-p", "alpha", "5", "--name", "train", "--cpus", "1", "--wait"
+    )
+    assert code == 0, err
+    job_id = out.strip()
+    assert len(job_id) == 12 and f"Job {job_id} succeeded" in err
+
+    [job] = listed(capsys)
+    assert (job["id"], job["state"], job["parameters"]) == (job_id, "succeeded", {"alpha": 5})
+    assert job["resources"]["cpus"] == 1
+    assert "alpha is 5 int" in printed(cli.root / job["output_path"])
+
+    code, out, _ = run(capsys, "jobs")
+    header, row = out.splitlines()
+    assert header.split() == ["ID", "NAME", "STATE", "BACKEND", "PROGRESS", "ELAPSED"]
+    assert row.split()[:5] == [job_id, "train", "succeeded", "local", "3/3"]
+
+    code, out, _ = run(capsys, "logs", job_id)
+    assert code == 0 and "alpha is 5 int" in out and "job succeeded" in out
+    assert out == (cli.root / job["log_path"]).read_text()
+
+
+def test_failed_job_follow_and_wait_exit_status(cli, capsys):
+    cli.notebook("fails.ipynb", ["x = 1", "1 / 0"])
+    code, out, _ = run(capsys, "submit", "fails.ipynb")
+    assert code == 0
+    job_id = out.strip()
+    code, out, _ = run(capsys, "logs", job_id, "--follow")  # returns once the job has ended
+    assert code == 0 and "ZeroDivisionError" in out and "job failed" in out
+    assert [j["id"] for j in listed(capsys, "--state", "failed")] == [job_id]
+
+    code, _, err = run(capsys, "submit", "fails.ipynb", "--wait")
+    assert code == 1 and "failed: " in err and "ZeroDivisionError" in err
+
+
+def test_bad_submissions_exit_1_and_record_nothing(cli, capsys, tmp_path):
+    cli.notebook("nb.ipynb", ["print(1)"], parameters="alpha = 1")
+    outside = tmp_path / "outside.ipynb"
+    outside.write_text((cli.root / "nb.ipynb").read_text())
+    for argv, expected in [
+        (["nb.ipynb", "-p", "beta", "1"], "beta"),
+        (["nb.ipynb", "--memory", "lots"], "memory"),
+        (["nb.ipynb", "--backend", "slurm"], "Unknown backend 'slurm'"),
+        (["nb.ipynb", "--kernel", "no-such-kernel"], "no-such-kernel"),
+        (["missing.ipynb"], "missing.ipynb"),
+        ([str(outside)], "outside the root directory"),
+    ]:
+        code, out, err = run(capsys, "submit", *argv)
+        assert (code, out) == (1, ""), argv
+        assert err.startswith("error: ") and expected in err, err
+    assert main(["submit", "nb.ipynb", "--kernel", "python3", "--env", "x"]) == 2
+    assert listed(capsys) == []
+
+
+def test_cancel_a_running_job_from_another_process(cli, capsys):
+    """Submitted by `jupyter gpu-env` in a process that exits at once; the job runs on, then is cancelled."""
+    cli.notebook("sleep.ipynb", ["print('started', flush=True)", "import time; time.sleep(60)"])
+    done = subprocess.run(
+        [sys.executable, "-m", "jupyter", "gpu-env", "submit", "sleep.ipynb"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    job_id = done.stdout.strip()
+    log = cli.root / listed(capsys)[0]["log_path"]
+    wait_until_sync(lambda: log.exists() and "started" in log.read_text(), within=30, what="the job starting")
+    [job] = listed(capsys)
+    assert job["state"] == "running"
+
+    code, out, _ = run(capsys, "cancel", job_id)
+    assert code == 0 and f"Cancelled job {job_id}" in out
+    assert listed(capsys)[0]["state"] == "cancelled"
+    code, _, err = run(capsys, "cancel", job_id)
+    assert code == 1 and "has already cancelled" in err
+    code, _, err = run(capsys, "logs", "nope")
+    assert code == 1 and err.startswith("error: ")
+
+
+def test_the_cli_refuses_a_value_of_the_wrong_kind_as_the_api_does(cli, capsys):
+    cli.notebook("typed.ipynb", ["print(alpha)"], parameters="alpha = 1  # an int")
+    code, out, err = run(capsys, "submit", "typed.ipynb", "-p", "alpha", "abc")
+    assert (code, out) == (1, "")
+    assert "'alpha' must be a whole number like its default 1, not \"abc\"" in err
+    assert listed(capsys) == []
+
+
+def test_a_listing_cut_off_by_head_ends_quietly(cli, capsys):
+    from jupyter_gpu_env.batch.store import JobStore
+    from jupyter_gpu_env.models.jobs import Job
+
+    def job(i: int) -> Job:
+        return Job(
+            id=f"{i:012x}", name=f"job {i}", backend="local", state="succeeded", notebook_path="a.ipynb",
+            job_dir=f"jobs/{i}", input_path="i", output_path="o", log_path="l", created_at=1e9 + i,
+        )  # fmt: skip
+
+    store = JobStore(Path(os.environ["JUPYTER_DATA_DIR"]) / "gpu-env" / "jobs.sqlite")
+    import asyncio
+
+    asyncio.run(store.insert_many(job(i) for i in range(400)))
+    store.close()
+    lister = subprocess.Popen(
+        [sys.executable, "-m", "jupyter", "gpu-env", "jobs", "--json", "--limit", "400"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    head = subprocess.Popen(["head", "-c", "100"], stdin=lister.stdout, stdout=subprocess.PIPE)
+    lister.stdout.close()  # only head reads it now: when head exits, the listing's writes fail
+    assert len(head.communicate(timeout=60)[0]) == 100
+    _, err = lister.communicate(timeout=60)
+    assert lister.returncode == 0 and err == b"", err.decode()
+
+
+def test_a_sweep_from_the_command_line_its_results_and_a_rerun(cli, capsys):
+    write_notebook(
+        cli.root, "sweep.ipynb", [], parameters="alpha = 1\nsteps = 1", results="{'product': alpha * steps}"
+    )
+    code, out, err = run(capsys, "submit", "sweep.ipynb", "-p", "alpha", "1,2", "-p", "steps", "10:20:10",
+                         "--max-concurrent", "2", "--wait")  # fmt: skip
+    assert code == 0, err
+    group = out.strip()
+    assert "Submitted a sweep of 4 runs of 'sweep' to local, 2 at a time" in err
+    assert f"Sweep {group} succeeded: 4 succeeded" in err
+    code, out, _ = run(capsys, "results", group, "--csv")
+    rows = [line.split(",") for line in out.strip().splitlines()]
+    assert rows[0][:4] == ["run", "alpha", "steps", "product"]
+    assert [r[1:4] for r in rows[1:]] == [
+        ["1", "10", "10"],
+        ["1", "20", "20"],
+        ["2", "10", "20"],
+        ["2", "20", "40"],
+    ]
+    code, out, _ = run(capsys, "results", group)
+    assert code == 0 and out.splitlines()[0].split() == [
+        "RUN",
+        "alpha",
+        "steps",
+        "product",
+        "STATE",
+        "SECONDS",
+    ]
+    job = listed(capsys, "--limit", "1")[0]["id"]  # the newest: one of the sweep's runs
+    code, out, err = run(capsys, "rerun", job, "-p", "alpha", "7")
+    assert code == 0, err
+    assert "Sent 'sweep [" in err and out.strip() != job
+    code, _, err = run(capsys, "submit", "sweep.ipynb", "--max-concurrent", "2")
+    assert code == 2 and "--max-concurrent applies to a sweep" in err
+
+
+def test_from_a_subfolder_jobs_land_where_the_running_server_looks(cli, capsys, tmp_path, monkeypatch):
+    """Run from a subfolder of what a running Jupyter server serves, with no root given or configured, the
+    command takes that server's root (from its runtime file): the jobs it submits are the server's too.
+    A runtime file left by a server that died is not followed."""
+    cli.notebook("work/sq.ipynb", ["print(alpha ** 2)"], parameters="alpha = 1")
+    monkeypatch.chdir(cli.root / "work")
+    runtime = tmp_path / "runtime"
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    (runtime / "jpserver-1.json").write_text(
+        json.dumps({"pid": int(dead.stdout), "root_dir": str(cli.root / "work")})
+    )
+
+    code, out, err = run(capsys, "submit", "sq.ipynb", "-p", "alpha", "3", "--wait")
+    assert code == 0, err
+    [job] = listed(capsys)
+    assert job["notebook_path"] == "sq.ipynb"  # no live server: the current folder is the root
+
+    (runtime / "jpserver-2.json").write_text(json.dumps({"pid": os.getpid(), "root_dir": str(cli.root)}))
+    code, out, err = run(capsys, "submit", "sq.ipynb", "-p", "alpha", "4", "--wait")
+    assert code == 0, err
+    job = next(j for j in listed(capsys) if j["id"] == out.strip())
+    assert job["notebook_path"] == "work/sq.ipynb" and not job["job_dir"].startswith("/")
+    # The server's service, rooted where the server is, finds the job's folder and its output.
+    assert printed(cli.root / job["output_path"]).strip().endswith("16")

@@ -1,0 +1,107 @@
+"""The one parser of environment files: what each format asks for, and a 400 naming the line for
+anything it cannot honour."""
+
+from __future__ import annotations
+
+import pytest
+
+from jupyter_gpu_env.envs.fromfile.specfile import parse
+from jupyter_gpu_env.errors import InvalidRequest
+
+ENVIRONMENT_YML = """\
+name: analysis
+channels:
+  - conda-forge
+  - nodefaults
+dependencies:
+  - python=3.11
+  - numpy >=1.26
+  - conda-forge::scipy
+  - pip:
+      - tabulate>=0.9
+      - requests[socks]==2.32.*; python_version >= "3.8"
+variables:
+  OMP_NUM_THREADS: 4
+"""
+
+
+def test_environment_yml_conda_and_pip():
+    f = parse("project/environment.yml", ENVIRONMENT_YML)
+    assert f.kind == "environment.yml" and f.name == "analysis"
+    # pip is added when the file has a pip section and does not name it
+    assert f.conda == ["python=3.11", "numpy >=1.26", "scipy", "pip"]
+    assert f.pip == ["tabulate>=0.9", 'requests[socks]==2.32.*; python_version >= "3.8"']
+    assert f.channels == []  # the server's channels are used
+    assert any("conda-forge" in i and "configured channels" in i for i in f.ignored)
+    assert any("variables" in i for i in f.ignored)
+
+
+def test_requirements_txt_gets_python_and_pip():
+    text = "# data tools\ntabulate>=0.9  # tables\n\nsix \\\n  ==1.16.0\n"
+    f = parse("requirements.txt", text)
+    assert (f.kind, f.conda, f.pip) == (
+        "requirements.txt",
+        ["python", "pip"],
+        ["tabulate>=0.9", "six==1.16.0"],
+    )
+
+
+def test_explicit_lock_pins_every_package_to_its_own_channel():
+    text = """\
+# platform: linux-64
+@EXPLICIT
+file:///srv/channel/linux-64/python-3.11.7-h_local_0.conda#sha256:abc
+https://conda.anaconda.org/conda-forge/noarch/tabulate-0.9.0-pyhd8ed1ab_1.conda#0123
+# Installed with pip, not representable here (use the environment.yml export):
+#   six==1.16.0
+"""
+    f = parse("env.lock", text)
+    assert f.kind == "explicit"
+    assert f.conda == ["python ==3.11.7 h_local_0", "tabulate ==0.9.0 pyhd8ed1ab_1"]
+    assert f.channels == ["file:///srv/channel", "https://conda.anaconda.org/conda-forge"]
+    assert f.pip == ["six==1.16.0"]
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "message"),
+    [
+        ("env.yml", "dependencies:\n  - numpy\n  - [nested]\n", "dependency 2: each dependency"),
+        ("env.yml", "dependencies: [a\n", "line 2: not valid YAML"),
+        ("env.yml", "name: x\n", "needs a `dependencies:` list"),
+        (
+            "env.yml",
+            "dependencies:\n  - 'numpy; rm -rf /'\n",
+            "dependency 1: 'numpy; rm -rf /' is not a package spec",
+        ),
+        ("env.yml", "dependencies:\n  - pip:\n    - 3\n", "pip entry 1: a PyPI requirement must be a string"),
+        ("requirements.txt", "tabulate\n-e ./src\n", "line 2: '-e' is a pip option"),
+        ("requirements.txt", "--index-url https://x\n", "line 1: '--index-url' is a pip option"),
+        (
+            "requirements.txt",
+            "foo @ https://example.org/foo.whl\n",
+            "line 1: 'foo @ https://example.org/foo.whl' installs from a URL",
+        ),
+        (
+            "requirements.txt",
+            "tabulate\nnot a requirement!\n",
+            "line 2: 'not a requirement!' is not a PyPI requirement",
+        ),
+        ("requirements.txt", "# nothing\n", "lists no package"),
+        (
+            "lock.txt",
+            "@EXPLICIT\nhttps://x/linux-64/oops.zip\n",
+            "line 2: 'https://x/linux-64/oops.zip' is not a package URL",
+        ),
+        (
+            "lock.txt",
+            "https://x/linux-64/a-1-0.conda\n@EXPLICIT\n",
+            "line 1: an explicit lock lists package URLs only after",
+        ),
+        ("notes.md", "hello\n", "is not a file an environment can be created from"),
+    ],
+)
+def test_what_cannot_be_honoured_is_a_400_naming_the_place(path, text, message):
+    with pytest.raises(InvalidRequest) as e:
+        parse(path, text)
+    assert message in str(e.value)
+    assert e.value.status == 400

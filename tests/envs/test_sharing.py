@@ -1,0 +1,105 @@
+"""Environments shared with the team: published into a shared folder as a read-only copy that runs at its
+new place, seen by a teammate's server, cloned from there, and unpublished by its owner only."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+from helpers import Recorder
+
+from jupyter_gpu_env.envs import sharing
+from jupyter_gpu_env.errors import Conflict, Forbidden
+from jupyter_gpu_env.models.envs import PublishRequest
+
+
+@pytest.fixture
+def shared_dir(tmp_path) -> Path:
+    d = tmp_path / "team"
+    d.mkdir()
+    d.chmod(0o3775)
+    return d
+
+
+async def test_publish_list_clone_unpublish(demo, tmp_path, make_service, shared_dir, env_dir_entries):
+    me = make_service(demo, tmp_path / "me", shared=[shared_dir])
+    await me.clone("demo", "mine")
+    assert me.sharing_enabled
+    told = Recorder()
+    published = await me.publish("mine", PublishRequest(description="CPU demo + six"), report=told)
+    progress = told.fractions
+    prefix = shared_dir / "mine"
+    assert published.kind == "shared" and published.prefix == str(prefix)
+    assert published.name == "mine@team"  # the user's own "mine" keeps the plain name
+    assert (published.owner, published.description, published.can_unpublish) == (
+        sharing.user_name(),
+        "CPU demo + six",
+        True,
+    )
+    assert progress[-1] == 1.0 and env_dir_entries(shared_dir) == ["mine"]
+    # It runs where it was published, and no one but its owner can write to any of it.
+    out = subprocess.run(
+        [str(prefix / "bin" / "python"), "-c", "import sys, six; print(sys.prefix)"],
+        capture_output=True,
+        text=True,
+    )
+    assert out.stdout.strip() == str(prefix)
+    for root, dirs, files in os.walk(prefix):
+        for name in [*dirs, *files]:
+            mode = os.lstat(os.path.join(root, name)).st_mode
+            if not stat.S_ISLNK(mode):
+                assert mode & 0o022 == 0 and mode & 0o004, os.path.join(root, name)
+
+    # A teammate's server lists it under its plain name and clones it like a managed one.
+    mate = make_service(demo, tmp_path / "mate", shared=[shared_dir])
+    listed = {e.name: e for e in await mate.list()}
+    assert listed["mine"].kind == "shared" and listed["mine"].description == "CPU demo + six"
+    res = await mate.clone("mine", "from-team")
+    assert res.environment.source_name == "mine"
+    clone = mate.user_env_dir / "from-team"
+    assert subprocess.run([str(clone / "bin" / "python"), "-c", "import six"]).returncode == 0
+    with pytest.raises(Forbidden, match="shared with the team.*Clone it"):
+        await mate.change_packages("mine", ["tabulate"], [])
+
+    # Unpublishing removes it whole; the clones made from it stay.
+    await me.unpublish(await me.resolve(str(prefix)))
+    assert env_dir_entries(shared_dir) == []
+    assert "mine@team" not in {e.name for e in await me.list()}
+    assert clone.is_dir()
+
+
+async def test_only_the_owner_unpublishes(demo, tmp_path, make_service, shared_dir, monkeypatch):
+    me = make_service(demo, tmp_path / "me", shared=[shared_dir])
+    await me.clone("demo", "mine")
+    await me.publish("mine", PublishRequest(description="mine", name="team-env"))
+    loc = await me.resolve("team-env")
+    monkeypatch.setattr(sharing.os, "getuid", lambda: os.stat(shared_dir).st_uid + 4242)
+    with pytest.raises(Forbidden, match="'team-env' was shared by .*; only they can unpublish it") as e:
+        await me.unpublish(loc)
+    assert e.value.reason == "not_owner"
+    monkeypatch.undo()
+    assert (shared_dir / "team-env").is_dir()
+
+
+async def test_publishing_is_refused_clearly(demo, tmp_path, make_service, shared_dir):
+    off = make_service(demo, tmp_path / "off")
+    await off.clone("demo", "mine")
+    with pytest.raises(Forbidden, match="shared_env_dirs") as e:
+        await off.publishing("mine")
+    assert e.value.reason == "sharing_disabled"
+
+    me = make_service(demo, tmp_path / "me", shared=[shared_dir])
+    await me.clone("demo", "mine")
+    with pytest.raises(Forbidden, match="managed environment"):
+        await me.publishing("demo")
+    await me.publish("mine", PublishRequest(description="first"))
+    with pytest.raises(Conflict, match=f"already shared by {sharing.user_name()}") as c:
+        await me.publishing("mine")
+    assert c.value.reason == "env_exists"
+    missing = make_service(demo, tmp_path / "x", shared=[tmp_path / "nowhere"])
+    await missing.clone("demo", "mine")
+    with pytest.raises(Conflict, match="does not exist or you cannot write to it"):
+        await missing.publishing("mine")
