@@ -25,8 +25,10 @@ from .gpu.kernel_processes import RunningKernel, server_kernels
 from .gpu.sampler import Sampler
 from .gpu.sources import GpuReaders
 from .handlers import tornado_routes
+from .handlers.openapi import render as render_openapi
 from .images.service import ImageService
-from .services import Services
+from .services import Library, Services
+from .services.kernels import ServerKernels
 from .tasks import TaskManager
 
 
@@ -315,7 +317,8 @@ class GpuEnvApp(ExtensionApp):
         manager = getattr(self.serverapp, "kernel_spec_manager", None) or KernelSpecManager(parent=self)
         return set(manager.find_kernel_specs())
 
-    def build_services(self, root_dir: str) -> Services:
+    def build_library(self, root_dir: str) -> Library:
+        """The services that need no server: what the CLI runs on."""
         catalog = EnvironmentCatalog(
             self.managed_env_dirs,
             self.user_env_dir,
@@ -349,7 +352,6 @@ class GpuEnvApp(ExtensionApp):
             listed_parameters_bytes=self.listed_parameters_bytes,
             max_sweep_runs=self.max_sweep_runs,
         )
-        self.gpu_readers = GpuReaders(self.gpu_recorded_source)
         envs = EnvironmentService(
             catalog,
             engine,
@@ -362,7 +364,14 @@ class GpuEnvApp(ExtensionApp):
             ),
             root_dir=root_dir,
         )
-        return Services(
+        return Library(envs=envs, images=images, jobs=jobs)
+
+    def build_services(self, root_dir: str) -> Services:
+        """What a server holds: the library, and what only a server has (tasks, kernels, the sampler)."""
+        library = self.build_library(root_dir)
+        self.gpu_readers = GpuReaders(self.gpu_recorded_source)
+        return Services.build(
+            library,
             sampler=Sampler(
                 self.gpu_readers.read,
                 interval=self.gpu_sample_interval,
@@ -370,17 +379,13 @@ class GpuEnvApp(ExtensionApp):
                 kernel_source=self._kernels,
                 idle_seconds=self.gpu_idle_seconds,
             ),
-            tasks=TaskManager(Path(self.state_dir) / "tasks.json", recover=envs.interrupted_note),
-            envs=envs,
-            images=images,
-            jobs=jobs,
-            image_kernel_container=self.image_kernel_container or None,
+            tasks=TaskManager(Path(self.state_dir) / "tasks.json", recover=library.envs.interrupted_note),
+            kernels=ServerKernels(self._kernels, getattr(self.serverapp, "kernel_manager", None)),
             # The cluster the Kubernetes backend talks to, configured in one place.
             cluster=capacity_source(
                 self.cluster_capacity, self.cluster_capacity_ttl, self.config.get("KubernetesBackend", {})
             ),
-            kernels=self._kernels,
-            kernel_manager=getattr(self.serverapp, "kernel_manager", None),
+            image_kernel_container=self.image_kernel_container or None,
             max_gpu_checks=self.max_gpu_checks,
             max_packs=self.max_concurrent_packs,
         )
@@ -390,6 +395,11 @@ class GpuEnvApp(ExtensionApp):
         self.services = self.build_services(self.serverapp.root_dir)
         self.settings["gpu_env_services"] = self.services
         self.settings["gpu_env_max_body"] = self.max_request_bytes
+
+    @staticmethod
+    def openapi_document() -> str:
+        """The REST API's OpenAPI document, as committed in docs/openapi.json."""
+        return render_openapi()
 
     def initialize_handlers(self) -> None:
         self.handlers.extend(tornado_routes())

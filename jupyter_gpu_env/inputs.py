@@ -123,8 +123,9 @@ def check_tree(data: Any) -> None:
 
 
 def parse_json_body(raw: bytes) -> Any:
-    """The JSON document in ``raw``, held to the rules above; an empty body reads as ``{}``."""
-    if not raw.strip():
+    """The JSON document in ``raw``, held to the rules above; an empty body reads as ``{}``, one of
+    only blanks is no JSON document (400), as the published schema says."""
+    if not raw:
         return {}
     try:
         text = raw.decode("utf-8")

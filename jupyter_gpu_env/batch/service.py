@@ -27,7 +27,7 @@ from typing import Any
 from ..errors import Conflict, InvalidRequest, NotFound, TooLarge
 from ..gpu import jobuse
 from ..images import runtime
-from ..models.backends import BackendInfo, UsageReport, UsageWeeks
+from ..models.backends import BackendInfo, BackendList, UsageReport, UsageWeeks
 from ..models.cluster import ClusterCapacity
 from ..models.jobs import TERMINAL_STATES, Job, JobGpuSeries, JobList, JobRequest, LogChunk
 from ..models.notebooks import NotebookParameters
@@ -49,9 +49,6 @@ STALE_TEMPORARY = 600.0  # seconds after which a half-built job folder is surely
 DEFAULT_LOG_CHUNK = 256 << 10
 MAX_LOG_CHUNK = 4 << 20
 USAGE_DEFAULT_PERIOD = 7 * 24 * 3600
-
-# Seconds between two refreshes triggered by a caller watching one active job.
-_WATCHED_REFRESH = 0.25
 
 
 class JobService:
@@ -203,15 +200,10 @@ class JobService:
         job = await self.store.get(job_id)
         # Someone is watching this job: settle it now rather than at the next periodic round, at most
         # a few times a second however many watchers ask (callers share the refresh lock).
-        if job.state in ("queued", "running") and self.tracker.seconds_since_refresh() > _WATCHED_REFRESH:
+        if job.state in ("queued", "running") and self.tracker.stale():
             await self.refresh()
             job = await self.store.get(job_id)
         return job
-
-    async def refresh_if_watched(self) -> None:
-        """Someone watches a sweep or a job: settle the records now rather than at the next round."""
-        if self.tracker.seconds_since_refresh() > _WATCHED_REFRESH:
-            await self.refresh()
 
     async def list(
         self,
@@ -226,9 +218,7 @@ class JobService:
         if sweep not in (None, "none"):
             await self.sweeps.get(sweep)  # an unknown sweep is a 404, not an empty page
         page = await self.store.list(states, limit=limit, offset=offset, sweep=sweep)
-        if any(j.state not in TERMINAL_STATES for j in page.items) and (
-            self.tracker.seconds_since_refresh() > _WATCHED_REFRESH
-        ):
+        if any(j.state not in TERMINAL_STATES for j in page.items) and (self.tracker.stale()):
             # Someone watches active jobs: settle them now, so a row does not lag its job by a round
             await self.refresh()
             page = await self.store.list(states, limit=limit, offset=offset, sweep=sweep)
@@ -330,6 +320,10 @@ class JobService:
 
     def backend_infos(self) -> builtins.list[BackendInfo]:
         return [b.info() for b in self.backends.values()]
+
+    def backend_list(self) -> BackendList:
+        """What each backend offers, and when a job's GPU counts as idle."""
+        return BackendList(backends=self.backend_infos(), gpu_idle_seconds=self.gpu_idle_seconds)
 
     async def usage(self, start: float | None = None, end: float | None = None) -> UsageReport:
         """GPU-hours, CPU-hours and jobs per state per backend; by default over the last 7 days."""

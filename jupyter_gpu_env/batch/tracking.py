@@ -19,6 +19,10 @@ from .store import JobStore
 
 log = logging.getLogger(__name__)
 
+# Someone watches a job or a sweep: their records are settled at most this often (seconds), a few
+# times a second however many watchers ask (callers share the refresh lock).
+WATCHED_REFRESH = 0.25
+
 
 class JobTracker:
     """Polls ``backends`` on demand; the service's loops call :meth:`refresh` every round."""
@@ -39,6 +43,15 @@ class JobTracker:
 
     def seconds_since_refresh(self) -> float:
         return time.monotonic() - self._last
+
+    def stale(self) -> bool:
+        """Is the last refresh older than a watcher should see?"""
+        return self.seconds_since_refresh() > WATCHED_REFRESH
+
+    async def settle_watched(self) -> None:
+        """Someone watches a sweep or a job: settle the records now rather than at the next round."""
+        if self.stale():
+            await self.refresh()
 
     async def refresh(self) -> None:
         """Poll each backend once for all its active jobs and apply what they and the job folders say."""

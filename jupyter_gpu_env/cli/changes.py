@@ -11,7 +11,7 @@ from .config import command_parser, with_services
 from .progress import ProgressBar
 
 if TYPE_CHECKING:
-    from ..services import Services
+    from ..services import Library
 
 
 def print_plan(plan: PackagesPlan) -> None:
@@ -28,7 +28,7 @@ def print_plan(plan: PackagesPlan) -> None:
 
 
 @with_services
-async def cmd_install(s: Services, args: argparse.Namespace) -> int:
+async def cmd_install(s: Library, args: argparse.Namespace) -> int:
     """Add packages to (or remove them from) one of your environments, conda and PyPI; the plan first."""
     req = validated(
         PackagesRequest,
@@ -73,7 +73,7 @@ async def cmd_install(s: Services, args: argparse.Namespace) -> int:
 
 
 @with_services
-async def cmd_history(s: Services, args: argparse.Namespace) -> int:
+async def cmd_history(s: Library, args: argparse.Namespace) -> int:
     """The changes an environment holds, newest first, and what undo would do."""
     found = await s.envs.history(args.env)
     if args.json:
@@ -90,7 +90,7 @@ async def cmd_history(s: Services, args: argparse.Namespace) -> int:
 
 
 @with_services
-async def cmd_undo(s: Services, args: argparse.Namespace) -> int:
+async def cmd_undo(s: Library, args: argparse.Namespace) -> int:
     """Swap the state kept before the last change back in (again: redo)."""
     result = await s.envs.undo(args.env)
     print(result.restored)

@@ -35,7 +35,7 @@ from ..errors import InvalidRequest
 
 if TYPE_CHECKING:  # the app imports jupyter_server, which takes seconds: only commands that need it pay
     from ..app import GpuEnvApp
-    from ..services import Services
+    from ..services import Library
 
 T = TypeVar("T")
 
@@ -148,15 +148,15 @@ class Session:
         self.app = make_app(config)
         self.root = root_dir(getattr(args, "root", None), config)
         try:
-            self.services = self.app.build_services(self.root)
+            self.library = self.app.build_library(self.root)
         except ValueError as e:  # a configuration the services refuse (an unknown backend)
             raise InvalidRequest(str(e)) from None
         self._closed = False
 
-    def run(self, command: Callable[[Services], Awaitable[T]]) -> T:
+    def run(self, command: Callable[[Library], Awaitable[T]]) -> T:
         async def main() -> T:
             try:
-                return await command(self.services)
+                return await command(self.library)
             finally:
                 await self.aclose()
 
@@ -166,10 +166,7 @@ class Session:
         if self._closed:
             return
         self._closed = True
-        try:
-            await self.services.jobs.stop()
-        finally:
-            self.app.gpu_readers.close()
+        await self.library.jobs.stop()
 
     def close(self) -> None:
         """For a session whose ``run`` never ran (a command that stopped early)."""
@@ -191,14 +188,14 @@ def command_parser(sub: Any, name: str, func: Callable[[argparse.Namespace], int
     return parser
 
 
-def run_command(args: argparse.Namespace, command: Callable[[Services], Awaitable[T]]) -> T:
+def run_command(args: argparse.Namespace, command: Callable[[Library], Awaitable[T]]) -> T:
     """Run ``command`` with the services configured as ``args`` say, then clean up."""
     with Session(args) as session:
         return session.run(command)
 
 
 def with_services(
-    command: Callable[[Services, argparse.Namespace], Awaitable[int]],
+    command: Callable[[Library, argparse.Namespace], Awaitable[int]],
 ) -> Callable[[argparse.Namespace], int]:
     """``command(services, args)`` as argparse calls a command: run with the services configured as
     ``args`` say, then cleaned up (:func:`run_command`). Its docstring stays the command's help."""

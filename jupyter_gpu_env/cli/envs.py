@@ -14,11 +14,11 @@ from .config import Session, command_parser, with_services
 from .progress import ProgressBar
 
 if TYPE_CHECKING:
-    from ..services import Services
+    from ..services import Library
 
 
 @with_services
-async def cmd_envs(s: Services, args: argparse.Namespace) -> int:
+async def cmd_envs(s: Library, args: argparse.Namespace) -> int:
     """List the managed and your own conda environments."""
     envs = await s.envs.list(wait_for_sizes=True)  # a terminal gets one answer, complete
     if args.json:
@@ -43,7 +43,7 @@ async def cmd_envs(s: Services, args: argparse.Namespace) -> int:
 
 
 @with_services
-async def cmd_clone(s: Services, args: argparse.Namespace) -> int:
+async def cmd_clone(s: Library, args: argparse.Namespace) -> int:
     """Clone an environment into your own, with progress; Ctrl-C cancels and keeps nothing."""
     kernel = validated(KernelRequest, display_name=args.display_name) if args.kernel else None
     change = await s.envs.making(args.name, args.source)  # fail fast, before the bar
@@ -59,7 +59,7 @@ async def cmd_clone(s: Services, args: argparse.Namespace) -> int:
     return 0
 
 
-async def register_kernel(s: Services, env: str, kernel: KernelRequest | None) -> None:
+async def register_kernel(s: Library, env: str, kernel: KernelRequest | None) -> None:
     """The kernel a command that made ``env`` was asked for (--kernel), if it was."""
     if kernel is not None:
         info = await s.envs.register_kernel(env, kernel.display_name)
@@ -69,14 +69,14 @@ async def register_kernel(s: Services, env: str, kernel: KernelRequest | None) -
 def cmd_remove_env(args: argparse.Namespace) -> int:
     """Delete one of your environments and its kernel."""
     with Session(args) as session:
-        where = {loc.name: loc for loc in session.services.envs.locate()}.get(args.env)
+        where = {loc.name: loc for loc in session.library.envs.locate()}.get(args.env)
         if not args.yes and where is not None and where.kind == "own":  # else delete says why not
             unasked = "remove-env asks for confirmation on a terminal; pass --yes to delete without asking"
             if not confirm(f"Delete the environment '{args.env}' ({where.prefix})?", unasked=unasked):
                 print("Nothing deleted.", file=sys.stderr)
                 return 1
 
-        async def run(s: Services) -> int:
+        async def run(s: Library) -> int:
             kernel = await s.envs.delete(args.env)
             print(f"Deleted '{args.env}'" + (f" and its kernel '{kernel}'" if kernel else ""))
             return 0
@@ -85,7 +85,7 @@ def cmd_remove_env(args: argparse.Namespace) -> int:
 
 
 @with_services
-async def cmd_kernel(s: Services, args: argparse.Namespace) -> int:
+async def cmd_kernel(s: Library, args: argparse.Namespace) -> int:
     """Register an environment as a Jupyter kernel (or remove its kernel with --remove)."""
     if args.remove and args.display_name:
         raise UsageError("--display-name applies to registering, not to --remove")
@@ -100,7 +100,7 @@ async def cmd_kernel(s: Services, args: argparse.Namespace) -> int:
 
 
 @with_services
-async def cmd_export(s: Services, args: argparse.Namespace) -> int:
+async def cmd_export(s: Library, args: argparse.Namespace) -> int:
     """Write an environment.yml (yaml) or an explicit lock of exact package URLs (explicit)."""
     result = await s.envs.export(args.env, args.format)
     if args.output in (None, "-"):

@@ -16,7 +16,7 @@ from .common import print_json
 from .config import command_parser, with_services
 
 if TYPE_CHECKING:
-    from ..services import Services
+    from ..services import Library
 
 
 def _gib(n: int) -> str:
@@ -87,7 +87,7 @@ def check_facts(check: GpuCheck) -> list[tuple[str, str]]:
 
 
 @with_services
-async def cmd_check(s: Services, args: argparse.Namespace) -> int:
+async def cmd_check(s: Library, args: argparse.Namespace) -> int:
     """Check whether an environment sees the GPU: its own Python loads the CUDA driver, counts the
     devices and computes with torch or cupy where installed. Exit status 0 when a GPU is usable from
     it, 1 when not (the report says why)."""
@@ -108,9 +108,9 @@ async def cmd_check(s: Services, args: argparse.Namespace) -> int:
 
 def cmd_openapi(args: argparse.Namespace) -> int:
     """Print the REST API's OpenAPI document."""
-    from ..handlers.openapi import render
+    from ..app import GpuEnvApp  # the server's side: its routes declare the document
 
-    sys.stdout.write(render())
+    sys.stdout.write(GpuEnvApp.openapi_document())
     return 0
 
 

@@ -11,7 +11,7 @@ from .config import command_parser, with_services
 from .progress import ProgressBar
 
 if TYPE_CHECKING:
-    from ..services import Services
+    from ..services import Library
 
 
 def print_usage_lines(image: Image) -> None:
@@ -23,7 +23,7 @@ def print_usage_lines(image: Image) -> None:
 
 
 @with_services
-async def cmd_pack(s: Services, args: argparse.Namespace) -> int:
+async def cmd_pack(s: Library, args: argparse.Namespace) -> int:
     """Pack an environment into one image file, with progress; an unchanged environment is packed once."""
     req = validated(ImageRequest, format=args.format, compression=args.compression)
     s.images.check_request(req)
@@ -39,7 +39,7 @@ async def cmd_pack(s: Services, args: argparse.Namespace) -> int:
 
 
 @with_services
-async def cmd_images(s: Services, args: argparse.Namespace) -> int:
+async def cmd_images(s: Library, args: argparse.Namespace) -> int:
     """List the packed images."""
     images = await s.images.list(args.env)
     if args.json:

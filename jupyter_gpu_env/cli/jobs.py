@@ -27,7 +27,7 @@ from .sweeps import follow_sweep
 
 if TYPE_CHECKING:
     from ..batch.service import JobService
-    from ..services import Services
+    from ..services import Library
 
 POLL_SECONDS = 0.5
 
@@ -149,7 +149,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
             "--max-concurrent applies to a sweep: give a parameter several values (1,2,3 or 0:1:0.1)"
         )
 
-    async def run(s: Services) -> int:
+    async def run(s: Library) -> int:
         job = await s.jobs.submit(_request(args, session.root))
         if isinstance(job, JobGroup):
             return await follow_sweep(s.jobs, job, args)
@@ -180,7 +180,7 @@ def cmd_jobs(args: argparse.Namespace) -> int:
     if args.limit < 1:
         raise UsageError("--limit must be at least 1")
 
-    async def run(s: Services) -> int:
+    async def run(s: Library) -> int:
         await s.jobs.refresh()
         listing = await s.jobs.list(args.state or None, limit=args.limit)
         if args.json:
@@ -208,7 +208,7 @@ def cmd_jobs(args: argparse.Namespace) -> int:
 def cmd_logs(args: argparse.Namespace) -> int:
     """Print a job's log; --follow keeps printing until the job ends."""
 
-    async def run(s: Services) -> int:
+    async def run(s: Library) -> int:
         await s.jobs.refresh()
         job = await s.jobs.get(args.job)
         folder = s.jobs.folder_of(job)
@@ -236,7 +236,7 @@ def cmd_logs(args: argparse.Namespace) -> int:
 def cmd_cancel(args: argparse.Namespace) -> int:
     """Cancel a queued or running job."""
 
-    async def run(s: Services) -> int:
+    async def run(s: Library) -> int:
         job = await s.jobs.cancel(args.job)
         print(f"Cancelled job {job.id} ({job.name})")
         return 0
@@ -247,7 +247,7 @@ def cmd_cancel(args: argparse.Namespace) -> int:
 def cmd_rerun(args: argparse.Namespace) -> int:
     """Send a job (or a run of a sweep) again: its snapshot and settings, parameters changed with -p."""
 
-    async def run(s: Services) -> int:
+    async def run(s: Library) -> int:
         job = await s.jobs.rerun(args.job, {name: parse_value(v) for name, v in args.parameter})
         print(job.id)
         print(f"Sent '{job.name}' again to {job.backend} as {job.id}", file=sys.stderr)

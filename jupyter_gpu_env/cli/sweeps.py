@@ -16,7 +16,7 @@ from .progress import ProgressBar
 
 if TYPE_CHECKING:
     from ..batch.service import JobService
-    from ..services import Services
+    from ..services import Library
 
 POLL_SECONDS = 0.5
 
@@ -56,9 +56,9 @@ async def follow_sweep(svc: JobService, sweep: JobGroup, args: argparse.Namespac
 def cmd_results(args: argparse.Namespace) -> int:
     """A sweep's runs side by side: parameters, what each recorded, state and duration."""
 
-    async def run(s: Services) -> int:
+    async def run(s: Library) -> int:
         await s.jobs.refresh()
-        table = await s.jobs.sweeps.results(args.sweep)
+        table = await s.sweeps.results(args.sweep)
         if args.csv:
             sys.stdout.write(as_csv(table))
         elif args.json:

@@ -17,13 +17,13 @@ from .envs import register_kernel
 from .progress import ProgressBar
 
 if TYPE_CHECKING:
-    from ..services import Services
+    from ..services import Library
 
 ANYWHERE = Path("/")  # the root a terminal reads environment files under
 
 
 @with_services
-async def cmd_create(s: Services, args: argparse.Namespace) -> int:
+async def cmd_create(s: Library, args: argparse.Namespace) -> int:
     """Create one of your environments from an environment.yml, a requirements.txt or an explicit lock;
     the plan first."""
     kernel = validated(KernelRequest, display_name=args.display_name) if args.kernel else None
@@ -52,7 +52,7 @@ async def cmd_create(s: Services, args: argparse.Namespace) -> int:
 
 
 @with_services
-async def cmd_publish(s: Services, args: argparse.Namespace) -> int:
+async def cmd_publish(s: Library, args: argparse.Namespace) -> int:
     """Share a copy of one of your environments with your team (read-only for them, cloneable)."""
     req = validated(PublishRequest, description=args.description, name=args.name)
     change = await s.envs.publishing(args.env, req.name)
@@ -63,7 +63,7 @@ async def cmd_publish(s: Services, args: argparse.Namespace) -> int:
 
 
 @with_services
-async def cmd_unpublish(s: Services, args: argparse.Namespace) -> int:
+async def cmd_unpublish(s: Library, args: argparse.Namespace) -> int:
     """Remove an environment you shared (clones teammates made of it stay)."""
     loc = await s.envs.resolve(args.env)
     if loc.kind != "shared":

@@ -25,7 +25,7 @@ from tornado import web
 
 from ..errors import GpuEnvError
 from ..inputs import parse_json_body, parse_query_value, text_problem
-from ..models.common import describe_validation_error
+from ..models.common import PAGE_LIMIT_SCHEMA, PAGE_OFFSET_SCHEMA, describe_validation_error
 from ..services import Services
 
 log = logging.getLogger(__name__)
@@ -56,6 +56,13 @@ class Param:
     schema: dict[str, Any]
     description: str
     required: bool = False
+
+
+# The query parameters of every listing that pages (its answer is a models.common.Page).
+PAGE = (
+    Param("limit", PAGE_LIMIT_SCHEMA, "Page size."),
+    Param("offset", PAGE_OFFSET_SCHEMA, "Skip this many."),
+)
 
 
 @dataclass(frozen=True)

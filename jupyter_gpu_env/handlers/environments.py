@@ -39,8 +39,7 @@ class TaskStartingHandler(GpuEnvHandler):
 class EnvironmentsHandler(TaskStartingHandler):
     @operation("Managed and own environments", response=EnvironmentList)
     async def get(self) -> EnvironmentList:
-        envs = self.services.envs
-        return EnvironmentList(environments=await envs.list(), sharing=envs.sharing_enabled)
+        return await self.services.environments.list()
 
     @operation(
         "Make a new environment of the user's: a clone, or from a file",
@@ -58,7 +57,7 @@ class EnvironmentsHandler(TaskStartingHandler):
         "the name is taken or being made by another request.",
     )
     async def post(self, body: NewEnvironmentRequest) -> Task:
-        return self.accepted(await self.services.start_new(body))
+        return self.accepted(await self.services.environments.start_new(body))
 
 
 class PublishHandler(TaskStartingHandler):
@@ -76,13 +75,13 @@ class PublishHandler(TaskStartingHandler):
         "Unpublish with `DELETE environments/{name}` on the shared environment.",
     )
     async def post(self, name: str, body: PublishRequest) -> Task:
-        return self.accepted(await self.services.start_publish(name, body))
+        return self.accepted(await self.services.environments.start_publish(name, body))
 
 
 class EnvironmentHandler(GpuEnvHandler):
     @operation("One environment with its packages", response=EnvironmentDetail, errors=(404,))
     async def get(self, name: str) -> EnvironmentDetail:
-        return await self.services.envs.get(name)
+        return await self.services.environments.get(name)
 
     @operation(
         "Delete one of the user's environments (and its kernel)",
@@ -96,7 +95,7 @@ class EnvironmentHandler(GpuEnvHandler):
     async def delete(self, name: str) -> DeletedEnvironment:
         if self.query["shutdown_kernels"]:
             await self.check_permissions((("write", "kernels"),))
-        return await self.services.delete_environment(name, shutdown_kernels=self.query["shutdown_kernels"])
+        return await self.services.environments.delete(name, shutdown_kernels=self.query["shutdown_kernels"])
 
 
 class PackagesHandler(TaskStartingHandler):
@@ -113,7 +112,7 @@ class PackagesHandler(TaskStartingHandler):
         "PackagesResult; with `dry_run`, a PackagesPlan, and nothing changes.",
     )
     async def post(self, name: str, body: PackagesRequest) -> Task:
-        return self.accepted(await self.services.start_packages(name, body))
+        return self.accepted(await self.services.environments.start_packages(name, body))
 
 
 class PackageSearchHandler(GpuEnvHandler):
@@ -143,7 +142,9 @@ class PackageSearchHandler(GpuEnvHandler):
         "no search), or none. 503 when a channel or the index cannot be reached.",
     )
     async def get(self) -> PackageSearch:
-        return await self.services.envs.search(self.query["q"], self.query["kind"], self.query["limit"])
+        return await self.services.environments.search(
+            self.query["q"], self.query["kind"], self.query["limit"]
+        )
 
 
 class HistoryHandler(GpuEnvHandler):
@@ -154,7 +155,7 @@ class HistoryHandler(GpuEnvHandler):
         description="Newest first. `undo` is null for a managed environment or when no earlier state is kept.",
     )
     async def get(self, name: str) -> EnvironmentHistory:
-        return await self.services.envs.history(name)
+        return await self.services.environments.history(name)
 
 
 class UndoHandler(TaskStartingHandler):
@@ -169,7 +170,7 @@ class UndoHandler(TaskStartingHandler):
         "earlier state is kept. The task's result is an UndoResult.",
     )
     async def post(self, name: str) -> Task:
-        return self.accepted(await self.services.start_undo(name))
+        return self.accepted(await self.services.environments.start_undo(name))
 
 
 class KernelHandler(GpuEnvHandler):
@@ -184,13 +185,13 @@ class KernelHandler(GpuEnvHandler):
         "Jupyter's `write` permission on kernelspecs.",
     )
     async def post(self, name: str, body: KernelRequest) -> KernelInfo:
-        return await self.services.envs.register_kernel(name, body.display_name)
+        return await self.services.environments.register_kernel(name, body.display_name)
 
     @operation(
         "Remove the environment's kernel", response=KernelRemoved, errors=(404,), permissions=KERNELSPECS
     )
     async def delete(self, name: str) -> KernelRemoved:
-        return KernelRemoved(kernel_name=await self.services.envs.unregister_kernel(name))
+        return KernelRemoved(kernel_name=await self.services.environments.unregister_kernel(name))
 
 
 class ExportHandler(GpuEnvHandler):
@@ -203,7 +204,7 @@ class ExportHandler(GpuEnvHandler):
         errors=(400, 404),
     )
     async def get(self, name: str) -> ExportResult:
-        return await self.services.envs.export(name, self.query["format"])
+        return await self.services.environments.export(name, self.query["format"])
 
 
 class ImageBuildHandler(TaskStartingHandler):
@@ -220,7 +221,7 @@ class ImageBuildHandler(TaskStartingHandler):
         "task. SIF needs apptainer on the server (409 otherwise).",
     )
     async def post(self, name: str, body: ImageRequest) -> Task | Image:
-        started = await self.services.pack(name, body)
+        started = await self.services.images.pack(name, body)
         if isinstance(started, Image):
             self.override_status(200)
             return started
@@ -240,4 +241,4 @@ class GpuCheckHandler(TaskStartingHandler):
         "Jupyter's `execute` permission on kernels.",
     )
     async def post(self, name: str) -> Task:
-        return self.accepted(await self.services.start_gpu_check(name))
+        return self.accepted(await self.services.environments.start_gpu_check(name))

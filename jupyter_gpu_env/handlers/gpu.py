@@ -16,7 +16,7 @@ class GpuHandler(GpuEnvHandler):
         "per interval. `gpus` is empty when no GPU is visible; `gpu_status` says why.",
     )
     async def get(self) -> bytes:
-        return await self.services.sampler.snapshot_json()
+        return await self.services.gpu.snapshot_json()
 
 
 class GpuHistoryHandler(GpuEnvHandler):
@@ -35,7 +35,7 @@ class GpuHistoryHandler(GpuEnvHandler):
         "GPU memory and utilization.",
     )
     async def get(self) -> GpuHistory:
-        return self.services.sampler.history_points(self.query["seconds"])
+        return self.services.gpu.history(self.query["seconds"])
 
 
 class GpuReleaseHandler(GpuEnvHandler):
@@ -48,7 +48,7 @@ class GpuReleaseHandler(GpuEnvHandler):
         "Jupyter's `write` permission on kernels.",
     )
     async def post(self) -> ReleaseResult:
-        return ReleaseResult(shut_down=await self.services.release_gpu())
+        return ReleaseResult(shut_down=await self.services.gpu.release())
 
 
 class ClusterCapacityHandler(GpuEnvHandler):
@@ -59,4 +59,4 @@ class ClusterCapacityHandler(GpuEnvHandler):
         "false (with a message) when no cluster is configured.",
     )
     async def get(self) -> ClusterCapacity:
-        return await self.services.cluster.get()
+        return await self.services.gpu.capacity()

@@ -49,7 +49,7 @@ class ImageHandler(GpuEnvHandler):
     async def delete(self, image_id: str) -> Image:
         if self.query["shutdown_kernels"]:
             await self.check_permissions((("write", "kernels"),))
-        return await self.services.delete_image(image_id, shutdown_kernels=self.query["shutdown_kernels"])
+        return await self.services.images.delete(image_id, shutdown_kernels=self.query["shutdown_kernels"])
 
 
 class ImageDownloadHandler(GpuEnvHandler):
@@ -60,8 +60,7 @@ class ImageDownloadHandler(GpuEnvHandler):
         description="The squashfs (or SIF) file, streamed.",
     )
     async def get(self, image_id: str) -> None:
-        image = await self.services.images.get(image_id)
-        path = self.services.images.file_path(image)
+        image, path = await self.services.images.file(image_id)
         self.set_header("Content-Type", "application/octet-stream")
         self.set_header("Content-Disposition", f'attachment; filename="{os.path.basename(path)}"')
         self.set_header("Content-Length", str(image.size_bytes))
@@ -84,8 +83,8 @@ class ImageKernelHandler(GpuEnvHandler):
         "409 when neither tool is available.",
     )
     async def post(self, image_id: str, body: KernelRequest) -> KernelInfo:
-        return await self.services.register_image_kernel(image_id, body.display_name)
+        return await self.services.images.register_kernel(image_id, body.display_name)
 
     @operation("Remove the image's kernel", response=KernelRemoved, errors=(404,), permissions=KERNELSPECS)
     async def delete(self, image_id: str) -> KernelRemoved:
-        return KernelRemoved(kernel_name=await self.services.unregister_image_kernel(image_id))
+        return KernelRemoved(kernel_name=await self.services.images.unregister_kernel(image_id))

@@ -18,7 +18,7 @@ from ..models.jobs import (
 )
 from ..models.notebooks import NotebookParameters
 from ..models.sweeps import JobGroup, JobGroupList, SweepResults
-from .base import GpuEnvHandler, Param, operation
+from .base import PAGE, GpuEnvHandler, Param, operation
 
 _STATE = "|".join(JOB_STATES)
 # Unix times from 1970 to the year 9999: what a date picker can mean.
@@ -42,12 +42,7 @@ class JobsHandler(GpuEnvHandler):
                 {"type": "string", "pattern": f"^({_STATE})(,({_STATE}))*$"},
                 "Only these states, comma-separated (queued,running,...).",
             ),
-            Param("limit", {"type": "integer", "minimum": 1, "maximum": 500, "default": 50}, "Page size."),
-            Param(
-                "offset",
-                {"type": "integer", "minimum": 0, "maximum": 1_000_000_000, "default": 0},
-                "Skip this many.",
-            ),
+            *PAGE,
             Param(
                 "group",
                 {"type": "string", "pattern": "^([0-9a-f]{12}|none)$"},
@@ -110,34 +105,23 @@ class JobGroupsHandler(GpuEnvHandler):
     @operation(
         "Sweeps, newest first, their runs counted per state",
         response=JobGroupList,
-        query=(
-            Param("limit", {"type": "integer", "minimum": 1, "maximum": 500, "default": 50}, "Page size."),
-            Param(
-                "offset",
-                {"type": "integer", "minimum": 0, "maximum": 1_000_000_000, "default": 0},
-                "Skip this many.",
-            ),
-        ),
+        query=(*PAGE,),
         errors=(400,),
     )
     async def get(self) -> JobGroupList:
-        jobs = self.services.jobs
-        await jobs.refresh_if_watched()
-        return await jobs.sweeps.list(limit=self.query["limit"], offset=self.query["offset"])
+        return await self.services.sweeps.list(limit=self.query["limit"], offset=self.query["offset"])
 
 
 class JobGroupHandler(GpuEnvHandler):
     @operation("A sweep: its runs counted per state", response=JobGroup, errors=(404,))
     async def get(self, group_id: str) -> JobGroup:
-        jobs = self.services.jobs
-        await jobs.refresh_if_watched()
-        return await jobs.sweeps.get(group_id)
+        return await self.services.sweeps.get(group_id)
 
 
 class JobGroupCancelHandler(GpuEnvHandler):
     @operation("Cancel every run of a sweep still queued or running", response=JobGroup, errors=(404, 409))
     async def post(self, group_id: str) -> JobGroup:
-        return await self.services.jobs.sweeps.cancel(group_id)
+        return await self.services.sweeps.cancel(group_id)
 
 
 class JobGroupRetryHandler(GpuEnvHandler):
@@ -150,7 +134,7 @@ class JobGroupRetryHandler(GpuEnvHandler):
         "still going are left alone. 409 when no run failed or was cancelled.",
     )
     async def post(self, group_id: str) -> JobGroup:
-        return await self.services.jobs.sweeps.retry_failed(group_id)
+        return await self.services.sweeps.retry_failed(group_id)
 
 
 class JobGroupResultsHandler(GpuEnvHandler):
@@ -166,7 +150,7 @@ class JobGroupResultsHandler(GpuEnvHandler):
         "and values glued with scrapbook. `format=csv` answers text/csv, a row per run.",
     )
     async def get(self, group_id: str) -> SweepResults | None:
-        table = await self.services.jobs.sweeps.results(group_id)
+        table = await self.services.sweeps.results(group_id)
         if self.query["format"] != "csv":
             return table
         self.set_header("Content-Disposition", f'attachment; filename="sweep-{group_id}.csv"')
@@ -309,5 +293,4 @@ class NotebookParametersHandler(GpuEnvHandler):
 class BackendsHandler(GpuEnvHandler):
     @operation("What each configured backend offers", response=BackendList)
     async def get(self) -> BackendList:
-        jobs = self.services.jobs
-        return BackendList(backends=jobs.backend_infos(), gpu_idle_seconds=jobs.gpu_idle_seconds)
+        return self.services.jobs.backend_list()

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Literal, TypeAlias, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, Union
 
 from pydantic import ConfigDict, Field, JsonValue, model_validator
 from typing_extensions import TypeAliasType
 
-from .common import ApiModel
+from .common import ApiModel, Page
 from .fields import line, patterned, whole_number
 from .resources import JobResources, Resources
 
@@ -55,7 +55,7 @@ else:
     )
 
 
-def _both(a: str, b: str) -> dict:
+def _both(a: str, b: str) -> dict[str, Any]:
     return {"required": [a, b], "properties": {a: {"type": "string"}, b: {"type": "string"}}}
 
 
@@ -275,11 +275,8 @@ class Job(ApiModel):
     group_index: int | None = Field(default=None, description="Its place in the sweep, from 0.")
 
 
-class JobList(ApiModel):
-    items: list[Job]
+class JobList(Page[Job]):
     total: int = Field(description="Jobs matching the filter, over all pages.")
-    offset: int
-    limit: int
     next_offset: int | None = Field(
         default=None, description="The offset of the next page; null on the last."
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, JsonValue
 
-from .common import ApiModel
+from .common import ApiModel, Page
 from .jobs import JobState
 
 
@@ -37,12 +37,8 @@ class JobGroup(ApiModel):
     )
 
 
-class JobGroupList(ApiModel):
-    items: list[JobGroup]
-    total: int
-    offset: int
-    limit: int
-    next_offset: int | None = None
+class JobGroupList(Page[JobGroup]):
+    pass
 
 
 class SweepRow(ApiModel):

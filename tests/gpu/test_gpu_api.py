@@ -44,7 +44,7 @@ async def test_gpu_status_agrees_with_the_gpus_this_machine_shows(api):
 
 
 async def test_many_callers_share_one_sample(api, jp_serverapp):
-    sampler = jp_serverapp.web_app.settings["gpu_env_services"].sampler
+    sampler = jp_serverapp.web_app.settings["gpu_env_services"].gpu.sampler
     await api("gpu")
     before = sampler.samples_taken
     bodies = await asyncio.gather(*(api("gpu") for _ in range(20)))
@@ -55,7 +55,7 @@ async def test_many_callers_share_one_sample(api, jp_serverapp):
 
 
 async def test_cpu_usage_appears_after_second_sample(api, jp_serverapp):
-    sampler = jp_serverapp.web_app.settings["gpu_env_services"].sampler
+    sampler = jp_serverapp.web_app.settings["gpu_env_services"].gpu.sampler
     first = await body(await api("gpu"))
     taken = sampler.samples_taken
     # The first sample has nothing to make a rate from; the background loop's next one does.
@@ -149,7 +149,7 @@ async def test_release_shuts_down_only_kernels_holding_gpu_memory(api, jp_fetch,
         return GpuReading([gpu], GpuStatus(available=True, reason="ok", message="1 GPU"))
 
     services = jp_serverapp.web_app.settings["gpu_env_services"]
-    services.sampler._gpu_reader = fake_gpu
+    services.gpu.sampler._gpu_reader = fake_gpu
 
     async def attributed():
         snap = await body(await api("gpu"))

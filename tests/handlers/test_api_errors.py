@@ -48,6 +48,15 @@ async def test_malformed_bodies_are_400(api, raw, words):
     assert words in err["message"], err
 
 
+async def test_a_body_of_blanks_is_no_json_document(api):
+    # An empty body is an empty object (every field optional here); blanks alone are not JSON, and an
+    # operation whose fields are all optional must not read them as {} (schemathesis found it).
+    err = await _refused(_post(api, "environments/nowhere/kernel", "\t\n "), 400)
+    assert "not valid JSON" in err["message"]
+    err = await _refused(_post(api, "environments/nowhere/kernel", ""), 404)
+    assert "nowhere" in err["message"]
+
+
 async def test_names_and_paths_that_cannot_exist(api):
     err = await _refused(_post(api, "environments", '{"source": "demo", "name": "a\\u0000b"}'), 400)
     assert "name" in err["message"]

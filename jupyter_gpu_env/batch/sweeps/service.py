@@ -132,12 +132,14 @@ class Sweeps:
 
     async def list(self, *, limit: int = 50, offset: int = 0) -> JobGroupList:
         """Sweeps, newest first, each with its runs counted per state and its idle runs named."""
+        await self.tracker.settle_watched()
         page = await self.records.list(limit=limit, offset=offset)
         idle = await self._idle([g.id for g in page.items if g.counts.get("running")])
         page.items = [g.model_copy(update={"gpu_idle_runs": idle.get(g.id, [])}) for g in page.items]
         return page
 
     async def get(self, sweep_id: str) -> JobGroup:
+        await self.tracker.settle_watched()
         sweep = await self.records.get(sweep_id)
         if sweep.counts.get("running"):
             idle = await self._idle([sweep.id])

@@ -1,0 +1,21 @@
+"""The services that need no Jupyter server: what the command line runs on and the server wraps."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..batch.service import JobService
+from ..batch.sweeps.service import Sweeps
+from ..envs.service import EnvironmentService
+from ..images.service import ImageService
+
+
+@dataclass(frozen=True)
+class Library:
+    envs: EnvironmentService
+    images: ImageService
+    jobs: JobService
+
+    @property
+    def sweeps(self) -> Sweeps:
+        return self.jobs.sweeps

@@ -1,0 +1,90 @@
+"""``Services``: what one server holds, one attribute per REST resource, started and stopped together."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from ..batch.service import JobService
+from ..batch.sweeps.service import Sweeps
+from ..gpu.cluster import CapacitySource
+from ..gpu.sampler import Sampler
+from ..images import mounts
+from ..tasks import TaskManager
+from .environments import EnvironmentOperations
+from .gpu import GpuOperations
+from .images import ImageOperations
+from .kernels import ServerKernels
+from .library import Library
+
+
+@dataclass
+class Services:
+    library: Library
+    environments: EnvironmentOperations
+    images: ImageOperations
+    jobs: JobService
+    sweeps: Sweeps
+    gpu: GpuOperations
+    tasks: TaskManager
+    _started: asyncio.Task[None] | None = field(default=None, init=False, repr=False)
+
+    @classmethod
+    def build(
+        cls,
+        library: Library,
+        *,
+        sampler: Sampler,
+        tasks: TaskManager,
+        kernels: ServerKernels | None = None,
+        cluster: CapacitySource | None = None,
+        image_kernel_container: str | None = None,
+        max_gpu_checks: int = 4,
+        max_packs: int = 2,
+    ) -> Services:
+        kernels = kernels or ServerKernels()
+        return cls(
+            library=library,
+            environments=EnvironmentOperations(library.envs, tasks, kernels, max_gpu_checks=max_gpu_checks),
+            images=ImageOperations(
+                library.images,
+                library.envs,
+                tasks,
+                kernels,
+                container=image_kernel_container,
+                max_packs=max_packs,
+            ),
+            jobs=library.jobs,
+            sweeps=library.sweeps,
+            gpu=GpuOperations(sampler, kernels, cluster),
+            tasks=tasks,
+        )
+
+    async def start(self) -> None:
+        """Clean what a crash left behind, reconcile jobs, start sampling. Idempotent.
+
+        The server calls it once its loop runs; handlers call it too, so that an embedding that
+        never runs extension start hooks (some test harnesses) still gets a working service.
+        """
+        if self._started is None:
+            self._started = asyncio.ensure_future(self._start())
+        await asyncio.shield(self._started)
+
+    async def _start(self) -> None:
+        lib = self.library
+        await lib.envs.cleanup_stale()
+        await asyncio.to_thread(lib.images.cleanup_stale)
+        await mounts.sweep()
+        self.gpu.sampler.start()
+        await lib.jobs.start()
+        await lib.envs.warm_up()
+        await lib.images.warm_up()
+
+    async def stop(self) -> None:
+        lib = self.library
+        await self.tasks.stop()
+        await lib.envs.close()
+        await lib.images.close()
+        await lib.jobs.stop()
+        await self.gpu.sampler.stop()
+        await mounts.unmount_all()
