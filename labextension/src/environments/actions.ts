@@ -13,7 +13,7 @@ import {
   confirmKernelspecRemoval,
   withKernelsShutDown
 } from '../components/kernels-in-use';
-import { TaskTracker } from './tasks';
+import { TaskTracker } from '../tasks/tracker';
 import { ICreateRequest, IEnvironment, IPublishRequest } from '../api/types';
 import {
   CloneForm,

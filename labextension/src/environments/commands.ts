@@ -24,7 +24,7 @@ import type { GpuClient } from '../gpu/client';
 import { EnvironmentActions } from './actions';
 import { isEnvironmentFile } from './format';
 import { notifyError } from './notify';
-import { isFinal } from './tasks';
+import { isFinal } from '../tasks/tracker';
 
 export namespace EnvCommandIDs {
   export const clone = 'jupyter-gpu-env:clone-environment';

@@ -27,7 +27,7 @@ import type {
 } from '../api/types';
 import { EnvironmentsClient } from './client';
 import { cleanMessage } from './format';
-import { TasksClient, isFinal } from './tasks';
+import { TasksClient, isFinal } from '../tasks/tracker';
 
 /** How often the plan's task is asked about, at first and at most (ms). */
 const PLAN_POLL_FIRST = 250;

@@ -17,8 +17,8 @@ import React, { useState } from 'react';
 
 import { MenuButton } from '../components/menu-button';
 import { ListRow } from '../components/row';
-import { TaskList } from './task-list';
-import { isFinal } from './tasks';
+import { TaskList } from '../tasks/task-list';
+import { isFinal } from '../tasks/tracker';
 import { IEnvironment, ITask } from '../api/types';
 import { EnvironmentActions } from './actions';
 import { environmentMenu, sharedEnvironmentMenu } from './commands';

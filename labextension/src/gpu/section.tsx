@@ -7,7 +7,7 @@ import { UseSignal } from '@jupyterlab/ui-components';
 import { CommandRegistry } from '@lumino/commands';
 import React from 'react';
 
-import { SectionWidget } from '../components/section-widget';
+import { SectionWidget } from '../sidebar/section-widget';
 import { HeldDevice, heldDevices } from './held';
 import { HeldDevices } from './heldcard';
 import { GpuHistoryModel } from './history';

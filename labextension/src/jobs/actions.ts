@@ -10,29 +10,8 @@ import { CommandRegistry } from '@lumino/commands';
 import { ApiError, messageOf } from '../api/request';
 import { JobsModel } from './model';
 import type { IJob, IJobGroup } from '../api/types';
-import type { MenuEntry } from '../components/menu-button';
+import { JobCommandIDs } from './commands';
 import { isActive } from './format';
-
-export namespace JobCommandIDs {
-  export const submit = 'jupyter-gpu-env:submit-notebook';
-  export const showLog = 'jupyter-gpu-env:show-job-log';
-  export const openOutput = 'jupyter-gpu-env:open-job-output';
-  /** Sweeps, called with `{ group: id }`. */
-  export const sweepResults = 'jupyter-gpu-env:sweep-results';
-  export const cancelSweep = 'jupyter-gpu-env:sweep-cancel';
-  export const retrySweep = 'jupyter-gpu-env:sweep-retry';
-}
-
-/** The "⋯" menu of a sweep's row. */
-export function sweepMenu(id: string): MenuEntry[] {
-  const args = { group: id };
-  return [
-    { command: JobCommandIDs.sweepResults, args },
-    { separator: true },
-    { command: JobCommandIDs.retrySweep, args },
-    { command: JobCommandIDs.cancelSweep, args }
-  ];
-}
 
 export class JobActions {
   constructor(

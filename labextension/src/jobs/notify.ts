@@ -7,7 +7,8 @@
 import { Notification } from '@jupyterlab/apputils';
 import { CommandRegistry } from '@lumino/commands';
 
-import { JobActions, JobCommandIDs } from './actions';
+import { JobActions } from './actions';
+import { JobCommandIDs } from './commands';
 import { elapsedSeconds, formatClock, formatDuration } from './format';
 import { JobsModel } from './model';
 import { outputOpenable } from './row';

@@ -10,8 +10,8 @@ import React, { useEffect, useState } from 'react';
 
 import { useSignals } from '../components/hooks';
 import { ListingStatus } from '../components/listing';
-import { SectionWidget } from '../components/section-widget';
-import { CollapsibleSection } from '../components/section';
+import { SectionWidget } from '../sidebar/section-widget';
+import { CollapsibleSection } from '../sidebar/collapsible';
 import { jobsIcon } from '../components/icons';
 import { JobActions } from './actions';
 import { sendToBatchIcon } from '../components/icons';

@@ -1,5 +1,6 @@
 /**
- * TaskTracker: follows the server's long operations (clone, install, pack).
+ * TaskTracker: follows the server's long operations (clone, install, pack,
+ * GPU check), for every feature that starts them.
  *
  * Each unfinished task is asked with `GET tasks/{id}`, every 500 ms at
  * first, less often while nothing moves (up to 4 s) and after errors (up to
@@ -9,8 +10,9 @@
  * (re)loaded. A finished task stays listed a few seconds, so its last word
  * can be read.
  */
-import { ISignal, Signal } from '@lumino/signaling';
 import { ServerConnection } from '@jupyterlab/services';
+import { DisposableDelegate, IDisposable } from '@lumino/disposable';
+import { ISignal, Signal } from '@lumino/signaling';
 
 import { ApiClient, ApiError, enc } from '../api/request';
 import type { ITask, ITaskList, TaskState } from '../api/types';
@@ -60,7 +62,7 @@ export class TaskTracker extends PolledModel {
       maxBackoff: TASK_POLL_MAX_BACKOFF
     });
     this._client = new TasksClient(options.serverSettings);
-    this._kinds = options.kinds ?? null;
+    this._kinds = options.kinds ? new Set(options.kinds) : null;
     this._linger = options.linger ?? TASK_LINGER;
   }
 
@@ -72,6 +74,23 @@ export class TaskTracker extends PolledModel {
   /** Tracked tasks, oldest first: running ones and those just finished. */
   get tasks(): ITask[] {
     return [...this._tasks.values()];
+  }
+
+  /**
+   * Have `attach()` pick up tasks of `kinds` too (a feature's own kinds);
+   * disposing the handle forgets them again.
+   */
+  follow(kinds: readonly string[]): IDisposable {
+    const added = kinds.filter(kind => !this._kinds?.has(kind));
+    this._kinds ??= new Set();
+    for (const kind of added) {
+      this._kinds.add(kind);
+    }
+    return new DisposableDelegate(() => {
+      for (const kind of added) {
+        this._kinds?.delete(kind);
+      }
+    });
   }
 
   /** Follow `task` until it ends (a no-op when it is tracked already). */
@@ -169,7 +188,7 @@ export class TaskTracker extends PolledModel {
   }
 
   private _wanted(task: ITask): boolean {
-    return this._kinds === null || this._kinds.includes(task.kind);
+    return this._kinds === null || this._kinds.has(task.kind);
   }
 
   private _update(task: ITask): void {
@@ -199,7 +218,7 @@ export class TaskTracker extends PolledModel {
   }
 
   private _client: TasksClient;
-  private _kinds: readonly string[] | null;
+  private _kinds: Set<string> | null;
   private _linger: number;
   private _delay = TASK_POLL_INTERVAL;
   private _askedAt = 0;
@@ -211,7 +230,7 @@ export class TaskTracker extends PolledModel {
 export namespace TaskTracker {
   export interface IOptions {
     serverSettings?: ServerConnection.ISettings;
-    /** Task kinds `attach()` picks up (all when omitted). */
+    /** Task kinds `attach()` picks up (all when omitted; see `follow`). */
     kinds?: readonly string[];
     /** How long a finished task stays listed, in ms. */
     linger?: number;

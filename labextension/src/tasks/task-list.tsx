@@ -5,7 +5,7 @@
 import { ToolbarButtonComponent, closeIcon } from '@jupyterlab/ui-components';
 import React from 'react';
 
-import { isFinal } from './tasks';
+import { isFinal } from './tracker';
 import type { ITask } from '../api/types';
 import { BarLevel, ProgressBar } from '../components/progress';
 
