@@ -4,38 +4,29 @@
  */
 import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
 import { KernelSpec, Session } from '@jupyterlab/services';
-import { Widget } from '@lumino/widgets';
 
 import { asApiError } from '../api/request';
 import { downloadText } from '../components/download';
-import { h } from '../components/form';
 import {
   confirmKernelspecRemoval,
   withKernelsShutDown
 } from '../components/kernels-in-use';
 import { TaskTracker } from '../tasks/tracker';
 import { ICreateRequest, IEnvironment, IPublishRequest } from '../api/types';
-import {
-  CloneForm,
-  CreateFromFileForm,
-  ExportForm,
-  PackForm,
-  PublishForm
-} from './dialogs';
-import { PackagesForm } from './packages-form';
+import { confirmDelete, confirmUnpublish } from './dialogs/confirm';
+import { ExportForm, PackForm } from './dialogs/export';
+import { CloneForm, CreateFromFileForm, PublishForm } from './dialogs/naming';
 import {
   cleanMessage,
   describeImageSize,
-  formatEnvSize,
-  plural,
   suggestCloneName,
   suggestFileEnvName
 } from './format';
 import { EnvironmentsClient, isTask } from './client';
 import { EnvironmentsModel } from './model';
 import { notifyError, notifyTaskEnd } from './notify';
-import { reviewCreatePlan, reviewPlan } from './plan';
-import { reviewHistory } from './history';
+import { PackageActions } from './packages/actions';
+import { reviewCreatePlan } from './packages/plan';
 
 /** Statuses whose message says what to change (shown in the dialog again). */
 const REFUSALS = [400, 404, 409];
@@ -47,6 +38,7 @@ export class EnvironmentActions {
     this._client = options.model.client;
     this._kernelspecs = options.kernelspecs ?? null;
     this._sessions = options.sessions ?? null;
+    this._packages = new PackageActions(this._client, this.tracker);
     this.tracker.finished.connect((_, task) => {
       notifyTaskEnd(task);
       void this.model.refresh();
@@ -190,31 +182,7 @@ export class EnvironmentActions {
 
   /** Remove a shared environment the user published, after a confirmation. */
   async unpublish(env: IEnvironment): Promise<void> {
-    const body = h(
-      'div',
-      { class: 'jp-GpuEnv-confirm' },
-      h(
-        'p',
-        {},
-        `This deletes the shared copy ${env.prefix}: teammates no longer ` +
-          'see it in their Shared list.'
-      ),
-      h(
-        'p',
-        {},
-        'Clones made of it stay, and so does your own environment. ' +
-          'Kernels registered from the shared copy stop working.'
-      )
-    );
-    const result = await showDialog({
-      title: `Unpublish '${env.name}'?`,
-      body: new Widget({ node: body }),
-      buttons: [
-        Dialog.cancelButton(),
-        Dialog.warnButton({ label: 'Unpublish' })
-      ]
-    });
-    if (!result.button.accept) {
+    if (!(await confirmUnpublish(env))) {
       return;
     }
     try {
@@ -308,52 +276,13 @@ export class EnvironmentActions {
   }
 
   /** Add or remove packages of one of the user's environments. */
-  async editPackages(env: IEnvironment): Promise<void> {
-    let body: PackagesForm;
-    try {
-      body = new PackagesForm(
-        (await this._client.get(env.name)).packages,
-        (query, kind) => this._client.search(query, kind)
-      );
-    } catch (reason) {
-      notifyError(`Could not read the packages of '${env.name}'`, reason);
-      return;
-    }
-    const result = await showDialog({
-      title: `Packages of '${env.name}'`,
-      body,
-      buttons: [Dialog.cancelButton(), Dialog.okButton({ label: 'Review…' })],
-      focusNodeSelector: 'input[type="text"]'
-    });
-    if (!result.button.accept || !result.value) {
-      return;
-    }
-    const request = result.value;
-    if (Object.values(request).every(list => list.length === 0)) {
-      Notification.info('Nothing to change.', { autoClose: 3000 });
-      return;
-    }
-    // The plan first, always: nothing changes until the user has seen it.
-    if ((await reviewPlan(this._client, env.name, request)) !== true) {
-      return;
-    }
-    try {
-      this.tracker.track(await this._client.changePackages(env.name, request));
-    } catch (reason) {
-      notifyError(`Could not change '${env.name}'`, reason);
-    }
+  editPackages(env: IEnvironment): Promise<void> {
+    return this._packages.edit(env);
   }
 
   /** Show an environment's history, with undo (or redo) when a state is kept. */
-  async history(env: IEnvironment): Promise<void> {
-    try {
-      if (!(await reviewHistory(await this._client.history(env.name)))) {
-        return;
-      }
-      this.tracker.track(await this._client.undo(env.name));
-    } catch (reason) {
-      notifyError(`Could not undo the last change of '${env.name}'`, reason);
-    }
+  history(env: IEnvironment): Promise<void> {
+    return this._packages.history(env);
   }
 
   /** Download environment.yml or the explicit lock of an environment. */
@@ -379,31 +308,7 @@ export class EnvironmentActions {
     const kernel = env.kernel_name
       ? await this._kernelLabel(env.kernel_name)
       : null;
-    const body = h(
-      'div',
-      { class: 'jp-GpuEnv-confirm' },
-      h(
-        'p',
-        {},
-        `This deletes ${env.prefix} — ${plural(env.package_count, 'package')}, ` +
-          `${formatEnvSize(env)}.`
-      ),
-      kernel
-        ? h(
-            'p',
-            {},
-            `Its kernel '${kernel}' is removed too: notebooks using it will ` +
-              'ask for another kernel.'
-          )
-        : null,
-      h('p', {}, 'Images packed from it are kept. This cannot be undone.')
-    );
-    const result = await showDialog({
-      title: `Delete '${env.name}'?`,
-      body: new Widget({ node: body }),
-      buttons: [Dialog.cancelButton(), Dialog.warnButton({ label: 'Delete' })]
-    });
-    if (!result.button.accept) {
+    if (!(await confirmDelete(env, kernel))) {
       return;
     }
     try {
@@ -458,6 +363,7 @@ export class EnvironmentActions {
   }
 
   private _client: EnvironmentsClient;
+  private _packages: PackageActions;
   private _kernelspecs: KernelSpec.IManager | null;
   private _sessions: Session.IManager | null;
 }

@@ -24,7 +24,7 @@ import { EnvironmentActions } from './actions';
 import { environmentMenu, sharedEnvironmentMenu } from './commands';
 import { describeEnvironment } from './format';
 import { taskSummary } from './notify';
-import { PackageList } from './packages';
+import { PackageList } from './packages/list';
 
 const NO_IPYKERNEL =
   'ipykernel is not installed in this environment, so it cannot run ' +

@@ -21,10 +21,10 @@ import { sendToBatchIcon } from '../components/icons';
 import type { MenuEntry } from '../components/menu-button';
 import { JobsClient } from './client';
 import { isActiveState } from './format';
-import { createLogWidget, JobLogView } from './log';
+import { createLogWidget, JobLogView } from './run/log';
 import { JobsModel } from './model';
-import { createResultsWidget, SweepResultsView } from './results';
-import type { Submitted } from './submit';
+import { createResultsWidget, SweepResultsView } from './sweeps/results';
+import type { Submitted } from './submit/dialog';
 
 export namespace JobCommandIDs {
   export const submit = 'jupyter-gpu-env:submit-notebook';

@@ -28,10 +28,13 @@ import type {
 } from '../api/types';
 import { PolledModel, TickPhase } from '../components/polled';
 import { JobsClient } from './client';
-import { FollowedSweeps } from './followed-sweeps';
+import { JobEntry, mergeEntries } from './entries';
+import { JobUsage } from './usage/model';
+import { FollowedSweeps } from './sweeps/followed';
 import { isActive, isActiveState, isGpuIdle } from './format';
 
-export { MAX_RUNS_LISTED } from './followed-sweeps';
+export { MAX_RUNS_LISTED } from './sweeps/followed';
+export type { JobEntry } from './entries';
 
 /** Milliseconds between two requests while a job is active and shown. */
 export const ACTIVE_INTERVAL = 2000;
@@ -41,17 +44,6 @@ export const IDLE_INTERVAL = 15000;
 export const MAX_BACKOFF = 60000;
 /** Jobs (and sweeps) listed per page. */
 export const PAGE_SIZE = 50;
-/** The usage line is asked again at least this often (ms). */
-const USAGE_INTERVAL = 60000;
-/** Weeks in the usage chart. */
-export const USAGE_WEEKS = 8;
-/** The server's default for `gpu_idle_seconds`, until it has answered. */
-const DEFAULT_GPU_IDLE_SECONDS = 600;
-
-/** An entry of the list: a job, or a sweep standing for its runs. */
-export type JobEntry =
-  | { kind: 'job'; job: IJob }
-  | { kind: 'group'; id: string; group: IJobGroup | null; runs: IJob[] };
 
 export class JobsModel extends PolledModel {
   constructor(options: JobsModel.IOptions) {
@@ -64,6 +56,7 @@ export class JobsModel extends PolledModel {
     });
     this.client = options.client;
     this._idleInterval = options.idleInterval ?? IDLE_INTERVAL;
+    this._usage = new JobUsage(this.client);
     this._sweeps = new FollowedSweeps(this.client, group =>
       this._groupEnded.emit(group)
     );
@@ -104,28 +97,11 @@ export class JobsModel extends PolledModel {
       return null;
     }
     const sweeps = this._sweeps;
-    const groups = [...sweeps.unlisted, ...sweeps.page];
-    let boundary = -Infinity;
-    const jobs = this._jobs;
-    if (this._jobsTotal > jobs.length && jobs.length > 0) {
-      boundary = Math.max(boundary, jobs[jobs.length - 1].created_at);
-    }
-    const list = sweeps.page;
-    if (sweeps.total > list.length && list.length > 0) {
-      boundary = Math.max(boundary, list[list.length - 1].created_at);
-    }
-    const dated: [number, JobEntry][] = [
-      ...jobs.map(job => [job.created_at, { kind: 'job', job }] as const),
-      ...groups.map(
-        group =>
-          [
-            group.created_at,
-            { kind: 'group', id: group.id, group, runs: [] }
-          ] as const
-      )
-    ].filter(([at]) => at >= boundary) as [number, JobEntry][];
-    dated.sort((a, b) => b[0] - a[0]);
-    return dated.map(([, entry]) => entry);
+    return mergeEntries(
+      { items: this._jobs, total: this._jobsTotal },
+      { items: sweeps.page, total: sweeps.total },
+      sweeps.unlisted
+    );
   }
 
   /** Jobs and sweeps recorded but not listed yet (older pages). */
@@ -138,12 +114,12 @@ export class JobsModel extends PolledModel {
 
   /** The weekly GPU-hours, oldest week first; null until asked. */
   get weeks(): IUsageWeeks | null {
-    return this._weeks;
+    return this._usage.weeks;
   }
 
   /** Seconds a running job's GPU may idle before a warning. */
   get gpuIdleSeconds(): number {
-    return this._gpuIdleSeconds;
+    return this._usage.gpuIdleSeconds;
   }
 
   /** A running job's GPU has idled too long (once per job). */
@@ -188,7 +164,7 @@ export class JobsModel extends PolledModel {
   }
 
   get usage(): IUsageReport | null {
-    return this._usage;
+    return this._usage.report;
   }
 
   /** Whether a cancel or delete of this job is under way. */
@@ -218,7 +194,7 @@ export class JobsModel extends PolledModel {
       this._jobs = [job, ...(this._jobs ?? []).filter(j => j.id !== job.id)];
       this._jobsTotal += 1;
     }
-    this._usageAt = 0;
+    this._usage.invalidate();
     this.emitChanged();
     void this.refresh().catch(() => undefined);
   }
@@ -226,7 +202,7 @@ export class JobsModel extends PolledModel {
   /** A sweep just submitted: listed at once, followed until it ends. */
   addGroup(group: IJobGroup): void {
     this._sweeps.add(group);
-    this._usageAt = 0;
+    this._usage.invalidate();
     this.emitChanged();
     void this.refresh().catch(() => undefined);
   }
@@ -278,7 +254,7 @@ export class JobsModel extends PolledModel {
           this._jobsTotal = Math.max(0, this._jobsTotal - 1);
         }
       }
-      this._usageAt = 0;
+      this._usage.invalidate();
     });
   }
 
@@ -320,23 +296,10 @@ export class JobsModel extends PolledModel {
       return false;
     }
     this._fetchedAt = Date.now();
-    const wantUsage = Date.now() - this._usageAt >= USAGE_INTERVAL;
-    const [list, groups, usage, weeks, idleSeconds] = await Promise.all([
+    const [list, groups, usage] = await Promise.all([
       this.client.listJobs({ group: 'none', limit: this._limit }),
       this.client.listGroups({ limit: this._limit }),
-      wantUsage ? this.client.usage() : Promise.resolve(this._usage),
-      wantUsage
-        ? this.client.usageWeeks(USAGE_WEEKS).catch(() => this._weeks)
-        : Promise.resolve(this._weeks),
-      wantUsage && !this._gpuIdleAsked
-        ? this.client
-            .backendList()
-            .then(answer => {
-              this._gpuIdleAsked = true;
-              return answer.gpu_idle_seconds;
-            })
-            .catch(() => this._gpuIdleSeconds)
-        : Promise.resolve(this._gpuIdleSeconds)
+      this._usage.ask()
     ]);
     const jobs = list.items;
     const first = this._jobs === null;
@@ -372,14 +335,10 @@ export class JobsModel extends PolledModel {
     }
     this._jobs = jobs;
     this._jobsTotal = list.total;
-    this._usage = usage;
-    this._weeks = weeks;
-    this._gpuIdleSeconds = idleSeconds;
-    if (wantUsage) {
-      this._usageAt = Date.now();
-    } else if (changed) {
+    usage.apply();
+    if (!usage.asked && changed) {
       // A job started or ended: its hours count now.
-      this._usageAt = 0;
+      this._usage.invalidate();
     }
     // Runs of collapsed sweeps are not listed: the sweep names its idle ones.
     const runs = this._sweeps.runs;
@@ -402,7 +361,7 @@ export class JobsModel extends PolledModel {
     for (const job of jobs) {
       if (
         !this._idleWarned.has(job.id) &&
-        isGpuIdle(job, this._gpuIdleSeconds)
+        isGpuIdle(job, this._usage.gpuIdleSeconds)
       ) {
         this._idleWarned.add(job.id);
         this._gpuIdle.emit(job);
@@ -414,14 +373,10 @@ export class JobsModel extends PolledModel {
   private _jobs: IJob[] | null = null;
   private _jobsTotal = 0;
   private _sweeps: FollowedSweeps;
-  private _weeks: IUsageWeeks | null = null;
-  private _gpuIdleSeconds = DEFAULT_GPU_IDLE_SECONDS;
-  private _gpuIdleAsked = false;
   private _idleWarned = new Set<string>();
   private _gpuIdle = new Signal<this, IJob>(this);
   private _limit = PAGE_SIZE;
-  private _usage: IUsageReport | null = null;
-  private _usageAt = 0;
+  private _usage: JobUsage;
   private _fetchedAt = 0;
   private _states = new Map<string, JobState>();
   private _busy = new Set<string>();

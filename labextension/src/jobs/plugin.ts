@@ -23,9 +23,9 @@ import { JobsClient } from './client';
 import { JobCommandIDs, registerJobCommands } from './commands';
 import { JobsModel } from './model';
 import { notifyGpuIdle, notifyJobEnd, notifySweepEnd } from './notify';
-import { ILastUsed } from './resource-fields';
+import { ILastUsed } from './submit/resource-fields';
 import { JobsSection } from './section';
-import { Submitted, submitNotebook } from './submit';
+import { Submitted, submitNotebook } from './submit/dialog';
 import { IJobsModel } from './tokens';
 
 const PLUGIN_ID = 'jupyter-gpu-env:jobs';

@@ -16,10 +16,10 @@ import { jobsIcon } from '../components/icons';
 import { JobActions } from './actions';
 import { sendToBatchIcon } from '../components/icons';
 import { isActive } from './format';
-import { GroupRow } from './group-row';
+import { GroupRow } from './sweeps/row';
 import { JobsModel } from './model';
 import { JobRow } from './row';
-import { UsagePanel } from './usage';
+import { UsagePanel } from './usage/chart';
 
 /** The current Unix time, ticking every second while `live`. */
 function useNow(live: boolean): number {
