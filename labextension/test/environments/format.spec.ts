@@ -1,8 +1,6 @@
 /**
  * The pure helpers of the Environments and Images sections (no browser).
  */
-import { expect, test } from '@playwright/test';
-
 import {
   cleanMessage,
   describeEnvironment,
@@ -19,8 +17,8 @@ import {
   sanitizeEnvName,
   suggestCloneName,
   suggestFileEnvName
-} from '../../labextension/src/environments/format';
-import type { IEnvironment, IImage } from '../../labextension/src/api/types';
+} from '../../src/environments/format';
+import type { IEnvironment, IImage } from '../../src/api/types';
 
 const MIB = 1024 ** 2;
 
@@ -43,8 +41,8 @@ const CLONE: IEnvironment = {
   can_unpublish: false
 };
 
-test.describe('environments format', () => {
-  test('envNameProblem mirrors the server', () => {
+describe('environments format', () => {
+  it('envNameProblem mirrors the server', () => {
     expect(envNameProblem('ok-name_1.2')).toBeNull();
     expect(envNameProblem('')).toBe('The name must not be empty.');
     expect(envNameProblem('x'.repeat(64))).toBeNull();
@@ -66,7 +64,7 @@ test.describe('environments format', () => {
     );
   });
 
-  test('suggestCloneName finds a free, valid name', () => {
+  it('suggestCloneName finds a free, valid name', () => {
     expect(suggestCloneName('demo', [])).toBe('demo-copy');
     expect(suggestCloneName('demo', ['demo-copy', 'demo-copy-2'])).toBe(
       'demo-copy-3'
@@ -75,7 +73,7 @@ test.describe('environments format', () => {
     expect(envNameProblem(suggestCloneName('x'.repeat(64), []))).toBeNull();
   });
 
-  test('a file names the environment made from it: its folder, else its stem', () => {
+  it('a file names the environment made from it: its folder, else its stem', () => {
     expect(suggestFileEnvName('ml/project/environment.yml', [])).toBe(
       'project'
     );
@@ -99,7 +97,7 @@ test.describe('environments format', () => {
     expect(sanitizeEnvName('--a  b..c--')).toBe('a-b.c');
   });
 
-  test('environments are made from yml, yaml, txt and lock files', () => {
+  it('environments are made from yml, yaml, txt and lock files', () => {
     for (const path of [
       'environment.yml',
       'a/env.YAML',
@@ -113,14 +111,14 @@ test.describe('environments format', () => {
     }
   });
 
-  test('a shared environment needs a one-line description', () => {
+  it('a shared environment needs a one-line description', () => {
     expect(descriptionProblem('CUDA 12 + PyTorch 2.4')).toBeNull();
     expect(descriptionProblem('  ')).toBe('Say in one line what it is for.');
     expect(descriptionProblem('two\nlines')).toContain('one line');
     expect(descriptionProblem('x'.repeat(301))).toContain('at most 300');
   });
 
-  test('parseSpecs keeps constraints with their package', () => {
+  it('parseSpecs keeps constraints with their package', () => {
     expect(parseSpecs('')).toEqual([]);
     expect(parseSpecs('tensorboard')).toEqual(['tensorboard']);
     expect(parseSpecs(' numpy >=1.26, scipy=1.13  tensorboard,')).toEqual([
@@ -132,7 +130,7 @@ test.describe('environments format', () => {
     expect(parseSpecs('pandas >=2 <3')).toEqual(['pandas >=2 <3']);
   });
 
-  test('sizes say what a clone really added', () => {
+  it('sizes say what a clone really added', () => {
     expect(formatEnvSize(CLONE)).toBe('138 MiB (3.5 MiB new)');
     expect(formatEnvSize({ ...CLONE, kind: 'managed' })).toBe('138 MiB');
     expect(formatEnvSize({ ...CLONE, shared_bytes: 0 })).toBe('138 MiB');
@@ -159,7 +157,7 @@ test.describe('environments format', () => {
     ).toBe('no Python · 1 package · 138 MiB');
   });
 
-  test('images: size, files and format', () => {
+  it('images: size, files and format', () => {
     const image = {
       size_bytes: 33 * MIB,
       file_count: 9476,
@@ -175,7 +173,7 @@ test.describe('environments format', () => {
     expect(formatCount(1234567)).toBe('1,234,567');
   });
 
-  test('ages and durations read naturally', () => {
+  it('ages and durations read naturally', () => {
     const now = 1_800_000_000_000;
     const at = (secondsAgo: number): string =>
       formatAge(now / 1000 - secondsAgo, now);
@@ -190,7 +188,7 @@ test.describe('environments format', () => {
     expect(formatDuration(120)).toBe('2 min');
   });
 
-  test('cleanMessage drops pydantic noise', () => {
+  it('cleanMessage drops pydantic noise', () => {
     expect(
       cleanMessage(
         "Invalid request: name: Value error, The name must not start with '.' or '-'."

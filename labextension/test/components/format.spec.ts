@@ -1,8 +1,6 @@
 /**
  * The pure formatters of the lab extension (no browser needed).
  */
-import { expect, test } from '@playwright/test';
-
 import {
   describeSource,
   formatBytes,
@@ -10,10 +8,10 @@ import {
   formatUsage,
   percentOf,
   usageLevel
-} from '../../labextension/src/components/format';
+} from '../../src/components/format';
 
-test.describe('format', () => {
-  test('formatBytes uses binary units', () => {
+describe('format', () => {
+  it('formatBytes uses binary units', () => {
     expect(formatBytes(0)).toBe('0 B');
     expect(formatBytes(512)).toBe('512 B');
     expect(formatBytes(1536)).toBe('1.5 KiB');
@@ -25,23 +23,23 @@ test.describe('format', () => {
     expect(formatBytes(Number.NaN)).toBe('—');
   });
 
-  test('formatUsage reads "used of total"', () => {
+  it('formatUsage reads "used of total"', () => {
     expect(formatUsage(1288490188, 4 * 1024 ** 3)).toBe('1.2 GiB of 4.0 GiB');
   });
 
-  test('percentOf is clamped and safe', () => {
+  it('percentOf is clamped and safe', () => {
     expect(percentOf(1, 4)).toBe(25);
     expect(percentOf(5, 4)).toBe(100);
     expect(percentOf(1, 0)).toBe(0);
   });
 
-  test('usageLevel turns warn at 80 % and critical at 95 %', () => {
+  it('usageLevel turns warn at 80 % and critical at 95 %', () => {
     expect(usageLevel(79.9)).toBe('ok');
     expect(usageLevel(80)).toBe('warn');
     expect(usageLevel(95)).toBe('critical');
   });
 
-  test('describeSource says where the limit comes from', () => {
+  it('describeSource says where the limit comes from', () => {
     expect(describeSource('cgroup2', true)).toBe('cgroup v2 limit');
     expect(describeSource('cgroup1', true)).toBe('cgroup v1 limit');
     expect(describeSource('host', false)).toBe(
@@ -52,7 +50,7 @@ test.describe('format', () => {
     );
   });
 
-  test('formatCores drops trailing zeros', () => {
+  it('formatCores drops trailing zeros', () => {
     expect(formatCores(2)).toBe('2');
     expect(formatCores(0.314)).toBe('0.31');
   });
