@@ -12,7 +12,14 @@ import * as path from 'path';
 
 import type { IImage, ITask } from '../../labextension/src/api/types';
 import type { IGpuCheck } from '../../labextension/src/environments/gpucheck';
-import { API, PANEL_ID, dialog, runFromPalette } from './helpers';
+import {
+  API,
+  PANEL_ID,
+  dialog,
+  dialogButton,
+  execute,
+  runFromPalette
+} from './helpers';
 import {
   DEMO,
   chooseRowAction,
@@ -177,7 +184,7 @@ test.describe('Row actions', () => {
     await dialog(page)
       .locator('.jp-Dialog-content')
       .screenshot({ path: path.join(SCREENSHOTS, 'gpu-check.png') });
-    await dialog(page).getByRole('button', { name: 'Close' }).click();
+    await dialogButton(page, 'Close').click();
     await expect(dialog(page)).toHaveCount(0);
   });
 
@@ -194,7 +201,7 @@ test.describe('Row actions', () => {
     const choice = dialog(page).locator('select');
     await expect(choice.locator('option', { hasText: DEMO })).toHaveCount(1);
     await choice.selectOption(CLONE);
-    await dialog(page).getByRole('button', { name: 'Check' }).click();
+    await dialogButton(page, 'Check').click();
     const result = await check;
     await expect(
       page.locator('.jp-toast-message', {
@@ -251,13 +258,11 @@ test.describe('Row actions', () => {
     await choice.selectOption({
       label: `${DEMO} (squashfs · zstd, ${image.id})`
     });
-    await dialog(page).getByRole('button', { name: 'Open' }).click();
+    await dialogButton(page, 'Open').click();
     await expect(
       page.locator('.jp-NotebookPanel:visible .jp-Toolbar-kernelName')
     ).toHaveText(kernelName);
-    await page.evaluate(async () => {
-      await window.jupyterapp.commands.execute('launcher:create');
-    });
+    await execute(page, 'launcher:create');
     await expect(
       page
         .locator('.jp-Launcher:visible .jp-LauncherCard', {

@@ -8,7 +8,14 @@ import { expect, test } from '@jupyterlab/galata';
 import * as fs from 'fs';
 import * as path from 'path';
 
-import { PANEL_ID, dialog, runFromPalette, screenshotPanel } from './helpers';
+import {
+  PANEL_ID,
+  dialog,
+  dialogButton,
+  execute,
+  runFromPalette,
+  screenshotPanel
+} from './helpers';
 import {
   DEMO,
   chooseRowAction,
@@ -52,9 +59,7 @@ test.describe('Environments and images', () => {
     const name = dialog(page).getByTestId('gpu-env-clone-name');
     await expect(name).toHaveValue(`${DEMO}-copy`);
     await name.fill(CLONE);
-    await dialog(page)
-      .getByRole('button', { name: 'Clone', exact: true })
-      .click();
+    await dialogButton(page, 'Clone', true).click();
 
     // The task shows at once, with a progress bar, then its last word.
     const task = environmentsSection(page)
@@ -88,9 +93,7 @@ test.describe('Environments and images', () => {
   }) => {
     await ensureClone(page.request, CLONE, { kernel: false });
     await page.sidebar.openTab(PANEL_ID);
-    await page.evaluate(() =>
-      window.jupyterapp.commands.execute('launcher:create')
-    );
+    await execute(page, 'launcher:create');
     const card = page.locator('.jp-Launcher:visible .jp-LauncherCard', {
       hasText: `Python (${CLONE})`
     });
@@ -120,10 +123,7 @@ test.describe('Environments and images', () => {
 
     const name = dialog(page).getByTestId('gpu-env-clone-name');
     const problem = dialog(page).getByTestId('gpu-env-clone-problem');
-    const accept = dialog(page).getByRole('button', {
-      name: 'Clone',
-      exact: true
-    });
+    const accept = dialogButton(page, 'Clone', true);
     await expect(problem).toBeHidden();
 
     const cases: [string, RegExp][] = [
@@ -152,7 +152,7 @@ test.describe('Environments and images', () => {
     await name.fill('fine-name');
     await expect(problem).toBeHidden();
     await expect(accept).toBeEnabled();
-    await dialog(page).getByRole('button', { name: 'Cancel' }).click();
+    await dialogButton(page, 'Cancel').click();
     await expect(dialog(page)).toHaveCount(0);
 
     const after = (await listEnvironments(page.request)).map(e => e.name);
@@ -171,7 +171,7 @@ test.describe('Environments and images', () => {
       `An environment named '${race}' already exists.`
     );
     await expect(name).toHaveValue(race);
-    await dialog(page).getByRole('button', { name: 'Cancel' }).click();
+    await dialogButton(page, 'Cancel').click();
     await removeEnvironment(page.request, race);
   });
 
@@ -195,9 +195,7 @@ test.describe('Environments and images', () => {
     await expect(
       dialog(page).getByTestId('gpu-env-pack-compression')
     ).toHaveValue('zstd');
-    await dialog(page)
-      .getByRole('button', { name: 'Pack', exact: true })
-      .click();
+    await dialogButton(page, 'Pack', true).click();
 
     // Progress shows under the environment being packed.
     const task = row.getByTestId('gpu-env-task');
@@ -254,7 +252,7 @@ test.describe('Environments and images', () => {
     await expect(usage.locator('button[data-usage="apptainer"]')).toHaveText(
       'Copied'
     );
-    await dialog(page).getByRole('button', { name: 'Close' }).click();
+    await dialogButton(page, 'Close').click();
     await expect(dialog(page)).toHaveCount(0);
 
     // The file itself, through the browser.
@@ -267,9 +265,7 @@ test.describe('Environments and images', () => {
     // Deleting asks first, then the list is empty again.
     await chooseRowAction(image, 'image-delete');
     await expect(dialog(page)).toContainText(listed.path);
-    await dialog(page)
-      .getByRole('button', { name: 'Delete', exact: true })
-      .click();
+    await dialogButton(page, 'Delete', true).click();
     await expect(image).toHaveCount(0);
     await expect(page.getByTestId('gpu-env-images-empty')).toBeVisible();
     expect(
@@ -287,9 +283,7 @@ test.describe('Environments and images', () => {
       await chooseRowAction(row, 'export-environment');
       await dialog(page).getByText(choice).click();
       const download = page.waitForEvent('download');
-      await dialog(page)
-        .getByRole('button', { name: 'Download', exact: true })
-        .click();
+      await dialogButton(page, 'Download', true).click();
       const saved = await download;
       expect(saved.suggestedFilename()).toBe(file);
       const text = fs.readFileSync(await saved.path(), 'utf-8');
@@ -348,19 +342,14 @@ test.describe('Environments and images', () => {
       .locator('label', { hasText: 'asttokens' })
       .locator('input')
       .check();
-    await dialog(page)
-      .getByRole('button', { name: 'Review…', exact: true })
-      .click();
+    await dialogButton(page, 'Review…', true).click();
 
     // The plan comes first: asttokens takes what depends on it, ipykernel
     // included, and Apply waits until those removals are confirmed.
     const plan = dialog(page).getByTestId('gpu-env-plan');
     await expect(plan).toContainText('will no longer run notebooks');
     await expect(plan.locator('tr[data-unrequested]')).toHaveCount(3);
-    const apply = dialog(page).getByRole('button', {
-      name: 'Apply',
-      exact: true
-    });
+    const apply = dialogButton(page, 'Apply', true);
     await expect(apply).toBeDisabled();
     await expect(row).toContainText('31 packages'); // nothing changed yet
     await plan.getByTestId('gpu-env-plan-confirm').check();
@@ -381,7 +370,7 @@ test.describe('Environments and images', () => {
     await expect(
       dialog(page).getByTestId('gpu-env-packages-report')
     ).toContainText(/ipykernel-\S+/);
-    await dialog(page).getByRole('button', { name: 'Close' }).click();
+    await dialogButton(page, 'Close').click();
 
     // Without ipykernel, registering a kernel says why, in the server's words.
     await rowAction(row, 'kernel').click();
@@ -397,9 +386,7 @@ test.describe('Environments and images', () => {
     await expect(
       dialog(page).getByTestId('gpu-env-history-undo')
     ).toContainText('Undo the last change (−asttokens)');
-    await dialog(page)
-      .getByRole('button', { name: 'Undo last change', exact: true })
-      .click();
+    await dialogButton(page, 'Undo last change', true).click();
     await expect(
       page.locator('.jp-toast-message', { hasText: `'${name}': Undo` })
     ).toBeVisible();
@@ -440,7 +427,7 @@ test.describe('Environments and images', () => {
     await expect(
       dialog(page).getByTestId('gpu-env-pack-environment')
     ).toBeVisible();
-    await dialog(page).getByRole('button', { name: 'Cancel' }).click();
+    await dialogButton(page, 'Cancel').click();
     await expect(dialog(page)).toHaveCount(0);
     await removeEnvironment(page.request, name);
   });
@@ -458,13 +445,11 @@ test.describe('Environments and images', () => {
     await expect(dialog(page)).toContainText('cannot be undone');
 
     // Cancel keeps it.
-    await dialog(page).getByRole('button', { name: 'Cancel' }).click();
+    await dialogButton(page, 'Cancel').click();
     await expect(row).toBeVisible();
 
     await chooseRowAction(row, 'delete-environment');
-    await dialog(page)
-      .getByRole('button', { name: 'Delete', exact: true })
-      .click();
+    await dialogButton(page, 'Delete', true).click();
     await expect(row).toHaveCount(0);
     const names = (await listEnvironments(page.request)).map(e => e.name);
     expect(names).not.toContain(CLONE);
@@ -500,22 +485,18 @@ test.describe('Environments and images', () => {
       await expect(
         dialog(page).getByTestId('gpu-env-kernelspec-in-use')
       ).toContainText('in-use.ipynb');
-      await dialog(page).getByRole('button', { name: 'Cancel' }).click();
+      await dialogButton(page, 'Cancel').click();
       await expect(row).toHaveAttribute('data-kernel', `gpu-env-${name}`);
 
       // Deleting the environment names the kernel in its way and offers to stop it.
       await chooseRowAction(row, 'delete-environment');
-      await dialog(page)
-        .getByRole('button', { name: 'Delete', exact: true })
-        .click();
+      await dialogButton(page, 'Delete', true).click();
       const inUse = dialog(page).getByTestId('gpu-env-kernels-in-use');
       await expect(inUse).toContainText(
         `1 kernel of this server run in '${name}'`
       );
       await expect(inUse).toContainText('in-use.ipynb');
-      await dialog(page)
-        .getByRole('button', { name: 'Shut down 1 kernel and delete' })
-        .click();
+      await dialogButton(page, 'Shut down 1 kernel and delete').click();
       await expect(row).toHaveCount(0);
       const kernels = await (await page.request.get('/api/kernels')).json();
       expect(kernels.map((k: { id: string }) => k.id)).not.toContain(kernelId);

@@ -8,6 +8,7 @@ import * as path from 'path';
 import { formatBytes } from '../../labextension/src/components/format';
 import {
   PANEL_ID,
+  execute,
   memoryBar,
   panel,
   readMemory,
@@ -109,9 +110,7 @@ test.describe('GPU Env sidebar', () => {
     const again = page.waitForResponse(r =>
       r.url().includes('/gpu-env/api/gpu')
     );
-    await page.evaluate(() =>
-      window.jupyterapp.commands.execute('jupyter-gpu-env:refresh')
-    );
+    await execute(page, 'jupyter-gpu-env:refresh');
     await again;
   });
 

@@ -25,9 +25,11 @@ import {
   PANEL_ID,
   apiGet,
   dialog,
+  dialogButton,
   notebook,
   openNotebook,
-  sendButton
+  sendButton,
+  wideSidebar
 } from './helpers';
 
 const GIB = 1024 ** 3;
@@ -219,11 +221,27 @@ function nextListing(page: IJupyterLabPageFixture) {
   );
 }
 
-test.describe('GPU use and queues in the Jobs section', () => {
-  test.beforeEach(async ({ page }) => {
-    await page.setViewportSize({ width: 1400, height: 900 });
-    await page.sidebar.setWidth(380);
+/** A job waiting at `position` in the queue 'gpu'. */
+function waiting(
+  id: string,
+  name: string,
+  position: number,
+  fields: Partial<IJob> = {}
+): IJob {
+  return job({
+    id,
+    name,
+    state: 'queued',
+    started_at: null,
+    progress: { cells_done: 0, cells_total: 0 },
+    queue_position: position,
+    queue_name: 'gpu',
+    ...fields
   });
+}
+
+test.describe('GPU use and queues in the Jobs section', () => {
+  wideSidebar(380);
 
   test("shows each job's GPU use, its chart, and warns once about an idle GPU", async ({
     page
@@ -335,7 +353,7 @@ test.describe('GPU use and queues in the Jobs section', () => {
       .locator('.Toastify__toast', { has: warning })
       .getByRole('button', { name: 'Cancel job' })
       .click();
-    await dialog(page).getByRole('button', { name: 'Cancel job' }).click();
+    await dialogButton(page, 'Cancel job').click();
     await expect.poll(() => cancels).toEqual(['POST']);
   });
 
@@ -409,34 +427,12 @@ test.describe('GPU use and queues in the Jobs section', () => {
       at.setHours(23, 59, 0, 0);
       return at.getTime() / 1000;
     });
-    const queued = job({
-      id: `queued-${tag}`,
-      name: 'waiting-third',
-      state: 'queued',
-      started_at: null,
-      progress: { cells_done: 0, cells_total: 0 },
-      queue_position: 3,
-      queue_name: 'gpu',
+    const queued = waiting(`queued-${tag}`, 'waiting-third', 3, {
       estimated_start: tonight,
       pending_reason: 'Priority'
     });
-    const next = job({
-      id: `next-${tag}`,
-      name: 'waiting-next',
-      state: 'queued',
-      started_at: null,
-      progress: { cells_done: 0, cells_total: 0 },
-      queue_position: 1,
-      queue_name: 'gpu'
-    });
-    const later = job({
-      id: `later-${tag}`,
-      name: 'waiting-22nd',
-      state: 'queued',
-      started_at: null,
-      progress: { cells_done: 0, cells_total: 0 },
-      queue_position: 22,
-      queue_name: 'gpu',
+    const next = waiting(`next-${tag}`, 'waiting-next', 1);
+    const later = waiting(`later-${tag}`, 'waiting-22nd', 22, {
       // Tomorrow: a date with the clock.
       estimated_start: tonight + 12 * 3600
     });
@@ -545,7 +541,7 @@ test.describe('GPU use and queues in the Jobs section', () => {
       .screenshot({
         path: path.join(__dirname, '..', 'screenshots', 'jobs-capacity.png')
       });
-    await dialog(page).getByRole('button', { name: 'Cancel' }).click();
+    await dialogButton(page, 'Cancel').click();
 
     // Where the backend cannot tell, its message, muted.
     capacity = {
@@ -559,15 +555,12 @@ test.describe('GPU use and queues in the Jobs section', () => {
       'No cluster source is configured for this backend.'
     );
     await expect(form.getByTestId('gpu-env-capacity-row')).toHaveCount(0);
-    await dialog(page).getByRole('button', { name: 'Cancel' }).click();
+    await dialogButton(page, 'Cancel').click();
   });
 });
 
 test.describe('Jobs section against the real server', () => {
-  test.beforeEach(async ({ page }) => {
-    await page.setViewportSize({ width: 1400, height: 900 });
-    await page.sidebar.setWidth(380);
-  });
+  wideSidebar(380);
 
   test('charts the weekly GPU-hours and downloads them as CSV', async ({
     page

@@ -14,10 +14,12 @@ import {
   PANEL_ID,
   apiGet,
   dialog,
+  dialogButton,
   notebook,
   openNotebook,
   runFromPalette,
-  sendButton
+  sendButton,
+  wideSidebar
 } from './helpers';
 
 const SCREENSHOTS = path.join(__dirname, '..', 'screenshots');
@@ -50,7 +52,7 @@ async function submitAndRun(
   page: IJupyterLabPageFixture,
   name: string
 ): Promise<IJob | undefined> {
-  await dialog(page).getByRole('button', { name: 'Submit' }).click();
+  await dialogButton(page, 'Submit').click();
   await expect(dialog(page)).toHaveCount(0);
   await expect
     .poll(async () => (await jobNamed(page.request, name))?.state, {
@@ -61,10 +63,7 @@ async function submitAndRun(
 }
 
 test.describe('Send to batch', () => {
-  test.beforeEach(async ({ page }) => {
-    await page.setViewportSize({ width: 1400, height: 900 });
-    await page.sidebar.setWidth(340);
-  });
+  wideSidebar(340);
 
   test('runs a notebook with a new parameter and opens its output', async ({
     page,
@@ -90,7 +89,7 @@ test.describe('Send to batch', () => {
     await dialog(page)
       .locator('.jp-Dialog-content')
       .screenshot({ path: path.join(SCREENSHOTS, 'jobs-dialog.png') });
-    await dialog(page).getByRole('button', { name: 'Submit' }).click();
+    await dialogButton(page, 'Submit').click();
     await expect(dialog(page)).toHaveCount(0);
 
     // The confirmation leads to the job in the sidebar.
@@ -161,7 +160,7 @@ test.describe('Send to batch', () => {
     await form.locator('[data-param="alpha"]').fill('5');
     const cpus = form.getByTestId('gpu-env-submit-cpus');
     await cpus.fill('100000');
-    await dialog(page).getByRole('button', { name: 'Submit' }).click();
+    await dialogButton(page, 'Submit').click();
 
     const error = form.getByTestId('gpu-env-submit-error');
     await expect(error).toContainText('cpus must be a whole number from 1');
@@ -181,7 +180,7 @@ test.describe('Send to batch', () => {
     // The next dialog starts from the resources last used.
     await sendButton(page).click();
     await expect(cpus).toHaveValue('1');
-    await dialog(page).getByRole('button', { name: 'Cancel' }).click();
+    await dialogButton(page, 'Cancel').click();
   });
 
   test("builds the parameters form from the server's reading", async ({
@@ -244,7 +243,7 @@ test.describe('Send to batch', () => {
     await expect(dialog(page).getByTestId('gpu-env-submit-params')).toHaveText(
       /No cell is tagged “parameters”/
     );
-    await dialog(page).getByRole('button', { name: 'Cancel' }).click();
+    await dialogButton(page, 'Cancel').click();
   });
 
   test('cancels and deletes a job from the Jobs section', async ({
@@ -278,13 +277,13 @@ test.describe('Send to batch', () => {
     await screenshotSection(page);
 
     await row.locator('[data-action="cancel"]').click();
-    await dialog(page).getByRole('button', { name: 'Cancel job' }).click();
+    await dialogButton(page, 'Cancel job').click();
     await expect(row).toHaveAttribute('data-state', 'cancelled', {
       timeout: 30000
     });
 
     await row.locator('[data-action="delete"]').click();
-    await dialog(page).getByRole('button', { name: 'Delete' }).click();
+    await dialogButton(page, 'Delete').click();
     await expect(row).toHaveCount(0);
     expect(await jobNamed(page.request, name)).toBeUndefined();
   });

@@ -15,9 +15,12 @@ import {
   PANEL_ID,
   apiGet,
   dialog,
+  dialogButton,
+  execute,
   notebook,
   openNotebook,
-  sendButton
+  sendButton,
+  wideSidebar
 } from './helpers';
 
 const SCREENSHOTS = path.join(__dirname, '..', 'screenshots');
@@ -47,10 +50,7 @@ function column(results: Locator, key: string): Locator {
 }
 
 test.describe('Sweeps', () => {
-  test.beforeEach(async ({ page }) => {
-    await page.setViewportSize({ width: 1400, height: 900 });
-    await page.sidebar.setWidth(360);
-  });
+  wideSidebar(360);
 
   test('counts the runs of lists and ranges as they are typed', async ({
     page,
@@ -90,9 +90,7 @@ test.describe('Sweeps', () => {
     // A whole number parameter refuses a float range.
     await values(form, 'alpha').fill('0:1:0.5');
     await expect(form).toContainText('0.5 is not a whole number');
-    await expect(
-      dialog(page).getByRole('button', { name: 'Submit' })
-    ).toBeDisabled();
+    await expect(dialogButton(page, 'Submit')).toBeDisabled();
     await values(form, 'alpha').fill('1, 2');
     await expect(runs).toHaveText('6 runs');
 
@@ -116,7 +114,7 @@ test.describe('Sweeps', () => {
       'type',
       'number'
     );
-    await dialog(page).getByRole('button', { name: 'Cancel' }).click();
+    await dialogButton(page, 'Cancel').click();
   });
 
   test('runs a sweep, follows it as one row and opens its results', async ({
@@ -132,7 +130,7 @@ test.describe('Sweeps', () => {
     await dialog(page)
       .locator('.jp-Dialog-content')
       .screenshot({ path: path.join(SCREENSHOTS, 'sweeps-dialog.png') });
-    await dialog(page).getByRole('button', { name: 'Submit' }).click();
+    await dialogButton(page, 'Submit').click();
     await expect(dialog(page)).toHaveCount(0);
 
     const sent = page.locator('.jp-toast-message', {
@@ -243,13 +241,7 @@ test.describe('Sweeps', () => {
     await expect(rerun.getByTestId('gpu-env-job-params')).toHaveText('alpha=3');
 
     // The palette's command opens the same view, given the sweep's id.
-    await page.evaluate(
-      id =>
-        window.jupyterapp.commands.execute('jupyter-gpu-env:sweep-results', {
-          group: id
-        }),
-      groups.id
-    );
+    await execute(page, 'jupyter-gpu-env:sweep-results', { group: groups.id });
     await expect(page.getByTestId('gpu-env-sweep-results')).toHaveCount(1);
     await expect(
       page.locator('.lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current', {

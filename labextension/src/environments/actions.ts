@@ -5,19 +5,21 @@
 import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
 import { KernelSpec, Session } from '@jupyterlab/services';
 
-import { asApiError } from '../api/request';
 import { downloadText } from '../components/download';
 import {
   confirmKernelspecRemoval,
   withKernelsShutDown
 } from '../components/kernels-in-use';
 import { TaskTracker } from '../tasks/tracker';
-import { ICreateRequest, IEnvironment, IPublishRequest } from '../api/types';
+import type {
+  ICreateRequest,
+  IEnvironment,
+  IPublishRequest
+} from '../api/types';
 import { confirmDelete, confirmUnpublish } from './dialogs/confirm';
 import { ExportForm, PackForm } from './dialogs/export';
 import { CloneForm, CreateFromFileForm, PublishForm } from './dialogs/naming';
 import {
-  cleanMessage,
   describeImageSize,
   suggestCloneName,
   suggestFileEnvName
@@ -25,11 +27,9 @@ import {
 import { EnvironmentsClient, isTask } from './client';
 import { EnvironmentsModel } from './model';
 import { notifyError, notifyTaskEnd } from './notify';
+import { startTask } from './start-task';
 import { PackageActions } from './packages/actions';
 import { reviewCreatePlan } from './packages/plan';
-
-/** Statuses whose message says what to change (shown in the dialog again). */
-const REFUSALS = [400, 404, 409];
 
 export class EnvironmentActions {
   constructor(options: EnvironmentActions.IOptions) {
@@ -79,18 +79,16 @@ export class EnvironmentActions {
         return;
       }
       ({ source: chosen, name } = result.value);
-      try {
-        this.tracker.track(await this._client.clone(chosen, name));
+      const attempt = await startTask(
+        this.tracker,
+        this.model,
+        () => this._client.clone(chosen, name),
+        `Could not clone '${chosen}'`
+      );
+      if (attempt.done) {
         return;
-      } catch (reason) {
-        const err = asApiError(reason);
-        if (!REFUSALS.includes(err.status)) {
-          notifyError(`Could not clone '${chosen}'`, err);
-          return;
-        }
-        error = cleanMessage(err.message);
-        await this.model.load();
       }
+      error = attempt.refusal;
     }
   }
 
@@ -125,19 +123,18 @@ export class EnvironmentActions {
       if ((await reviewCreatePlan(this._client, request)) !== true) {
         return false;
       }
-      try {
-        this.tracker.track(await this._client.create(request));
-        return true;
-      } catch (reason) {
-        const err = asApiError(reason);
+      const attempt = await startTask(
+        this.tracker,
+        this.model,
+        () => this._client.create(request),
+        `Could not create '${name}' from ${file}`,
         // A name taken meanwhile: ask another one; any other refusal says why.
-        if (err.status !== 409 || err.reason !== 'env_exists') {
-          notifyError(`Could not create '${name}' from ${file}`, err);
-          return false;
-        }
-        error = cleanMessage(err.message);
-        await this.model.load();
+        err => err.status === 409 && err.reason === 'env_exists'
+      );
+      if (attempt.done) {
+        return attempt.started;
       }
+      error = attempt.refusal;
     }
   }
 
@@ -164,19 +161,18 @@ export class EnvironmentActions {
       if (!result.button.accept || !result.value) {
         return;
       }
-      value = result.value;
-      try {
-        this.tracker.track(await this._client.publish(env.name, value));
+      const request = result.value;
+      value = request;
+      const attempt = await startTask(
+        this.tracker,
+        this.model,
+        () => this._client.publish(env.name, request),
+        `Could not share '${env.name}'`
+      );
+      if (attempt.done) {
         return;
-      } catch (reason) {
-        const err = asApiError(reason);
-        if (!REFUSALS.includes(err.status)) {
-          notifyError(`Could not share '${env.name}'`, err);
-          return;
-        }
-        error = cleanMessage(err.message);
-        await this.model.load();
       }
+      error = attempt.refusal;
     }
   }
 

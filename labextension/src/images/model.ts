@@ -3,8 +3,6 @@
  * after every task the tracker sees end (a pack makes an image), and every
  * 30 s while the section is visible.
  */
-import { ServerConnection } from '@jupyterlab/services';
-
 import type { IImage } from '../api/types';
 import { PolledModel, scheduled } from '../components/polled';
 import { ImagesClient } from './client';
@@ -13,14 +11,14 @@ import { ImagesClient } from './client';
 export const IMAGES_REFRESH_INTERVAL = 30 * 1000;
 
 export class ImagesModel extends PolledModel {
-  constructor(options: ImagesModel.IOptions) {
+  constructor(
+    readonly client: ImagesClient,
+    schedule: PolledModel.ISchedule = {}
+  ) {
     super(
-      scheduled('jupyter-gpu-env:images', IMAGES_REFRESH_INTERVAL, options)
+      scheduled('jupyter-gpu-env:images', IMAGES_REFRESH_INTERVAL, schedule)
     );
-    this.client = new ImagesClient(options.serverSettings);
   }
-
-  readonly client: ImagesClient;
 
   /** Images, or null before the first answer. */
   get images(): IImage[] | null {
@@ -37,11 +35,4 @@ export class ImagesModel extends PolledModel {
   }
 
   private _images: IImage[] | null = null;
-}
-
-export namespace ImagesModel {
-  /** `interval`: 30 s by default; `visible`: whether the section is shown. */
-  export interface IOptions extends PolledModel.ISchedule {
-    serverSettings?: ServerConnection.ISettings;
-  }
 }

@@ -13,6 +13,7 @@ import { PALETTE_CATEGORY } from '../sidebar/plugin';
 import { IGpuEnvSidebar } from '../sidebar/tokens';
 import { TaskTracker } from '../tasks/tracker';
 import { ITaskTracker } from '../tasks/tokens';
+import { ImagesClient } from './client';
 import { registerImageCommands } from './commands';
 import { ImagesModel } from './model';
 import { ImagesSection } from './section';
@@ -33,10 +34,11 @@ export const imagesPlugin: JupyterFrontEndPlugin<void> = {
     palette: ICommandPalette | null
   ): void => {
     const { commands, serviceManager } = app;
-    const model: ImagesModel = new ImagesModel({
-      serverSettings: serviceManager.serverSettings,
-      visible: (): boolean => section.isVisible
-    });
+    // Asked when shown and every 30 s while the section is visible.
+    const model: ImagesModel = new ImagesModel(
+      new ImagesClient(serviceManager.serverSettings),
+      { visible: (): boolean => section.isVisible }
+    );
     tracker.finished.connect(() => void model.refresh());
     const section: ImagesSection = new ImagesSection(model, commands);
     sidebar.addSection({

@@ -20,34 +20,18 @@ export class JobActions {
   ) {}
 
   /** Cancel `job` once the user confirms. */
-  async cancel(job: IJob): Promise<void> {
-    const answer = await showDialog({
+  cancel(job: IJob): Promise<void> {
+    return this._cancelConfirmed({
       title: `Cancel '${job.name}'?`,
       body:
         job.state === 'running'
           ? 'The job stops now; the output keeps the cells already run.'
           : 'The job leaves the queue without running.',
-      buttons: [
-        Dialog.cancelButton({ label: 'Keep running' }),
-        Dialog.warnButton({ label: 'Cancel job' })
-      ]
+      button: 'Cancel job',
+      cancel: () => this.model.cancel(job.id),
+      ended: `'${job.name}' had already ended.`,
+      failure: `Could not cancel '${job.name}'`
     });
-    if (!answer.button.accept) {
-      return;
-    }
-    try {
-      await this.model.cancel(job.id);
-    } catch (error) {
-      if (error instanceof ApiError && error.status === 409) {
-        Notification.info(`'${job.name}' had already ended.`, {
-          autoClose: 4000
-        });
-      } else {
-        Notification.error(
-          `Could not cancel '${job.name}': ${messageOf(error)}`
-        );
-      }
-    }
   }
 
   /** Delete `job` (record and folder) once the user confirms. */
@@ -73,34 +57,18 @@ export class JobActions {
   }
 
   /** Cancel the active runs of `group` once the user confirms. */
-  async cancelGroup(group: IJobGroup): Promise<void> {
+  cancelGroup(group: IJobGroup): Promise<void> {
     const active = (group.counts.queued ?? 0) + (group.counts.running ?? 0);
-    const answer = await showDialog({
+    return this._cancelConfirmed({
       title: `Cancel the sweep '${group.name}'?`,
       body:
         `Its ${active} ${active === 1 ? 'run' : 'runs'} still queued or ` +
         'running stop now; the runs that ended keep their results.',
-      buttons: [
-        Dialog.cancelButton({ label: 'Keep running' }),
-        Dialog.warnButton({ label: 'Cancel sweep' })
-      ]
+      button: 'Cancel sweep',
+      cancel: () => this.model.cancelGroup(group.id),
+      ended: `Every run of '${group.name}' had already ended.`,
+      failure: `Could not cancel '${group.name}'`
     });
-    if (!answer.button.accept) {
-      return;
-    }
-    try {
-      await this.model.cancelGroup(group.id);
-    } catch (error) {
-      if (error instanceof ApiError && error.status === 409) {
-        Notification.info(`Every run of '${group.name}' had already ended.`, {
-          autoClose: 4000
-        });
-      } else {
-        Notification.error(
-          `Could not cancel '${group.name}': ${messageOf(error)}`
-        );
-      }
-    }
   }
 
   /** Run the failed and cancelled runs of `group` again. */
@@ -125,5 +93,39 @@ export class JobActions {
 
   showLog(job: IJob): void {
     void this.commands.execute(JobCommandIDs.showLog, { id: job.id });
+  }
+
+  /**
+   * Ask `title`, then `cancel`; a 409 means it had ended meanwhile (said as
+   * `ended`), any other failure is said after `failure`.
+   */
+  private async _cancelConfirmed(options: {
+    title: string;
+    body: string;
+    button: string;
+    cancel: () => Promise<unknown>;
+    ended: string;
+    failure: string;
+  }): Promise<void> {
+    const answer = await showDialog({
+      title: options.title,
+      body: options.body,
+      buttons: [
+        Dialog.cancelButton({ label: 'Keep running' }),
+        Dialog.warnButton({ label: options.button })
+      ]
+    });
+    if (!answer.button.accept) {
+      return;
+    }
+    try {
+      await options.cancel();
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 409) {
+        Notification.info(options.ended, { autoClose: 4000 });
+      } else {
+        Notification.error(`${options.failure}: ${messageOf(error)}`);
+      }
+    }
   }
 }

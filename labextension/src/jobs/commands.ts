@@ -184,41 +184,48 @@ function registerSweepCommands(
     }
   });
 
-  commands.addCommand(JobCommandIDs.retrySweep, {
-    label: 'Retry failed runs',
-    caption: 'Run the failed and cancelled runs of the sweep again',
-    isVisible: args => {
-      const group = known(args);
-      return (
-        !group || (group.counts.failed ?? 0) + (group.counts.cancelled ?? 0) > 0
-      );
-    },
-    isEnabled: args => !model.isBusy(groupId(args) ?? ''),
-    execute: async args => {
-      const id = groupId(args);
-      const group = id ? await findGroup(id) : null;
-      if (group) {
-        await actions.retryGroup(group);
+  /**
+   * A command on the sweep `{ group: id }`: shown when `applies` to the sweep
+   * as listed (or when it is not listed), off while it is busy.
+   */
+  const addSweepCommand = (
+    id: string,
+    label: string,
+    caption: string,
+    applies: (group: IJobGroup) => boolean,
+    action: (group: IJobGroup) => Promise<void>
+  ): void => {
+    commands.addCommand(id, {
+      label,
+      caption,
+      isVisible: args => {
+        const group = known(args);
+        return !group || applies(group);
+      },
+      isEnabled: args => !model.isBusy(groupId(args) ?? ''),
+      execute: async args => {
+        const id = groupId(args);
+        const group = id ? await findGroup(id) : null;
+        if (group) {
+          await action(group);
+        }
       }
-    }
-  });
-
-  commands.addCommand(JobCommandIDs.cancelSweep, {
-    label: 'Cancel sweep…',
-    caption: 'Cancel the runs still queued or running',
-    isVisible: args => {
-      const group = known(args);
-      return !group || isActiveState(group.state);
-    },
-    isEnabled: args => !model.isBusy(groupId(args) ?? ''),
-    execute: async args => {
-      const id = groupId(args);
-      const group = id ? await findGroup(id) : null;
-      if (group) {
-        await actions.cancelGroup(group);
-      }
-    }
-  });
+    });
+  };
+  addSweepCommand(
+    JobCommandIDs.retrySweep,
+    'Retry failed runs',
+    'Run the failed and cancelled runs of the sweep again',
+    group => (group.counts.failed ?? 0) + (group.counts.cancelled ?? 0) > 0,
+    group => actions.retryGroup(group)
+  );
+  addSweepCommand(
+    JobCommandIDs.cancelSweep,
+    'Cancel sweep…',
+    'Cancel the runs still queued or running',
+    group => isActiveState(group.state),
+    group => actions.cancelGroup(group)
+  );
 }
 
 /** Ask which sweep (those listed, or an id typed); null if cancelled. */

@@ -50,6 +50,17 @@ export function planDownload(change: IPlannedChange): string {
     : formatBytes(change.download_bytes);
 }
 
+/** A row of the plan's table: verb, package, source, versions, download. */
+export function planCells(change: IPlannedChange): string[] {
+  return [
+    planVerb(change.action),
+    change.name,
+    planSource(change),
+    planVersions(change),
+    planDownload(change)
+  ];
+}
+
 /** A removal the user did not name (it needs an explicit tick). */
 export function isUnrequestedRemoval(change: IPlannedChange): boolean {
   return change.action === 'remove' && !change.requested;

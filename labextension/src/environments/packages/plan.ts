@@ -24,14 +24,7 @@ import type {
 } from '../../api/types';
 import { EnvironmentsClient } from '../client';
 import { cleanMessage } from '../format';
-import {
-  isUnrequestedRemoval,
-  planDownload,
-  planSource,
-  planSummary,
-  planVerb,
-  planVersions
-} from './plan-lines';
+import { isUnrequestedRemoval, planCells, planSummary } from './plan-lines';
 import { TasksClient, isFinal } from '../../tasks/tracker';
 
 /** How often the plan's task is asked about, at first and at most (ms). */
@@ -68,6 +61,15 @@ async function waitPlan(
   return task.result as IPackagesPlan;
 }
 
+/** The classes of a plan row's cells: the verb's and the download's. */
+const CELL_CLASSES = [
+  'jp-GpuEnv-planAction',
+  undefined,
+  undefined,
+  undefined,
+  'jp-GpuEnv-planSize'
+];
+
 /** The plan as a table, its warnings, and the tick for unnamed removals. */
 export class PlanBody extends Widget implements Dialog.IBodyWidget<boolean> {
   constructor(plan: IPackagesPlan) {
@@ -86,11 +88,9 @@ export class PlanBody extends Widget implements Dialog.IBodyWidget<boolean> {
           class: `jp-GpuEnv-plan-${change.action}`,
           'data-unrequested': isUnrequestedRemoval(change) ? 'true' : undefined
         },
-        h('td', { class: 'jp-GpuEnv-planAction' }, planVerb(change.action)),
-        h('td', {}, change.name),
-        h('td', {}, planSource(change)),
-        h('td', {}, planVersions(change)),
-        h('td', { class: 'jp-GpuEnv-planSize' }, planDownload(change))
+        ...planCells(change).map((text, i) =>
+          h('td', { class: CELL_CLASSES[i] }, text)
+        )
       )
     );
     const head = h(

@@ -4,6 +4,7 @@
 import type { IPackagesPlan, IPlannedChange } from '../../../src/api/types';
 import {
   isUnrequestedRemoval,
+  planCells,
   planDownload,
   planSource,
   planSummary,
@@ -61,6 +62,21 @@ describe('plan lines', () => {
     expect(planDownload(change({ action: 'remove', download_bytes: 9 }))).toBe(
       ''
     );
+  });
+
+  it("a row's cells are verb, package, source, versions, download", () => {
+    expect(
+      planCells(
+        change({
+          action: 'upgrade',
+          kind: 'pypi',
+          name: 'requests',
+          version_before: '2.31',
+          version_after: '2.32',
+          download_bytes: 0
+        })
+      )
+    ).toEqual(['upgrade', 'requests', 'PyPI', '2.31 → 2.32', 'cached']);
   });
 
   it('marks the removals the user did not name', () => {
