@@ -8,7 +8,6 @@
 import { expect, test } from '@jupyterlab/galata';
 import type { IJupyterLabPageFixture } from '@jupyterlab/galata';
 import type { Locator } from '@playwright/test';
-import * as path from 'path';
 
 import type { IImage, ITask } from '../../labextension/src/api/types';
 import type { IGpuCheck } from '../../labextension/src/environments/gpucheck';
@@ -18,7 +17,8 @@ import {
   dialog,
   dialogButton,
   execute,
-  runFromPalette
+  runFromPalette,
+  screenshotPath
 } from './helpers';
 import {
   DEMO,
@@ -36,8 +36,6 @@ import {
 } from './environments-helpers';
 
 const CLONE = 'ui-actions';
-const SCREENSHOTS = path.join(__dirname, '..', 'screenshots');
-
 /** Whether an element's text is cut (an ellipsis), read in the page. */
 function isCut(locator: Locator): Promise<boolean> {
   return locator.evaluate(
@@ -126,7 +124,7 @@ test.describe('Row actions', () => {
       'Delete…'
     ]);
     await page.screenshot({
-      path: path.join(SCREENSHOTS, 'environments-menu.png'),
+      path: screenshotPath('environments-menu.png'),
       clip: await own.evaluate((menu: Element) => {
         const panel = document.querySelector('[data-testid="gpu-env-panel"]');
         const a = panel!.getBoundingClientRect();
@@ -183,7 +181,7 @@ test.describe('Row actions', () => {
     );
     await dialog(page)
       .locator('.jp-Dialog-content')
-      .screenshot({ path: path.join(SCREENSHOTS, 'gpu-check.png') });
+      .screenshot({ path: screenshotPath('gpu-check.png') });
     await dialogButton(page, 'Close').click();
     await expect(dialog(page)).toHaveCount(0);
   });

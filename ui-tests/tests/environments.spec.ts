@@ -14,7 +14,8 @@ import {
   dialogButton,
   execute,
   runFromPalette,
-  screenshotPanel
+  screenshotPanel,
+  screenshotPath
 } from './helpers';
 import {
   DEMO,
@@ -146,7 +147,7 @@ test.describe('Environments and images', () => {
     await dialog(page)
       .locator('.jp-Dialog-content')
       .screenshot({
-        path: path.join(__dirname, '..', 'screenshots', 'clone-invalid.png')
+        path: screenshotPath('clone-invalid.png')
       });
 
     await name.fill('fine-name');
@@ -204,12 +205,7 @@ test.describe('Environments and images', () => {
     await expect(task).toHaveAttribute('data-state', 'running');
     await expect(task).toContainText(/Compressing/, { timeout: 20000 });
     await environmentsSection(page).screenshot({
-      path: path.join(
-        __dirname,
-        '..',
-        'screenshots',
-        'environments-packing.png'
-      )
+      path: screenshotPath('environments-packing.png')
     });
 
     const image = imagesSection(page).locator(
@@ -229,10 +225,7 @@ test.describe('Environments and images', () => {
 
     // The finished task gives way to the image after a few seconds.
     await expect(task).toHaveCount(0);
-    await screenshotPanel(
-      page,
-      path.join(__dirname, '..', 'screenshots', 'environments.png')
-    );
+    await screenshotPanel(page, screenshotPath('environments.png'));
 
     await chooseRowAction(image, 'image-usage');
     const usage = dialog(page).getByTestId('gpu-env-image-usage');
@@ -246,7 +239,7 @@ test.describe('Environments and images', () => {
     await dialog(page)
       .locator('.jp-Dialog-content')
       .screenshot({
-        path: path.join(__dirname, '..', 'screenshots', 'image-usage.png')
+        path: screenshotPath('image-usage.png')
       });
     await usage.locator('button[data-usage="apptainer"]').click();
     await expect(usage.locator('button[data-usage="apptainer"]')).toHaveText(

@@ -3,7 +3,6 @@
  * host memory comes from this machine's cgroup or /proc/meminfo.
  */
 import { expect, test } from '@jupyterlab/galata';
-import * as path from 'path';
 
 import { formatBytes } from '../../labextension/src/components/format';
 import {
@@ -13,7 +12,8 @@ import {
   panel,
   readMemory,
   runFromPalette,
-  screenshotPanel
+  screenshotPanel,
+  screenshotPath
 } from './helpers';
 
 const BYTE_FIGURE =
@@ -80,12 +80,9 @@ test.describe('GPU Env sidebar', () => {
       { timeout: 10000 }
     );
 
-    await screenshotPanel(
-      page,
-      path.join(__dirname, '..', 'screenshots', 'gpu-env-panel.png')
-    );
+    await screenshotPanel(page, screenshotPath('gpu-env-panel.png'));
     await page.screenshot({
-      path: path.join(__dirname, '..', 'screenshots', 'gpu-env-lab.png')
+      path: screenshotPath('gpu-env-lab.png')
     });
   });
 
@@ -209,9 +206,6 @@ test.describe('GPU Env sidebar', () => {
     for (const channel of channels) {
       expect(channel).toBeLessThan(100);
     }
-    await screenshotPanel(
-      page,
-      path.join(__dirname, '..', 'screenshots', 'gpu-env-panel-dark.png')
-    );
+    await screenshotPanel(page, screenshotPath('gpu-env-panel-dark.png'));
   });
 });

@@ -11,7 +11,6 @@ import { expect, test } from '@jupyterlab/galata';
 import type { IJupyterLabPageFixture } from '@jupyterlab/galata';
 import type { Locator, Route } from '@playwright/test';
 import * as fs from 'fs';
-import * as path from 'path';
 
 import type {
   IClusterCapacity,
@@ -28,6 +27,7 @@ import {
   dialogButton,
   notebook,
   openNotebook,
+  screenshotPath,
   sendButton,
   wideSidebar
 } from './helpers';
@@ -341,7 +341,7 @@ test.describe('GPU use and queues in the Jobs section', () => {
     });
     await expect(warning).toHaveCount(1);
     await page.getByTestId('gpu-env-jobs').screenshot({
-      path: path.join(__dirname, '..', 'screenshots', 'jobs-gpu-use.png')
+      path: screenshotPath('jobs-gpu-use.png')
     });
     // Two more answers, still idle: no second notification.
     await nextListing(page);
@@ -539,7 +539,7 @@ test.describe('GPU use and queues in the Jobs section', () => {
     await dialog(page)
       .locator('.jp-Dialog-content')
       .screenshot({
-        path: path.join(__dirname, '..', 'screenshots', 'jobs-capacity.png')
+        path: screenshotPath('jobs-capacity.png')
       });
     await dialogButton(page, 'Cancel').click();
 

@@ -88,6 +88,11 @@ export function dialog(page: IJupyterLabPageFixture): Locator {
   return page.locator('.jp-Dialog');
 }
 
+/** Where a test saves the picture `file` (ui-tests/screenshots/). */
+export function screenshotPath(file: string): string {
+  return path.join(__dirname, '..', 'screenshots', file);
+}
+
 /** The open dialog's button `name` (`exact`: no longer label containing it). */
 export function dialogButton(
   page: IJupyterLabPageFixture,

@@ -18,11 +18,10 @@ import {
   notebook,
   openNotebook,
   runFromPalette,
+  screenshotPath,
   sendButton,
   wideSidebar
 } from './helpers';
-
-const SCREENSHOTS = path.join(__dirname, '..', 'screenshots');
 
 const DOUBLE = notebook(
   [['parameters'], 'alpha = 1'],
@@ -88,7 +87,7 @@ test.describe('Send to batch', () => {
     await alpha.fill('21');
     await dialog(page)
       .locator('.jp-Dialog-content')
-      .screenshot({ path: path.join(SCREENSHOTS, 'jobs-dialog.png') });
+      .screenshot({ path: screenshotPath('jobs-dialog.png') });
     await dialogButton(page, 'Submit').click();
     await expect(dialog(page)).toHaveCount(0);
 
@@ -142,7 +141,7 @@ test.describe('Send to batch', () => {
     await expect(
       output.locator('.jp-OutputArea-output', { hasText: /^42\s*$/ })
     ).toBeVisible();
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'jobs.png') });
+    await page.screenshot({ path: screenshotPath('jobs.png') });
   });
 
   test("shows the server's refusal and keeps what was typed", async ({
@@ -294,6 +293,6 @@ async function screenshotSection(page: IJupyterLabPageFixture): Promise<void> {
   const section = page.locator('[data-section="jobs"]');
   await section.scrollIntoViewIfNeeded();
   await section.screenshot({
-    path: path.join(SCREENSHOTS, 'jobs-running.png')
+    path: screenshotPath('jobs-running.png')
   });
 }

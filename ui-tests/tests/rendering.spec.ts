@@ -6,14 +6,13 @@
  */
 import { expect, test } from '@jupyterlab/galata';
 
-import * as path from 'path';
-
 import {
   PANEL_ID,
   execute,
   memoryBar,
   panel,
-  screenshotPanel
+  screenshotPanel,
+  screenshotPath
 } from './helpers';
 
 const GIB = 1024 ** 3;
@@ -131,9 +130,6 @@ test.describe('GPU Env sidebar rendering', () => {
       'data-level',
       'ok'
     );
-    await screenshotPanel(
-      page,
-      path.join(__dirname, '..', 'screenshots', 'gpu-env-panel-gpus.png')
-    );
+    await screenshotPanel(page, screenshotPath('gpu-env-panel-gpus.png'));
   });
 });

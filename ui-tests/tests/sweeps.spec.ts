@@ -8,7 +8,6 @@ import { expect, test } from '@jupyterlab/galata';
 import type { IJupyterLabPageFixture } from '@jupyterlab/galata';
 import type { Locator } from '@playwright/test';
 import * as fs from 'fs';
-import * as path from 'path';
 
 import type { IJobGroup } from '../../labextension/src/api/types';
 import {
@@ -19,11 +18,10 @@ import {
   execute,
   notebook,
   openNotebook,
+  screenshotPath,
   sendButton,
   wideSidebar
 } from './helpers';
-
-const SCREENSHOTS = path.join(__dirname, '..', 'screenshots');
 
 const SQUARES = notebook(
   [['parameters'], 'alpha = 1'],
@@ -129,7 +127,7 @@ test.describe('Sweeps', () => {
     await form.getByTestId('gpu-env-submit-name').fill(name);
     await dialog(page)
       .locator('.jp-Dialog-content')
-      .screenshot({ path: path.join(SCREENSHOTS, 'sweeps-dialog.png') });
+      .screenshot({ path: screenshotPath('sweeps-dialog.png') });
     await dialogButton(page, 'Submit').click();
     await expect(dialog(page)).toHaveCount(0);
 
@@ -173,7 +171,7 @@ test.describe('Sweeps', () => {
     ]);
 
     await row.screenshot({
-      path: path.join(SCREENSHOTS, 'sweeps-row.png')
+      path: screenshotPath('sweeps-row.png')
     });
 
     // Its menu: nothing to cancel or retry once every run succeeded.
@@ -205,7 +203,7 @@ test.describe('Sweeps', () => {
     await expect(column(results, 'v:square')).toHaveText(['9', '4', '1']);
     await page
       .locator('.jp-GpuEnv-sweepResultsWidget')
-      .screenshot({ path: path.join(SCREENSHOTS, 'sweeps-results.png') });
+      .screenshot({ path: screenshotPath('sweeps-results.png') });
 
     // The table as CSV, through the browser's download.
     const csv = page.getByTestId('gpu-env-sweep-csv');

@@ -27,7 +27,7 @@ import {
 import { EnvironmentsClient, isTask } from './client';
 import { EnvironmentsModel } from './model';
 import { notifyError, notifyTaskEnd } from './notify';
-import { startTask } from './start-task';
+import { IAskUntilStarted, askUntilStarted } from './start-task';
 import { PackageActions } from './packages/actions';
 import { reviewCreatePlan } from './packages/plan';
 
@@ -61,35 +61,29 @@ export class EnvironmentActions {
     let chosen =
       source ?? (envs.find(e => e.kind === 'managed') ?? envs[0]).name;
     let name = suggestCloneName(chosen, this.model.names);
-    let error: string | undefined;
-    for (;;) {
-      const result = await showDialog({
-        title: source ? `Clone '${source}'` : 'Clone an environment',
-        body: new CloneForm({
-          sources,
-          source: chosen,
-          name,
-          taken: this.model.names,
-          error
-        }),
-        buttons: [Dialog.cancelButton(), Dialog.okButton({ label: 'Clone' })],
-        focusNodeSelector: 'input[type="text"]'
-      });
-      if (!result.button.accept || !result.value) {
-        return;
-      }
-      ({ source: chosen, name } = result.value);
-      const attempt = await startTask(
-        this.tracker,
-        this.model,
-        () => this._client.clone(chosen, name),
-        `Could not clone '${chosen}'`
-      );
-      if (attempt.done) {
-        return;
-      }
-      error = attempt.refusal;
-    }
+    await this._askUntilStarted({
+      ask: async error => {
+        const result = await showDialog({
+          title: source ? `Clone '${source}'` : 'Clone an environment',
+          body: new CloneForm({
+            sources,
+            source: chosen,
+            name,
+            taken: this.model.names,
+            error
+          }),
+          buttons: [Dialog.cancelButton(), Dialog.okButton({ label: 'Clone' })],
+          focusNodeSelector: 'input[type="text"]'
+        });
+        if (!result.button.accept || !result.value) {
+          return null;
+        }
+        ({ source: chosen, name } = result.value);
+        return result.value;
+      },
+      start: value => this._client.clone(value.source, value.name),
+      failure: value => `Could not clone '${value.source}'`
+    });
   }
 
   /**
@@ -101,41 +95,36 @@ export class EnvironmentActions {
     // Fresh names for the suggestion and the check, even with the panel closed.
     await this.model.load();
     let name = suggestFileEnvName(file, this.model.names);
-    let error: string | undefined;
-    for (;;) {
-      const result = await showDialog({
-        title: 'Create an environment from a file',
-        body: new CreateFromFileForm({
-          file,
-          name,
-          taken: this.model.names,
-          error
-        }),
-        buttons: [Dialog.cancelButton(), Dialog.okButton({ label: 'Review…' })],
-        focusNodeSelector: 'input[type="text"]'
-      });
-      if (!result.button.accept || !result.value) {
-        return false;
-      }
-      name = result.value;
-      const request: ICreateRequest = { name, from_file: file };
-      // The plan first, always: nothing is made until the user has seen it.
-      if ((await reviewCreatePlan(this._client, request)) !== true) {
-        return false;
-      }
-      const attempt = await startTask(
-        this.tracker,
-        this.model,
-        () => this._client.create(request),
-        `Could not create '${name}' from ${file}`,
-        // A name taken meanwhile: ask another one; any other refusal says why.
-        err => err.status === 409 && err.reason === 'env_exists'
-      );
-      if (attempt.done) {
-        return attempt.started;
-      }
-      error = attempt.refusal;
-    }
+    return this._askUntilStarted({
+      ask: async error => {
+        const result = await showDialog({
+          title: 'Create an environment from a file',
+          body: new CreateFromFileForm({
+            file,
+            name,
+            taken: this.model.names,
+            error
+          }),
+          buttons: [
+            Dialog.cancelButton(),
+            Dialog.okButton({ label: 'Review…' })
+          ],
+          focusNodeSelector: 'input[type="text"]'
+        });
+        if (!result.button.accept || !result.value) {
+          return null;
+        }
+        name = result.value;
+        const request: ICreateRequest = { name, from_file: file };
+        // The plan first, always: nothing is made until the user has seen it.
+        const accepted = await reviewCreatePlan(this._client, request);
+        return accepted === true ? request : null;
+      },
+      start: request => this._client.create(request),
+      failure: request => `Could not create '${request.name}' from ${file}`,
+      // A name taken meanwhile: ask another one; any other refusal says why.
+      retryable: err => err.status === 409 && err.reason === 'env_exists'
+    });
   }
 
   /**
@@ -144,36 +133,26 @@ export class EnvironmentActions {
    */
   async publish(env: IEnvironment): Promise<void> {
     let value: IPublishRequest | undefined;
-    let error: string | undefined;
-    for (;;) {
-      const result = await showDialog({
-        title: `Share '${env.name}' with the team`,
-        body: new PublishForm({
-          name: env.name,
-          taken: sharedFolderNames(this.model.environments ?? []),
-          description: value?.description,
-          sharedName: value?.name ?? undefined,
-          error
-        }),
-        buttons: [Dialog.cancelButton(), Dialog.okButton({ label: 'Share' })],
-        focusNodeSelector: 'input[type="text"]'
-      });
-      if (!result.button.accept || !result.value) {
-        return;
-      }
-      const request = result.value;
-      value = request;
-      const attempt = await startTask(
-        this.tracker,
-        this.model,
-        () => this._client.publish(env.name, request),
-        `Could not share '${env.name}'`
-      );
-      if (attempt.done) {
-        return;
-      }
-      error = attempt.refusal;
-    }
+    await this._askUntilStarted({
+      ask: async error => {
+        const result = await showDialog({
+          title: `Share '${env.name}' with the team`,
+          body: new PublishForm({
+            name: env.name,
+            taken: sharedFolderNames(this.model.environments ?? []),
+            description: value?.description,
+            sharedName: value?.name ?? undefined,
+            error
+          }),
+          buttons: [Dialog.cancelButton(), Dialog.okButton({ label: 'Share' })],
+          focusNodeSelector: 'input[type="text"]'
+        });
+        value = (result.button.accept && result.value) || undefined;
+        return value ?? null;
+      },
+      start: request => this._client.publish(env.name, request),
+      failure: () => `Could not share '${env.name}'`
+    });
   }
 
   /** Remove a shared environment the user published, after a confirmation. */
@@ -335,6 +314,17 @@ export class EnvironmentActions {
     } catch (reason) {
       notifyError('Could not cancel the task', reason);
     }
+  }
+
+  /** Ask until the server starts the task (or the user backs out). */
+  private _askUntilStarted<T>(
+    steps: Omit<IAskUntilStarted<T>, 'tracker' | 'model'>
+  ): Promise<boolean> {
+    return askUntilStarted({
+      ...steps,
+      tracker: this.tracker,
+      model: this.model
+    });
   }
 
   private async _environments(): Promise<IEnvironment[]> {

@@ -1,6 +1,7 @@
 /**
- * Start a change whose dialog asks again when the server refuses it with a
- * message to show (a bad or taken name): clone, create from a file, share.
+ * The dialogs that start a change and ask again when the server refuses it
+ * with a message to show (a bad or taken name): clone, create from a file,
+ * share.
  */
 import { ApiError, asApiError } from '../api/request';
 import type { ITask } from '../api/types';
@@ -12,33 +13,48 @@ import { notifyError } from './notify';
 /** Statuses whose message says what to change (shown in the dialog again). */
 const REFUSALS = [400, 404, 409];
 
-/** Started (or failed for good, notified), or refused with a message. */
-export type Attempt =
-  { done: true; started: boolean } | { done: false; refusal: string };
+export interface IAskUntilStarted<T> {
+  tracker: TaskTracker;
+  /** Read again after a refusal, so that the dialog checks fresh names. */
+  model: EnvironmentsModel;
+  /**
+   * Show the dialog, with the server's `refusal` of the previous try; the
+   * value, or null when the user backs out.
+   */
+  ask(refusal: string | undefined): Promise<T | null>;
+  start(value: T): Promise<ITask>;
+  /** What the notification says before the reason of a failure. */
+  failure(value: T): string;
+  /** Refusals the dialog shows (by default 400, 404 and 409). */
+  retryable?(error: ApiError): boolean;
+}
 
 /**
- * Start a task and track it. When the server refuses it so that the dialog
- * should ask again (`retryable`), its message, with the names read again;
- * any other failure is notified with `failure` before the reason.
+ * Ask, start, and track the task; ask again while the server refuses what
+ * was asked; any other failure is notified. Answers whether it started.
  */
-export async function startTask(
-  tracker: TaskTracker,
-  model: EnvironmentsModel,
-  start: () => Promise<ITask>,
-  failure: string,
-  retryable: (error: ApiError) => boolean = error =>
-    REFUSALS.includes(error.status)
-): Promise<Attempt> {
-  try {
-    tracker.track(await start());
-    return { done: true, started: true };
-  } catch (reason) {
-    const error = asApiError(reason);
-    if (!retryable(error)) {
-      notifyError(failure, error);
-      return { done: true, started: false };
+export async function askUntilStarted<T>(
+  steps: IAskUntilStarted<T>
+): Promise<boolean> {
+  const retryable =
+    steps.retryable ?? ((error: ApiError) => REFUSALS.includes(error.status));
+  let refusal: string | undefined;
+  for (;;) {
+    const value = await steps.ask(refusal);
+    if (value === null) {
+      return false;
     }
-    await model.load();
-    return { done: false, refusal: cleanMessage(error.message) };
+    try {
+      steps.tracker.track(await steps.start(value));
+      return true;
+    } catch (reason) {
+      const error = asApiError(reason);
+      if (!retryable(error)) {
+        notifyError(steps.failure(value), error);
+        return false;
+      }
+      refusal = cleanMessage(error.message);
+      await steps.model.load();
+    }
   }
 }

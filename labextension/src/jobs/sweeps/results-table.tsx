@@ -150,7 +150,10 @@ export function Table(props: {
   };
   return (
     <div className="jp-GpuEnv-sweepTableBox">
-      <table className="jp-GpuEnv-sweepTable" data-testid="gpu-env-sweep-table">
+      <table
+        className="jp-GpuEnv-table jp-GpuEnv-sweepTable"
+        data-testid="gpu-env-sweep-table"
+      >
         <thead>
           <tr>
             <th className="jp-GpuEnv-sweepIndex">#</th>
