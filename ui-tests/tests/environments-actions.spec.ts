@@ -14,10 +14,12 @@ import type { IGpuCheck } from '../../labextension/src/environments/gpucheck';
 import {
   API,
   PANEL_ID,
+  clickToastButton,
   dialog,
   dialogButton,
   execute,
   runFromPalette,
+  screenshotDialog,
   screenshotPath
 } from './helpers';
 import {
@@ -160,10 +162,7 @@ test.describe('Row actions', () => {
     // The demo environment has neither torch nor cupy; this machine, no GPU driver.
     expect(result.details.framework).toBeNull();
 
-    await page
-      .locator('.Toastify__toast', { has: toast })
-      .getByRole('button', { name: 'Details' })
-      .click();
+    await clickToastButton(page, toast, 'Details');
     const found = dialog(page).getByTestId('gpu-env-gpu-check');
     await expect(found).toHaveAttribute('data-ok', String(result.ok));
     await expect(found).toContainText(result.message);
@@ -179,9 +178,7 @@ test.describe('Row actions', () => {
     await expect(found.locator('[data-fact="Computation"] td')).toHaveText(
       'not tried: neither torch nor cupy is installed'
     );
-    await dialog(page)
-      .locator('.jp-Dialog-content')
-      .screenshot({ path: screenshotPath('gpu-check.png') });
+    await screenshotDialog(page, 'gpu-check.png');
     await dialogButton(page, 'Close').click();
     await expect(dialog(page)).toHaveCount(0);
   });

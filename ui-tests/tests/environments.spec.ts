@@ -10,10 +10,12 @@ import * as path from 'path';
 
 import {
   PANEL_ID,
+  clickToastButton,
   dialog,
   dialogButton,
   execute,
   runFromPalette,
+  screenshotDialog,
   screenshotPanel,
   screenshotPath
 } from './helpers';
@@ -144,11 +146,7 @@ test.describe('Environments and images', () => {
     await name.press('Enter');
     await expect(dialog(page)).toBeVisible();
     await name.fill('-bad');
-    await dialog(page)
-      .locator('.jp-Dialog-content')
-      .screenshot({
-        path: screenshotPath('clone-invalid.png')
-      });
+    await screenshotDialog(page, 'clone-invalid.png');
 
     await name.fill('fine-name');
     await expect(problem).toBeHidden();
@@ -236,11 +234,7 @@ test.describe('Environments and images', () => {
     await expect(usage.locator('[data-usage="squashfuse"] pre')).toContainText(
       `squashfuse ${listed.path}`
     );
-    await dialog(page)
-      .locator('.jp-Dialog-content')
-      .screenshot({
-        path: screenshotPath('image-usage.png')
-      });
+    await screenshotDialog(page, 'image-usage.png');
     await usage.locator('button[data-usage="apptainer"]').click();
     await expect(usage.locator('button[data-usage="apptainer"]')).toHaveText(
       'Copied'
@@ -356,10 +350,7 @@ test.describe('Environments and images', () => {
     );
     await expect(row).toContainText('27 packages');
     await expect(row.getByTestId('gpu-env-badge-no-ipykernel')).toBeVisible();
-    await page
-      .locator('.Toastify__toast', { has: toast })
-      .getByRole('button', { name: 'Details' })
-      .click();
+    await clickToastButton(page, toast, 'Details');
     await expect(
       dialog(page).getByTestId('gpu-env-packages-report')
     ).toContainText(/ipykernel-\S+/);

@@ -23,10 +23,12 @@ import {
   API,
   PANEL_ID,
   apiGet,
+  clickToastButton,
   dialog,
   dialogButton,
   notebook,
   openNotebook,
+  screenshotDialog,
   screenshotPath,
   sendButton,
   wideSidebar
@@ -349,10 +351,7 @@ test.describe('GPU use and queues in the Jobs section', () => {
     await expect(warning).toHaveCount(1);
 
     // Its action cancels the job, after the usual question.
-    await page
-      .locator('.Toastify__toast', { has: warning })
-      .getByRole('button', { name: 'Cancel job' })
-      .click();
+    await clickToastButton(page, warning, 'Cancel job');
     await dialogButton(page, 'Cancel job').click();
     await expect.poll(() => cancels).toEqual(['POST']);
   });
@@ -536,11 +535,7 @@ test.describe('GPU use and queues in the Jobs section', () => {
     );
     await mig.selectOption('3g.40gb');
     await expect(mig).toHaveValue('3g.40gb');
-    await dialog(page)
-      .locator('.jp-Dialog-content')
-      .screenshot({
-        path: screenshotPath('jobs-capacity.png')
-      });
+    await screenshotDialog(page, 'jobs-capacity.png');
     await dialogButton(page, 'Cancel').click();
 
     // Where the backend cannot tell, its message, muted.

@@ -119,6 +119,36 @@ export async function execute(
   );
 }
 
+/** Save a picture of the open dialog's content as `file` (screenshots/). */
+export async function screenshotDialog(
+  page: IJupyterLabPageFixture,
+  file: string
+): Promise<void> {
+  await dialog(page)
+    .locator('.jp-Dialog-content')
+    .screenshot({ path: screenshotPath(file) });
+}
+
+/** Click the open dialog's Submit and wait for the dialog to close. */
+export async function submitDialog(
+  page: IJupyterLabPageFixture
+): Promise<void> {
+  await dialogButton(page, 'Submit').click();
+  await expect(dialog(page)).toHaveCount(0);
+}
+
+/** Click `button` on the notification whose message is `message`. */
+export async function clickToastButton(
+  page: IJupyterLabPageFixture,
+  message: Locator,
+  button: string
+): Promise<void> {
+  await page
+    .locator('.Toastify__toast', { has: message })
+    .getByRole('button', { name: button })
+    .click();
+}
+
 /** Each test of the suite in a wide window with a `width`-pixel sidebar. */
 export function wideSidebar(width: number): void {
   test.beforeEach(async ({ page }) => {

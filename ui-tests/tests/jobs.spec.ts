@@ -13,13 +13,16 @@ import {
   API,
   PANEL_ID,
   apiGet,
+  clickToastButton,
   dialog,
   dialogButton,
   notebook,
   openNotebook,
   runFromPalette,
+  screenshotDialog,
   screenshotPath,
   sendButton,
+  submitDialog,
   wideSidebar
 } from './helpers';
 
@@ -51,8 +54,7 @@ async function submitAndRun(
   page: IJupyterLabPageFixture,
   name: string
 ): Promise<IJob | undefined> {
-  await dialogButton(page, 'Submit').click();
-  await expect(dialog(page)).toHaveCount(0);
+  await submitDialog(page);
   await expect
     .poll(async () => (await jobNamed(page.request, name))?.state, {
       timeout: 60000
@@ -85,21 +87,15 @@ test.describe('Send to batch', () => {
       'local'
     );
     await alpha.fill('21');
-    await dialog(page)
-      .locator('.jp-Dialog-content')
-      .screenshot({ path: screenshotPath('jobs-dialog.png') });
-    await dialogButton(page, 'Submit').click();
-    await expect(dialog(page)).toHaveCount(0);
+    await screenshotDialog(page, 'jobs-dialog.png');
+    await submitDialog(page);
 
     // The confirmation leads to the job in the sidebar.
     const sent = page.locator('.jp-toast-message', {
       hasText: `Sent '${name}' to local`
     });
     await expect(sent).toBeVisible();
-    await page
-      .locator('.Toastify__toast', { has: sent })
-      .getByRole('button', { name: 'Open jobs' })
-      .click();
+    await clickToastButton(page, sent, 'Open jobs');
     expect(await page.sidebar.isTabOpen(PANEL_ID)).toBe(true);
 
     const row = jobRow(page, name);

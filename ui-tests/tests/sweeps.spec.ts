@@ -13,13 +13,16 @@ import type { IJobGroup } from '../../labextension/src/api/types';
 import {
   PANEL_ID,
   apiGet,
+  clickToastButton,
   dialog,
   dialogButton,
   execute,
   notebook,
   openNotebook,
+  screenshotDialog,
   screenshotPath,
   sendButton,
+  submitDialog,
   wideSidebar
 } from './helpers';
 
@@ -125,20 +128,14 @@ test.describe('Sweeps', () => {
     await values(form, 'alpha').fill('1,2,3');
     await expect(form.getByTestId('gpu-env-submit-runs')).toHaveText('3 runs');
     await form.getByTestId('gpu-env-submit-name').fill(name);
-    await dialog(page)
-      .locator('.jp-Dialog-content')
-      .screenshot({ path: screenshotPath('sweeps-dialog.png') });
-    await dialogButton(page, 'Submit').click();
-    await expect(dialog(page)).toHaveCount(0);
+    await screenshotDialog(page, 'sweeps-dialog.png');
+    await submitDialog(page);
 
     const sent = page.locator('.jp-toast-message', {
       hasText: `Sent the sweep '${name}' (3 runs) to local`
     });
     await expect(sent).toBeVisible();
-    await page
-      .locator('.Toastify__toast', { has: sent })
-      .getByRole('button', { name: 'Open jobs' })
-      .click();
+    await clickToastButton(page, sent, 'Open jobs');
     expect(await page.sidebar.isTabOpen(PANEL_ID)).toBe(true);
 
     // One row for the sweep; its runs are not listed beside it.
