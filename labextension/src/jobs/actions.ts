@@ -10,7 +10,7 @@ import { CommandRegistry } from '@lumino/commands';
 import { ApiError, messageOf } from '../api/request';
 import { JobsModel } from './model';
 import type { IJob, IJobGroup } from '../api/types';
-import { JobCommandIDs } from './commands';
+import { JobCommandIDs } from './command-ids';
 import { isActive } from './format';
 
 export class JobActions {

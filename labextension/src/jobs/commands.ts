@@ -18,34 +18,13 @@ import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 import { messageOf } from '../api/request';
 import type { IJob, IJobGroup } from '../api/types';
 import { sendToBatchIcon } from '../components/icons';
-import type { MenuEntry } from '../components/menu-button';
 import { JobsClient } from './client';
+import { JobCommandIDs } from './command-ids';
 import { isActiveState } from './format';
 import { createLogWidget, JobLogView } from './run/log';
 import { JobsModel } from './model';
 import { createResultsWidget, SweepResultsView } from './sweeps/results';
 import type { Submitted } from './submit/dialog';
-
-export namespace JobCommandIDs {
-  export const submit = 'jupyter-gpu-env:submit-notebook';
-  export const showLog = 'jupyter-gpu-env:show-job-log';
-  export const openOutput = 'jupyter-gpu-env:open-job-output';
-  /** Sweeps, called with `{ group: id }`. */
-  export const sweepResults = 'jupyter-gpu-env:sweep-results';
-  export const cancelSweep = 'jupyter-gpu-env:sweep-cancel';
-  export const retrySweep = 'jupyter-gpu-env:sweep-retry';
-}
-
-/** The "⋯" menu of a sweep's row. */
-export function sweepMenu(id: string): MenuEntry[] {
-  const args = { group: id };
-  return [
-    { command: JobCommandIDs.sweepResults, args },
-    { separator: true },
-    { command: JobCommandIDs.retrySweep, args },
-    { command: JobCommandIDs.cancelSweep, args }
-  ];
-}
 
 export namespace JobCommands {
   export interface IOptions {

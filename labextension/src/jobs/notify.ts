@@ -8,7 +8,7 @@ import { Notification } from '@jupyterlab/apputils';
 import { CommandRegistry } from '@lumino/commands';
 
 import { JobActions } from './actions';
-import { JobCommandIDs } from './commands';
+import { JobCommandIDs } from './command-ids';
 import { elapsedSeconds, formatClock, formatDuration } from './format';
 import { JobsModel } from './model';
 import { outputOpenable } from './row';

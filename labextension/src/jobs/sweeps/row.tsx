@@ -15,7 +15,7 @@ import { MenuButton } from '../../components/menu-button';
 import { ProgressBar } from '../../components/progress';
 import { ListRow } from '../../components/row';
 import { JobActions } from '../actions';
-import { JobCommandIDs, sweepMenu } from '../commands';
+import { JobCommandIDs, sweepMenu } from '../command-ids';
 import { formatDuration, formatTime, isActiveState } from '../format';
 import type { JobEntry } from '../model';
 import { MAX_RUNS_LISTED } from '../model';
