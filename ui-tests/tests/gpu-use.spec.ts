@@ -365,7 +365,7 @@ test.describe('GPU use and queues in the Jobs section', () => {
       group_index: 1,
       gpu: IDLE
     });
-    const group = {
+    const sweep = {
       id: run.group_id,
       name: 'scan',
       backend: 'local',
@@ -389,21 +389,21 @@ test.describe('GPU use and queues in the Jobs section', () => {
       const list = await response.json();
       await route.fulfill({
         response,
-        json: { ...list, items: [group, ...list.items], total: list.total + 1 }
+        json: { ...list, items: [sweep, ...list.items], total: list.total + 1 }
       });
     });
-    await page.route(at(`jobs/groups/${group.id}`), route =>
-      route.fulfill({ json: group })
+    await page.route(at(`jobs/groups/${sweep.id}`), route =>
+      route.fulfill({ json: sweep })
     );
     await page.route(at(`jobs/${run.id}`), route =>
       route.fulfill({ json: run })
     );
     await page.sidebar.openTab(PANEL_ID);
     // The sweep's row says so though its runs are not shown...
-    const sweep = page
+    const row = page
       .getByTestId('gpu-env-job-list')
-      .locator(`> [data-testid="gpu-env-job-group"][data-id="${group.id}"]`);
-    await expect(sweep.getByTestId('gpu-env-group-gpu-idle')).toHaveText(
+      .locator(`> [data-testid="gpu-env-sweep"][data-id="${sweep.id}"]`);
+    await expect(row.getByTestId('gpu-env-sweep-gpu-idle')).toHaveText(
       'GPU idle in 1 run'
     );
     // ...and the run's idle GPU is announced once, with its cancel at hand.
@@ -606,27 +606,27 @@ test.describe('Jobs section against the real server', () => {
       }
     });
     expect(response.status()).toBe(201);
-    const group = await response.json();
+    const sweep = await response.json();
 
     // The section asks GET jobs/groups, and finds the sweep there.
-    const groupsAnswer = page.waitForResponse(
+    const sweepsAnswer = page.waitForResponse(
       async answer =>
         answer.url().includes(`${API}/jobs/groups?`) &&
         answer.request().method() === 'GET' &&
         ((await answer.json()) as { items: { id: string }[] }).items.some(
-          g => g.id === group.id
+          s => s.id === sweep.id
         )
     );
     const jobsAnswer = nextListing(page);
     await page.sidebar.openTab(PANEL_ID);
-    await groupsAnswer;
+    await sweepsAnswer;
     // The job listing leaves the runs of sweeps out.
     const jobs = (await (await jobsAnswer).json()) as IJobList;
     expect(jobs.items.filter(j => j.group_id !== null)).toEqual([]);
 
     const list = page.getByTestId('gpu-env-job-list');
     const rows = list.locator(
-      `> [data-testid="gpu-env-job-group"][data-id="${group.id}"]`
+      `> [data-testid="gpu-env-sweep"][data-id="${sweep.id}"]`
     );
     await expect(rows).toHaveCount(1);
     await expect(rows).toHaveAttribute('data-size', '3');
@@ -636,20 +636,20 @@ test.describe('Jobs section against the real server', () => {
     // Newest first: the sweep just sent comes before every listed job.
     await expect(list.locator('> li').first()).toHaveAttribute(
       'data-id',
-      group.id
+      sweep.id
     );
     await expect(rows).toHaveAttribute('data-ended', '3', { timeout: 120000 });
 
     // Expanded, its runs come from GET jobs?group=ID.
     const runsAnswer = page.waitForResponse(answer =>
-      answer.url().includes(`group=${group.id}`)
+      answer.url().includes(`group=${sweep.id}`)
     );
-    await rows.locator('.jp-GpuEnv-groupToggle').click();
+    await rows.locator('.jp-GpuEnv-sweepRunsToggle').click();
     expect((await runsAnswer).ok()).toBe(true);
     await expect(
-      rows.getByTestId('gpu-env-group-runs').getByTestId('gpu-env-job')
+      rows.getByTestId('gpu-env-sweep-runs').getByTestId('gpu-env-job')
     ).toHaveCount(3);
-    const all = await apiGet<IJobList>(page.request, `jobs?group=${group.id}`);
+    const all = await apiGet<IJobList>(page.request, `jobs?group=${sweep.id}`);
     expect(all.items).toHaveLength(3);
   });
 });

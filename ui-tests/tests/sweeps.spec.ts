@@ -9,7 +9,7 @@ import type { IJupyterLabPageFixture } from '@jupyterlab/galata';
 import type { Locator } from '@playwright/test';
 import * as fs from 'fs';
 
-import type { IJobGroup } from '../../labextension/src/api/types';
+import type { ISweep } from '../../labextension/src/api/types';
 import {
   PANEL_ID,
   apiGet,
@@ -141,24 +141,24 @@ test.describe('Sweeps', () => {
     // One row for the sweep; its runs are not listed beside it.
     const list = page.getByTestId('gpu-env-job-list');
     const row = list.locator(
-      `> [data-testid="gpu-env-job-group"][data-name="${name}"]`
+      `> [data-testid="gpu-env-sweep"][data-name="${name}"]`
     );
     await expect(row).toBeVisible();
     await expect(row).toHaveAttribute('data-size', '3');
     await expect(row).toHaveAttribute('data-ended', '3', { timeout: 120000 });
     await expect(row).toHaveAttribute('data-state', 'succeeded');
-    await expect(row.getByTestId('gpu-env-group-ended')).toHaveText(
+    await expect(row.getByTestId('gpu-env-sweep-ended')).toHaveText(
       '3 of 3 runs'
     );
-    await expect(row.getByTestId('gpu-env-group-counts')).toHaveText('3 ✓');
+    await expect(row.getByTestId('gpu-env-sweep-counts')).toHaveText('3 ✓');
     await expect(
       list.locator(`> [data-testid="gpu-env-job"][data-name^="${name} ["]`)
     ).toHaveCount(0);
 
     // Expanded, it lists its runs with their parameters.
-    await row.locator('.jp-GpuEnv-groupToggle').click();
+    await row.locator('.jp-GpuEnv-sweepRunsToggle').click();
     const runs = row
-      .getByTestId('gpu-env-group-runs')
+      .getByTestId('gpu-env-sweep-runs')
       .getByTestId('gpu-env-job');
     await expect(runs).toHaveCount(3);
     await expect(runs.getByTestId('gpu-env-job-params')).toHaveText([
@@ -205,7 +205,7 @@ test.describe('Sweeps', () => {
     // The table as CSV, through the browser's download.
     const csv = page.getByTestId('gpu-env-sweep-csv');
     await expect(csv).toBeVisible();
-    const groups = await apiGet<IJobGroup>(
+    const sweep = await apiGet<ISweep>(
       page.request,
       `jobs/groups/${await row.getAttribute('data-id')}`
     );
@@ -213,7 +213,7 @@ test.describe('Sweeps', () => {
       page.waitForEvent('download'),
       csv.click()
     ]);
-    expect(download.suggestedFilename()).toBe(`sweep-${groups.id}.csv`);
+    expect(download.suggestedFilename()).toBe(`sweep-${sweep.id}.csv`);
     const text = fs.readFileSync((await download.path()) ?? '', 'utf-8');
     expect(text).toContain('square');
     expect(text.trim().split(/\r?\n/)).toHaveLength(4);
@@ -236,7 +236,7 @@ test.describe('Sweeps', () => {
     await expect(rerun.getByTestId('gpu-env-job-params')).toHaveText('alpha=3');
 
     // The palette's command opens the same view, given the sweep's id.
-    await execute(page, 'jupyter-gpu-env:sweep-results', { group: groups.id });
+    await execute(page, 'jupyter-gpu-env:sweep-results', { sweep: sweep.id });
     await expect(page.getByTestId('gpu-env-sweep-results')).toHaveCount(1);
     await expect(
       page.locator('.lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current', {

@@ -9,7 +9,7 @@ import { CommandRegistry } from '@lumino/commands';
 
 import { ApiError, messageOf } from '../api/request';
 import { JobsModel } from './model';
-import type { IJob, IJobGroup } from '../api/types';
+import type { IJob, ISweep } from '../api/types';
 import { JobCommandIDs } from './command-ids';
 import { isActive } from './format';
 
@@ -56,33 +56,33 @@ export class JobActions {
     }
   }
 
-  /** Cancel the active runs of `group` once the user confirms. */
-  cancelGroup(group: IJobGroup): Promise<void> {
-    const active = (group.counts.queued ?? 0) + (group.counts.running ?? 0);
+  /** Cancel the active runs of `sweep` once the user confirms. */
+  cancelSweep(sweep: ISweep): Promise<void> {
+    const active = (sweep.counts.queued ?? 0) + (sweep.counts.running ?? 0);
     return this._cancelConfirmed({
-      title: `Cancel the sweep '${group.name}'?`,
+      title: `Cancel the sweep '${sweep.name}'?`,
       body:
         `Its ${active} ${active === 1 ? 'run' : 'runs'} still queued or ` +
         'running stop now; the runs that ended keep their results.',
       button: 'Cancel sweep',
-      cancel: () => this.model.cancelGroup(group.id),
-      ended: `Every run of '${group.name}' had already ended.`,
-      failure: `Could not cancel '${group.name}'`
+      cancel: () => this.model.cancelSweep(sweep.id),
+      ended: `Every run of '${sweep.name}' had already ended.`,
+      failure: `Could not cancel '${sweep.name}'`
     });
   }
 
-  /** Run the failed and cancelled runs of `group` again. */
-  async retryGroup(group: IJobGroup): Promise<void> {
+  /** Run the failed and cancelled runs of `sweep` again. */
+  async retrySweep(sweep: ISweep): Promise<void> {
     try {
-      const after = await this.model.retryGroup(group.id);
+      const after = await this.model.retrySweep(sweep.id);
       const again = (after.counts.queued ?? 0) + (after.counts.running ?? 0);
       Notification.success(
-        `Sent ${again} ${again === 1 ? 'run' : 'runs'} of '${group.name}' again.`,
+        `Sent ${again} ${again === 1 ? 'run' : 'runs'} of '${sweep.name}' again.`,
         { autoClose: 4000 }
       );
     } catch (error) {
       Notification.error(
-        `Could not retry '${group.name}': ${messageOf(error)}`
+        `Could not retry '${sweep.name}': ${messageOf(error)}`
       );
     }
   }

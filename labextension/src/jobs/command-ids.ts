@@ -9,7 +9,7 @@ export namespace JobCommandIDs {
   export const submit = 'jupyter-gpu-env:submit-notebook';
   export const showLog = 'jupyter-gpu-env:show-job-log';
   export const openOutput = 'jupyter-gpu-env:open-job-output';
-  /** Sweeps, called with `{ group: id }`. */
+  /** Sweeps, called with `{ sweep: id }`. */
   export const sweepResults = 'jupyter-gpu-env:sweep-results';
   export const cancelSweep = 'jupyter-gpu-env:sweep-cancel';
   export const retrySweep = 'jupyter-gpu-env:sweep-retry';
@@ -17,7 +17,7 @@ export namespace JobCommandIDs {
 
 /** The "⋯" menu of a sweep's row. */
 export function sweepMenu(id: string): MenuEntry[] {
-  const args = { group: id };
+  const args = { sweep: id };
   return [
     { command: JobCommandIDs.sweepResults, args },
     { separator: true },

@@ -16,7 +16,7 @@ import { NotebookPanel } from '@jupyterlab/notebook';
 import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 
 import { messageOf } from '../api/request';
-import type { IJob, IJobGroup } from '../api/types';
+import type { IJob, ISweep } from '../api/types';
 import { sendToBatchIcon } from '../components/icons';
 import { JobsClient } from './client';
 import { JobCommandIDs } from './command-ids';
@@ -32,8 +32,8 @@ export namespace JobCommands {
     client: JobsClient;
     /** What the sweep commands do once they found the sweep. */
     actions: {
-      retryGroup(group: IJobGroup): Promise<void>;
-      cancelGroup(group: IJobGroup): Promise<void>;
+      retrySweep(sweep: ISweep): Promise<void>;
+      cancelSweep(sweep: ISweep): Promise<void>;
     };
     /** Show the Jobs section, with `job` highlighted. */
     openJobs(job: Submitted | null): void;
@@ -102,7 +102,7 @@ export function registerJobCommands(
 }
 
 /**
- * The sweep commands, called with `{ group: id }`: its results in the main
+ * The sweep commands, called with `{ sweep: id }`: its results in the main
  * area (in the palette too, asking which sweep), retry its failed runs,
  * cancel its active ones.
  */
@@ -112,15 +112,15 @@ function registerSweepCommands(
 ): void {
   const { commands, shell } = app;
   const { model, client, actions, openJobs } = options;
-  const groupId = (args: ReadonlyPartialJSONObject): string | null =>
-    typeof args['group'] === 'string' ? args['group'] : null;
-  const known = (args: ReadonlyPartialJSONObject): IJobGroup | null => {
-    const id = groupId(args);
-    return id ? model.group(id) : null;
+  const sweepId = (args: ReadonlyPartialJSONObject): string | null =>
+    typeof args['sweep'] === 'string' ? args['sweep'] : null;
+  const known = (args: ReadonlyPartialJSONObject): ISweep | null => {
+    const id = sweepId(args);
+    return id ? model.sweep(id) : null;
   };
-  const findGroup = async (id: string): Promise<IJobGroup | null> => {
+  const findSweep = async (id: string): Promise<ISweep | null> => {
     try {
-      return model.group(id) ?? (await client.getGroup(id));
+      return model.sweep(id) ?? (await client.getSweep(id));
     } catch (error) {
       Notification.error(`Cannot find sweep ${id}: ${messageOf(error)}`);
       return null;
@@ -129,10 +129,10 @@ function registerSweepCommands(
 
   const views = new Map<string, MainAreaWidget<SweepResultsView>>();
   commands.addCommand(JobCommandIDs.sweepResults, {
-    label: args => (groupId(args) ? 'Open results' : 'Open sweep results…'),
+    label: args => (sweepId(args) ? 'Open results' : 'Open sweep results…'),
     caption: "A sweep's runs side by side: parameters and recorded values",
     execute: async args => {
-      const id = groupId(args) ?? (await chooseGroup(model));
+      const id = sweepId(args) ?? (await chooseSweep(model));
       if (!id) {
         return;
       }
@@ -164,29 +164,29 @@ function registerSweepCommands(
   });
 
   /**
-   * A command on the sweep `{ group: id }`: shown when `applies` to the sweep
+   * A command on the sweep `{ sweep: id }`: shown when `applies` to the sweep
    * as listed (or when it is not listed), off while it is busy.
    */
   const addSweepCommand = (
     id: string,
     label: string,
     caption: string,
-    applies: (group: IJobGroup) => boolean,
-    action: (group: IJobGroup) => Promise<void>
+    applies: (sweep: ISweep) => boolean,
+    action: (sweep: ISweep) => Promise<void>
   ): void => {
     commands.addCommand(id, {
       label,
       caption,
       isVisible: args => {
-        const group = known(args);
-        return !group || applies(group);
+        const sweep = known(args);
+        return !sweep || applies(sweep);
       },
-      isEnabled: args => !model.isBusy(groupId(args) ?? ''),
+      isEnabled: args => !model.isBusy(sweepId(args) ?? ''),
       execute: async args => {
-        const id = groupId(args);
-        const group = id ? await findGroup(id) : null;
-        if (group) {
-          await action(group);
+        const id = sweepId(args);
+        const sweep = id ? await findSweep(id) : null;
+        if (sweep) {
+          await action(sweep);
         }
       }
     });
@@ -195,29 +195,29 @@ function registerSweepCommands(
     JobCommandIDs.retrySweep,
     'Retry failed runs',
     'Run the failed and cancelled runs of the sweep again',
-    group => (group.counts.failed ?? 0) + (group.counts.cancelled ?? 0) > 0,
-    group => actions.retryGroup(group)
+    sweep => (sweep.counts.failed ?? 0) + (sweep.counts.cancelled ?? 0) > 0,
+    sweep => actions.retrySweep(sweep)
   );
   addSweepCommand(
     JobCommandIDs.cancelSweep,
     'Cancel sweep…',
     'Cancel the runs still queued or running',
-    group => isActiveState(group.state),
-    group => actions.cancelGroup(group)
+    sweep => isActiveState(sweep.state),
+    sweep => actions.cancelSweep(sweep)
   );
 }
 
 /** Ask which sweep (those listed, or an id typed); null if cancelled. */
-async function chooseGroup(model: JobsModel): Promise<string | null> {
+async function chooseSweep(model: JobsModel): Promise<string | null> {
   if (model.jobs === null) {
     await model.load();
   }
-  const groups = (model.entries ?? []).flatMap(entry =>
-    entry.kind === 'group'
-      ? [entry.group ?? { id: entry.id, name: entry.id }]
+  const sweeps = (model.entries ?? []).flatMap(entry =>
+    entry.kind === 'sweep'
+      ? [entry.sweep ?? { id: entry.id, name: entry.id }]
       : []
   );
-  const labels = groups.map(g => `${g.name} (${g.id})`);
+  const labels = sweeps.map(s => `${s.name} (${s.id})`);
   const answer = await InputDialog.getItem({
     title: 'Open the results of which sweep?',
     label: 'A sweep listed in the Jobs section, or its id',
@@ -229,7 +229,7 @@ async function chooseGroup(model: JobsModel): Promise<string | null> {
     return null;
   }
   const chosen = labels.indexOf(answer.value);
-  return chosen >= 0 ? groups[chosen].id : answer.value.trim() || null;
+  return chosen >= 0 ? sweeps[chosen].id : answer.value.trim() || null;
 }
 
 /** The job `id` names: from the list, else asked; a notification if gone. */

@@ -3,12 +3,12 @@
  * sweeps (each once, however many runs it has), merged newest first from
  * two paged lists.
  */
-import type { IJob, IJobGroup } from '../api/types';
+import type { IJob, ISweep } from '../api/types';
 
 /** An entry of the list: a job, or a sweep standing for its runs. */
 export type JobEntry =
   | { kind: 'job'; job: IJob }
-  | { kind: 'group'; id: string; group: IJobGroup | null; runs: IJob[] };
+  | { kind: 'sweep'; id: string; sweep: ISweep | null; runs: IJob[] };
 
 /** One page of a paged list, and how many the server has in all. */
 export interface IPage<T> {
@@ -24,8 +24,8 @@ export interface IPage<T> {
  */
 export function mergeEntries(
   jobs: IPage<IJob>,
-  sweeps: IPage<IJobGroup>,
-  unlisted: IJobGroup[] = []
+  sweeps: IPage<ISweep>,
+  unlisted: ISweep[] = []
 ): JobEntry[] {
   let boundary = -Infinity;
   for (const page of [jobs, sweeps] as IPage<{ created_at: number }>[]) {
@@ -39,10 +39,10 @@ export function mergeEntries(
       job => [job.created_at, { kind: 'job', job }] as [number, JobEntry]
     ),
     ...[...unlisted, ...sweeps.items].map(
-      group =>
+      sweep =>
         [
-          group.created_at,
-          { kind: 'group', id: group.id, group, runs: [] }
+          sweep.created_at,
+          { kind: 'sweep', id: sweep.id, sweep, runs: [] }
         ] as [number, JobEntry]
     )
   ].filter(([at]) => at >= boundary);

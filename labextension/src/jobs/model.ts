@@ -6,7 +6,7 @@
  * request), both paged and merged newest first: a sweep is one entry
  * however many runs it has. The runs of a sweep whose row is expanded are
  * asked with `GET jobs?group=…` (FollowedSweeps keeps what is known of the
- * sweeps). A sweep is announced once through `groupEnded` when its last run
+ * sweeps). A sweep is announced once through `sweepEnded` when its last run
  * ends, its runs one by one are not.
  *
  * Every ~2 s while a job is queued or running and the Jobs section is
@@ -21,7 +21,7 @@ import { ISignal, Signal } from '@lumino/signaling';
 import { askEach } from '../api/request';
 import type {
   IJob,
-  IJobGroup,
+  ISweep,
   IUsageReport,
   IUsageWeeks,
   JobState
@@ -57,8 +57,8 @@ export class JobsModel extends PolledModel {
     this.client = options.client;
     this._idleInterval = options.idleInterval ?? IDLE_INTERVAL;
     this._usage = new JobUsage(this.client);
-    this._sweeps = new FollowedSweeps(this.client, group =>
-      this._groupEnded.emit(group)
+    this._sweeps = new FollowedSweeps(this.client, sweep =>
+      this._sweepEnded.emit(sweep)
     );
   }
 
@@ -78,8 +78,8 @@ export class JobsModel extends PolledModel {
   }
 
   /** A sweep has ended: its last run ended (once per sweep). */
-  get groupEnded(): ISignal<this, IJobGroup> {
-    return this._groupEnded;
+  get sweepEnded(): ISignal<this, ISweep> {
+    return this._sweepEnded;
   }
 
   /** Jobs, newest first, or null before the first answer. */
@@ -128,7 +128,7 @@ export class JobsModel extends PolledModel {
   }
 
   /** A sweep as last asked (or null). */
-  group(id: string): IJobGroup | null {
+  sweep(id: string): ISweep | null {
     return this._sweeps.get(id);
   }
 
@@ -200,29 +200,29 @@ export class JobsModel extends PolledModel {
   }
 
   /** A sweep just submitted: listed at once, followed until it ends. */
-  addGroup(group: IJobGroup): void {
-    this._sweeps.add(group);
+  addSweep(sweep: ISweep): void {
+    this._sweeps.add(sweep);
     this._usage.invalidate();
     this.emitChanged();
     void this.refresh().catch(() => undefined);
   }
 
   /** Cancel the active runs of a sweep (no confirmation here). */
-  async cancelGroup(id: string): Promise<IJobGroup> {
+  async cancelSweep(id: string): Promise<ISweep> {
     return this._withBusy(id, async () => {
       this._cancelled.add(id);
-      const group = await this.client.cancelGroup(id);
-      this._sweeps.set(group);
-      return group;
+      const sweep = await this.client.cancelSweep(id);
+      this._sweeps.set(sweep);
+      return sweep;
     });
   }
 
   /** Run the failed and cancelled runs of a sweep again. */
-  async retryGroup(id: string): Promise<IJobGroup> {
+  async retrySweep(id: string): Promise<ISweep> {
     return this._withBusy(id, async () => {
-      const group = await this.client.retryGroup(id);
-      this._sweeps.set(group, true);
-      return group;
+      const sweep = await this.client.retrySweep(id);
+      this._sweeps.set(sweep, true);
+      return sweep;
     });
   }
 
@@ -296,14 +296,14 @@ export class JobsModel extends PolledModel {
       return false;
     }
     this._fetchedAt = Date.now();
-    const [list, groups, usage] = await Promise.all([
-      this.client.listJobs({ group: 'none', limit: this._limit }),
-      this.client.listGroups({ limit: this._limit }),
+    const [list, sweeps, usage] = await Promise.all([
+      this.client.listJobs({ sweep: 'none', limit: this._limit }),
+      this.client.listSweeps({ limit: this._limit }),
       this._usage.ask()
     ]);
     const jobs = list.items;
     const first = this._jobs === null;
-    await this._sweeps.update(groups, first);
+    await this._sweeps.update(sweeps, first);
     // Active jobs pushed off the page are asked one by one.
     const listed = new Set(jobs.map(job => job.id));
     const missing = [...this._states]
@@ -382,7 +382,7 @@ export class JobsModel extends PolledModel {
   private _busy = new Set<string>();
   private _cancelled = new Set<string>();
   private _ended = new Signal<this, IJob>(this);
-  private _groupEnded = new Signal<this, IJobGroup>(this);
+  private _sweepEnded = new Signal<this, ISweep>(this);
   private _reveal = new Signal<this, string | null>(this);
 }
 

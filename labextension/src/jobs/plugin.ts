@@ -89,9 +89,9 @@ export const jobsPlugin: JupyterFrontEndPlugin<JobsModel> = {
           });
         },
         openJobs,
-        openResults: group =>
+        openResults: sweep =>
           void commands.execute(JobCommandIDs.sweepResults, {
-            group: group.id
+            sweep: sweep.id
           })
       });
     const current = (): NotebookPanel | null => {
@@ -132,9 +132,9 @@ export const jobsPlugin: JupyterFrontEndPlugin<JobsModel> = {
         notifyJobEnd(job, model, commands);
       }
     });
-    model.groupEnded.connect((_, group) => {
+    model.sweepEnded.connect((_, sweep) => {
       if (setting('notifyOnEnd', true)) {
-        notifySweepEnd(group, model, commands);
+        notifySweepEnd(sweep, model, commands);
       }
     });
     const idleActions = new JobActions(model, commands);

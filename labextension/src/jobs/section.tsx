@@ -16,7 +16,7 @@ import { jobsIcon } from '../components/icons';
 import { JobActions } from './actions';
 import { sendToBatchIcon } from '../components/icons';
 import { isActive } from './format';
-import { GroupRow } from './sweeps/row';
+import { SweepRow } from './sweeps/row';
 import { JobsModel } from './model';
 import { JobRow } from './row';
 import { UsagePanel } from './usage/chart';
@@ -65,7 +65,7 @@ export function JobsView(props: {
   const now = useNow(
     (jobs ?? []).some(isActive) ||
       (entries ?? []).some(
-        entry => entry.kind === 'group' && model.isExpanded(entry.id)
+        entry => entry.kind === 'sweep' && model.isExpanded(entry.id)
       )
   );
   const more = model.more;
@@ -95,8 +95,8 @@ export function JobsView(props: {
                 highlighted={entry.job.id === highlighted}
               />
             ) : (
-              <GroupRow
-                key={`group-${entry.id}`}
+              <SweepRow
+                key={`sweep-${entry.id}`}
                 entry={entry}
                 actions={actions}
                 now={now}

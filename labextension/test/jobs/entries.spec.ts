@@ -1,13 +1,13 @@
 /**
  * The Jobs section's one list: jobs and sweeps merged newest first.
  */
-import type { IJob, IJobGroup } from '../../src/api/types';
+import type { IJob, ISweep } from '../../src/api/types';
 import { JobEntry, mergeEntries } from '../../src/jobs/entries';
 
 const job = (id: string, at: number): IJob =>
   ({ id, created_at: at, group_id: null }) as IJob;
-const sweep = (id: string, at: number): IJobGroup =>
-  ({ id, created_at: at }) as IJobGroup;
+const sweep = (id: string, at: number): ISweep =>
+  ({ id, created_at: at }) as ISweep;
 const ids = (entries: JobEntry[]): string[] =>
   entries.map(e => (e.kind === 'job' ? e.job.id : `sweep:${e.id}`));
 
@@ -19,9 +19,9 @@ describe('mergeEntries', () => {
     );
     expect(ids(entries)).toEqual(['a', 'sweep:s', 'b']);
     expect(entries[1]).toEqual({
-      kind: 'group',
+      kind: 'sweep',
       id: 's',
-      group: sweep('s', 20),
+      sweep: sweep('s', 20),
       runs: []
     });
   });

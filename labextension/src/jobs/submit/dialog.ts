@@ -12,9 +12,9 @@ import { KernelSpec } from '@jupyterlab/services';
 import { messageOf } from '../../api/request';
 import type {
   IJob,
-  IJobGroup,
   IJobRequest,
-  INotebookParameters
+  INotebookParameters,
+  ISweep
 } from '../../api/types';
 import { EnvironmentsClient } from '../../environments/client';
 import { ImagesClient } from '../../images/client';
@@ -25,10 +25,10 @@ import { IKernelChoice, SubmitForm } from './form';
 import { describeRuns } from '../sweeps/values';
 
 /** What `POST jobs` made: a job, or a sweep. */
-export type Submitted = IJob | IJobGroup;
+export type Submitted = IJob | ISweep;
 
 /** Whether the answer of `POST jobs` is a sweep. */
-export function isGroup(item: Submitted): item is IJobGroup {
+export function isSweep(item: Submitted): item is ISweep {
   return 'size' in item && 'counts' in item;
 }
 
@@ -123,7 +123,7 @@ export interface ISubmitOptions {
   /** Show the job (or the sweep) in the Jobs section. */
   openJobs: (job: Submitted) => void;
   /** Open the results of a sweep. */
-  openResults: (group: IJobGroup) => void;
+  openResults: (sweep: ISweep) => void;
 }
 
 /** Save `panel`, ask how to run it, and submit it; the job, sweep or null. */
@@ -200,8 +200,8 @@ export async function submitNotebook(
     caption: 'Show the job in the GPU Env sidebar',
     callback: () => options.openJobs(job)
   };
-  if (isGroup(job)) {
-    options.model.addGroup(job);
+  if (isSweep(job)) {
+    options.model.addSweep(job);
     const runs = describeRuns(job.size, job.max_concurrent);
     Notification.success(
       `Sent the sweep '${job.name}' (${runs}) to ${job.backend}.`,

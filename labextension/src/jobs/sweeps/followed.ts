@@ -8,7 +8,7 @@
  * them, again only when the sweep is active or its counts moved.
  */
 import { askEach } from '../../api/request';
-import type { GroupState, IJob, IJobGroup } from '../../api/types';
+import type { IJob, ISweep, SweepState } from '../../api/types';
 import { JobsClient } from '../client';
 import { isActiveState } from '../format';
 
@@ -22,11 +22,11 @@ export class FollowedSweeps {
    */
   constructor(
     private readonly _client: JobsClient,
-    private readonly _ended: (group: IJobGroup) => void
+    private readonly _ended: (sweep: ISweep) => void
   ) {}
 
   /** The sweeps of the listed page, newest first. */
-  get page(): IJobGroup[] {
+  get page(): ISweep[] {
     return this._page;
   }
 
@@ -36,12 +36,12 @@ export class FollowedSweeps {
   }
 
   /** Sweeps submitted here that the listed page does not show yet. */
-  get unlisted(): IJobGroup[] {
-    const listed = new Set(this._page.map(group => group.id));
+  get unlisted(): ISweep[] {
+    const listed = new Set(this._page.map(sweep => sweep.id));
     return [...this._added]
       .filter(id => !listed.has(id))
-      .map(id => this._groups.get(id))
-      .filter((group): group is IJobGroup => !!group);
+      .map(id => this._sweeps.get(id))
+      .filter((sweep): sweep is ISweep => !!sweep);
   }
 
   /** Whether this sweep was submitted here and is not listed yet. */
@@ -55,8 +55,8 @@ export class FollowedSweeps {
   }
 
   /** A sweep as last asked (or null). */
-  get(id: string): IJobGroup | null {
-    return this._groups.get(id) ?? null;
+  get(id: string): ISweep | null {
+    return this._sweeps.get(id) ?? null;
   }
 
   /** The runs of an expanded sweep, in its order; null until asked. */
@@ -71,8 +71,8 @@ export class FollowedSweeps {
 
   /** The runs whose GPU idles, as their sweeps name them. */
   get idleRuns(): string[] {
-    return [...this._groups.values()].flatMap(
-      group => group.gpu_idle_runs ?? []
+    return [...this._sweeps.values()].flatMap(
+      sweep => sweep.gpu_idle_runs ?? []
     );
   }
 
@@ -92,25 +92,25 @@ export class FollowedSweeps {
   }
 
   /** A sweep just submitted: followed until the page shows it and it ends. */
-  add(group: IJobGroup): void {
-    this._groups.set(group.id, group);
-    this._states.set(group.id, group.state);
-    this._added.add(group.id);
+  add(sweep: ISweep): void {
+    this._sweeps.set(sweep.id, sweep);
+    this._states.set(sweep.id, sweep.state);
+    this._added.add(sweep.id);
   }
 
   /** A sweep's answer to an action; `follow` when its runs start again. */
-  set(group: IJobGroup, follow = false): void {
-    this._groups.set(group.id, group);
+  set(sweep: ISweep, follow = false): void {
+    this._sweeps.set(sweep.id, sweep);
     if (follow) {
-      this._states.set(group.id, group.state);
+      this._states.set(sweep.id, sweep.state);
     }
   }
 
   /** A run's newer answer, in whichever expanded sweep lists it. */
   replaceRun(job: IJob): void {
-    for (const [group, runs] of this._runs) {
+    for (const [sweep, runs] of this._runs) {
       this._runs.set(
-        group,
+        sweep,
         runs.map(j => (j.id === job.id ? job : j))
       );
     }
@@ -118,9 +118,9 @@ export class FollowedSweeps {
 
   /** A deleted run, out of the expanded sweeps' lists. */
   removeRun(id: string): void {
-    for (const [group, runs] of this._runs) {
+    for (const [sweep, runs] of this._runs) {
       this._runs.set(
-        group,
+        sweep,
         runs.filter(job => job.id !== id)
       );
     }
@@ -132,11 +132,11 @@ export class FollowedSweeps {
    * is announced.
    */
   async update(
-    page: { items: IJobGroup[]; total: number },
+    page: { items: ISweep[]; total: number },
     first: boolean
   ): Promise<void> {
     const listed = page.items;
-    const onPage = new Set(listed.map(group => group.id));
+    const onPage = new Set(listed.map(sweep => sweep.id));
     for (const id of onPage) {
       this._added.delete(id);
     }
@@ -152,30 +152,30 @@ export class FollowedSweeps {
       ...listed,
       ...(await askEach(
         wanted,
-        id => this._client.getGroup(id),
+        id => this._client.getSweep(id),
         id => this._forget(id)
       ))
     ];
     const changed = new Set<string>();
-    for (const group of seen) {
-      const { id } = group;
+    for (const sweep of seen) {
+      const { id } = sweep;
       const before = this._states.get(id);
       if (
         !first &&
         before &&
         isActiveState(before) &&
-        !isActiveState(group.state)
+        !isActiveState(sweep.state)
       ) {
-        this._ended(group);
+        this._ended(sweep);
       }
-      const key = `${group.state} ${JSON.stringify(group.counts)}`;
+      const key = `${sweep.state} ${JSON.stringify(sweep.counts)}`;
       if (this._keys.get(id) !== key) {
         changed.add(id);
       }
       this._keys.set(id, key);
-      this._groups.set(id, group);
-      if (isActiveState(group.state) || onPage.has(id)) {
-        this._states.set(id, group.state);
+      this._sweeps.set(id, sweep);
+      if (isActiveState(sweep.state) || onPage.has(id)) {
+        this._states.set(id, sweep.state);
       } else {
         this._states.delete(id);
       }
@@ -183,9 +183,9 @@ export class FollowedSweeps {
     // Sweeps neither listed nor followed are forgotten.
     const keep = (id: string) =>
       onPage.has(id) || this._added.has(id) || this._states.has(id);
-    for (const id of [...this._groups.keys()]) {
+    for (const id of [...this._sweeps.keys()]) {
       if (!keep(id)) {
-        this._groups.delete(id);
+        this._sweeps.delete(id);
         this._keys.delete(id);
       }
     }
@@ -202,19 +202,19 @@ export class FollowedSweeps {
   /** Ask the runs of the expanded sweeps not asked yet, active or moved. */
   private async _askRuns(changed: Set<string>): Promise<void> {
     const expanded = [...this._expanded].filter(id => {
-      const group = this._groups.get(id);
+      const sweep = this._sweeps.get(id);
       return (
-        group &&
-        (!this._runs.has(id) || isActiveState(group.state) || changed.has(id))
+        sweep &&
+        (!this._runs.has(id) || isActiveState(sweep.state) || changed.has(id))
       );
     });
     const lists = await Promise.allSettled(
       expanded.map(id =>
         this._client.listJobs({
-          group: id,
+          sweep: id,
           limit: Math.min(
             MAX_RUNS_LISTED,
-            Math.max(1, this._groups.get(id)?.size ?? 1)
+            Math.max(1, this._sweeps.get(id)?.size ?? 1)
           )
         })
       )
@@ -227,7 +227,7 @@ export class FollowedSweeps {
   }
 
   private _forget(id: string): void {
-    this._groups.delete(id);
+    this._sweeps.delete(id);
     this._keys.delete(id);
     this._states.delete(id);
     this._added.delete(id);
@@ -235,14 +235,14 @@ export class FollowedSweeps {
     this._runs.delete(id);
   }
 
-  private _page: IJobGroup[] = [];
+  private _page: ISweep[] = [];
   private _total = 0;
   /** Sweeps asked, by id. */
-  private _groups = new Map<string, IJobGroup>();
+  private _sweeps = new Map<string, ISweep>();
   /** Each followed sweep's state and counts, to see what changed. */
   private _keys = new Map<string, string>();
   /** Sweeps followed: listed on the page, or active (to announce their end). */
-  private _states = new Map<string, GroupState>();
+  private _states = new Map<string, SweepState>();
   /** Sweeps submitted here whose runs the list does not show yet. */
   private _added = new Set<string>();
   private _expanded = new Set<string>();

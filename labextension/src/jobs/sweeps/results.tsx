@@ -66,7 +66,7 @@ export class SweepResultsModel extends PolledModel {
     if (phase === 'resolved' && !this.active) {
       return false;
     }
-    this._results = await this.client.groupResults(this.id);
+    this._results = await this.client.sweepResults(this.id);
   }
 
   private _results: ISweepResults | null = null;
@@ -101,13 +101,13 @@ function ResultsView(props: {
       </div>
     );
   }
-  const { group } = results;
-  const ended = endedRuns(group.counts);
+  const { group: sweep } = results;
+  const ended = endedRuns(sweep.counts);
   return (
     <div
       className="jp-GpuEnv-sweepResults"
       data-testid="gpu-env-sweep-results"
-      data-state={group.state}
+      data-state={sweep.state}
     >
       {error && (
         <div className="jp-GpuEnv-error" role="alert">
@@ -115,25 +115,25 @@ function ResultsView(props: {
         </div>
       )}
       <div className="jp-GpuEnv-sweepSummaryLine">
-        <span className="jp-GpuEnv-badge" data-tone={TONES[group.state]}>
-          {group.state}
+        <span className="jp-GpuEnv-badge" data-tone={TONES[sweep.state]}>
+          {sweep.state}
         </span>
-        <strong>{group.name}</strong>
+        <strong>{sweep.name}</strong>
         <span className="jp-GpuEnv-note">
-          {group.notebook_path} · {group.backend} ·{' '}
-          {describeRuns(group.size, group.max_concurrent)}
+          {sweep.notebook_path} · {sweep.backend} ·{' '}
+          {describeRuns(sweep.size, sweep.max_concurrent)}
         </span>
       </div>
       <div className="jp-GpuEnv-jobProgress">
         <ProgressBar
-          percent={group.size ? (ended / group.size) * 100 : 0}
-          level={group.counts.failed ? 'critical' : 'ok'}
-          label={`Runs of ${group.name} ended`}
+          percent={sweep.size ? (ended / sweep.size) * 100 : 0}
+          level={sweep.counts.failed ? 'critical' : 'ok'}
+          label={`Runs of ${sweep.name} ended`}
           valueNow={ended}
-          valueMax={group.size || 1}
+          valueMax={sweep.size || 1}
         />
         <span className="jp-GpuEnv-note">
-          {ended} of {group.size} runs ended
+          {ended} of {sweep.size} runs ended
         </span>
       </div>
       <Chart results={results} />
@@ -223,7 +223,7 @@ export function createResultsWidget(options: {
     icon: downloadIcon,
     label: 'Download CSV',
     tooltip: 'Download the table as CSV (a row per run)',
-    onClick: () => downloadUrl(client.groupResultsCsvUrl(id), `sweep-${id}.csv`)
+    onClick: () => downloadUrl(client.sweepResultsCsvUrl(id), `sweep-${id}.csv`)
   });
   csv.node.dataset.testid = 'gpu-env-sweep-csv';
   widget.toolbar.addItem('download-csv', csv);

@@ -10,7 +10,7 @@ import {
 } from '@jupyterlab/ui-components';
 import React, { useEffect, useRef } from 'react';
 
-import type { GroupState, IJob, IJobGroup, JobState } from '../../api/types';
+import type { IJob, ISweep, JobState, SweepState } from '../../api/types';
 import { MenuButton } from '../../components/menu-button';
 import { ProgressBar } from '../../components/progress';
 import { ListRow } from '../../components/row';
@@ -23,25 +23,25 @@ import { JobRow, LEVELS, TONES } from '../row';
 import { describeRuns } from './values';
 
 /** What a sweep's row shows, from its record or, until then, its runs. */
-export interface IGroupSummary {
+export interface ISweepSummary {
   id: string;
   name: string;
-  state: GroupState;
+  state: SweepState;
   size: number;
   counts: Partial<Record<JobState, number>>;
-  group: IJobGroup | null;
+  sweep: ISweep | null;
 }
 
-export function summarize(entry: JobEntry & { kind: 'group' }): IGroupSummary {
-  const { group, runs, id } = entry;
-  if (group) {
+export function summarize(entry: JobEntry & { kind: 'sweep' }): ISweepSummary {
+  const { sweep, runs, id } = entry;
+  if (sweep) {
     return {
       id,
-      name: group.name,
-      state: group.state,
-      size: group.size,
-      counts: group.counts,
-      group
+      name: sweep.name,
+      state: sweep.state,
+      size: sweep.size,
+      counts: sweep.counts,
+      sweep
     };
   }
   const counts: Partial<Record<JobState, number>> = {};
@@ -55,7 +55,7 @@ export function summarize(entry: JobEntry & { kind: 'group' }): IGroupSummary {
     state: active ? 'running' : (runs[0]?.state ?? 'queued'),
     size: runs.length,
     counts,
-    group: null
+    sweep: null
   };
 }
 
@@ -84,9 +84,9 @@ function Counts(props: {
     .join(', ');
   return (
     <span
-      className="jp-GpuEnv-groupCounts"
+      className="jp-GpuEnv-sweepCounts"
       title={words}
-      data-testid="gpu-env-group-counts"
+      data-testid="gpu-env-sweep-counts"
     >
       {shown.map(([state, text], i) => (
         <React.Fragment key={state}>
@@ -99,7 +99,7 @@ function Counts(props: {
 }
 
 function Runs(props: {
-  summary: IGroupSummary;
+  summary: ISweepSummary;
   actions: JobActions;
   now: number;
 }): JSX.Element {
@@ -112,9 +112,9 @@ function Runs(props: {
   return (
     <>
       <ul
-        className="jp-GpuEnv-list jp-GpuEnv-groupRuns"
-        id={`jp-GpuEnv-group-${summary.id}-runs`}
-        data-testid="gpu-env-group-runs"
+        className="jp-GpuEnv-list jp-GpuEnv-sweepRunList"
+        id={`jp-GpuEnv-sweep-${summary.id}-runs`}
+        data-testid="gpu-env-sweep-runs"
       >
         {runs.map((run: IJob) => (
           <JobRow
@@ -137,8 +137,8 @@ function Runs(props: {
   );
 }
 
-export function GroupRow(props: {
-  entry: JobEntry & { kind: 'group' };
+export function SweepRow(props: {
+  entry: JobEntry & { kind: 'sweep' };
   actions: JobActions;
   now: number;
   highlighted: boolean;
@@ -152,28 +152,28 @@ export function GroupRow(props: {
     }
   }, [highlighted]);
   const summary = summarize(entry);
-  const { id, name, state, size, counts, group } = summary;
+  const { id, name, state, size, counts, sweep } = summary;
   const expanded = model.isExpanded(id);
   const ended = endedRuns(counts);
   const active = isActiveState(state);
   const facts = [
-    group?.backend ?? entry.runs[0]?.backend,
-    group ? describeRuns(group.size, group.max_concurrent) : null,
-    group?.varied.length ? `varies ${group.varied.join(', ')}` : null
+    sweep?.backend ?? entry.runs[0]?.backend,
+    sweep ? describeRuns(sweep.size, sweep.max_concurrent) : null,
+    sweep?.varied.length ? `varies ${sweep.varied.join(', ')}` : null
   ].filter(Boolean);
   return (
     <ListRow
       ref={ref}
-      kind="job-group"
+      kind="sweep"
       className={highlighted ? 'jp-GpuEnv-job-highlighted' : undefined}
       data={{ id, state, name, size, ended, expanded }}
     >
       <div className="jp-GpuEnv-rowHeader">
         <button
           type="button"
-          className="jp-GpuEnv-envToggle jp-GpuEnv-groupToggle"
+          className="jp-GpuEnv-envToggle jp-GpuEnv-sweepRunsToggle"
           aria-expanded={expanded}
-          aria-controls={`jp-GpuEnv-group-${id}-runs`}
+          aria-controls={`jp-GpuEnv-sweep-${id}-runs`}
           title={expanded ? 'Hide the runs' : 'Show the runs'}
           onClick={() => model.setExpanded(id, !expanded)}
         >
@@ -189,8 +189,8 @@ export function GroupRow(props: {
         <span
           className="jp-GpuEnv-rowName jp-GpuEnv-jobName"
           title={
-            group
-              ? `Sweep of ${group.notebook_path}\nSubmitted ${formatTime(group.created_at)}`
+            sweep
+              ? `Sweep of ${sweep.notebook_path}\nSubmitted ${formatTime(sweep.created_at)}`
               : name
           }
         >
@@ -202,7 +202,7 @@ export function GroupRow(props: {
             tooltip="Open the results: the runs side by side"
             dataset={{ action: 'results' }}
             onClick={() =>
-              void commands.execute(JobCommandIDs.sweepResults, { group: id })
+              void commands.execute(JobCommandIDs.sweepResults, { sweep: id })
             }
           />
           <MenuButton
@@ -219,25 +219,25 @@ export function GroupRow(props: {
           label={`Runs of ${name} ended`}
           valueNow={ended}
           valueMax={size || 1}
-          testId="gpu-env-group-progress"
+          testId="gpu-env-sweep-progress"
         />
-        <span className="jp-GpuEnv-note" data-testid="gpu-env-group-ended">
+        <span className="jp-GpuEnv-note" data-testid="gpu-env-sweep-ended">
           {ended} of {size} {size === 1 ? 'run' : 'runs'}
         </span>
       </div>
       <Counts counts={counts} />
-      {group && group.gpu_idle_runs.length > 0 && (
+      {sweep && sweep.gpu_idle_runs.length > 0 && (
         <span
           className="jp-GpuEnv-badge jp-GpuEnv-gpuIdleBadge"
           data-tone="warn"
-          data-testid="gpu-env-group-gpu-idle"
+          data-testid="gpu-env-sweep-gpu-idle"
           title={
             'Runs whose GPU has been idle for at least ' +
-            `${formatDuration(model.gpuIdleSeconds)}: ${group.gpu_idle_runs.join(', ')}`
+            `${formatDuration(model.gpuIdleSeconds)}: ${sweep.gpu_idle_runs.join(', ')}`
           }
         >
-          GPU idle in {group.gpu_idle_runs.length}{' '}
-          {group.gpu_idle_runs.length === 1 ? 'run' : 'runs'}
+          GPU idle in {sweep.gpu_idle_runs.length}{' '}
+          {sweep.gpu_idle_runs.length === 1 ? 'run' : 'runs'}
         </span>
       )}
       <div className="jp-GpuEnv-note">{facts.join(' · ')}</div>
