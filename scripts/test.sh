@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install everything the tests need (Debian packages included) and run every test and linter:
-# ruff, mypy, stylelint/eslint/prettier, the Galata UI tests on Debian's Chromium, then pytest (whose summary ends the output).
+# ruff, mypy, stylelint/eslint/prettier, the frontend's unit tests (jest), the Galata UI tests on Debian's Chromium,
+# then pytest (whose summary ends the output).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,6 +23,9 @@ ruff check .
 ruff format --check .
 mypy  # the package, as configured in pyproject.toml
 (cd labextension && jlpm lint:check)
+
+echo "== frontend unit tests (jest)"
+(cd labextension && jlpm test)
 
 echo "== UI tests (Galata on /usr/bin/chromium)"
 (cd ui-tests && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 jlpm install && jlpm test)

@@ -8,12 +8,12 @@ import {
   heldDevices,
   heldMemory,
   heldSeries
-} from '../../labextension/src/gpu/held';
+} from '../../labextension/src/gpu/held/devices';
 import {
   instanceProfile,
   migLayout,
   parseProfile
-} from '../../labextension/src/gpu/layout';
+} from '../../labextension/src/gpu/devices/layout';
 import type { IGpuDevice, IMigDevice } from '../../labextension/src/api/types';
 
 const MIB = 1024 * 1024;

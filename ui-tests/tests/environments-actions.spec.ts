@@ -8,11 +8,20 @@
 import { expect, test } from '@jupyterlab/galata';
 import type { IJupyterLabPageFixture } from '@jupyterlab/galata';
 import type { Locator } from '@playwright/test';
-import * as path from 'path';
 
 import type { IImage, ITask } from '../../labextension/src/api/types';
 import type { IGpuCheck } from '../../labextension/src/environments/gpucheck';
-import { API, PANEL_ID, dialog, runFromPalette } from './helpers';
+import {
+  API,
+  PANEL_ID,
+  clickToastButton,
+  dialog,
+  dialogButton,
+  execute,
+  runFromPalette,
+  screenshotDialog,
+  screenshotPath
+} from './helpers';
 import {
   DEMO,
   chooseRowAction,
@@ -29,8 +38,6 @@ import {
 } from './environments-helpers';
 
 const CLONE = 'ui-actions';
-const SCREENSHOTS = path.join(__dirname, '..', 'screenshots');
-
 /** Whether an element's text is cut (an ellipsis), read in the page. */
 function isCut(locator: Locator): Promise<boolean> {
   return locator.evaluate(
@@ -119,7 +126,7 @@ test.describe('Row actions', () => {
       'Delete…'
     ]);
     await page.screenshot({
-      path: path.join(SCREENSHOTS, 'environments-menu.png'),
+      path: screenshotPath('environments-menu.png'),
       clip: await own.evaluate((menu: Element) => {
         const panel = document.querySelector('[data-testid="gpu-env-panel"]');
         const a = panel!.getBoundingClientRect();
@@ -155,10 +162,7 @@ test.describe('Row actions', () => {
     // The demo environment has neither torch nor cupy; this machine, no GPU driver.
     expect(result.details.framework).toBeNull();
 
-    await page
-      .locator('.Toastify__toast', { has: toast })
-      .getByRole('button', { name: 'Details' })
-      .click();
+    await clickToastButton(page, toast, 'Details');
     const found = dialog(page).getByTestId('gpu-env-gpu-check');
     await expect(found).toHaveAttribute('data-ok', String(result.ok));
     await expect(found).toContainText(result.message);
@@ -174,10 +178,8 @@ test.describe('Row actions', () => {
     await expect(found.locator('[data-fact="Computation"] td')).toHaveText(
       'not tried: neither torch nor cupy is installed'
     );
-    await dialog(page)
-      .locator('.jp-Dialog-content')
-      .screenshot({ path: path.join(SCREENSHOTS, 'gpu-check.png') });
-    await dialog(page).getByRole('button', { name: 'Close' }).click();
+    await screenshotDialog(page, 'gpu-check.png');
+    await dialogButton(page, 'Close').click();
     await expect(dialog(page)).toHaveCount(0);
   });
 
@@ -194,7 +196,7 @@ test.describe('Row actions', () => {
     const choice = dialog(page).locator('select');
     await expect(choice.locator('option', { hasText: DEMO })).toHaveCount(1);
     await choice.selectOption(CLONE);
-    await dialog(page).getByRole('button', { name: 'Check' }).click();
+    await dialogButton(page, 'Check').click();
     const result = await check;
     await expect(
       page.locator('.jp-toast-message', {
@@ -251,13 +253,11 @@ test.describe('Row actions', () => {
     await choice.selectOption({
       label: `${DEMO} (squashfs · zstd, ${image.id})`
     });
-    await dialog(page).getByRole('button', { name: 'Open' }).click();
+    await dialogButton(page, 'Open').click();
     await expect(
       page.locator('.jp-NotebookPanel:visible .jp-Toolbar-kernelName')
     ).toHaveText(kernelName);
-    await page.evaluate(async () => {
-      await window.jupyterapp.commands.execute('launcher:create');
-    });
+    await execute(page, 'launcher:create');
     await expect(
       page
         .locator('.jp-Launcher:visible .jp-LauncherCard', {

@@ -12,7 +12,7 @@ import type { Locator } from '@playwright/test';
 
 import type { IEnvironmentHistory } from '../../labextension/src/api/types';
 import { suggestFileEnvName } from '../../labextension/src/environments/format';
-import { PANEL_ID, apiGet, dialog } from './helpers';
+import { PANEL_ID, apiGet, dialog, dialogButton } from './helpers';
 import {
   DEMO,
   chooseRowAction,
@@ -103,7 +103,7 @@ test.describe('Environments from files', () => {
     await expect(dialog(page).getByTestId('gpu-env-create-problem')).toHaveText(
       `An environment named '${DEMO}' already exists.`
     );
-    const review = dialog(page).getByRole('button', { name: 'Review…' });
+    const review = dialogButton(page, 'Review…');
     await expect(review).toBeDisabled();
     await name.fill(CREATED);
     await expect(review).toBeEnabled();
@@ -128,7 +128,7 @@ test.describe('Environments from files', () => {
     expect(
       (await listEnvironments(page.request)).map(e => e.name)
     ).not.toContain(CREATED);
-    await dialog(page).getByRole('button', { name: 'Create' }).click();
+    await dialogButton(page, 'Create').click();
 
     // The sidebar opens on the Environments section, where the task runs.
     const section = environmentsSection(page);
@@ -186,7 +186,7 @@ test.describe('Environments from files', () => {
     menu = await contextMenuOf(page, 'requirements.txt');
     await menu.locator(`[data-command="${COMMAND}"]`).click();
     await dialog(page).getByTestId('gpu-env-create-name').fill(CREATED);
-    await dialog(page).getByRole('button', { name: 'Review…' }).click();
+    await dialogButton(page, 'Review…').click();
     // The line and what is wrong with it, in full, as the server says; no plan.
     await expect(dialog(page).locator('.jp-Dialog-header')).toHaveText(
       `Cannot create '${CREATED}' from ${file}`
@@ -194,7 +194,7 @@ test.describe('Environments from files', () => {
     await expect(dialog(page).locator('.jp-Dialog-body')).toContainText(
       `${file}, line 1: '-e' is a pip option`
     );
-    await dialog(page).getByRole('button', { name: 'Close' }).click();
+    await dialogButton(page, 'Close').click();
     await expect(dialog(page)).toHaveCount(0);
     expect(
       (await listEnvironments(page.request)).map(e => e.name)
@@ -225,7 +225,7 @@ test.describe('Shared environments', () => {
     await page.keyboard.press('Escape');
 
     await chooseRowAction(envRow(page, OWN), 'publish-environment');
-    const share = dialog(page).getByRole('button', { name: 'Share' });
+    const share = dialogButton(page, 'Share');
     await expect(dialog(page).locator('.jp-Dialog-header')).toHaveText(
       `Share '${OWN}' with the team`
     );
@@ -272,7 +272,7 @@ test.describe('Shared environments', () => {
     await expect(dialog(page).locator('.jp-Dialog-header')).toHaveText(
       `Unpublish '${SHARED}'?`
     );
-    await dialog(page).getByRole('button', { name: 'Unpublish' }).click();
+    await dialogButton(page, 'Unpublish').click();
     await expect(
       page.locator('.jp-toast-message', { hasText: `Unpublished '${SHARED}'.` })
     ).toBeVisible();

@@ -8,7 +8,17 @@ import { expect, test } from '@jupyterlab/galata';
 import * as fs from 'fs';
 import * as path from 'path';
 
-import { PANEL_ID, dialog, runFromPalette, screenshotPanel } from './helpers';
+import {
+  PANEL_ID,
+  clickToastButton,
+  dialog,
+  dialogButton,
+  execute,
+  runFromPalette,
+  screenshotDialog,
+  screenshotPanel,
+  screenshotPath
+} from './helpers';
 import {
   DEMO,
   chooseRowAction,
@@ -52,9 +62,7 @@ test.describe('Environments and images', () => {
     const name = dialog(page).getByTestId('gpu-env-clone-name');
     await expect(name).toHaveValue(`${DEMO}-copy`);
     await name.fill(CLONE);
-    await dialog(page)
-      .getByRole('button', { name: 'Clone', exact: true })
-      .click();
+    await dialogButton(page, 'Clone', true).click();
 
     // The task shows at once, with a progress bar, then its last word.
     const task = environmentsSection(page)
@@ -88,9 +96,7 @@ test.describe('Environments and images', () => {
   }) => {
     await ensureClone(page.request, CLONE, { kernel: false });
     await page.sidebar.openTab(PANEL_ID);
-    await page.evaluate(() =>
-      window.jupyterapp.commands.execute('launcher:create')
-    );
+    await execute(page, 'launcher:create');
     const card = page.locator('.jp-Launcher:visible .jp-LauncherCard', {
       hasText: `Python (${CLONE})`
     });
@@ -120,10 +126,7 @@ test.describe('Environments and images', () => {
 
     const name = dialog(page).getByTestId('gpu-env-clone-name');
     const problem = dialog(page).getByTestId('gpu-env-clone-problem');
-    const accept = dialog(page).getByRole('button', {
-      name: 'Clone',
-      exact: true
-    });
+    const accept = dialogButton(page, 'Clone', true);
     await expect(problem).toBeHidden();
 
     const cases: [string, RegExp][] = [
@@ -143,16 +146,12 @@ test.describe('Environments and images', () => {
     await name.press('Enter');
     await expect(dialog(page)).toBeVisible();
     await name.fill('-bad');
-    await dialog(page)
-      .locator('.jp-Dialog-content')
-      .screenshot({
-        path: path.join(__dirname, '..', 'screenshots', 'clone-invalid.png')
-      });
+    await screenshotDialog(page, 'clone-invalid.png');
 
     await name.fill('fine-name');
     await expect(problem).toBeHidden();
     await expect(accept).toBeEnabled();
-    await dialog(page).getByRole('button', { name: 'Cancel' }).click();
+    await dialogButton(page, 'Cancel').click();
     await expect(dialog(page)).toHaveCount(0);
 
     const after = (await listEnvironments(page.request)).map(e => e.name);
@@ -171,7 +170,7 @@ test.describe('Environments and images', () => {
       `An environment named '${race}' already exists.`
     );
     await expect(name).toHaveValue(race);
-    await dialog(page).getByRole('button', { name: 'Cancel' }).click();
+    await dialogButton(page, 'Cancel').click();
     await removeEnvironment(page.request, race);
   });
 
@@ -195,9 +194,7 @@ test.describe('Environments and images', () => {
     await expect(
       dialog(page).getByTestId('gpu-env-pack-compression')
     ).toHaveValue('zstd');
-    await dialog(page)
-      .getByRole('button', { name: 'Pack', exact: true })
-      .click();
+    await dialogButton(page, 'Pack', true).click();
 
     // Progress shows under the environment being packed.
     const task = row.getByTestId('gpu-env-task');
@@ -206,12 +203,7 @@ test.describe('Environments and images', () => {
     await expect(task).toHaveAttribute('data-state', 'running');
     await expect(task).toContainText(/Compressing/, { timeout: 20000 });
     await environmentsSection(page).screenshot({
-      path: path.join(
-        __dirname,
-        '..',
-        'screenshots',
-        'environments-packing.png'
-      )
+      path: screenshotPath('environments-packing.png')
     });
 
     const image = imagesSection(page).locator(
@@ -231,10 +223,7 @@ test.describe('Environments and images', () => {
 
     // The finished task gives way to the image after a few seconds.
     await expect(task).toHaveCount(0);
-    await screenshotPanel(
-      page,
-      path.join(__dirname, '..', 'screenshots', 'environments.png')
-    );
+    await screenshotPanel(page, screenshotPath('environments.png'));
 
     await chooseRowAction(image, 'image-usage');
     const usage = dialog(page).getByTestId('gpu-env-image-usage');
@@ -245,16 +234,12 @@ test.describe('Environments and images', () => {
     await expect(usage.locator('[data-usage="squashfuse"] pre')).toContainText(
       `squashfuse ${listed.path}`
     );
-    await dialog(page)
-      .locator('.jp-Dialog-content')
-      .screenshot({
-        path: path.join(__dirname, '..', 'screenshots', 'image-usage.png')
-      });
+    await screenshotDialog(page, 'image-usage.png');
     await usage.locator('button[data-usage="apptainer"]').click();
     await expect(usage.locator('button[data-usage="apptainer"]')).toHaveText(
       'Copied'
     );
-    await dialog(page).getByRole('button', { name: 'Close' }).click();
+    await dialogButton(page, 'Close').click();
     await expect(dialog(page)).toHaveCount(0);
 
     // The file itself, through the browser.
@@ -267,9 +252,7 @@ test.describe('Environments and images', () => {
     // Deleting asks first, then the list is empty again.
     await chooseRowAction(image, 'image-delete');
     await expect(dialog(page)).toContainText(listed.path);
-    await dialog(page)
-      .getByRole('button', { name: 'Delete', exact: true })
-      .click();
+    await dialogButton(page, 'Delete', true).click();
     await expect(image).toHaveCount(0);
     await expect(page.getByTestId('gpu-env-images-empty')).toBeVisible();
     expect(
@@ -287,9 +270,7 @@ test.describe('Environments and images', () => {
       await chooseRowAction(row, 'export-environment');
       await dialog(page).getByText(choice).click();
       const download = page.waitForEvent('download');
-      await dialog(page)
-        .getByRole('button', { name: 'Download', exact: true })
-        .click();
+      await dialogButton(page, 'Download', true).click();
       const saved = await download;
       expect(saved.suggestedFilename()).toBe(file);
       const text = fs.readFileSync(await saved.path(), 'utf-8');
@@ -348,19 +329,14 @@ test.describe('Environments and images', () => {
       .locator('label', { hasText: 'asttokens' })
       .locator('input')
       .check();
-    await dialog(page)
-      .getByRole('button', { name: 'Review…', exact: true })
-      .click();
+    await dialogButton(page, 'Review…', true).click();
 
     // The plan comes first: asttokens takes what depends on it, ipykernel
     // included, and Apply waits until those removals are confirmed.
     const plan = dialog(page).getByTestId('gpu-env-plan');
     await expect(plan).toContainText('will no longer run notebooks');
     await expect(plan.locator('tr[data-unrequested]')).toHaveCount(3);
-    const apply = dialog(page).getByRole('button', {
-      name: 'Apply',
-      exact: true
-    });
+    const apply = dialogButton(page, 'Apply', true);
     await expect(apply).toBeDisabled();
     await expect(row).toContainText('31 packages'); // nothing changed yet
     await plan.getByTestId('gpu-env-plan-confirm').check();
@@ -374,14 +350,11 @@ test.describe('Environments and images', () => {
     );
     await expect(row).toContainText('27 packages');
     await expect(row.getByTestId('gpu-env-badge-no-ipykernel')).toBeVisible();
-    await page
-      .locator('.Toastify__toast', { has: toast })
-      .getByRole('button', { name: 'Details' })
-      .click();
+    await clickToastButton(page, toast, 'Details');
     await expect(
       dialog(page).getByTestId('gpu-env-packages-report')
     ).toContainText(/ipykernel-\S+/);
-    await dialog(page).getByRole('button', { name: 'Close' }).click();
+    await dialogButton(page, 'Close').click();
 
     // Without ipykernel, registering a kernel says why, in the server's words.
     await rowAction(row, 'kernel').click();
@@ -397,9 +370,7 @@ test.describe('Environments and images', () => {
     await expect(
       dialog(page).getByTestId('gpu-env-history-undo')
     ).toContainText('Undo the last change (−asttokens)');
-    await dialog(page)
-      .getByRole('button', { name: 'Undo last change', exact: true })
-      .click();
+    await dialogButton(page, 'Undo last change', true).click();
     await expect(
       page.locator('.jp-toast-message', { hasText: `'${name}': Undo` })
     ).toBeVisible();
@@ -440,7 +411,7 @@ test.describe('Environments and images', () => {
     await expect(
       dialog(page).getByTestId('gpu-env-pack-environment')
     ).toBeVisible();
-    await dialog(page).getByRole('button', { name: 'Cancel' }).click();
+    await dialogButton(page, 'Cancel').click();
     await expect(dialog(page)).toHaveCount(0);
     await removeEnvironment(page.request, name);
   });
@@ -458,13 +429,11 @@ test.describe('Environments and images', () => {
     await expect(dialog(page)).toContainText('cannot be undone');
 
     // Cancel keeps it.
-    await dialog(page).getByRole('button', { name: 'Cancel' }).click();
+    await dialogButton(page, 'Cancel').click();
     await expect(row).toBeVisible();
 
     await chooseRowAction(row, 'delete-environment');
-    await dialog(page)
-      .getByRole('button', { name: 'Delete', exact: true })
-      .click();
+    await dialogButton(page, 'Delete', true).click();
     await expect(row).toHaveCount(0);
     const names = (await listEnvironments(page.request)).map(e => e.name);
     expect(names).not.toContain(CLONE);
@@ -500,22 +469,18 @@ test.describe('Environments and images', () => {
       await expect(
         dialog(page).getByTestId('gpu-env-kernelspec-in-use')
       ).toContainText('in-use.ipynb');
-      await dialog(page).getByRole('button', { name: 'Cancel' }).click();
+      await dialogButton(page, 'Cancel').click();
       await expect(row).toHaveAttribute('data-kernel', `gpu-env-${name}`);
 
       // Deleting the environment names the kernel in its way and offers to stop it.
       await chooseRowAction(row, 'delete-environment');
-      await dialog(page)
-        .getByRole('button', { name: 'Delete', exact: true })
-        .click();
+      await dialogButton(page, 'Delete', true).click();
       const inUse = dialog(page).getByTestId('gpu-env-kernels-in-use');
       await expect(inUse).toContainText(
         `1 kernel of this server run in '${name}'`
       );
       await expect(inUse).toContainText('in-use.ipynb');
-      await dialog(page)
-        .getByRole('button', { name: 'Shut down 1 kernel and delete' })
-        .click();
+      await dialogButton(page, 'Shut down 1 kernel and delete').click();
       await expect(row).toHaveCount(0);
       const kernels = await (await page.request.get('/api/kernels')).json();
       expect(kernels.map((k: { id: string }) => k.id)).not.toContain(kernelId);

@@ -3,16 +3,17 @@
  * host memory comes from this machine's cgroup or /proc/meminfo.
  */
 import { expect, test } from '@jupyterlab/galata';
-import * as path from 'path';
 
 import { formatBytes } from '../../labextension/src/components/format';
 import {
   PANEL_ID,
+  execute,
   memoryBar,
   panel,
   readMemory,
   runFromPalette,
-  screenshotPanel
+  screenshotPanel,
+  screenshotPath
 } from './helpers';
 
 const BYTE_FIGURE =
@@ -79,12 +80,9 @@ test.describe('GPU Env sidebar', () => {
       { timeout: 10000 }
     );
 
-    await screenshotPanel(
-      page,
-      path.join(__dirname, '..', 'screenshots', 'gpu-env-panel.png')
-    );
+    await screenshotPanel(page, screenshotPath('gpu-env-panel.png'));
     await page.screenshot({
-      path: path.join(__dirname, '..', 'screenshots', 'gpu-env-lab.png')
+      path: screenshotPath('gpu-env-lab.png')
     });
   });
 
@@ -109,9 +107,7 @@ test.describe('GPU Env sidebar', () => {
     const again = page.waitForResponse(r =>
       r.url().includes('/gpu-env/api/gpu')
     );
-    await page.evaluate(() =>
-      window.jupyterapp.commands.execute('jupyter-gpu-env:refresh')
-    );
+    await execute(page, 'jupyter-gpu-env:refresh');
     await again;
   });
 
@@ -210,9 +206,6 @@ test.describe('GPU Env sidebar', () => {
     for (const channel of channels) {
       expect(channel).toBeLessThan(100);
     }
-    await screenshotPanel(
-      page,
-      path.join(__dirname, '..', 'screenshots', 'gpu-env-panel-dark.png')
-    );
+    await screenshotPanel(page, screenshotPath('gpu-env-panel-dark.png'));
   });
 });

@@ -11,7 +11,6 @@ import { expect, test } from '@jupyterlab/galata';
 import type { IJupyterLabPageFixture } from '@jupyterlab/galata';
 import type { Locator, Route } from '@playwright/test';
 import * as fs from 'fs';
-import * as path from 'path';
 
 import type {
   IClusterCapacity,
@@ -24,10 +23,15 @@ import {
   API,
   PANEL_ID,
   apiGet,
+  clickToastButton,
   dialog,
+  dialogButton,
   notebook,
   openNotebook,
-  sendButton
+  screenshotDialog,
+  screenshotPath,
+  sendButton,
+  wideSidebar
 } from './helpers';
 
 const GIB = 1024 ** 3;
@@ -219,11 +223,27 @@ function nextListing(page: IJupyterLabPageFixture) {
   );
 }
 
-test.describe('GPU use and queues in the Jobs section', () => {
-  test.beforeEach(async ({ page }) => {
-    await page.setViewportSize({ width: 1400, height: 900 });
-    await page.sidebar.setWidth(380);
+/** A job waiting at `position` in the queue 'gpu'. */
+function waiting(
+  id: string,
+  name: string,
+  position: number,
+  fields: Partial<IJob> = {}
+): IJob {
+  return job({
+    id,
+    name,
+    state: 'queued',
+    started_at: null,
+    progress: { cells_done: 0, cells_total: 0 },
+    queue_position: position,
+    queue_name: 'gpu',
+    ...fields
   });
+}
+
+test.describe('GPU use and queues in the Jobs section', () => {
+  wideSidebar(380);
 
   test("shows each job's GPU use, its chart, and warns once about an idle GPU", async ({
     page
@@ -323,7 +343,7 @@ test.describe('GPU use and queues in the Jobs section', () => {
     });
     await expect(warning).toHaveCount(1);
     await page.getByTestId('gpu-env-jobs').screenshot({
-      path: path.join(__dirname, '..', 'screenshots', 'jobs-gpu-use.png')
+      path: screenshotPath('jobs-gpu-use.png')
     });
     // Two more answers, still idle: no second notification.
     await nextListing(page);
@@ -331,11 +351,8 @@ test.describe('GPU use and queues in the Jobs section', () => {
     await expect(warning).toHaveCount(1);
 
     // Its action cancels the job, after the usual question.
-    await page
-      .locator('.Toastify__toast', { has: warning })
-      .getByRole('button', { name: 'Cancel job' })
-      .click();
-    await dialog(page).getByRole('button', { name: 'Cancel job' }).click();
+    await clickToastButton(page, warning, 'Cancel job');
+    await dialogButton(page, 'Cancel job').click();
     await expect.poll(() => cancels).toEqual(['POST']);
   });
 
@@ -348,7 +365,7 @@ test.describe('GPU use and queues in the Jobs section', () => {
       group_index: 1,
       gpu: IDLE
     });
-    const group = {
+    const sweep = {
       id: run.group_id,
       name: 'scan',
       backend: 'local',
@@ -372,21 +389,21 @@ test.describe('GPU use and queues in the Jobs section', () => {
       const list = await response.json();
       await route.fulfill({
         response,
-        json: { ...list, items: [group, ...list.items], total: list.total + 1 }
+        json: { ...list, items: [sweep, ...list.items], total: list.total + 1 }
       });
     });
-    await page.route(at(`jobs/groups/${group.id}`), route =>
-      route.fulfill({ json: group })
+    await page.route(at(`jobs/groups/${sweep.id}`), route =>
+      route.fulfill({ json: sweep })
     );
     await page.route(at(`jobs/${run.id}`), route =>
       route.fulfill({ json: run })
     );
     await page.sidebar.openTab(PANEL_ID);
     // The sweep's row says so though its runs are not shown...
-    const sweep = page
+    const row = page
       .getByTestId('gpu-env-job-list')
-      .locator(`> [data-testid="gpu-env-job-group"][data-id="${group.id}"]`);
-    await expect(sweep.getByTestId('gpu-env-group-gpu-idle')).toHaveText(
+      .locator(`> [data-testid="gpu-env-sweep"][data-id="${sweep.id}"]`);
+    await expect(row.getByTestId('gpu-env-sweep-gpu-idle')).toHaveText(
       'GPU idle in 1 run'
     );
     // ...and the run's idle GPU is announced once, with its cancel at hand.
@@ -409,34 +426,12 @@ test.describe('GPU use and queues in the Jobs section', () => {
       at.setHours(23, 59, 0, 0);
       return at.getTime() / 1000;
     });
-    const queued = job({
-      id: `queued-${tag}`,
-      name: 'waiting-third',
-      state: 'queued',
-      started_at: null,
-      progress: { cells_done: 0, cells_total: 0 },
-      queue_position: 3,
-      queue_name: 'gpu',
+    const queued = waiting(`queued-${tag}`, 'waiting-third', 3, {
       estimated_start: tonight,
       pending_reason: 'Priority'
     });
-    const next = job({
-      id: `next-${tag}`,
-      name: 'waiting-next',
-      state: 'queued',
-      started_at: null,
-      progress: { cells_done: 0, cells_total: 0 },
-      queue_position: 1,
-      queue_name: 'gpu'
-    });
-    const later = job({
-      id: `later-${tag}`,
-      name: 'waiting-22nd',
-      state: 'queued',
-      started_at: null,
-      progress: { cells_done: 0, cells_total: 0 },
-      queue_position: 22,
-      queue_name: 'gpu',
+    const next = waiting(`next-${tag}`, 'waiting-next', 1);
+    const later = waiting(`later-${tag}`, 'waiting-22nd', 22, {
       // Tomorrow: a date with the clock.
       estimated_start: tonight + 12 * 3600
     });
@@ -540,12 +535,8 @@ test.describe('GPU use and queues in the Jobs section', () => {
     );
     await mig.selectOption('3g.40gb');
     await expect(mig).toHaveValue('3g.40gb');
-    await dialog(page)
-      .locator('.jp-Dialog-content')
-      .screenshot({
-        path: path.join(__dirname, '..', 'screenshots', 'jobs-capacity.png')
-      });
-    await dialog(page).getByRole('button', { name: 'Cancel' }).click();
+    await screenshotDialog(page, 'jobs-capacity.png');
+    await dialogButton(page, 'Cancel').click();
 
     // Where the backend cannot tell, its message, muted.
     capacity = {
@@ -559,15 +550,12 @@ test.describe('GPU use and queues in the Jobs section', () => {
       'No cluster source is configured for this backend.'
     );
     await expect(form.getByTestId('gpu-env-capacity-row')).toHaveCount(0);
-    await dialog(page).getByRole('button', { name: 'Cancel' }).click();
+    await dialogButton(page, 'Cancel').click();
   });
 });
 
 test.describe('Jobs section against the real server', () => {
-  test.beforeEach(async ({ page }) => {
-    await page.setViewportSize({ width: 1400, height: 900 });
-    await page.sidebar.setWidth(380);
-  });
+  wideSidebar(380);
 
   test('charts the weekly GPU-hours and downloads them as CSV', async ({
     page
@@ -618,27 +606,27 @@ test.describe('Jobs section against the real server', () => {
       }
     });
     expect(response.status()).toBe(201);
-    const group = await response.json();
+    const sweep = await response.json();
 
     // The section asks GET jobs/groups, and finds the sweep there.
-    const groupsAnswer = page.waitForResponse(
+    const sweepsAnswer = page.waitForResponse(
       async answer =>
         answer.url().includes(`${API}/jobs/groups?`) &&
         answer.request().method() === 'GET' &&
         ((await answer.json()) as { items: { id: string }[] }).items.some(
-          g => g.id === group.id
+          s => s.id === sweep.id
         )
     );
     const jobsAnswer = nextListing(page);
     await page.sidebar.openTab(PANEL_ID);
-    await groupsAnswer;
+    await sweepsAnswer;
     // The job listing leaves the runs of sweeps out.
     const jobs = (await (await jobsAnswer).json()) as IJobList;
     expect(jobs.items.filter(j => j.group_id !== null)).toEqual([]);
 
     const list = page.getByTestId('gpu-env-job-list');
     const rows = list.locator(
-      `> [data-testid="gpu-env-job-group"][data-id="${group.id}"]`
+      `> [data-testid="gpu-env-sweep"][data-id="${sweep.id}"]`
     );
     await expect(rows).toHaveCount(1);
     await expect(rows).toHaveAttribute('data-size', '3');
@@ -648,20 +636,20 @@ test.describe('Jobs section against the real server', () => {
     // Newest first: the sweep just sent comes before every listed job.
     await expect(list.locator('> li').first()).toHaveAttribute(
       'data-id',
-      group.id
+      sweep.id
     );
     await expect(rows).toHaveAttribute('data-ended', '3', { timeout: 120000 });
 
     // Expanded, its runs come from GET jobs?group=ID.
     const runsAnswer = page.waitForResponse(answer =>
-      answer.url().includes(`group=${group.id}`)
+      answer.url().includes(`group=${sweep.id}`)
     );
-    await rows.locator('.jp-GpuEnv-groupToggle').click();
+    await rows.locator('.jp-GpuEnv-sweepRunsToggle').click();
     expect((await runsAnswer).ok()).toBe(true);
     await expect(
-      rows.getByTestId('gpu-env-group-runs').getByTestId('gpu-env-job')
+      rows.getByTestId('gpu-env-sweep-runs').getByTestId('gpu-env-job')
     ).toHaveCount(3);
-    const all = await apiGet<IJobList>(page.request, `jobs?group=${group.id}`);
+    const all = await apiGet<IJobList>(page.request, `jobs?group=${sweep.id}`);
     expect(all.items).toHaveLength(3);
   });
 });

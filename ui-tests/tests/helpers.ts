@@ -1,6 +1,7 @@
 /**
  * Shared locators and readers for the GPU Env UI tests.
  */
+import { test } from '@jupyterlab/galata';
 import type { IJupyterLabPageFixture } from '@jupyterlab/galata';
 import { expect } from '@playwright/test';
 import type { APIRequestContext, Locator } from '@playwright/test';
@@ -46,9 +47,7 @@ export async function runFromPalette(
     if (!(await input.isVisible())) {
       // The palette's own command, not its shortcut: a key press lands
       // wherever the focus happens to be.
-      await page.evaluate(() =>
-        window.jupyterapp.commands.execute('apputils:activate-command-palette')
-      );
+      await execute(page, 'apputils:activate-command-palette');
     }
     await input.fill(label, { timeout: 2000 });
     if (options.command) {
@@ -87,6 +86,75 @@ export function sendButton(page: IJupyterLabPageFixture): Locator {
 /** The open dialog. */
 export function dialog(page: IJupyterLabPageFixture): Locator {
   return page.locator('.jp-Dialog');
+}
+
+/** Where a test saves the picture `file` (ui-tests/screenshots/). */
+export function screenshotPath(file: string): string {
+  return path.join(__dirname, '..', 'screenshots', file);
+}
+
+/** The open dialog's button `name` (`exact`: no longer label containing it). */
+export function dialogButton(
+  page: IJupyterLabPageFixture,
+  name: string,
+  exact = false
+): Locator {
+  return dialog(page).getByRole('button', exact ? { name, exact } : { name });
+}
+
+/**
+ * Run a JupyterLab command in the page. Its result stays there: a widget
+ * (the Launcher, a document) cannot be sent back to the test.
+ */
+export async function execute(
+  page: IJupyterLabPageFixture,
+  command: string,
+  args: Record<string, string> = {}
+): Promise<void> {
+  await page.evaluate(
+    async ([id, values]) => {
+      await window.jupyterapp.commands.execute(id, values);
+    },
+    [command, args] as const
+  );
+}
+
+/** Save a picture of the open dialog's content as `file` (screenshots/). */
+export async function screenshotDialog(
+  page: IJupyterLabPageFixture,
+  file: string
+): Promise<void> {
+  await dialog(page)
+    .locator('.jp-Dialog-content')
+    .screenshot({ path: screenshotPath(file) });
+}
+
+/** Click the open dialog's Submit and wait for the dialog to close. */
+export async function submitDialog(
+  page: IJupyterLabPageFixture
+): Promise<void> {
+  await dialogButton(page, 'Submit').click();
+  await expect(dialog(page)).toHaveCount(0);
+}
+
+/** Click `button` on the notification whose message is `message`. */
+export async function clickToastButton(
+  page: IJupyterLabPageFixture,
+  message: Locator,
+  button: string
+): Promise<void> {
+  await page
+    .locator('.Toastify__toast', { has: message })
+    .getByRole('button', { name: button })
+    .click();
+}
+
+/** Each test of the suite in a wide window with a `width`-pixel sidebar. */
+export function wideSidebar(width: number): void {
+  test.beforeEach(async ({ page }) => {
+    await page.setViewportSize({ width: 1400, height: 900 });
+    await page.sidebar.setWidth(width);
+  });
 }
 
 export function panel(page: IJupyterLabPageFixture): Locator {

@@ -13,14 +13,18 @@ import {
   API,
   PANEL_ID,
   apiGet,
+  clickToastButton,
   dialog,
+  dialogButton,
   notebook,
   openNotebook,
   runFromPalette,
-  sendButton
+  screenshotDialog,
+  screenshotPath,
+  sendButton,
+  submitDialog,
+  wideSidebar
 } from './helpers';
-
-const SCREENSHOTS = path.join(__dirname, '..', 'screenshots');
 
 const DOUBLE = notebook(
   [['parameters'], 'alpha = 1'],
@@ -50,8 +54,7 @@ async function submitAndRun(
   page: IJupyterLabPageFixture,
   name: string
 ): Promise<IJob | undefined> {
-  await dialog(page).getByRole('button', { name: 'Submit' }).click();
-  await expect(dialog(page)).toHaveCount(0);
+  await submitDialog(page);
   await expect
     .poll(async () => (await jobNamed(page.request, name))?.state, {
       timeout: 60000
@@ -61,10 +64,7 @@ async function submitAndRun(
 }
 
 test.describe('Send to batch', () => {
-  test.beforeEach(async ({ page }) => {
-    await page.setViewportSize({ width: 1400, height: 900 });
-    await page.sidebar.setWidth(340);
-  });
+  wideSidebar(340);
 
   test('runs a notebook with a new parameter and opens its output', async ({
     page,
@@ -87,21 +87,15 @@ test.describe('Send to batch', () => {
       'local'
     );
     await alpha.fill('21');
-    await dialog(page)
-      .locator('.jp-Dialog-content')
-      .screenshot({ path: path.join(SCREENSHOTS, 'jobs-dialog.png') });
-    await dialog(page).getByRole('button', { name: 'Submit' }).click();
-    await expect(dialog(page)).toHaveCount(0);
+    await screenshotDialog(page, 'jobs-dialog.png');
+    await submitDialog(page);
 
     // The confirmation leads to the job in the sidebar.
     const sent = page.locator('.jp-toast-message', {
       hasText: `Sent '${name}' to local`
     });
     await expect(sent).toBeVisible();
-    await page
-      .locator('.Toastify__toast', { has: sent })
-      .getByRole('button', { name: 'Open jobs' })
-      .click();
+    await clickToastButton(page, sent, 'Open jobs');
     expect(await page.sidebar.isTabOpen(PANEL_ID)).toBe(true);
 
     const row = jobRow(page, name);
@@ -143,7 +137,7 @@ test.describe('Send to batch', () => {
     await expect(
       output.locator('.jp-OutputArea-output', { hasText: /^42\s*$/ })
     ).toBeVisible();
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'jobs.png') });
+    await page.screenshot({ path: screenshotPath('jobs.png') });
   });
 
   test("shows the server's refusal and keeps what was typed", async ({
@@ -161,7 +155,7 @@ test.describe('Send to batch', () => {
     await form.locator('[data-param="alpha"]').fill('5');
     const cpus = form.getByTestId('gpu-env-submit-cpus');
     await cpus.fill('100000');
-    await dialog(page).getByRole('button', { name: 'Submit' }).click();
+    await dialogButton(page, 'Submit').click();
 
     const error = form.getByTestId('gpu-env-submit-error');
     await expect(error).toContainText('cpus must be a whole number from 1');
@@ -181,7 +175,7 @@ test.describe('Send to batch', () => {
     // The next dialog starts from the resources last used.
     await sendButton(page).click();
     await expect(cpus).toHaveValue('1');
-    await dialog(page).getByRole('button', { name: 'Cancel' }).click();
+    await dialogButton(page, 'Cancel').click();
   });
 
   test("builds the parameters form from the server's reading", async ({
@@ -244,7 +238,7 @@ test.describe('Send to batch', () => {
     await expect(dialog(page).getByTestId('gpu-env-submit-params')).toHaveText(
       /No cell is tagged “parameters”/
     );
-    await dialog(page).getByRole('button', { name: 'Cancel' }).click();
+    await dialogButton(page, 'Cancel').click();
   });
 
   test('cancels and deletes a job from the Jobs section', async ({
@@ -278,13 +272,13 @@ test.describe('Send to batch', () => {
     await screenshotSection(page);
 
     await row.locator('[data-action="cancel"]').click();
-    await dialog(page).getByRole('button', { name: 'Cancel job' }).click();
+    await dialogButton(page, 'Cancel job').click();
     await expect(row).toHaveAttribute('data-state', 'cancelled', {
       timeout: 30000
     });
 
     await row.locator('[data-action="delete"]').click();
-    await dialog(page).getByRole('button', { name: 'Delete' }).click();
+    await dialogButton(page, 'Delete').click();
     await expect(row).toHaveCount(0);
     expect(await jobNamed(page.request, name)).toBeUndefined();
   });
@@ -295,6 +289,6 @@ async function screenshotSection(page: IJupyterLabPageFixture): Promise<void> {
   const section = page.locator('[data-section="jobs"]');
   await section.scrollIntoViewIfNeeded();
   await section.screenshot({
-    path: path.join(SCREENSHOTS, 'jobs-running.png')
+    path: screenshotPath('jobs-running.png')
   });
 }

@@ -6,9 +6,14 @@
  */
 import { expect, test } from '@jupyterlab/galata';
 
-import * as path from 'path';
-
-import { PANEL_ID, memoryBar, panel, screenshotPanel } from './helpers';
+import {
+  PANEL_ID,
+  execute,
+  memoryBar,
+  panel,
+  screenshotPanel,
+  screenshotPath
+} from './helpers';
 
 const GIB = 1024 ** 3;
 // The client adds a cache-busting query: `gpu-env/api/gpu?1763800000000`.
@@ -92,9 +97,7 @@ test.describe('GPU Env sidebar rendering', () => {
 
     // Once the server answers again, the error goes away.
     await page.unroute(GPU_ROUTE);
-    await page.evaluate(() =>
-      window.jupyterapp.commands.execute('jupyter-gpu-env:refresh')
-    );
+    await execute(page, 'jupyter-gpu-env:refresh');
     await expect(memoryBar(page)).toBeVisible();
     await expect(page.getByTestId('gpu-env-error')).toHaveCount(0);
   });
@@ -127,9 +130,6 @@ test.describe('GPU Env sidebar rendering', () => {
       'data-level',
       'ok'
     );
-    await screenshotPanel(
-      page,
-      path.join(__dirname, '..', 'screenshots', 'gpu-env-panel-gpus.png')
-    );
+    await screenshotPanel(page, screenshotPath('gpu-env-panel-gpus.png'));
   });
 });

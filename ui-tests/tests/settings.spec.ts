@@ -4,7 +4,7 @@
  */
 import { expect, galata, test } from '@jupyterlab/galata';
 
-import { PANEL_ID, memoryBar } from './helpers';
+import { PANEL_ID, execute, memoryBar } from './helpers';
 
 test.use({
   mockSettings: {
@@ -30,9 +30,7 @@ test('a long refresh interval means no request in between', async ({
   expect(requests).toBe(afterOpen);
 
   // The refresh command still asks at once.
-  await page.evaluate(() =>
-    window.jupyterapp.commands.execute('jupyter-gpu-env:refresh')
-  );
+  await execute(page, 'jupyter-gpu-env:refresh');
   await expect.poll(() => requests).toBe(afterOpen + 1);
 });
 

@@ -8,19 +8,23 @@ import { expect, test } from '@jupyterlab/galata';
 import type { IJupyterLabPageFixture } from '@jupyterlab/galata';
 import type { Locator } from '@playwright/test';
 import * as fs from 'fs';
-import * as path from 'path';
 
-import type { IJobGroup } from '../../labextension/src/api/types';
+import type { ISweep } from '../../labextension/src/api/types';
 import {
   PANEL_ID,
   apiGet,
+  clickToastButton,
   dialog,
+  dialogButton,
+  execute,
   notebook,
   openNotebook,
-  sendButton
+  screenshotDialog,
+  screenshotPath,
+  sendButton,
+  submitDialog,
+  wideSidebar
 } from './helpers';
-
-const SCREENSHOTS = path.join(__dirname, '..', 'screenshots');
 
 const SQUARES = notebook(
   [['parameters'], 'alpha = 1'],
@@ -47,10 +51,7 @@ function column(results: Locator, key: string): Locator {
 }
 
 test.describe('Sweeps', () => {
-  test.beforeEach(async ({ page }) => {
-    await page.setViewportSize({ width: 1400, height: 900 });
-    await page.sidebar.setWidth(360);
-  });
+  wideSidebar(360);
 
   test('counts the runs of lists and ranges as they are typed', async ({
     page,
@@ -90,9 +91,7 @@ test.describe('Sweeps', () => {
     // A whole number parameter refuses a float range.
     await values(form, 'alpha').fill('0:1:0.5');
     await expect(form).toContainText('0.5 is not a whole number');
-    await expect(
-      dialog(page).getByRole('button', { name: 'Submit' })
-    ).toBeDisabled();
+    await expect(dialogButton(page, 'Submit')).toBeDisabled();
     await values(form, 'alpha').fill('1, 2');
     await expect(runs).toHaveText('6 runs');
 
@@ -116,7 +115,7 @@ test.describe('Sweeps', () => {
       'type',
       'number'
     );
-    await dialog(page).getByRole('button', { name: 'Cancel' }).click();
+    await dialogButton(page, 'Cancel').click();
   });
 
   test('runs a sweep, follows it as one row and opens its results', async ({
@@ -129,43 +128,37 @@ test.describe('Sweeps', () => {
     await values(form, 'alpha').fill('1,2,3');
     await expect(form.getByTestId('gpu-env-submit-runs')).toHaveText('3 runs');
     await form.getByTestId('gpu-env-submit-name').fill(name);
-    await dialog(page)
-      .locator('.jp-Dialog-content')
-      .screenshot({ path: path.join(SCREENSHOTS, 'sweeps-dialog.png') });
-    await dialog(page).getByRole('button', { name: 'Submit' }).click();
-    await expect(dialog(page)).toHaveCount(0);
+    await screenshotDialog(page, 'sweeps-dialog.png');
+    await submitDialog(page);
 
     const sent = page.locator('.jp-toast-message', {
       hasText: `Sent the sweep '${name}' (3 runs) to local`
     });
     await expect(sent).toBeVisible();
-    await page
-      .locator('.Toastify__toast', { has: sent })
-      .getByRole('button', { name: 'Open jobs' })
-      .click();
+    await clickToastButton(page, sent, 'Open jobs');
     expect(await page.sidebar.isTabOpen(PANEL_ID)).toBe(true);
 
     // One row for the sweep; its runs are not listed beside it.
     const list = page.getByTestId('gpu-env-job-list');
     const row = list.locator(
-      `> [data-testid="gpu-env-job-group"][data-name="${name}"]`
+      `> [data-testid="gpu-env-sweep"][data-name="${name}"]`
     );
     await expect(row).toBeVisible();
     await expect(row).toHaveAttribute('data-size', '3');
     await expect(row).toHaveAttribute('data-ended', '3', { timeout: 120000 });
     await expect(row).toHaveAttribute('data-state', 'succeeded');
-    await expect(row.getByTestId('gpu-env-group-ended')).toHaveText(
+    await expect(row.getByTestId('gpu-env-sweep-ended')).toHaveText(
       '3 of 3 runs'
     );
-    await expect(row.getByTestId('gpu-env-group-counts')).toHaveText('3 ✓');
+    await expect(row.getByTestId('gpu-env-sweep-counts')).toHaveText('3 ✓');
     await expect(
       list.locator(`> [data-testid="gpu-env-job"][data-name^="${name} ["]`)
     ).toHaveCount(0);
 
     // Expanded, it lists its runs with their parameters.
-    await row.locator('.jp-GpuEnv-groupToggle').click();
+    await row.locator('.jp-GpuEnv-sweepRunsToggle').click();
     const runs = row
-      .getByTestId('gpu-env-group-runs')
+      .getByTestId('gpu-env-sweep-runs')
       .getByTestId('gpu-env-job');
     await expect(runs).toHaveCount(3);
     await expect(runs.getByTestId('gpu-env-job-params')).toHaveText([
@@ -175,7 +168,7 @@ test.describe('Sweeps', () => {
     ]);
 
     await row.screenshot({
-      path: path.join(SCREENSHOTS, 'sweeps-row.png')
+      path: screenshotPath('sweeps-row.png')
     });
 
     // Its menu: nothing to cancel or retry once every run succeeded.
@@ -207,12 +200,12 @@ test.describe('Sweeps', () => {
     await expect(column(results, 'v:square')).toHaveText(['9', '4', '1']);
     await page
       .locator('.jp-GpuEnv-sweepResultsWidget')
-      .screenshot({ path: path.join(SCREENSHOTS, 'sweeps-results.png') });
+      .screenshot({ path: screenshotPath('sweeps-results.png') });
 
     // The table as CSV, through the browser's download.
     const csv = page.getByTestId('gpu-env-sweep-csv');
     await expect(csv).toBeVisible();
-    const groups = await apiGet<IJobGroup>(
+    const sweep = await apiGet<ISweep>(
       page.request,
       `jobs/groups/${await row.getAttribute('data-id')}`
     );
@@ -220,7 +213,7 @@ test.describe('Sweeps', () => {
       page.waitForEvent('download'),
       csv.click()
     ]);
-    expect(download.suggestedFilename()).toBe(`sweep-${groups.id}.csv`);
+    expect(download.suggestedFilename()).toBe(`sweep-${sweep.id}.csv`);
     const text = fs.readFileSync((await download.path()) ?? '', 'utf-8');
     expect(text).toContain('square');
     expect(text.trim().split(/\r?\n/)).toHaveLength(4);
@@ -243,13 +236,7 @@ test.describe('Sweeps', () => {
     await expect(rerun.getByTestId('gpu-env-job-params')).toHaveText('alpha=3');
 
     // The palette's command opens the same view, given the sweep's id.
-    await page.evaluate(
-      id =>
-        window.jupyterapp.commands.execute('jupyter-gpu-env:sweep-results', {
-          group: id
-        }),
-      groups.id
-    );
+    await execute(page, 'jupyter-gpu-env:sweep-results', { sweep: sweep.id });
     await expect(page.getByTestId('gpu-env-sweep-results')).toHaveCount(1);
     await expect(
       page.locator('.lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current', {

@@ -145,8 +145,8 @@ export type IResourceLimits = S<'ResourceLimits'>;
 export type IBackendUsage = S<'BackendUsage'>;
 export type IUsageReport = S<'UsageReport'>;
 /** A sweep: one notebook run once per set of parameter values. */
-export type IJobGroup = S<'JobGroup'>;
-export type GroupState = IJobGroup['state'];
+export type ISweep = S<'JobGroup'>;
+export type SweepState = ISweep['state'];
 /** `GET jobs/groups/{id}/results`: the runs side by side. */
 export type ISweepResults = S<'SweepResults'>;
 export type ISweepRow = S<'SweepRow'>;
@@ -159,7 +159,7 @@ export type INotebookParameter = S<'NotebookParameter'>;
 /** How a parameter is edited: typed inputs, or any JSON value as text. */
 export type ParamKind = INotebookParameter['kind'];
 /** `GET jobs/groups`: sweeps, newest first. */
-export type IJobGroupList = S<'JobGroupList'>;
+export type ISweepList = S<'JobGroupList'>;
 /** How a job used its GPUs, from the runner's samples. */
 export type IJobGpuUsage = S<'JobGpuUsage'>;
 export type IJobGpuDevice = S<'JobGpuDevice'>;

@@ -4,41 +4,32 @@
  */
 import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
 import { KernelSpec, Session } from '@jupyterlab/services';
-import { Widget } from '@lumino/widgets';
 
-import { asApiError } from '../api/request';
 import { downloadText } from '../components/download';
-import { h } from '../components/form';
 import {
   confirmKernelspecRemoval,
   withKernelsShutDown
 } from '../components/kernels-in-use';
-import { TaskTracker } from './tasks';
-import { ICreateRequest, IEnvironment, IPublishRequest } from '../api/types';
+import { TaskTracker } from '../tasks/tracker';
+import type {
+  ICreateRequest,
+  IEnvironment,
+  IPublishRequest
+} from '../api/types';
+import { confirmDelete, confirmUnpublish } from './dialogs/confirm';
+import { ExportForm, PackForm } from './dialogs/export';
+import { CloneForm, CreateFromFileForm, PublishForm } from './dialogs/naming';
 import {
-  CloneForm,
-  CreateFromFileForm,
-  ExportForm,
-  PackForm,
-  PublishForm
-} from './dialogs';
-import { PackagesForm } from './packages-form';
-import {
-  cleanMessage,
   describeImageSize,
-  formatEnvSize,
-  plural,
   suggestCloneName,
   suggestFileEnvName
 } from './format';
 import { EnvironmentsClient, isTask } from './client';
 import { EnvironmentsModel } from './model';
 import { notifyError, notifyTaskEnd } from './notify';
-import { reviewCreatePlan, reviewPlan } from './plan';
-import { reviewHistory } from './history';
-
-/** Statuses whose message says what to change (shown in the dialog again). */
-const REFUSALS = [400, 404, 409];
+import { IAskUntilStarted, askUntilStarted } from './start-task';
+import { PackageActions } from './packages/actions';
+import { reviewCreatePlan } from './packages/plan';
 
 export class EnvironmentActions {
   constructor(options: EnvironmentActions.IOptions) {
@@ -47,6 +38,7 @@ export class EnvironmentActions {
     this._client = options.model.client;
     this._kernelspecs = options.kernelspecs ?? null;
     this._sessions = options.sessions ?? null;
+    this._packages = new PackageActions(this._client, this.tracker);
     this.tracker.finished.connect((_, task) => {
       notifyTaskEnd(task);
       void this.model.refresh();
@@ -69,37 +61,29 @@ export class EnvironmentActions {
     let chosen =
       source ?? (envs.find(e => e.kind === 'managed') ?? envs[0]).name;
     let name = suggestCloneName(chosen, this.model.names);
-    let error: string | undefined;
-    for (;;) {
-      const result = await showDialog({
-        title: source ? `Clone '${source}'` : 'Clone an environment',
-        body: new CloneForm({
-          sources,
-          source: chosen,
-          name,
-          taken: this.model.names,
-          error
-        }),
-        buttons: [Dialog.cancelButton(), Dialog.okButton({ label: 'Clone' })],
-        focusNodeSelector: 'input[type="text"]'
-      });
-      if (!result.button.accept || !result.value) {
-        return;
-      }
-      ({ source: chosen, name } = result.value);
-      try {
-        this.tracker.track(await this._client.clone(chosen, name));
-        return;
-      } catch (reason) {
-        const err = asApiError(reason);
-        if (!REFUSALS.includes(err.status)) {
-          notifyError(`Could not clone '${chosen}'`, err);
-          return;
+    await this._askUntilStarted({
+      ask: async error => {
+        const result = await showDialog({
+          title: source ? `Clone '${source}'` : 'Clone an environment',
+          body: new CloneForm({
+            sources,
+            source: chosen,
+            name,
+            taken: this.model.names,
+            error
+          }),
+          buttons: [Dialog.cancelButton(), Dialog.okButton({ label: 'Clone' })],
+          focusNodeSelector: 'input[type="text"]'
+        });
+        if (!result.button.accept || !result.value) {
+          return null;
         }
-        error = cleanMessage(err.message);
-        await this.model.load();
-      }
-    }
+        ({ source: chosen, name } = result.value);
+        return result.value;
+      },
+      start: value => this._client.clone(value.source, value.name),
+      failure: value => `Could not clone '${value.source}'`
+    });
   }
 
   /**
@@ -111,42 +95,36 @@ export class EnvironmentActions {
     // Fresh names for the suggestion and the check, even with the panel closed.
     await this.model.load();
     let name = suggestFileEnvName(file, this.model.names);
-    let error: string | undefined;
-    for (;;) {
-      const result = await showDialog({
-        title: 'Create an environment from a file',
-        body: new CreateFromFileForm({
-          file,
-          name,
-          taken: this.model.names,
-          error
-        }),
-        buttons: [Dialog.cancelButton(), Dialog.okButton({ label: 'Review…' })],
-        focusNodeSelector: 'input[type="text"]'
-      });
-      if (!result.button.accept || !result.value) {
-        return false;
-      }
-      name = result.value;
-      const request: ICreateRequest = { name, from_file: file };
-      // The plan first, always: nothing is made until the user has seen it.
-      if ((await reviewCreatePlan(this._client, request)) !== true) {
-        return false;
-      }
-      try {
-        this.tracker.track(await this._client.create(request));
-        return true;
-      } catch (reason) {
-        const err = asApiError(reason);
-        // A name taken meanwhile: ask another one; any other refusal says why.
-        if (err.status !== 409 || err.reason !== 'env_exists') {
-          notifyError(`Could not create '${name}' from ${file}`, err);
-          return false;
+    return this._askUntilStarted({
+      ask: async error => {
+        const result = await showDialog({
+          title: 'Create an environment from a file',
+          body: new CreateFromFileForm({
+            file,
+            name,
+            taken: this.model.names,
+            error
+          }),
+          buttons: [
+            Dialog.cancelButton(),
+            Dialog.okButton({ label: 'Review…' })
+          ],
+          focusNodeSelector: 'input[type="text"]'
+        });
+        if (!result.button.accept || !result.value) {
+          return null;
         }
-        error = cleanMessage(err.message);
-        await this.model.load();
-      }
-    }
+        name = result.value;
+        const request: ICreateRequest = { name, from_file: file };
+        // The plan first, always: nothing is made until the user has seen it.
+        const accepted = await reviewCreatePlan(this._client, request);
+        return accepted === true ? request : null;
+      },
+      start: request => this._client.create(request),
+      failure: request => `Could not create '${request.name}' from ${file}`,
+      // A name taken meanwhile: ask another one; any other refusal says why.
+      retryable: err => err.status === 409 && err.reason === 'env_exists'
+    });
   }
 
   /**
@@ -155,66 +133,31 @@ export class EnvironmentActions {
    */
   async publish(env: IEnvironment): Promise<void> {
     let value: IPublishRequest | undefined;
-    let error: string | undefined;
-    for (;;) {
-      const result = await showDialog({
-        title: `Share '${env.name}' with the team`,
-        body: new PublishForm({
-          name: env.name,
-          taken: sharedFolderNames(this.model.environments ?? []),
-          description: value?.description,
-          sharedName: value?.name ?? undefined,
-          error
-        }),
-        buttons: [Dialog.cancelButton(), Dialog.okButton({ label: 'Share' })],
-        focusNodeSelector: 'input[type="text"]'
-      });
-      if (!result.button.accept || !result.value) {
-        return;
-      }
-      value = result.value;
-      try {
-        this.tracker.track(await this._client.publish(env.name, value));
-        return;
-      } catch (reason) {
-        const err = asApiError(reason);
-        if (!REFUSALS.includes(err.status)) {
-          notifyError(`Could not share '${env.name}'`, err);
-          return;
-        }
-        error = cleanMessage(err.message);
-        await this.model.load();
-      }
-    }
+    await this._askUntilStarted({
+      ask: async error => {
+        const result = await showDialog({
+          title: `Share '${env.name}' with the team`,
+          body: new PublishForm({
+            name: env.name,
+            taken: sharedFolderNames(this.model.environments ?? []),
+            description: value?.description,
+            sharedName: value?.name ?? undefined,
+            error
+          }),
+          buttons: [Dialog.cancelButton(), Dialog.okButton({ label: 'Share' })],
+          focusNodeSelector: 'input[type="text"]'
+        });
+        value = (result.button.accept && result.value) || undefined;
+        return value ?? null;
+      },
+      start: request => this._client.publish(env.name, request),
+      failure: () => `Could not share '${env.name}'`
+    });
   }
 
   /** Remove a shared environment the user published, after a confirmation. */
   async unpublish(env: IEnvironment): Promise<void> {
-    const body = h(
-      'div',
-      { class: 'jp-GpuEnv-confirm' },
-      h(
-        'p',
-        {},
-        `This deletes the shared copy ${env.prefix}: teammates no longer ` +
-          'see it in their Shared list.'
-      ),
-      h(
-        'p',
-        {},
-        'Clones made of it stay, and so does your own environment. ' +
-          'Kernels registered from the shared copy stop working.'
-      )
-    );
-    const result = await showDialog({
-      title: `Unpublish '${env.name}'?`,
-      body: new Widget({ node: body }),
-      buttons: [
-        Dialog.cancelButton(),
-        Dialog.warnButton({ label: 'Unpublish' })
-      ]
-    });
-    if (!result.button.accept) {
+    if (!(await confirmUnpublish(env))) {
       return;
     }
     try {
@@ -308,52 +251,13 @@ export class EnvironmentActions {
   }
 
   /** Add or remove packages of one of the user's environments. */
-  async editPackages(env: IEnvironment): Promise<void> {
-    let body: PackagesForm;
-    try {
-      body = new PackagesForm(
-        (await this._client.get(env.name)).packages,
-        (query, kind) => this._client.search(query, kind)
-      );
-    } catch (reason) {
-      notifyError(`Could not read the packages of '${env.name}'`, reason);
-      return;
-    }
-    const result = await showDialog({
-      title: `Packages of '${env.name}'`,
-      body,
-      buttons: [Dialog.cancelButton(), Dialog.okButton({ label: 'Review…' })],
-      focusNodeSelector: 'input[type="text"]'
-    });
-    if (!result.button.accept || !result.value) {
-      return;
-    }
-    const request = result.value;
-    if (Object.values(request).every(list => list.length === 0)) {
-      Notification.info('Nothing to change.', { autoClose: 3000 });
-      return;
-    }
-    // The plan first, always: nothing changes until the user has seen it.
-    if ((await reviewPlan(this._client, env.name, request)) !== true) {
-      return;
-    }
-    try {
-      this.tracker.track(await this._client.changePackages(env.name, request));
-    } catch (reason) {
-      notifyError(`Could not change '${env.name}'`, reason);
-    }
+  editPackages(env: IEnvironment): Promise<void> {
+    return this._packages.edit(env);
   }
 
   /** Show an environment's history, with undo (or redo) when a state is kept. */
-  async history(env: IEnvironment): Promise<void> {
-    try {
-      if (!(await reviewHistory(await this._client.history(env.name)))) {
-        return;
-      }
-      this.tracker.track(await this._client.undo(env.name));
-    } catch (reason) {
-      notifyError(`Could not undo the last change of '${env.name}'`, reason);
-    }
+  history(env: IEnvironment): Promise<void> {
+    return this._packages.history(env);
   }
 
   /** Download environment.yml or the explicit lock of an environment. */
@@ -379,31 +283,7 @@ export class EnvironmentActions {
     const kernel = env.kernel_name
       ? await this._kernelLabel(env.kernel_name)
       : null;
-    const body = h(
-      'div',
-      { class: 'jp-GpuEnv-confirm' },
-      h(
-        'p',
-        {},
-        `This deletes ${env.prefix} — ${plural(env.package_count, 'package')}, ` +
-          `${formatEnvSize(env)}.`
-      ),
-      kernel
-        ? h(
-            'p',
-            {},
-            `Its kernel '${kernel}' is removed too: notebooks using it will ` +
-              'ask for another kernel.'
-          )
-        : null,
-      h('p', {}, 'Images packed from it are kept. This cannot be undone.')
-    );
-    const result = await showDialog({
-      title: `Delete '${env.name}'?`,
-      body: new Widget({ node: body }),
-      buttons: [Dialog.cancelButton(), Dialog.warnButton({ label: 'Delete' })]
-    });
-    if (!result.button.accept) {
+    if (!(await confirmDelete(env, kernel))) {
       return;
     }
     try {
@@ -436,6 +316,17 @@ export class EnvironmentActions {
     }
   }
 
+  /** Ask until the server starts the task (or the user backs out). */
+  private _askUntilStarted<T>(
+    steps: Omit<IAskUntilStarted<T>, 'tracker' | 'model'>
+  ): Promise<boolean> {
+    return askUntilStarted({
+      ...steps,
+      tracker: this.tracker,
+      model: this.model
+    });
+  }
+
   private async _environments(): Promise<IEnvironment[]> {
     // Fresh names for the choice and the checks, even with the panel closed.
     await this.model.load();
@@ -458,6 +349,7 @@ export class EnvironmentActions {
   }
 
   private _client: EnvironmentsClient;
+  private _packages: PackageActions;
   private _kernelspecs: KernelSpec.IManager | null;
   private _sessions: Session.IManager | null;
 }

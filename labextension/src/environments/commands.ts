@@ -24,7 +24,7 @@ import type { GpuClient } from '../gpu/client';
 import { EnvironmentActions } from './actions';
 import { isEnvironmentFile } from './format';
 import { notifyError } from './notify';
-import { isFinal } from './tasks';
+import { isFinal } from '../tasks/tracker';
 
 export namespace EnvCommandIDs {
   export const clone = 'jupyter-gpu-env:clone-environment';
@@ -154,20 +154,33 @@ export function registerEnvironmentCommands(options: {
       }
     }
   });
-  commands.addCommand(EnvCommandIDs.editPackages, {
-    label: 'Add or remove packages…',
-    caption: 'Add or remove conda and PyPI packages, after seeing the plan',
-    isVisible: own,
-    isEnabled: args => !changing(args),
-    execute: onEnv(env => actions.editPackages(env))
-  });
-  commands.addCommand(EnvCommandIDs.history, {
-    label: 'History and undo…',
-    caption: 'The changes this environment holds; undo the last one',
-    isVisible: own,
-    isEnabled: args => !changing(args),
-    execute: onEnv(env => actions.history(env))
-  });
+  /** A command on one of the user's environments, off while it changes. */
+  const addOwnCommand = (
+    id: string,
+    label: string,
+    caption: string,
+    action: (env: IEnvironment) => Promise<void>
+  ): void => {
+    commands.addCommand(id, {
+      label,
+      caption,
+      isVisible: own,
+      isEnabled: args => !changing(args),
+      execute: onEnv(action)
+    });
+  };
+  addOwnCommand(
+    EnvCommandIDs.editPackages,
+    'Add or remove packages…',
+    'Add or remove conda and PyPI packages, after seeing the plan',
+    env => actions.editPackages(env)
+  );
+  addOwnCommand(
+    EnvCommandIDs.history,
+    'History and undo…',
+    'The changes this environment holds; undo the last one',
+    env => actions.history(env)
+  );
   commands.addCommand(EnvCommandIDs.toggleKernel, {
     label: args =>
       envOf(args)?.kernel_name ? 'Remove the kernel' : 'Register as a kernel',
@@ -188,13 +201,12 @@ export function registerEnvironmentCommands(options: {
     caption: 'Download an environment.yml or an explicit lock',
     execute: onEnv(env => actions.exportEnvironment(env))
   });
-  commands.addCommand(EnvCommandIDs.remove, {
-    label: 'Delete…',
-    caption: 'Delete this environment and its kernel',
-    isVisible: own,
-    isEnabled: args => !changing(args),
-    execute: onEnv(env => actions.remove(env))
-  });
+  addOwnCommand(
+    EnvCommandIDs.remove,
+    'Delete…',
+    'Delete this environment and its kernel',
+    env => actions.remove(env)
+  );
 
   commands.addCommand(EnvCommandIDs.createFromFile, {
     label: args =>

@@ -1,6 +1,6 @@
 /**
  * Pure helpers of the Environments and Images sections (no DOM, no
- * JupyterLab), tested on their own in ui-tests/tests/environments-format.spec.ts.
+ * JupyterLab), tested on their own in test/environments/format.spec.ts.
  */
 import { formatBytes } from '../components/format';
 import { IEnvironment, IImage } from '../api/types';

@@ -167,26 +167,33 @@ function nameOf(spec: string): string {
 }
 
 /** A dialog with every package a change installed and removed. */
+/** A report's list: its title and count, the items, or "none". */
+function reportList(
+  title: string,
+  items: string[],
+  testid?: string
+): HTMLElement {
+  return h(
+    'div',
+    { class: 'jp-GpuEnv-report', 'data-testid': testid },
+    h('div', { class: 'jp-GpuEnv-fieldLabel' }, `${title} (${items.length})`),
+    items.length
+      ? h(
+          'ul',
+          { class: 'jp-GpuEnv-reportList' },
+          ...items.map(item => h('li', {}, item))
+        )
+      : h('div', { class: 'jp-GpuEnv-fieldHint' }, 'none')
+  );
+}
+
 async function showReport(result: IPackagesResult): Promise<void> {
   const { installed, removed, seconds } = result.report;
-  const section = (title: string, specs: string[]): HTMLElement =>
-    h(
-      'div',
-      { class: 'jp-GpuEnv-report' },
-      h('div', { class: 'jp-GpuEnv-fieldLabel' }, `${title} (${specs.length})`),
-      specs.length
-        ? h(
-            'ul',
-            { class: 'jp-GpuEnv-reportList' },
-            ...specs.map(s => h('li', {}, s))
-          )
-        : h('div', { class: 'jp-GpuEnv-fieldHint' }, 'none')
-    );
   const body = h(
     'div',
     { 'data-testid': 'gpu-env-packages-report' },
-    section('Installed or changed', installed),
-    section('Removed', removed),
+    reportList('Installed or changed', installed),
+    reportList('Removed', removed),
     h(
       'div',
       { class: 'jp-GpuEnv-fieldHint' },
@@ -203,26 +210,13 @@ async function showReport(result: IPackagesResult): Promise<void> {
 /** What creating from a file installed, and what of the file it did not apply. */
 async function showCreateReport(result: ICreateResult): Promise<void> {
   const { from_file, file_kind, installed, ignored, seconds } = result.report;
-  const list = (title: string, items: string[], testid: string) =>
-    h(
-      'div',
-      { class: 'jp-GpuEnv-report', 'data-testid': testid },
-      h('div', { class: 'jp-GpuEnv-fieldLabel' }, `${title} (${items.length})`),
-      items.length
-        ? h(
-            'ul',
-            { class: 'jp-GpuEnv-reportList' },
-            ...items.map(item => h('li', {}, item))
-          )
-        : h('div', { class: 'jp-GpuEnv-fieldHint' }, 'none')
-    );
   const body = h(
     'div',
     { 'data-testid': 'gpu-env-create-report' },
     h('p', {}, `From ${from_file} (read as ${file_kind}).`),
-    list('Installed', installed, 'gpu-env-create-installed'),
+    reportList('Installed', installed, 'gpu-env-create-installed'),
     ignored.length
-      ? list('Not applied', ignored, 'gpu-env-create-ignored')
+      ? reportList('Not applied', ignored, 'gpu-env-create-ignored')
       : null,
     h(
       'div',

@@ -17,14 +17,14 @@ import React, { useState } from 'react';
 
 import { MenuButton } from '../components/menu-button';
 import { ListRow } from '../components/row';
-import { TaskList } from './task-list';
-import { isFinal } from './tasks';
+import { TaskList } from '../tasks/task-list';
+import { isFinal } from '../tasks/tracker';
 import { IEnvironment, ITask } from '../api/types';
 import { EnvironmentActions } from './actions';
 import { environmentMenu, sharedEnvironmentMenu } from './commands';
 import { describeEnvironment } from './format';
 import { taskSummary } from './notify';
-import { PackageList } from './packages';
+import { PackageList } from './packages/list';
 
 const NO_IPYKERNEL =
   'ipykernel is not installed in this environment, so it cannot run ' +

@@ -8,8 +8,8 @@ import React from 'react';
 
 import { useSignals } from '../components/hooks';
 import { ListingStatus } from '../components/listing';
-import { SectionWidget } from '../components/section-widget';
-import { TaskList } from './task-list';
+import { SectionWidget } from '../sidebar/section-widget';
+import { TaskList } from '../tasks/task-list';
 import { environmentsIcon } from '../components/icons';
 import { IEnvironment, ITask } from '../api/types';
 import { EnvironmentActions } from './actions';

@@ -93,7 +93,7 @@ export function KernelTable(props: {
           No kernel is running on this server.
         </div>
       ) : (
-        <table className="jp-GpuEnv-kernelTable">
+        <table className="jp-GpuEnv-table jp-GpuEnv-kernelTable">
           <thead>
             <tr>
               <th scope="col">Kernel</th>

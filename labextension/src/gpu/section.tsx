@@ -7,17 +7,17 @@ import { UseSignal } from '@jupyterlab/ui-components';
 import { CommandRegistry } from '@lumino/commands';
 import React from 'react';
 
-import { SectionWidget } from '../components/section-widget';
-import { HeldDevice, heldDevices } from './held';
-import { HeldDevices } from './heldcard';
-import { GpuHistoryModel } from './history';
-import { MemoryHistory } from './historyview';
+import { SectionWidget } from '../sidebar/section-widget';
+import { HeldDevice, heldDevices } from './held/devices';
+import { HeldDevices } from './held/card';
+import { GpuHistoryModel } from './history/model';
+import { MemoryHistory } from './history/view';
 import { HostCpu, HostMemory } from './host';
-import { IdleBanner } from './idle';
+import { IdleBanner } from './held/idle';
 import { KernelTable } from './kernels';
 import { GpuMonitor } from './monitor';
 import { IGpuSnapshot } from '../api/types';
-import { GpuList, NoGpuVisible } from './gpus';
+import { GpuList, NoGpuVisible } from './devices/gpus';
 
 function Status(props: { monitor: GpuMonitor }): JSX.Element | null {
   const { error, updatedAt } = props.monitor;

@@ -19,7 +19,7 @@ import { withKernelsShutDown } from '../components/kernels-in-use';
 import { formatBytes } from '../components/format';
 import { IImage } from '../api/types';
 import { notifyError } from '../environments/notify';
-import { EnvironmentsModel } from '../environments/model';
+import { ImagesModel } from './model';
 
 const USAGES: [keyof IImage['usage'], string, string][] = [
   [
@@ -100,14 +100,14 @@ export async function showUsage(image: IImage): Promise<void> {
 export async function openNotebookFromImage(
   image: IImage,
   options: {
-    model: EnvironmentsModel;
+    model: ImagesModel;
     commands: CommandRegistry;
     kernelspecs?: KernelSpec.IManager | null;
   }
 ): Promise<void> {
   let kernel: string;
   try {
-    const info = await options.model.images.registerKernel(image.id);
+    const info = await options.model.client.registerKernel(image.id);
     kernel = info.kernel_name;
     // The notebook's kernel picker and the Launcher know it without reload.
     await options.kernelspecs?.refreshSpecs();
@@ -126,14 +126,14 @@ export async function openNotebookFromImage(
 }
 
 /** Download the image file through the browser. */
-export function downloadImage(model: EnvironmentsModel, image: IImage): void {
+export function downloadImage(model: ImagesModel, image: IImage): void {
   const filename = image.path.split('/').pop() ?? image.id;
-  downloadUrl(model.images.downloadUrl(image.id), filename);
+  downloadUrl(model.client.downloadUrl(image.id), filename);
 }
 
 /** Delete an image after a confirmation. */
 export async function deleteImage(
-  model: EnvironmentsModel,
+  model: ImagesModel,
   image: IImage
 ): Promise<void> {
   const body = h(
@@ -162,7 +162,7 @@ export async function deleteImage(
   try {
     const deleted = await withKernelsShutDown(
       `the image of '${image.environment}'`,
-      shutdown => model.images.remove(image.id, shutdown)
+      shutdown => model.client.remove(image.id, shutdown)
     );
     if (deleted !== null) {
       Notification.success(`Deleted the image of '${image.environment}'.`, {

@@ -16,7 +16,7 @@ import type { IImage } from '../api/types';
 import type { MenuEntry } from '../components/menu-button';
 import { text } from '../environments/commands';
 import { describeImageFormat } from '../environments/format';
-import { EnvironmentsModel } from '../environments/model';
+import { ImagesModel } from './model';
 import { notifyError } from '../environments/notify';
 import {
   deleteImage,
@@ -46,14 +46,14 @@ export function imageMenu(id: string): MenuEntry[] {
 
 export function registerImageCommands(options: {
   commands: CommandRegistry;
-  model: EnvironmentsModel;
+  model: ImagesModel;
   kernelspecs?: KernelSpec.IManager | null;
   palette: ICommandPalette | null;
   category: string;
 }): void {
   const { commands, model } = options;
   const imageOf = (args: ReadonlyPartialJSONObject): IImage | undefined =>
-    model.imageList?.find(i => i.id === text(args, 'image'));
+    model.find(text(args, 'image') ?? '');
   /** Run `action` on the listed image the command was called with. */
   const onImage =
     (action: (image: IImage) => Promise<void> | void) =>
@@ -109,15 +109,13 @@ export function registerImageCommands(options: {
 }
 
 /** Ask which packed image; undefined when there is none or the user cancels. */
-async function chooseImage(
-  model: EnvironmentsModel
-): Promise<IImage | undefined> {
+async function chooseImage(model: ImagesModel): Promise<IImage | undefined> {
   await model.load(); // fresh, even with the panel closed
-  if (model.imagesError) {
-    notifyError('Could not list the images', model.imagesError);
+  if (model.error) {
+    notifyError('Could not list the images', model.error);
     return undefined;
   }
-  const images = model.imageList ?? [];
+  const images = model.images ?? [];
   if (images.length === 0) {
     Notification.warning(
       'There is no image yet: pack an environment first (“Pack into an image…” in its menu).'

@@ -12,7 +12,7 @@ import React, { useEffect, useReducer } from 'react';
 import { useSignals } from '../components/hooks';
 import { MenuButton } from '../components/menu-button';
 import { ListingStatus } from '../components/listing';
-import { SectionWidget } from '../components/section-widget';
+import { SectionWidget } from '../sidebar/section-widget';
 import { imageFileIcon, packIcon } from '../components/icons';
 import { formatBytes } from '../components/format';
 import { ListRow } from '../components/row';
@@ -23,7 +23,7 @@ import {
   formatAge,
   formatDuration
 } from '../environments/format';
-import { EnvironmentsModel } from '../environments/model';
+import { ImagesModel } from './model';
 import { ImageCommandIDs, imageMenu } from './commands';
 
 /** Ages ("3 min ago") are redrawn this often, in ms. */
@@ -89,7 +89,7 @@ function ImageRow(props: {
 }
 
 export function ImagesView(props: {
-  model: EnvironmentsModel;
+  model: ImagesModel;
   commands: CommandRegistry;
 }): JSX.Element {
   const { model } = props;
@@ -99,7 +99,7 @@ export function ImagesView(props: {
     const timer = window.setInterval(tick, AGE_TICK);
     return () => window.clearInterval(timer);
   }, []);
-  const { imageList: images, imagesError: error } = model;
+  const { images, error } = model;
   return (
     <div className="jp-GpuEnv-sectionBody" data-testid="gpu-env-images">
       <ListingStatus what="images" error={error} pending={images === null} />
@@ -128,7 +128,7 @@ export function ImagesView(props: {
 /** The section widget; the list is refreshed whenever it is shown. */
 export class ImagesSection extends SectionWidget {
   constructor(
-    private readonly _model: EnvironmentsModel,
+    private readonly _model: ImagesModel,
     private readonly _commands: CommandRegistry
   ) {
     super('images', 'Images');

@@ -9,30 +9,9 @@ import { CommandRegistry } from '@lumino/commands';
 
 import { ApiError, messageOf } from '../api/request';
 import { JobsModel } from './model';
-import type { IJob, IJobGroup } from '../api/types';
-import type { MenuEntry } from '../components/menu-button';
+import type { IJob, ISweep } from '../api/types';
+import { JobCommandIDs } from './command-ids';
 import { isActive } from './format';
-
-export namespace JobCommandIDs {
-  export const submit = 'jupyter-gpu-env:submit-notebook';
-  export const showLog = 'jupyter-gpu-env:show-job-log';
-  export const openOutput = 'jupyter-gpu-env:open-job-output';
-  /** Sweeps, called with `{ group: id }`. */
-  export const sweepResults = 'jupyter-gpu-env:sweep-results';
-  export const cancelSweep = 'jupyter-gpu-env:sweep-cancel';
-  export const retrySweep = 'jupyter-gpu-env:sweep-retry';
-}
-
-/** The "⋯" menu of a sweep's row. */
-export function sweepMenu(id: string): MenuEntry[] {
-  const args = { group: id };
-  return [
-    { command: JobCommandIDs.sweepResults, args },
-    { separator: true },
-    { command: JobCommandIDs.retrySweep, args },
-    { command: JobCommandIDs.cancelSweep, args }
-  ];
-}
 
 export class JobActions {
   constructor(
@@ -41,34 +20,18 @@ export class JobActions {
   ) {}
 
   /** Cancel `job` once the user confirms. */
-  async cancel(job: IJob): Promise<void> {
-    const answer = await showDialog({
+  cancel(job: IJob): Promise<void> {
+    return this._cancelConfirmed({
       title: `Cancel '${job.name}'?`,
       body:
         job.state === 'running'
           ? 'The job stops now; the output keeps the cells already run.'
           : 'The job leaves the queue without running.',
-      buttons: [
-        Dialog.cancelButton({ label: 'Keep running' }),
-        Dialog.warnButton({ label: 'Cancel job' })
-      ]
+      button: 'Cancel job',
+      cancel: () => this.model.cancel(job.id),
+      ended: `'${job.name}' had already ended.`,
+      failure: `Could not cancel '${job.name}'`
     });
-    if (!answer.button.accept) {
-      return;
-    }
-    try {
-      await this.model.cancel(job.id);
-    } catch (error) {
-      if (error instanceof ApiError && error.status === 409) {
-        Notification.info(`'${job.name}' had already ended.`, {
-          autoClose: 4000
-        });
-      } else {
-        Notification.error(
-          `Could not cancel '${job.name}': ${messageOf(error)}`
-        );
-      }
-    }
   }
 
   /** Delete `job` (record and folder) once the user confirms. */
@@ -93,49 +56,33 @@ export class JobActions {
     }
   }
 
-  /** Cancel the active runs of `group` once the user confirms. */
-  async cancelGroup(group: IJobGroup): Promise<void> {
-    const active = (group.counts.queued ?? 0) + (group.counts.running ?? 0);
-    const answer = await showDialog({
-      title: `Cancel the sweep '${group.name}'?`,
+  /** Cancel the active runs of `sweep` once the user confirms. */
+  cancelSweep(sweep: ISweep): Promise<void> {
+    const active = (sweep.counts.queued ?? 0) + (sweep.counts.running ?? 0);
+    return this._cancelConfirmed({
+      title: `Cancel the sweep '${sweep.name}'?`,
       body:
         `Its ${active} ${active === 1 ? 'run' : 'runs'} still queued or ` +
         'running stop now; the runs that ended keep their results.',
-      buttons: [
-        Dialog.cancelButton({ label: 'Keep running' }),
-        Dialog.warnButton({ label: 'Cancel sweep' })
-      ]
+      button: 'Cancel sweep',
+      cancel: () => this.model.cancelSweep(sweep.id),
+      ended: `Every run of '${sweep.name}' had already ended.`,
+      failure: `Could not cancel '${sweep.name}'`
     });
-    if (!answer.button.accept) {
-      return;
-    }
-    try {
-      await this.model.cancelGroup(group.id);
-    } catch (error) {
-      if (error instanceof ApiError && error.status === 409) {
-        Notification.info(`Every run of '${group.name}' had already ended.`, {
-          autoClose: 4000
-        });
-      } else {
-        Notification.error(
-          `Could not cancel '${group.name}': ${messageOf(error)}`
-        );
-      }
-    }
   }
 
-  /** Run the failed and cancelled runs of `group` again. */
-  async retryGroup(group: IJobGroup): Promise<void> {
+  /** Run the failed and cancelled runs of `sweep` again. */
+  async retrySweep(sweep: ISweep): Promise<void> {
     try {
-      const after = await this.model.retryGroup(group.id);
+      const after = await this.model.retrySweep(sweep.id);
       const again = (after.counts.queued ?? 0) + (after.counts.running ?? 0);
       Notification.success(
-        `Sent ${again} ${again === 1 ? 'run' : 'runs'} of '${group.name}' again.`,
+        `Sent ${again} ${again === 1 ? 'run' : 'runs'} of '${sweep.name}' again.`,
         { autoClose: 4000 }
       );
     } catch (error) {
       Notification.error(
-        `Could not retry '${group.name}': ${messageOf(error)}`
+        `Could not retry '${sweep.name}': ${messageOf(error)}`
       );
     }
   }
@@ -146,5 +93,39 @@ export class JobActions {
 
   showLog(job: IJob): void {
     void this.commands.execute(JobCommandIDs.showLog, { id: job.id });
+  }
+
+  /**
+   * Ask `title`, then `cancel`; a 409 means it had ended meanwhile (said as
+   * `ended`), any other failure is said after `failure`.
+   */
+  private async _cancelConfirmed(options: {
+    title: string;
+    body: string;
+    button: string;
+    cancel: () => Promise<unknown>;
+    ended: string;
+    failure: string;
+  }): Promise<void> {
+    const answer = await showDialog({
+      title: options.title,
+      body: options.body,
+      buttons: [
+        Dialog.cancelButton({ label: 'Keep running' }),
+        Dialog.warnButton({ label: options.button })
+      ]
+    });
+    if (!answer.button.accept) {
+      return;
+    }
+    try {
+      await options.cancel();
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 409) {
+        Notification.info(options.ended, { autoClose: 4000 });
+      } else {
+        Notification.error(`${options.failure}: ${messageOf(error)}`);
+      }
+    }
   }
 }

@@ -12,12 +12,12 @@ import type {
   IClusterCapacity,
   IJob,
   IJobGpuSeries,
-  IJobGroup,
-  IJobGroupList,
   IJobList,
   IJobRequest,
   ILogChunk,
   INotebookParameters,
+  ISweep,
+  ISweepList,
   ISweepResults,
   IUsageReport,
   IUsageWeeks,
@@ -33,9 +33,9 @@ export class JobsClient extends ApiClient {
       offset?: number;
       /**
        * Only the runs of this sweep, in the sweep's order; `none`: only the
-       * jobs that are no sweep's run.
+       * jobs that are no sweep's run (the query parameter `group`).
        */
-      group?: string;
+      sweep?: string;
     } = {}
   ): Promise<IJobList> {
     return this.request('GET', 'jobs', {
@@ -43,7 +43,7 @@ export class JobsClient extends ApiClient {
         state: options.states?.length ? options.states.join(',') : undefined,
         limit: options.limit,
         offset: options.offset,
-        group: options.group
+        group: options.sweep
       }
     });
   }
@@ -56,7 +56,7 @@ export class JobsClient extends ApiClient {
    * Send a saved notebook to a backend: the new job (201), or the sweep
    * when the request has `sweep` or `sweep_runs`; else a 400/409.
    */
-  submit(request: IJobRequest): Promise<IJob | IJobGroup> {
+  submit(request: IJobRequest): Promise<IJob | ISweep> {
     return this.request('POST', 'jobs', { body: request });
   }
 
@@ -68,9 +68,9 @@ export class JobsClient extends ApiClient {
   }
 
   /** Sweeps, newest first, their runs counted per state. */
-  listGroups(
+  listSweeps(
     options: { limit?: number; offset?: number } = {}
-  ): Promise<IJobGroupList> {
+  ): Promise<ISweepList> {
     return this.request('GET', 'jobs/groups', {
       query: { limit: options.limit, offset: options.offset }
     });
@@ -82,27 +82,27 @@ export class JobsClient extends ApiClient {
   }
 
   /** A sweep, its runs counted per state. */
-  getGroup(id: string): Promise<IJobGroup> {
+  getSweep(id: string): Promise<ISweep> {
     return this.request('GET', `jobs/groups/${enc(id)}`);
   }
 
   /** Cancel the runs of a sweep still queued or running; 409 if none is. */
-  cancelGroup(id: string): Promise<IJobGroup> {
+  cancelSweep(id: string): Promise<ISweep> {
     return this.request('POST', `jobs/groups/${enc(id)}/cancel`);
   }
 
   /** Run the failed and cancelled runs again; 409 if there is none. */
-  retryGroup(id: string): Promise<IJobGroup> {
+  retrySweep(id: string): Promise<ISweep> {
     return this.request('POST', `jobs/groups/${enc(id)}/retry`);
   }
 
   /** The runs side by side: parameters, recorded values, state, duration. */
-  groupResults(id: string): Promise<ISweepResults> {
+  sweepResults(id: string): Promise<ISweepResults> {
     return this.request('GET', `jobs/groups/${enc(id)}/results`);
   }
 
   /** Where the browser downloads the results as CSV (cookie-authenticated). */
-  groupResultsCsvUrl(id: string): string {
+  sweepResultsCsvUrl(id: string): string {
     return this._csvUrl(`jobs/groups/${enc(id)}/results`, {});
   }
 

@@ -6,7 +6,7 @@
  * request), both paged and merged newest first: a sweep is one entry
  * however many runs it has. The runs of a sweep whose row is expanded are
  * asked with `GET jobs?group=…` (FollowedSweeps keeps what is known of the
- * sweeps). A sweep is announced once through `groupEnded` when its last run
+ * sweeps). A sweep is announced once through `sweepEnded` when its last run
  * ends, its runs one by one are not.
  *
  * Every ~2 s while a job is queued or running and the Jobs section is
@@ -21,17 +21,20 @@ import { ISignal, Signal } from '@lumino/signaling';
 import { askEach } from '../api/request';
 import type {
   IJob,
-  IJobGroup,
+  ISweep,
   IUsageReport,
   IUsageWeeks,
   JobState
 } from '../api/types';
 import { PolledModel, TickPhase } from '../components/polled';
 import { JobsClient } from './client';
-import { FollowedSweeps } from './followed-sweeps';
+import { JobEntry, mergeEntries } from './entries';
+import { JobUsage } from './usage/model';
+import { FollowedSweeps } from './sweeps/followed';
 import { isActive, isActiveState, isGpuIdle } from './format';
 
-export { MAX_RUNS_LISTED } from './followed-sweeps';
+export { MAX_RUNS_LISTED } from './sweeps/followed';
+export type { JobEntry } from './entries';
 
 /** Milliseconds between two requests while a job is active and shown. */
 export const ACTIVE_INTERVAL = 2000;
@@ -41,17 +44,6 @@ export const IDLE_INTERVAL = 15000;
 export const MAX_BACKOFF = 60000;
 /** Jobs (and sweeps) listed per page. */
 export const PAGE_SIZE = 50;
-/** The usage line is asked again at least this often (ms). */
-const USAGE_INTERVAL = 60000;
-/** Weeks in the usage chart. */
-export const USAGE_WEEKS = 8;
-/** The server's default for `gpu_idle_seconds`, until it has answered. */
-const DEFAULT_GPU_IDLE_SECONDS = 600;
-
-/** An entry of the list: a job, or a sweep standing for its runs. */
-export type JobEntry =
-  | { kind: 'job'; job: IJob }
-  | { kind: 'group'; id: string; group: IJobGroup | null; runs: IJob[] };
 
 export class JobsModel extends PolledModel {
   constructor(options: JobsModel.IOptions) {
@@ -64,8 +56,9 @@ export class JobsModel extends PolledModel {
     });
     this.client = options.client;
     this._idleInterval = options.idleInterval ?? IDLE_INTERVAL;
-    this._sweeps = new FollowedSweeps(this.client, group =>
-      this._groupEnded.emit(group)
+    this._usage = new JobUsage(this.client);
+    this._sweeps = new FollowedSweeps(this.client, sweep =>
+      this._sweepEnded.emit(sweep)
     );
   }
 
@@ -85,8 +78,8 @@ export class JobsModel extends PolledModel {
   }
 
   /** A sweep has ended: its last run ended (once per sweep). */
-  get groupEnded(): ISignal<this, IJobGroup> {
-    return this._groupEnded;
+  get sweepEnded(): ISignal<this, ISweep> {
+    return this._sweepEnded;
   }
 
   /** Jobs, newest first, or null before the first answer. */
@@ -104,28 +97,11 @@ export class JobsModel extends PolledModel {
       return null;
     }
     const sweeps = this._sweeps;
-    const groups = [...sweeps.unlisted, ...sweeps.page];
-    let boundary = -Infinity;
-    const jobs = this._jobs;
-    if (this._jobsTotal > jobs.length && jobs.length > 0) {
-      boundary = Math.max(boundary, jobs[jobs.length - 1].created_at);
-    }
-    const list = sweeps.page;
-    if (sweeps.total > list.length && list.length > 0) {
-      boundary = Math.max(boundary, list[list.length - 1].created_at);
-    }
-    const dated: [number, JobEntry][] = [
-      ...jobs.map(job => [job.created_at, { kind: 'job', job }] as const),
-      ...groups.map(
-        group =>
-          [
-            group.created_at,
-            { kind: 'group', id: group.id, group, runs: [] }
-          ] as const
-      )
-    ].filter(([at]) => at >= boundary) as [number, JobEntry][];
-    dated.sort((a, b) => b[0] - a[0]);
-    return dated.map(([, entry]) => entry);
+    return mergeEntries(
+      { items: this._jobs, total: this._jobsTotal },
+      { items: sweeps.page, total: sweeps.total },
+      sweeps.unlisted
+    );
   }
 
   /** Jobs and sweeps recorded but not listed yet (older pages). */
@@ -138,12 +114,12 @@ export class JobsModel extends PolledModel {
 
   /** The weekly GPU-hours, oldest week first; null until asked. */
   get weeks(): IUsageWeeks | null {
-    return this._weeks;
+    return this._usage.weeks;
   }
 
   /** Seconds a running job's GPU may idle before a warning. */
   get gpuIdleSeconds(): number {
-    return this._gpuIdleSeconds;
+    return this._usage.gpuIdleSeconds;
   }
 
   /** A running job's GPU has idled too long (once per job). */
@@ -152,7 +128,7 @@ export class JobsModel extends PolledModel {
   }
 
   /** A sweep as last asked (or null). */
-  group(id: string): IJobGroup | null {
+  sweep(id: string): ISweep | null {
     return this._sweeps.get(id);
   }
 
@@ -188,7 +164,7 @@ export class JobsModel extends PolledModel {
   }
 
   get usage(): IUsageReport | null {
-    return this._usage;
+    return this._usage.report;
   }
 
   /** Whether a cancel or delete of this job is under way. */
@@ -218,35 +194,35 @@ export class JobsModel extends PolledModel {
       this._jobs = [job, ...(this._jobs ?? []).filter(j => j.id !== job.id)];
       this._jobsTotal += 1;
     }
-    this._usageAt = 0;
+    this._usage.invalidate();
     this.emitChanged();
     void this.refresh().catch(() => undefined);
   }
 
   /** A sweep just submitted: listed at once, followed until it ends. */
-  addGroup(group: IJobGroup): void {
-    this._sweeps.add(group);
-    this._usageAt = 0;
+  addSweep(sweep: ISweep): void {
+    this._sweeps.add(sweep);
+    this._usage.invalidate();
     this.emitChanged();
     void this.refresh().catch(() => undefined);
   }
 
   /** Cancel the active runs of a sweep (no confirmation here). */
-  async cancelGroup(id: string): Promise<IJobGroup> {
+  async cancelSweep(id: string): Promise<ISweep> {
     return this._withBusy(id, async () => {
       this._cancelled.add(id);
-      const group = await this.client.cancelGroup(id);
-      this._sweeps.set(group);
-      return group;
+      const sweep = await this.client.cancelSweep(id);
+      this._sweeps.set(sweep);
+      return sweep;
     });
   }
 
   /** Run the failed and cancelled runs of a sweep again. */
-  async retryGroup(id: string): Promise<IJobGroup> {
+  async retrySweep(id: string): Promise<ISweep> {
     return this._withBusy(id, async () => {
-      const group = await this.client.retryGroup(id);
-      this._sweeps.set(group, true);
-      return group;
+      const sweep = await this.client.retrySweep(id);
+      this._sweeps.set(sweep, true);
+      return sweep;
     });
   }
 
@@ -278,7 +254,7 @@ export class JobsModel extends PolledModel {
           this._jobsTotal = Math.max(0, this._jobsTotal - 1);
         }
       }
-      this._usageAt = 0;
+      this._usage.invalidate();
     });
   }
 
@@ -320,27 +296,14 @@ export class JobsModel extends PolledModel {
       return false;
     }
     this._fetchedAt = Date.now();
-    const wantUsage = Date.now() - this._usageAt >= USAGE_INTERVAL;
-    const [list, groups, usage, weeks, idleSeconds] = await Promise.all([
-      this.client.listJobs({ group: 'none', limit: this._limit }),
-      this.client.listGroups({ limit: this._limit }),
-      wantUsage ? this.client.usage() : Promise.resolve(this._usage),
-      wantUsage
-        ? this.client.usageWeeks(USAGE_WEEKS).catch(() => this._weeks)
-        : Promise.resolve(this._weeks),
-      wantUsage && !this._gpuIdleAsked
-        ? this.client
-            .backendList()
-            .then(answer => {
-              this._gpuIdleAsked = true;
-              return answer.gpu_idle_seconds;
-            })
-            .catch(() => this._gpuIdleSeconds)
-        : Promise.resolve(this._gpuIdleSeconds)
+    const [list, sweeps, usage] = await Promise.all([
+      this.client.listJobs({ sweep: 'none', limit: this._limit }),
+      this.client.listSweeps({ limit: this._limit }),
+      this._usage.ask()
     ]);
     const jobs = list.items;
     const first = this._jobs === null;
-    await this._sweeps.update(groups, first);
+    await this._sweeps.update(sweeps, first);
     // Active jobs pushed off the page are asked one by one.
     const listed = new Set(jobs.map(job => job.id));
     const missing = [...this._states]
@@ -372,14 +335,10 @@ export class JobsModel extends PolledModel {
     }
     this._jobs = jobs;
     this._jobsTotal = list.total;
-    this._usage = usage;
-    this._weeks = weeks;
-    this._gpuIdleSeconds = idleSeconds;
-    if (wantUsage) {
-      this._usageAt = Date.now();
-    } else if (changed) {
+    usage.apply();
+    if (!usage.asked && changed) {
       // A job started or ended: its hours count now.
-      this._usageAt = 0;
+      this._usage.invalidate();
     }
     // Runs of collapsed sweeps are not listed: the sweep names its idle ones.
     const runs = this._sweeps.runs;
@@ -402,7 +361,7 @@ export class JobsModel extends PolledModel {
     for (const job of jobs) {
       if (
         !this._idleWarned.has(job.id) &&
-        isGpuIdle(job, this._gpuIdleSeconds)
+        isGpuIdle(job, this._usage.gpuIdleSeconds)
       ) {
         this._idleWarned.add(job.id);
         this._gpuIdle.emit(job);
@@ -414,20 +373,16 @@ export class JobsModel extends PolledModel {
   private _jobs: IJob[] | null = null;
   private _jobsTotal = 0;
   private _sweeps: FollowedSweeps;
-  private _weeks: IUsageWeeks | null = null;
-  private _gpuIdleSeconds = DEFAULT_GPU_IDLE_SECONDS;
-  private _gpuIdleAsked = false;
   private _idleWarned = new Set<string>();
   private _gpuIdle = new Signal<this, IJob>(this);
   private _limit = PAGE_SIZE;
-  private _usage: IUsageReport | null = null;
-  private _usageAt = 0;
+  private _usage: JobUsage;
   private _fetchedAt = 0;
   private _states = new Map<string, JobState>();
   private _busy = new Set<string>();
   private _cancelled = new Set<string>();
   private _ended = new Signal<this, IJob>(this);
-  private _groupEnded = new Signal<this, IJobGroup>(this);
+  private _sweepEnded = new Signal<this, ISweep>(this);
   private _reveal = new Signal<this, string | null>(this);
 }
 

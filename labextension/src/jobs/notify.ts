@@ -7,11 +7,12 @@
 import { Notification } from '@jupyterlab/apputils';
 import { CommandRegistry } from '@lumino/commands';
 
-import { JobActions, JobCommandIDs } from './actions';
+import { JobActions } from './actions';
+import { JobCommandIDs } from './command-ids';
 import { elapsedSeconds, formatClock, formatDuration } from './format';
 import { JobsModel } from './model';
 import { outputOpenable } from './row';
-import { IJob, IJobGroup } from '../api/types';
+import { IJob, ISweep } from '../api/types';
 
 export function notifyJobEnd(
   job: IJob,
@@ -53,35 +54,35 @@ export function notifyJobEnd(
 
 /** The end of a sweep, with its results one click away. */
 export function notifySweepEnd(
-  group: IJobGroup,
+  sweep: ISweep,
   model: JobsModel,
   commands: CommandRegistry
 ): void {
-  if (group.state === 'cancelled' && model.cancelledHere(group.id)) {
+  if (sweep.state === 'cancelled' && model.cancelledHere(sweep.id)) {
     return;
   }
   const results: Notification.IAction = {
     label: 'Open results',
     caption: 'The runs side by side',
     callback: () =>
-      void commands.execute(JobCommandIDs.sweepResults, { group: group.id })
+      void commands.execute(JobCommandIDs.sweepResults, { sweep: sweep.id })
   };
-  const { counts, size } = group;
+  const { counts, size } = sweep;
   const done = counts.succeeded ?? 0;
   const text =
-    `Sweep '${group.name}' ${group.state}: ${done} of ${size} ` +
+    `Sweep '${sweep.name}' ${sweep.state}: ${done} of ${size} ` +
     `${size === 1 ? 'run' : 'runs'} succeeded` +
     (counts.failed ? `, ${counts.failed} failed` : '') +
     (counts.cancelled ? `, ${counts.cancelled} cancelled` : '') +
     '.';
   const notify =
-    group.state === 'succeeded'
+    sweep.state === 'succeeded'
       ? Notification.success
-      : group.state === 'failed'
+      : sweep.state === 'failed'
         ? Notification.error
         : Notification.warning;
   notify(text, {
-    autoClose: group.state === 'failed' ? false : 8000,
+    autoClose: sweep.state === 'failed' ? false : 8000,
     actions: [results]
   });
 }

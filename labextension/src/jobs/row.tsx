@@ -27,8 +27,8 @@ import {
 import type { IJob } from '../api/types';
 import { BarLevel, ProgressBar } from '../components/progress';
 import { ListRow } from '../components/row';
-import { describeParameters } from './sweep';
-import { GpuIdleBadge, GpuUse } from './gpu-use';
+import { describeParameters } from './sweeps/values';
+import { GpuIdleBadge, GpuUse } from './run/gpu-use';
 
 /** `alpha=0.1 · lr=0.01`, cut to one line; every value in the tooltip. */
 export function Parameters(props: {

@@ -10,16 +10,16 @@ import React, { useEffect, useState } from 'react';
 
 import { useSignals } from '../components/hooks';
 import { ListingStatus } from '../components/listing';
-import { SectionWidget } from '../components/section-widget';
-import { CollapsibleSection } from '../components/section';
+import { SectionWidget } from '../sidebar/section-widget';
+import { CollapsibleSection } from '../sidebar/collapsible';
 import { jobsIcon } from '../components/icons';
 import { JobActions } from './actions';
 import { sendToBatchIcon } from '../components/icons';
 import { isActive } from './format';
-import { GroupRow } from './group-row';
+import { SweepRow } from './sweeps/row';
 import { JobsModel } from './model';
 import { JobRow } from './row';
-import { UsagePanel } from './usage';
+import { UsagePanel } from './usage/chart';
 
 /** The current Unix time, ticking every second while `live`. */
 function useNow(live: boolean): number {
@@ -65,7 +65,7 @@ export function JobsView(props: {
   const now = useNow(
     (jobs ?? []).some(isActive) ||
       (entries ?? []).some(
-        entry => entry.kind === 'group' && model.isExpanded(entry.id)
+        entry => entry.kind === 'sweep' && model.isExpanded(entry.id)
       )
   );
   const more = model.more;
@@ -95,8 +95,8 @@ export function JobsView(props: {
                 highlighted={entry.job.id === highlighted}
               />
             ) : (
-              <GroupRow
-                key={`group-${entry.id}`}
+              <SweepRow
+                key={`sweep-${entry.id}`}
                 entry={entry}
                 actions={actions}
                 now={now}

@@ -1,5 +1,5 @@
 /**
- * The token through which the jobs plugin shares its model with the sidebar.
+ * The token through which the jobs plugin shares its model with other plugins.
  */
 import { Token } from '@lumino/coreutils';
 
@@ -8,5 +8,5 @@ import { JobsModel } from './model';
 /** The polled list of batch jobs (provided by `jupyter-gpu-env:jobs`). */
 export const IJobsModel = new Token<JobsModel>(
   'jupyter-gpu-env:IJobsModel',
-  'The batch jobs of this server, polled, for the Jobs section.'
+  'The batch jobs of this server, polled.'
 );

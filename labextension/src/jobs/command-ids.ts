@@ -1,0 +1,27 @@
+/**
+ * The ids of the Jobs feature's commands (registered in commands.ts) and the
+ * sweep row's menu of them: what the rows, the notifications and the
+ * actions call, without depending on how the commands are made.
+ */
+import type { MenuEntry } from '../components/menu-button';
+
+export namespace JobCommandIDs {
+  export const submit = 'jupyter-gpu-env:submit-notebook';
+  export const showLog = 'jupyter-gpu-env:show-job-log';
+  export const openOutput = 'jupyter-gpu-env:open-job-output';
+  /** Sweeps, called with `{ sweep: id }`. */
+  export const sweepResults = 'jupyter-gpu-env:sweep-results';
+  export const cancelSweep = 'jupyter-gpu-env:sweep-cancel';
+  export const retrySweep = 'jupyter-gpu-env:sweep-retry';
+}
+
+/** The "⋯" menu of a sweep's row. */
+export function sweepMenu(id: string): MenuEntry[] {
+  const args = { sweep: id };
+  return [
+    { command: JobCommandIDs.sweepResults, args },
+    { separator: true },
+    { command: JobCommandIDs.retrySweep, args },
+    { command: JobCommandIDs.cancelSweep, args }
+  ];
+}

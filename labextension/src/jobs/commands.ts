@@ -1,0 +1,281 @@
+/**
+ * The Jobs feature's commands: "Send notebook to batch…" (palette and the
+ * notebook toolbar), a job's log and output, and the sweep commands
+ * (results, retry, cancel), called by the rows' buttons and menus, the
+ * notifications and the palette.
+ */
+import { JupyterFrontEnd } from '@jupyterlab/application';
+import {
+  ICommandPalette,
+  InputDialog,
+  MainAreaWidget,
+  Notification
+} from '@jupyterlab/apputils';
+import { DocumentWidget } from '@jupyterlab/docregistry';
+import { NotebookPanel } from '@jupyterlab/notebook';
+import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
+
+import { messageOf } from '../api/request';
+import type { IJob, ISweep } from '../api/types';
+import { sendToBatchIcon } from '../components/icons';
+import { JobsClient } from './client';
+import { JobCommandIDs } from './command-ids';
+import { isActiveState } from './format';
+import { createLogWidget, JobLogView } from './run/log';
+import { JobsModel } from './model';
+import { createResultsWidget, SweepResultsView } from './sweeps/results';
+import type { Submitted } from './submit/dialog';
+
+export namespace JobCommands {
+  export interface IOptions {
+    model: JobsModel;
+    client: JobsClient;
+    /** What the sweep commands do once they found the sweep. */
+    actions: {
+      retrySweep(sweep: ISweep): Promise<void>;
+      cancelSweep(sweep: ISweep): Promise<void>;
+    };
+    /** Show the Jobs section, with `job` highlighted. */
+    openJobs(job: Submitted | null): void;
+    /** Send `panel`'s notebook to batch (the dialog). */
+    submit(panel: NotebookPanel): Promise<Submitted | null>;
+    /** The notebook "Send to batch" applies to, if any. */
+    current(): NotebookPanel | null;
+    palette: ICommandPalette | null;
+    category: string;
+  }
+}
+
+export function registerJobCommands(
+  app: JupyterFrontEnd,
+  options: JobCommands.IOptions
+): void {
+  const { commands, shell } = app;
+  const { model, client, current, submit } = options;
+  commands.addCommand(JobCommandIDs.submit, {
+    label: 'Send notebook to batch…',
+    caption: 'Save this notebook and run it in the background on a backend',
+    icon: args => (args['isPalette'] ? undefined : sendToBatchIcon),
+    isEnabled: () => current() !== null,
+    execute: () => {
+      const panel = current();
+      return panel ? submit(panel) : null;
+    }
+  });
+
+  const logs = new Map<string, MainAreaWidget<JobLogView>>();
+  commands.addCommand(JobCommandIDs.showLog, {
+    label: 'Show job log',
+    caption: 'Follow the log of a batch job',
+    execute: async args => {
+      const job = await findJob(model, client, args['id']);
+      if (!job) {
+        return;
+      }
+      let widget = logs.get(job.id);
+      if (!widget || widget.isDisposed) {
+        widget = createLogWidget(client, job);
+        logs.set(job.id, widget);
+        widget.disposed.connect(() => logs.delete(job.id));
+        shell.add(widget, 'main', { mode: 'split-right' });
+      }
+      shell.activateById(widget.id);
+    }
+  });
+
+  commands.addCommand(JobCommandIDs.openOutput, {
+    label: 'Open job output',
+    caption: 'Open the notebook a batch job wrote',
+    execute: async args => {
+      const job = await findJob(model, client, args['id']);
+      if (job) {
+        await openOutput(app, job);
+      }
+    }
+  });
+
+  registerSweepCommands(app, options);
+
+  for (const command of [JobCommandIDs.submit, JobCommandIDs.sweepResults]) {
+    options.palette?.addItem({ command, category: options.category });
+  }
+}
+
+/**
+ * The sweep commands, called with `{ sweep: id }`: its results in the main
+ * area (in the palette too, asking which sweep), retry its failed runs,
+ * cancel its active ones.
+ */
+function registerSweepCommands(
+  app: JupyterFrontEnd,
+  options: JobCommands.IOptions
+): void {
+  const { commands, shell } = app;
+  const { model, client, actions, openJobs } = options;
+  const sweepId = (args: ReadonlyPartialJSONObject): string | null =>
+    typeof args['sweep'] === 'string' ? args['sweep'] : null;
+  const known = (args: ReadonlyPartialJSONObject): ISweep | null => {
+    const id = sweepId(args);
+    return id ? model.sweep(id) : null;
+  };
+  const findSweep = async (id: string): Promise<ISweep | null> => {
+    try {
+      return model.sweep(id) ?? (await client.getSweep(id));
+    } catch (error) {
+      Notification.error(`Cannot find sweep ${id}: ${messageOf(error)}`);
+      return null;
+    }
+  };
+
+  const views = new Map<string, MainAreaWidget<SweepResultsView>>();
+  commands.addCommand(JobCommandIDs.sweepResults, {
+    label: args => (sweepId(args) ? 'Open results' : 'Open sweep results…'),
+    caption: "A sweep's runs side by side: parameters and recorded values",
+    execute: async args => {
+      const id = sweepId(args) ?? (await chooseSweep(model));
+      if (!id) {
+        return;
+      }
+      let widget = views.get(id);
+      if (!widget || widget.isDisposed) {
+        widget = createResultsWidget({
+          client,
+          id,
+          onRerun: job => {
+            model.add(job);
+            Notification.success(`Sent '${job.name}' to ${job.backend}.`, {
+              autoClose: 6000,
+              actions: [
+                {
+                  label: 'Open jobs',
+                  caption: 'Show the job in the GPU Env sidebar',
+                  callback: () => openJobs(job)
+                }
+              ]
+            });
+          }
+        });
+        views.set(id, widget);
+        widget.disposed.connect(() => views.delete(id));
+        shell.add(widget, 'main');
+      }
+      shell.activateById(widget.id);
+    }
+  });
+
+  /**
+   * A command on the sweep `{ sweep: id }`: shown when `applies` to the sweep
+   * as listed (or when it is not listed), off while it is busy.
+   */
+  const addSweepCommand = (
+    id: string,
+    label: string,
+    caption: string,
+    applies: (sweep: ISweep) => boolean,
+    action: (sweep: ISweep) => Promise<void>
+  ): void => {
+    commands.addCommand(id, {
+      label,
+      caption,
+      isVisible: args => {
+        const sweep = known(args);
+        return !sweep || applies(sweep);
+      },
+      isEnabled: args => !model.isBusy(sweepId(args) ?? ''),
+      execute: async args => {
+        const id = sweepId(args);
+        const sweep = id ? await findSweep(id) : null;
+        if (sweep) {
+          await action(sweep);
+        }
+      }
+    });
+  };
+  addSweepCommand(
+    JobCommandIDs.retrySweep,
+    'Retry failed runs',
+    'Run the failed and cancelled runs of the sweep again',
+    sweep => (sweep.counts.failed ?? 0) + (sweep.counts.cancelled ?? 0) > 0,
+    sweep => actions.retrySweep(sweep)
+  );
+  addSweepCommand(
+    JobCommandIDs.cancelSweep,
+    'Cancel sweep…',
+    'Cancel the runs still queued or running',
+    sweep => isActiveState(sweep.state),
+    sweep => actions.cancelSweep(sweep)
+  );
+}
+
+/** Ask which sweep (those listed, or an id typed); null if cancelled. */
+async function chooseSweep(model: JobsModel): Promise<string | null> {
+  if (model.jobs === null) {
+    await model.load();
+  }
+  const sweeps = (model.entries ?? []).flatMap(entry =>
+    entry.kind === 'sweep'
+      ? [entry.sweep ?? { id: entry.id, name: entry.id }]
+      : []
+  );
+  const labels = sweeps.map(s => `${s.name} (${s.id})`);
+  const answer = await InputDialog.getItem({
+    title: 'Open the results of which sweep?',
+    label: 'A sweep listed in the Jobs section, or its id',
+    items: labels,
+    editable: true,
+    okLabel: 'Open'
+  });
+  if (!answer.button.accept || !answer.value) {
+    return null;
+  }
+  const chosen = labels.indexOf(answer.value);
+  return chosen >= 0 ? sweeps[chosen].id : answer.value.trim() || null;
+}
+
+/** The job `id` names: from the list, else asked; a notification if gone. */
+async function findJob(
+  model: JobsModel,
+  client: JobsClient,
+  id: unknown
+): Promise<IJob | null> {
+  if (typeof id !== 'string') {
+    return null;
+  }
+  try {
+    return model.find(id) ?? (await client.getJob(id));
+  } catch (error) {
+    Notification.error(`Cannot find job ${id}: ${messageOf(error)}`);
+    return null;
+  }
+}
+
+/** Open the job's output notebook, reloaded when it was already open. */
+async function openOutput(app: JupyterFrontEnd, job: IJob): Promise<void> {
+  const path = job.output_path;
+  if (path.startsWith('/')) {
+    Notification.warning(
+      `The output is outside the server's root, so JupyterLab cannot open ` +
+        `it: ${path}`
+    );
+    return;
+  }
+  try {
+    await app.serviceManager.contents.get(path, { content: false });
+  } catch {
+    Notification.warning(
+      job.started_at === null
+        ? `'${job.name}' has not started: there is no output yet.`
+        : `The output of '${job.name}' is not there (${path}).`
+    );
+    return;
+  }
+  const widget = await app.commands.execute('docmanager:open', { path });
+  if (
+    widget instanceof DocumentWidget &&
+    !widget.context.model.dirty &&
+    widget.context.isReady
+  ) {
+    // Written cell by cell while the job runs: show what is there now.
+    await widget.context.revert();
+  }
+}

@@ -1,0 +1,243 @@
+/**
+ * "Send to batch": save the notebook, ask how to run it, submit.
+ *
+ * The dialog stays open when the server refuses the request (400, 409), with
+ * the server's message and everything typed kept; it closes once the job is
+ * recorded.
+ */
+import { Dialog, Notification } from '@jupyterlab/apputils';
+import { NotebookPanel } from '@jupyterlab/notebook';
+import { KernelSpec } from '@jupyterlab/services';
+
+import { messageOf } from '../../api/request';
+import type {
+  IJob,
+  IJobRequest,
+  INotebookParameters,
+  ISweep
+} from '../../api/types';
+import { EnvironmentsClient } from '../../environments/client';
+import { ImagesClient } from '../../images/client';
+import { JobsClient } from '../client';
+import { JobsModel } from '../model';
+import { ILastUsed } from './resource-fields';
+import { IKernelChoice, SubmitForm } from './form';
+import { describeRuns } from '../sweeps/values';
+
+/** What `POST jobs` made: a job, or a sweep. */
+export type Submitted = IJob | ISweep;
+
+/** Whether the answer of `POST jobs` is a sweep. */
+export function isSweep(item: Submitted): item is ISweep {
+  return 'size' in item && 'counts' in item;
+}
+
+const SUBMIT = 1;
+
+/** A dialog whose Submit sends the request and closes only on success. */
+class SubmitDialog extends Dialog<IJobRequest> {
+  constructor(
+    private readonly _form: SubmitForm,
+    private readonly _send: (request: IJobRequest) => Promise<Submitted>,
+    title: string
+  ) {
+    super({
+      title,
+      body: _form,
+      buttons: [Dialog.cancelButton(), Dialog.okButton({ label: 'Submit' })],
+      defaultButton: SUBMIT,
+      focusNodeSelector: '.jp-GpuEnv-params input'
+    });
+    this.addClass('jp-GpuEnv-submitDialog');
+  }
+
+  /** The job (or the sweep), once the server recorded it. */
+  job: Submitted | null = null;
+  /** The request that made it. */
+  request: IJobRequest | null = null;
+
+  override resolve(index?: number): void {
+    if ((index ?? SUBMIT) !== SUBMIT || this.job) {
+      if (!this._sending) {
+        super.resolve(index);
+      }
+      return;
+    }
+    if (!this._sending) {
+      void this._submit();
+    }
+  }
+
+  override reject(): void {
+    // A request in flight may create the job: wait for its answer.
+    if (!this._sending) {
+      super.reject();
+    }
+  }
+
+  private async _submit(): Promise<void> {
+    const button = this.node.querySelector<HTMLButtonElement>(
+      '.jp-Dialog-button.jp-mod-accept'
+    );
+    let request: IJobRequest;
+    try {
+      request = this._form.getValue();
+    } catch (error) {
+      this._form.showError(messageOf(error));
+      return;
+    }
+    this._sending = true;
+    this._form.clearError();
+    this.node.dataset.sending = 'true';
+    if (button) {
+      button.disabled = true;
+    }
+    try {
+      this.job = await this._send(request);
+      this.request = request;
+    } catch (error) {
+      this._form.showError(messageOf(error));
+    } finally {
+      this._sending = false;
+      delete this.node.dataset.sending;
+      if (button) {
+        button.disabled = false;
+      }
+    }
+    if (this.job) {
+      super.resolve(SUBMIT);
+    }
+  }
+
+  private _sending = false;
+}
+
+export interface ISubmitOptions {
+  client: JobsClient;
+  kernelspecs: KernelSpec.IManager;
+  model: JobsModel;
+  /** The dialog's remembered choices. */
+  last: () => Promise<ILastUsed | null>;
+  /** Called with what to remember after a successful submission. */
+  remember: (last: ILastUsed) => void;
+  /** Show the job (or the sweep) in the Jobs section. */
+  openJobs: (job: Submitted) => void;
+  /** Open the results of a sweep. */
+  openResults: (sweep: ISweep) => void;
+}
+
+/** Save `panel`, ask how to run it, and submit it; the job, sweep or null. */
+export async function submitNotebook(
+  panel: NotebookPanel,
+  options: ISubmitOptions
+): Promise<Submitted | null> {
+  const { context } = panel;
+  await context.ready;
+  try {
+    await context.save();
+  } catch (error) {
+    Notification.error(
+      `Could not save ${context.path} before sending it: ${messageOf(error)}`
+    );
+    return null;
+  }
+  const model = context.model;
+  const spec = model.getMetadata('kernelspec') as { name?: unknown } | null;
+  const kernel = typeof spec?.name === 'string' ? spec.name : null;
+  const environments = new EnvironmentsClient(options.client.serverSettings);
+  const images = new ImagesClient(options.client.serverSettings);
+  // The server reads the parameters cell of the notebook as saved.
+  const [backends, parameters, kernels, envs, imageList, last] =
+    await Promise.all([
+      options.client.backends().catch((error: unknown) => error),
+      options.client
+        .notebookParameters(context.path)
+        .catch((error: unknown) => error),
+      kernelChoices(options.kernelspecs),
+      environments.list().catch(() => null),
+      images.list().catch(() => null),
+      options.last().catch(() => null)
+    ]);
+  if (!Array.isArray(backends) || backends.length === 0) {
+    const why = Array.isArray(backends)
+      ? 'the server has no batch backend configured'
+      : messageOf(backends);
+    Notification.error(`Cannot send to batch: ${why}.`);
+    return null;
+  }
+  const read = parameters instanceof Error ? null : parameters;
+
+  const form = new SubmitForm({
+    path: context.path,
+    kernel,
+    parameters: read as INotebookParameters | null,
+    parametersError: read ? undefined : messageOf(parameters),
+    kernels,
+    environments: envs,
+    images: imageList,
+    backends,
+    last,
+    capacity: name => options.client.capacity(name)
+  });
+  const title = `Send “${context.path.split('/').pop()}” to batch`;
+  const dialog = new SubmitDialog(
+    form,
+    request => options.client.submit(request),
+    title
+  );
+  const result = await dialog.launch();
+  const { job, request } = dialog;
+  if (!result.button.accept || !job || !request) {
+    return null;
+  }
+  options.remember({
+    backend: request.backend,
+    queue: request.queue ?? undefined,
+    resources: request.resources
+  });
+  const open: Notification.IAction = {
+    label: 'Open jobs',
+    caption: 'Show the job in the GPU Env sidebar',
+    callback: () => options.openJobs(job)
+  };
+  if (isSweep(job)) {
+    options.model.addSweep(job);
+    const runs = describeRuns(job.size, job.max_concurrent);
+    Notification.success(
+      `Sent the sweep '${job.name}' (${runs}) to ${job.backend}.`,
+      {
+        autoClose: 6000,
+        actions: [
+          { ...open, caption: 'Show the sweep in the GPU Env sidebar' },
+          {
+            label: 'Open results',
+            caption: 'The runs side by side, filled in as they end',
+            callback: () => options.openResults(job),
+            displayType: 'link'
+          }
+        ]
+      }
+    );
+    return job;
+  }
+  options.model.add(job);
+  Notification.success(`Sent '${job.name}' to ${job.backend}.`, {
+    autoClose: 6000,
+    actions: [open]
+  });
+  return job;
+}
+
+async function kernelChoices(
+  manager: KernelSpec.IManager
+): Promise<IKernelChoice[]> {
+  try {
+    await manager.ready;
+  } catch {
+    return [];
+  }
+  const specs = manager.specs?.kernelspecs ?? {};
+  return Object.entries(specs)
+    .map(([name, spec]) => ({ name, displayName: spec?.display_name ?? name }))
+    .sort((a, b) => a.displayName.localeCompare(b.displayName));
+}

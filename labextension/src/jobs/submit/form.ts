@@ -1,0 +1,354 @@
+/**
+ * The body of the "Send to batch" dialog: the notebook's parameters (one
+ * value each, or several for a sweep), where it runs (kernel, environment or
+ * image), the backend and its resources, and the job's name. `getValue()`
+ * is the `POST jobs` request.
+ */
+import { Dialog } from '@jupyterlab/apputils';
+import { Widget } from '@lumino/widgets';
+
+import { field, h, textInput } from '../../components/form';
+import type {
+  IBackendInfo,
+  IEnvironment,
+  IImage,
+  IJobRequest,
+  INotebookParameters
+} from '../../api/types';
+import { ParameterFields } from './param-fields';
+import {
+  CapacityLoader,
+  ILastUsed,
+  ResourceFields,
+  ResourceKey
+} from './resource-fields';
+import { SWEEP_LIMIT, describeRuns } from '../sweeps/values';
+
+export interface IKernelChoice {
+  name: string;
+  displayName: string;
+}
+
+export interface ISubmitContext {
+  /** The notebook, relative to the server's root. */
+  path: string;
+  /** The kernelspec name in the notebook's metadata. */
+  kernel: string | null;
+  /** The server's reading of the `parameters` cell; null when it failed. */
+  parameters: INotebookParameters | null;
+  /** Why the parameters could not be read. */
+  parametersError?: string;
+  kernels: IKernelChoice[];
+  /** Null when they could not be listed. */
+  environments: IEnvironment[] | null;
+  images: IImage[] | null;
+  backends: IBackendInfo[];
+  last: ILastUsed | null;
+  /** What a backend could start now; not shown without it. */
+  capacity?: CapacityLoader;
+}
+
+/** Words in a server message that point at a field. */
+const FIELD_HINTS: [RegExp, ResourceKey][] = [
+  [/\bcpus\b|\bCPUs?\b/, 'cpus'],
+  [/\bmemory\b/i, 'memory'],
+  [/mig_profile|\bMIG\b/, 'mig_profile'],
+  [/\bgpus\b|\bGPUs?\b/, 'gpus'],
+  [/time_limit|time limit/i, 'time_limit'],
+  [/\bqueue\b/i, 'queue']
+];
+
+export class SubmitForm
+  extends Widget
+  implements Dialog.IBodyWidget<IJobRequest>
+{
+  constructor(private readonly _context: ISubmitContext) {
+    super({ node: h('form', { class: 'jp-GpuEnv-form' }) });
+    this.addClass('jp-GpuEnv-submitForm');
+    this.node.dataset.testid = 'gpu-env-submit-form';
+    this.node.addEventListener('submit', event => event.preventDefault());
+    const { path } = _context;
+    this._params = new ParameterFields(
+      _context.parameters,
+      _context.parametersError
+    );
+    this._resources = new ResourceFields(
+      _context.backends,
+      _context.last,
+      _context.capacity
+    );
+    this._sweepToggle = h('input', {
+      type: 'checkbox',
+      'data-testid': 'gpu-env-submit-sweep'
+    });
+    this._runs = h('span', {
+      class: 'jp-GpuEnv-sweepRuns',
+      role: 'status',
+      'data-testid': 'gpu-env-submit-runs'
+    });
+    this._atOnce = h('input', {
+      type: 'number',
+      class: 'jp-mod-styled',
+      min: 1,
+      step: 1,
+      placeholder: 'all',
+      'data-testid': 'gpu-env-submit-max-concurrent'
+    });
+    this._atOnceField = field('Runs at once', this._atOnce);
+    this._atOnceField.classList.add('jp-GpuEnv-sweepAtOnce');
+    this._atOnceField.title =
+      'How many runs may run at the same time (empty: as many as the ' +
+      'backend allows)';
+    this._sweepSummary = h(
+      'div',
+      { class: 'jp-GpuEnv-sweepSummary', hidden: true },
+      this._runs,
+      this._atOnceField
+    );
+    this._target = this._targetSelect();
+    const stem =
+      path
+        .split('/')
+        .pop()
+        ?.replace(/\.ipynb$/i, '') ?? path;
+    this._name = textInput({
+      placeholder: stem,
+      maxlength: 200,
+      'data-testid': 'gpu-env-submit-name'
+    });
+    this._error = h('div', {
+      class: 'jp-GpuEnv-error jp-GpuEnv-submitError',
+      role: 'alert',
+      hidden: true,
+      'data-testid': 'gpu-env-submit-error'
+    });
+
+    this.node.append(
+      h(
+        'div',
+        { class: 'jp-GpuEnv-fieldHint' },
+        'Runs ',
+        h('code', {}, path),
+        ' as saved now: later edits do not change the job.'
+      ),
+      section('Parameters', this._params.node, ...this._sweepFields()),
+      section(
+        'Run',
+        field('Run in', this._target),
+        h(
+          'div',
+          { class: 'jp-GpuEnv-formRow' },
+          this._resources.backendField,
+          field('Job name', this._name)
+        ),
+        this._resources.node
+      ),
+      this._error
+    );
+    this._resources.onBackendChanged = info =>
+      this._offerImages(info?.supports_images ?? false);
+    this._offerImages(this._resources.info?.supports_images ?? false);
+    // A field the server complained about is marked until it changes.
+    this.node.addEventListener('input', event => {
+      (event.target as HTMLElement).classList?.remove('jp-GpuEnv-inputError');
+      this._showRuns();
+    });
+    this.node.addEventListener('change', () => this._showRuns());
+  }
+
+  /** The sweep mode's switch, and its run count and "runs at once". */
+  private _sweepFields(): HTMLElement[] {
+    if (!this._params.hasFields) {
+      return [];
+    }
+    const toggle = h(
+      'label',
+      {
+        class: 'jp-GpuEnv-sweepToggle',
+        title:
+          'Run the notebook once per combination of the values: type a ' +
+          'list (1, 2, 3) or a range (0:1:0.25) in any field'
+      },
+      this._sweepToggle,
+      'Several values per parameter (a sweep)'
+    );
+    this._sweepToggle.addEventListener('change', () => {
+      this._params.sweep = this._sweepToggle.checked;
+      this._sweepSummary.hidden = !this._sweepToggle.checked;
+      this._showRuns();
+    });
+    return [toggle, this._sweepSummary];
+  }
+
+  /** The number of runs, as typed so far. */
+  private _showRuns(): void {
+    if (!this._params.sweep) {
+      return;
+    }
+    let count: number | null = null;
+    try {
+      count = this._params.sweepValues().count;
+    } catch {
+      // The field says what is wrong.
+    }
+    this._atOnceField.hidden = count === null || count < 2;
+    this._atOnce.disabled = this._atOnceField.hidden;
+    const atOnce = Number.parseInt(this._atOnce.value, 10);
+    const over = count !== null && count > SWEEP_LIMIT;
+    this._runs.dataset.level = over ? 'warn' : count === null ? 'error' : '';
+    this._runs.dataset.count = String(count ?? '');
+    this._runs.textContent =
+      count === null
+        ? 'Runs: correct the values above to count them'
+        : describeRuns(count, atOnce > 0 ? atOnce : null) +
+          (over
+            ? ` — the server usually takes at most ${SWEEP_LIMIT.toLocaleString('en-US')} in one sweep`
+            : '');
+  }
+
+  getValue(): IJobRequest {
+    const [kind, ...rest] = this._target.value.split(':');
+    const target = rest.join(':');
+    const request: IJobRequest = {
+      notebook_path: this._context.path,
+      backend: this._resources.backend.value,
+      parameters: this._params.changed(),
+      resources: this._resources.resources()
+    };
+    if (this._params.sweep) {
+      const { fixed, swept, count } = this._params.sweepValues();
+      request.parameters = fixed;
+      if (count > 1) {
+        request.sweep = swept;
+        const atOnce = Number.parseInt(this._atOnce.value, 10);
+        if (atOnce > 0) {
+          request.max_concurrent = atOnce;
+        }
+      }
+    }
+    if (kind === 'kernel' || kind === 'environment' || kind === 'image') {
+      request[kind] = target;
+    }
+    const queue = this._resources.queue();
+    if (queue) {
+      request.queue = queue;
+    }
+    const name = this._name.value.trim();
+    if (name) {
+      request.name = name;
+    }
+    return request;
+  }
+
+  /** Show the server's refusal, keeping everything typed. */
+  showError(message: string): void {
+    message = message.replace(/Value error, /g, '');
+    this._error.textContent = message;
+    this._error.hidden = false;
+    for (const [pattern, key] of FIELD_HINTS) {
+      const input = this._resources.inputs[key];
+      input.classList.toggle('jp-GpuEnv-inputError', pattern.test(message));
+    }
+    this._params.markErrors(message);
+    this._error.scrollIntoView({ block: 'nearest' });
+  }
+
+  clearError(): void {
+    this._error.hidden = true;
+    this._error.textContent = '';
+  }
+
+  /** Options grouped as kernels, environments and images. */
+  private _targetSelect(): HTMLSelectElement {
+    const { kernels, kernel, environments, images } = this._context;
+    const node = h('select', {
+      class: 'jp-mod-styled',
+      'data-testid': 'gpu-env-submit-target'
+    });
+    const kernelGroup = h('optgroup', { label: 'Kernels' });
+    const known = kernels.some(k => k.name === kernel);
+    if (kernel && !known) {
+      kernelGroup.append(
+        h('option', { value: `kernel:${kernel}` }, `${kernel} (not installed)`)
+      );
+    }
+    for (const k of kernels) {
+      const own = k.name === kernel ? ' — the notebook’s kernel' : '';
+      kernelGroup.append(
+        h('option', { value: `kernel:${k.name}` }, `${k.displayName}${own}`)
+      );
+    }
+    node.append(kernelGroup);
+    if (environments?.length) {
+      const group = h('optgroup', { label: 'Conda environments' });
+      for (const env of environments) {
+        const missing = env.has_ipykernel ? '' : ' — no ipykernel';
+        group.append(
+          h(
+            'option',
+            {
+              value: `environment:${env.name}`,
+              disabled: !env.has_ipykernel
+            },
+            `${env.name}${env.python_version ? ` (Python ${env.python_version})` : ''}${missing}`
+          )
+        );
+      }
+      node.append(group);
+    }
+    if (images?.length) {
+      const group = h('optgroup', { label: 'Packed images' });
+      for (const image of images) {
+        group.append(
+          h(
+            'option',
+            { value: `image:${image.id}`, 'data-image': true },
+            `${image.environment} · ${image.id.slice(0, 12)} (${image.format})`
+          )
+        );
+      }
+      node.append(group);
+    }
+    node.value = kernel
+      ? `kernel:${kernel}`
+      : kernels.length
+        ? `kernel:${kernels[0].name}`
+        : '';
+    this._defaultTarget = node.value;
+    return node;
+  }
+
+  /** Images run only where the backend supports them. */
+  private _offerImages(supported: boolean): void {
+    const options =
+      this._target.querySelectorAll<HTMLOptionElement>('option[data-image]');
+    options.forEach(option => {
+      option.disabled = !supported;
+      option.title = supported ? '' : 'This backend cannot run packed images';
+    });
+    if (!supported && this._target.value.startsWith('image:')) {
+      this._target.value = this._defaultTarget;
+    }
+  }
+
+  private _params: ParameterFields;
+  private _sweepToggle: HTMLInputElement;
+  private _sweepSummary: HTMLDivElement;
+  private _runs: HTMLSpanElement;
+  private _atOnce: HTMLInputElement;
+  private _atOnceField: HTMLDivElement;
+  private _resources: ResourceFields;
+  private _target: HTMLSelectElement;
+  private _defaultTarget = '';
+  private _name: HTMLInputElement;
+  private _error: HTMLDivElement;
+}
+
+function section(title: string, ...children: HTMLElement[]): HTMLElement {
+  return h(
+    'fieldset',
+    { class: 'jp-GpuEnv-formSection' },
+    h('legend', {}, title),
+    ...children
+  );
+}

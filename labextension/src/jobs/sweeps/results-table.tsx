@@ -1,0 +1,223 @@
+/**
+ * A sweep's results as a table: one row per run, its parameters, recorded
+ * values, state and duration, sorted by any column; per run "Run with these
+ * parameters".
+ */
+import { ToolbarButtonComponent, runIcon } from '@jupyterlab/ui-components';
+import React, { useState } from 'react';
+
+import type { ISweepResults, ISweepRow } from '../../api/types';
+import { formatClock } from '../format';
+import { TONES } from '../row';
+import { formatValue } from './values';
+
+/** A column of the table: a parameter, a recorded value, or a fact. */
+interface IColumn {
+  key: string;
+  label: string;
+  kind: 'parameter' | 'value' | 'state' | 'duration';
+  get: (row: ISweepRow) => unknown;
+}
+
+function columnsOf(results: ISweepResults): IColumn[] {
+  return [
+    ...results.parameter_columns.map((name): IColumn => ({
+      key: `p:${name}`,
+      label: name,
+      kind: 'parameter',
+      get: row => row.parameters[name]
+    })),
+    ...results.value_columns.map((name): IColumn => ({
+      key: `v:${name}`,
+      label: name,
+      kind: 'value',
+      get: row => row.values[name]
+    })),
+    { key: 'state', label: 'state', kind: 'state', get: row => row.state },
+    {
+      key: 'duration',
+      label: 'duration',
+      kind: 'duration',
+      get: row => row.duration_seconds
+    }
+  ];
+}
+
+/** Numbers before text before the rest; missing values always last. */
+export function compareValues(a: unknown, b: unknown): number {
+  const missing = (v: unknown): boolean => v === undefined || v === null;
+  if (missing(a) || missing(b)) {
+    return missing(a) === missing(b) ? 0 : missing(a) ? 1 : -1;
+  }
+  if (typeof a === 'number' && typeof b === 'number') {
+    return a - b;
+  }
+  const rank = (v: unknown): number =>
+    typeof v === 'number' ? 0 : typeof v === 'string' ? 1 : 2;
+  if (rank(a) !== rank(b)) {
+    return rank(a) - rank(b);
+  }
+  const text = (v: unknown): string =>
+    typeof v === 'string' ? v : JSON.stringify(v);
+  return text(a).localeCompare(text(b), undefined, { numeric: true });
+}
+
+interface ISort {
+  key: string;
+  descending: boolean;
+}
+
+function sortRows(
+  rows: ISweepRow[],
+  columns: IColumn[],
+  sort: ISort | null
+): ISweepRow[] {
+  const column = sort && columns.find(c => c.key === sort.key);
+  if (!sort || !column) {
+    return rows;
+  }
+  const missing = (v: unknown): boolean => v === undefined || v === null;
+  return [...rows].sort((a, b) => {
+    const x = column.get(a);
+    const y = column.get(b);
+    if (missing(x) || missing(y)) {
+      // Missing values stay last whichever way.
+      return compareValues(x, y) || a.index - b.index;
+    }
+    const order = compareValues(x, y);
+    return (sort.descending ? -order : order) || a.index - b.index;
+  });
+}
+
+function Cell(props: { column: IColumn; row: ISweepRow }): JSX.Element {
+  const { column, row } = props;
+  const value = column.get(row);
+  if (column.kind === 'state') {
+    return (
+      <td data-column={column.key}>
+        <span className="jp-GpuEnv-badge" data-tone={TONES[row.state]}>
+          {row.state}
+        </span>
+      </td>
+    );
+  }
+  if (column.kind === 'duration') {
+    return (
+      <td data-column={column.key} className="jp-GpuEnv-sweepNumber">
+        {row.duration_seconds === null ? '' : formatClock(row.duration_seconds)}
+      </td>
+    );
+  }
+  const missing = value === undefined || value === null;
+  return (
+    <td
+      data-column={column.key}
+      data-value={missing ? undefined : JSON.stringify(value)}
+      className={typeof value === 'number' ? 'jp-GpuEnv-sweepNumber' : ''}
+      title={missing ? undefined : JSON.stringify(value, null, 1)}
+    >
+      {missing ? '' : formatValue(value)}
+    </td>
+  );
+}
+
+export function Table(props: {
+  results: ISweepResults;
+  onRerun: (row: ISweepRow) => Promise<void>;
+}): JSX.Element {
+  const { results, onRerun } = props;
+  const [sort, setSort] = useState<ISort | null>(null);
+  const [busy, setBusy] = useState<Set<string>>(new Set());
+  const columns = columnsOf(results);
+  const rows = sortRows(results.rows, columns, sort);
+  const toggle = (key: string): void =>
+    setSort(
+      sort?.key === key
+        ? { key, descending: !sort.descending }
+        : { key, descending: false }
+    );
+  const rerun = async (row: ISweepRow): Promise<void> => {
+    setBusy(new Set(busy).add(row.job_id));
+    try {
+      await onRerun(row);
+    } finally {
+      setBusy(current => {
+        const next = new Set(current);
+        next.delete(row.job_id);
+        return next;
+      });
+    }
+  };
+  return (
+    <div className="jp-GpuEnv-sweepTableBox">
+      <table
+        className="jp-GpuEnv-table jp-GpuEnv-sweepTable"
+        data-testid="gpu-env-sweep-table"
+      >
+        <thead>
+          <tr>
+            <th className="jp-GpuEnv-sweepIndex">#</th>
+            {columns.map(column => {
+              const sorted = sort?.key === column.key;
+              return (
+                <th
+                  key={column.key}
+                  data-column={column.key}
+                  data-kind={column.kind}
+                  aria-sort={
+                    sorted
+                      ? sort.descending
+                        ? 'descending'
+                        : 'ascending'
+                      : 'none'
+                  }
+                >
+                  <button
+                    type="button"
+                    title={`Sort by ${column.label}${sorted && !sort.descending ? ', descending' : ''}`}
+                    onClick={() => toggle(column.key)}
+                  >
+                    {column.label}
+                    <span className="jp-GpuEnv-sortMark" aria-hidden="true">
+                      {sorted ? (sort.descending ? ' ▼' : ' ▲') : ''}
+                    </span>
+                  </button>
+                </th>
+              );
+            })}
+            <th>
+              <span className="jp-GpuEnv-visuallyHidden">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map(row => (
+            <tr
+              key={row.job_id}
+              data-testid="gpu-env-sweep-row"
+              data-index={row.index}
+              data-job-id={row.job_id}
+              data-state={row.state}
+            >
+              <td className="jp-GpuEnv-sweepIndex">{row.index + 1}</td>
+              {columns.map(column => (
+                <Cell key={column.key} column={column} row={row} />
+              ))}
+              <td className="jp-GpuEnv-sweepActions">
+                <ToolbarButtonComponent
+                  icon={runIcon}
+                  tooltip="Run with these parameters"
+                  disabledTooltip="Sending…"
+                  aria-label="Run with these parameters"
+                  enabled={!busy.has(row.job_id)}
+                  dataset={{ action: 'rerun' }}
+                  onClick={() => void rerun(row)}
+                />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

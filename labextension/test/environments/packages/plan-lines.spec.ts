@@ -1,0 +1,108 @@
+/**
+ * What the plan dialog says of each change before anything is applied.
+ */
+import type { IPackagesPlan, IPlannedChange } from '../../../src/api/types';
+import {
+  isUnrequestedRemoval,
+  planCells,
+  planDownload,
+  planSource,
+  planSummary,
+  planVerb,
+  planVersions
+} from '../../../src/environments/packages/plan-lines';
+
+function change(overrides: Partial<IPlannedChange>): IPlannedChange {
+  return {
+    action: 'install',
+    name: 'numpy',
+    kind: 'conda',
+    version_before: null,
+    version_after: '2.0.1',
+    download_bytes: 1024 ** 2,
+    requested: true,
+    ...overrides
+  };
+}
+
+describe('plan lines', () => {
+  it('a change of build is a rebuild; the other verbs are as named', () => {
+    expect(planVerb('change')).toBe('rebuild');
+    expect(planVerb('downgrade')).toBe('downgrade');
+    expect(planVerb('remove')).toBe('remove');
+  });
+
+  it('names where the package comes from', () => {
+    expect(planSource(change({ kind: 'pypi' }))).toBe('PyPI');
+    expect(planSource(change({ kind: 'conda' }))).toBe('conda');
+  });
+
+  it('shows a version move with an arrow, else the one version', () => {
+    expect(
+      planVersions(change({ version_before: '1.26', version_after: '2.0' }))
+    ).toBe('1.26 → 2.0');
+    expect(planVersions(change({ version_before: null }))).toBe('2.0.1');
+    expect(
+      planVersions(
+        change({ action: 'remove', version_before: '1.0', version_after: null })
+      )
+    ).toBe('1.0');
+    expect(
+      planVersions(change({ version_before: '3.1', version_after: '3.1' }))
+    ).toBe('3.1');
+    expect(
+      planVersions(change({ version_before: null, version_after: null }))
+    ).toBe('');
+  });
+
+  it('says what must be downloaded', () => {
+    expect(planDownload(change({ download_bytes: 1536 }))).toBe('1.5 KiB');
+    expect(planDownload(change({ download_bytes: 0 }))).toBe('cached');
+    expect(planDownload(change({ download_bytes: null }))).toBe('size unknown');
+    expect(planDownload(change({ action: 'remove', download_bytes: 9 }))).toBe(
+      ''
+    );
+  });
+
+  it("a row's cells are verb, package, source, versions, download", () => {
+    expect(
+      planCells(
+        change({
+          action: 'upgrade',
+          kind: 'pypi',
+          name: 'requests',
+          version_before: '2.31',
+          version_after: '2.32',
+          download_bytes: 0
+        })
+      )
+    ).toEqual(['upgrade', 'requests', 'PyPI', '2.31 → 2.32', 'cached']);
+  });
+
+  it('marks the removals the user did not name', () => {
+    expect(
+      isUnrequestedRemoval(change({ action: 'remove', requested: false }))
+    ).toBe(true);
+    expect(
+      isUnrequestedRemoval(change({ action: 'remove', requested: true }))
+    ).toBe(false);
+    expect(
+      isUnrequestedRemoval(change({ action: 'install', requested: false }))
+    ).toBe(false);
+  });
+
+  it('sums the plan up', () => {
+    const plan = {
+      environment: 'mine',
+      changes: [change({}), change({ name: 'scipy' })],
+      download_bytes: 3 * 1024 ** 2,
+      unrequested_removals: [],
+      runs_notebooks: false,
+      warnings: []
+    } as IPackagesPlan;
+    expect(planSummary(plan)).toBe('2 packages; 3.0 MiB to download.');
+    expect(planSummary({ ...plan, changes: [change({})] })).toBe(
+      '1 package; 3.0 MiB to download.'
+    );
+  });
+});
