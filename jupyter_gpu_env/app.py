@@ -1,15 +1,13 @@
-"""The server extension: configuration, routes, and the lifetime of background services."""
+"""The server extension: its options (``options.py``), the services it builds, its routes, and the
+lifetime of its background services."""
 
 from __future__ import annotations
 
 import gc
-import os
 from pathlib import Path
 
 from jupyter_client.kernelspec import KernelSpecManager
-from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import Bool, Enum, Float, Int, List, Unicode, default
 
 from ._version import __version__
 from .batch.backend import InstalledBackends, create_backends
@@ -19,7 +17,7 @@ from .envs.catalog import EnvironmentCatalog
 from .envs.conda_list import default_path as default_conda_list
 from .envs.pip.tool import PipSettings
 from .envs.rattler.engine import RattlerEngine
-from .envs.service import EnvironmentService, default_pkgs_dir, default_user_env_dir
+from .envs.service import EnvironmentService
 from .gpu.cluster import capacity_source
 from .gpu.kernel_processes import RunningKernel, server_kernels
 from .gpu.sampler import Sampler
@@ -27,12 +25,13 @@ from .gpu.sources import GpuReaders
 from .handlers import tornado_routes
 from .handlers.openapi import render as render_openapi
 from .images.service import ImageService
+from .options import GpuEnvOptions
 from .services import Library, Services
 from .services.kernels import ServerKernels
 from .tasks import TaskManager
 
 
-class GpuEnvApp(ExtensionApp):
+class GpuEnvApp(ExtensionApp, GpuEnvOptions):
     """jupyter-gpu-env: environments, images, batch jobs and GPU usage for shared GPU platforms."""
 
     name = "jupyter_gpu_env"
@@ -40,274 +39,8 @@ class GpuEnvApp(ExtensionApp):
     description = __doc__
     # The frontend is a prebuilt lab extension; this server extension serves only the REST API.
     load_other_extensions = True
-
-    # -- GPU and memory ---------------------------------------------------------------------------
-    gpu_sample_interval = Float(
-        2.0,
-        config=True,
-        help="Seconds between two samples of GPU and host memory. One sampler serves every open tab, "
-        "so this sets the whole server's sampling cost.",
-    )
-    gpu_history_seconds = Float(
-        600.0,
-        config=True,
-        help="How many seconds of samples `GET gpu/history` keeps (a ring of this length over the interval).",
-    )
-
-    gpu_idle_seconds = Float(
-        1800.0,
-        config=True,
-        help="A GPU held by this server's kernels with no utilization for this many seconds raises the idle "
-        "warning, which offers to release it (shut those kernels down).",
-    )
-    cluster_capacity = Unicode(
-        "",
-        config=True,
-        help="Where the panel reads free and total GPUs/MIG slices of the cluster: 'kubernetes' (nodes and "
-        "pods through the API, configured as for the Kubernetes backend: c.KubernetesBackend.kubeconfig and "
-        "context, else in-cluster config, else KUBECONFIG; needs the kubernetes package and RBAC to list "
-        "nodes and pods) or '' (off).",
-    )
-    cluster_capacity_ttl = Float(
-        30.0, config=True, help="Seconds the cluster capacity is cached (one API read per period)."
-    )
-    gpu_recorded_source = Unicode(
-        "",
-        config=True,
-        help="Replay recorded NVIDIA tool output instead of reading this machine's GPUs, for demos and tests: "
-        "a folder holding nvidia-smi-q.xml (or nvidia-smi-q.txt / nvidia-smi.txt) and optionally "
-        "nvidia-smi-L.txt and nvidia-smi-lgi.txt, or one such file, or one capture file (append #idle for "
-        "its idle phase). Empty: read the GPUs with NVML, else nvidia-smi.",
-    )
-
-    # -- environments and kernels -----------------------------------------------------------------
-    managed_env_dirs = List(
-        Unicode(),
-        config=True,
-        help="Folders holding the platform's managed (read-only) conda environments: each sub-folder with a "
-        "conda-meta/ folder is one, and so is a listed folder that is itself an environment. Default: "
-        "/envs and /opt/conda/envs where they exist. Environments listed in conda's environments.txt "
-        "outside the user's folder are shown as managed too.",
-    )
-    user_env_dir = Unicode(
-        config=True,
-        help="Where the user's own environments (clones) live. Default: ~/.conda/envs, where "
-        "`conda activate NAME` finds them.",
-    )
-    shared_env_dirs = List(
-        Unicode(),
-        config=True,
-        help="Folders where users share environments with their team (empty: sharing is off). Users publish "
-        "into the first one; all are listed under 'Shared'. Create it group-owned, setgid and sticky "
-        "(`chmod 3775`) so teammates can add environments but only their owner can remove one.",
-    )
-    conda_channels = List(
-        Unicode(),
-        default_value=["conda-forge"],
-        config=True,
-        help="Channels for adding packages and for fetching packages missing from the cache: names, URLs, "
-        "or local folders (file:// channels work offline).",
-    )
-    pkgs_dir = Unicode(
-        config=True,
-        help="The conda package cache used for clones. Keep it on the same filesystem as user_env_dir so "
-        "that clones hard-link their files instead of copying them. Default: "
-        "~/.cache/jupyter-gpu-env/pkgs.",
-    )
-    conda_timeout = Float(
-        1800.0,
-        config=True,
-        help="Seconds a single clone or package change may take before it is stopped.",
-    )
-    pip_installer = Enum(
-        ["auto", "uv", "pip"],
-        default_value="auto",
-        config=True,
-        help="What installs PyPI packages into an environment: `uv` (fast; installed with this package), "
-        "`pip` (the environment's own, which must then have pip), or `auto` (uv where it is, else pip).",
-    )
-    pip_index_url = Unicode(
-        "",
-        config=True,
-        help="The Python package index for PyPI packages (a mirror's URL); empty: the installer's default "
-        "and its own configuration (pip.conf, uv.toml, PIP_INDEX_URL / UV_INDEX_URL).",
-    )
-    pip_extra_index_urls = List(
-        Unicode(), default_value=[], config=True, help="More package indexes, searched besides the index."
-    )
-    pip_find_links = List(
-        Unicode(),
-        default_value=[],
-        config=True,
-        help="Folders or pages of wheels to install from (a site's wheelhouse), besides the index.",
-    )
-    pip_no_index = Bool(
-        False,
-        config=True,
-        help="Use no package index, only `pip_find_links` (an offline site).",
-    )
-
-    # -- images -----------------------------------------------------------------------------------
-    image_dir = Unicode(
-        config=True,
-        help="Where packed images (squashfs, SIF) and their records are written. Put it on the shared "
-        "filesystem your batch nodes see. Default: a `gpu-env/images` folder in the user's Jupyter "
-        "data directory.",
-    )
-    image_mount_prefix = Unicode(
-        "/opt/gpu-env",
-        config=True,
-        help="Images are packed to be mounted at IMAGE_MOUNT_PREFIX/ENV_NAME (conda-pack --dest-prefix), "
-        "which is where apptainer binds them in batch jobs.",
-    )
-    image_max_bytes = Int(
-        0,
-        config=True,
-        help="Largest image file a user may build, in bytes (0: no limit). A pack that grows past it stops "
-        "and leaves nothing behind.",
-    )
-    image_threads = Int(
-        0,
-        config=True,
-        help="Compression threads for mksquashfs (0: all cores).",
-    )
-    image_kernel_container = Unicode(
-        "",
-        config=True,
-        help="Where squashfuse cannot mount, kernels from images run inside this container with apptainer "
-        "(a .sif path); empty: image kernels need squashfuse and /dev/fuse.",
-    )
-    sif_base_image = Unicode(
-        "docker://debian:12-slim",
-        config=True,
-        help="Base container of SIF images (a docker:// reference or a local .sif), used where apptainer "
-        "is installed.",
-    )
-
-    # -- batch jobs -------------------------------------------------------------------------------
-    job_dir = Unicode(
-        "gpu-env-jobs",
-        config=True,
-        help="Where each job's folder (input snapshot, output notebook, log, status) is created: relative "
-        "to the server's root so outputs open in JupyterLab, or absolute (on a shared filesystem for "
-        "cluster backends).",
-    )
-    job_store = Unicode(
-        config=True,
-        help="The SQLite file holding job records. Default: jobs.sqlite in state_dir.",
-    )
-    job_refresh_interval = Float(
-        2.0,
-        config=True,
-        help="Seconds between two status queries of each backend (one query for all its active jobs).",
-    )
-    job_gpu_sample_interval = Float(
-        5.0,
-        min=0.0,
-        config=True,
-        help="Seconds between two samples of the GPUs a batch job can see, taken by its runner (0: none). "
-        "Each sample costs a few NVML calls and about 40 bytes per device in the job folder.",
-    )
-    job_gpu_idle_seconds = Float(
-        600.0,
-        min=0.0,
-        config=True,
-        help="A running batch job whose GPUs have all been under 5 % utilization this long gets a warning "
-        "in the Jobs section, with cancel at hand.",
-    )
-    backends = List(
-        Unicode(),
-        default_value=["local"],
-        config=True,
-        help="The batch backends offered, by name: 'local', 'slurm', 'kubernetes', or one a site installs "
-        "(entry point group jupyter_gpu_env.backends). Each is configured in its own section "
-        "(c.LocalBackend, c.SlurmBackend, c.KubernetesBackend).",
-    )
-
+    # Every installed backend's options show in --help-all, the CLI and docs/configuration.md.
     classes = InstalledBackends()
-
-    # -- limits on what one request can cost -------------------------------------------------------
-    max_request_bytes = Int(
-        1 << 20,
-        min=1024,
-        config=True,
-        help="Largest request body the REST API reads, in bytes; a larger one is refused with 413 before "
-        "it is read.",
-    )
-    max_sweep_runs = Int(
-        1000,
-        min=1,
-        config=True,
-        help="The most runs one sweep may have (the product of its values' counts, or its list of runs); "
-        "a larger one is refused before any run is made.",
-    )
-    max_parameters_bytes = Int(
-        64 << 10,
-        min=256,
-        config=True,
-        help="Largest JSON of one job's parameters, in bytes. Job listings carry parameters only up to "
-        "listed_parameters_bytes per job; `GET jobs/{id}` has them all.",
-    )
-    listed_parameters_bytes = Int(
-        2048,
-        min=0,
-        config=True,
-        help="Parameters larger than this (as JSON, in bytes) are left out of job listings, which say so "
-        "(`parameters_omitted`), so that a page of jobs stays small.",
-    )
-    max_gpu_checks = Int(
-        2,
-        min=1,
-        config=True,
-        help="GPU checks (each starts a Python with CUDA libraries) that run at once; more wait their turn.",
-    )
-    max_concurrent_packs = Int(
-        1,
-        min=1,
-        config=True,
-        help="Images packed at once (each uses every core it is given); more wait their turn. Requests for "
-        "an image already being packed share its task.",
-    )
-
-    freeze_startup_objects = Bool(
-        True,
-        config=True,
-        help="Once the server has started, move the objects it made to start out of the garbage "
-        "collector's view (gc.freeze), so that a full collection stops pausing every request for 100 ms "
-        "or more. They live as long as the server anyway.",
-    )
-
-    state_dir = Unicode(
-        config=True,
-        help="Where the extension keeps its own state: task records (tasks.json), the environment "
-        "catalog (environments.json: what is known of each environment, so that a restart does not "
-        "measure unchanged ones again) and, by default, the job records (jobs.sqlite). Default: a "
-        "`gpu-env` folder in the user's Jupyter data directory.",
-    )
-
-    @default("state_dir")
-    def _default_state_dir(self) -> str:
-        return str(Path(jupyter_data_dir()) / "gpu-env")
-
-    @default("managed_env_dirs")
-    def _default_managed(self) -> list[str]:
-        return [d for d in ("/envs", "/opt/conda/envs") if os.path.isdir(d)]
-
-    @default("user_env_dir")
-    def _default_user_env_dir(self) -> str:
-        return str(default_user_env_dir())
-
-    @default("pkgs_dir")
-    def _default_pkgs_dir(self) -> str:
-        return str(default_pkgs_dir())
-
-    @default("job_store")
-    def _default_job_store(self) -> str:
-        return str(Path(self.state_dir) / "jobs.sqlite")
-
-    @default("image_dir")
-    def _default_image_dir(self) -> str:
-        return str(Path(jupyter_data_dir()) / "gpu-env" / "images")
 
     async def _kernels(self) -> list[RunningKernel]:
         return await server_kernels(self.serverapp)

@@ -32,10 +32,10 @@ from typing import Any
 
 from jupyter_core.paths import jupyter_data_dir
 
-from .atomic import write_json_atomic
 from .errors import Conflict, Forbidden, NotFound
 from .models.envs import KernelInfo
 from .models.images import Image
+from .system.atomic import write_json_atomic
 
 KERNEL_PREFIX = "gpu-env-"
 METADATA_KEY = "jupyter_gpu_env"

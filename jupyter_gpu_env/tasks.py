@@ -24,9 +24,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .atomic import write_json_atomic
 from .errors import Conflict, GpuEnvError, NotFound
 from .models.tasks import Task, TaskState
+from .system.atomic import write_json_atomic
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 from pathlib import Path
 
-from jupyter_gpu_env.app import GpuEnvApp
 from jupyter_gpu_env.cli import configdoc
+from jupyter_gpu_env.options import GpuEnvOptions
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -13,7 +13,7 @@ def test_configuration_reference_is_current():
 
 
 def test_every_option_has_help():
-    for name, trait in GpuEnvApp.class_own_traits(config=True).items():
+    for name, trait in GpuEnvOptions.class_own_traits(config=True).items():
         assert len((trait.help or "").split()) >= 5, f"c.GpuEnvApp.{name} needs help text"
 
 

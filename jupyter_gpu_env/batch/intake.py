@@ -17,7 +17,7 @@ from typing import Any
 
 from ..errors import NotFound
 from ..models.jobs import Job, JobRequest
-from ..offloop import python_work
+from ..system.offloop import python_work
 from . import jobfiles, submission
 from .backend import Backend
 from .tracking import JobTracker

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..atomic import write_json_atomic
+from ..system.atomic import write_json_atomic
 
 JOB_JSON = "job.json"
 INPUT = "input.ipynb"

@@ -32,7 +32,7 @@ from ..models.cluster import ClusterCapacity
 from ..models.jobs import TERMINAL_STATES, Job, JobGpuSeries, JobList, JobRequest, LogChunk
 from ..models.notebooks import NotebookParameters
 from ..models.sweeps import JobGroup
-from ..offloop import python_work
+from ..system.offloop import python_work
 from . import jobfiles, submission, usage
 from .backend import Backend, IllegalTransition
 from .intake import Intake, Runtimes

@@ -25,6 +25,7 @@ def _section(cls: type[HasTraits], traits: dict[str, TraitType[Any, Any]]) -> li
 
 def render() -> str:
     from ..app import GpuEnvApp
+    from ..options import GpuEnvOptions
 
     lines = [
         "# Configuration reference",
@@ -35,7 +36,7 @@ def render() -> str:
         "(`jupyter lab --GpuEnvApp.gpu_sample_interval=1.0`). Every option has a working default.",
         "",
     ]
-    lines += _section(GpuEnvApp, GpuEnvApp.class_own_traits(config=True))
+    lines += _section(GpuEnvApp, GpuEnvOptions.class_own_traits(config=True))
     backends: list[type[Configurable]] = GpuEnvApp.classes
     for cls in sorted(backends, key=lambda c: c.__name__):
         # A backend's options include those of the classes it builds on (KubernetesOptions).

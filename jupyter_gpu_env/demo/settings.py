@@ -14,8 +14,8 @@ from pathlib import Path
 
 from jupyter_core import paths
 
-from ..atomic import write_atomic
 from ..errors import Conflict
+from ..system.atomic import write_atomic
 
 FILENAME = "jupyter_jupyter_gpu_env_config.py"
 # The first line of a file we wrote: only such a file is replaced or removed, never one a person wrote.

@@ -10,7 +10,7 @@ import os
 import threading
 from pathlib import Path
 
-from ..atomic import write_atomic
+from ..system.atomic import write_atomic
 
 _lock = threading.Lock()
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..atomic import write_json_atomic
+from ..system.atomic import write_json_atomic
 from .sources.reading import GpuReading
 from .visibility import mark_visible
 

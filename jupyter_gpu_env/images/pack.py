@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .. import proc
 from ..errors import CommandFailed, Conflict, GpuEnvError, Unavailable
-from ..spare import SpareProcess
+from ..system.spare import SpareProcess
 from . import runtime
 
 Progress = Callable[[float, str], None]

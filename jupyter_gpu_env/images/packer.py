@@ -4,7 +4,7 @@ Run as ``python -m jupyter_gpu_env.images.packer`` with a JSON request on stdin 
 output, staging, compression, processors). It prints JSON lines ({"progress", "message"} or {"error"}),
 writes the pseudo and exclude files into ``staging``, and execs mksquashfs: one process to kill on
 cancel, and the size limit (RLIMIT_FSIZE) set on it holds for mksquashfs too. A server starts one ahead
-of need (see :mod:`jupyter_gpu_env.spare`): it imports conda-pack, then waits for its request.
+of need (see :mod:`jupyter_gpu_env.system.spare`): it imports conda-pack, then waits for its request.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import os
 import sys
 from pathlib import Path
 
-from ..spare import read_request
+from ..system.spare import read_request
 from .squash import UnpackableName, mksquashfs_argv, plan, pseudo_lines, zstd_level
 
 

@@ -15,10 +15,10 @@ import shutil
 import time
 from pathlib import Path
 
-from ..atomic import write_json_atomic
 from ..errors import Conflict, InvalidRequest, NotFound
 from ..models.images import Image, ImageRequest, ImageUsage
-from ..offloop import python_work
+from ..system.atomic import write_json_atomic
+from ..system.offloop import python_work
 from ..tasks import cancel_and_wait
 from . import pack, runtime
 from .content import scan

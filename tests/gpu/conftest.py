@@ -9,7 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from fake_nvml import FakeNvml, capture_facts
+
+from .fake_nvml import FakeNvml, capture_facts
 
 FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "gpu"
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from types import SimpleNamespace
 
-from fixture_files import MIB
+from .fixture_files import MIB
 
 NA = 0xFFFFFFFF
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from fake_nvml import DRIVER_NOT_LOADED
-from fixture_files import H100, H100_MIG, MIB
 
 from jupyter_gpu_env.gpu.jobuse import MIG_NOTE, SERIES, SUMMARY, GpuUseSampler, read_series
 from jupyter_gpu_env.gpu.sources.nvml import NvmlReader
 from jupyter_gpu_env.models.jobs import JobGpuUsage
+
+from .fake_nvml import DRIVER_NOT_LOADED
+from .fixture_files import H100, H100_MIG, MIB
 
 
 class Clock:

@@ -14,9 +14,9 @@ from typing import Any
 
 from kubernetes import client
 
-from ...atomic import write_atomic
 from ...errors import InvalidRequest
 from ...models.jobs import Job
+from ...system.atomic import write_atomic
 from ..backend import Observation, SweepSubmission
 from . import indexed
 from .namespace import Namespace, gone_already

@@ -20,7 +20,7 @@ from typing import Any
 from ...errors import Conflict
 from ...models.jobs import TERMINAL_STATES, Job, JobRequest
 from ...models.sweeps import JobGroup, JobGroupList, SweepResults, SweepRow
-from ...offloop import python_work
+from ...system.offloop import python_work
 from .. import jobfiles, submission
 from ..backend import Backend
 from ..intake import Intake, Prepared

@@ -41,7 +41,7 @@ from pathlib import Path
 from ... import kernelspecs
 from ...errors import NotFound
 from ...models.envs import Environment, EnvironmentDetail, EnvKind
-from ...offloop import python_work
+from ...system.offloop import python_work
 from .. import conda_list
 from . import saved
 from .prefix import PrefixSummary, cache_key, describe, disk_usage, is_env, site_dirs, summarize

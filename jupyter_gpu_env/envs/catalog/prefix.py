@@ -14,8 +14,8 @@ from email.parser import HeaderParser
 from pathlib import Path
 from typing import Any
 
-from ...atomic import write_json_atomic
 from ...models.envs.packages import Package
+from ...system.atomic import write_json_atomic
 
 # Provenance of environments we create. Not a .json file on purpose: conda and rattler parse every
 # conda-meta/*.json as a package record.

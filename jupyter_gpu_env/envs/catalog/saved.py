@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ...atomic import write_json_atomic
+from ...system.atomic import write_json_atomic
 from .prefix import PrefixSummary
 
 VERSION = 1

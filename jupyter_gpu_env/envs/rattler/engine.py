@@ -16,7 +16,7 @@ from ... import proc
 from ...errors import Conflict, GpuEnvError, InvalidRequest, NotFound, Unavailable
 from ...models.envs import CloneReport, ExportFormat
 from ...models.envs.packages import PackagesReport
-from ...spare import SpareProcess
+from ...system.spare import SpareProcess
 from ...tasks import cancel_and_wait
 from ..catalog.prefix import read_records
 from ..clonefiles import CopyReport, conda_files, copy_records, copy_untracked, find_untracked

@@ -6,7 +6,7 @@ stdout, ``{"progress": 0.4, "message": "..."}``, ``{"log": "..."}``, then exactl
 ``{"result": {...}}`` or ``{"error": "...", "reason": "..."}``. Anything else the libraries print
 goes to stderr (file descriptor 1 is pointed at 2 before they load).
 
-A server starts one worker ahead of need (a spare, see :mod:`jupyter_gpu_env.spare`): it imports
+A server starts one worker ahead of need (a spare, see :mod:`jupyter_gpu_env.system.spare`): it imports
 rattler first, then waits for its request, and leaves after a while without one, or at once when its
 server's end of the pipe closes.
 
@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from jupyter_gpu_env.spare import read_request
+from jupyter_gpu_env.system.spare import read_request
 
 _out: TextIO = sys.stdout
 

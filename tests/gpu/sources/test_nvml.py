@@ -6,15 +6,16 @@ The fake is :mod:`fake_nvml`'s.
 from __future__ import annotations
 
 import pytest
-from fake_nvml import (
+
+from jupyter_gpu_env.gpu.sources.nvml import NvmlReader
+
+from ..fake_nvml import (
     DRIVER_NOT_LOADED,
     GPU_IS_LOST,
     LIBRARY_NOT_FOUND,
     NO_PERMISSION,
 )
-from fixture_files import H100, H100_MIG, H200_MIG, MIB
-
-from jupyter_gpu_env.gpu.sources.nvml import NvmlReader
+from ..fixture_files import H100, H100_MIG, H200_MIG, MIB
 
 
 def rows(gpu):

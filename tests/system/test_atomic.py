@@ -3,7 +3,7 @@
 import json
 import threading
 
-from jupyter_gpu_env.atomic import write_json_atomic
+from jupyter_gpu_env.system.atomic import write_json_atomic
 
 
 def test_concurrent_writers_of_one_file_all_succeed(tmp_path):

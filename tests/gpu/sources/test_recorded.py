@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import os
 
-import fixture_files
 import pytest
-from fixture_files import (
+
+from jupyter_gpu_env.gpu.sources.recorded import RecordedSource, parse_capture
+
+from .. import fixture_files
+from ..fixture_files import (
     A100_XML,
     H100,
     H100_MIG,
@@ -18,8 +21,6 @@ from fixture_files import (
     LGI_A100,
     MIB,
 )
-
-from jupyter_gpu_env.gpu.sources.recorded import RecordedSource, parse_capture
 
 
 def test_every_fixture_is_read_by_some_test(gpu_fixtures):

@@ -8,14 +8,14 @@ import sys
 import psutil
 from helpers import wait_until
 
-from jupyter_gpu_env.spare import SpareProcess
+from jupyter_gpu_env.system.spare import SpareProcess
 
 # Answers its request with the request, or "none" when it gets none.
 ECHO = [
     sys.executable,
     "-c",
     "import sys\n"
-    "from jupyter_gpu_env.spare import read_request\n"
+    "from jupyter_gpu_env.system.spare import read_request\n"
     "r = read_request()\n"
     "sys.stdout.write('none' if r is None else 'got ' + r.decode())\n",
 ]
@@ -61,7 +61,7 @@ def test_a_spare_leaves_when_its_server_goes():
     """The spare's input is its server's pipe: when the server dies, the spare reads the end and exits."""
     code = (
         "import asyncio, os, sys\n"
-        "from jupyter_gpu_env.spare import SpareProcess\n"
+        "from jupyter_gpu_env.system.spare import SpareProcess\n"
         "async def main():\n"
         f"    s = SpareProcess({ECHO!r}, 'echo')\n"
         "    await s.warm_up()\n"

@@ -14,8 +14,8 @@ import select
 import sys
 from collections.abc import Mapping, Sequence
 
-from . import proc
-from .errors import GpuEnvError
+from .. import proc
+from ..errors import GpuEnvError
 
 log = logging.getLogger(__name__)
 

@@ -6,9 +6,10 @@ import json
 import re
 
 import pytest
-from fixture_files import GFD_LABELS, MIB, MIGPARTED_DEFAULT, MIGPARTED_EXAMPLES
 
 from jupyter_gpu_env.gpu import mig
+
+from .fixture_files import GFD_LABELS, MIB, MIGPARTED_DEFAULT, MIGPARTED_EXAMPLES
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,13 @@ import sys
 import textwrap
 
 import pytest
-from fixture_files import (
+
+from jupyter_gpu_env.errors import CommandFailed, CommandTimeout, Conflict, Unavailable
+from jupyter_gpu_env.gpu import mig
+from jupyter_gpu_env.gpu.sources import chain, smi
+from jupyter_gpu_env.models import GpuDevice, MigDevice
+
+from ..fixture_files import (
     A100_XML,
     H100,
     H100_MIG,
@@ -19,11 +25,6 @@ from fixture_files import (
     LGI_A100,
     MIB,
 )
-
-from jupyter_gpu_env.errors import CommandFailed, CommandTimeout, Conflict, Unavailable
-from jupyter_gpu_env.gpu import mig
-from jupyter_gpu_env.gpu.sources import chain, smi
-from jupyter_gpu_env.models import GpuDevice, MigDevice
 
 H100X8_UUIDS = [
     "GPU-ee7954ec-da95-fd7a-ddfd-c6b32cc2f8aa",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from fixture_files import H100X8_QUERY, H200_MIG
 
 from jupyter_gpu_env.gpu.sources import smi
 from jupyter_gpu_env.gpu.visibility import (
@@ -12,6 +11,8 @@ from jupyter_gpu_env.gpu.visibility import (
     parse_cuda_visible_devices,
     parse_nvidia_visible_devices,
 )
+
+from .fixture_files import H100X8_QUERY, H200_MIG
 
 EIGHT_UUIDS = ["GPU-ee7954ec", "GPU-47daa2ad", "GPU-167d8376", "GPU-afe9f2ed"]  # prefixes of gpud's GPUs 0-3
 
