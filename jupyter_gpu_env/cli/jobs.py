@@ -21,7 +21,7 @@ from ..errors import GpuEnvError, InvalidRequest
 from ..models.jobs import JOB_STATES, TERMINAL_STATES, Job
 from ..models.sweeps import JobGroup
 from .common import UsageError, human_duration, parse_value, print_json, print_table
-from .config import Session, command_parser, run_command
+from .config import Session, command_parser, run_command, with_services
 from .progress import ProgressBar
 from .sweeps import follow_sweep
 
@@ -205,55 +205,46 @@ def cmd_jobs(args: argparse.Namespace) -> int:
     return run_command(args, run)
 
 
-def cmd_logs(args: argparse.Namespace) -> int:
+@with_services
+async def cmd_logs(s: Library, args: argparse.Namespace) -> int:
     """Print a job's log; --follow keeps printing until the job ends."""
-
-    async def run(s: Library) -> int:
-        await s.jobs.refresh()
-        job = await s.jobs.get(args.job)
-        folder = s.jobs.folder_of(job)
-        if not folder.is_dir():
-            raise InvalidRequest(
-                f"The folder of job {job.id} is not at {folder}: it was submitted with another root "
-                "directory; pass that one with --root."
-            )
-        offset = 0
-        while True:
-            chunk = await s.jobs.log(job.id, offset)
-            if chunk.text:
-                sys.stdout.write(chunk.text)
-                sys.stdout.flush()
-            if chunk.eof or (chunk.next_offset == offset and not args.follow):
-                return 0
-            if chunk.next_offset == offset:
-                await asyncio.sleep(POLL_SECONDS)
-                await s.jobs.refresh()
-            offset = chunk.next_offset
-
-    return run_command(args, run)
+    await s.jobs.refresh()
+    job = await s.jobs.get(args.job)
+    folder = s.jobs.folder_of(job)
+    if not folder.is_dir():
+        raise InvalidRequest(
+            f"The folder of job {job.id} is not at {folder}: it was submitted with another root "
+            "directory; pass that one with --root."
+        )
+    offset = 0
+    while True:
+        chunk = await s.jobs.log(job.id, offset)
+        if chunk.text:
+            sys.stdout.write(chunk.text)
+            sys.stdout.flush()
+        if chunk.eof or (chunk.next_offset == offset and not args.follow):
+            return 0
+        if chunk.next_offset == offset:
+            await asyncio.sleep(POLL_SECONDS)
+            await s.jobs.refresh()
+        offset = chunk.next_offset
 
 
-def cmd_cancel(args: argparse.Namespace) -> int:
+@with_services
+async def cmd_cancel(s: Library, args: argparse.Namespace) -> int:
     """Cancel a queued or running job."""
-
-    async def run(s: Library) -> int:
-        job = await s.jobs.cancel(args.job)
-        print(f"Cancelled job {job.id} ({job.name})")
-        return 0
-
-    return run_command(args, run)
+    job = await s.jobs.cancel(args.job)
+    print(f"Cancelled job {job.id} ({job.name})")
+    return 0
 
 
-def cmd_rerun(args: argparse.Namespace) -> int:
+@with_services
+async def cmd_rerun(s: Library, args: argparse.Namespace) -> int:
     """Send a job (or a run of a sweep) again: its snapshot and settings, parameters changed with -p."""
-
-    async def run(s: Library) -> int:
-        job = await s.jobs.rerun(args.job, {name: parse_value(v) for name, v in args.parameter})
-        print(job.id)
-        print(f"Sent '{job.name}' again to {job.backend} as {job.id}", file=sys.stderr)
-        return 0
-
-    return run_command(args, run)
+    job = await s.jobs.rerun(args.job, {name: parse_value(v) for name, v in args.parameter})
+    print(job.id)
+    print(f"Sent '{job.name}' again to {job.backend} as {job.id}", file=sys.stderr)
+    return 0
 
 
 def register(sub: Any) -> None:

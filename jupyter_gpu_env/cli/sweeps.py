@@ -11,7 +11,7 @@ from ..batch.sweeps.results import as_csv
 from ..models.jobs import TERMINAL_STATES
 from ..models.sweeps import JobGroup
 from .common import print_json, print_table
-from .config import command_parser, run_command
+from .config import command_parser, with_services
 from .progress import ProgressBar
 
 if TYPE_CHECKING:
@@ -53,27 +53,24 @@ async def follow_sweep(svc: JobService, sweep: JobGroup, args: argparse.Namespac
     return 0 if sweep.state == "succeeded" else 1
 
 
-def cmd_results(args: argparse.Namespace) -> int:
+@with_services
+async def cmd_results(s: Library, args: argparse.Namespace) -> int:
     """A sweep's runs side by side: parameters, what each recorded, state and duration."""
-
-    async def run(s: Library) -> int:
-        await s.jobs.refresh()
-        table = await s.sweeps.results(args.sweep)
-        if args.csv:
-            sys.stdout.write(as_csv(table))
-        elif args.json:
-            print_json(table)
-        else:
-            head = ("RUN", *table.parameter_columns, *table.value_columns, "STATE", "SECONDS")
-            rows = [
-                (r.index, *(r.parameters.get(c) for c in table.parameter_columns),
-                 *(r.values.get(c) for c in table.value_columns), r.state, r.duration_seconds)
-                for r in table.rows
-            ]  # fmt: skip
-            print_table(head, rows, "The sweep has no runs.")
-        return 0
-
-    return run_command(args, run)
+    await s.jobs.refresh()
+    table = await s.sweeps.results(args.sweep)
+    if args.csv:
+        sys.stdout.write(as_csv(table))
+    elif args.json:
+        print_json(table)
+    else:
+        head = ("RUN", *table.parameter_columns, *table.value_columns, "STATE", "SECONDS")
+        rows = [
+            (r.index, *(r.parameters.get(c) for c in table.parameter_columns),
+             *(r.values.get(c) for c in table.value_columns), r.state, r.duration_seconds)
+            for r in table.rows
+        ]  # fmt: skip
+        print_table(head, rows, "The sweep has no runs.")
+    return 0
 
 
 def register(sub: Any) -> None:

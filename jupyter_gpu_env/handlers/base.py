@@ -26,6 +26,7 @@ from tornado import web
 from ..errors import GpuEnvError
 from ..inputs import parse_json_body, parse_query_value, text_problem
 from ..models.common import PAGE_LIMIT_SCHEMA, PAGE_OFFSET_SCHEMA, describe_validation_error
+from ..models.tasks import Task
 from ..services import Services
 
 log = logging.getLogger(__name__)
@@ -155,6 +156,9 @@ def operation(
             if self._finished:
                 return
             self.set_status(self._status_override or status)
+            if isinstance(result, Task) and self.get_status() == 202:
+                # The caller follows the task (or DELETEs it to cancel) at its base_url-aware URL.
+                self.set_header("Location", self.api_url("tasks", result.id))
             if result is None:
                 self.finish()
             elif isinstance(result, BaseModel):
@@ -170,6 +174,34 @@ def operation(
         return guarded
 
     return decorate
+
+
+# The task to follow. What it makes exists once it succeeds (it is built aside), not at the 202.
+TASK_LINKS = (("GetTask", "get_tasks_task_id", {"task_id": "$response.body#/id"}),)
+
+
+def starts_task(
+    summary: str,
+    *,
+    errors: tuple[int, ...],
+    description: str,
+    request: type[BaseModel] | None = None,
+    also: tuple[tuple[int, type[BaseModel]], ...] = (),
+    permissions: tuple[Permission, ...] = (),
+) -> Callable[[Callable[..., Awaitable[Any]]], Callable[..., Any]]:
+    """An :func:`operation` that starts a long one: 202 with the Task, its Location, and the link to
+    follow it. ``also``: an answer a handler may give at once instead (with ``override_status``)."""
+    return operation(
+        summary,
+        request=request,
+        response=Task,
+        status=202,
+        errors=errors,
+        also=also,
+        permissions=permissions,
+        links=TASK_LINKS,
+        description=description,
+    )
 
 
 @web.stream_request_body

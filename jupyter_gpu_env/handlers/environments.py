@@ -16,7 +16,7 @@ from ..models.envs.api import DeletedEnvironment, KernelRemoved
 from ..models.envs.packages import EnvironmentHistory, PackageSearch, PackagesRequest
 from ..models.images import Image, ImageRequest
 from ..models.tasks import Task
-from .base import GpuEnvHandler, Param, operation
+from .base import GpuEnvHandler, Param, operation, starts_task
 
 KERNELSPECS = (("write", "kernelspecs"),)
 SHUTDOWN = Param(
@@ -25,29 +25,17 @@ SHUTDOWN = Param(
     "Shut down this server's kernels running in it first (needs `write` on kernels); without it, running "
     "kernels make the request a 409 that names them.",
 )
-# The task to follow. What it makes exists once it succeeds (it is built aside), not at the 202.
-TASK_LINKS = (("GetTask", "get_tasks_task_id", {"task_id": "$response.body#/id"}),)
 
 
-class TaskStartingHandler(GpuEnvHandler):
-    def accepted(self, task: Task) -> Task:
-        """202 with the task's base_url-aware Location: the caller polls it (or DELETEs it to cancel)."""
-        self.set_header("Location", self.api_url("tasks", task.id))
-        return task
-
-
-class EnvironmentsHandler(TaskStartingHandler):
+class EnvironmentsHandler(GpuEnvHandler):
     @operation("Managed and own environments", response=EnvironmentList)
     async def get(self) -> EnvironmentList:
         return await self.services.environments.list()
 
-    @operation(
+    @starts_task(
         "Make a new environment of the user's: a clone, or from a file",
         request=NewEnvironmentRequest,
-        response=Task,
-        status=202,
         errors=(403, 404, 409),
-        links=TASK_LINKS,
         description="With `source`, a clone: packages are hard-linked from the package cache, untracked files "
         "(pip installs, user files) copied with the prefix rewritten; the task's result is a CloneResult. "
         "With `from_file`, the packages an environment.yml, requirements.txt or explicit lock under the "
@@ -57,17 +45,14 @@ class EnvironmentsHandler(TaskStartingHandler):
         "the name is taken or being made by another request.",
     )
     async def post(self, body: NewEnvironmentRequest) -> Task:
-        return self.accepted(await self.services.environments.start_new(body))
+        return await self.services.environments.start_new(body)
 
 
-class PublishHandler(TaskStartingHandler):
-    @operation(
+class PublishHandler(GpuEnvHandler):
+    @starts_task(
         "Share one of the user's environments with the team",
         request=PublishRequest,
-        response=Task,
-        status=202,
         errors=(403, 404, 409),
-        links=TASK_LINKS,
         description="A copy is built in the shared folder (`c.GpuEnvApp.shared_env_dirs`), read-only for "
         "everyone but its owner, and listed to teammates as `shared`, with the owner and the description; "
         "they clone it like a managed one. The task's result is a PublishResult. 403 when the server has "
@@ -75,7 +60,7 @@ class PublishHandler(TaskStartingHandler):
         "Unpublish with `DELETE environments/{name}` on the shared environment.",
     )
     async def post(self, name: str, body: PublishRequest) -> Task:
-        return self.accepted(await self.services.environments.start_publish(name, body))
+        return await self.services.environments.start_publish(name, body)
 
 
 class EnvironmentHandler(GpuEnvHandler):
@@ -98,21 +83,18 @@ class EnvironmentHandler(GpuEnvHandler):
         return await self.services.environments.delete(name, shutdown_kernels=self.query["shutdown_kernels"])
 
 
-class PackagesHandler(TaskStartingHandler):
-    @operation(
+class PackagesHandler(GpuEnvHandler):
+    @starts_task(
         "Add or remove packages (conda and PyPI) in one of the user's environments, or plan it",
         request=PackagesRequest,
-        response=Task,
-        status=202,
         errors=(403, 404, 409),
-        links=TASK_LINKS,
         description="Conda packages are solved against the configured channels, then PyPI packages are "
         "installed with the environment's interpreter; all of it built aside and swapped in whole: the "
         "environment is never half-changed, whatever happens meanwhile. The task's result is a "
         "PackagesResult; with `dry_run`, a PackagesPlan, and nothing changes.",
     )
     async def post(self, name: str, body: PackagesRequest) -> Task:
-        return self.accepted(await self.services.environments.start_packages(name, body))
+        return await self.services.environments.start_packages(name, body)
 
 
 class PackageSearchHandler(GpuEnvHandler):
@@ -158,19 +140,16 @@ class HistoryHandler(GpuEnvHandler):
         return await self.services.environments.history(name)
 
 
-class UndoHandler(TaskStartingHandler):
-    @operation(
+class UndoHandler(GpuEnvHandler):
+    @starts_task(
         "Undo the last change of one of the user's environments",
-        response=Task,
-        status=202,
         errors=(403, 404, 409),
-        links=TASK_LINKS,
         description="Swaps the state kept before the last change back in, in one rename: running kernels "
         "keep working until restarted. Undoing again redoes the change. 409 `nothing_to_undo` when no "
         "earlier state is kept. The task's result is an UndoResult.",
     )
     async def post(self, name: str) -> Task:
-        return self.accepted(await self.services.environments.start_undo(name))
+        return await self.services.environments.start_undo(name)
 
 
 class KernelHandler(GpuEnvHandler):
@@ -207,15 +186,12 @@ class ExportHandler(GpuEnvHandler):
         return await self.services.environments.export(name, self.query["format"])
 
 
-class ImageBuildHandler(TaskStartingHandler):
-    @operation(
+class ImageBuildHandler(GpuEnvHandler):
+    @starts_task(
         "Pack the environment into one squashfs (or SIF) image",
         request=ImageRequest,
-        response=Task,
-        status=202,
         errors=(404, 409),
         also=((200, Image),),
-        links=TASK_LINKS,
         description="Answers 200 with the existing Image at once when an image of identical content exists; "
         "else 202 and a task whose result is the Image. Requests for an image being packed answer the same "
         "task. SIF needs apptainer on the server (409 otherwise).",
@@ -224,21 +200,17 @@ class ImageBuildHandler(TaskStartingHandler):
         started = await self.services.images.pack(name, body)
         if isinstance(started, Image):
             self.override_status(200)
-            return started
-        return self.accepted(started)
+        return started
 
 
-class GpuCheckHandler(TaskStartingHandler):
-    @operation(
+class GpuCheckHandler(GpuEnvHandler):
+    @starts_task(
         "Check whether the environment sees the GPU",
-        response=Task,
-        status=202,
         errors=(404, 409),
         permissions=(("execute", "kernels"),),
-        links=TASK_LINKS,
         description="Runs the environment's own Python: loads the CUDA driver library, counts devices, and "
         "computes with torch or cupy where installed. The task's result is a GpuCheck. Running code needs "
         "Jupyter's `execute` permission on kernels.",
     )
     async def post(self, name: str) -> Task:
-        return self.accepted(await self.services.environments.start_gpu_check(name))
+        return await self.services.environments.start_gpu_check(name)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ..envs.changing import Change
@@ -43,17 +44,18 @@ from ..tasks import TaskContext, TaskManager
 from .kernels import ServerKernels
 
 
+@dataclass
 class EnvironmentOperations:
     """``envs`` does the work; ``tasks`` runs what outlasts a request; ``kernels`` are this server's
     (none may run in an environment being deleted); at most ``max_gpu_checks`` GPU checks run at once."""
 
-    def __init__(
-        self, envs: EnvironmentService, tasks: TaskManager, kernels: ServerKernels, *, max_gpu_checks: int = 4
-    ) -> None:
-        self.envs = envs
-        self.tasks = tasks
-        self.kernels = kernels
-        self._gpu_checks = asyncio.Semaphore(max(1, max_gpu_checks))
+    envs: EnvironmentService
+    tasks: TaskManager
+    kernels: ServerKernels
+    max_gpu_checks: int = 4
+
+    def __post_init__(self) -> None:
+        self._gpu_checks = asyncio.Semaphore(max(1, self.max_gpu_checks))
 
     # -- reads ----------------------------------------------------------------------------------
 

@@ -3,6 +3,8 @@ this server's kernels hold."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from ..gpu.cluster import CapacitySource, NoCapacity
 from ..gpu.sampler import Sampler
 from ..models.cluster import ClusterCapacity
@@ -10,13 +12,11 @@ from ..models.gpu import GpuHistory
 from .kernels import ServerKernels
 
 
+@dataclass
 class GpuOperations:
-    def __init__(
-        self, sampler: Sampler, kernels: ServerKernels, cluster: CapacitySource | None = None
-    ) -> None:
-        self.sampler = sampler
-        self.kernels = kernels
-        self.cluster: CapacitySource = cluster or NoCapacity()
+    sampler: Sampler
+    kernels: ServerKernels
+    cluster: CapacitySource = field(default_factory=NoCapacity)
 
     async def snapshot_json(self) -> bytes:
         """The latest sample, serialized once for every caller."""

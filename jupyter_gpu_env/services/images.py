@@ -4,6 +4,7 @@ a kernel started from an image needs (its kernelspec, its mount) kept in step wi
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import kernelspecs
@@ -18,27 +19,21 @@ from ..tasks import TaskContext, TaskManager
 from .kernels import ServerKernels
 
 
+@dataclass
 class ImageOperations:
     """``images`` packs and keeps them; ``envs`` names what is packed; ``container`` is the container
     runtime a kernel from an image runs in (None: squashfuse or apptainer, whichever is here)."""
 
-    def __init__(
-        self,
-        images: ImageService,
-        envs: EnvironmentService,
-        tasks: TaskManager,
-        kernels: ServerKernels,
-        *,
-        container: str | None = None,
-        max_packs: int = 2,
-    ) -> None:
-        self.images = images
-        self.envs = envs
-        self.tasks = tasks
-        self.kernels = kernels
-        self.container = container
-        self._packs = asyncio.Semaphore(max(1, max_packs))
-        self._answers: dict[str, asyncio.Future[Task | Image]] = {}
+    images: ImageService
+    envs: EnvironmentService
+    tasks: TaskManager
+    kernels: ServerKernels
+    container: str | None = None
+    max_packs: int = 2
+    _answers: dict[str, asyncio.Future[Task | Image]] = field(default_factory=dict, init=False)
+
+    def __post_init__(self) -> None:
+        self._packs = asyncio.Semaphore(max(1, self.max_packs))
 
     async def list(self, environment: str | None) -> list[Image]:
         return await self.images.list(environment)

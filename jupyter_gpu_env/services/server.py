@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from ..batch.service import JobService
 from ..batch.sweeps.service import Sweeps
-from ..gpu.cluster import CapacitySource
+from ..gpu.cluster import CapacitySource, NoCapacity
 from ..gpu.sampler import Sampler
 from ..images import mounts
 from ..tasks import TaskManager
@@ -56,7 +56,7 @@ class Services:
             ),
             jobs=library.jobs,
             sweeps=library.sweeps,
-            gpu=GpuOperations(sampler, kernels, cluster),
+            gpu=GpuOperations(sampler, kernels, cluster or NoCapacity()),
             tasks=tasks,
         )
 
