@@ -15,7 +15,7 @@ import shutil
 import signal
 import subprocess
 import threading
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -158,6 +158,15 @@ def _launch(
     return prefix + args, None
 
 
+@contextlib.contextmanager
+def _program_found(args: list[str]) -> Iterator[None]:
+    """A program that does not exist is the caller's 409, in words."""
+    try:
+        yield
+    except FileNotFoundError as e:
+        raise Conflict(f"'{args[0]}' was not found on this server", reason="tool_missing") from e
+
+
 async def start(
     argv: Sequence[str],
     *,
@@ -172,7 +181,7 @@ async def start(
     request. Raises :class:`Conflict` when the program does not exist.
     """
     args = _check_argv(argv)
-    try:
+    with _program_found(args):
         launched, preexec = _launch(args, rlimits, nice)
         process = await asyncio.create_subprocess_exec(
             *launched,
@@ -184,8 +193,6 @@ async def start(
             start_new_session=True,
             preexec_fn=preexec,
         )
-    except FileNotFoundError as e:
-        raise Conflict(f"'{args[0]}' was not found on this server", reason="tool_missing") from e
     return Started(args, process)
 
 
@@ -296,21 +303,18 @@ def spawn_detached(
     from the files it writes, not from the exit status.
     """
     args = _check_argv(argv)
-    with open(stdout_path, "ab", buffering=0) as out:
-        try:
-            launched, preexec = _launch(args, None, nice)
-            child = subprocess.Popen(  # noqa: S603 - argv list, never a shell
-                launched,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                cwd=cwd,
-                env=dict(env) if env is not None else None,
-                start_new_session=True,
-                close_fds=True,
-                preexec_fn=preexec,
-            )
-        except FileNotFoundError as e:
-            raise Conflict(f"'{args[0]}' was not found on this server", reason="tool_missing") from e
+    with open(stdout_path, "ab", buffering=0) as out, _program_found(args):
+        launched, preexec = _launch(args, None, nice)
+        child = subprocess.Popen(  # noqa: S603 - argv list, never a shell
+            launched,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=cwd,
+            env=dict(env) if env is not None else None,
+            start_new_session=True,
+            close_fds=True,
+            preexec_fn=preexec,
+        )
     threading.Thread(target=child.wait, name=f"reap-{child.pid}", daemon=True).start()
     return child.pid

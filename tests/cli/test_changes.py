@@ -34,6 +34,7 @@ def test_install_history_undo_redo(home, capsys):
     code, out, err = run(capsys, "install", "mine", "tabulate")
     assert code == 0, err
     assert out.startswith("Installed:") and "tabulate-" in out
+    assert list((home / "envs" / "mine" / "conda-meta").glob("tabulate-*.json"))
     code, out, _ = run(capsys, "history", "mine")
     assert code == 0 and "+tabulate" in out and "undo: Undo the last change (+tabulate)" in out
     code, out, _ = run(capsys, "undo", "mine")

@@ -175,15 +175,6 @@ def test_check_exits_0_when_a_framework_computes_on_the_gpu(home, tmp_path, monk
     assert facts["Computation"] == "torch 2.4.0, CUDA 12.4: 1 device(s), a computation gave the right answer"
 
 
-def test_install_adds_a_package_to_a_clone(home, capsys):
-    assert main(["clone", "demo", "mine"]) == 0
-    capsys.readouterr()
-    code, out, err = run(capsys, "install", "mine", "tabulate")
-    assert code == 0, err
-    assert out.startswith("Installed:") and "tabulate-" in out
-    assert list((home / "envs" / "mine" / "conda-meta").glob("tabulate-*.json"))
-
-
 def test_ctrl_c_cancels_a_clone_from_the_terminal(env_dir_entries, home, demo):
     """As `jupyter gpu-env`, in a process of its own: SIGINT mid-clone exits 130 and keeps nothing.
 
