@@ -5,7 +5,7 @@ The same environment packed four ways, alternating, in one run:
 - ours: `ImageService.pack` with the default request (squashfs, zstd): conda-pack's plan for the
   destination prefix, then mksquashfs of the environment folder in place (zstd level 6, or 3 for an
   environment over 1 GiB; 1 MiB blocks, every core), plus the content scan, the record and the atomic
-  publish, as a running server packs (a packer started ahead of need, see jupyter_gpu_env/spare.py);
+  publish, as a running server packs (a packer started ahead of need, see jupyter_gpu_env/system/spare.py);
 - conda-pack's default: `conda-pack -p ENV -o X.tar.gz` (gzip level 4, one thread);
 - conda-pack's default squashfs: `conda-pack -p ENV -o X.sqfs --format squashfs` (zstd level 10, one thread);
 - bare mksquashfs of the same folder at ours' settings: the floor, with no prefix rewriting at all.
