@@ -242,6 +242,15 @@ function waiting(
   });
 }
 
+/** The fields of a job that succeeded `ago` seconds ago, every cell run. */
+function succeededAgo(ago: number): Partial<IJob> {
+  return {
+    state: 'succeeded',
+    finished_at: Date.now() / 1000 - ago,
+    progress: { cells_done: 5, cells_total: 5 }
+  };
+}
+
 test.describe('GPU use and queues in the Jobs section', () => {
   wideSidebar(380);
 
@@ -252,17 +261,13 @@ test.describe('GPU use and queues in the Jobs section', () => {
     const whole = job({
       id: `whole-${tag}`,
       name: 'train-whole',
-      state: 'succeeded',
-      finished_at: Date.now() / 1000 - 60,
-      progress: { cells_done: 5, cells_total: 5 },
+      ...succeededAgo(60),
       gpu: WHOLE
     });
     const mig = job({
       id: `mig-${tag}`,
       name: 'train-mig',
-      state: 'succeeded',
-      finished_at: Date.now() / 1000 - 120,
-      progress: { cells_done: 5, cells_total: 5 },
+      ...succeededAgo(120),
       resources: { ...whole.resources, gpus: null, mig_profile: '1g.10gb' },
       gpu: MIG
     });
