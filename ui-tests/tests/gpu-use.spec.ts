@@ -17,7 +17,8 @@ import type {
   IJob,
   IJobGpuSeries,
   IJobGpuUsage,
-  IJobList
+  IJobList,
+  ISweep
 } from '../../labextension/src/api/types';
 import {
   API,
@@ -31,6 +32,7 @@ import {
   screenshotDialog,
   screenshotPath,
   sendButton,
+  sendThroughApi,
   wideSidebar
 } from './helpers';
 
@@ -596,22 +598,12 @@ test.describe('Jobs section against the real server', () => {
     // Its three runs end before the next test, which they would slow.
     test.setTimeout(180000);
     const name = `listed-once-${Date.now()}`;
-    const file = `${tmpPath}/${name}.ipynb`;
-    await page.contents.uploadContent(
+    const sweep = await sendThroughApi<ISweep>(
+      page,
+      `${tmpPath}/${name}.ipynb`,
       notebook([['parameters'], 'alpha = 1'], [[], 'print(alpha)']),
-      'text',
-      file
+      { name, sweep: { alpha: [1, 2, 3] } }
     );
-    const response = await page.request.post(`${API}/jobs`, {
-      data: {
-        notebook_path: file,
-        backend: 'local',
-        name,
-        sweep: { alpha: [1, 2, 3] }
-      }
-    });
-    expect(response.status()).toBe(201);
-    const sweep = await response.json();
 
     // The section asks GET jobs/groups, and finds the sweep there.
     const sweepsAnswer = page.waitForResponse(
