@@ -30,6 +30,7 @@ import {
   imagesSection,
   listImages,
   menuItem,
+  menuLabels,
   openRowMenu,
   removeEnvironment,
   rowAction,
@@ -43,14 +44,6 @@ function isCut(locator: Locator): Promise<boolean> {
   return locator.evaluate(
     (node: Element) => node.scrollWidth > node.clientWidth + 0.5
   );
-}
-
-/** The visible labels of an open menu's items, in order. */
-async function menuLabels(menu: Locator): Promise<string[]> {
-  const labels = menu.locator(
-    '.lm-Menu-item:not(.lm-mod-hidden):not([data-type="separator"]) .lm-Menu-itemLabel'
-  );
-  return (await labels.allTextContents()).map(label => label.trim());
 }
 
 /** Run a palette command of ours by its label. */

@@ -21,6 +21,7 @@ import {
   environmentsSection,
   listEnvironments,
   menuItem,
+  menuLabels,
   openRowMenu,
   removeEnvironment
 } from './environments-helpers';
@@ -63,14 +64,6 @@ async function contextMenuOf(
   });
   await expect(menu).toBeVisible();
   return menu;
-}
-
-/** The visible labels of an open menu's items, in order. */
-async function menuLabels(menu: Locator): Promise<string[]> {
-  const labels = menu.locator(
-    '.lm-Menu-item:not(.lm-mod-hidden):not([data-type="separator"]) .lm-Menu-itemLabel'
-  );
-  return (await labels.allTextContents()).map(label => label.trim());
 }
 
 test.describe('Environments from files', () => {

@@ -163,6 +163,14 @@ export function menuItem(menu: Locator, command: string): Locator {
   );
 }
 
+/** The visible labels of an open menu's items, in order. */
+export async function menuLabels(menu: Locator): Promise<string[]> {
+  const labels = menu.locator(
+    '.lm-Menu-item:not(.lm-mod-hidden):not([data-type="separator"]) .lm-Menu-itemLabel'
+  );
+  return (await labels.allTextContents()).map(label => label.trim());
+}
+
 /** Choose `command` in a row's "⋯" menu. */
 export async function chooseRowAction(
   row: Locator,

@@ -17,7 +17,8 @@ import type {
   IJob,
   IJobGpuSeries,
   IJobGpuUsage,
-  IJobList
+  IJobList,
+  ISweep
 } from '../../labextension/src/api/types';
 import {
   API,
@@ -31,6 +32,7 @@ import {
   screenshotDialog,
   screenshotPath,
   sendButton,
+  sendThroughApi,
   wideSidebar
 } from './helpers';
 
@@ -242,6 +244,15 @@ function waiting(
   });
 }
 
+/** The fields of a job that succeeded `ago` seconds ago, every cell run. */
+function succeededAgo(ago: number): Partial<IJob> {
+  return {
+    state: 'succeeded',
+    finished_at: Date.now() / 1000 - ago,
+    progress: { cells_done: 5, cells_total: 5 }
+  };
+}
+
 test.describe('GPU use and queues in the Jobs section', () => {
   wideSidebar(380);
 
@@ -252,17 +263,13 @@ test.describe('GPU use and queues in the Jobs section', () => {
     const whole = job({
       id: `whole-${tag}`,
       name: 'train-whole',
-      state: 'succeeded',
-      finished_at: Date.now() / 1000 - 60,
-      progress: { cells_done: 5, cells_total: 5 },
+      ...succeededAgo(60),
       gpu: WHOLE
     });
     const mig = job({
       id: `mig-${tag}`,
       name: 'train-mig',
-      state: 'succeeded',
-      finished_at: Date.now() / 1000 - 120,
-      progress: { cells_done: 5, cells_total: 5 },
+      ...succeededAgo(120),
       resources: { ...whole.resources, gpus: null, mig_profile: '1g.10gb' },
       gpu: MIG
     });
@@ -591,22 +598,12 @@ test.describe('Jobs section against the real server', () => {
     // Its three runs end before the next test, which they would slow.
     test.setTimeout(180000);
     const name = `listed-once-${Date.now()}`;
-    const file = `${tmpPath}/${name}.ipynb`;
-    await page.contents.uploadContent(
+    const sweep = await sendThroughApi<ISweep>(
+      page,
+      `${tmpPath}/${name}.ipynb`,
       notebook([['parameters'], 'alpha = 1'], [[], 'print(alpha)']),
-      'text',
-      file
+      { name, sweep: { alpha: [1, 2, 3] } }
     );
-    const response = await page.request.post(`${API}/jobs`, {
-      data: {
-        notebook_path: file,
-        backend: 'local',
-        name,
-        sweep: { alpha: [1, 2, 3] }
-      }
-    });
-    expect(response.status()).toBe(201);
-    const sweep = await response.json();
 
     // The section asks GET jobs/groups, and finds the sweep there.
     const sweepsAnswer = page.waitForResponse(

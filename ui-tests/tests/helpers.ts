@@ -76,6 +76,25 @@ export async function openNotebook(
   await page.notebook.activate(path.basename(file));
 }
 
+/**
+ * Write the notebook `content` to `file` and send it to the local backend
+ * through the API, with `fields` (a name, a sweep) besides; answers what
+ * the server recorded (the job, or the sweep).
+ */
+export async function sendThroughApi<T>(
+  page: IJupyterLabPageFixture,
+  file: string,
+  content: string,
+  fields: Record<string, unknown> = {}
+): Promise<T> {
+  await page.contents.uploadContent(content, 'text', file);
+  const response = await page.request.post(`${API}/jobs`, {
+    data: { notebook_path: file, backend: 'local', ...fields }
+  });
+  expect(response.status()).toBe(201);
+  return response.json();
+}
+
 /** The current notebook's "Send to batch" toolbar button. */
 export function sendButton(page: IJupyterLabPageFixture): Locator {
   return page.locator(

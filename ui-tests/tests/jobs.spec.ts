@@ -22,6 +22,7 @@ import {
   screenshotDialog,
   screenshotPath,
   sendButton,
+  sendThroughApi,
   submitDialog,
   wideSidebar
 } from './helpers';
@@ -246,20 +247,15 @@ test.describe('Send to batch', () => {
     tmpPath
   }) => {
     const name = 'sleepy';
-    const file = `${tmpPath}/${name}.ipynb`;
     // Long enough to be cancelled while it runs.
-    await page.contents.uploadContent(
+    await sendThroughApi<IJob>(
+      page,
+      `${tmpPath}/${name}.ipynb`,
       notebook(
         [['parameters'], 'seconds = 120'],
         [[], 'import time\ntime.sleep(seconds)']
-      ),
-      'text',
-      file
+      )
     );
-    const response = await page.request.post(`${API}/jobs`, {
-      data: { notebook_path: file, backend: 'local' }
-    });
-    expect(response.status()).toBe(201);
 
     await page.sidebar.openTab(PANEL_ID);
     const row = jobRow(page, name);

@@ -18,6 +18,22 @@ import React, { useEffect, useRef, useState } from 'react';
 export type MenuEntry =
   { command: string; args?: ReadonlyJSONObject } | { separator: true };
 
+/** A line between a menu's items. */
+export const SEPARATOR: MenuEntry = { separator: true };
+
+/**
+ * A row's menu, in order: each command named is called with the row's
+ * `args`; a separator, or a command with arguments of its own, stands as is.
+ */
+export function rowMenu(
+  args: ReadonlyJSONObject,
+  items: (string | MenuEntry)[]
+): MenuEntry[] {
+  return items.map(item =>
+    typeof item === 'string' ? { command: item, args } : item
+  );
+}
+
 export function MenuButton(props: {
   commands: CommandRegistry;
   /** The menu's accessible name and the button's tooltip. */

@@ -19,7 +19,7 @@ import { CommandRegistry } from '@lumino/commands';
 import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 
 import type { IEnvironment } from '../api/types';
-import type { MenuEntry } from '../components/menu-button';
+import { MenuEntry, SEPARATOR, rowMenu } from '../components/menu-button';
 import type { GpuClient } from '../gpu/client';
 import { EnvironmentActions } from './actions';
 import { isEnvironmentFile } from './format';
@@ -42,19 +42,18 @@ export namespace EnvCommandIDs {
 
 /** The "⋯" menu of an environment's row, in the order it shows. */
 export function environmentMenu(name: string): MenuEntry[] {
-  const args = { environment: name };
-  return [
-    { command: EnvCommandIDs.checkGpu, args },
-    { command: EnvCommandIDs.toggleKernel, args },
-    { command: EnvCommandIDs.editPackages, args },
-    { command: EnvCommandIDs.history, args },
+  return rowMenu({ environment: name }, [
+    EnvCommandIDs.checkGpu,
+    EnvCommandIDs.toggleKernel,
+    EnvCommandIDs.editPackages,
+    EnvCommandIDs.history,
     { command: EnvCommandIDs.clone, args: { source: name } },
-    { command: EnvCommandIDs.exportEnv, args },
-    { command: EnvCommandIDs.pack, args },
-    { command: EnvCommandIDs.publish, args },
-    { separator: true },
-    { command: EnvCommandIDs.remove, args }
-  ];
+    EnvCommandIDs.exportEnv,
+    EnvCommandIDs.pack,
+    EnvCommandIDs.publish,
+    SEPARATOR,
+    EnvCommandIDs.remove
+  ]);
 }
 
 /** The "⋯" menu of a shared environment's row: read-only, cloned to use. */

@@ -6,6 +6,7 @@ import { notebookIcon, kernelIcon } from '@jupyterlab/ui-components';
 import React from 'react';
 
 import { formatBytes } from '../components/format';
+import { DataTable } from '../components/table';
 import { IKernelUsage } from '../api/types';
 
 function basename(path: string): string {
@@ -93,9 +94,10 @@ export function KernelTable(props: {
           No kernel is running on this server.
         </div>
       ) : (
-        <table className="jp-GpuEnv-table jp-GpuEnv-kernelTable">
-          <thead>
-            <tr>
+        <DataTable
+          className="jp-GpuEnv-kernelTable"
+          head={
+            <>
               <th scope="col">Kernel</th>
               <th scope="col" className="jp-GpuEnv-kernelFigure">
                 Host
@@ -105,19 +107,18 @@ export function KernelTable(props: {
                   GPU
                 </th>
               )}
-            </tr>
-          </thead>
-          <tbody>
-            {kernels.map(kernel => (
-              <KernelRow
-                key={kernel.kernel_id}
-                kernel={kernel}
-                showGpu={showGpu}
-                onOpen={props.onOpen}
-              />
-            ))}
-          </tbody>
-        </table>
+            </>
+          }
+        >
+          {kernels.map(kernel => (
+            <KernelRow
+              key={kernel.kernel_id}
+              kernel={kernel}
+              showGpu={showGpu}
+              onOpen={props.onOpen}
+            />
+          ))}
+        </DataTable>
       )}
     </div>
   );

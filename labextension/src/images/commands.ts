@@ -13,7 +13,7 @@ import { CommandRegistry } from '@lumino/commands';
 import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 
 import type { IImage } from '../api/types';
-import type { MenuEntry } from '../components/menu-button';
+import { MenuEntry, SEPARATOR, rowMenu } from '../components/menu-button';
 import { text } from '../environments/commands';
 import { describeImageFormat } from '../environments/format';
 import { ImagesModel } from './model';
@@ -34,14 +34,13 @@ export namespace ImageCommandIDs {
 
 /** The "⋯" menu of an image's row. */
 export function imageMenu(id: string): MenuEntry[] {
-  const args = { image: id };
-  return [
-    { command: ImageCommandIDs.notebook, args },
-    { command: ImageCommandIDs.usage, args },
-    { command: ImageCommandIDs.download, args },
-    { separator: true },
-    { command: ImageCommandIDs.remove, args }
-  ];
+  return rowMenu({ image: id }, [
+    ImageCommandIDs.notebook,
+    ImageCommandIDs.usage,
+    ImageCommandIDs.download,
+    SEPARATOR,
+    ImageCommandIDs.remove
+  ]);
 }
 
 export function registerImageCommands(options: {

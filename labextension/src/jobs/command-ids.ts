@@ -3,7 +3,7 @@
  * sweep row's menu of them: what the rows, the notifications and the
  * actions call, without depending on how the commands are made.
  */
-import type { MenuEntry } from '../components/menu-button';
+import { MenuEntry, SEPARATOR, rowMenu } from '../components/menu-button';
 
 export namespace JobCommandIDs {
   export const submit = 'jupyter-gpu-env:submit-notebook';
@@ -17,11 +17,10 @@ export namespace JobCommandIDs {
 
 /** The "⋯" menu of a sweep's row. */
 export function sweepMenu(id: string): MenuEntry[] {
-  const args = { sweep: id };
-  return [
-    { command: JobCommandIDs.sweepResults, args },
-    { separator: true },
-    { command: JobCommandIDs.retrySweep, args },
-    { command: JobCommandIDs.cancelSweep, args }
-  ];
+  return rowMenu({ sweep: id }, [
+    JobCommandIDs.sweepResults,
+    SEPARATOR,
+    JobCommandIDs.retrySweep,
+    JobCommandIDs.cancelSweep
+  ]);
 }

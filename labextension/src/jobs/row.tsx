@@ -26,7 +26,7 @@ import {
 } from './format';
 import type { IJob } from '../api/types';
 import { BarLevel, ProgressBar } from '../components/progress';
-import { ListRow } from '../components/row';
+import { IListRowProps, ListRow } from '../components/row';
 import { describeParameters } from './sweeps/values';
 import { GpuIdleBadge, GpuUse } from './run/gpu-use';
 
@@ -184,6 +184,39 @@ function Actions(props: {
   );
 }
 
+/** A row of the Jobs list (a job, a sweep), scrolled to while highlighted. */
+export function JobListRow(
+  props: Omit<IListRowProps, 'className'> & { highlighted: boolean }
+): JSX.Element {
+  const { highlighted, ...row } = props;
+  const ref = useRef<HTMLLIElement>(null);
+  useEffect(() => {
+    if (highlighted) {
+      ref.current?.scrollIntoView({ block: 'nearest' });
+    }
+  }, [highlighted]);
+  return (
+    <ListRow
+      ref={ref}
+      {...row}
+      className={highlighted ? 'jp-GpuEnv-job-highlighted' : undefined}
+    />
+  );
+}
+
+/** A job's state as a badge, in the tone of the state. */
+export function StateBadge(props: { state: IJob['state'] }): JSX.Element {
+  return (
+    <span
+      className="jp-GpuEnv-badge"
+      data-tone={TONES[props.state]}
+      data-testid="gpu-env-job-state"
+    >
+      {props.state}
+    </span>
+  );
+}
+
 export function JobRow(props: {
   job: IJob;
   actions: JobActions;
@@ -193,12 +226,6 @@ export function JobRow(props: {
   highlighted: boolean;
 }): JSX.Element {
   const { job, actions, now, busy, highlighted } = props;
-  const ref = useRef<HTMLLIElement>(null);
-  useEffect(() => {
-    if (highlighted) {
-      ref.current?.scrollIntoView({ block: 'nearest' });
-    }
-  }, [highlighted]);
   const elapsed = elapsedSeconds(job, now);
   const when =
     job.state === 'queued'
@@ -210,20 +237,13 @@ export function JobRow(props: {
     describeResources(job.resources)
   ].filter(Boolean);
   return (
-    <ListRow
-      ref={ref}
+    <JobListRow
       kind="job"
-      className={highlighted ? 'jp-GpuEnv-job-highlighted' : undefined}
+      highlighted={highlighted}
       data={{ id: job.id, state: job.state, name: job.name }}
     >
       <div className="jp-GpuEnv-rowHeader">
-        <span
-          className="jp-GpuEnv-badge"
-          data-tone={TONES[job.state]}
-          data-testid="gpu-env-job-state"
-        >
-          {job.state}
-        </span>
+        <StateBadge state={job.state} />
         <span
           className="jp-GpuEnv-rowName jp-GpuEnv-jobName"
           title={`${job.notebook_path}\nSubmitted ${formatTime(job.created_at)}`}
@@ -253,6 +273,6 @@ export function JobRow(props: {
       >
         {facts.join(' · ')}
       </div>
-    </ListRow>
+    </JobListRow>
   );
 }

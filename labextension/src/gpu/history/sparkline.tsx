@@ -5,6 +5,7 @@
 import React from 'react';
 
 import { formatBytes } from '../../components/format';
+import { HorizontalLine } from '../../components/hline';
 import { ISeriesPoint } from '../held/devices';
 
 const WIDTH = 240;
@@ -92,13 +93,11 @@ export function Sparkline(props: ISparklineProps): JSX.Element {
         aria-label={summary}
       >
         <title>{summary}</title>
-        <line
+        <HorizontalLine
           className="jp-GpuEnv-sparkLimit"
-          x1={0}
           x2={WIDTH}
-          y1={limitY}
-          y2={limitY}
-          vectorEffect="non-scaling-stroke"
+          y={limitY}
+          nonScaling
         />
         {area && <path className="jp-GpuEnv-sparkArea" d={area} />}
         {line && (

@@ -9,6 +9,7 @@ import React, { useEffect, useState } from 'react';
 import { messageOf } from '../../api/request';
 import type { IJob, IJobGpuSeries } from '../../api/types';
 import { formatBytes } from '../../components/format';
+import { HorizontalLine } from '../../components/hline';
 import { useSignals } from '../../components/hooks';
 import { PolledModel, TickPhase } from '../../components/polled';
 import { JobsClient } from '../client';
@@ -127,12 +128,10 @@ export function GpuChart(props: { series: IJobGpuSeries }): JSX.Element {
         role="img"
         aria-label={`GPU utilization and memory over ${formatClock(span)}`}
       >
-        <line
+        <HorizontalLine
           className="jp-GpuEnv-gpuChartGrid"
-          x1={0}
           x2={WIDTH}
-          y1={HEIGHT / 2}
-          y2={HEIGHT / 2}
+          y={HEIGHT / 2}
         />
         {memory && (
           <polyline

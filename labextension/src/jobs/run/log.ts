@@ -4,13 +4,13 @@
  * everything was read. It keeps to the bottom while the reader does.
  */
 import { MainAreaWidget } from '@jupyterlab/apputils';
-import { Toolbar } from '@jupyterlab/ui-components';
 import { ISignal, Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
 import { messageOf } from '../../api/request';
 import type { IJob } from '../../api/types';
 import { sendToBatchIcon } from '../../components/icons';
+import { createMainAreaWidget, ownedBy } from '../../components/main-area';
 import { PolledModel } from '../../components/polled';
 import { JobsClient } from '../client';
 
@@ -103,11 +103,14 @@ export class JobLogView extends Widget {
     this.status.className = 'jp-GpuEnv-jobLogStatus';
     this.status.dataset.testid = 'gpu-env-job-log-status';
     this.status.setAttribute('role', 'status');
-    this.model = new JobLogModel({
-      client: options.client,
-      id: options.job.id,
-      visible: () => this.isVisible
-    });
+    this.model = ownedBy(
+      this,
+      new JobLogModel({
+        client: options.client,
+        id: options.job.id,
+        visible: () => this.isVisible
+      })
+    );
     this.model.received.connect((_, text) => this._append(text));
     this.model.changed.connect(this._showState, this);
     this._showState();
@@ -117,14 +120,6 @@ export class JobLogView extends Widget {
 
   /** What the view is doing (following, ended, error), for the toolbar. */
   readonly status: HTMLSpanElement;
-
-  override dispose(): void {
-    if (this.isDisposed) {
-      return;
-    }
-    this.model.dispose();
-    super.dispose();
-  }
 
   private _append(text: string): void {
     const node = this.node;
@@ -169,13 +164,12 @@ export function createLogWidget(
   job: IJob
 ): MainAreaWidget<JobLogView> {
   const content = new JobLogView({ client, job });
-  const widget = new MainAreaWidget({ content });
-  widget.id = `jupyter-gpu-env-job-log-${job.id}`;
-  widget.title.label = `Log: ${job.name}`;
-  widget.title.caption = `The log of job ${job.id} (${job.log_path})`;
-  widget.title.icon = sendToBatchIcon;
-  widget.title.closable = true;
-  widget.toolbar.addItem('spacer', Toolbar.createSpacerItem());
-  widget.toolbar.addItem('status', new Widget({ node: content.status }));
-  return widget;
+  return createMainAreaWidget({
+    content,
+    id: `jupyter-gpu-env-job-log-${job.id}`,
+    label: `Log: ${job.name}`,
+    caption: `The log of job ${job.id} (${job.log_path})`,
+    icon: sendToBatchIcon,
+    status: content.status
+  });
 }

@@ -5,6 +5,7 @@
 import React, { useState } from 'react';
 
 import type { ISweepResults } from '../../api/types';
+import { HorizontalLine } from '../../components/hline';
 import { formatValue } from './values';
 
 /** Round, readable steps between `min` and `max` (about `count`). */
@@ -142,11 +143,10 @@ export function Chart(props: { results: ISweepResults }): JSX.Element | null {
         <g className="jp-GpuEnv-chartGrid">
           {yTicks.map(t => (
             <g key={`y${t}`}>
-              <line
+              <HorizontalLine
                 x1={MARGIN.left}
                 x2={WIDTH - MARGIN.right}
-                y1={sy(t)}
-                y2={sy(t)}
+                y={sy(t)}
               />
               <text
                 x={MARGIN.left - 6}
@@ -169,12 +169,11 @@ export function Chart(props: { results: ISweepResults }): JSX.Element | null {
             </text>
           ))}
         </g>
-        <line
+        <HorizontalLine
           className="jp-GpuEnv-chartAxis"
           x1={MARGIN.left}
           x2={WIDTH - MARGIN.right}
-          y1={MARGIN.top + innerH}
-          y2={MARGIN.top + innerH}
+          y={MARGIN.top + innerH}
         />
         <text
           className="jp-GpuEnv-chartLabel"

@@ -7,6 +7,7 @@ import { ToolbarButtonComponent, runIcon } from '@jupyterlab/ui-components';
 import React, { useState } from 'react';
 
 import type { ISweepResults, ISweepRow } from '../../api/types';
+import { DataTable } from '../../components/table';
 import { formatClock } from '../format';
 import { TONES } from '../row';
 import { formatValue } from './values';
@@ -150,12 +151,11 @@ export function Table(props: {
   };
   return (
     <div className="jp-GpuEnv-sweepTableBox">
-      <table
-        className="jp-GpuEnv-table jp-GpuEnv-sweepTable"
-        data-testid="gpu-env-sweep-table"
-      >
-        <thead>
-          <tr>
+      <DataTable
+        className="jp-GpuEnv-sweepTable"
+        testId="gpu-env-sweep-table"
+        head={
+          <>
             <th className="jp-GpuEnv-sweepIndex">#</th>
             {columns.map(column => {
               const sorted = sort?.key === column.key;
@@ -188,36 +188,35 @@ export function Table(props: {
             <th>
               <span className="jp-GpuEnv-visuallyHidden">Actions</span>
             </th>
+          </>
+        }
+      >
+        {rows.map(row => (
+          <tr
+            key={row.job_id}
+            data-testid="gpu-env-sweep-row"
+            data-index={row.index}
+            data-job-id={row.job_id}
+            data-state={row.state}
+          >
+            <td className="jp-GpuEnv-sweepIndex">{row.index + 1}</td>
+            {columns.map(column => (
+              <Cell key={column.key} column={column} row={row} />
+            ))}
+            <td className="jp-GpuEnv-sweepActions">
+              <ToolbarButtonComponent
+                icon={runIcon}
+                tooltip="Run with these parameters"
+                disabledTooltip="Sending…"
+                aria-label="Run with these parameters"
+                enabled={!busy.has(row.job_id)}
+                dataset={{ action: 'rerun' }}
+                onClick={() => void rerun(row)}
+              />
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {rows.map(row => (
-            <tr
-              key={row.job_id}
-              data-testid="gpu-env-sweep-row"
-              data-index={row.index}
-              data-job-id={row.job_id}
-              data-state={row.state}
-            >
-              <td className="jp-GpuEnv-sweepIndex">{row.index + 1}</td>
-              {columns.map(column => (
-                <Cell key={column.key} column={column} row={row} />
-              ))}
-              <td className="jp-GpuEnv-sweepActions">
-                <ToolbarButtonComponent
-                  icon={runIcon}
-                  tooltip="Run with these parameters"
-                  disabledTooltip="Sending…"
-                  aria-label="Run with these parameters"
-                  enabled={!busy.has(row.job_id)}
-                  dataset={{ action: 'rerun' }}
-                  onClick={() => void rerun(row)}
-                />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </DataTable>
     </div>
   );
 }

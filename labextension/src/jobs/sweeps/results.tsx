@@ -8,20 +8,19 @@
 import { MainAreaWidget, Notification } from '@jupyterlab/apputils';
 import {
   ReactWidget,
-  Toolbar,
   ToolbarButton,
   downloadIcon,
   refreshIcon,
   tableRowsIcon
 } from '@jupyterlab/ui-components';
 import type { JSONObject } from '@lumino/coreutils';
-import { Widget } from '@lumino/widgets';
 import React from 'react';
 
 import { messageOf } from '../../api/request';
 import type { IJob, ISweepResults, ISweepRow } from '../../api/types';
 import { downloadUrl } from '../../components/download';
 import { useSignals } from '../../components/hooks';
+import { createMainAreaWidget, ownedBy } from '../../components/main-area';
 import { PolledModel, TickPhase } from '../../components/polled';
 import { ProgressBar } from '../../components/progress';
 import { JobsClient } from '../client';
@@ -147,23 +146,18 @@ export class SweepResultsView extends ReactWidget {
   constructor(options: SweepResultsView.IOptions) {
     super();
     this.addClass('jp-GpuEnv-sweepResultsView');
-    this.model = new SweepResultsModel({
-      client: options.client,
-      id: options.id,
-      visible: () => this.isVisible
-    });
+    this.model = ownedBy(
+      this,
+      new SweepResultsModel({
+        client: options.client,
+        id: options.id,
+        visible: () => this.isVisible
+      })
+    );
     this._onRerun = options.onRerun;
   }
 
   readonly model: SweepResultsModel;
-
-  override dispose(): void {
-    if (this.isDisposed) {
-      return;
-    }
-    this.model.dispose();
-    super.dispose();
-  }
 
   protected override onAfterShow(): void {
     void this.model.refresh().catch(() => undefined);
@@ -209,13 +203,6 @@ export function createResultsWidget(options: {
       }
     }
   });
-  const widget = new MainAreaWidget({ content });
-  widget.id = `jupyter-gpu-env-sweep-results-${id}`;
-  widget.title.label = 'Sweep results';
-  widget.title.caption = `The runs of sweep ${id} side by side`;
-  widget.title.icon = tableRowsIcon;
-  widget.title.closable = true;
-  widget.addClass('jp-GpuEnv-sweepResultsWidget');
   const status = document.createElement('span');
   status.className = 'jp-GpuEnv-jobLogStatus';
   status.setAttribute('role', 'status');
@@ -226,17 +213,24 @@ export function createResultsWidget(options: {
     onClick: () => downloadUrl(client.sweepResultsCsvUrl(id), `sweep-${id}.csv`)
   });
   csv.node.dataset.testid = 'gpu-env-sweep-csv';
-  widget.toolbar.addItem('download-csv', csv);
-  widget.toolbar.addItem(
-    'refresh',
-    new ToolbarButton({
-      icon: refreshIcon,
-      tooltip: 'Read the results again',
-      onClick: () => void content.model.refresh().catch(() => undefined)
-    })
-  );
-  widget.toolbar.addItem('spacer', Toolbar.createSpacerItem());
-  widget.toolbar.addItem('status', new Widget({ node: status }));
+  const refresh = new ToolbarButton({
+    icon: refreshIcon,
+    tooltip: 'Read the results again',
+    onClick: () => void content.model.refresh().catch(() => undefined)
+  });
+  const widget = createMainAreaWidget({
+    content,
+    id: `jupyter-gpu-env-sweep-results-${id}`,
+    label: 'Sweep results',
+    caption: `The runs of sweep ${id} side by side`,
+    icon: tableRowsIcon,
+    items: [
+      ['download-csv', csv],
+      ['refresh', refresh]
+    ],
+    status
+  });
+  widget.addClass('jp-GpuEnv-sweepResultsWidget');
   content.model.changed.connect(() => {
     const results = content.model.results;
     if (results) {

@@ -8,18 +8,17 @@ import {
   caretDownIcon,
   tableRowsIcon
 } from '@jupyterlab/ui-components';
-import React, { useEffect, useRef } from 'react';
+import React from 'react';
 
 import type { IJob, ISweep, JobState, SweepState } from '../../api/types';
 import { MenuButton } from '../../components/menu-button';
 import { ProgressBar } from '../../components/progress';
-import { ListRow } from '../../components/row';
 import { JobActions } from '../actions';
 import { JobCommandIDs, sweepMenu } from '../command-ids';
 import { formatDuration, formatTime, isActiveState } from '../format';
 import type { JobEntry } from '../model';
 import { MAX_RUNS_LISTED } from '../model';
-import { JobRow, LEVELS, TONES } from '../row';
+import { JobListRow, JobRow, LEVELS, StateBadge } from '../row';
 import { describeRuns } from './values';
 
 /** What a sweep's row shows, from its record or, until then, its runs. */
@@ -145,12 +144,6 @@ export function SweepRow(props: {
 }): JSX.Element {
   const { entry, actions, now, highlighted } = props;
   const { model, commands } = actions;
-  const ref = useRef<HTMLLIElement>(null);
-  useEffect(() => {
-    if (highlighted) {
-      ref.current?.scrollIntoView({ block: 'nearest' });
-    }
-  }, [highlighted]);
   const summary = summarize(entry);
   const { id, name, state, size, counts, sweep } = summary;
   const expanded = model.isExpanded(id);
@@ -162,10 +155,9 @@ export function SweepRow(props: {
     sweep?.varied.length ? `varies ${sweep.varied.join(', ')}` : null
   ].filter(Boolean);
   return (
-    <ListRow
-      ref={ref}
+    <JobListRow
       kind="sweep"
-      className={highlighted ? 'jp-GpuEnv-job-highlighted' : undefined}
+      highlighted={highlighted}
       data={{ id, state, name, size, ended, expanded }}
     >
       <div className="jp-GpuEnv-rowHeader">
@@ -179,13 +171,7 @@ export function SweepRow(props: {
         >
           <caretDownIcon.react tag="span" className="jp-GpuEnv-envCaret" />
         </button>
-        <span
-          className="jp-GpuEnv-badge"
-          data-tone={TONES[state]}
-          data-testid="gpu-env-job-state"
-        >
-          {state}
-        </span>
+        <StateBadge state={state} />
         <span
           className="jp-GpuEnv-rowName jp-GpuEnv-jobName"
           title={
@@ -242,6 +228,6 @@ export function SweepRow(props: {
       )}
       <div className="jp-GpuEnv-note">{facts.join(' · ')}</div>
       {expanded && <Runs summary={summary} actions={actions} now={now} />}
-    </ListRow>
+    </JobListRow>
   );
 }

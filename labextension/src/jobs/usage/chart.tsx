@@ -8,6 +8,7 @@ import React from 'react';
 
 import type { IUsageReport, IUsageWeeks } from '../../api/types';
 import { downloadUrl } from '../../components/download';
+import { HorizontalLine } from '../../components/hline';
 import { JobsClient } from '../client';
 import {
   describeBackendGpuHours,
@@ -49,12 +50,10 @@ export function WeeksChart(props: { weeks: IUsageWeeks }): JSX.Element {
         role="img"
         aria-label={`GPU-hours allocated and used over the last ${weeks.length} weeks`}
       >
-        <line
+        <HorizontalLine
           className="jp-GpuEnv-gpuChartGrid"
-          x1={0}
           x2={WIDTH}
-          y1={HEIGHT}
-          y2={HEIGHT}
+          y={HEIGHT}
         />
         {weeks.map((week, i) => {
           const x = i * slot + 1;
