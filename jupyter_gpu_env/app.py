@@ -27,6 +27,9 @@ from .handlers.openapi import render as render_openapi
 from .images.service import ImageService
 from .options import GpuEnvOptions
 from .services import Library, Services
+from .services.environments import EnvironmentOperations
+from .services.gpu import GpuOperations
+from .services.images import ImageOperations
 from .services.kernels import ServerKernels
 from .tasks import TaskManager
 
@@ -101,26 +104,32 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
 
     def build_services(self, root_dir: str) -> Services:
         """What a server holds: the library, and what only a server has (tasks, kernels, the sampler)."""
-        library = self.build_library(root_dir)
+        lib = self.build_library(root_dir)
         self.gpu_readers = GpuReaders(self.gpu_recorded_source)
-        return Services.build(
-            library,
-            sampler=Sampler(
-                self.gpu_readers.read,
-                interval=self.gpu_sample_interval,
-                history_seconds=self.gpu_history_seconds,
-                kernel_source=self._kernels,
-                idle_seconds=self.gpu_idle_seconds,
+        sampler = Sampler(
+            self.gpu_readers.read,
+            interval=self.gpu_sample_interval,
+            history_seconds=self.gpu_history_seconds,
+            kernel_source=self._kernels,
+            idle_seconds=self.gpu_idle_seconds,
+        )
+        tasks = TaskManager(Path(self.state_dir) / "tasks.json", recover=lib.envs.interrupted_note)
+        kernels = ServerKernels(self._kernels, getattr(self.serverapp, "kernel_manager", None))
+        # The cluster the Kubernetes backend talks to, configured in one place.
+        cluster = capacity_source(
+            self.cluster_capacity, self.cluster_capacity_ttl, self.config.get("KubernetesBackend", {})
+        )
+        container = self.image_kernel_container or None
+        return Services(
+            library=lib,
+            environments=EnvironmentOperations(lib.envs, tasks, kernels, self.max_gpu_checks),
+            images=ImageOperations(
+                lib.images, lib.envs, tasks, kernels, container, self.max_concurrent_packs
             ),
-            tasks=TaskManager(Path(self.state_dir) / "tasks.json", recover=library.envs.interrupted_note),
-            kernels=ServerKernels(self._kernels, getattr(self.serverapp, "kernel_manager", None)),
-            # The cluster the Kubernetes backend talks to, configured in one place.
-            cluster=capacity_source(
-                self.cluster_capacity, self.cluster_capacity_ttl, self.config.get("KubernetesBackend", {})
-            ),
-            image_kernel_container=self.image_kernel_container or None,
-            max_gpu_checks=self.max_gpu_checks,
-            max_packs=self.max_concurrent_packs,
+            jobs=lib.jobs,
+            sweeps=lib.sweeps,
+            gpu=GpuOperations(sampler, kernels, cluster),
+            tasks=tasks,
         )
 
     def initialize_settings(self) -> None:

@@ -7,19 +7,18 @@ from dataclasses import dataclass, field
 
 from ..batch.service import JobService
 from ..batch.sweeps.service import Sweeps
-from ..gpu.cluster import CapacitySource, NoCapacity
-from ..gpu.sampler import Sampler
 from ..images import mounts
 from ..tasks import TaskManager
 from .environments import EnvironmentOperations
 from .gpu import GpuOperations
 from .images import ImageOperations
-from .kernels import ServerKernels
 from .library import Library
 
 
 @dataclass
 class Services:
+    """Built by the app (``GpuEnvApp.build_services``), the one place the server's parts are wired."""
+
     library: Library
     environments: EnvironmentOperations
     images: ImageOperations
@@ -28,37 +27,6 @@ class Services:
     gpu: GpuOperations
     tasks: TaskManager
     _started: asyncio.Task[None] | None = field(default=None, init=False, repr=False)
-
-    @classmethod
-    def build(
-        cls,
-        library: Library,
-        *,
-        sampler: Sampler,
-        tasks: TaskManager,
-        kernels: ServerKernels | None = None,
-        cluster: CapacitySource | None = None,
-        image_kernel_container: str | None = None,
-        max_gpu_checks: int = 4,
-        max_packs: int = 2,
-    ) -> Services:
-        kernels = kernels or ServerKernels()
-        return cls(
-            library=library,
-            environments=EnvironmentOperations(library.envs, tasks, kernels, max_gpu_checks=max_gpu_checks),
-            images=ImageOperations(
-                library.images,
-                library.envs,
-                tasks,
-                kernels,
-                container=image_kernel_container,
-                max_packs=max_packs,
-            ),
-            jobs=library.jobs,
-            sweeps=library.sweeps,
-            gpu=GpuOperations(sampler, kernels, cluster or NoCapacity()),
-            tasks=tasks,
-        )
 
     async def start(self) -> None:
         """Clean what a crash left behind, reconcile jobs, start sampling. Idempotent.

@@ -4,7 +4,7 @@
  */
 import React from 'react';
 
-import { UsageBar } from '../components/usagebar';
+import { UsageBar } from '../components/figures/usagebar';
 import { describeSource, formatCores, formatUsage } from '../components/format';
 import { IHostResources } from '../api/types';
 

@@ -25,7 +25,7 @@ import {
   progressFraction
 } from './format';
 import type { IJob } from '../api/types';
-import { BarLevel, ProgressBar } from '../components/progress';
+import { BarLevel, ProgressBar } from '../components/figures/progress';
 import { IListRowProps, ListRow } from '../components/row';
 import { describeParameters } from './sweeps/values';
 import { GpuIdleBadge, GpuUse } from './run/gpu-use';

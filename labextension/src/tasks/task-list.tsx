@@ -7,7 +7,7 @@ import React from 'react';
 
 import { isFinal } from './tracker';
 import type { ITask } from '../api/types';
-import { BarLevel, ProgressBar } from '../components/progress';
+import { BarLevel, ProgressBar } from '../components/figures/progress';
 
 export interface ITaskListProps {
   onCancel: (id: string) => void;

@@ -5,7 +5,7 @@
  */
 import React from 'react';
 
-import { UsageBar } from '../../components/usagebar';
+import { UsageBar } from '../../components/figures/usagebar';
 import { formatUsage } from '../../components/format';
 import { gpuIcon } from '../../components/icons';
 import { MigDiagram } from './slotdiagram';

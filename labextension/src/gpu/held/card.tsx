@@ -11,7 +11,7 @@ import {
 } from '@jupyterlab/ui-components';
 import React, { useEffect, useState } from 'react';
 
-import { UsageBar } from '../../components/usagebar';
+import { UsageBar } from '../../components/figures/usagebar';
 import { formatUsage } from '../../components/format';
 import { gpuIcon } from '../../components/icons';
 import { HeldDevice } from './devices';

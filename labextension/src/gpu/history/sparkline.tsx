@@ -5,7 +5,7 @@
 import React from 'react';
 
 import { formatBytes } from '../../components/format';
-import { HorizontalLine } from '../../components/hline';
+import { HorizontalLine } from '../../components/figures/hline';
 import { ISeriesPoint } from '../held/devices';
 
 const WIDTH = 240;

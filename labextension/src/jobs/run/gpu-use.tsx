@@ -9,7 +9,7 @@ import React, { useEffect, useState } from 'react';
 import { messageOf } from '../../api/request';
 import type { IJob, IJobGpuSeries } from '../../api/types';
 import { formatBytes } from '../../components/format';
-import { HorizontalLine } from '../../components/hline';
+import { HorizontalLine } from '../../components/figures/hline';
 import { useSignals } from '../../components/hooks';
 import { PolledModel, TickPhase } from '../../components/polled';
 import { JobsClient } from '../client';

@@ -5,7 +5,7 @@
 import React, { useState } from 'react';
 
 import type { ISweepResults } from '../../api/types';
-import { HorizontalLine } from '../../components/hline';
+import { HorizontalLine } from '../../components/figures/hline';
 import { formatValue } from './values';
 
 /** Round, readable steps between `min` and `max` (about `count`). */

@@ -22,7 +22,7 @@ import { downloadUrl } from '../../components/download';
 import { useSignals } from '../../components/hooks';
 import { createMainAreaWidget, ownedBy } from '../../components/main-area';
 import { PolledModel, TickPhase } from '../../components/polled';
-import { ProgressBar } from '../../components/progress';
+import { ProgressBar } from '../../components/figures/progress';
 import { JobsClient } from '../client';
 import { isActiveState } from '../format';
 import { endedRuns } from './row';

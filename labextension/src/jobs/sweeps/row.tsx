@@ -12,7 +12,7 @@ import React from 'react';
 
 import type { IJob, ISweep, JobState, SweepState } from '../../api/types';
 import { MenuButton } from '../../components/menu-button';
-import { ProgressBar } from '../../components/progress';
+import { ProgressBar } from '../../components/figures/progress';
 import { JobActions } from '../actions';
 import { JobCommandIDs, sweepMenu } from '../command-ids';
 import { formatDuration, formatTime, isActiveState } from '../format';

@@ -8,7 +8,7 @@ import React from 'react';
 
 import type { IUsageReport, IUsageWeeks } from '../../api/types';
 import { downloadUrl } from '../../components/download';
-import { HorizontalLine } from '../../components/hline';
+import { HorizontalLine } from '../../components/figures/hline';
 import { JobsClient } from '../client';
 import {
   describeBackendGpuHours,

@@ -3,7 +3,7 @@
  */
 import React from 'react';
 
-import { percentOf, usageLevel } from './format';
+import { percentOf, usageLevel } from '../format';
 import { ProgressBar } from './progress';
 
 export interface IUsageBarProps {

@@ -3,7 +3,7 @@
  */
 import React from 'react';
 
-import { DataAttributes, dataAttributes } from './row';
+import { DataAttributes, dataAttributes } from '../row';
 
 /** The bar's colour: brand, warning, error, success. */
 export type BarLevel = 'ok' | 'warn' | 'critical' | 'success';
