@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...errors import Conflict, InvalidRequest, TooLarge
+from ...errors import Conflict, TooLarge
 from ...models.jobs import JOB_STATES, MAX_NAME, JobRequest
 from ...models.notebooks import NotebookParameters
 from ...models.sweeps import JobGroup
@@ -42,10 +42,12 @@ def size_of(request: JobRequest) -> int:
 
 
 def expand(request: JobRequest, limit: int) -> Sweep:
-    """The runs of ``request``; InvalidRequest beyond ``limit`` runs (before any run is made)."""
+    """The runs of ``request``; a Conflict beyond ``limit`` runs (before any run is made). A 409, not a
+    400: the request is what the document allows, this server's limit (c.GpuEnvApp.max_sweep_runs) is not
+    in it, as a backend's limits are not."""
     size = size_of(request)
     if size > limit:
-        raise InvalidRequest(
+        raise Conflict(
             f"The sweep has {size:,} runs; at most {limit:,} are accepted in one sweep "
             "(c.GpuEnvApp.max_sweep_runs). Split it, or sweep fewer values.",
             reason="sweep_too_large",

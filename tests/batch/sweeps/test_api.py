@@ -81,7 +81,7 @@ async def test_sweeps_beyond_the_limit_or_ill_typed_are_refused_whole(api, jp_ro
             method="POST",
             body=json.dumps({"notebook_path": path, "sweep": {"alpha": [1, 2, 3, 4, 5]}}),
         ),
-        400,
+        409,
     )
     assert "5 runs; at most 4" in err["message"]
     err = await error(

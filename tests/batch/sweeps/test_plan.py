@@ -7,7 +7,7 @@ import pytest
 from helpers import job_record
 
 from jupyter_gpu_env.batch.sweeps import plan, results
-from jupyter_gpu_env.errors import Conflict, InvalidRequest, TooLarge
+from jupyter_gpu_env.errors import Conflict, TooLarge
 from jupyter_gpu_env.models.jobs import JobRequest
 from jupyter_gpu_env.models.notebooks import NotebookParameter, NotebookParameters
 from jupyter_gpu_env.models.sweeps import JobGroup
@@ -37,7 +37,7 @@ def test_a_swept_name_takes_its_swept_values_over_a_fixed_one():
 
 def test_too_many_runs_are_refused_before_any_is_made():
     huge = _request(sweep={f"p{i}": list(range(10)) for i in range(9)})  # a billion runs
-    with pytest.raises(InvalidRequest, match="1,000,000,000 runs; at most 1,000") as e:
+    with pytest.raises(Conflict, match="1,000,000,000 runs; at most 1,000") as e:
         plan.expand(huge, 1000)
     assert e.value.reason == "sweep_too_large"
 
