@@ -216,7 +216,7 @@ class JobService:
         """A page of jobs, newest first; of one sweep (``sweep``: its id) in its order, or none's ("none")."""
         states = [state] if isinstance(state, str) else state
         if sweep not in (None, "none"):
-            await self.sweeps.get(sweep)  # an unknown sweep is a 404, not an empty page
+            await self.store.sweeps.get(sweep)  # an unknown sweep is a 404, not an empty page
         page = await self.store.list(states, limit=limit, offset=offset, sweep=sweep)
         if any(j.state not in TERMINAL_STATES for j in page.items) and (self.tracker.stale()):
             # Someone watches active jobs: settle them now, so a row does not lag its job by a round

@@ -87,7 +87,7 @@ class Sweeps:
             await asyncio.to_thread(shutil.rmtree, base, True)
             raise
         await self._hand_over(sweep, [j for j, _ in runs], discard=base)
-        return await self.get(sweep_id)
+        return await self._summary(sweep_id)
 
     def _runs(
         self,
@@ -139,7 +139,12 @@ class Sweeps:
         return page
 
     async def get(self, sweep_id: str) -> JobGroup:
+        """The sweep as someone watching it sees it: its runs settled first (at most a few times a
+        second), their states counted, its idle runs named."""
         await self.tracker.settle_watched()
+        return await self._summary(sweep_id)
+
+    async def _summary(self, sweep_id: str) -> JobGroup:
         sweep = await self.records.get(sweep_id)
         if sweep.counts.get("running"):
             idle = await self._idle([sweep.id])
@@ -166,12 +171,12 @@ class Sweeps:
                 )  # fmt: skip
             except Conflict:
                 continue  # it ended on its own meanwhile
-        return await self.get(sweep_id)
+        return await self._summary(sweep_id)
 
     async def retry_failed(self, sweep_id: str) -> JobGroup:
         """Run again, with the same snapshot and parameters, the runs that failed or were cancelled; the
         others are left as they are. Conflict while none did."""
-        sweep = await self.get(sweep_id)
+        sweep = await self._summary(sweep_id)
         runs = await self.records.runs(sweep_id)
         again = [r for r in runs if r.state in ("failed", "cancelled")]
         if not again:
@@ -208,11 +213,11 @@ class Sweeps:
             raise
         for old in again:  # their place is taken only once the backend has the new runs
             await asyncio.to_thread(shutil.rmtree, self.intake.folder_of(old), True)
-        return await self.get(sweep_id)
+        return await self._summary(sweep_id)
 
     async def results(self, sweep_id: str) -> SweepResults:
         """Every run's parameters, recorded values, state and duration, in the sweep's order."""
-        sweep = await self.get(sweep_id)
+        sweep = await self._summary(sweep_id)
         runs = await self.records.runs(sweep_id)
         folders = [self.intake.folder_of(r) / Path(r.output_path).name for r in runs]
         found = await python_work(lambda: [results.read_recorded(p) or {} for p in folders])
