@@ -4,15 +4,23 @@ The server writes ``job.json`` and ``input.ipynb``; the runner writes ``output.i
 ``heartbeat`` and, last, ``status.json``; the backend captures the runner's output in ``log.txt``. Files
 another process reads are replaced atomically, so a reader never sees half a JSON document. Kept free of
 heavy imports: the runner imports it on the node.
+
+The notebook's own code runs with write access to this folder, so the server believes none of it
+blindly: every file it reads goes through :func:`read_bytes` (a regular file, bounded in size, never a
+FIFO or a link) and is parsed into a model that bounds every value. What fails is :class:`Damaged`,
+which concerns that one job. The times and the state the server records come from what it observed
+or from the backend; the runner's word only fills in how the notebook ended.
 """
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal, TypeVar
 
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+
+from ..models.jobs import MAX_CELLS, JobGpuUsage, JobProgress
+from ..system import untrusted
 from ..system.atomic import write_json_atomic
 
 JOB_JSON = "job.json"
@@ -24,55 +32,161 @@ PROGRESS = "progress.json"
 HEARTBEAT = "heartbeat"
 PID = "runner.pid"
 KERNELS = "kernels"
+GPU_SUMMARY = "gpu.json"
+
+# What the server reads of a job's files at most: the runner writes far less; more is not believed.
+MAX_SMALL = 4096
+MAX_JSON = 1 << 20
 
 __all__ = ["write_json_atomic"]  # the runner and the backends write through this module
 
 JOB_FORMAT = 1  # bump when job.json changes incompatibly; the runner refuses what it does not know
 
+# Seconds since the epoch that a job's file may name: from 2001 to 2286. A start "at 0" is not believed.
+_EPOCH = Field(ge=1e9, le=1e10)
+M = TypeVar("M", bound=BaseModel)
 
-def read_json(path: Path) -> dict[str, Any] | None:
-    """The JSON object in ``path``, or None when it is missing or not an object."""
+
+def _cut(limit: int) -> BeforeValidator:
+    """Keep the first ``limit`` characters of a text: a long message is shown cut, not refused."""
+    return BeforeValidator(lambda v: v[:limit] if isinstance(v, str) else v)
+
+
+class _FileModel(BaseModel):
+    model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
+
+
+class _AnyObject(_FileModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class Progress(JobProgress):
+    """``progress.json``: code cells done of the notebook's total."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+class Status(_FileModel):
+    """``status.json``: how the runner says the notebook ended (the job's times come from the record)."""
+
+    state: Literal["succeeded", "failed", "cancelled"]
+    reason: Annotated[str, Field(pattern=r"^[a-z_]{1,64}$")] | None = None
+    message: Annotated[str, _cut(4000)] = ""
+    exit_code: int | None = Field(default=None, ge=-255, le=255)
+    started_at: Annotated[float, _EPOCH] | None = None
+    finished_at: Annotated[float, _EPOCH] | None = None
+    ename: Annotated[str, _cut(200)] | None = None
+    evalue: Annotated[str, _cut(4000)] | None = None
+    cell: int | None = Field(default=None, ge=0, le=MAX_CELLS)
+    gpu: JobGpuUsage | None = None
+
+    @model_validator(mode="after")
+    def _ends_after_start(self) -> Status:
+        if self.started_at and self.finished_at and self.finished_at < self.started_at:
+            raise ValueError("finished_at is before started_at")
+        return self
+
+
+class PidFile(_FileModel):
+    """``runner.pid``: the runner the local backend started (``pid`` None while it is being started)."""
+
+    pid: int | None = Field(default=None, ge=2, le=1 << 22)
+    create_time: Annotated[float, _EPOCH] | None = None
+    started_at: Annotated[float, _EPOCH] | None = None
+    launching_at: Annotated[float, _EPOCH] | None = None
+
+
+class Damaged(Exception):
+    """A file in a job's folder that the server cannot believe: not a regular file, too large, not
+    JSON, or out of range. It concerns that job alone; the job's code may have written it."""
+
+    def __init__(self, name: str, why: str) -> None:
+        super().__init__(f"its {name} is damaged: {why}")
+        self.name = name
+        self.why = why
+
+
+def read_bytes(path: Path, limit: int) -> bytes | None:
+    """The bytes of a job's file, None when it is missing; :class:`Damaged` when it is not a regular
+    file of at most ``limit`` bytes (a FIFO, a link to a device, a runaway file)."""
     try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except (OSError, ValueError):
+        return untrusted.read_regular(path, limit)
+    except FileNotFoundError:
         return None
-    return data if isinstance(data, dict) else None
+    except untrusted.RefusedFile as e:
+        raise Damaged(path.name, e.why) from None
+    except OSError as e:
+        raise Damaged(path.name, f"it cannot be read ({e.strerror})") from None
 
 
-def read_progress(folder: Path) -> tuple[int, int] | None:
-    data = read_json(folder / PROGRESS)
-    if data is None:
+def read_model(path: Path, model: type[M], limit: int = MAX_JSON) -> M | None:
+    """A job's JSON file as ``model`` (which bounds every value), None when it is missing."""
+    raw = read_bytes(path, limit)
+    if raw is None:
         return None
     try:
-        return int(data["cells_done"]), int(data["cells_total"])
-    except (KeyError, TypeError, ValueError):
+        return model.model_validate_json(raw)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "the document"
+        raise Damaged(path.name, f"{where}: {first['msg']}") from None
+    except (ValueError, RecursionError) as e:
+        raise Damaged(path.name, f"it is not valid JSON ({type(e).__name__})") from None
+
+
+def read_json(path: Path, limit: int = MAX_JSON) -> dict[str, Any] | None:
+    """The JSON object in ``path``, or None when it is missing, damaged or not an object."""
+    try:
+        doc = read_model(path, _AnyObject, limit)
+    except Damaged:
         return None
+    return None if doc is None else doc.model_dump()
+
+
+def read_progress(folder: Path) -> Progress | None:
+    """What the runner last wrote of its progress; :class:`Damaged` when it cannot be believed."""
+    return read_model(folder / PROGRESS, Progress, MAX_SMALL)
 
 
 def read_status(folder: Path) -> dict[str, Any] | None:
-    """The runner's final status, when it wrote one: ``state``, ``reason``, ``message``, ``exit_code``, times."""
-    data = read_json(folder / STATUS)
-    if data is None or data.get("state") not in ("succeeded", "failed", "cancelled"):
-        return None
-    return data
+    """The runner's final status, when it wrote one: ``state``, ``reason``, ``message``, ``exit_code``, times.
+
+    A status the server cannot believe reads as a failure that says so: the runner writes its
+    status last, so a damaged one means the job's own code wrote over it.
+    """
+    try:
+        status = read_model(folder / STATUS, Status)
+    except Damaged as e:
+        return {
+            "state": "failed",
+            "reason": "files_damaged",
+            "message": f"How the notebook ended is unknown: {e}.",
+        }
+    return None if status is None else status.model_dump(exclude_none=True)
+
+
+def read_pid(folder: Path) -> PidFile | None:
+    """The local backend's record of the runner it started; :class:`Damaged` when unbelievable."""
+    return read_model(folder / PID, PidFile, MAX_SMALL)
 
 
 def read_log(path: Path, offset: int, limit: int) -> tuple[str, int, int]:
     """Text of ``path`` from byte ``offset``, about ``limit`` bytes, ending on a whole UTF-8 character.
 
-    Returns ``(text, next_offset, size)``; a missing file reads as empty. A follower always advances:
-    a limit smaller than one character still returns that character.
+    Returns ``(text, next_offset, size)``; a missing file reads as empty, one that is not a regular
+    file as :class:`Damaged`. A follower always advances: a limit smaller than one character still
+    returns that character.
     """
     try:
-        with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
+        with untrusted.open_regular(path) as (f, size):
             if offset >= size:
                 return "", offset, size
             f.seek(offset)
             raw = f.read(min(limit + 3, size - offset))
     except FileNotFoundError:
         return "", offset, 0
+    except untrusted.RefusedFile as e:
+        raise Damaged(path.name, e.why) from None
     body = raw[:limit]
     # Hold back a character cut by the chunk's end; the next read starts with it.
     cut = _incomplete_tail(body)
@@ -108,6 +222,6 @@ def output_name(spec: dict[str, Any]) -> str:
     return name if isinstance(name, str) and name.endswith(".ipynb") and "/" not in name else OUTPUT
 
 
-def read_gpu(folder: Path) -> dict[str, Any] | None:
-    """The runner's GPU use summary (``gpu.json``), as it last wrote it."""
-    return read_json(folder / "gpu.json")
+def read_gpu(folder: Path) -> JobGpuUsage | None:
+    """The runner's GPU use summary (``gpu.json``), as it last wrote it; :class:`Damaged` when unbelievable."""
+    return read_model(folder / GPU_SUMMARY, JobGpuUsage, MAX_SMALL * 64)

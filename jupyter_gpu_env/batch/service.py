@@ -294,9 +294,12 @@ class JobService:
             chunk = await backend.logs(job, offset, limit)
             if chunk is not None:
                 return chunk
-        text, nxt, size = await asyncio.to_thread(
-            jobfiles.read_log, self.folder_of(job) / jobfiles.LOG, offset, limit
-        )
+        try:
+            text, nxt, size = await asyncio.to_thread(
+                jobfiles.read_log, self.folder_of(job) / jobfiles.LOG, offset, limit
+            )
+        except jobfiles.Damaged as e:
+            raise Conflict(f"Job '{job_id}' has no log to show: {e}.", reason="files_damaged") from None
         if offset > size:
             raise Conflict(
                 f"offset {offset} is past the end of the log, which has {size} bytes so far.",

@@ -21,6 +21,7 @@ from ..models.common import describe_validation_error
 from ..models.jobs import MAX_NAME, Job, JobRequest
 from ..models.resources import format_time_limit
 from ..models.sweeps import JobGroup
+from ..system import untrusted
 from . import jobfiles
 from .backend import Backend
 from .parameters import check_values, inspect_notebook, notebook_kernel
@@ -63,9 +64,12 @@ def read_notebook(path: Path, snapshot: bytes | None) -> tuple[bytes, Any]:
     import nbformat
 
     if snapshot is None:
-        if path.stat().st_size > MAX_NOTEBOOK_BYTES:
-            raise TooLarge(f"The notebook is larger than {MAX_NOTEBOOK_BYTES >> 20} MiB.")
-        snapshot = path.read_bytes()
+        try:  # never waits on a FIFO put where the notebook was, never reads past the bound
+            snapshot = untrusted.read_regular(path, MAX_NOTEBOOK_BYTES)
+        except untrusted.RefusedFile as e:
+            if path.is_file():
+                raise TooLarge(f"The notebook is larger than {MAX_NOTEBOOK_BYTES >> 20} MiB.") from None
+            raise Conflict(f"'{path.name}' cannot be sent: it {e.why}.", reason="invalid_notebook") from None
     elif len(snapshot) > MAX_NOTEBOOK_BYTES:
         raise TooLarge(f"The notebook is larger than {MAX_NOTEBOOK_BYTES >> 20} MiB.")
     try:

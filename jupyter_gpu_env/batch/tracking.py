@@ -8,6 +8,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -70,38 +71,38 @@ class JobTracker:
             log.warning("backend %s could not be polled: %s", name, e)
             return
         self._polled.add(name)
-        folders = await asyncio.to_thread(
-            lambda: {
-                j.id: (jobfiles.read_progress(self.folder_of(j)), jobfiles.read_gpu(self.folder_of(j)))
-                for j in jobs
-            }
-        )
+        folders = await asyncio.to_thread(lambda: {j.id: read_folder(self.folder_of(j)) for j in jobs})
         for job in jobs:
-            progress, gpu = folders.get(job.id, (None, None))
-            await self.apply(job, seen.get(job.id), progress, gpu)
-
-    async def apply(
-        self,
-        job: Job,
-        obs: Observation | None,
-        progress: tuple[int, int] | None,
-        gpu: dict[str, Any] | None = None,
-    ) -> Job:
-        """Bring a record in line with an observation and the job's progress and GPU use files."""
-        changes: dict[str, Any] = {}
-        if obs is not None and obs.state in TERMINAL_STATES and gpu is None:
-            gpu = await asyncio.to_thread(jobfiles.read_gpu, self.folder_of(job))
-        if gpu is not None:
             try:
-                usage = JobGpuUsage.model_validate(gpu)
-            except ValueError:
-                usage = None  # a summary from another version: not shown rather than wrong
-            if usage is not None and usage != job.gpu:
+                await self.apply(job, seen.get(job.id), folders[job.id])
+            except Exception:  # one job's trouble must not keep the others from being recorded
+                log.exception("job %s could not be brought up to date", job.id)
+
+    async def apply(self, job: Job, obs: Observation | None, files: FolderFiles | None) -> Job:
+        """Bring a record in line with an observation and what the job's folder says of its progress and
+        GPU use. The record's times are the server's: the first start it saw stands, and every time is
+        kept between the job's creation and now, whatever a file in the folder claims."""
+        changes: dict[str, Any] = {}
+        now = time.time()
+        if files is None and obs is not None and obs.state in TERMINAL_STATES:
+            files = await asyncio.to_thread(read_folder, self.folder_of(job))
+        files = files or FolderFiles()
+        state = obs.state if obs is not None and obs.state != job.state else None
+
+        started = job.started_at or _within(obs.started_at if obs else None, job.created_at, now)
+        finished = None
+        if state in TERMINAL_STATES and obs is not None:
+            finished = _within(obs.finished_at or now, started or job.created_at, now)
+        if files.gpu is not None:
+            usage = _capped(files.gpu, job, started, finished or now)
+            if usage != job.gpu:
                 changes["gpu"] = usage
-        if progress is not None:
-            p = JobProgress(cells_done=progress[0], cells_total=progress[1])
-            if p != job.progress:
-                changes["progress"] = p
+        if files.progress is not None and files.progress != job.progress:
+            changes["progress"] = files.progress
+        if files.damaged and state is None and job.state == "running":
+            note = f"Running on {job.backend}; {'; '.join(files.damaged)}."
+            if note != job.message:
+                changes["message"] = note
         if obs is not None:
             if obs.backend_job_id and obs.backend_job_id != job.backend_job_id:
                 changes["backend_job_id"] = obs.backend_job_id
@@ -116,25 +117,61 @@ class JobTracker:
                 changes.update(
                     zip(("queue_position", "queue_name", "estimated_start"), standing, strict=True)
                 )
-        state = obs.state if obs is not None and obs.state != job.state else None
         try:
             if state is not None and obs is not None:
                 if job.state == "queued" and (
                     state == "succeeded" or (state != "running" and obs.started_at)
                 ):
                     # It ran and ended between two looks: record the run, then the end.
-                    job = await self.store.update(job.id, state="running", started_at=obs.started_at)
+                    job = await self.store.update(job.id, state="running", started_at=started)
                 if state == "running":
                     changes.update(pending_reason=None, message=obs.message or f"Running on {job.backend}.")
                 else:
                     changes.update(reason=obs.reason, message=obs.message or "", exit_code=obs.exit_code)
-                changes.update(started_at=obs.started_at, finished_at=obs.finished_at)
-                if state in TERMINAL_STATES and progress is None:
-                    cells = await asyncio.to_thread(jobfiles.read_progress, self.folder_of(job))
-                    if cells is not None:
-                        changes["progress"] = JobProgress(cells_done=cells[0], cells_total=cells[1])
+                changes.update(started_at=started, finished_at=finished)
             if state is None and not changes:
                 return job
             return await self.store.update(job.id, state=state, **changes)
         except IllegalTransition:
             return await self.store.get(job.id)  # someone else (a cancel) ended it first; theirs stands
+
+
+@dataclass(frozen=True)
+class FolderFiles:
+    """What a job's folder says of its progress and GPU use, and which of its files cannot be believed."""
+
+    progress: JobProgress | None = None
+    gpu: JobGpuUsage | None = None
+    damaged: tuple[str, ...] = ()
+
+
+def read_folder(folder: Path) -> FolderFiles:
+    """Blocking reads of a job's progress and GPU summary; a damaged file is named, not fatal."""
+    damaged: list[str] = []
+    try:
+        progress = jobfiles.read_progress(folder)
+    except jobfiles.Damaged as e:
+        progress = None
+        damaged.append(str(e))
+    try:
+        gpu = jobfiles.read_gpu(folder)
+    except jobfiles.Damaged as e:
+        gpu = JobGpuUsage(available=False, reason=f"GPU use is not shown: {e}.")
+        damaged.append(str(e))
+    return FolderFiles(progress, gpu, tuple(damaged))
+
+
+def _within(t: float | None, low: float, high: float) -> float | None:
+    return None if t is None else min(max(t, low), high)
+
+
+def _capped(usage: JobGpuUsage, job: Job, started: float | None, until: float) -> JobGpuUsage:
+    """The summary with its GPU-hours no more than the record's run time allows."""
+    if usage.gpu_hours_allocated is None:
+        return usage
+    units = max(job.resources.gpu_units(), float(len(usage.devices)), 1.0)
+    most = round(units * max(0.0, until - (started or until)) / 3600, 6)
+    if usage.gpu_hours_allocated <= most:
+        return usage
+    used = None if usage.gpu_hours_used is None else min(usage.gpu_hours_used, most)
+    return usage.model_copy(update={"gpu_hours_allocated": most, "gpu_hours_used": used})

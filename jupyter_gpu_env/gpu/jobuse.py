@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..system import untrusted
 from ..system.atomic import write_json_atomic
 from .sources.reading import GpuReading
 from .visibility import mark_visible
@@ -243,29 +244,75 @@ def _util(device: Any) -> float | None:
     return float(value) if value is not None else None
 
 
+# A series longer than this is sampled by seeking, so a runaway file costs max_points reads, not its size.
+WHOLE_SERIES = 4 << 20
+MAX_LINE = 64 << 10
+
+
 def read_series(folder: Path, max_points: int = 600) -> tuple[list[dict[str, Any]], list[list[Any]]]:
-    """The devices and the samples of ``gpu.jsonl`` (every n-th when there are more than ``max_points``)."""
+    """The devices and the samples of ``gpu.jsonl`` (every n-th when there are more than ``max_points``).
+
+    The job's own code can write the file: it is read only when it is a regular file, a long one by
+    seeking to ``max_points`` places rather than whole, and lines that are not samples are skipped.
+    """
     try:
-        with open(folder / SERIES, encoding="utf-8") as f:
-            lines = f.read().splitlines()
-    except OSError:
+        with untrusted.open_regular(folder / SERIES) as (f, size):
+            header = _json_line(f.readline(MAX_LINE))
+            start = f.tell()
+            if size - start <= WHOLE_SERIES:
+                lines = f.read(WHOLE_SERIES).splitlines()
+            else:
+                lines = []
+                for k in range(max_points):
+                    f.seek(start + (size - start) * k // max_points)
+                    if k:
+                        f.readline(MAX_LINE)  # the rest of the line the seek landed in
+                    lines.append(f.readline(MAX_LINE))
+    except (OSError, untrusted.RefusedFile):
         return [], []
-    if not lines:
+    if not isinstance(header, dict) or not isinstance(header.get("devices"), list):
         return [], []
-    try:
-        header = json.loads(lines[0])
-    except ValueError:
-        return [], []
-    points = []
-    for line in lines[1:]:
-        try:
-            point = json.loads(line)
-        except ValueError:
-            continue  # a line being written
-        if isinstance(point, list) and len(point) == 3:
-            points.append(point)
+    devices = [d for d in header["devices"][:64] if _is_device(d)]
+    points = [p for p in map(_json_line, lines) if _is_point(p, len(devices))]
     step = max(1, -(-len(points) // max_points))
-    return list(header.get("devices") or []), points[::step]
+    return devices, points[::step]
+
+
+def _json_line(raw: bytes) -> Any:
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        return None  # a line being written, or not a sample
+
+
+def _is_device(d: Any) -> bool:
+    from pydantic import ValidationError
+
+    from ..models.jobs import JobGpuDevice
+
+    try:
+        JobGpuDevice.model_validate(d)
+    except ValidationError:
+        return False
+    return True
+
+
+def _number(v: Any, low: float, high: float) -> bool:
+    return v is None or (isinstance(v, int | float) and not isinstance(v, bool) and low <= v <= high)
+
+
+def _is_point(p: Any, devices: int) -> bool:
+    """``[seconds, [utilization or null per device], [memory or null per device]]``, within range."""
+    if not (isinstance(p, list) and len(p) == 3 and isinstance(p[1], list) and isinstance(p[2], list)):
+        return False
+    t, utils, memory = p
+    return (
+        t is not None
+        and _number(t, 0, 1e9)
+        and len(utils) == len(memory) == devices
+        and all(_number(u, 0, 100) for u in utils)
+        and all(_number(m, 0, 2**50) and not isinstance(m, float) for m in memory)
+    )
 
 
 def default_reader() -> Reader:

@@ -173,46 +173,67 @@ class RerunRequest(ApiModel):
     )
 
 
+MAX_CELLS = 1_000_000  # more code cells than any notebook has: a count beyond it is not believed
+_BYTES = 2**50  # a PiB: more GPU memory than any job sees
+_HOURS = 1e7  # GPU-hours beyond any job's
+
+
 class JobProgress(ApiModel):
-    cells_done: int = Field(default=0, ge=0, description="Code cells executed so far.")
-    cells_total: int = Field(default=0, ge=0, description="Code cells in the notebook, parameters included.")
+    cells_done: int = Field(default=0, ge=0, le=MAX_CELLS, description="Code cells executed so far.")
+    cells_total: int = Field(
+        default=0, ge=0, le=MAX_CELLS, description="Code cells in the notebook, parameters included."
+    )
+
+    @model_validator(mode="after")
+    def _done_within_total(self) -> JobProgress:
+        if self.cells_done > self.cells_total:
+            raise ValueError(f"cells_done ({self.cells_done}) is more than cells_total ({self.cells_total})")
+        return self
 
 
 class JobGpuDevice(ApiModel):
-    name: str
-    uuid: str | None = None
-    mig_profile: str | None = None
-    memory_total_bytes: int | None = None
+    name: str = Field(max_length=200)
+    uuid: str | None = Field(default=None, max_length=200)
+    mig_profile: str | None = Field(default=None, max_length=64)
+    memory_total_bytes: int | None = Field(default=None, ge=0, le=_BYTES)
 
 
 class JobGpuUsage(ApiModel):
-    """How the job used the GPUs it could see, from the runner's samples (so far, while it runs)."""
+    """How the job used the GPUs it could see, from the runner's samples (so far, while it runs).
+
+    The runner writes it in the job's folder, where the job's own code can write too: every value is
+    bounded, and the GPU-hours are capped by the tracker at what the record's times allow."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     available: bool = Field(
         description="False when the job saw no GPU (or none could be read); `reason` says why."
     )
-    reason: str | None = None
-    devices: list[JobGpuDevice] = Field(default_factory=list)
-    samples: int = 0
-    interval_seconds: float | None = None
+    reason: str | None = Field(default=None, max_length=2000)
+    devices: list[JobGpuDevice] = Field(default_factory=list, max_length=64)
+    samples: int = Field(default=0, ge=0)
+    interval_seconds: float | None = Field(default=None, ge=0, le=86400)
     mean_utilization_percent: float | None = Field(
-        default=None, description="Mean over the samples; null where not measured (MIG slices: see `notes`)."
+        default=None,
+        ge=0,
+        le=100,
+        description="Mean over the samples; null where not measured (MIG slices: see `notes`).",
     )
-    peak_utilization_percent: float | None = None
-    peak_memory_bytes: int | None = None
-    memory_total_bytes: int | None = None
+    peak_utilization_percent: float | None = Field(default=None, ge=0, le=100)
+    peak_memory_bytes: int | None = Field(default=None, ge=0, le=_BYTES)
+    memory_total_bytes: int | None = Field(default=None, ge=0, le=_BYTES)
     idle_fraction: float | None = Field(
-        default=None, description="Share of samples with every device under 5 % utilization."
+        default=None, ge=0, le=1, description="Share of samples with every device under 5 % utilization."
     )
     idle_seconds: float = Field(
-        default=0.0, description="How long the GPU has been idle up to the last sample."
+        default=0.0, ge=0, description="How long the GPU has been idle up to the last sample."
     )
-    gpu_hours_allocated: float | None = None
+    gpu_hours_allocated: float | None = Field(default=None, ge=0, le=_HOURS)
     gpu_hours_used: float | None = Field(
-        default=None, description="Allocated GPU-hours weighted by the mean utilization."
+        default=None, ge=0, le=_HOURS, description="Allocated GPU-hours weighted by the mean utilization."
     )
-    notes: list[str] = Field(default_factory=list)
-    updated_at: float | None = None
+    notes: list[Annotated[str, Field(max_length=2000)]] = Field(default_factory=list, max_length=20)
+    updated_at: float | None = Field(default=None, ge=0)
 
 
 class JobGpuSeries(ApiModel):

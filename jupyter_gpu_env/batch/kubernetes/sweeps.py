@@ -17,6 +17,7 @@ from kubernetes import client
 from ...errors import InvalidRequest
 from ...models.jobs import Job
 from ...system.atomic import write_atomic
+from .. import jobfiles
 from ..backend import Observation, SweepSubmission
 from . import indexed
 from .namespace import Namespace, gone_already
@@ -86,7 +87,11 @@ class IndexedJobs:
 
         def stop() -> None:
             for runs_path in folder.parent.glob("runs-*.txt"):
-                lines = runs_path.read_text().splitlines(keepends=True)
+                try:  # beside the runs' folders, where their code can reach
+                    raw = jobfiles.read_bytes(runs_path, jobfiles.MAX_JSON * 16)
+                except jobfiles.Damaged:
+                    continue
+                lines = (raw or b"").decode("utf-8", "replace").splitlines(keepends=True)
                 kept = [line for line in lines if line.split()[1:2] != [job.id]]
                 if kept != lines:
                     write_atomic(runs_path, "".join(kept))

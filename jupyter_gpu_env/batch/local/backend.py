@@ -17,7 +17,6 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import psutil
 from traitlets import Float, Int, Unicode
@@ -142,8 +141,14 @@ class LocalBackend(Backend):
             return True
         limit = self._sweep_limits.get(job.group_id)
         if limit is None:
+            # After a restart, from the job.json the server wrote; the job may have changed it, so
+            # it is believed only within this backend's own limit.
             spec = jobfiles.read_json(self.job_folder(job) / jobfiles.JOB_JSON) or {}
-            limit = int((spec.get("group") or {}).get("max_concurrent") or self.max_concurrent)
+            group = spec.get("group")
+            value = group.get("max_concurrent") if isinstance(group, dict) else None
+            limit = (
+                value if isinstance(value, int) and 1 <= value <= self.max_concurrent else self.max_concurrent
+            )
             self._sweep_limits[job.group_id] = limit
         return sum(1 for g in self._sweep_running.values() if g == job.group_id) < limit
 
@@ -174,7 +179,7 @@ class LocalBackend(Backend):
     async def cancel(self, job: Job) -> None:
         async with self._lock:
             self._cancelled.add(job.id)  # a queued job must never be started after this
-            pid = await asyncio.to_thread(self._live_pid, self.job_folder(job))
+            pid = await asyncio.to_thread(self._live_pid, self.job_folder(job), _recorded_pid(job))
             self._running.pop(job.id, None)
         if pid is None:
             return
@@ -248,48 +253,66 @@ class LocalBackend(Backend):
     # ----- observing -----
 
     def _observe(self, job: Job) -> Observation:
+        """The runner's process first, then its status: the process is what the server can check.
+
+        The pid comes from the job's record (the server saw the launch) or, for a launch not yet
+        recorded, from ``runner.pid``; either way it counts only while that pid is the runner of this
+        job's folder, so a pid file the job rewrote can neither keep it "running" nor aim a cancel at
+        another process.
+        """
         folder = self.job_folder(job)
-        status = jobfiles.read_status(folder)
-        if status is not None:
-            return Observation.from_status(status)
         if not folder.is_dir():
             return Observation(
                 state="failed", reason="lost", message=f"The job folder {folder} no longer exists."
             )
-        info = jobfiles.read_json(folder / jobfiles.PID)
+        damaged: str | None = None
+        try:
+            info = jobfiles.read_pid(folder)
+        except jobfiles.Damaged as e:
+            info, damaged = None, str(e)
+        pid = _recorded_pid(job) or (info.pid if info is not None else None)
+        if pid is not None:
+            started = _runner_started(pid, folder)
+
+            if started is not None:
+                return Observation(state="running", backend_job_id=str(pid), started_at=started)
+            status = jobfiles.read_status(folder)
+            if status is not None:
+                return Observation.from_status(status, str(pid))
+            return Observation(
+                state="failed",
+                reason="lost",
+                message="The runner process ended without a status (killed, out of memory, or the machine restarted).",
+            )
+        if damaged is not None:
+            return Observation(
+                state="failed", reason="files_damaged", message=f"The runner cannot be found: {damaged}."
+            )
         if info is None:
             return Observation(state="queued")
-        if info.get("pid") is None:
-            if time.time() - float(info.get("launching_at") or 0) < _LAUNCH_TIMEOUT:
-                return Observation(state="running", started_at=info.get("launching_at"))
-            return Observation(
-                state="failed", reason="lost", message="The server stopped while starting the runner."
-            )
-        if _alive(info):
-            return Observation(
-                state="running", backend_job_id=str(info["pid"]), started_at=info.get("started_at")
-            )
-        # It may have written its status between our two reads.
-        status = jobfiles.read_status(folder)
-        if status is not None:
-            return Observation.from_status(status)
+        since = time.time() - (info.launching_at or 0)
+        if 0 <= since < _LAUNCH_TIMEOUT:
+            return Observation(state="running", started_at=info.launching_at)
         return Observation(
-            state="failed",
-            reason="lost",
-            message="The runner process ended without a status (killed, out of memory, or the machine restarted).",
+            state="failed", reason="lost", message="The server stopped while starting the runner."
         )
 
     def _observe_all(self, jobs: Sequence[Job]) -> tuple[dict[str, Observation], dict[str, Path]]:
         """Observe ``jobs``; also keep the runners started since the caller's snapshot that still live."""
         seen = {j.id: self._observe(j) for j in jobs}
-        others = {jid: f for jid, f in self._running.items() if jid not in seen and self._live_pid(f)}
+        others = {jid: f for jid, f in self._running.items() if jid not in seen and self._live_pid(f, None)}
         return seen, others
 
-    def _live_pid(self, folder: Path) -> int | None:
-        info = jobfiles.read_json(folder / jobfiles.PID)
-        if info is None or info.get("pid") is None or not _alive(info):
-            return None
-        return int(info["pid"])
+    def _live_pid(self, folder: Path, recorded: int | None) -> int | None:
+        """The pid of this folder's runner while it runs (the record's, else runner.pid's), verified."""
+        pid = recorded
+        if pid is None:
+            try:
+                info = jobfiles.read_pid(folder)
+            except jobfiles.Damaged:
+                return None
+            pid = info.pid if info is not None else None
+        return pid if pid is not None and _runner_of(pid, folder) is not None else None
 
     async def _kill_later(self, pid: int) -> None:
         deadline = time.monotonic() + self.kill_grace
@@ -300,16 +323,32 @@ class LocalBackend(Backend):
         _signal_group(pid, signal.SIGKILL)
 
 
-def _alive(info: dict[str, Any]) -> bool:
-    """Is the recorded runner still running? The start time guards against a recycled pid."""
+def _recorded_pid(job: Job) -> int | None:
+    """The runner's pid as the server recorded it at the launch."""
+    bid = job.backend_job_id
+    return int(bid) if bid is not None and bid.isdigit() else None
+
+
+def _runner_started(pid: int, folder: Path) -> float | None:
+    """When the runner of ``folder`` started, while ``pid`` is that runner."""
+    p = _runner_of(pid, folder)
     try:
-        p = psutil.Process(int(info["pid"]))
-        if p.status() == psutil.STATUS_ZOMBIE:
-            return False
-        created = info.get("create_time")
-        return created is None or abs(p.create_time() - float(created)) < 1.0
-    except (psutil.Error, ValueError, TypeError):
-        return False
+        return None if p is None else float(p.create_time())
+    except psutil.Error:
+        return None
+
+
+def _runner_of(pid: int, folder: Path) -> psutil.Process | None:
+    """The live process ``pid`` when it is the runner of ``folder``: it leads its own session and its
+    command line is ``... -m jupyter_gpu_env.runner FOLDER`` (or ``nice`` about to become that)."""
+    try:
+        p = psutil.Process(pid)
+        if p.status() == psutil.STATUS_ZOMBIE or os.getsid(pid) != pid:
+            return None
+        argv = p.cmdline()
+    except (psutil.Error, OSError):
+        return None
+    return p if "jupyter_gpu_env.runner" in argv and argv[-1:] == [str(folder)] else None
 
 
 def _pid_alive(pid: int) -> bool:

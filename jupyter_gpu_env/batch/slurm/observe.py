@@ -41,9 +41,10 @@ class FolderState:
 
 def read_id(folder: Path) -> str | None:
     try:
-        text = (folder / JOB_ID_FILE).read_text().strip()
-    except OSError:
+        raw = jobfiles.read_bytes(folder / JOB_ID_FILE, 64)
+    except jobfiles.Damaged:
         return None
+    text = (raw or b"").decode("ascii", "replace").strip()
     return text if re.fullmatch(r"\d+(?:_\d+)?", text) else None
 
 

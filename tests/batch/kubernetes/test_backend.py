@@ -266,8 +266,8 @@ async def test_running_and_the_ends(cluster, ws):
             "reason": "cell_error",
             "message": "ZeroDivisionError: division by zero (cell 2 of the notebook)",
             "exit_code": 1,
-            "started_at": 10.0,
-            "finished_at": 20.0,
+            "started_at": 1_790_000_010.0,
+            "finished_at": 1_790_000_020.0,
         },
     )
     cluster.mark_ended(objects.job_name(by_status), ok=True)
@@ -292,7 +292,7 @@ async def test_running_and_the_ends(cluster, ws):
     seen = await backend.poll([running, by_status, complete, oom, deadline, vanished])
     assert seen[running.id].state == "running" and seen[running.id].started_at
     assert (seen[by_status.id].state, seen[by_status.id].reason) == ("failed", "cell_error")
-    assert seen[by_status.id].started_at == 10.0
+    assert seen[by_status.id].started_at == 1_790_000_010.0
     assert (seen[complete.id].state, seen[complete.id].exit_code) == ("succeeded", 0)
     assert (seen[oom.id].state, seen[oom.id].reason, seen[oom.id].exit_code) == (
         "failed",

@@ -57,7 +57,8 @@ async def test_sigterm_to_the_shell_cancels_the_runner_gracefully(tmp_path):
     )
 
     def cells_done() -> int:
-        return (jobfiles.read_progress(folder) or (0, 0))[0]
+        progress = jobfiles.read_progress(folder)
+        return progress.cells_done if progress is not None else 0
 
     await wait_until(lambda: cells_done() >= 1, within=60, every=0.1, what="the sleeping cell running")
     t0 = time.monotonic()

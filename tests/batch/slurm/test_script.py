@@ -305,8 +305,8 @@ def status(state: str, reason: str | None = None, message: str = "") -> dict:
         "reason": reason,
         "message": message,
         "exit_code": 0,
-        "started_at": 1.0,
-        "finished_at": 2.0,
+        "started_at": 1_790_000_001.0,
+        "finished_at": 1_790_000_002.0,
     }
 
 
@@ -359,7 +359,7 @@ async def test_a_time_limit_sigterm_is_not_a_cancel(tmp_path):
     )
     seen = await f.backend.poll([j])
     assert seen["j9"].state == "failed" and seen["j9"].reason == "time_limit"
-    assert "time limit of 0:01:00" in seen["j9"].message and seen["j9"].started_at == 1.0
+    assert "time limit of 0:01:00" in seen["j9"].message and seen["j9"].started_at == 1_790_000_001.0
 
 
 async def test_a_cancel_from_here_stays_a_cancel(tmp_path):

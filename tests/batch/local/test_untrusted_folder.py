@@ -1,0 +1,120 @@
+"""A job whose own code writes over the runner's files in its folder, on the real local backend: the
+server keeps its own account (who to cancel, when it ran, what it used), and one job's damaged files
+never hold up another's."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from typing import Any
+
+import psutil
+from batch_fixtures import installed_kernels, running
+from helpers import wait_until
+
+from jupyter_gpu_env.batch.local import LocalBackend
+from jupyter_gpu_env.batch.service import JobService
+from jupyter_gpu_env.batch.store import JobStore
+
+# The kernel's parent is the runner, whose last argument is the job's folder.
+FOLDER = "import json, os, signal, time, psutil\nfolder = psutil.Process(os.getppid()).cmdline()[-1]"
+HOLD = "while not os.path.exists(os.path.join(folder, 'release')):\n    time.sleep(0.05)"
+
+
+def release(batch: Any) -> None:
+    """Let every held notebook end, whatever the test's outcome."""
+    for folder in batch.job_folders():
+        (folder / "release").touch()
+
+
+async def test_damaged_progress_is_that_jobs_alone(batch):
+    """cells_done: 1e999 once made every refresh fail: no job was ever recorded as finished again."""
+    liar = batch.notebook(
+        "liar.ipynb",
+        [
+            FOLDER,
+            "open(os.path.join(folder, 'progress.json'), 'w').write('{\"cells_done\": 1e999, \"cells_total\": 3}')\n"
+            + HOLD,
+        ],
+    )
+    honest = batch.notebook("honest.ipynb", ["x = 1"])
+    svc = batch.service()
+    try:
+        bad = await svc.submit({"notebook_path": liar})
+        await batch.wait_for(svc, bad.id, lambda j: "progress.json is damaged" in j.message)
+        good = await svc.submit({"notebook_path": honest})
+        good = await batch.wait_for(svc, good.id, batch.ended)
+        assert good.state == "succeeded", good.message
+        listed = await svc.list()
+        assert {j.id for j in listed.items} == {bad.id, good.id}
+        (batch.root / bad.job_dir / "release").touch()
+        bad = await batch.wait_for(svc, bad.id, batch.ended)
+        assert bad.state == "succeeded" and bad.progress.cells_done == bad.progress.cells_total
+    finally:
+        release(batch)
+        await svc.stop()
+
+
+async def test_a_rewritten_pid_file_cannot_aim_a_cancel_at_another_process(batch):
+    victim = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    try:
+        planted = {"pid": victim.pid, "create_time": psutil.Process(victim.pid).create_time(), "started_at": 1e9}
+        nb = batch.notebook(
+            "aims.ipynb",
+            [FOLDER, f"json.dump({planted!r}, open(os.path.join(folder, 'runner.pid'), 'w'))\n" + HOLD],
+        )
+        svc = batch.service()
+        try:
+            job = await svc.submit({"notebook_path": nb})
+            runner = int(job.backend_job_id or 0)
+            pid_file = batch.root / job.job_dir / "runner.pid"
+            await wait_until(lambda: f'"pid": {victim.pid}' in pid_file.read_text(), what="the pid file rewritten")
+            job = await batch.wait_for(svc, job.id, lambda j: j.state == "running")
+            assert job.backend_job_id == str(runner)
+            job = await svc.cancel(job.id)
+            job = await batch.wait_for(svc, job.id, batch.ended)
+            assert job.state == "cancelled"
+            await batch.wait_gone(runner, within=30)  # the job's runner was stopped ...
+            assert running(victim.pid)  # ... and the process the pid file named was not touched
+            assert job.started_at is not None and job.started_at >= job.created_at
+        finally:
+            release(batch)
+            await svc.stop()
+    finally:
+        victim.kill()
+        victim.wait()
+
+
+async def test_a_forged_status_and_gpu_summary_bill_only_what_was_observed(batch):
+    """A job that says it started at 0 and used its GPU at 5000 % is billed its real minute, at most 100 %."""
+    forged_gpu = {"available": True, "samples": 9, "mean_utilization_percent": 5000.0, "gpu_hours_allocated": 168.0}
+    nb = batch.notebook(
+        "forges.ipynb",
+        [
+            FOLDER,
+            f"json.dump({forged_gpu!r}, open(os.path.join(folder, 'gpu.json'), 'w'))\n"
+            "json.dump({'state': 'succeeded', 'started_at': 0, 'finished_at': time.time(), 'exit_code': 0},"
+            " open(os.path.join(folder, 'status.json'), 'w'))\n"
+            "os.killpg(os.getppid(), signal.SIGKILL)  # the runner never writes its own status",
+        ],
+    )
+    backend = LocalBackend(max_concurrent=2, kill_grace=3.0, gpu_count=1)
+    svc = JobService(
+        JobStore(batch.db), {"local": backend}, batch.root, "jobs", kernel_names=installed_kernels,
+        refresh_interval=0.2, gpu_sample_interval=0,
+    )  # fmt: skip
+    try:
+        t0 = time.time()
+        job = await svc.submit({"notebook_path": nb, "resources": {"gpus": 1}})
+        job = await batch.wait_for(svc, job.id, batch.ended)
+        assert job.started_at is not None and job.finished_at is not None
+        assert t0 <= job.started_at <= job.finished_at <= time.time()
+        assert job.gpu is None or not job.gpu.available
+        if job.gpu is not None:
+            assert "gpu.json is damaged" in (job.gpu.reason or "")
+        usage = await svc.usage(start=t0 - 3600)
+        wall_hours = (time.time() - t0) / 3600
+        assert 0 < usage.total.gpu_hours <= wall_hours
+        assert usage.total.gpu_hours_used <= usage.total.gpu_hours
+    finally:
+        await svc.stop()
