@@ -58,7 +58,11 @@ async def test_damaged_progress_is_that_jobs_alone(batch):
 async def test_a_rewritten_pid_file_cannot_aim_a_cancel_at_another_process(batch):
     victim = subprocess.Popen(["sleep", "300"], start_new_session=True)
     try:
-        planted = {"pid": victim.pid, "create_time": psutil.Process(victim.pid).create_time(), "started_at": 1e9}
+        planted = {
+            "pid": victim.pid,
+            "create_time": psutil.Process(victim.pid).create_time(),
+            "started_at": 1e9,
+        }
         nb = batch.notebook(
             "aims.ipynb",
             [FOLDER, f"json.dump({planted!r}, open(os.path.join(folder, 'runner.pid'), 'w'))\n" + HOLD],
@@ -68,7 +72,9 @@ async def test_a_rewritten_pid_file_cannot_aim_a_cancel_at_another_process(batch
             job = await svc.submit({"notebook_path": nb})
             runner = int(job.backend_job_id or 0)
             pid_file = batch.root / job.job_dir / "runner.pid"
-            await wait_until(lambda: f'"pid": {victim.pid}' in pid_file.read_text(), what="the pid file rewritten")
+            await wait_until(
+                lambda: f'"pid": {victim.pid}' in pid_file.read_text(), what="the pid file rewritten"
+            )
             job = await batch.wait_for(svc, job.id, lambda j: j.state == "running")
             assert job.backend_job_id == str(runner)
             job = await svc.cancel(job.id)
@@ -87,7 +93,12 @@ async def test_a_rewritten_pid_file_cannot_aim_a_cancel_at_another_process(batch
 
 async def test_a_forged_status_and_gpu_summary_bill_only_what_was_observed(batch):
     """A job that says it started at 0 and used its GPU at 5000 % is billed its real minute, at most 100 %."""
-    forged_gpu = {"available": True, "samples": 9, "mean_utilization_percent": 5000.0, "gpu_hours_allocated": 168.0}
+    forged_gpu = {
+        "available": True,
+        "samples": 9,
+        "mean_utilization_percent": 5000.0,
+        "gpu_hours_allocated": 168.0,
+    }
     nb = batch.notebook(
         "forges.ipynb",
         [
