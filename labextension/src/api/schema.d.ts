@@ -1862,6 +1862,9 @@ export interface components {
         /**
          * JobGpuUsage
          * @description How the job used the GPUs it could see, from the runner's samples (so far, while it runs).
+         *
+         *     The runner writes it in the job's folder, where the job's own code can write too: every value is
+         *     bounded, and the GPU-hours are capped by the tracker at what the record's times allow.
          */
         JobGpuUsage: {
             /**
