@@ -7,6 +7,7 @@ the other.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import time
 import uuid
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import NotFound
+from ..errors import Conflict, NotFound
 from ..models.jobs import Job, JobRequest
 from ..system.offloop import python_work
 from . import jobfiles, submission
@@ -130,22 +131,58 @@ class Intake:
             created_at=time.time(),
             **extra,
         )
-        spec = {
+        return job, self.spec(job, ready.runtime, ready.nb_file.parent)
+
+    def spec(self, job: Job, runtime: Mapping[str, Any], cwd: Path) -> dict[str, Any]:
+        """The job.json of ``job``: what the runner runs is what the record says, in ``runtime``."""
+        return {
             "format": jobfiles.JOB_FORMAT,
-            "id": job_id,
-            "name": name,
+            "id": job.id,
+            "name": job.name,
             "notebook_path": job.notebook_path,
-            "parameters": parameters,
-            "output": output,
-            "kernel": ready.runtime.get("kernel"),
-            "environment": ready.runtime.get("environment"),
-            "image": ready.runtime.get("image"),
-            "cwd": str(ready.nb_file.parent),
+            "parameters": job.parameters,
+            "output": Path(job.output_path).name,
+            "kernel": runtime.get("kernel"),
+            "environment": runtime.get("environment"),
+            "image": runtime.get("image"),
+            "cwd": str(cwd),
             "time_limit_seconds": job.resources.time_limit_seconds,
             "resources": job.resources.model_dump(),
             "gpu_sample_interval": self.gpu_sample_interval,
         }
-        return job, spec
+
+    async def snapshot_of(self, job: Job) -> bytes:
+        """The notebook snapshot in ``job``'s folder, read as untrusted; Conflict when it is gone."""
+        path = self.folder_of(job) / jobfiles.INPUT
+        try:
+            raw = await asyncio.to_thread(jobfiles.read_bytes, path, submission.MAX_NOTEBOOK_BYTES)
+        except jobfiles.Damaged as e:
+            raise Conflict(
+                f"Job '{job.id}' cannot be sent again: {e}. Send the notebook anew.", reason="files_damaged"
+            ) from None
+        if raw is None:
+            raise Conflict(
+                f"Job '{job.id}' cannot be sent again: its snapshot is gone. Send the notebook anew.",
+                reason="snapshot_missing",
+            )
+        return raw
+
+    async def runtime_of(self, job: Job, raw: bytes) -> dict[str, Any]:
+        """What ``job``'s record says to run in, resolved now (the environment's prefix, the image's file)."""
+        request = submission.request_of(job)
+        _, nb = await python_work(submission.read_notebook, Path(job.notebook_path), raw)
+        return await python_work(
+            functools.partial(
+                submission.resolve_runtime,
+                request,
+                nb,
+                self.backend(job.backend),
+                kernel_names=self.runtimes.kernel_names,
+                environments=self.runtimes.environments,
+                images=self.runtimes.images,
+                image_runtime=self.runtimes.image_runtime,
+            )
+        )
 
     def folder_of(self, job: Job) -> Path:
         return self.root / job.job_dir  # job_dir is relative to the root, or absolute outside it

@@ -266,13 +266,7 @@ class JobService:
         """A new job from ``job_id``'s snapshot, its runtime, resources and queue as they were and its
         parameters with ``parameters`` over them; Conflict when its folder no longer holds the snapshot."""
         old = await self.store.get(job_id)
-        try:
-            snapshot = await asyncio.to_thread((self.folder_of(old) / jobfiles.INPUT).read_bytes)
-        except OSError as e:
-            raise Conflict(
-                f"Job '{job_id}' cannot be sent again: its snapshot is gone ({e.strerror}). Send the notebook anew.",
-                reason="snapshot_missing",
-            ) from e
+        snapshot = await self.intake.snapshot_of(old)
         sweep = None
         if old.group_id:
             with contextlib.suppress(NotFound):  # the sweep's record gone: the run's own name stands

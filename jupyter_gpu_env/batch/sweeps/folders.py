@@ -1,9 +1,9 @@
 """A sweep's folders: every run's built aside and renamed into place whole (a refused sweep leaves no
-folder), and a retried run's made from the old one's snapshot."""
+folder), and a retried run's made from the old one's snapshot and its record (never its job.json, which
+the run's own code could have rewritten)."""
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -33,14 +33,13 @@ def build_sweep_folder(base: Path, raw: bytes, runs: list[tuple[Path, dict[str, 
         raise
 
 
-def copy_run(old: Path, new: Path, job_id: str) -> None:
-    """A retried run's folder: the old one's snapshot and job.json (with the new id), nothing it made."""
+def make_run(new: Path, raw: bytes, spec: dict[str, Any]) -> None:
+    """A retried run's folder: the old run's snapshot and a job.json made from its record, nothing it made."""
     tmp = new.with_name(f".tmp-{new.name}")
     tmp.mkdir()
     try:
-        shutil.copy2(old / jobfiles.INPUT, tmp / jobfiles.INPUT)
-        spec = json.loads((old / jobfiles.JOB_JSON).read_text())
-        jobfiles.write_json_atomic(tmp / jobfiles.JOB_JSON, {**spec, "id": job_id})
+        (tmp / jobfiles.INPUT).write_bytes(raw)
+        jobfiles.write_json_atomic(tmp / jobfiles.JOB_JSON, spec)
         tmp.rename(new)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -28,7 +28,7 @@ from ..parameters import inspect_notebook
 from ..store import JobStore
 from ..tracking import JobTracker
 from . import plan, results
-from .folders import build_sweep_folder, copy_run
+from .folders import build_sweep_folder, make_run
 
 
 class Sweeps:
@@ -186,6 +186,8 @@ class Sweeps:
         fresh: list[Job] = []
         for old in again:
             folder = self.intake.folder_of(old)
+            raw = await self.intake.snapshot_of(old)
+            runtime = await self.intake.runtime_of(old, raw)
             job = old.model_copy(
                 update={
                     "id": uuid.uuid4().hex[:12], "state": "queued", "reason": None,
@@ -202,7 +204,9 @@ class Sweeps:
                     "output_path": f"{shown}/{Path(old.output_path).name}", "log_path": f"{shown}/{jobfiles.LOG}",
                 }
             )  # fmt: skip
-            await python_work(copy_run, folder, new_folder, job.id)
+            spec = self.intake.spec(job, runtime, (self.intake.root / old.notebook_path).parent)
+            spec["group"] = {"id": sweep_id, "index": old.group_index, "max_concurrent": sweep.max_concurrent}
+            await python_work(make_run, new_folder, raw, spec)
             fresh.append(job)
         await self.records.replace(again, fresh)
         try:
