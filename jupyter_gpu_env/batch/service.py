@@ -236,6 +236,8 @@ class JobService:
     async def cancel(self, job_id: str) -> Job:
         """Stop a queued or running job and record it cancelled. :class:`Conflict` if it has already ended."""
         job = await self.store.get(job_id)
+        if job.state not in TERMINAL_STATES:
+            (job,) = await self.tracker.settle_ended([job])  # it may have ended since the last round
         if job.state in TERMINAL_STATES:
             raise Conflict(f"Job '{job_id}' has already {job.state}.", reason="job_finished")
         backend = self.backends.get(job.backend)

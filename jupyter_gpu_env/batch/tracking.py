@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,19 @@ class JobTracker:
         async with self._lock:
             await asyncio.gather(*(self.refresh_backend(n, b) for n, b in self.backends.items()))
             self._last = time.monotonic()
+
+    async def settle_ended(self, jobs: Sequence[Job]) -> list[Job]:
+        """Of ``jobs`` (records that say queued or running), record now the end of those whose runner
+        has written its final status, and return every record as it then is: a cancel must act on how
+        the jobs stand, not on records a round behind (it would rewrite a job that succeeded as
+        cancelled)."""
+        ended = await asyncio.to_thread(lambda: [jobfiles.read_status(self.folder_of(j)) for j in jobs])
+        settled = []
+        for job, status in zip(jobs, ended, strict=True):
+            if status is not None and job.state not in TERMINAL_STATES:
+                job = await self.apply(job, Observation.from_status(status), None)
+            settled.append(job)
+        return settled
 
     async def refresh_backend(self, name: str, backend: Backend) -> None:
         jobs = await self.store.active(name)

@@ -157,7 +157,9 @@ class Sweeps:
     async def cancel(self, sweep_id: str) -> JobGroup:
         """Cancel every run still queued or running; Conflict when none is."""
         runs = await self.records.runs(sweep_id)
-        active = [r for r in runs if r.state not in TERMINAL_STATES]
+        # runs that ended since the last round keep how they ended
+        active = await self.tracker.settle_ended([r for r in runs if r.state not in TERMINAL_STATES])
+        active = [r for r in active if r.state not in TERMINAL_STATES]
         if not active:
             raise Conflict(f"Every run of sweep '{sweep_id}' has already ended.", reason="job_finished")
         backend = self.backends.get(active[0].backend)

@@ -10,10 +10,12 @@ import time
 
 import nbformat
 import psutil
+import pytest
 from helpers import printed, wait_until
 
 from jupyter_gpu_env import proc
 from jupyter_gpu_env.batch import jobfiles
+from jupyter_gpu_env.errors import Conflict
 
 
 async def test_parameters_applied_progress_log_and_failure_with_a_queue(batch):
@@ -263,5 +265,27 @@ async def test_a_listing_settles_the_active_jobs_it_shows(batch):
         assert [(j.id, j.state) for j in listed] == [(job.id, "succeeded")]
         # The runner sampled the GPUs it could see: none on this machine, and its record says why.
         assert listed[0].gpu is not None and not listed[0].gpu.available and listed[0].gpu.reason
+    finally:
+        await svc.stop()
+
+
+async def test_a_cancel_after_the_job_ended_keeps_how_it_ended(batch):
+    """The record still says running (no refresh has seen the end yet) when the cancel arrives: the
+    job's own end stands, and the cancel is a 409 saying so, not a succeeded job rewritten cancelled."""
+    nb = batch.notebook("quick.ipynb", ["print('done')"])
+    svc = batch.service(refresh_interval=60.0)  # not started: nothing settles the record meanwhile
+    try:
+        job = await svc.submit({"notebook_path": nb})
+        assert job.state == "running"
+        await wait_until(
+            lambda: jobfiles.read_status(batch.root / job.job_dir) is not None,
+            within=60,
+            what="the runner's status.json",
+        )
+        assert (await svc.store.get(job.id)).state == "running"  # the record lags the job
+        with pytest.raises(Conflict, match="has already succeeded") as refused:
+            await svc.cancel(job.id)
+        assert refused.value.reason == "job_finished"
+        assert (await svc.store.get(job.id)).state == "succeeded"
     finally:
         await svc.stop()

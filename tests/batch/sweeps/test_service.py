@@ -9,6 +9,7 @@ import io
 import pytest
 from helpers import wait_until, write_notebook
 
+from jupyter_gpu_env.batch import jobfiles
 from jupyter_gpu_env.batch.sweeps.results import as_csv
 from jupyter_gpu_env.errors import Conflict, NotFound
 
@@ -138,5 +139,27 @@ async def test_a_refused_sweep_leaves_nothing(batch):
         with pytest.raises(Conflict, match=r"Run 3 of the sweep \(alpha=oops\)"):
             await svc.submit({"notebook_path": nb, "sweep": {"alpha": [1, 2, "oops"]}})
         assert (await svc.list()).total == 0 and batch.job_folders() == []
+    finally:
+        await svc.stop()
+
+
+async def test_a_sweeps_cancel_leaves_the_runs_that_ended_as_they_ended(batch):
+    """A run that succeeded before its record caught up is not rewritten cancelled by the sweep's cancel."""
+    nb = _notebook(batch, "sweep/mixed.ipynb", "import time; time.sleep(60 if alpha == 2 else 0)")
+    svc = batch.service(max_concurrent=2, refresh_interval=60.0)  # not started: no round settles them
+    try:
+        group = await svc.submit({"notebook_path": nb, "sweep": {"alpha": [1, 2]}})
+        quick, slow = (await svc.list(sweep=group.id)).items
+        assert (quick.state, slow.state) == ("running", "running")
+        await wait_until(
+            lambda: jobfiles.read_status(batch.root / quick.job_dir) is not None,
+            within=60,
+            what="the quick run's status.json",
+        )
+        assert (await svc.store.get(quick.id)).state == "running"  # the record lags the run
+        cancelled = await svc.sweeps.cancel(group.id)
+        assert (await svc.store.get(quick.id)).state == "succeeded"
+        assert (await svc.store.get(slow.id)).state == "cancelled"
+        assert cancelled.counts["succeeded"] == 1 and cancelled.counts["cancelled"] == 1
     finally:
         await svc.stop()
