@@ -131,7 +131,8 @@ class JobGroupRetryHandler(GpuEnvHandler):
         errors=(404, 409),
         permissions=RUN_CODE,
         description="With the same snapshot, parameters and resources; the runs that succeeded or are "
-        "still going are left alone. 409 when no run failed or was cancelled.",
+        "still going are left alone. 409 when no run failed or was cancelled, or when a run's folder no "
+        "longer holds its snapshot (`snapshot_missing`, naming the run).",
     )
     async def post(self, group_id: str) -> JobGroup:
         return await self.services.sweeps.retry_failed(group_id)

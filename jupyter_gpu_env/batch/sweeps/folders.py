@@ -3,7 +3,6 @@ folder), and a retried run's made from the old one's snapshot."""
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -33,13 +32,23 @@ def build_sweep_folder(base: Path, raw: bytes, runs: list[tuple[Path, dict[str, 
         raise
 
 
+class SnapshotMissing(Exception):
+    """A run's folder no longer holds what a retry copies (removed by hand, or never complete)."""
+
+
 def copy_run(old: Path, new: Path, job_id: str) -> None:
-    """A retried run's folder: the old one's snapshot and job.json (with the new id), nothing it made."""
+    """A retried run's folder: the old one's snapshot and job.json (with the new id), nothing it made.
+    :class:`SnapshotMissing`, saying what is missing, when the old folder does not hold them."""
+    spec = jobfiles.read_json(old / jobfiles.JOB_JSON)
+    if spec is None:
+        raise SnapshotMissing(f"{old / jobfiles.JOB_JSON} is missing or unreadable")
     tmp = new.with_name(f".tmp-{new.name}")
     tmp.mkdir()
     try:
-        shutil.copy2(old / jobfiles.INPUT, tmp / jobfiles.INPUT)
-        spec = json.loads((old / jobfiles.JOB_JSON).read_text())
+        try:
+            shutil.copy2(old / jobfiles.INPUT, tmp / jobfiles.INPUT)
+        except OSError as e:
+            raise SnapshotMissing(f"{old / jobfiles.INPUT}: {e.strerror}") from None
         jobfiles.write_json_atomic(tmp / jobfiles.JOB_JSON, {**spec, "id": job_id})
         tmp.rename(new)
     except BaseException:

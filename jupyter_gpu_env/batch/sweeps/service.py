@@ -28,7 +28,7 @@ from ..parameters import inspect_notebook
 from ..store import JobStore
 from ..tracking import JobTracker
 from . import plan, results
-from .folders import build_sweep_folder, copy_run
+from .folders import SnapshotMissing, build_sweep_folder, copy_run
 
 
 class Sweeps:
@@ -185,27 +185,7 @@ class Sweeps:
             raise Conflict(
                 f"No run of sweep '{sweep_id}' failed or was cancelled.", reason="nothing_to_retry"
             )
-        fresh: list[Job] = []
-        for old in again:
-            folder = self.intake.folder_of(old)
-            job = old.model_copy(
-                update={
-                    "id": uuid.uuid4().hex[:12], "state": "queued", "reason": None,
-                    "message": "Waiting to start (a retry).", "created_at": time.time(), "started_at": None,
-                    "finished_at": None, "exit_code": None, "backend_job_id": None, "pending_reason": None,
-                    "progress": type(old.progress)(),
-                }
-            )  # fmt: skip
-            new_folder = folder.with_name(f"{folder.name.rsplit('-', 1)[0]}-{job.id}")
-            shown = self.intake.shown(new_folder)
-            job = job.model_copy(
-                update={
-                    "job_dir": shown, "input_path": f"{shown}/{jobfiles.INPUT}",
-                    "output_path": f"{shown}/{Path(old.output_path).name}", "log_path": f"{shown}/{jobfiles.LOG}",
-                }
-            )  # fmt: skip
-            await python_work(copy_run, folder, new_folder, job.id)
-            fresh.append(job)
+        fresh = await self._copies(sweep, again)
         await self.records.replace(again, fresh)
         try:
             await self._hand_over(sweep, fresh, discard=None)
@@ -216,6 +196,51 @@ class Sweeps:
         for old in again:  # their place is taken only once the backend has the new runs
             await asyncio.to_thread(shutil.rmtree, self.intake.folder_of(old), True)
         return await self._summary(sweep_id)
+
+    async def _copies(self, sweep: JobGroup, again: builtins.list[Job]) -> builtins.list[Job]:
+        """New records and folders for the runs ``again``, each copied from its run's folder; a Conflict
+        naming the runs whose folder no longer holds its snapshot, and then no copy is left."""
+        fresh: list[Job] = []
+        try:
+            for old in again:
+                fresh.append(await self._copy(sweep, old))
+        except BaseException:
+            for job in fresh:
+                await asyncio.to_thread(shutil.rmtree, self.intake.folder_of(job), True)
+            raise
+        return fresh
+
+    async def _copy(self, sweep: JobGroup, old: Job) -> Job:
+        """A retry's record and folder for ``old``; a Conflict, in words, when its folder no longer holds
+        its snapshot."""
+        folder = self.intake.folder_of(old)
+        job = old.model_copy(
+            update={
+                "id": uuid.uuid4().hex[:12], "state": "queued", "reason": None,
+                "message": "Waiting to start (a retry).", "created_at": time.time(), "started_at": None,
+                "finished_at": None, "exit_code": None, "backend_job_id": None, "pending_reason": None,
+                "progress": type(old.progress)(),
+            }
+        )  # fmt: skip
+        new_folder = folder.with_name(f"{folder.name.rsplit('-', 1)[0]}-{job.id}")
+        shown = self.intake.shown(new_folder)
+        job = job.model_copy(
+            update={
+                "job_dir": shown, "input_path": f"{shown}/{jobfiles.INPUT}",
+                "output_path": f"{shown}/{Path(old.output_path).name}", "log_path": f"{shown}/{jobfiles.LOG}",
+            }
+        )  # fmt: skip
+        try:
+            await python_work(copy_run, folder, new_folder, job.id)
+        except SnapshotMissing as e:
+            raise Conflict(
+                f"Run {(old.group_index or 0) + 1} of sweep '{sweep.id}' "
+                f"({plan.label(old.parameters, sweep.varied)}) cannot be sent again: its folder no "
+                f"longer holds its snapshot ({e}). Delete that run (DELETE jobs/{old.id}) to retry the "
+                "others, or send the notebook anew.",
+                reason="snapshot_missing",
+            ) from None
+        return job
 
     async def results(self, sweep_id: str) -> SweepResults:
         """Every run's parameters, recorded values, state and duration, in the sweep's order."""

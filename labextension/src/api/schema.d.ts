@@ -506,7 +506,7 @@ export interface paths {
         put?: never;
         /**
          * Run the failed and cancelled runs of a sweep again
-         * @description With the same snapshot, parameters and resources; the runs that succeeded or are still going are left alone. 409 when no run failed or was cancelled.
+         * @description With the same snapshot, parameters and resources; the runs that succeeded or are still going are left alone. 409 when no run failed or was cancelled, or when a run's folder no longer holds its snapshot (`snapshot_missing`, naming the run).
          */
         post: operations["post_jobs_groups_group_id_retry"];
         delete?: never;

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import shutil
 
 import pytest
 from helpers import wait_until, write_notebook
@@ -161,5 +162,28 @@ async def test_a_sweeps_cancel_leaves_the_runs_that_ended_as_they_ended(batch):
         assert (await svc.store.get(quick.id)).state == "succeeded"
         assert (await svc.store.get(slow.id)).state == "cancelled"
         assert cancelled.counts["succeeded"] == 1 and cancelled.counts["cancelled"] == 1
+    finally:
+        await svc.stop()
+
+
+async def test_a_retry_of_runs_whose_folder_is_gone_is_refused_in_words(batch):
+    nb = _notebook(batch, "sweep/fails.ipynb", "if alpha > 1: raise ValueError('bad alpha')")
+    svc = batch.service(max_concurrent=3)
+    try:
+        group = await svc.submit({"notebook_path": nb, "sweep": {"alpha": [1, 2, 3]}})
+        group = await _ended(svc, group.id)
+        assert group.counts["failed"] == 2
+        runs = (await svc.list(sweep=group.id)).items
+        shutil.rmtree(batch.root / runs[2].job_dir)  # removed by hand, its record kept
+        sweep_folder = (batch.root / runs[0].job_dir).parent
+        before = sorted(p.name for p in sweep_folder.iterdir())
+
+        with pytest.raises(Conflict, match=r"Run 3 of sweep .* \(alpha=3\) cannot be sent again") as refused:
+            await svc.sweeps.retry_failed(group.id)
+        assert refused.value.reason == "snapshot_missing"
+        assert f"DELETE jobs/{runs[2].id}" in str(refused.value)
+        # nothing changed: the same records, and no folder made for the run that could have been copied
+        assert [r.id for r in (await svc.list(sweep=group.id)).items] == [r.id for r in runs]
+        assert sorted(p.name for p in sweep_folder.iterdir()) == before
     finally:
         await svc.stop()
