@@ -366,6 +366,9 @@ class JobService:
         except OSError:
             trash = folder
         _remove_tree(trash)
+        if job.group_id and folder.parent != self.job_dir:
+            with contextlib.suppress(OSError):
+                folder.parent.rmdir()  # the sweep's folder, once its last run's is gone (only if empty)
 
 
 def _remove_tree(path: Path) -> None:

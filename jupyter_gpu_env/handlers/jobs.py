@@ -113,7 +113,12 @@ class JobGroupsHandler(GpuEnvHandler):
 
 
 class JobGroupHandler(GpuEnvHandler):
-    @operation("A sweep: its runs counted per state", response=JobGroup, errors=(404,))
+    @operation(
+        "A sweep: its runs counted per state",
+        response=JobGroup,
+        errors=(404,),
+        description="404 also once every run of it was deleted: a sweep is its runs.",
+    )
     async def get(self, group_id: str) -> JobGroup:
         return await self.services.sweeps.get(group_id)
 

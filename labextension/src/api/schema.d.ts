@@ -448,7 +448,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A sweep: its runs counted per state */
+        /**
+         * A sweep: its runs counted per state
+         * @description 404 also once every run of it was deleted: a sweep is its runs.
+         */
         get: operations["get_jobs_groups_group_id"];
         put?: never;
         post?: never;

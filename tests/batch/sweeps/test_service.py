@@ -187,3 +187,29 @@ async def test_a_retry_of_runs_whose_folder_is_gone_is_refused_in_words(batch):
         assert sorted(p.name for p in sweep_folder.iterdir()) == before
     finally:
         await svc.stop()
+
+
+async def test_a_sweep_whose_runs_were_all_deleted_is_gone_not_succeeded(batch):
+    nb = _notebook(batch, "sweep/gone.ipynb", "pass")
+    svc = batch.service(max_concurrent=2)
+    try:
+        group = await svc.submit({"notebook_path": nb, "sweep": {"alpha": [1, 2]}})
+        group = await _ended(svc, group.id)
+        first, second = (await svc.list(sweep=group.id)).items
+        sweep_folder = (batch.root / first.job_dir).parent
+
+        await svc.delete(first.id)
+        left = await svc.sweeps.get(group.id)  # one run left: the sweep is what that run is
+        assert (left.state, left.counts["succeeded"], left.size) == ("succeeded", 1, 2)
+
+        await svc.delete(second.id)
+        with pytest.raises(NotFound, match="every run of it was deleted") as gone:
+            await svc.sweeps.get(group.id)
+        assert gone.value.reason == "group_not_found"
+        listed = await svc.sweeps.list()
+        assert (listed.total, listed.items) == (0, [])
+        with pytest.raises(NotFound):
+            await svc.list(sweep=group.id)
+        assert not sweep_folder.exists()  # nothing of it is left on disk either
+    finally:
+        await svc.stop()
