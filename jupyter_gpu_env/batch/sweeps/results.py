@@ -90,11 +90,25 @@ def read_recorded(path: Path) -> dict[str, Any] | None:
 
 
 def as_csv(table: SweepResults) -> str:
-    """The results as CSV: a row per run, parameters then recorded values, then state and duration."""
+    """The results as CSV: a row per run, parameters then recorded values, then state and duration.
+
+    Text that a spreadsheet would run as a formula (starting with ``=``, ``+``, ``-``, ``@``, a tab or a
+    carriage return: OWASP's CSV-injection rule) gets a leading ``'``, in the header as in the cells;
+    numbers stay numbers (-0.5 is a number, the text "-0.5" is neutralised)."""
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(
-        ["run", *table.parameter_columns, *table.value_columns, "state", "duration_seconds", "job_id"]
+        [
+            _safe(c)
+            for c in [
+                "run",
+                *table.parameter_columns,
+                *table.value_columns,
+                "state",
+                "duration_seconds",
+                "job_id",
+            ]
+        ]
     )
     for row in table.rows:
         writer.writerow(
@@ -110,9 +124,16 @@ def as_csv(table: SweepResults) -> str:
     return out.getvalue()
 
 
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _safe(text: str) -> str:
+    return f"'{text}" if text.startswith(_FORMULA_START) else text
+
+
 def _cell(value: Any) -> Any:
     if value is None:
         return ""
-    return (
-        value if isinstance(value, int | float | str) and not isinstance(value, bool) else json.dumps(value)
-    )
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return value
+    return _safe(value if isinstance(value, str) else json.dumps(value))
