@@ -87,6 +87,8 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
             max_parameters_bytes=self.max_parameters_bytes,
             listed_parameters_bytes=self.listed_parameters_bytes,
             max_sweep_runs=self.max_sweep_runs,
+            result_value_bytes=self.sweep_result_value_bytes,
+            results_bytes=self.sweep_results_bytes,
         )
         envs = EnvironmentService(
             catalog,

@@ -39,7 +39,7 @@ from .intake import Intake, Runtimes
 from .loops import Loops
 from .parameters import inspect_notebook
 from .store import JobStore
-from .sweeps import plan
+from .sweeps import plan, results
 from .sweeps.service import Sweeps
 from .tracking import JobTracker
 
@@ -74,6 +74,8 @@ class JobService:
         max_parameters_bytes: int = 64 << 10,
         listed_parameters_bytes: int = 2048,
         max_sweep_runs: int = 1000,
+        result_value_bytes: int = results.VALUE_BYTES,
+        results_bytes: int = results.TOTAL_BYTES,
         gpu_sample_interval: float = 5.0,
         gpu_idle_seconds: float = 600.0,
     ) -> None:
@@ -104,6 +106,8 @@ class JobService:
             max_runs=max_sweep_runs,
             max_parameters_bytes=max_parameters_bytes,
             gpu_idle_seconds=gpu_idle_seconds,
+            result_value_bytes=result_value_bytes,
+            results_bytes=results_bytes,
         )
         # Background work between start() and stop(): the job poller, and any feature's timer.
         self.loops = Loops()

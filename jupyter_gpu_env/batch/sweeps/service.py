@@ -45,6 +45,8 @@ class Sweeps:
         max_runs: int = 1000,
         max_parameters_bytes: int = 64 << 10,
         gpu_idle_seconds: float = 600.0,
+        result_value_bytes: int = results.VALUE_BYTES,
+        results_bytes: int = results.TOTAL_BYTES,
     ) -> None:
         self.store = store
         self.records = store.sweeps
@@ -54,6 +56,8 @@ class Sweeps:
         self.max_runs = max_runs
         self.max_parameters_bytes = max_parameters_bytes
         self.gpu_idle_seconds = gpu_idle_seconds
+        self.result_value_bytes = result_value_bytes
+        self.results_bytes = results_bytes
 
     async def submit(self, request: JobRequest, snapshot: bytes | None = None) -> JobGroup:
         """Check the whole sweep, record it and hand all its runs to the backend at once."""
@@ -243,11 +247,12 @@ class Sweeps:
         return job
 
     async def results(self, sweep_id: str) -> SweepResults:
-        """Every run's parameters, recorded values, state and duration, in the sweep's order."""
+        """Every run's parameters, recorded values, state and duration, in the sweep's order; values cut
+        at ``result_value_bytes`` each and after ``results_bytes`` in all, each row saying so."""
         sweep = await self._summary(sweep_id)
         runs = await self.records.runs(sweep_id)
-        folders = [self.intake.folder_of(r) / Path(r.output_path).name for r in runs]
-        found = await python_work(lambda: [results.read_recorded(p) or {} for p in folders])
+        paths = [self.intake.folder_of(r) / Path(r.output_path).name for r in runs]
+        found = await python_work(results.gather, paths, self.result_value_bytes, self.results_bytes)
         now = time.time()
         rows = [
             SweepRow(
@@ -256,10 +261,22 @@ class Sweeps:
                 state=r.state,
                 duration_seconds=round((r.finished_at or now) - r.started_at, 3) if r.started_at else None,
                 parameters={k: r.parameters.get(k) for k in sweep.varied},
-                values=values,
+                values=rec.values,
+                cut=list(rec.cut),
+                note=" ".join([*rec.notes, f"See {r.output_path} for the whole."]) if rec.notes else None,
                 output_path=r.output_path,
             )
-            for r, values in zip(runs, found, strict=True)
+            for r, rec in zip(runs, found, strict=True)
         ]
         columns = list(dict.fromkeys(k for row in rows for k in row.values))
-        return SweepResults(group=sweep, parameter_columns=sweep.varied, value_columns=columns, rows=rows)
+        return SweepResults(
+            group=sweep,
+            parameter_columns=sweep.varied,
+            value_columns=columns,
+            rows=rows,
+            cut=any(row.cut for row in rows),
+        )
+
+    async def results_csv(self, sweep_id: str) -> str:
+        """:meth:`results` as CSV (made off the event loop)."""
+        return await python_work(results.as_csv, await self.results(sweep_id))
