@@ -124,6 +124,7 @@ class JobService:
     async def stop(self) -> None:
         """Stop following jobs (they keep running) and the other loops; release the backends and the store."""
         await self.loops.stop()
+        await self.tracker.close()
         for backend in self.backends.values():
             await backend.close()
         await asyncio.to_thread(self.store.close)
@@ -205,7 +206,7 @@ class JobService:
         # Someone is watching this job: settle it now rather than at the next periodic round, at most
         # a few times a second however many watchers ask (callers share the refresh lock).
         if job.state in ("queued", "running") and self.tracker.stale():
-            await self.refresh()
+            await self.tracker.settle_watched()
             job = await self.store.get(job_id)
         return job
 
@@ -222,10 +223,10 @@ class JobService:
         if sweep not in (None, "none"):
             await self.store.sweeps.get(sweep)  # an unknown sweep is a 404, not an empty page
         page = await self.store.list(states, limit=limit, offset=offset, sweep=sweep)
-        if any(j.state not in TERMINAL_STATES for j in page.items) and (self.tracker.stale()):
-            # Someone watches active jobs: settle them now, so a row does not lag its job by a round
-            await self.refresh()
-            page = await self.store.list(states, limit=limit, offset=offset, sweep=sweep)
+        if any(j.state not in TERMINAL_STATES for j in page.items):
+            # Someone watches active jobs: settle them soon, so a row lags its job by a poll rather than
+            # a round; never wait for it here (with a 1,000-run sweep a refresh polls 1,000 runs).
+            self.tracker.settle_soon()
         page.items = [self._listed(job) for job in page.items]
         return page
 

@@ -135,9 +135,12 @@ class Sweeps:
             await self.records.update(sweep.model_copy(update={"backend_job_id": seen.backend_job_id}))
 
     async def list(self, *, limit: int = 50, offset: int = 0) -> JobGroupList:
-        """Sweeps, newest first, each with its runs counted per state and its idle runs named."""
-        await self.tracker.settle_watched()
+        """Sweeps, newest first, each with its runs counted per state and its idle runs named: as the
+        store has them, their runs settled in the background when one is active (a listing is polled by
+        every open tab; it never waits behind a refresh of 1,000 runs)."""
         page = await self.records.list(limit=limit, offset=offset)
+        if any(g.state in ("queued", "running") for g in page.items):
+            self.tracker.settle_soon()
         idle = await self._idle([g.id for g in page.items if g.counts.get("running")])
         page.items = [g.model_copy(update={"gpu_idle_runs": idle.get(g.id, [])}) for g in page.items]
         return page
