@@ -124,7 +124,9 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
         container = self.image_kernel_container or None
         return Services(
             library=lib,
-            environments=EnvironmentOperations(lib.envs, tasks, kernels, self.max_gpu_checks),
+            environments=EnvironmentOperations(
+                lib.envs, tasks, kernels, self.max_gpu_checks, self.max_concurrent_plans
+            ),
             images=ImageOperations(
                 lib.images, lib.envs, tasks, kernels, container, self.max_concurrent_packs
             ),

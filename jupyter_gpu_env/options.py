@@ -253,6 +253,14 @@ class GpuEnvOptions(Configurable):
         config=True,
         help="GPU checks (each starts a Python with CUDA libraries) that run at once; more wait their turn.",
     )
+    max_concurrent_plans = Int(
+        2,
+        min=1,
+        config=True,
+        help="Plans (the dry run of a package change, or of an environment made from a file: a solver "
+        "each, a few hundred MB of memory) that run at once; more wait their turn, as GPU checks and packs "
+        "do.",
+    )
     max_concurrent_packs = Int(
         1,
         min=1,
