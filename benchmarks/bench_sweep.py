@@ -122,7 +122,7 @@ async def _way(conf: str, tmp: Path, sweep: bool) -> dict[str, float]:
 
 def _gather(tmp: Path) -> dict[str, float]:
     """1,000 executed notebooks of a sweep, read by the results table and by nbformat one by one."""
-    from jupyter_gpu_env.batch import results
+    from jupyter_gpu_env.batch.sweeps import results
 
     folder = tmp / "outputs"
     folder.mkdir()
@@ -162,7 +162,7 @@ def _gather(tmp: Path) -> dict[str, float]:
     t0 = time.perf_counter()
     theirs = [nbformat.read(p, as_version=4) for p in paths]
     nbformat_s = time.perf_counter() - t0
-    assert all(r == {"loss": 1 / (i + 1), "acc": 0.9, "epochs": 12} for i, r in enumerate(ours))
+    assert all(r and r.values == {"loss": 1 / (i + 1), "acc": 0.9, "epochs": 12} for i, r in enumerate(ours))
     assert len(theirs) == RUNS
     return {"ours_s": ours_s, "nbformat_s": nbformat_s, "bytes": sum(p.stat().st_size for p in paths)}
 

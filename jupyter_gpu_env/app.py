@@ -87,6 +87,8 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
             max_parameters_bytes=self.max_parameters_bytes,
             listed_parameters_bytes=self.listed_parameters_bytes,
             max_sweep_runs=self.max_sweep_runs,
+            result_value_bytes=self.sweep_result_value_bytes,
+            results_bytes=self.sweep_results_bytes,
         )
         envs = EnvironmentService(
             catalog,
@@ -122,7 +124,9 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
         container = self.image_kernel_container or None
         return Services(
             library=lib,
-            environments=EnvironmentOperations(lib.envs, tasks, kernels, self.max_gpu_checks),
+            environments=EnvironmentOperations(
+                lib.envs, tasks, kernels, self.max_gpu_checks, self.max_concurrent_plans
+            ),
             images=ImageOperations(
                 lib.images, lib.envs, tasks, kernels, container, self.max_concurrent_packs
             ),

@@ -218,6 +218,21 @@ class GpuEnvOptions(Configurable):
         help="The most runs one sweep may have (the product of its values' counts, or its list of runs); "
         "a larger one is refused before any run is made.",
     )
+    sweep_result_value_bytes = Int(
+        64 << 10,
+        min=64,
+        config=True,
+        help="Longest value in a sweep's results table, in bytes of its text: a longer one is cut there, "
+        "and its row names it and the output notebook that holds it whole. The output notebooks (written "
+        "by the runs' code) are read only that far for each value, the rest passed over.",
+    )
+    sweep_results_bytes = Int(
+        8 << 20,
+        min=1024,
+        config=True,
+        help="Most bytes of recorded values in one answer of a sweep's results (JSON or CSV): the values "
+        "after that are cut, saying so, whatever the runs recorded.",
+    )
     max_parameters_bytes = Int(
         64 << 10,
         min=256,
@@ -237,6 +252,14 @@ class GpuEnvOptions(Configurable):
         min=1,
         config=True,
         help="GPU checks (each starts a Python with CUDA libraries) that run at once; more wait their turn.",
+    )
+    max_concurrent_plans = Int(
+        2,
+        min=1,
+        config=True,
+        help="Plans (the dry run of a package change, or of an environment made from a file: a solver "
+        "each, a few hundred MB of memory) that run at once; more wait their turn, as GPU checks and packs "
+        "do.",
     )
     max_concurrent_packs = Int(
         1,

@@ -151,21 +151,21 @@ class Intake:
             "gpu_sample_interval": self.gpu_sample_interval,
         }
 
-    async def snapshot_of(self, job: Job) -> bytes:
-        """The notebook snapshot in ``job``'s folder, read as untrusted; Conflict when it is gone."""
+    async def snapshot_of(
+        self, job: Job, *, named: str | None = None, advice: str = "Send the notebook anew."
+    ) -> bytes:
+        """The notebook snapshot in ``job``'s folder, read as untrusted; a Conflict naming the job (or
+        ``named``), then ``advice``, when it is gone or damaged."""
         path = self.folder_of(job) / jobfiles.INPUT
         try:
             raw = await asyncio.to_thread(jobfiles.read_bytes, path, submission.MAX_NOTEBOOK_BYTES)
         except jobfiles.Damaged as e:
-            raise Conflict(
-                f"Job '{job.id}' cannot be sent again: {e}. Send the notebook anew.", reason="files_damaged"
-            ) from None
-        if raw is None:
-            raise Conflict(
-                f"Job '{job.id}' cannot be sent again: its snapshot is gone. Send the notebook anew.",
-                reason="snapshot_missing",
-            )
-        return raw
+            why, reason = f"{e}", "files_damaged"
+        else:
+            if raw is not None:
+                return raw
+            why, reason = "its folder no longer holds its snapshot", "snapshot_missing"
+        raise Conflict(f"{named or f'Job {job.id!r}'} cannot be sent again: {why}. {advice}", reason=reason)
 
     async def runtime_of(self, job: Job, raw: bytes) -> dict[str, Any]:
         """What ``job``'s record says to run in, resolved now (the environment's prefix, the image's file)."""

@@ -39,7 +39,7 @@ from .intake import Intake, Runtimes
 from .loops import Loops
 from .parameters import inspect_notebook
 from .store import JobStore
-from .sweeps import plan
+from .sweeps import plan, results
 from .sweeps.service import Sweeps
 from .tracking import JobTracker
 
@@ -74,6 +74,8 @@ class JobService:
         max_parameters_bytes: int = 64 << 10,
         listed_parameters_bytes: int = 2048,
         max_sweep_runs: int = 1000,
+        result_value_bytes: int = results.VALUE_BYTES,
+        results_bytes: int = results.TOTAL_BYTES,
         gpu_sample_interval: float = 5.0,
         gpu_idle_seconds: float = 600.0,
     ) -> None:
@@ -104,6 +106,8 @@ class JobService:
             max_runs=max_sweep_runs,
             max_parameters_bytes=max_parameters_bytes,
             gpu_idle_seconds=gpu_idle_seconds,
+            result_value_bytes=result_value_bytes,
+            results_bytes=results_bytes,
         )
         # Background work between start() and stop(): the job poller, and any feature's timer.
         self.loops = Loops()
@@ -120,6 +124,7 @@ class JobService:
     async def stop(self) -> None:
         """Stop following jobs (they keep running) and the other loops; release the backends and the store."""
         await self.loops.stop()
+        await self.tracker.close()
         for backend in self.backends.values():
             await backend.close()
         await asyncio.to_thread(self.store.close)
@@ -201,7 +206,7 @@ class JobService:
         # Someone is watching this job: settle it now rather than at the next periodic round, at most
         # a few times a second however many watchers ask (callers share the refresh lock).
         if job.state in ("queued", "running") and self.tracker.stale():
-            await self.refresh()
+            await self.tracker.settle_watched()
             job = await self.store.get(job_id)
         return job
 
@@ -218,10 +223,10 @@ class JobService:
         if sweep not in (None, "none"):
             await self.store.sweeps.get(sweep)  # an unknown sweep is a 404, not an empty page
         page = await self.store.list(states, limit=limit, offset=offset, sweep=sweep)
-        if any(j.state not in TERMINAL_STATES for j in page.items) and (self.tracker.stale()):
-            # Someone watches active jobs: settle them now, so a row does not lag its job by a round
-            await self.refresh()
-            page = await self.store.list(states, limit=limit, offset=offset, sweep=sweep)
+        if any(j.state not in TERMINAL_STATES for j in page.items):
+            # Someone watches active jobs: settle them soon, so a row lags its job by a poll rather than
+            # a round; never wait for it here (with a 1,000-run sweep a refresh polls 1,000 runs).
+            self.tracker.settle_soon()
         page.items = [self._listed(job) for job in page.items]
         return page
 
@@ -236,6 +241,8 @@ class JobService:
     async def cancel(self, job_id: str) -> Job:
         """Stop a queued or running job and record it cancelled. :class:`Conflict` if it has already ended."""
         job = await self.store.get(job_id)
+        if job.state not in TERMINAL_STATES:
+            (job,) = await self.tracker.settle_ended([job])  # it may have ended since the last round
         if job.state in TERMINAL_STATES:
             raise Conflict(f"Job '{job_id}' has already {job.state}.", reason="job_finished")
         backend = self.backends.get(job.backend)
@@ -361,6 +368,9 @@ class JobService:
         except OSError:
             trash = folder
         _remove_tree(trash)
+        if job.group_id and folder.parent != self.job_dir:
+            with contextlib.suppress(OSError):
+                folder.parent.rmdir()  # the sweep's folder, once its last run's is gone (only if empty)
 
 
 def _remove_tree(path: Path) -> None:

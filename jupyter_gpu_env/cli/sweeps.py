@@ -70,6 +70,9 @@ async def cmd_results(s: Library, args: argparse.Namespace) -> int:
             for r in table.rows
         ]  # fmt: skip
         print_table(head, rows, "The sweep has no runs.")
+        for r in table.rows:
+            if r.note:
+                print(f"Run {r.index}: {r.note}", file=sys.stderr)  # what was cut, and where the whole is
     return 0
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from ..batch.sweeps.results import as_csv
 from ..batch.usage import as_csv as usage_csv
 from ..models.backends import BackendList, UsageReport, UsageWeeks
 from ..models.cluster import ClusterCapacity
@@ -113,7 +112,12 @@ class JobGroupsHandler(GpuEnvHandler):
 
 
 class JobGroupHandler(GpuEnvHandler):
-    @operation("A sweep: its runs counted per state", response=JobGroup, errors=(404,))
+    @operation(
+        "A sweep: its runs counted per state",
+        response=JobGroup,
+        errors=(404,),
+        description="404 also once every run of it was deleted: a sweep is its runs.",
+    )
     async def get(self, group_id: str) -> JobGroup:
         return await self.services.sweeps.get(group_id)
 
@@ -131,7 +135,8 @@ class JobGroupRetryHandler(GpuEnvHandler):
         errors=(404, 409),
         permissions=RUN_CODE,
         description="With the same snapshot, parameters and resources; the runs that succeeded or are "
-        "still going are left alone. 409 when no run failed or was cancelled.",
+        "still going are left alone. 409 when no run failed or was cancelled, or when a run's folder no "
+        "longer holds its snapshot (`snapshot_missing`, naming the run).",
     )
     async def post(self, group_id: str) -> JobGroup:
         return await self.services.sweeps.retry_failed(group_id)
@@ -147,14 +152,18 @@ class JobGroupResultsHandler(GpuEnvHandler):
         errors=(404,),
         also_text=("text/csv",),
         description="Recorded values are those of a cell tagged `results` whose last expression is a dict, "
-        "and values glued with scrapbook. `format=csv` answers text/csv, a row per run.",
+        "and values glued with scrapbook. `format=csv` answers text/csv, a row per run. A value longer than "
+        "`c.GpuEnvApp.sweep_result_value_bytes` is cut there, and so is what comes after "
+        "`c.GpuEnvApp.sweep_results_bytes` of values in all: the row's `cut` names those values and its `note` "
+        "says where the whole is (the run's output notebook). CSV cells that a spreadsheet would run as a "
+        "formula begin with a `'`.",
     )
     async def get(self, group_id: str) -> SweepResults | None:
-        table = await self.services.sweeps.results(group_id)
         if self.query["format"] != "csv":
-            return table
+            return await self.services.sweeps.results(group_id)
+        text = await self.services.sweeps.results_csv(group_id)
         self.set_header("Content-Disposition", f'attachment; filename="sweep-{group_id}.csv"')
-        self.finish(as_csv(table), set_content_type="text/csv; charset=utf-8")
+        self.finish(text, set_content_type="text/csv; charset=utf-8")
         return None
 
 

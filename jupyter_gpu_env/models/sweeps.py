@@ -50,7 +50,17 @@ class SweepRow(ApiModel):
     duration_seconds: float | None = Field(default=None, description="From its start to its end (or now).")
     parameters: dict[str, JsonValue] = Field(description="The values of the sweep's varied parameters.")
     values: dict[str, JsonValue] = Field(
-        description="What the run recorded: a `results`-tagged cell's dict, and scrapbook's glued values."
+        description="What the run recorded: a `results`-tagged cell's dict, and scrapbook's glued values. "
+        "A value named in `cut` is the beginning of its text only."
+    )
+    cut: list[str] = Field(
+        default_factory=list,
+        description="The values cut short (at `c.GpuEnvApp.sweep_result_value_bytes` each, or where the "
+        "answer reached `c.GpuEnvApp.sweep_results_bytes`): whole, they are in the output notebook.",
+    )
+    note: str | None = Field(
+        default=None,
+        description="What was cut or could not be read, and where the whole is (`output_path`).",
     )
     output_path: str
 
@@ -62,3 +72,6 @@ class SweepResults(ApiModel):
     parameter_columns: list[str]
     value_columns: list[str] = Field(description="Every name any run recorded, in first-seen order.")
     rows: list[SweepRow]
+    cut: bool = Field(
+        default=False, description="Whether any value was cut short (each row's `cut` names them)."
+    )

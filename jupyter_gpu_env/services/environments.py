@@ -9,7 +9,8 @@ handed to the task, which releases it when it ends (or at once, if the task neve
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,15 +48,24 @@ from .kernels import ServerKernels
 @dataclass
 class EnvironmentOperations:
     """``envs`` does the work; ``tasks`` runs what outlasts a request; ``kernels`` are this server's
-    (none may run in an environment being deleted); at most ``max_gpu_checks`` GPU checks run at once."""
+    (none may run in an environment being deleted); at most ``max_gpu_checks`` GPU checks and
+    ``max_plans`` plans (a solver each) run at once, the others waiting their turn."""
 
     envs: EnvironmentService
     tasks: TaskManager
     kernels: ServerKernels
     max_gpu_checks: int = 4
+    max_plans: int = 2
 
     def __post_init__(self) -> None:
         self._gpu_checks = asyncio.Semaphore(max(1, self.max_gpu_checks))
+        self._plans = asyncio.Semaphore(max(1, self.max_plans))
+
+    @contextlib.asynccontextmanager
+    async def _plan_slot(self, ctx: TaskContext) -> AsyncIterator[None]:
+        ctx.progress(0.0, "Waiting for a free slot (c.GpuEnvApp.max_concurrent_plans)")
+        async with self._plans:
+            yield
 
     # -- reads ----------------------------------------------------------------------------------
 
@@ -101,7 +111,8 @@ class EnvironmentOperations:
         if dry_run:
 
             async def plan(ctx: TaskContext) -> PackagesPlan:
-                return await self.envs.plan_from_file(name, from_file, progress=ctx.progress)
+                async with self._plan_slot(ctx):
+                    return await self.envs.plan_from_file(name, from_file, progress=ctx.progress)
 
             return self.tasks.start(
                 "plan", f"Plan '{name}' from {from_file}", plan, target=f"environments/{name}"
@@ -132,10 +143,11 @@ class EnvironmentOperations:
             loc = await self.envs.own(name, "changed")
 
             async def plan(ctx: TaskContext) -> PackagesPlan:
-                return await self.envs.plan_packages(
-                    loc.name, req.add, req.remove, pip_add=req.pip_add, pip_remove=req.pip_remove,
-                    progress=ctx.progress,
-                )  # fmt: skip
+                async with self._plan_slot(ctx):
+                    return await self.envs.plan_packages(
+                        loc.name, req.add, req.remove, pip_add=req.pip_add, pip_remove=req.pip_remove,
+                        progress=ctx.progress,
+                    )  # fmt: skip
 
             title = f"Plan a change of '{loc.name}': {' '.join(changes)}"
             return self.tasks.start("plan", title, plan, target=f"environments/{loc.name}")

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from jupyter_gpu_env.batch import jobfiles
+from jupyter_gpu_env.batch.sweeps.results import read_recorded
 from jupyter_gpu_env.batch.tracking import read_folder
 from jupyter_gpu_env.gpu.jobuse import SERIES, WHOLE_SERIES, read_series
 
@@ -122,3 +123,16 @@ def test_series_lines_out_of_range_or_of_another_shape_are_skipped(tmp_path):
     (tmp_path / SERIES).unlink()
     os.mkfifo(tmp_path / SERIES)
     assert returns_within(lambda: read_series(tmp_path)) == ([], [])
+
+
+def test_an_output_notebook_that_is_a_fifo_is_noted_not_waited_on(tmp_path):
+    """It once held the server's one thread for Python work: submissions and listings hung behind it."""
+    out = tmp_path / "run.ipynb"
+    os.mkfifo(out)
+    recorded = returns_within(lambda: read_recorded(out))
+    assert recorded is not None and recorded.values == {}
+    assert "a FIFO" in recorded.notes[0]
+    out.unlink()
+    out.write_text("[" * 100_000)
+    recorded = read_recorded(out)
+    assert recorded is not None and "could not be read" in recorded.notes[0]

@@ -134,6 +134,22 @@ async def test_listing_10000_records_pages_filters_and_is_fast(tmp_path):
             await store.list(offset=-1)
         active = await store.active()
         assert len(active) == 4_000 and active[0].id == "job000000"  # oldest first
+
+        # The first page and its total come from an index: neither reads every record (the count did,
+        # each record's JSON included, on every listing every open tab polls).
+        def plans() -> list[str]:
+            db = store.db.conn()
+            return [
+                " ".join(str(step[-1]) for step in db.execute(f"EXPLAIN QUERY PLAN {sql}").fetchall())
+                for sql in (
+                    "SELECT COUNT(*) FROM jobs WHERE deleted_at IS NULL",
+                    "SELECT data FROM jobs WHERE deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 50",
+                )
+            ]
+
+        count, first = await store.db.call(plans)
+        assert "COVERING INDEX" in count, count
+        assert "INDEX" in first and "TEMP B-TREE" not in first, first
     finally:
         store.close()
 

@@ -14,6 +14,13 @@ from ...models.sweeps import JobGroup, JobGroupList
 from ..sql import INSERT, VISIBLE, Database, row, transaction
 from .plan import summarized
 
+# A sweep is listed while it has a run: one whose runs were all deleted is gone (its record stays, as
+# the runs' do, hidden).
+_LISTED = (
+    "deleted_at IS NULL AND EXISTS "
+    "(SELECT 1 FROM jobs WHERE jobs.group_id = job_groups.id AND jobs.deleted_at IS NULL)"
+)
+
 
 class SweepRecords:
     """Sweeps' records and the queries over their runs; :attr:`.store.JobStore.sweeps`."""
@@ -57,6 +64,10 @@ class SweepRecords:
                     (sweep_id,),
                 ).fetchall()
             )
+            if not counts:  # a sweep is its runs: with none left it has no state to tell
+                raise NotFound(
+                    f"Sweep '{sweep_id}' is gone: every run of it was deleted.", reason="group_not_found"
+                )
             last = db.execute(
                 f"SELECT MAX(finished_at) FROM jobs WHERE group_id = ? AND {VISIBLE}", (sweep_id,)
             ).fetchone()[0]
@@ -68,10 +79,10 @@ class SweepRecords:
         def fetch() -> JobGroupList:
             db = self._conn()
             with transaction(db):
-                total = db.execute("SELECT COUNT(*) FROM job_groups WHERE deleted_at IS NULL").fetchone()[0]
+                total = db.execute(f"SELECT COUNT(*) FROM job_groups WHERE {_LISTED}").fetchone()[0]
                 rows = db.execute(
-                    "SELECT id, data FROM job_groups WHERE deleted_at IS NULL "
-                    "ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
+                    f"SELECT id, data FROM job_groups WHERE {_LISTED} ORDER BY created_at DESC, id DESC "
+                    "LIMIT ? OFFSET ?",
                     (limit, offset),
                 ).fetchall()
                 ids = [r[0] for r in rows]

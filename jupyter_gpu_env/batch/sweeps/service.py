@@ -45,6 +45,8 @@ class Sweeps:
         max_runs: int = 1000,
         max_parameters_bytes: int = 64 << 10,
         gpu_idle_seconds: float = 600.0,
+        result_value_bytes: int = results.VALUE_BYTES,
+        results_bytes: int = results.TOTAL_BYTES,
     ) -> None:
         self.store = store
         self.records = store.sweeps
@@ -54,6 +56,8 @@ class Sweeps:
         self.max_runs = max_runs
         self.max_parameters_bytes = max_parameters_bytes
         self.gpu_idle_seconds = gpu_idle_seconds
+        self.result_value_bytes = result_value_bytes
+        self.results_bytes = results_bytes
 
     async def submit(self, request: JobRequest, snapshot: bytes | None = None) -> JobGroup:
         """Check the whole sweep, record it and hand all its runs to the backend at once."""
@@ -131,9 +135,12 @@ class Sweeps:
             await self.records.update(sweep.model_copy(update={"backend_job_id": seen.backend_job_id}))
 
     async def list(self, *, limit: int = 50, offset: int = 0) -> JobGroupList:
-        """Sweeps, newest first, each with its runs counted per state and its idle runs named."""
-        await self.tracker.settle_watched()
+        """Sweeps, newest first, each with its runs counted per state and its idle runs named: as the
+        store has them, their runs settled in the background when one is active (a listing is polled by
+        every open tab; it never waits behind a refresh of 1,000 runs)."""
         page = await self.records.list(limit=limit, offset=offset)
+        if any(g.state in ("queued", "running") for g in page.items):
+            self.tracker.settle_soon()
         idle = await self._idle([g.id for g in page.items if g.counts.get("running")])
         page.items = [g.model_copy(update={"gpu_idle_runs": idle.get(g.id, [])}) for g in page.items]
         return page
@@ -157,7 +164,9 @@ class Sweeps:
     async def cancel(self, sweep_id: str) -> JobGroup:
         """Cancel every run still queued or running; Conflict when none is."""
         runs = await self.records.runs(sweep_id)
-        active = [r for r in runs if r.state not in TERMINAL_STATES]
+        # runs that ended since the last round keep how they ended
+        active = await self.tracker.settle_ended([r for r in runs if r.state not in TERMINAL_STATES])
+        active = [r for r in active if r.state not in TERMINAL_STATES]
         if not active:
             raise Conflict(f"Every run of sweep '{sweep_id}' has already ended.", reason="job_finished")
         backend = self.backends.get(active[0].backend)
@@ -183,31 +192,7 @@ class Sweeps:
             raise Conflict(
                 f"No run of sweep '{sweep_id}' failed or was cancelled.", reason="nothing_to_retry"
             )
-        fresh: list[Job] = []
-        for old in again:
-            folder = self.intake.folder_of(old)
-            raw = await self.intake.snapshot_of(old)
-            runtime = await self.intake.runtime_of(old, raw)
-            job = old.model_copy(
-                update={
-                    "id": uuid.uuid4().hex[:12], "state": "queued", "reason": None,
-                    "message": "Waiting to start (a retry).", "created_at": time.time(), "started_at": None,
-                    "finished_at": None, "exit_code": None, "backend_job_id": None, "pending_reason": None,
-                    "progress": type(old.progress)(),
-                }
-            )  # fmt: skip
-            new_folder = folder.with_name(f"{folder.name.rsplit('-', 1)[0]}-{job.id}")
-            shown = self.intake.shown(new_folder)
-            job = job.model_copy(
-                update={
-                    "job_dir": shown, "input_path": f"{shown}/{jobfiles.INPUT}",
-                    "output_path": f"{shown}/{Path(old.output_path).name}", "log_path": f"{shown}/{jobfiles.LOG}",
-                }
-            )  # fmt: skip
-            spec = self.intake.spec(job, runtime, (self.intake.root / old.notebook_path).parent)
-            spec["group"] = {"id": sweep_id, "index": old.group_index, "max_concurrent": sweep.max_concurrent}
-            await python_work(make_run, new_folder, raw, spec)
-            fresh.append(job)
+        fresh = await self._copies(sweep, again)
         await self.records.replace(again, fresh)
         try:
             await self._hand_over(sweep, fresh, discard=None)
@@ -219,12 +204,58 @@ class Sweeps:
             await asyncio.to_thread(shutil.rmtree, self.intake.folder_of(old), True)
         return await self._summary(sweep_id)
 
+    async def _copies(self, sweep: JobGroup, again: builtins.list[Job]) -> builtins.list[Job]:
+        """New records and folders for the runs ``again``, each copied from its run's folder; a Conflict
+        naming the runs whose folder no longer holds its snapshot, and then no copy is left."""
+        fresh: list[Job] = []
+        try:
+            for old in again:
+                fresh.append(await self._copy(sweep, old))
+        except BaseException:
+            for job in fresh:
+                await asyncio.to_thread(shutil.rmtree, self.intake.folder_of(job), True)
+            raise
+        return fresh
+
+    async def _copy(self, sweep: JobGroup, old: Job) -> Job:
+        """A retry's record and folder for ``old``: its snapshot, and a job.json made from its record
+        (never its own, which the run's code could have rewritten); a Conflict, in words, when its
+        folder no longer holds its snapshot."""
+        raw = await self.intake.snapshot_of(
+            old,
+            named=f"Run {(old.group_index or 0) + 1} of sweep '{sweep.id}' ({plan.label(old.parameters, sweep.varied)})",
+            advice=f"Delete that run (DELETE jobs/{old.id}) to retry the others, or send the notebook anew.",
+        )
+        runtime = await self.intake.runtime_of(old, raw)
+        folder = self.intake.folder_of(old)
+        job = old.model_copy(
+            update={
+                "id": uuid.uuid4().hex[:12], "state": "queued", "reason": None,
+                "message": "Waiting to start (a retry).", "created_at": time.time(), "started_at": None,
+                "finished_at": None, "exit_code": None, "backend_job_id": None, "pending_reason": None,
+                "progress": type(old.progress)(),
+            }
+        )  # fmt: skip
+        new_folder = folder.with_name(f"{folder.name.rsplit('-', 1)[0]}-{job.id}")
+        shown = self.intake.shown(new_folder)
+        job = job.model_copy(
+            update={
+                "job_dir": shown, "input_path": f"{shown}/{jobfiles.INPUT}",
+                "output_path": f"{shown}/{Path(old.output_path).name}", "log_path": f"{shown}/{jobfiles.LOG}",
+            }
+        )  # fmt: skip
+        spec = self.intake.spec(job, runtime, (self.intake.root / old.notebook_path).parent)
+        spec["group"] = {"id": sweep.id, "index": old.group_index, "max_concurrent": sweep.max_concurrent}
+        await python_work(make_run, new_folder, raw, spec)
+        return job
+
     async def results(self, sweep_id: str) -> SweepResults:
-        """Every run's parameters, recorded values, state and duration, in the sweep's order."""
+        """Every run's parameters, recorded values, state and duration, in the sweep's order; values cut
+        at ``result_value_bytes`` each and after ``results_bytes`` in all, each row saying so."""
         sweep = await self._summary(sweep_id)
         runs = await self.records.runs(sweep_id)
-        folders = [self.intake.folder_of(r) / Path(r.output_path).name for r in runs]
-        found = await python_work(lambda: [results.read_recorded(p) or {} for p in folders])
+        paths = [self.intake.folder_of(r) / Path(r.output_path).name for r in runs]
+        found = await python_work(results.gather, paths, self.result_value_bytes, self.results_bytes)
         now = time.time()
         rows = [
             SweepRow(
@@ -233,10 +264,22 @@ class Sweeps:
                 state=r.state,
                 duration_seconds=round((r.finished_at or now) - r.started_at, 3) if r.started_at else None,
                 parameters={k: r.parameters.get(k) for k in sweep.varied},
-                values=values,
+                values=rec.values,
+                cut=list(rec.cut),
+                note=" ".join([*rec.notes, f"See {r.output_path} for the whole."]) if rec.notes else None,
                 output_path=r.output_path,
             )
-            for r, values in zip(runs, found, strict=True)
+            for r, rec in zip(runs, found, strict=True)
         ]
         columns = list(dict.fromkeys(k for row in rows for k in row.values))
-        return SweepResults(group=sweep, parameter_columns=sweep.varied, value_columns=columns, rows=rows)
+        return SweepResults(
+            group=sweep,
+            parameter_columns=sweep.varied,
+            value_columns=columns,
+            rows=rows,
+            cut=any(row.cut for row in rows),
+        )
+
+    async def results_csv(self, sweep_id: str) -> str:
+        """:meth:`results` as CSV (made off the event loop)."""
+        return await python_work(results.as_csv, await self.results(sweep_id))

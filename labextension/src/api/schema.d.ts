@@ -448,7 +448,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A sweep: its runs counted per state */
+        /**
+         * A sweep: its runs counted per state
+         * @description 404 also once every run of it was deleted: a sweep is its runs.
+         */
         get: operations["get_jobs_groups_group_id"];
         put?: never;
         post?: never;
@@ -484,7 +487,7 @@ export interface paths {
         };
         /**
          * A sweep's runs side by side: parameters, recorded values, state, duration
-         * @description Recorded values are those of a cell tagged `results` whose last expression is a dict, and values glued with scrapbook. `format=csv` answers text/csv, a row per run.
+         * @description Recorded values are those of a cell tagged `results` whose last expression is a dict, and values glued with scrapbook. `format=csv` answers text/csv, a row per run. A value longer than `c.GpuEnvApp.sweep_result_value_bytes` is cut there, and so is what comes after `c.GpuEnvApp.sweep_results_bytes` of values in all: the row's `cut` names those values and its `note` says where the whole is (the run's output notebook). CSV cells that a spreadsheet would run as a formula begin with a `'`.
          */
         get: operations["get_jobs_groups_group_id_results"];
         put?: never;
@@ -506,7 +509,7 @@ export interface paths {
         put?: never;
         /**
          * Run the failed and cancelled runs of a sweep again
-         * @description With the same snapshot, parameters and resources; the runs that succeeded or are still going are left alone. 409 when no run failed or was cancelled.
+         * @description With the same snapshot, parameters and resources; the runs that succeeded or are still going are left alone. 409 when no run failed or was cancelled, or when a run's folder no longer holds its snapshot (`snapshot_missing`, naming the run).
          */
         post: operations["post_jobs_groups_group_id_retry"];
         delete?: never;
@@ -2780,6 +2783,12 @@ export interface components {
          * @description A sweep's runs side by side: parameters, recorded values, state and duration.
          */
         SweepResults: {
+            /**
+             * Cut
+             * @description Whether any value was cut short (each row's `cut` names them).
+             * @default false
+             */
+            cut: boolean;
             group: components["schemas"]["JobGroup"];
             /** Parameter Columns */
             parameter_columns: string[];
@@ -2797,6 +2806,11 @@ export interface components {
          */
         SweepRow: {
             /**
+             * Cut
+             * @description The values cut short (at `c.GpuEnvApp.sweep_result_value_bytes` each, or where the answer reached `c.GpuEnvApp.sweep_results_bytes`): whole, they are in the output notebook.
+             */
+            cut?: string[];
+            /**
              * Duration Seconds
              * @description From its start to its end (or now).
              * @default null
@@ -2806,6 +2820,12 @@ export interface components {
             index: number;
             /** Job Id */
             job_id: string;
+            /**
+             * Note
+             * @description What was cut or could not be read, and where the whole is (`output_path`).
+             * @default null
+             */
+            note: string | null;
             /** Output Path */
             output_path: string;
             /**
@@ -2822,7 +2842,7 @@ export interface components {
             state: "queued" | "running" | "succeeded" | "failed" | "cancelled";
             /**
              * Values
-             * @description What the run recorded: a `results`-tagged cell's dict, and scrapbook's glued values.
+             * @description What the run recorded: a `results`-tagged cell's dict, and scrapbook's glued values. A value named in `cut` is the beginning of its text only.
              */
             values: {
                 [key: string]: components["schemas"]["JsonValue"];

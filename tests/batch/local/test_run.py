@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -10,10 +11,12 @@ import time
 
 import nbformat
 import psutil
+import pytest
 from helpers import printed, wait_until
 
 from jupyter_gpu_env import proc
 from jupyter_gpu_env.batch import jobfiles
+from jupyter_gpu_env.errors import Conflict
 
 
 async def test_parameters_applied_progress_log_and_failure_with_a_queue(batch):
@@ -247,7 +250,8 @@ async def test_an_environment_runs_its_own_python(batch):
 
 async def test_a_listing_settles_the_active_jobs_it_shows(batch):
     """A finished job's row does not lag its record by a refresh round: the listing that shows an
-    active job settles it first (here the periodic round is a minute away)."""
+    active job settles it in the background, and the next one shows its end (here the periodic round
+    is a minute away)."""
     nb = batch.notebook("quick.ipynb", ["print('done')"])
     svc = batch.service(refresh_interval=60.0)
     await svc.start()
@@ -259,9 +263,66 @@ async def test_a_listing_settles_the_active_jobs_it_shows(batch):
             within=60,
             what="the runner's status.json",
         )
-        listed = (await svc.list()).items
+
+        async def listed_ended():
+            listed = (await svc.list()).items
+            return listed if listed[0].state != "running" else None
+
+        listed = await wait_until(listed_ended, within=30, what="a listing showing the job's end")
         assert [(j.id, j.state) for j in listed] == [(job.id, "succeeded")]
         # The runner sampled the GPUs it could see: none on this machine, and its record says why.
         assert listed[0].gpu is not None and not listed[0].gpu.available and listed[0].gpu.reason
+    finally:
+        await svc.stop()
+
+
+async def test_a_listing_answers_at_once_while_a_refresh_polls(batch):
+    """Fifty clients listing while a 1,000-run sweep ran waited behind refreshes for up to 25 s: a
+    listing answers from the store as it is while the backend is being polled, and settles later."""
+    nb = batch.notebook("quick.ipynb", ["print('done')"])
+    svc = batch.service(refresh_interval=60.0)
+    backend = svc.backends["local"]
+    polled, release = asyncio.Event(), asyncio.Event()
+    poll = backend.poll
+
+    async def slow_poll(jobs):  # a scheduler that takes its time to answer (squeue on a busy cluster)
+        polled.set()
+        await release.wait()
+        return await poll(jobs)
+
+    try:
+        job = await svc.submit({"notebook_path": nb})
+        backend.poll = slow_poll
+        refreshing = asyncio.ensure_future(svc.refresh())  # a round of the job poller
+        await polled.wait()
+        listing = asyncio.ensure_future(svc.list())
+        done, _ = await asyncio.wait({listing}, timeout=20)
+        assert listing in done, "the listing waited for the refresh"
+        assert [(j.id, j.state) for j in listing.result().items] == [(job.id, "running")]
+        release.set()
+        await refreshing
+    finally:
+        release.set()
+        await svc.stop()
+
+
+async def test_a_cancel_after_the_job_ended_keeps_how_it_ended(batch):
+    """The record still says running (no refresh has seen the end yet) when the cancel arrives: the
+    job's own end stands, and the cancel is a 409 saying so, not a succeeded job rewritten cancelled."""
+    nb = batch.notebook("quick.ipynb", ["print('done')"])
+    svc = batch.service(refresh_interval=60.0)  # not started: nothing settles the record meanwhile
+    try:
+        job = await svc.submit({"notebook_path": nb})
+        assert job.state == "running"
+        await wait_until(
+            lambda: jobfiles.read_status(batch.root / job.job_dir) is not None,
+            within=60,
+            what="the runner's status.json",
+        )
+        assert (await svc.store.get(job.id)).state == "running"  # the record lags the job
+        with pytest.raises(Conflict, match="has already succeeded") as refused:
+            await svc.cancel(job.id)
+        assert refused.value.reason == "job_finished"
+        assert (await svc.store.get(job.id)).state == "succeeded"
     finally:
         await svc.stop()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 
 import pytest
@@ -12,7 +14,12 @@ from helpers import body, error, wait_job, wait_until, write_notebook
 def jp_server_config(jp_server_config, demo_app_config):
     return {
         **jp_server_config,
-        "GpuEnvApp": {**demo_app_config, "job_refresh_interval": 0.2, "max_sweep_runs": 4},
+        "GpuEnvApp": {
+            **demo_app_config,
+            "job_refresh_interval": 0.2,
+            "max_sweep_runs": 4,
+            "sweep_result_value_bytes": 1000,
+        },
     }
 
 
@@ -99,3 +106,41 @@ async def test_sweeps_beyond_the_limit_or_ill_typed_are_refused_whole(api, jp_ro
     assert capacity["available"] is False and "does not report free GPUs" in capacity["message"]
     await error(api("backends", "nowhere", "capacity"), 404)
     assert (await body(await api("backends")))["gpu_idle_seconds"] == 600
+
+
+async def test_results_are_bounded_and_their_csv_runs_nothing_in_a_spreadsheet(api, jp_root_dir):
+    """Runs that record 300 KB each answer a few KB: each large value cut, saying so and where the whole is."""
+    path = write_notebook(
+        jp_root_dir, "big.ipynb", [], parameters="alpha = 1",
+        results="{'square': alpha ** 2, 'big': str(alpha) * 300_000, 'formula': '=1+1', 'after': -alpha}",
+    )  # fmt: skip
+    resp = await api(
+        "jobs", method="POST", body=json.dumps({"notebook_path": path, "sweep": {"alpha": [2, 3]}})
+    )
+    group = await body(resp)
+
+    async def ended():
+        g = await body(await api("jobs", "groups", group["id"]))
+        return g if g["state"] not in ("queued", "running") else None
+
+    assert (await wait_until(ended, within=90, every=0.2, what="the sweep ending"))["state"] == "succeeded"
+    resp = await api("jobs", "groups", group["id"], "results")
+    assert len(resp.body) < 10_000
+    table = json.loads(resp.body)
+    assert table["cut"] is True
+    for row, alpha in zip(table["rows"], (2, 3), strict=True):
+        assert row["values"] == {
+            "square": alpha**2,
+            "big": str(alpha) * 1000,
+            "formula": "=1+1",
+            "after": -alpha,
+        }
+        assert row["cut"] == ["big"]
+        assert "sweep_result_value_bytes" in row["note"] and row["output_path"] in row["note"]
+
+    resp = await api("jobs", "groups", group["id"], "results", params={"format": "csv"})
+    assert len(resp.body) < 10_000
+    header, first, _ = list(csv.reader(io.StringIO(resp.body.decode())))
+    cells = dict(zip(header, first, strict=True))
+    assert (cells["formula"], cells["after"], cells["big"]) == ("'=1+1", "-2", "2" * 1000)
+    assert "sweep_result_value_bytes" in cells["note"]

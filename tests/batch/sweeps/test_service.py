@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import csv
 import io
+import shutil
 
 import pytest
 from helpers import wait_until, write_notebook
 
+from jupyter_gpu_env.batch import jobfiles
 from jupyter_gpu_env.batch.sweeps.results import as_csv
 from jupyter_gpu_env.errors import Conflict, NotFound
 
@@ -138,5 +140,76 @@ async def test_a_refused_sweep_leaves_nothing(batch):
         with pytest.raises(Conflict, match=r"Run 3 of the sweep \(alpha=oops\)"):
             await svc.submit({"notebook_path": nb, "sweep": {"alpha": [1, 2, "oops"]}})
         assert (await svc.list()).total == 0 and batch.job_folders() == []
+    finally:
+        await svc.stop()
+
+
+async def test_a_sweeps_cancel_leaves_the_runs_that_ended_as_they_ended(batch):
+    """A run that succeeded before its record caught up is not rewritten cancelled by the sweep's cancel."""
+    nb = _notebook(batch, "sweep/mixed.ipynb", "import time; time.sleep(60 if alpha == 2 else 0)")
+    svc = batch.service(max_concurrent=2, refresh_interval=60.0)  # not started: no round settles them
+    try:
+        group = await svc.submit({"notebook_path": nb, "sweep": {"alpha": [1, 2]}})
+        quick, slow = (await svc.list(sweep=group.id)).items
+        assert (quick.state, slow.state) == ("running", "running")
+        await wait_until(
+            lambda: jobfiles.read_status(batch.root / quick.job_dir) is not None,
+            within=60,
+            what="the quick run's status.json",
+        )
+        assert (await svc.store.get(quick.id)).state == "running"  # the record lags the run
+        cancelled = await svc.sweeps.cancel(group.id)
+        assert (await svc.store.get(quick.id)).state == "succeeded"
+        assert (await svc.store.get(slow.id)).state == "cancelled"
+        assert cancelled.counts["succeeded"] == 1 and cancelled.counts["cancelled"] == 1
+    finally:
+        await svc.stop()
+
+
+async def test_a_retry_of_runs_whose_folder_is_gone_is_refused_in_words(batch):
+    nb = _notebook(batch, "sweep/fails.ipynb", "if alpha > 1: raise ValueError('bad alpha')")
+    svc = batch.service(max_concurrent=3)
+    try:
+        group = await svc.submit({"notebook_path": nb, "sweep": {"alpha": [1, 2, 3]}})
+        group = await _ended(svc, group.id)
+        assert group.counts["failed"] == 2
+        runs = (await svc.list(sweep=group.id)).items
+        shutil.rmtree(batch.root / runs[2].job_dir)  # removed by hand, its record kept
+        sweep_folder = (batch.root / runs[0].job_dir).parent
+        before = sorted(p.name for p in sweep_folder.iterdir())
+
+        with pytest.raises(Conflict, match=r"Run 3 of sweep .* \(alpha=3\) cannot be sent again") as refused:
+            await svc.sweeps.retry_failed(group.id)
+        assert refused.value.reason == "snapshot_missing"
+        assert f"DELETE jobs/{runs[2].id}" in str(refused.value)
+        # nothing changed: the same records, and no folder made for the run that could have been copied
+        assert [r.id for r in (await svc.list(sweep=group.id)).items] == [r.id for r in runs]
+        assert sorted(p.name for p in sweep_folder.iterdir()) == before
+    finally:
+        await svc.stop()
+
+
+async def test_a_sweep_whose_runs_were_all_deleted_is_gone_not_succeeded(batch):
+    nb = _notebook(batch, "sweep/gone.ipynb", "pass")
+    svc = batch.service(max_concurrent=2)
+    try:
+        group = await svc.submit({"notebook_path": nb, "sweep": {"alpha": [1, 2]}})
+        group = await _ended(svc, group.id)
+        first, second = (await svc.list(sweep=group.id)).items
+        sweep_folder = (batch.root / first.job_dir).parent
+
+        await svc.delete(first.id)
+        left = await svc.sweeps.get(group.id)  # one run left: the sweep is what that run is
+        assert (left.state, left.counts["succeeded"], left.size) == ("succeeded", 1, 2)
+
+        await svc.delete(second.id)
+        with pytest.raises(NotFound, match="every run of it was deleted") as gone:
+            await svc.sweeps.get(group.id)
+        assert gone.value.reason == "group_not_found"
+        listed = await svc.sweeps.list()
+        assert (listed.total, listed.items) == (0, [])
+        with pytest.raises(NotFound):
+            await svc.list(sweep=group.id)
+        assert not sweep_folder.exists()  # nothing of it is left on disk either
     finally:
         await svc.stop()

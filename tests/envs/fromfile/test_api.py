@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
 from helpers import body, clone, error, wait_task
+
+from jupyter_gpu_env import proc
 
 
 @pytest.fixture
@@ -18,6 +21,7 @@ def jp_server_config(jp_server_config, demo_app_config, tmp_path):
             **demo_app_config,
             "image_dir": str(tmp_path / "images"),
             "shared_env_dirs": [str(team)],
+            "max_concurrent_plans": 2,
         },
     }
 
@@ -42,6 +46,40 @@ async def test_from_file_plan_then_create(api, jp_root_dir, tmp_path):
     assert made["result"]["report"]["file_kind"] == "environment.yml"
     history = await body(await api("environments", "tab", "history"))
     assert history["changes"][0]["kind"] == "create"
+
+
+async def test_plans_run_a_few_at_a_time(api, jp_root_dir, monkeypatch):
+    """Plans are limited as GPU checks and packs are: of six asked at once, at most
+    c.GpuEnvApp.max_concurrent_plans (2 here) have a solver running; the others wait their turn (24 at
+    once had started 12 solvers, 430 MB). Counted at the one subprocess seam, on the real solver."""
+    running, most = 0, 0
+    finish = proc.Started.finish
+
+    async def counted(self, **kwargs):
+        nonlocal running, most
+        solver = "jupyter_gpu_env.envs.rattler.worker" in self.args
+        running += solver
+        most = max(most, running)
+        try:
+            return await finish(self, **kwargs)
+        finally:
+            running -= solver
+
+    monkeypatch.setattr(proc.Started, "finish", counted)
+    (jp_root_dir / "environment.yml").write_text("dependencies:\n  - python\n  - tabulate\n")
+    asked = [
+        api(
+            "environments",
+            method="POST",
+            body=json.dumps({"from_file": "environment.yml", "name": f"p{i}", "dry_run": True}),
+        )
+        for i in range(6)
+    ]
+    started = [await body(resp) for resp in await asyncio.gather(*asked)]
+    ended = [await wait_task(api, task["id"]) for task in started]
+    assert [t["state"] for t in ended] == ["succeeded"] * 6, ended
+    assert all("tabulate" in {c["name"] for c in t["result"]["changes"]} for t in ended)
+    assert 1 <= most <= 2, f"{most} solvers ran at once"
 
 
 async def test_from_file_refusals_are_4xx_before_any_task(api, jp_root_dir):
