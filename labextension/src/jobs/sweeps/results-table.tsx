@@ -95,10 +95,11 @@ function Cell(props: { column: IColumn; row: ISweepRow }): JSX.Element {
   const value = column.get(row);
   if (column.kind === 'state') {
     return (
-      <td data-column={column.key}>
+      <td data-column={column.key} title={row.note ?? undefined}>
         <span className="jp-GpuEnv-badge" data-tone={TONES[row.state]}>
           {row.state}
         </span>
+        {row.note ? <span className="jp-GpuEnv-sweepNote"> ⚠</span> : null}
       </td>
     );
   }
@@ -110,14 +111,24 @@ function Cell(props: { column: IColumn; row: ISweepRow }): JSX.Element {
     );
   }
   const missing = value === undefined || value === null;
+  // A value the server cut short: its beginning, marked, and where the whole is.
+  const cut = column.kind === 'value' && (row.cut ?? []).includes(column.label);
   return (
     <td
       data-column={column.key}
       data-value={missing ? undefined : JSON.stringify(value)}
+      data-cut={cut ? 'true' : undefined}
       className={typeof value === 'number' ? 'jp-GpuEnv-sweepNumber' : ''}
-      title={missing ? undefined : JSON.stringify(value, null, 1)}
+      title={
+        cut
+          ? (row.note ?? `Cut short: the whole is in ${row.output_path}.`)
+          : missing
+            ? undefined
+            : JSON.stringify(value, null, 1)
+      }
     >
       {missing ? '' : formatValue(value)}
+      {cut ? '…' : null}
     </td>
   );
 }
