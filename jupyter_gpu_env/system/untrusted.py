@@ -1,0 +1,85 @@
+"""Reading a file someone else controls: one a user names (an environment.yml), or one inside a folder a
+user may write (an environment's ``conda-meta/``, a job's folder).
+
+Such a file may be a named pipe, whose ``open()`` waits for a writer for ever (and with it the thread
+that called it: seven of them once held every worker of the default pool), a device that never ends, or
+far larger than what it claims to be. :func:`open_regular_file` opens without waiting (``O_NONBLOCK``: a
+FIFO's open returns at once), then asks the descriptor it got what it is (``fstat``, so nothing can be
+swapped in between a check and the open) and refuses anything but a regular file;
+:func:`read_regular_file` reads at most ``limit`` bytes of it. Refusals are
+:class:`~jupyter_gpu_env.errors.FileRefused`, a 400 that says what the file is; the OS's own errors
+(no such file, permission denied) pass through unchanged. Kept free of heavy imports: the batch runner
+may use it on the node.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import BinaryIO
+
+from ..errors import FileRefused
+
+_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+
+
+def _what(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a plain file"
+
+
+def _size(n: int) -> str:
+    if n and n % (1 << 20) == 0:
+        return f"{n >> 20} MiB"
+    return f"{n >> 10} KiB" if n and n % (1 << 10) == 0 else f"{n} bytes"
+
+
+@contextmanager
+def open_regular_file(path: str | os.PathLike[str], *, name: str | None = None) -> Iterator[BinaryIO]:
+    """``path`` opened for reading in binary, if it is a regular file (symbolic links followed); else
+    FileRefused, naming it ``name`` (default: the path). Never waits on the file's kind."""
+    fd = os.open(path, _FLAGS)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise FileRefused(
+                f"'{name or os.fspath(path)}' is {_what(mode)}, not a regular file; only regular files are "
+                "read.",
+                reason="not_a_regular_file",
+            )
+        os.set_blocking(fd, True)
+        f = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with f:
+        yield f
+
+
+def read_regular_file(path: str | os.PathLike[str], limit: int, *, name: str | None = None) -> bytes:
+    """The bytes of the regular file ``path``; FileRefused when it is no regular file or holds more than
+    ``limit`` bytes (at most ``limit + 1`` are read to tell)."""
+    with open_regular_file(path, name=name) as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise FileRefused(
+            f"'{name or os.fspath(path)}' is larger than {_size(limit)}, more than such a file can be.",
+            reason="file_too_large",
+        )
+    return data
+
+
+def read_regular_head(path: str | os.PathLike[str], limit: int, *, name: str | None = None) -> bytes:
+    """The first ``limit`` bytes of the regular file ``path`` (all of a smaller one); FileRefused when it
+    is no regular file. For what is read from a file's start only (a package's metadata headers)."""
+    with open_regular_file(path, name=name) as f:
+        return f.read(limit)
