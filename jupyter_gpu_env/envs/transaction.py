@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from ..errors import GpuEnvError
+from ..system.untrusted import copy_regular_file
 from .clonefiles import Stopped
 from .engine import ProgressFn, run_stoppable, scaled, threadsafe
 
@@ -66,7 +67,7 @@ def hardlink_copy(
     reach the original through a shared inode: everything under ``conda-meta/``, ``.pth`` files, and
     every file that is the original's alone (one link: written at install time with the prefix
     replaced, or by pip). Files linked from the package cache are immutable by contract. Modes,
-    times and symlinks are kept.
+    times and symlinks are kept; a named pipe, socket or device is linked, never opened.
     """
     stats = CopyStats()
     src = Path(src)
@@ -91,24 +92,36 @@ def hardlink_copy(
                     continue
                 if stat.S_ISLNK(st.st_mode):
                     os.symlink(os.readlink(entry.path), target)
+                elif not stat.S_ISREG(st.st_mode):
+                    # a named pipe, socket or device: linked where it can be, else left out (it holds
+                    # no content); never opened
+                    stats.linked += _link(entry.path, target)
                 elif copy_all or st.st_nlink == 1 or entry.name.endswith(_COPIED_SUFFIXES):
-                    shutil.copy2(entry.path, target, follow_symlinks=False)
+                    copy_regular_file(entry.path, target)
                     stats.copied += 1
+                elif _link(entry.path, target):
+                    stats.linked += 1
                 else:
-                    try:
-                        os.link(entry.path, target, follow_symlinks=False)
-                        stats.linked += 1
-                    except OSError as e:
-                        if e.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
-                            raise
-                        shutil.copy2(entry.path, target, follow_symlinks=False)
-                        stats.copied += 1
+                    copy_regular_file(entry.path, target)
+                    stats.copied += 1
                 done += 1
                 if tick is not None and done % 500 == 0:
                     tick(done)
         # Directory times last: creating entries above changed them.
         shutil.copystat(here, there, follow_symlinks=False)
     return stats
+
+
+def _link(src: str, dst: Path) -> bool:
+    """Hard-link ``src`` as ``dst``; False where no link can be made (another filesystem, a file of
+    another user's, too many links)."""
+    try:
+        os.link(src, dst, follow_symlinks=False)
+    except OSError as e:
+        if e.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
+            raise
+        return False
+    return True
 
 
 def exchange(a: Path, b: Path) -> None:

@@ -6,7 +6,9 @@ that called it: seven of them once held every worker of the default pool), a dev
 far larger than what it claims to be. :func:`open_regular_file` opens without waiting (``O_NONBLOCK``: a
 FIFO's open returns at once), then asks the descriptor it got what it is (``fstat``, so nothing can be
 swapped in between a check and the open) and refuses anything but a regular file;
-:func:`read_regular_file` reads at most ``limit`` bytes of it. Refusals are
+:func:`read_regular_file` reads at most ``limit`` bytes of it, :func:`copy_regular_file` copies it
+without holding it in memory, :func:`append_regular_file` appends to it (opening a named pipe to write
+waits for a reader as long). Refusals are
 :class:`~jupyter_gpu_env.errors.FileRefused`, a 400 that says what the file is; the OS's own errors
 (no such file, permission denied) pass through unchanged. Kept free of heavy imports: the batch runner
 may use it on the node.
@@ -14,7 +16,9 @@ may use it on the node.
 
 from __future__ import annotations
 
+import errno
 import os
+import shutil
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,6 +27,8 @@ from typing import BinaryIO
 from ..errors import FileRefused
 
 _FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+_APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+_CHUNK = 1 << 20
 
 
 def _what(mode: int) -> str:
@@ -43,6 +49,13 @@ def _size(n: int) -> str:
     return f"{n >> 10} KiB" if n and n % (1 << 10) == 0 else f"{n} bytes"
 
 
+def _not_regular(path: str | os.PathLike[str], name: str | None, mode: int) -> FileRefused:
+    return FileRefused(
+        f"'{name or os.fspath(path)}' is {_what(mode)}, not a regular file; only regular files are read.",
+        reason="not_a_regular_file",
+    )
+
+
 @contextmanager
 def open_regular_file(path: str | os.PathLike[str], *, name: str | None = None) -> Iterator[BinaryIO]:
     """``path`` opened for reading in binary, if it is a regular file (symbolic links followed); else
@@ -51,11 +64,7 @@ def open_regular_file(path: str | os.PathLike[str], *, name: str | None = None) 
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise FileRefused(
-                f"'{name or os.fspath(path)}' is {_what(mode)}, not a regular file; only regular files are "
-                "read.",
-                reason="not_a_regular_file",
-            )
+            raise _not_regular(path, name, mode)
         os.set_blocking(fd, True)
         f = os.fdopen(fd, "rb")
     except BaseException:
@@ -83,3 +92,34 @@ def read_regular_head(path: str | os.PathLike[str], limit: int, *, name: str | N
     is no regular file. For what is read from a file's start only (a package's metadata headers)."""
     with open_regular_file(path, name=name) as f:
         return f.read(limit)
+
+
+def copy_regular_file(
+    src: str | os.PathLike[str], dst: str | os.PathLike[str], *, name: str | None = None
+) -> None:
+    """Copy the regular file ``src`` to ``dst`` (replaced if there) with its mode and times, as
+    ``shutil.copy2`` does; FileRefused when ``src`` is no regular file. Any size: it is streamed."""
+    with open_regular_file(src, name=name) as f, open(dst, "wb") as out:
+        shutil.copyfileobj(f, out, _CHUNK)
+    shutil.copystat(src, dst)
+
+
+def append_regular_file(path: str | os.PathLike[str], data: bytes, *, name: str | None = None) -> None:
+    """Append ``data`` to the regular file ``path``, made if missing; FileRefused when something else is
+    there. Never waits on a named pipe (with no reader, opening it to write fails at once: ENXIO)."""
+    try:
+        fd = os.open(path, _APPEND, 0o644)
+    except OSError as e:
+        if e.errno != errno.ENXIO:
+            raise
+        raise _not_regular(path, name, stat.S_IFIFO) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise _not_regular(path, name, mode)
+        os.set_blocking(fd, True)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)

@@ -7,7 +7,12 @@ import os
 import pytest
 
 from jupyter_gpu_env.errors import FileRefused
-from jupyter_gpu_env.system.untrusted import read_regular_file, read_regular_head
+from jupyter_gpu_env.system.untrusted import (
+    append_regular_file,
+    copy_regular_file,
+    read_regular_file,
+    read_regular_head,
+)
 
 
 @pytest.fixture
@@ -58,3 +63,30 @@ def test_links_are_followed_and_missing_files_are_the_os_error(tmp_path):
     assert read_regular_file(tmp_path / "link", 10) == b"data"
     with pytest.raises(FileNotFoundError):
         read_regular_file(tmp_path / "none", 10)
+
+
+def test_appending_to_a_named_pipe_is_refused_read_or_not(fifo, tmp_path):
+    with pytest.raises(FileRefused, match="is a named pipe"):  # nobody reads it
+        append_regular_file(fifo, b"entry\n")
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        with pytest.raises(FileRefused, match="is a named pipe"):  # someone does
+            append_regular_file(fifo, b"entry\n")
+        assert os.read(reader, 100) == b""  # nothing was written to it
+    finally:
+        os.close(reader)
+    log = tmp_path / "log"
+    append_regular_file(log, b"one\n")
+    append_regular_file(log, b"two\n")
+    assert log.read_bytes() == b"one\ntwo\n"
+
+
+def test_a_copy_streams_a_regular_file_and_refuses_a_pipe(fifo, tmp_path):
+    src = tmp_path / "big"
+    src.write_bytes(os.urandom(3 << 20))
+    os.chmod(src, 0o751)
+    copy_regular_file(src, tmp_path / "copy")
+    assert (tmp_path / "copy").read_bytes() == src.read_bytes()
+    assert (tmp_path / "copy").stat().st_mode & 0o777 == 0o751
+    with pytest.raises(FileRefused, match="is a named pipe"):
+        copy_regular_file(fifo, tmp_path / "pipe-copy")

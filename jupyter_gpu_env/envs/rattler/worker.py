@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from jupyter_gpu_env.system.spare import read_request
+from jupyter_gpu_env.system.untrusted import open_regular_file
 
 _out: TextIO = sys.stdout
 
@@ -91,10 +92,25 @@ def _specs(specs: list[str]) -> list[Any]:
     return out
 
 
+# As the server's reader of records (catalog/prefix.py): larger is no package record.
+RECORD_BYTES = 64 << 20
+
+
+def _is_record_file(path: Path) -> bool:
+    """A regular file of a record's size: the prefix is its owner's, and rattler would wait for ever on
+    a named pipe planted there (the server skips those files too)."""
+    try:
+        with open_regular_file(path) as f:
+            return os.fstat(f.fileno()).st_size <= RECORD_BYTES
+    except OSError:
+        return False
+
+
 def _load_records(prefix: Path) -> list[Any]:
     from rattler import PrefixRecord
 
-    return [PrefixRecord.from_path(p) for p in sorted((prefix / "conda-meta").glob("*.json"))]
+    paths = sorted((prefix / "conda-meta").glob("*.json"))
+    return [PrefixRecord.from_path(p) for p in paths if _is_record_file(p)]
 
 
 def _name(record: Any) -> str:
