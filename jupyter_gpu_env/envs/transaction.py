@@ -15,7 +15,6 @@ Where the filesystem cannot exchange two names (NFS), the swap is two renames th
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import ctypes
 import ctypes.util
 import errno
@@ -25,7 +24,6 @@ import re
 import secrets
 import shutil
 import stat
-import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -34,6 +32,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from ..errors import GpuEnvError
+from ..system.trees import remove_tree
 from ..system.untrusted import copy_regular_file
 from .clonefiles import Stopped
 from .engine import ProgressFn, run_stoppable, scaled, threadsafe
@@ -263,25 +262,8 @@ def _keep_previous(old: Path, live: Path) -> None:
         remove_tree(stale)
 
 
-def remove_tree(path: Path) -> None:
-    """Remove a file or a tree, read-only folders (copied from a managed environment) included."""
-
-    def fix(func: Callable[[str], object], p: str, _exc: object) -> None:
-        # a read-only folder copied from a managed environment: make it writable and retry once
-        with contextlib.suppress(OSError):
-            os.chmod(os.path.dirname(p), stat.S_IRWXU)
-            func(p)
-
-    if path.is_symlink() or path.is_file():
-        path.unlink(missing_ok=True)
-    elif path.exists():
-        if sys.version_info >= (3, 12):
-            shutil.rmtree(path, onexc=fix)
-        else:
-            shutil.rmtree(path, onerror=fix)
-
-
 def is_disk_full(e: BaseException) -> bool:
-    if isinstance(e, OSError):
+    """Did ``e`` come of a full disk (here, or in the conda worker, which says so as ``disk_full``)?"""
+    if isinstance(e, OSError) and not isinstance(e, GpuEnvError):
         return e.errno == errno.ENOSPC
-    return isinstance(e, GpuEnvError) and "No space left on device" in e.message
+    return isinstance(e, GpuEnvError) and (e.reason == "disk_full" or "No space left on device" in e.message)

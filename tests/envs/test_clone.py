@@ -1,5 +1,7 @@
 import asyncio
+import dataclasses
 import json
+import shutil
 import subprocess
 
 import pytest
@@ -291,4 +293,32 @@ async def test_clone_on_a_full_disk_says_so_and_leaves_nothing(demo, small_disk,
     assert err.value.status == 507 and err.value.reason == "disk_full"
     assert f"The disk holding {small_disk} is full" in err.value.message
     assert _entries(small_disk) == []
+    assert "toobig" not in {e.name for e in await svc.list()}
+
+
+async def test_a_clone_that_fills_the_disk_says_so_in_words_every_time(
+    demo, small_disk, make_service, tmp_path
+):
+    """Its packages are not in the package cache (a managed environment made elsewhere): fetched from the
+    channel, then linked into a disk too small for them. The full disk used to be taken for a failed
+    download: the packages were linked again without those, to be copied from the source, and that
+    failed in other words ('FileExistsError … .partial-…' where the failed link's files could not be
+    removed; on a retry, with some packages cached by then, 'no python version specified')."""
+    from jupyter_gpu_env.envs.catalog.prefix import disk_usage
+    from jupyter_gpu_env.errors import DiskFull
+
+    svc = make_service(dataclasses.replace(demo, pkgs=tmp_path / "pkgs-empty"), small_disk.parent)
+    needed = round(disk_usage(demo.env)[0] / 1e6)
+    for _attempt in range(2):  # a retry fails the same way
+        with pytest.raises(DiskFull) as err:
+            await svc.clone("demo", "toobig")
+        assert err.value.status == 507 and err.value.reason == "disk_full"
+        free = round(shutil.disk_usage(small_disk).free / 1e6)
+        assert err.value.message == (
+            f"The disk holding {small_disk} is full, so the clone could not be written; nothing was kept. "
+            f"It needs up to about {needed} MB (the size of 'demo'), and {free} MB are free. Delete "
+            "environments or images you no longer need (or ask your administrator for more space), then "
+            "try again."
+        )
+        assert _entries(small_disk) == []
     assert "toobig" not in {e.name for e in await svc.list()}
