@@ -322,3 +322,31 @@ async def test_a_clone_that_fills_the_disk_says_so_in_words_every_time(
         )
         assert _entries(small_disk) == []
     assert "toobig" not in {e.name for e in await svc.list()}
+
+
+async def test_a_full_disk_while_copying_files_is_said_the_same_without_root(
+    service, demo, monkeypatch, env_dir_entries
+):
+    """Where no small disk can be mounted: the disk fills while the clone copies the source's untracked
+    files (written halfway, then ENOSPC, as a full disk does)."""
+    import errno
+
+    from jupyter_gpu_env.envs import clonefiles
+    from jupyter_gpu_env.errors import DiskFull
+
+    def fills_up(src, dst, *args, **kwargs):
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.write_bytes(b"half of it")
+        raise OSError(errno.ENOSPC, "No space left on device", str(dst))
+
+    monkeypatch.setattr(clonefiles, "_copy_file", fills_up)
+    for _attempt in range(2):
+        with pytest.raises(DiskFull) as err:
+            await service.clone("demo", "toobig")
+        assert err.value.reason == "disk_full"
+        assert err.value.message.startswith(
+            f"The disk holding {service.user_env_dir} is full, so the clone could not be written; nothing "
+            "was kept. It needs up to about "
+        )
+        assert "MB (the size of 'demo'), and " in err.value.message
+        assert env_dir_entries(service.user_env_dir) == []
