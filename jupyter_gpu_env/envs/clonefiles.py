@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import FileRefused
-from ..system.untrusted import open_regular_file, read_regular_file
+from ..system.untrusted import copy_regular_file, open_regular_file, read_regular_file
 from .catalog.prefix import RECORD_BYTES
 
 # As conda's misc.walk_prefix: top-level entries that are never part of an environment's content.
@@ -114,13 +114,11 @@ def _copy_file(src: Path, dst: Path, old: bytes, new: bytes, report: CopyReport,
         report.files += 1
         return
     with open_regular_file(src, name=rel) as f:
-        if os.fstat(f.fileno()).st_size > _MAX_REWRITE:  # copied as it is
-            with open(dst, "wb") as out:
-                shutil.copyfileobj(f, out, 1 << 20)
-            data = None
-        else:
-            data = f.read(_MAX_REWRITE)
-    if data is not None:
+        big = os.fstat(f.fileno()).st_size > _MAX_REWRITE
+        data = b"" if big else f.read(_MAX_REWRITE + 1)
+    if big or len(data) > _MAX_REWRITE:  # copied as it is (checked again as it is opened again)
+        copy_regular_file(src, dst, name=rel)
+    else:
         if old in data:
             if b"\0" in data[:8192]:
                 if not rel.endswith(".pyc"):  # Python fixes a pyc's source path when loading it

@@ -100,8 +100,21 @@ def copy_regular_file(
     """Copy the regular file ``src`` to ``dst`` (replaced if there) with its mode and times, as
     ``shutil.copy2`` does; FileRefused when ``src`` is no regular file. Any size: it is streamed."""
     with open_regular_file(src, name=name) as f, open(dst, "wb") as out:
-        shutil.copyfileobj(f, out, _CHUNK)
+        _stream(f, out)
     shutil.copystat(src, dst)
+
+
+def _stream(src: BinaryIO, dst: BinaryIO) -> None:
+    """In the kernel (``sendfile``) where it can, as ``shutil.copyfile`` does, else through a buffer."""
+    block = min(max(os.fstat(src.fileno()).st_size, 1 << 23), 1 << 30)
+    offset = 0
+    try:
+        while sent := os.sendfile(dst.fileno(), src.fileno(), offset, block):
+            offset += sent
+    except OSError as e:
+        if offset or e.errno not in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
+            raise  # a full disk among them
+        shutil.copyfileobj(src, dst, _CHUNK)
 
 
 def append_regular_file(path: str | os.PathLike[str], data: bytes, *, name: str | None = None) -> None:
