@@ -36,6 +36,14 @@ class InvalidRequest(GpuEnvError):
     reason = "invalid_request"
 
 
+class FileRefused(InvalidRequest, OSError):
+    """A file a user named, or found in a folder a user may write, is not read: it is no regular file
+    (a named pipe, a device, a socket, a folder) or it is larger than such a file may be
+    (``system/untrusted.py``). An OSError too, so that code skipping files it cannot read skips it."""
+
+    reason = "file_refused"
+
+
 class Forbidden(GpuEnvError):
     """The caller may not do this (for example, change a managed environment)."""
 

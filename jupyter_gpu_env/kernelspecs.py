@@ -18,6 +18,7 @@ Blocking functions (small files); services call them through ``asyncio.to_thread
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -32,10 +33,11 @@ from typing import Any
 
 from jupyter_core.paths import jupyter_data_dir
 
-from .errors import Conflict, Forbidden, NotFound
+from .errors import Conflict, FileRefused, Forbidden, NotFound
 from .models.envs import KernelInfo
 from .models.images import Image
 from .system.atomic import write_json_atomic
+from .system.untrusted import copy_regular_file, read_regular_file
 
 KERNEL_PREFIX = "gpu-env-"
 METADATA_KEY = "jupyter_gpu_env"
@@ -109,8 +111,8 @@ def activation_env(prefix: Path, env_name: str) -> tuple[dict[str, str], list[st
     scripts = prefix / "etc" / "conda" / "activate.d"
     for script in sorted(scripts.glob("*.sh")) if scripts.is_dir() else []:
         depth = 0
-        try:
-            lines = script.read_text(encoding="utf-8", errors="replace").splitlines()
+        try:  # the environment's owner wrote it: a named pipe or a huge file is passed over
+            lines = read_regular_file(script, 1 << 20).decode("utf-8", errors="replace").splitlines()
         except OSError:
             continue
         for raw in lines:
@@ -139,8 +141,8 @@ def activation_env(prefix: Path, env_name: str) -> tuple[dict[str, str], list[st
 
 def _read_spec(path: Path) -> dict[str, Any] | None:
     try:
-        spec = json.loads((path / "kernel.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        spec = json.loads(read_regular_file(path / "kernel.json", 1 << 20))
+    except (OSError, ValueError, RecursionError):
         return None
     return spec if isinstance(spec, dict) else None
 
@@ -245,7 +247,8 @@ def install_spec(root: Path, final: Path, spec: dict[str, Any], *, logos: Path |
         (tmp / "kernel.json").write_text(json.dumps(spec, indent=1), encoding="utf-8")
         for logo in _LOGO_FILES:
             if logos is not None and (logos / logo).is_file():
-                shutil.copyfile(logos / logo, tmp / logo)
+                with contextlib.suppress(FileRefused):  # no longer a regular file: left out
+                    copy_regular_file(logos / logo, tmp / logo)
         os.chmod(tmp, 0o755)
         old = None
         if final.exists():

@@ -7,18 +7,20 @@ heavy imports: the runner imports it on the node.
 
 The notebook's own code runs with write access to this folder, so the server believes none of it
 blindly: every file it reads goes through :func:`read_bytes` (a regular file, bounded in size, never a
-FIFO or a link) and is parsed into a model that bounds every value. What fails is :class:`Damaged`,
+FIFO or a device) and is parsed into a model that bounds every value. What fails is :class:`Damaged`,
 which concerns that one job. The times and the state the server records come from what it observed
 or from the backend; the runner's word only fills in how the notebook ended.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
+from ..errors import FileRefused
 from ..models.jobs import MAX_CELLS, JobGpuUsage, JobProgress
 from ..system import untrusted
 from ..system.atomic import write_json_atomic
@@ -105,16 +107,21 @@ class Damaged(Exception):
         self.name = name
         self.why = why
 
+    @classmethod
+    def refused(cls, path: Path, e: FileRefused) -> Damaged:
+        """The bounded reader's refusal (a FIFO, a device, too large), as this job's damage."""
+        return cls(path.name, "it " + e.message.removeprefix(f"'{path.name}' ").rstrip("."))
+
 
 def read_bytes(path: Path, limit: int) -> bytes | None:
     """The bytes of a job's file, None when it is missing; :class:`Damaged` when it is not a regular
     file of at most ``limit`` bytes (a FIFO, a link to a device, a runaway file)."""
     try:
-        return untrusted.read_regular(path, limit)
+        return untrusted.read_regular_file(path, limit, name=path.name)
     except FileNotFoundError:
         return None
-    except untrusted.RefusedFile as e:
-        raise Damaged(path.name, e.why) from None
+    except FileRefused as e:
+        raise Damaged.refused(path, e) from None
     except OSError as e:
         raise Damaged(path.name, f"it cannot be read ({e.strerror})") from None
 
@@ -178,15 +185,16 @@ def read_log(path: Path, offset: int, limit: int) -> tuple[str, int, int]:
     returns that character.
     """
     try:
-        with untrusted.open_regular(path) as (f, size):
+        with untrusted.open_regular_file(path, name=path.name) as f:
+            size = os.fstat(f.fileno()).st_size
             if offset >= size:
                 return "", offset, size
             f.seek(offset)
             raw = f.read(min(limit + 3, size - offset))
     except FileNotFoundError:
         return "", offset, 0
-    except untrusted.RefusedFile as e:
-        raise Damaged(path.name, e.why) from None
+    except FileRefused as e:
+        raise Damaged.refused(path, e) from None
     body = raw[:limit]
     # Hold back a character cut by the chunk's end; the next read starts with it.
     cut = _incomplete_tail(body)

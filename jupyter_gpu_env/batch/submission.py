@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import Conflict, InvalidRequest, NotFound, TooLarge
+from ..errors import Conflict, FileRefused, InvalidRequest, NotFound, TooLarge
 from ..inputs import check_tree, resolve_in_root
 from ..models.common import describe_validation_error
 from ..models.jobs import MAX_NAME, Job, JobRequest
@@ -65,11 +65,11 @@ def read_notebook(path: Path, snapshot: bytes | None) -> tuple[bytes, Any]:
 
     if snapshot is None:
         try:  # never waits on a FIFO put where the notebook was, never reads past the bound
-            snapshot = untrusted.read_regular(path, MAX_NOTEBOOK_BYTES)
-        except untrusted.RefusedFile as e:
-            if path.is_file():
+            snapshot = untrusted.read_regular_file(path, MAX_NOTEBOOK_BYTES, name=path.name)
+        except FileRefused as e:
+            if e.reason == "file_too_large":
                 raise TooLarge(f"The notebook is larger than {MAX_NOTEBOOK_BYTES >> 20} MiB.") from None
-            raise Conflict(f"'{path.name}' cannot be sent: it {e.why}.", reason="invalid_notebook") from None
+            raise Conflict(e.message, reason="invalid_notebook") from None
     elif len(snapshot) > MAX_NOTEBOOK_BYTES:
         raise TooLarge(f"The notebook is larger than {MAX_NOTEBOOK_BYTES >> 20} MiB.")
     try:

@@ -6,7 +6,9 @@ files that embed the prefix are copied unchanged and reported: rewriting a path 
 inside a binary would corrupt it.
 
 Blocking functions for a worker thread; each takes a ``stop`` event, checked between files, so a
-cancelled clone stops writing before its temporary directory is removed.
+cancelled clone stops writing before its temporary directory is removed. The source is its owner's to
+write: its files are read through :mod:`~jupyter_gpu_env.system.untrusted`, and what is no regular file
+(a named pipe) is reported as not copied, never waited on.
 """
 
 from __future__ import annotations
@@ -19,6 +21,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from ..errors import FileRefused
+from ..system.untrusted import copy_regular_file, open_regular_file, read_regular_file
+from .catalog.prefix import RECORD_BYTES
 
 # As conda's misc.walk_prefix: top-level entries that are never part of an environment's content.
 IGNORE_TOP = {
@@ -107,10 +113,12 @@ def _copy_file(src: Path, dst: Path, old: bytes, new: bytes, report: CopyReport,
         os.symlink(target, dst)
         report.files += 1
         return
-    if src.stat().st_size > _MAX_REWRITE:
-        shutil.copyfile(src, dst)
+    with open_regular_file(src, name=rel) as f:
+        big = os.fstat(f.fileno()).st_size > _MAX_REWRITE
+        data = b"" if big else f.read(_MAX_REWRITE + 1)
+    if big or len(data) > _MAX_REWRITE:  # copied as it is (checked again as it is opened again)
+        copy_regular_file(src, dst, name=rel)
     else:
-        data = src.read_bytes()
         if old in data:
             if b"\0" in data[:8192]:
                 if not rel.endswith(".pyc"):  # Python fixes a pyc's source path when loading it
@@ -141,8 +149,9 @@ def copy_untracked(
             _copy_file(source / rel, target / rel, old, new, report, rel)
         except FileNotFoundError:
             continue  # removed from the source while we copied: nothing to carry over
-        except PermissionError:
-            report.unreadable.append(rel)  # e.g. an admin's private file in a managed environment
+        except (PermissionError, FileRefused):
+            # e.g. an admin's private file in a managed environment, or a named pipe
+            report.unreadable.append(rel)
         if tick is not None and (i % 200 == 0 or i == len(files) - 1):
             tick(i + 1, len(files))
     return report
@@ -165,7 +174,12 @@ def copy_records(
     report = CopyReport()
     old, new = os.fsencode(source), os.fsencode(final_prefix)
     for meta in sorted((source / "conda-meta").glob("*.json")):
-        rec = json.loads(meta.read_text(encoding="utf-8"))
+        try:
+            rec = json.loads(read_regular_file(meta, RECORD_BYTES))
+        except (OSError, ValueError, RecursionError):
+            continue  # no record the engine read: it cannot be wanted
+        if not isinstance(rec, dict):
+            continue
         if f"{rec.get('name')}-{rec.get('version')}-{rec.get('build')}" not in wanted:
             continue
         for rel in rec.get("files", ()):

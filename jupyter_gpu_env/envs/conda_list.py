@@ -11,8 +11,10 @@ import threading
 from pathlib import Path
 
 from ..system.atomic import write_atomic
+from ..system.untrusted import read_regular_file
 
 _lock = threading.Lock()
+LIST_BYTES = 16 << 20
 
 
 def default_path() -> Path:
@@ -22,7 +24,7 @@ def default_path() -> Path:
 def read(path: Path) -> list[Path]:
     """Entries of the list that exist as environments, without duplicates, in file order."""
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = _text(path).splitlines()
     except OSError:
         return []
     out: list[Path] = []
@@ -41,9 +43,14 @@ def _rewrite(path: Path, lines: list[str]) -> None:
     write_atomic(path, "".join(line + "\n" for line in lines))
 
 
+def _text(path: Path) -> str:
+    """The list's text; OSError (FileRefused among them) when it is no regular file or too large."""
+    return read_regular_file(path, LIST_BYTES).decode("utf-8", errors="replace")
+
+
 def _lines(path: Path) -> list[str]:
     try:
-        return [ln.rstrip("\n") for ln in path.read_text(encoding="utf-8", errors="replace").splitlines()]
+        return [ln.rstrip("\n") for ln in _text(path).splitlines()]
     except FileNotFoundError:
         return []
 

@@ -41,6 +41,8 @@ class EngineError(GpuEnvError):
 
 class CondaEngine(Protocol):
     name: str
+    # The configured channels, as URLs (local folders as file:// URLs) or names: where packages come from.
+    channels: list[str]
 
     async def warm_up(self) -> None:
         """Get ready for the first operation ahead of need (at server start); never fails."""

@@ -10,8 +10,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ..models.tasks import Task
+from ..system.trees import remove_tree
 from .changes import history
-from .transaction import recover, remove_tree
+from .transaction import recover
 
 log = logging.getLogger(__name__)
 

@@ -42,6 +42,7 @@ from ..models.envs.packages import (
     PackagesReport,
 )
 from ..models.tasks import Task
+from ..system.trees import remove_tree
 from . import conda_list, recovery
 from .building import Builder
 from .catalog import EnvironmentCatalog, EnvLocation
@@ -56,7 +57,7 @@ from .engine import CondaEngine, ProgressFn, Reporter, part
 from .fromfile.environments import FileEnvironments
 from .pip.tool import PipSettings
 from .sharing import SharedEnvironments
-from .transaction import previous_states, remove_tree
+from .transaction import previous_states
 
 log = logging.getLogger(__name__)
 
@@ -212,7 +213,7 @@ class EnvironmentService:
                 )
                 return made
 
-            made = await self.builder.make(final, fill, "the clone")
+            made = await self.builder.make(final, fill, "the clone", source=src)
         await self.builder.record(final)
         part(report).progress(1.0, f"Cloned '{src.name}' as '{change.name}'")
         return CloneResult(environment=await self.summary(change.name), report=made)

@@ -19,12 +19,12 @@ from pathlib import Path
 
 from ..errors import Conflict, Forbidden
 from ..models.envs.syntax import validate_env_name
+from ..system.trees import remove_tree
 from .building import Builder
 from .catalog import EnvironmentCatalog, EnvLocation
 from .catalog.prefix import read_origin, write_origin
 from .changing import Change, Claiming, EnvironmentClaims
 from .engine import CondaEngine, Reporter, part
-from .transaction import remove_tree
 
 # rwx for the owner only where it had it; read (and search/execute where the owner has it) for all.
 _WRITE_OTHERS = stat.S_IWGRP | stat.S_IWOTH
@@ -143,7 +143,7 @@ class SharedEnvironments:
             )
             await asyncio.to_thread(make_read_only_for_others, build)
 
-        await self.builder.make(final, fill, "the shared copy")
+        await self.builder.make(final, fill, "the shared copy", source=loc)
         self.catalog.refresh(final)
         return final
 

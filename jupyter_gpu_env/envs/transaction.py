@@ -15,7 +15,6 @@ Where the filesystem cannot exchange two names (NFS), the swap is two renames th
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import ctypes
 import ctypes.util
 import errno
@@ -25,7 +24,6 @@ import re
 import secrets
 import shutil
 import stat
-import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -34,6 +32,8 @@ from pathlib import Path
 from typing import TypeVar
 
 from ..errors import GpuEnvError
+from ..system.trees import remove_tree
+from ..system.untrusted import copy_regular_file
 from .clonefiles import Stopped
 from .engine import ProgressFn, run_stoppable, scaled, threadsafe
 
@@ -66,7 +66,7 @@ def hardlink_copy(
     reach the original through a shared inode: everything under ``conda-meta/``, ``.pth`` files, and
     every file that is the original's alone (one link: written at install time with the prefix
     replaced, or by pip). Files linked from the package cache are immutable by contract. Modes,
-    times and symlinks are kept.
+    times and symlinks are kept; a named pipe, socket or device is linked, never opened.
     """
     stats = CopyStats()
     src = Path(src)
@@ -91,24 +91,36 @@ def hardlink_copy(
                     continue
                 if stat.S_ISLNK(st.st_mode):
                     os.symlink(os.readlink(entry.path), target)
+                elif not stat.S_ISREG(st.st_mode):
+                    # a named pipe, socket or device: linked where it can be, else left out (it holds
+                    # no content); never opened
+                    stats.linked += _link(entry.path, target)
                 elif copy_all or st.st_nlink == 1 or entry.name.endswith(_COPIED_SUFFIXES):
-                    shutil.copy2(entry.path, target, follow_symlinks=False)
+                    copy_regular_file(entry.path, target)
                     stats.copied += 1
+                elif _link(entry.path, target):
+                    stats.linked += 1
                 else:
-                    try:
-                        os.link(entry.path, target, follow_symlinks=False)
-                        stats.linked += 1
-                    except OSError as e:
-                        if e.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
-                            raise
-                        shutil.copy2(entry.path, target, follow_symlinks=False)
-                        stats.copied += 1
+                    copy_regular_file(entry.path, target)
+                    stats.copied += 1
                 done += 1
                 if tick is not None and done % 500 == 0:
                     tick(done)
         # Directory times last: creating entries above changed them.
         shutil.copystat(here, there, follow_symlinks=False)
     return stats
+
+
+def _link(src: str, dst: Path) -> bool:
+    """Hard-link ``src`` as ``dst``; False where no link can be made (another filesystem, a file of
+    another user's, too many links)."""
+    try:
+        os.link(src, dst, follow_symlinks=False)
+    except OSError as e:
+        if e.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
+            raise
+        return False
+    return True
 
 
 def exchange(a: Path, b: Path) -> None:
@@ -250,25 +262,8 @@ def _keep_previous(old: Path, live: Path) -> None:
         remove_tree(stale)
 
 
-def remove_tree(path: Path) -> None:
-    """Remove a file or a tree, read-only folders (copied from a managed environment) included."""
-
-    def fix(func: Callable[[str], object], p: str, _exc: object) -> None:
-        # a read-only folder copied from a managed environment: make it writable and retry once
-        with contextlib.suppress(OSError):
-            os.chmod(os.path.dirname(p), stat.S_IRWXU)
-            func(p)
-
-    if path.is_symlink() or path.is_file():
-        path.unlink(missing_ok=True)
-    elif path.exists():
-        if sys.version_info >= (3, 12):
-            shutil.rmtree(path, onexc=fix)
-        else:
-            shutil.rmtree(path, onerror=fix)
-
-
 def is_disk_full(e: BaseException) -> bool:
-    if isinstance(e, OSError):
+    """Did ``e`` come of a full disk (here, or in the conda worker, which says so as ``disk_full``)?"""
+    if isinstance(e, OSError) and not isinstance(e, GpuEnvError):
         return e.errno == errno.ENOSPC
-    return isinstance(e, GpuEnvError) and "No space left on device" in e.message
+    return isinstance(e, GpuEnvError) and (e.reason == "disk_full" or "No space left on device" in e.message)

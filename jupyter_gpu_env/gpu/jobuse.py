@@ -256,7 +256,8 @@ def read_series(folder: Path, max_points: int = 600) -> tuple[list[dict[str, Any
     seeking to ``max_points`` places rather than whole, and lines that are not samples are skipped.
     """
     try:
-        with untrusted.open_regular(folder / SERIES) as (f, size):
+        with untrusted.open_regular_file(folder / SERIES, name=SERIES) as f:
+            size = os.fstat(f.fileno()).st_size
             header = _json_line(f.readline(MAX_LINE))
             start = f.tell()
             if size - start <= WHOLE_SERIES:
@@ -268,7 +269,7 @@ def read_series(folder: Path, max_points: int = 600) -> tuple[list[dict[str, Any
                     if k:
                         f.readline(MAX_LINE)  # the rest of the line the seek landed in
                     lines.append(f.readline(MAX_LINE))
-    except (OSError, untrusted.RefusedFile):
+    except OSError:  # missing, or refused (FileRefused is one)
         return [], []
     if not isinstance(header, dict) or not isinstance(header.get("devices"), list):
         return [], []

@@ -57,17 +57,17 @@ def test_a_fifo_or_a_link_to_a_device_is_refused_at_once(tmp_path, name):
     }
     if name == jobfiles.STATUS:
         status = returns_within(lambda: jobfiles.read_status(tmp_path))
-        assert status["reason"] == "files_damaged" and "a FIFO" in status["message"]
+        assert status["reason"] == "files_damaged" and "(FIFO)" in status["message"]
     else:
-        assert "is a FIFO" in damaged(lambda: reads[name](tmp_path))
+        assert "is a named pipe (FIFO)" in damaged(lambda: reads[name](tmp_path))
         (tmp_path / name).unlink()
         (tmp_path / name).symlink_to("/dev/zero")
-        assert "symbolic link" in damaged(lambda: reads[name](tmp_path))
+        assert "is a device" in damaged(lambda: reads[name](tmp_path))
 
 
 def test_a_runaway_file_is_not_read_whole(tmp_path):
     (tmp_path / jobfiles.PROGRESS).write_bytes(b" " * (jobfiles.MAX_SMALL + 1))
-    assert "at most" in damaged(lambda: jobfiles.read_progress(tmp_path))
+    assert "larger than 4 KiB" in damaged(lambda: jobfiles.read_progress(tmp_path))
 
 
 def test_a_status_claiming_a_start_at_zero_reads_as_damaged(tmp_path):
@@ -131,7 +131,7 @@ def test_an_output_notebook_that_is_a_fifo_is_noted_not_waited_on(tmp_path):
     os.mkfifo(out)
     recorded = returns_within(lambda: read_recorded(out))
     assert recorded is not None and recorded.values == {}
-    assert "a FIFO" in recorded.notes[0]
+    assert "(FIFO)" in recorded.notes[0]
     out.unlink()
     out.write_text("[" * 100_000)
     recorded = read_recorded(out)

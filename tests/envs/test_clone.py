@@ -1,5 +1,7 @@
 import asyncio
+import dataclasses
 import json
+import shutil
 import subprocess
 
 import pytest
@@ -292,3 +294,59 @@ async def test_clone_on_a_full_disk_says_so_and_leaves_nothing(demo, small_disk,
     assert f"The disk holding {small_disk} is full" in err.value.message
     assert _entries(small_disk) == []
     assert "toobig" not in {e.name for e in await svc.list()}
+
+
+async def test_a_clone_that_fills_the_disk_says_so_in_words_every_time(
+    demo, small_disk, make_service, tmp_path
+):
+    """Its packages are not in the package cache (a managed environment made elsewhere): fetched from the
+    channel, then linked into a disk too small for them. The full disk used to be taken for a failed
+    download: the packages were linked again without those, to be copied from the source, and that
+    failed in other words ('FileExistsError … .partial-…' where the failed link's files could not be
+    removed; on a retry, with some packages cached by then, 'no python version specified')."""
+    from jupyter_gpu_env.envs.catalog.prefix import disk_usage
+    from jupyter_gpu_env.errors import DiskFull
+
+    svc = make_service(dataclasses.replace(demo, pkgs=tmp_path / "pkgs-empty"), small_disk.parent)
+    needed = round(disk_usage(demo.env)[0] / 1e6)
+    for _attempt in range(2):  # a retry fails the same way
+        with pytest.raises(DiskFull) as err:
+            await svc.clone("demo", "toobig")
+        assert err.value.status == 507 and err.value.reason == "disk_full"
+        free = round(shutil.disk_usage(small_disk).free / 1e6)
+        assert err.value.message == (
+            f"The disk holding {small_disk} is full, so the clone could not be written; nothing was kept. "
+            f"It needs up to about {needed} MB (the size of 'demo'), and {free} MB are free. Delete "
+            "environments or images you no longer need (or ask your administrator for more space), then "
+            "try again."
+        )
+        assert _entries(small_disk) == []
+    assert "toobig" not in {e.name for e in await svc.list()}
+
+
+async def test_a_full_disk_while_copying_files_is_said_the_same_without_root(
+    service, demo, monkeypatch, env_dir_entries
+):
+    """Where no small disk can be mounted: the disk fills while the clone copies the source's untracked
+    files (written halfway, then ENOSPC, as a full disk does)."""
+    import errno
+
+    from jupyter_gpu_env.envs import clonefiles
+    from jupyter_gpu_env.errors import DiskFull
+
+    def fills_up(src, dst, *args, **kwargs):
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.write_bytes(b"half of it")
+        raise OSError(errno.ENOSPC, "No space left on device", str(dst))
+
+    monkeypatch.setattr(clonefiles, "_copy_file", fills_up)
+    for _attempt in range(2):
+        with pytest.raises(DiskFull) as err:
+            await service.clone("demo", "toobig")
+        assert err.value.reason == "disk_full"
+        assert err.value.message.startswith(
+            f"The disk holding {service.user_env_dir} is full, so the clone could not be written; nothing "
+            "was kept. It needs up to about "
+        )
+        assert "MB (the size of 'demo'), and " in err.value.message
+        assert env_dir_entries(service.user_env_dir) == []

@@ -20,10 +20,12 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from ...errors import FileRefused
 from ...models.sweeps import SweepResults
 from ...system import untrusted
 from . import scan
@@ -222,7 +224,8 @@ def read_recorded(path: Path, value_bytes: int = VALUE_BYTES, budget: int = TOTA
     The run's own code can put anything there: a FIFO or a device is not read (a note says so), and
     neither is more than MAX_NOTEBOOK_BYTES."""
     try:
-        with untrusted.open_regular(path) as (raw, size):
+        with untrusted.open_regular_file(path, name=path.name) as raw:
+            size = os.fstat(raw.fileno()).st_size
             if size > MAX_NOTEBOOK_BYTES:
                 return Recorded(
                     notes=[
@@ -233,8 +236,8 @@ def read_recorded(path: Path, value_bytes: int = VALUE_BYTES, budget: int = TOTA
             if size <= WHOLE_BYTES:  # small: parsed at once (C), a few times its size in memory at most
                 return _parsed(json.loads(f.read(WHOLE_BYTES + 1)), value_bytes, budget)
             return recorded_in(f, value_bytes, budget)
-    except untrusted.RefusedFile as e:
-        return Recorded(notes=[f"The output notebook is not read: it {e.why}."])
+    except FileRefused as e:
+        return Recorded(notes=[f"The output notebook is not read: {e.message}"])
     except OSError:
         return None
     except (ValueError, RecursionError) as e:  # scan.Malformed among them

@@ -1,7 +1,9 @@
 """Reading a conda prefix from disk: its package records, pip-only packages, size and provenance.
 
 Pure, blocking functions; callers in the server run them through ``asyncio.to_thread``. Records are
-read as plain JSON (never through py-rattler, which only runs in a child process).
+read as plain JSON (never through py-rattler, which only runs in a child process). A prefix is its
+owner's to write: every file is read through :mod:`~jupyter_gpu_env.system.untrusted` (a named pipe or
+an oversized file is skipped, never waited on).
 """
 
 from __future__ import annotations
@@ -10,16 +12,22 @@ import json
 import os
 import time
 from dataclasses import dataclass, field
+from email.message import Message
 from email.parser import HeaderParser
 from pathlib import Path
 from typing import Any
 
 from ...models.envs.packages import Package
 from ...system.atomic import write_json_atomic
+from ...system.untrusted import read_regular_file, read_regular_head
 
 # Provenance of environments we create. Not a .json file on purpose: conda and rattler parse every
 # conda-meta/*.json as a package record.
 ORIGIN_FILE = "jupyter-gpu-env-origin"
+# A package record lists its files: a few MB for the largest packages.
+RECORD_BYTES = 64 << 20
+# A distribution's headers come first in its METADATA; its description may follow, long.
+METADATA_HEAD_BYTES = 1 << 20
 
 
 @dataclass
@@ -100,8 +108,8 @@ def read_records(prefix: Path) -> list[dict[str, Any]]:
         if not entry.name.endswith(".json") or entry.name.startswith("."):
             continue
         try:
-            rec = json.loads(Path(entry.path).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            rec = json.loads(read_regular_file(entry.path, RECORD_BYTES))
+        except (OSError, ValueError, RecursionError):
             continue
         if isinstance(rec, dict) and "name" in rec and "version" in rec:
             out.append(rec)
@@ -149,13 +157,18 @@ def pypi_packages(prefix: Path, records: list[dict[str, Any]], sp: Path | None) 
         if entry.is_file():  # a single-file .egg-info
             meta = Path(entry.path)
         try:
-            with open(meta, encoding="utf-8", errors="replace") as f:
-                headers = HeaderParser().parse(f, headersonly=True)
+            headers = read_headers(meta)
         except OSError:
             continue
         if headers.get("Name") and headers.get("Version"):
             out.append(Package(name=headers["Name"], version=headers["Version"], kind="pypi"))
     return sorted(out, key=lambda p: p.name.lower())
+
+
+def read_headers(meta: Path) -> Message:
+    """The headers of a distribution's METADATA (or PKG-INFO)."""
+    text = read_regular_head(meta, METADATA_HEAD_BYTES).decode("utf-8", errors="replace")
+    return HeaderParser().parsestr(text, headersonly=True)
 
 
 def disk_usage(prefix: Path) -> tuple[int, int]:
@@ -187,8 +200,8 @@ def disk_usage(prefix: Path) -> tuple[int, int]:
 
 def read_origin(prefix: Path) -> dict[str, Any]:
     try:
-        data = json.loads((prefix / "conda-meta" / ORIGIN_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(read_regular_file(prefix / "conda-meta" / ORIGIN_FILE, 1 << 20))
+    except (OSError, ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
 

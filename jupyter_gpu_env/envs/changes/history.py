@@ -13,7 +13,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ...errors import FileRefused
+from ...system.atomic import write_atomic
+from ...system.untrusted import append_regular_file, read_regular_file
+
 HISTORY_FILE = "jupyter-gpu-env-history"
+# Far beyond any real history (an entry is a few KB), far below what would hurt to read.
+HISTORY_BYTES = 32 << 20
 
 
 def path_of(prefix: Path) -> Path:
@@ -21,16 +27,18 @@ def path_of(prefix: Path) -> Path:
 
 
 def read(prefix: Path) -> list[dict[str, Any]]:
-    """Every entry, oldest first; unreadable lines are skipped."""
+    """Every entry, oldest first; unreadable lines are skipped (and the whole when it is no regular file,
+    or too large)."""
     try:
-        lines = path_of(prefix).read_text(encoding="utf-8").splitlines()
+        data = read_regular_file(path_of(prefix), HISTORY_BYTES)
     except OSError:
         return []
+    lines = data.decode("utf-8", errors="replace").splitlines()
     out = []
     for line in lines:
         try:
             entry = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(entry, dict):
             out.append(entry)
@@ -45,8 +53,12 @@ def append(prefix: Path, entry: dict[str, Any]) -> dict[str, Any]:
     """
     entry = {"at": time.time(), **entry}
     path = path_of(prefix)
-    with open(path, "a", encoding="utf-8") as f:
-        f.write(json.dumps(entry, sort_keys=True) + "\n")
+    line = (json.dumps(entry, sort_keys=True) + "\n").encode("utf-8")
+    try:
+        append_regular_file(path, line)
+    except FileRefused:  # no history there (a named pipe, say): :func:`read` finds none; one starts now
+        path.unlink()
+        append_regular_file(path, line)
     return entry
 
 
@@ -55,10 +67,11 @@ def holds(prefix: Path, change_id: str) -> bool:
 
 
 def snapshot(prefix: Path) -> bytes | None:
-    """The history file's bytes (None when there is none), for :func:`restore`."""
+    """The history file's bytes (None when there is none, or none :func:`read` can read), for
+    :func:`restore`."""
     try:
-        return path_of(prefix).read_bytes()
-    except FileNotFoundError:
+        return read_regular_file(path_of(prefix), HISTORY_BYTES)
+    except (FileNotFoundError, FileRefused):
         return None
 
 
@@ -67,5 +80,5 @@ def restore(prefix: Path, saved: bytes | None) -> None:
     path = path_of(prefix)
     if saved is None:
         path.unlink(missing_ok=True)
-    else:
-        path.write_bytes(saved)
+    else:  # replaced, never opened: whatever is there now
+        write_atomic(path, saved)

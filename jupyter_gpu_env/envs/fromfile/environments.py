@@ -13,6 +13,8 @@ from ...inputs import resolve_in_root
 from ...models.envs import CreateReport
 from ...models.envs.packages import PackagesPlan
 from ...models.envs.syntax import validate_env_name
+from ...system.offloop import python_work
+from ...system.untrusted import read_regular_file
 from ..building import Builder
 from ..catalog.prefix import write_origin
 from ..changes import create
@@ -38,25 +40,28 @@ class FileEnvironments:
 
     async def read_file(self, from_file: str) -> tuple[Path, EnvFile]:
         """The file under the server's root an environment is to be made from, parsed. Raises
-        InvalidRequest (not such a file, or what is wrong in it), Forbidden (outside the root), NotFound."""
+        InvalidRequest (no regular file, too large, or what is wrong in it), Forbidden (outside the root),
+        NotFound. Read without ever waiting on what the file is (a named pipe is refused at once), parsed
+        on the thread for Python work, never on the event loop."""
         path = resolve_in_root(self.root_dir, from_file, "from_file", "file")
 
-        def read() -> str:
+        def read() -> bytes:
             try:
-                if path.stat().st_size > specfile.MAX_FILE_BYTES:
-                    raise InvalidRequest(f"'{from_file}' is larger than an environment file can be (1 MiB).")
-                return path.read_text(encoding="utf-8")
+                return read_regular_file(path, specfile.MAX_FILE_BYTES, name=from_file)
             except (FileNotFoundError, NotADirectoryError):
                 raise NotFound(f"There is no file at '{from_file}'.", reason="file_not_found") from None
-            except IsADirectoryError:
-                raise InvalidRequest(f"'{from_file}' is a folder, not a file.") from None
-            except UnicodeDecodeError:
-                raise InvalidRequest(f"'{from_file}' is not a text file (UTF-8).") from None
             except PermissionError:
                 raise Forbidden(f"You may not read '{from_file}'.", reason="unreadable") from None
 
-        text = await asyncio.to_thread(read)
-        return path, specfile.parse(from_file, text)
+        def parse(data: bytes) -> EnvFile:
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                raise InvalidRequest(f"'{from_file}' is not a text file (UTF-8).") from None
+            return specfile.parse(from_file, text, self.engine.channels)
+
+        data = await asyncio.to_thread(read)
+        return path, await python_work(parse, data)
 
     async def make(
         self, new: Change, path: Path, spec: EnvFile, from_file: str, report: Reporter | None, change_id: str

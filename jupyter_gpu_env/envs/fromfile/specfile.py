@@ -2,12 +2,17 @@
 explicit lock files (``@EXPLICIT``, as ``conda list --explicit`` and our own export write them).
 
 Pure functions: text in, :class:`EnvFile` out, or :class:`~..errors.InvalidRequest` naming the line and
-what to change. Nothing here installs or reads the network.
+what to change. Nothing here installs or reads the network. What a file may cost is bounded before it is
+paid: YAML nested at most :data:`MAX_DEPTH` deep and standing for at most :data:`MAX_NODES` values, its
+aliases counted as what they expand to (a few kilobytes of aliases once stood for a million
+requirements); at most :data:`MAX_ENTRIES` packages, counted as they are read. An explicit lock's
+packages come from the configured channels only.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any, Literal
@@ -20,6 +25,10 @@ FileKind = Literal["environment.yml", "requirements.txt", "explicit"]
 # A file this size is not an environment description; refuse before parsing it.
 MAX_FILE_BYTES = 1 << 20
 MAX_ENTRIES = 2000
+MAX_DEPTH = 64
+MAX_NODES = 10 * MAX_ENTRIES
+# Where conda and rattler look for a channel given by name (`conda-forge`).
+CHANNEL_ALIAS = "https://conda.anaconda.org/"
 # Our explicit export lists pip packages as comments under this line (conda cannot represent them).
 PIP_COMMENT_HEADER = "# Installed with pip, not representable here"
 _PACKAGE_FILE = re.compile(r"^(?P<name>.+)-(?P<version>[^-]+)-(?P<build>[^-]+)\.(conda|tar\.bz2)$")
@@ -56,14 +65,21 @@ def kind_of(path: str, text: str) -> FileKind:
     )
 
 
-def parse(path: str, text: str) -> EnvFile:
-    """The request ``text`` (the content of ``path``) makes; InvalidRequest says what is wrong where."""
+def channel_key(channel: str) -> str:
+    """A channel as a URL without a trailing slash, a name (``conda-forge``) where conda finds it."""
+    channel = channel.strip().rstrip("/")
+    return channel if "://" in channel else CHANNEL_ALIAS + channel
+
+
+def parse(path: str, text: str, channels: Sequence[str] = ()) -> EnvFile:
+    """The request ``text`` (the content of ``path``) makes; InvalidRequest says what is wrong where.
+    ``channels``: the configured ones (URLs or names), the only ones an explicit lock may name."""
     kind = kind_of(path, text)
-    parsed = {"environment.yml": _environment_yml, "requirements.txt": _requirements, "explicit": _explicit}[
-        kind
-    ](path, text)
-    if len(parsed.conda) + len(parsed.pip) > MAX_ENTRIES:
-        raise InvalidRequest(f"'{path}' lists more than {MAX_ENTRIES} packages.", reason="too_many_packages")
+    if kind == "explicit":
+        parsed = _explicit(path, text, {channel_key(c) for c in channels})
+    else:
+        parsed = (_environment_yml if kind == "environment.yml" else _requirements)(path, text)
+    _count(path, parsed.conda, parsed.pip)
     if not (parsed.pip if kind == "requirements.txt" else parsed.conda or parsed.pip):
         raise InvalidRequest(f"'{path}' lists no package.", reason="empty_file")
     return parsed
@@ -71,6 +87,61 @@ def parse(path: str, text: str) -> EnvFile:
 
 def _bad(path: str, where: str, what: str) -> InvalidRequest:
     return InvalidRequest(f"{path}, {where}: {what}", reason="invalid_file")
+
+
+def _count(path: str, *lists: list[str]) -> None:
+    """Called as entries are added, so that a file of a million lines stops at the limit."""
+    if sum(map(len, lists)) > MAX_ENTRIES:
+        raise InvalidRequest(f"'{path}' lists more than {MAX_ENTRIES} packages.", reason="too_many_packages")
+
+
+class _TooBig(Exception):
+    pass
+
+
+def _load_yaml(text: str) -> Any:
+    """``yaml.safe_load`` within :data:`MAX_DEPTH` and :data:`MAX_NODES` (_TooBig says which).
+
+    Counted as the document is composed, before anything is built from it: each node once, each alias
+    as the size of what it stands for, so nine aliases of nine aliases of ... cost what they expand to.
+    """
+    import yaml  # type: ignore[import-untyped]
+
+    class Bounded(yaml.SafeLoader):  # type: ignore[misc]
+        def __init__(self, stream: str) -> None:
+            super().__init__(stream)
+            self.depth = self.nodes = self.aliases = 0
+            self.sizes: dict[int, int] = {}  # id(node) -> values it stands for
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                node = super().compose_node(parent, index)
+                self.aliases += 1
+                self.nodes += self.sizes.get(id(node), 1)
+            else:
+                self.depth += 1
+                if self.depth > MAX_DEPTH:
+                    raise _TooBig(f"it is nested deeper than {MAX_DEPTH} levels")
+                before = self.nodes
+                try:
+                    node = super().compose_node(parent, index)
+                finally:
+                    self.depth -= 1
+                self.nodes += 1
+                self.sizes[id(node)] = self.nodes - before
+            if self.nodes > MAX_NODES:
+                raise _TooBig(
+                    f"its aliases expand to more than {MAX_NODES} values"
+                    if self.aliases
+                    else f"it holds more than {MAX_NODES} values"
+                )
+            return node
+
+    loader = Bounded(text)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
 
 
 def _conda_spec(path: str, where: str, spec: str, ignored_channels: list[str]) -> str:
@@ -110,10 +181,12 @@ def _pip_requirement(path: str, where: str, line: str) -> str:
 
 
 def _environment_yml(path: str, text: str) -> EnvFile:
-    import yaml  # type: ignore[import-untyped]
+    import yaml
 
     try:
-        data: Any = yaml.safe_load(text)
+        data: Any = _load_yaml(text)
+    except _TooBig as e:
+        raise _bad(path, "its YAML", f"{e}; an environment file is a short list of packages.") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else "its YAML"
@@ -127,11 +200,13 @@ def _environment_yml(path: str, text: str) -> EnvFile:
         where = f"dependency {i}"
         if isinstance(dep, str):
             conda.append(_conda_spec(path, where, dep, ignored_channels))
+            _count(path, conda, pip)
         elif isinstance(dep, dict) and set(dep) == {"pip"} and isinstance(dep["pip"], list):
             for j, req in enumerate(dep["pip"], 1):
                 if not isinstance(req, str):
                     raise _bad(path, f"{where}, pip entry {j}", "a PyPI requirement must be a string.")
                 pip.append(_pip_requirement(path, f"{where}, pip entry {j}", req.strip()))
+                _count(path, conda, pip)
         else:
             raise _bad(path, where, "each dependency is a conda spec or a `pip:` list of requirements.")
     channels = data.get("channels") or []
@@ -174,12 +249,15 @@ def _logical_lines(text: str) -> list[tuple[int, str]]:
 
 
 def _requirements(path: str, text: str) -> EnvFile:
-    pip = [_pip_requirement(path, f"line {n}", line) for n, line in _logical_lines(text)]
+    pip: list[str] = []
+    for n, line in _logical_lines(text):
+        pip.append(_pip_requirement(path, f"line {n}", line))
+        _count(path, pip)
     # A requirements file names no Python: the newest the channels have, with pip beside it.
     return EnvFile("requirements.txt", ["python", "pip"], pip)
 
 
-def _explicit(path: str, text: str) -> EnvFile:
+def _explicit(path: str, text: str, allowed: set[str]) -> EnvFile:
     conda: list[str] = []
     channels: list[str] = []
     pip: list[str] = []
@@ -191,6 +269,7 @@ def _explicit(path: str, text: str) -> EnvFile:
             continue
         if in_pip and line.startswith("#") and line[1:].strip():
             pip.append(_pip_requirement(path, f"line {n}", line[1:].strip()))
+            _count(path, conda, pip)
             continue
         if not line or line.startswith("#"):
             continue
@@ -209,7 +288,16 @@ def _explicit(path: str, text: str) -> EnvFile:
                 f"'{line[:200]}' is not a package URL (…/<subdir>/<name>-<version>-<build>.conda).",
             )
         channel = parts[0]
+        if channel_key(channel) not in allowed:
+            raise InvalidRequest(
+                f"{path}, line {n}: '{url}' comes from {channel}, which is not a channel of this server; "
+                f"packages come from {', '.join(sorted(allowed)) or 'no channel (none is configured)'}. "
+                "Make the lock from an environment of this server (export it), or ask your administrator "
+                "to add the channel.",
+                reason="channel_not_allowed",
+            )
         if channel not in channels:
             channels.append(channel)
         conda.append(_conda_spec(path, f"line {n}", f"{m['name']} =={m['version']} {m['build']}", []))
+        _count(path, conda, pip)
     return EnvFile("explicit", conda, pip, channels=channels)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import io
 import json
 import os
 import re
@@ -18,11 +19,13 @@ import sys
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
-from email.parser import HeaderParser
 from pathlib import Path
 
 from ... import proc
 from ...errors import CommandFailed, Conflict, NotFound, Unavailable
+from ...system.atomic import write_atomic
+from ...system.untrusted import read_regular_file
+from ..catalog.prefix import RECORD_BYTES, read_headers
 from .tool import Installer, PipSettings, uv_binary
 
 LogFn = Callable[[str], None]
@@ -49,8 +52,7 @@ def distributions(prefix: Path) -> dict[str, Dist]:
             if not entry.name.endswith(".dist-info") or not entry.is_dir():
                 continue
             try:
-                with open(Path(entry.path) / "METADATA", encoding="utf-8", errors="replace") as f:
-                    headers = HeaderParser().parse(f, headersonly=True)
+                headers = read_headers(Path(entry.path) / "METADATA")
             except OSError:
                 continue
             if headers.get("Name") and headers.get("Version"):
@@ -114,26 +116,20 @@ def _relocate(dist: Dist, build: bytes, final: bytes) -> int:
     """Rewrite ``build`` to ``final`` in the text files of ``dist`` (from its RECORD); returns how many."""
     site = dist.info.parent
     try:
-        with open(dist.info / "RECORD", encoding="utf-8", newline="") as f:
-            paths = [row[0] for row in csv.reader(f) if row]
+        text = read_regular_file(dist.info / "RECORD", RECORD_BYTES).decode("utf-8", errors="replace")
     except OSError:
         return 0
+    paths = [row[0] for row in csv.reader(io.StringIO(text, newline="")) if row]
     count = 0
     for rel in paths:
         path = os.path.normpath(site / rel)
-        try:
-            with open(path, "rb") as f:
-                data = f.read()
+        try:  # no regular file, or larger than a script holding a path can be: left as it is
+            data = read_regular_file(path, RECORD_BYTES)
         except OSError:
             continue
         if build not in data or b"\0" in data:  # binary files are left as they are
             continue
-        st = os.stat(path)
-        fresh = f"{path}.relocating"
-        with open(fresh, "wb") as f:
-            f.write(data.replace(build, final))
-        os.chmod(fresh, st.st_mode & 0o7777)
-        os.replace(fresh, path)
+        write_atomic(path, data.replace(build, final), mode=os.stat(path).st_mode & 0o7777)
         count += 1
     return count
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ... import proc
-from ...errors import Conflict, GpuEnvError, InvalidRequest, NotFound, Unavailable
+from ...errors import Conflict, DiskFull, GpuEnvError, InvalidRequest, NotFound, Unavailable
 from ...models.envs import CloneReport, ExportFormat
 from ...models.envs.packages import PackagesReport
 from ...system.spare import SpareProcess
@@ -32,6 +32,7 @@ _ERRORS: dict[str, type[GpuEnvError]] = {
     "invalid_request": Conflict,
     "unsolvable": Conflict,
     "channel_unavailable": Unavailable,
+    "disk_full": DiskFull,  # the service says which disk, and what it takes (building.disk_full)
 }
 
 

@@ -19,15 +19,17 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import sys
 import time
 from pathlib import Path
 from typing import Any, TextIO
 
 from jupyter_gpu_env.system.spare import read_request
+from jupyter_gpu_env.system.trees import remove_tree
+from jupyter_gpu_env.system.untrusted import open_regular_file
 
 _out: TextIO = sys.stdout
+DISK_FULL = "No space left on device"  # ENOSPC as Python and rattler (``… (os error 28)``) say it
 
 
 class WorkerError(Exception):
@@ -92,9 +94,18 @@ def _specs(specs: list[str]) -> list[Any]:
 
 
 def _load_records(prefix: Path) -> list[Any]:
+    """The records; a file rattler would wait on for ever (a named pipe) or too large is skipped."""
     from rattler import PrefixRecord
 
-    return [PrefixRecord.from_path(p) for p in sorted((prefix / "conda-meta").glob("*.json"))]
+    return [PrefixRecord.from_path(p) for p in sorted((prefix / "conda-meta").glob("*.json")) if _record(p)]
+
+
+def _record(path: Path) -> bool:
+    try:
+        with open_regular_file(path) as f:
+            return os.fstat(f.fileno()).st_size <= 64 << 20  # catalog.prefix.RECORD_BYTES
+    except OSError:
+        return False
 
 
 def _name(record: Any) -> str:
@@ -191,12 +202,13 @@ async def op_clone(req: dict[str, Any]) -> dict[str, Any]:
     try:
         await link(records)
     except Exception as e:
-        if not missing:
+        if not missing or DISK_FULL in str(e):  # a full disk is no failed download: said as it is
             raise
         # Packages the cache lacks and their channel no longer serves: link the rest, and let the
         # caller copy those packages' files from the source prefix.
         emit(log=f"Fetching {len(missing)} packages failed ({e}); they will be copied from the source")
-        shutil.rmtree(target, ignore_errors=True)
+        if not remove_tree(target):
+            raise  # what it linked cannot be removed: the failure is said as it was
         os.makedirs(target)
         await link([r for i, r in enumerate(records) if i not in missing])
         copied = [f"{_name(records[i])}-{records[i].version}-{records[i].build}" for i in sorted(missing)]
@@ -345,6 +357,8 @@ def _classify(e: BaseException) -> tuple[str, str]:
         return str(e), e.reason
     kind = type(e).__name__
     text = str(e).strip() or kind
+    if DISK_FULL in text:
+        return text, "disk_full"
     if kind in ("FetchRepoDataError", "GatewayError", "InvalidChannelError"):
         return f"A channel could not be read: {text}", "channel_unavailable"
     if kind in ("InstallerError", "LinkError", "TransactionError", "ExtractError", "IoError"):

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 
 import pytest
 from helpers import body, clone, error, wait_task
@@ -154,3 +156,54 @@ async def test_publish_list_and_unpublish(api, tmp_path):
     assert gone["name"] == "team-env"
     assert "team-env" not in {e["name"] for e in (await body(await api("environments")))["environments"]}
     assert not (tmp_path / "team" / "team-env").exists()
+
+
+@pytest.fixture
+def fifos(jp_root_dir):
+    """``fifos(n)``: n named pipes under the server's root, each unblocked at the end (opened for writing
+    without waiting), so that a reader stuck on one (the bug these tests guard against) lets go."""
+    made: list = []
+
+    def make(n: int) -> list[str]:
+        for i in range(n):
+            path = jp_root_dir / f"pipe{i}.yml"
+            os.mkfifo(path)
+            made.append(path)
+        return [p.name for p in made]
+
+    yield make
+    for path in made:
+        with contextlib.suppress(OSError):
+            os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+
+
+async def test_a_named_pipe_is_refused_at_once_and_ties_up_no_worker(api, jp_root_dir, fifos):
+    """More pipes than the default pool has threads (32 at most): each is a 400 at once, and the server
+    still reads files afterwards. Each open() of a pipe used to wait for a writer for ever, holding a
+    worker of the default pool; seven of them stopped history, export and clone until a restart."""
+    (jp_root_dir / "bad.yml").write_text("dependencies:\n  - 'numpy; rm'\n")
+    for name in fifos(40):
+        call = api("environments", method="POST", body=json.dumps({"from_file": name, "name": "x"}))
+        err = await asyncio.wait_for(error(call, 400), 30)
+        assert err["reason"] == "not_a_regular_file", err
+        assert f"'{name}' is a named pipe (FIFO), not a regular file" in err["message"]
+    # The default pool's threads are free: a regular file is read (and refused for its content).
+    call = api("environments", method="POST", body=json.dumps({"from_file": "bad.yml", "name": "x"}))
+    assert "bad.yml, dependency 1" in (await asyncio.wait_for(error(call, 400), 30))["message"]
+
+
+def _expanding_aliases(names: int, copies: int) -> str:
+    """A small file whose aliases stand for names x copies requirements."""
+    listed = ", ".join(f"p{i}" for i in range(names))
+    return f"x: &p [{listed}]\ndependencies:\n" + "".join("  - pip: *p\n" for _ in range(copies))
+
+
+async def test_yaml_aliases_and_deep_nesting_are_400s_that_say_why(api, jp_root_dir):
+    (jp_root_dir / "laughs.yml").write_text(_expanding_aliases(900, 900))
+    assert (jp_root_dir / "laughs.yml").stat().st_size < 16 << 10
+    (jp_root_dir / "deep.yml").write_text("dependencies:\n  - " + "[" * 1000 + "]" * 1000 + "\n")
+    for name, says in (("laughs.yml", "aliases"), ("deep.yml", "nested deeper than")):
+        call = api("environments", method="POST", body=json.dumps({"from_file": name, "name": "x"}))
+        err = await asyncio.wait_for(error(call, 400), 30)
+        assert err["reason"] == "invalid_file" and says in err["message"], err
+        assert err["message"].startswith(f"{name}, ")

@@ -4,6 +4,7 @@ first (nothing made), then built aside and renamed into place, or nothing at all
 from __future__ import annotations
 
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -111,3 +112,45 @@ async def test_files_are_checked_before_anything(svc, tmp_path):
     (svc.files.root_dir / "bin.txt").write_bytes(b"\xff\xfe\x00")
     with pytest.raises(InvalidRequest, match="not a text file"):
         await svc.check_file("bin.txt")
+
+
+async def test_a_file_is_parsed_off_the_event_loop(svc, monkeypatch):
+    from jupyter_gpu_env.envs.fromfile import specfile
+
+    parsed_on: list[threading.Thread] = []
+    parse = specfile.parse
+
+    def recording(*args, **kwargs):
+        parsed_on.append(threading.current_thread())
+        return parse(*args, **kwargs)
+
+    monkeypatch.setattr(specfile, "parse", recording)
+    await svc.check_file(_write(svc, "environment.yml", "dependencies:\n  - python\n"))
+    assert parsed_on and threading.current_thread() not in parsed_on
+
+
+@pytest.mark.parametrize(
+    "channel",
+    [
+        "https://elsewhere.example.org/channel",  # any http channel
+        "file:///etc",  # a folder outside the configured ones
+        "CONFIGURED/../elsewhere",  # out of a configured folder by `..`
+        "https://conda.anaconda.org/conda-forge",  # a known channel, but not this server's
+    ],
+)
+async def test_an_explicit_lock_fetches_only_from_the_configured_channels(svc, demo, channel):
+    configured = demo.channel.resolve().as_uri()
+    url = f"{channel.replace('CONFIGURED', configured)}/linux-64/python-3.11.7-h_local_0.conda"
+    good = f"{configured}/noarch/tabulate-0.9.0-py_0.conda"
+    rel = _write(svc, "env.lock", f"# platform: linux-64\n@EXPLICIT\n{good}\n{url}#sha256:00\n")
+    with pytest.raises(InvalidRequest) as e:
+        await svc.check_file(rel)
+    assert e.value.reason == "channel_not_allowed"
+    assert e.value.message.startswith(f"env.lock, line 4: '{url}' comes from ")
+    assert configured in e.value.message  # the channels it may come from
+
+
+async def test_an_explicit_lock_from_the_configured_channel_is_read(svc, demo):
+    configured = demo.channel.resolve().as_uri()
+    rel = _write(svc, "env.lock", f"@EXPLICIT\n{configured}/noarch/tabulate-0.9.0-py_0.conda#sha256:00\n")
+    await svc.check_file(rel)

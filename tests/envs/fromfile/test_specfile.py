@@ -55,7 +55,7 @@ https://conda.anaconda.org/conda-forge/noarch/tabulate-0.9.0-pyhd8ed1ab_1.conda#
 # Installed with pip, not representable here (use the environment.yml export):
 #   six==1.16.0
 """
-    f = parse("env.lock", text)
+    f = parse("env.lock", text, ["file:///srv/channel/", "conda-forge"])
     assert f.kind == "explicit"
     assert f.conda == ["python ==3.11.7 h_local_0", "tabulate ==0.9.0 pyhd8ed1ab_1"]
     assert f.channels == ["file:///srv/channel", "https://conda.anaconda.org/conda-forge"]
@@ -105,3 +105,30 @@ def test_what_cannot_be_honoured_is_a_400_naming_the_place(path, text, message):
         parse(path, text)
     assert message in str(e.value)
     assert e.value.status == 400
+
+
+def test_aliases_count_by_what_they_expand_to():
+    listed = ", ".join(f"p{i}" for i in range(300))
+    expanding = f"x: &p [{listed}]\ndependencies:\n" + "".join("  - pip: *p\n" for _ in range(400))
+    with pytest.raises(InvalidRequest, match=r"env.yml, its YAML: its aliases expand to more than") as e:
+        parse("env.yml", expanding)
+    assert e.value.reason == "invalid_file"
+    # An anchor or two, as people write them, is fine.
+    f = parse("env.yml", "x: &py python=3.11\ndependencies:\n  - *py\n  - pip:\n    - six\n")
+    assert f.conda == ["python=3.11", "pip"] and f.pip == ["six"]
+
+
+@pytest.mark.parametrize("depth", [65, 1000, 100_000])
+def test_deep_nesting_is_refused_before_python_recursion(depth):
+    for text in (
+        "dependencies:\n  - " + "[" * depth + "]" * depth + "\n",
+        "dependencies:\n  - " + "{a: " * depth + "b" + "}" * depth + "\n",
+    ):
+        with pytest.raises(InvalidRequest, match="env.yml, its YAML: it is nested deeper than 64 levels"):
+            parse("env.yml", text)
+
+
+def test_too_many_entries_are_refused_while_reading_not_after():
+    many = "dependencies:\n" + "".join(f"  - p{i}\n" for i in range(2001))
+    with pytest.raises(InvalidRequest, match="lists more than 2000 packages"):
+        parse("env.yml", many)
