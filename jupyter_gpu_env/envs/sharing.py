@@ -77,15 +77,33 @@ def publish_dir(shared_dirs: list[Path]) -> Path:
     return target
 
 
-def check_owner(prefix: Path, name: str, owner: str | None) -> None:
-    """Forbidden unless this user published ``prefix``."""
-    st = os.stat(prefix)
-    if st.st_uid != os.getuid():
+def check_owner(entry: Path, name: str) -> None:
+    """Forbidden unless this user owns ``entry`` itself (a link's own owner, never its target's)."""
+    uid = os.lstat(entry).st_uid
+    if uid != os.getuid():
         raise Forbidden(
-            f"'{name}' was shared by {owner or user_name(st.st_uid)}; only they can unpublish it. Clone it "
+            f"'{name}' was shared by {user_name(uid)}; only they can unpublish it. Clone it "
             "to keep a copy of your own.",
             reason="not_owner",
         )
+
+
+def take_down(entry: Path, name: str) -> Path:
+    """Rename the shared ``entry`` (this user's: Forbidden otherwise) out of the listing, as it is: a
+    link is moved as a link. Returns where it went, for :func:`.transaction.remove_tree` (blocking)."""
+    folder = os.open(entry.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        before = os.stat(entry.name, dir_fd=folder, follow_symlinks=False)
+        check_owner(entry, name)
+        trash = f".{entry.name}.deleting-{secrets.token_hex(4)}"
+        os.rename(entry.name, trash, src_dir_fd=folder, dst_dir_fd=folder)
+        after = os.stat(trash, dir_fd=folder, follow_symlinks=False)
+        if (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino):  # swapped meanwhile: put back
+            os.rename(trash, entry.name, src_dir_fd=folder, dst_dir_fd=folder)
+            raise Conflict(f"'{name}' changed while it was being unpublished; try again.", reason="busy")
+    finally:
+        os.close(folder)
+    return entry.parent / trash
 
 
 class SharedEnvironments:
@@ -148,10 +166,9 @@ class SharedEnvironments:
         return final
 
     async def unpublish(self, loc: EnvLocation) -> None:
-        """Remove a shared environment this user published (Forbidden for anyone else's)."""
-        origin = await asyncio.to_thread(read_origin, loc.prefix)
-        await asyncio.to_thread(check_owner, loc.prefix, loc.name, origin.get("owner"))
-        trash = loc.prefix.with_name(f".{loc.prefix.name}.deleting-{secrets.token_hex(4)}")
-        await asyncio.to_thread(os.rename, loc.prefix, trash)
+        """Remove a shared environment this user published (Forbidden for anyone else's). What is
+        removed is the entry in the shared folder: a link there is removed as a link, and nothing it
+        points to is ever touched."""
+        trash = await asyncio.to_thread(take_down, loc.found_as, loc.name)
         self.catalog.refresh(loc.prefix)
         await asyncio.shield(asyncio.to_thread(remove_tree, trash))

@@ -25,7 +25,6 @@ import re
 import secrets
 import shutil
 import stat
-import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -251,21 +250,53 @@ def _keep_previous(old: Path, live: Path) -> None:
 
 
 def remove_tree(path: Path) -> None:
-    """Remove a file or a tree, read-only folders (copied from a managed environment) included."""
+    """Remove a file, a link (never what it points to) or a tree, read-only folders (copied from a
+    managed environment) included.
 
-    def fix(func: Callable[[str], object], p: str, _exc: object) -> None:
-        # a read-only folder copied from a managed environment: make it writable and retry once
-        with contextlib.suppress(OSError):
-            os.chmod(os.path.dirname(p), stat.S_IRWXU)
-            func(p)
+    Every step is taken relative to an open folder (``dir_fd``, ``O_NOFOLLOW``), so no link inside the
+    tree, and no link swapped in while it is removed, is ever followed: a tree in a folder others can
+    write to (the shared folder) is removed as it is, and nothing outside it. Best effort, as ``rm -rf``:
+    what cannot be removed is left, and logged.
+    """
+    try:
+        parent = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return
+    try:
+        _remove_at(parent, path.name, path)
+    finally:
+        os.close(parent)
 
-    if path.is_symlink() or path.is_file():
-        path.unlink(missing_ok=True)
-    elif path.exists():
-        if sys.version_info >= (3, 12):
-            shutil.rmtree(path, onexc=fix)
-        else:
-            shutil.rmtree(path, onerror=fix)
+
+_NOFOLLOW_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _remove_at(dir_fd: int, name: str, shown: Path) -> None:
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        if not stat.S_ISDIR(st.st_mode):
+            os.unlink(name, dir_fd=dir_fd)
+            return
+        fd = os.open(name, _NOFOLLOW_DIR, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        log.warning("could not remove %s: %s", shown, e)
+        return
+    try:
+        if stat.S_IMODE(st.st_mode) & stat.S_IRWXU != stat.S_IRWXU:
+            with contextlib.suppress(OSError):  # a read-only folder: ours to empty
+                os.fchmod(fd, stat.S_IRWXU)
+        for child in os.listdir(fd):
+            _remove_at(fd, child, shown / child)
+    finally:
+        os.close(fd)
+    try:
+        os.rmdir(name, dir_fd=dir_fd)
+    except FileNotFoundError:
+        pass
+    except OSError as e:
+        log.warning("could not remove %s: %s", shown, e)
 
 
 def is_disk_full(e: BaseException) -> bool:

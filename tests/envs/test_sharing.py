@@ -103,3 +103,22 @@ async def test_publishing_is_refused_clearly(demo, tmp_path, make_service, share
     await missing.clone("demo", "mine")
     with pytest.raises(Conflict, match="does not exist or you cannot write to it"):
         await missing.publishing("mine")
+
+
+async def test_unpublishing_a_planted_link_removes_the_link_only(
+    demo, tmp_path, make_service, shared_dir, env_dir_entries
+):
+    """A link in the shared folder (anyone on the team may add one) pointing at one of this user's
+    environments elsewhere: unpublishing it removes the link, never what it points to."""
+    me = make_service(demo, tmp_path / "me", shared=[shared_dir])
+    elsewhere = make_service(demo, tmp_path / "elsewhere")
+    await elsewhere.clone("demo", "precious")
+    precious = elsewhere.user_env_dir / "precious"
+    before = sorted(str(p.relative_to(precious)) for p in precious.rglob("*"))
+    (shared_dir / "planted").symlink_to(precious)
+    loc = await me.resolve("planted")
+    assert loc.kind == "shared"
+    await me.unpublish(loc)
+    assert sorted(str(p.relative_to(precious)) for p in precious.rglob("*")) == before
+    assert subprocess.run([str(precious / "bin" / "python"), "-c", "import six"]).returncode == 0
+    assert env_dir_entries(shared_dir) == [] and env_dir_entries(elsewhere.user_env_dir) == ["precious"]

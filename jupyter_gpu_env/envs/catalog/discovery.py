@@ -51,9 +51,18 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class EnvLocation:
+    """An environment: its API ``name``, its real ``prefix`` and, where that differs, the ``entry`` it
+    was found as (a link in a folder of environments; removing it removes the link, not its target)."""
+
     name: str
     prefix: Path
     kind: EnvKind
+    entry: Path | None = None
+
+    @property
+    def found_as(self) -> Path:
+        """The name in its folder: what is renamed or removed, never followed."""
+        return self.entry or self.prefix
 
 
 def _real(p: Path) -> Path:
@@ -143,7 +152,7 @@ class EnvironmentCatalog:
             if name in taken:
                 name = f"{prefix.name}@{hashlib.sha1(str(real).encode()).hexdigest()[:8]}"
             taken.add(name)
-            out.append(EnvLocation(name, real, kind))
+            out.append(EnvLocation(name, real, kind, None if prefix == real else prefix))
 
         for p, real in _children(self.user_env_dir):
             add(p, "own", real)
