@@ -5,7 +5,8 @@ A published environment is a clone of the user's (the engine's clone, so it runs
 built aside in the shared folder and renamed into place once complete. Who published it and what for
 is kept in its origin file. The folder itself is the site's to set up: group-owned, setgid and sticky
 (``chmod 3775``), so teammates can add entries but only an entry's owner can rename or remove it. We
-take group and other write off every file and folder we publish, so no teammate can change it.
+take group and other write off every file and folder we publish, so no teammate can change it, and
+give group and others no more than the user's own environment gives them: a private file stays private.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ from .changing import Change, Claiming, EnvironmentClaims
 from .engine import CondaEngine, Reporter, part
 from .transaction import remove_tree
 
-# rwx for the owner only where it had it; read (and search/execute where the owner has it) for all.
 _WRITE_OTHERS = stat.S_IWGRP | stat.S_IWOTH
+_OTHERS = stat.S_IRWXG | stat.S_IRWXO
 
 
 def user_name(uid: int | None = None) -> str:
@@ -38,24 +39,36 @@ def user_name(uid: int | None = None) -> str:
         return str(uid)
 
 
-def _readable(mode: int) -> int:
-    mode &= ~_WRITE_OTHERS
-    mode |= stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
-    if mode & stat.S_IXUSR or stat.S_ISDIR(mode):
-        mode |= stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH
-    return stat.S_IMODE(mode)
+def published_mode(mode: int, source_mode: int | None) -> int:
+    """A published entry's permission bits: no write for the team, and for group and others no more
+    than its source gives them (a 0600 token stays 0600); the owner's bits as they are."""
+    mode = stat.S_IMODE(mode) & ~_WRITE_OTHERS
+    if source_mode is not None:
+        mode &= ~(_OTHERS & ~source_mode)
+    return mode
 
 
-def make_read_only_for_others(prefix: Path) -> None:
-    """Everything under ``prefix`` readable by all and writable by its owner only (symlinks as they are)."""
+def make_read_only_for_others(prefix: Path, source: Path) -> None:
+    """Everything under ``prefix`` (a copy of ``source``) writable by its owner only, and no more open
+    to group and others than the same entry of ``source`` is (links as they are)."""
     for root, dirs, files in os.walk(prefix):
         for name in [*dirs, *files]:
             path = os.path.join(root, name)
-            st = os.lstat(path)
-            if not stat.S_ISLNK(st.st_mode) and _readable(st.st_mode) != stat.S_IMODE(st.st_mode):
-                os.chmod(path, _readable(st.st_mode))
-    st = os.stat(prefix)
-    os.chmod(prefix, _readable(st.st_mode))
+            _limit(path, os.path.join(source, os.path.relpath(path, prefix)))
+    _limit(str(prefix), str(source))
+
+
+def _limit(path: str, source: str) -> None:
+    st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        return
+    try:
+        src = os.lstat(source)
+    except FileNotFoundError:
+        src = None  # written by the clone itself
+    mode = published_mode(st.st_mode, None if src is None or stat.S_ISLNK(src.st_mode) else src.st_mode)
+    if mode != stat.S_IMODE(st.st_mode):
+        os.chmod(path, mode)
 
 
 def publish_dir(shared_dirs: list[Path]) -> Path:
@@ -149,6 +162,7 @@ class SharedEnvironments:
 
         async def fill(build: Path) -> None:
             await self.engine.clone(loc.prefix, final, build_dir=build, report=part(report, 0.0, 0.95))
+            await asyncio.to_thread(make_read_only_for_others, build, loc.prefix)
             await asyncio.to_thread(
                 write_origin,
                 build,
@@ -159,7 +173,6 @@ class SharedEnvironments:
                 owner_uid=os.getuid(),
                 description=description,
             )
-            await asyncio.to_thread(make_read_only_for_others, build)
 
         await self.builder.make(final, fill, "the shared copy")
         self.catalog.refresh(final)

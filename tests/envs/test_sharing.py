@@ -51,7 +51,8 @@ async def test_publish_list_clone_unpublish(demo, tmp_path, make_service, shared
         for name in [*dirs, *files]:
             mode = os.lstat(os.path.join(root, name)).st_mode
             if not stat.S_ISLNK(mode):
-                assert mode & 0o022 == 0 and mode & 0o004, os.path.join(root, name)
+                assert mode & 0o022 == 0, os.path.join(root, name)
+    assert os.stat(prefix / "bin" / "python").st_mode & 0o005 == 0o005  # the team can run it
 
     # A teammate's server lists it under its plain name and clones it like a managed one.
     mate = make_service(demo, tmp_path / "mate", shared=[shared_dir])
@@ -122,3 +123,32 @@ async def test_unpublishing_a_planted_link_removes_the_link_only(
     assert sorted(str(p.relative_to(precious)) for p in precious.rglob("*")) == before
     assert subprocess.run([str(precious / "bin" / "python"), "-c", "import six"]).returncode == 0
     assert env_dir_entries(shared_dir) == [] and env_dir_entries(elsewhere.user_env_dir) == ["precious"]
+
+
+async def test_a_published_copy_is_never_more_open_than_its_source(demo, tmp_path, make_service, shared_dir):
+    me = make_service(demo, tmp_path / "me", shared=[shared_dir])
+    await me.clone("demo", "mine")
+    source = me.user_env_dir / "mine"
+    private = source / "share" / "private"
+    private.mkdir()
+    (private / "token").write_text("s3cret")
+    (source / "share" / "team-only.txt").write_text("for the group")
+    (source / "share" / "open.txt").write_text("for all")
+    modes = {"share/private": 0o700, "share/private/token": 0o600, "share/team-only.txt": 0o640}
+    modes["share/open.txt"] = 0o664
+    for rel, mode in modes.items():
+        (source / rel).chmod(mode)
+    await me.publish("mine", PublishRequest(description="private files stay private"))
+    published = shared_dir / "mine"
+    assert (published / "share" / "private" / "token").read_text() == "s3cret"
+    got = {rel: os.lstat(published / rel).st_mode & 0o777 for rel in modes}
+    # As open as the source at most, and never writable by the team.
+    assert got == {**modes, "share/open.txt": 0o644}
+    for root, dirs, files in os.walk(published):
+        for name in [*dirs, *files]:
+            path = Path(root, name)
+            mode = os.lstat(path).st_mode
+            mine = source / path.relative_to(published)
+            if stat.S_ISLNK(mode) or not (mine.exists() or mine.is_symlink()):
+                continue
+            assert mode & 0o077 & ~os.lstat(mine).st_mode == 0, path

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ...models.envs.packages import Package
-from ...system.atomic import write_json_atomic
+from ...system.atomic import write_atomic
 
 # Provenance of environments we create. Not a .json file on purpose: conda and rattler parse every
 # conda-meta/*.json as a package record.
@@ -194,8 +194,9 @@ def read_origin(prefix: Path) -> dict[str, Any]:
 
 
 def write_origin(prefix: Path, **fields: Any) -> None:
+    """Where the environment came from: our record, readable by whoever may read the environment."""
     data = {"created_at": time.time(), "created_by": "jupyter-gpu-env", **fields}
-    write_json_atomic(prefix / "conda-meta" / ORIGIN_FILE, data, indent=2)
+    write_atomic(prefix / "conda-meta" / ORIGIN_FILE, json.dumps(data, indent=2), mode=0o644)
 
 
 def describe(prefix: Path) -> PrefixInfo:
