@@ -2,8 +2,9 @@
 their owner, listed under "Shared" and cloneable like managed ones; only their owner unpublishes them.
 
 A published environment is a clone of the user's (the engine's clone, so it runs at its shared prefix),
-built aside in the shared folder and renamed into place once complete. Who published it and what for
-is kept in its origin file. The folder itself is the site's to set up: group-owned, setgid and sticky
+built aside in the shared folder and renamed into place once complete. Who published it is the
+owner of its folder there, as the filesystem says (never a file its publisher could edit); what for is
+kept in its origin file. The folder itself is the site's to set up: group-owned, setgid and sticky
 (``chmod 3775``), so teammates can add entries but only an entry's owner can rename or remove it. We
 take group and other write off every file and folder we publish, so no teammate can change it, and
 give group and others no more than the user's own environment gives them: a private file stays private.
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import pwd
 import secrets
 import stat
 from pathlib import Path
@@ -22,21 +22,13 @@ from ..errors import Conflict, Forbidden
 from ..models.envs.syntax import validate_env_name
 from .building import Builder
 from .catalog import EnvironmentCatalog, EnvLocation
-from .catalog.prefix import read_origin, write_origin
+from .catalog.prefix import owner_uid, user_name, write_origin
 from .changing import Change, Claiming, EnvironmentClaims
 from .engine import CondaEngine, Reporter, part
 from .transaction import remove_tree
 
 _WRITE_OTHERS = stat.S_IWGRP | stat.S_IWOTH
 _OTHERS = stat.S_IRWXG | stat.S_IRWXO
-
-
-def user_name(uid: int | None = None) -> str:
-    uid = os.getuid() if uid is None else uid
-    try:
-        return pwd.getpwuid(uid).pw_name
-    except KeyError:
-        return str(uid)
 
 
 def published_mode(mode: int, source_mode: int | None) -> int:
@@ -142,12 +134,11 @@ class SharedEnvironments:
         async def take() -> Change:
             target = await asyncio.to_thread(publish_dir, self.catalog.shared_dirs)
             final = target / validate_env_name(shared_name or name)
-            if await asyncio.to_thread(lambda: final.exists() or final.is_symlink()):
-                owner = (await asyncio.to_thread(read_origin, final)).get("owner")
+            owner = await asyncio.to_thread(owner_uid, final)
+            if owner is not None:
                 raise Conflict(
-                    f"An environment named '{final.name}' is already shared"
-                    + (f" by {owner}" if owner else "")
-                    + "; publish under another name (or unpublish yours first).",
+                    f"An environment named '{final.name}' is already shared by {user_name(owner)}; "
+                    "publish under another name (or unpublish yours first).",
                     reason="env_exists",
                 )
             return await self.claims.changing(name, "published", target=final)
@@ -169,8 +160,6 @@ class SharedEnvironments:
                 source=str(loc.prefix),
                 source_name=loc.name,
                 engine=self.engine.name,
-                owner=user_name(),
-                owner_uid=os.getuid(),
                 description=description,
             )
 

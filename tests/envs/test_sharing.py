@@ -3,6 +3,7 @@ new place, seen by a teammate's server, cloned from there, and unpublished by it
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
@@ -12,6 +13,7 @@ import pytest
 from helpers import Recorder
 
 from jupyter_gpu_env.envs import sharing
+from jupyter_gpu_env.envs.catalog.prefix import ORIGIN_FILE
 from jupyter_gpu_env.errors import Conflict, Forbidden
 from jupyter_gpu_env.models.envs import PublishRequest
 
@@ -152,3 +154,27 @@ async def test_a_published_copy_is_never_more_open_than_its_source(demo, tmp_pat
             if stat.S_ISLNK(mode) or not (mine.exists() or mine.is_symlink()):
                 continue
             assert mode & 0o077 & ~os.lstat(mine).st_mode == 0, path
+
+
+async def test_the_owner_shown_is_the_folders_not_what_its_files_say(
+    demo, tmp_path, make_service, shared_dir, monkeypatch
+):
+    """The origin file is the publisher's to edit: a teammate could write anyone's name into it. Who
+    published an environment, and who may unpublish it, is the shared folder's owner."""
+    me = make_service(demo, tmp_path / "me", shared=[shared_dir])
+    await me.clone("demo", "mine")
+    await me.publish("mine", PublishRequest(description="honest"))
+    origin = shared_dir / "mine" / "conda-meta" / ORIGIN_FILE
+    forged = {**json.loads(origin.read_text()), "owner": "the-boss", "owner_uid": os.getuid() + 4242}
+    origin.write_text(json.dumps(forged))
+    mate = make_service(demo, tmp_path / "mate", shared=[shared_dir])
+    listed = {e.name: e for e in await mate.list()}["mine"]
+    assert (listed.owner, listed.can_unpublish) == (sharing.user_name(), True)
+    with pytest.raises(Conflict, match=f"already shared by {sharing.user_name()};"):
+        await me.publishing("mine")
+    # Seen by another user, the folder is not theirs, whatever the file says.
+    monkeypatch.setattr(sharing.os, "getuid", lambda: os.stat(shared_dir).st_uid + 4242)
+    forged["owner_uid"] = os.getuid()
+    origin.write_text(json.dumps(forged))
+    listed = {e.name: e for e in await make_service(demo, tmp_path / "x", shared=[shared_dir]).list()}["mine"]
+    assert listed.can_unpublish is False and listed.owner != "the-boss"

@@ -44,7 +44,17 @@ from ...models.envs import Environment, EnvironmentDetail, EnvKind
 from ...system.offloop import python_work
 from .. import conda_list
 from . import saved
-from .prefix import PrefixSummary, cache_key, describe, disk_usage, is_env, site_dirs, summarize
+from .prefix import (
+    PrefixSummary,
+    cache_key,
+    describe,
+    disk_usage,
+    is_env,
+    owner_uid,
+    site_dirs,
+    summarize,
+    user_name,
+)
 
 log = logging.getLogger(__name__)
 
@@ -198,6 +208,7 @@ class EnvironmentCatalog:
     def _environment(self, loc: EnvLocation, entry: _Entry, kernel_names: dict[str, str]) -> Environment:
         info, origin = entry.summary, entry.summary.origin
         shared = loc.kind == "shared"
+        owner = owner_uid(loc.found_as) if shared else None
         return Environment(
             name=loc.name,
             prefix=str(loc.prefix),
@@ -212,9 +223,9 @@ class EnvironmentCatalog:
             source=origin.get("source"),
             source_name=origin.get("source_name"),
             created_at=origin.get("created_at"),
-            owner=_text(origin.get("owner")) if shared else None,
+            owner=None if owner is None else user_name(owner),
             description=_text(origin.get("description")) if shared else None,
-            can_unpublish=shared and origin.get("owner_uid") == os.getuid(),
+            can_unpublish=owner is not None and owner == os.getuid(),
         )
 
     def _kernel_names(self) -> dict[str, str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import time
 from dataclasses import dataclass, field
 from email.parser import HeaderParser
@@ -183,6 +184,24 @@ def disk_usage(prefix: Path) -> tuple[int, int]:
     total = sum(v[2] for v in seen.values())
     shared = sum(v[2] for v in seen.values() if v[1] > v[0])
     return total, shared
+
+
+def user_name(uid: int | None = None) -> str:
+    """The name of the user ``uid`` (this process's by default), or the number where it has none."""
+    uid = os.getuid() if uid is None else uid
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
+def owner_uid(path: Path) -> int | None:
+    """Who owns ``path`` itself (a link's own owner, not its target's): the filesystem says so, not a
+    file anyone who can write there could have edited. None when it is gone."""
+    try:
+        return os.lstat(path).st_uid
+    except OSError:
+        return None
 
 
 def read_origin(prefix: Path) -> dict[str, Any]:
