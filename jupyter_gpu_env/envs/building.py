@@ -20,6 +20,7 @@ from typing import TypeVar
 from ..errors import Conflict, DiskFull
 from . import conda_list, transaction
 from .catalog import EnvironmentCatalog
+from .claims import working_on
 from .engine import ProgressFn
 from .transaction import is_disk_full, remove_tree
 
@@ -57,15 +58,16 @@ class Builder:
         parent = final.parent
         await asyncio.to_thread(parent.mkdir, parents=True, exist_ok=True)
         build = parent / f".{final.name}.partial-{secrets.token_hex(4)}"
-        try:
-            await asyncio.to_thread(build.mkdir)
-            result = await fill(build)
-            await asyncio.to_thread(_publish, build, final)
-        except BaseException as e:
-            await asyncio.shield(asyncio.to_thread(remove_tree, build))
-            if is_disk_full(e):
-                raise disk_full(what, parent) from e
-            raise
+        async with working_on(build):  # so that no other server's start sweeps it meanwhile
+            try:
+                await asyncio.to_thread(build.mkdir)
+                result = await fill(build)
+                await asyncio.to_thread(_publish, build, final)
+            except BaseException as e:
+                await asyncio.shield(asyncio.to_thread(remove_tree, build))
+                if is_disk_full(e):
+                    raise disk_full(what, parent) from e
+                raise
         return result
 
     async def change(

@@ -11,12 +11,14 @@ from pathlib import Path
 
 from ..models.tasks import Task
 from .changes import history
+from .claims import drop_marker, worked_on
 from .transaction import recover, remove_tree
 
 log = logging.getLogger(__name__)
 
-# .<name>.<kind>-<hex>: a clone or creation being built, a deletion, a transaction's copy, a swap's
-_TEMPORARY = re.compile(r"^\.(?P<name>.+)\.(?P<kind>partial|deleting|txn|swap)-[0-9a-f]+$")
+# .<name>.<kind>-<hex>: a clone or creation being built, a deletion, a transaction's copy, a swap's;
+# with ".lock", the marker of one being worked on (see .claims.working_on)
+_TEMPORARY = re.compile(r"^\.(?P<name>.+)\.(?P<kind>partial|deleting|txn|swap)-[0-9a-f]+(?P<marker>\.lock)?$")
 
 
 def _mine(path: Path) -> bool:
@@ -30,9 +32,10 @@ def sweep(
     user_env_dir: Path, shared_dirs: Sequence[Path], locked_elsewhere: Callable[[str], bool]
 ) -> list[Path]:
     """Put back an environment caught between the two renames of a swap, and remove temporaries
-    (``.<name>.partial-*``, ``.txn-*``, ``.deleting-*``, ``.swap-*``) whose name no operation holds, in
-    this process or another. In a shared folder, only what this user left (a teammate's may be in
-    progress). Blocking."""
+    (``.<name>.partial-*``, ``.txn-*``, ``.deleting-*``, ``.swap-*``) that no live process works on (its
+    marker is not held, see :func:`.claims.worked_on`) and whose name no operation holds, in this process
+    or another; and the markers they leave. In a shared folder, only what this user left (a teammate's
+    may be in progress). Blocking."""
     found: list[Path] = []
     for d in [user_env_dir, *shared_dirs]:
         try:
@@ -44,10 +47,18 @@ def sweep(
         m = _TEMPORARY.match(p.name)
         if not m or locked_elsewhere(m.group("name")):
             continue
+        if m.group("marker"):
+            temporary = p.with_name(p.name.removesuffix(".lock"))
+            if not (temporary.exists() or temporary.is_symlink()):
+                drop_marker(temporary)  # its temporary is gone: left by a process that died after it
+            continue
+        if worked_on(p):
+            continue
         if m.group("kind") == "swap" and recover(p.parent / m.group("name")):
             log.warning("put back %s, caught between the two renames of a swap", m.group("name"))
             continue
         remove_tree(p)
+        drop_marker(p)
         gone.append(p)
     return gone
 

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from ..errors import GpuEnvError
+from .claims import working_on
 from .clonefiles import Stopped
 from .engine import ProgressFn, run_stoppable, scaled, threadsafe
 
@@ -197,26 +198,27 @@ async def run(
         if tick is not None:
             tick(done / (done + 2000), f"Copying the environment aside ({done} files)")
 
-    swapped = False
-    try:
-        await run_stoppable(hardlink_copy, live, build, tick=ticked)
-        result = await apply(build)
-        if progress is not None:
-            progress(0.96, "Swapping the changed environment in")
-        await _commit(build, live)
-        swapped = True
-    except BaseException as e:
-        if not swapped:
-            await asyncio.shield(asyncio.to_thread(remove_tree, build))
-            if disk_full is not None and is_disk_full(e):
-                raise disk_full() from e
-        raise
-    # Committed. What follows only tidies up; its failures must not turn success into an error.
-    try:
-        await asyncio.to_thread(_keep_previous, build, live)
-    except OSError as e:
-        log.warning("could not keep the previous state of %s: %s", live, e)
-        await asyncio.to_thread(remove_tree, build)
+    async with working_on(build):  # so that no other server's start sweeps it meanwhile
+        swapped = False
+        try:
+            await run_stoppable(hardlink_copy, live, build, tick=ticked)
+            result = await apply(build)
+            if progress is not None:
+                progress(0.96, "Swapping the changed environment in")
+            await _commit(build, live)
+            swapped = True
+        except BaseException as e:
+            if not swapped:
+                await asyncio.shield(asyncio.to_thread(remove_tree, build))
+                if disk_full is not None and is_disk_full(e):
+                    raise disk_full() from e
+            raise
+        # Committed. What follows only tidies up; its failures must not turn success into an error.
+        try:
+            await asyncio.to_thread(_keep_previous, build, live)
+        except OSError as e:
+            log.warning("could not keep the previous state of %s: %s", live, e)
+            await asyncio.to_thread(remove_tree, build)
     return result
 
 

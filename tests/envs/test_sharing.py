@@ -178,3 +178,34 @@ async def test_the_owner_shown_is_the_folders_not_what_its_files_say(
     origin.write_text(json.dumps(forged))
     listed = {e.name: e for e in await make_service(demo, tmp_path / "x", shared=[shared_dir]).list()}["mine"]
     assert listed.can_unpublish is False and listed.owner != "the-boss"
+
+
+def _building(folder: Path, name: str) -> list[Path]:
+    return [p for p in folder.iterdir() if p.name.startswith(f".{name}.partial-") and p.suffix != ".lock"]
+
+
+async def test_a_second_server_sweeps_only_the_publishes_no_live_process_works_on(
+    demo, tmp_path, make_service, shared_dir, victims, env_dir_entries
+):
+    """Two servers of one user (JupyterHub's named servers), one folder to share in: the second one's
+    start finds the first one's publish in progress and leaves it be; one left by a killed process goes."""
+    home = tmp_path / "me"
+    me = make_service(demo, home, shared=[shared_dir])
+    await me.clone("demo", "mine")
+    publish = {"action": "publish", "shared": [str(shared_dir)], "pause": "BUILDING"}
+    first = victims(home, "mine", tmp_path / "tasks.json", **publish, **{"as": "team-env"})
+    first.until("BUILDING")  # paused, alive, with its copy half built under the shared name
+    (building,) = _building(shared_dir, "team-env")
+    second = make_service(demo, home, shared=[shared_dir])
+    assert await second.cleanup_stale() == []
+    assert building.is_dir()
+    first.resume()
+    assert first.until("DONE").startswith("DONE succeeded"), first.seen
+    assert env_dir_entries(shared_dir) == ["team-env"]
+
+    killed = victims(home, "mine", tmp_path / "tasks.json", **publish, **{"as": "gone-env"})
+    killed.until("BUILDING")
+    killed.kill()
+    (left,) = _building(shared_dir, "gone-env")
+    assert await second.cleanup_stale() == [left]
+    assert env_dir_entries(shared_dir) == ["team-env"]
