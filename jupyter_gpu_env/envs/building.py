@@ -20,6 +20,7 @@ from typing import TypeVar
 from ..errors import Conflict, DiskFull
 from . import conda_list, transaction
 from .catalog import EnvironmentCatalog
+from .changes import history
 from .claims import working_on
 from .engine import ProgressFn
 from .transaction import is_disk_full, remove_tree
@@ -62,6 +63,7 @@ class Builder:
             try:
                 await asyncio.to_thread(build.mkdir)
                 result = await fill(build)
+                await asyncio.to_thread(history.new_identity, build)  # what its kept states belong to
                 await asyncio.to_thread(_publish, build, final)
             except BaseException as e:
                 await asyncio.shield(asyncio.to_thread(remove_tree, build))

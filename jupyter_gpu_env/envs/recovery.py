@@ -12,7 +12,7 @@ from pathlib import Path
 from ..models.tasks import Task
 from .changes import history
 from .claims import drop_marker, worked_on
-from .transaction import recover, remove_tree
+from .transaction import PREVIOUS, recover, remove_tree
 
 log = logging.getLogger(__name__)
 
@@ -34,8 +34,8 @@ def sweep(
     """Put back an environment caught between the two renames of a swap, and remove temporaries
     (``.<name>.partial-*``, ``.txn-*``, ``.deleting-*``, ``.swap-*``) that no live process works on (its
     marker is not held, see :func:`.claims.worked_on`) and whose name no operation holds, in this process
-    or another; and the markers they leave. In a shared folder, only what this user left (a teammate's
-    may be in progress). Blocking."""
+    or another; and the markers they leave. Then states kept for undo that belong to no environment
+    there. In a shared folder, only what this user left (a teammate's may be in progress). Blocking."""
     found: list[Path] = []
     for d in [user_env_dir, *shared_dirs]:
         try:
@@ -60,6 +60,16 @@ def sweep(
         remove_tree(p)
         drop_marker(p)
         gone.append(p)
+    # Once every environment is back in place: states kept of one deleted since (a delete killed
+    # halfway), or of another made earlier under the same name, are no one's to undo to.
+    for p in found:
+        m = PREVIOUS.match(p.name)
+        if m is None or p.parent != user_env_dir or locked_elsewhere(m.group("name")):
+            continue
+        live = p.parent / m.group("name")
+        if not live.is_dir() or history.identity(p) != history.identity(live):
+            remove_tree(p)
+            gone.append(p)
     return gone
 
 

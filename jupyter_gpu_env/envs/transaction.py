@@ -156,6 +156,17 @@ def previous_states(live: Path) -> list[Path]:
     return [p for _, p in sorted(found, reverse=True)]
 
 
+def set_aside(live: Path) -> list[Path]:
+    """Rename the environment ``live`` and the states kept of it out of the way, to be removed (a
+    deletion); returns their new names. The kept states go first, each in one rename: whenever this
+    stops, no state kept for undo outlives its environment, only ``.deleting-`` folders are left."""
+    states = [*previous_states(live), live]
+    trash = [live.with_name(f".{live.name}.deleting-{secrets.token_hex(4)}") for _ in states]
+    for state, aside in zip(states, trash, strict=True):
+        os.rename(state, aside)
+    return trash
+
+
 def recover(live: Path) -> bool:
     """After a crash between the two renames of a fallback swap, put the environment back. True if it did."""
     if live.exists() or live.is_symlink():
@@ -268,6 +279,11 @@ def remove_tree(path: Path) -> None:
         _remove_at(parent, path.name, path)
     finally:
         os.close(parent)
+
+
+def remove_trees(paths: list[Path]) -> None:
+    for path in paths:
+        remove_tree(path)
 
 
 _NOFOLLOW_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
