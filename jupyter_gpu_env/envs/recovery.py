@@ -10,9 +10,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ..models.tasks import Task
+from ..tasks import Outcome
 from .changes import history
 from .claims import drop_marker, worked_on
-from .transaction import PREVIOUS, recover, remove_tree
+from .transaction import PREVIOUS, previous_states, recover, remove_tree
 
 log = logging.getLogger(__name__)
 
@@ -73,11 +74,15 @@ def sweep(
     return gone
 
 
-def interrupted_note(user_env_dir: Path, task: Task) -> str | None:
-    """What can be told of a package change the server died in (blocking)."""
-    if task.kind != "install" or not (task.target or "").startswith("environments/"):
+def interrupted_note(user_env_dir: Path, task: Task) -> Outcome | None:
+    """What is on disk of a package change or an undo the server died in (blocking): applied when the
+    environment's history holds it, which the swap that applies it makes true in one rename."""
+    what = {"install": "change", "undo": "undo"}.get(task.kind)
+    if what is None or not (task.target or "").startswith("environments/"):
         return None
     prefix = user_env_dir / task.target.split("/", 1)[1]  # type: ignore[union-attr]
     if history.holds(prefix, task.id):
-        return "The change had been applied: the environment holds it."
-    return "The environment was left exactly as it was before the change."
+        return Outcome(f"The {what} had been applied: the environment holds it.", applied=True)
+    for kept in previous_states(prefix):  # an undo's entry written for a swap that never came
+        history.drop(kept, task.id)
+    return Outcome(f"The environment was left exactly as it was before the {what}.")

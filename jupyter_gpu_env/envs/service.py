@@ -42,6 +42,7 @@ from ..models.envs.packages import (
     PackagesReport,
 )
 from ..models.tasks import Task
+from ..tasks import Outcome
 from . import conda_list, recovery
 from .building import Builder
 from .catalog import EnvironmentCatalog, EnvLocation
@@ -387,6 +388,6 @@ class EnvironmentService:
             log.info("removed stale temporary %s", p)
         return removed
 
-    def interrupted_note(self, task: Task) -> str | None:
-        """What can be told of a package change the server died in (blocking; read at start)."""
+    def interrupted_note(self, task: Task) -> Outcome | None:
+        """What is on disk of a package change or undo the server died in (blocking; read at start)."""
         return recovery.interrupted_note(self.user_env_dir, task)

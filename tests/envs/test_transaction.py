@@ -234,11 +234,44 @@ async def test_kill_9_at_any_moment_leaves_one_whole_environment_and_a_truthful_
     if when == "DONE":
         assert task.state == "succeeded"
     elif task.state == "succeeded":
-        # Killed after "Swapping": the swap, the tidying and the task's record can all be done before
-        # the signal lands. A success recorded is then the truth, and only then.
+        # Killed after "Swapping": the swap is done before the signal lands (its end on record or
+        # not). A success is then the truth, and only then.
         assert when == "Swapping" and applied
+        assert task.message == "Done" or "had been applied" in task.message, task.message
     else:
         assert task.state == "failed" and task.reason == "interrupted"
         assert task.message.startswith("Interrupted by a server restart.")
         said_applied = "had been applied" in task.message
         assert said_applied == applied, task.message
+
+
+@pytest.mark.parametrize("when", ["READY", "APPLIED"])
+async def test_an_undo_killed_is_told_as_it_ended_on_disk(service, tmp_path, victims, when):
+    """Killed before its swap (READY) or after it, before its end was recorded (APPLIED): the restart
+    looks at the environment and records what happened, an applied undo as succeeded."""
+    home = service.user_env_dir.parent
+    await service.clone("demo", "undone")
+    prefix = service.user_env_dir / "undone"
+    await service.change_packages("undone", ["tabulate"], [], change_id="added")
+    state = tmp_path / "tasks.json"
+    victim = victims(home, "undone", state, action="undo", pause=when)
+    victim.until(when)
+    victim.kill()
+    task_id = victim.task_id
+    assert task_id
+    if when == "READY":  # as if killed between writing the undo's entry and the swap
+        history.append(previous_states(prefix)[0], {"id": task_id, "kind": "undo"})
+
+    await service.cleanup_stale()  # what the next server start does
+    applied = _python(prefix, "import tabulate").returncode != 0
+    assert applied == (when == "APPLIED") == history.holds(prefix, task_id)
+    task = TaskManager(state, recover=service.interrupted_note).get(task_id)
+    assert task.message.startswith("Interrupted by a server restart.")
+    if applied:
+        assert task.state == "succeeded" and "The undo had been applied" in task.message, task
+        assert [c.id for c in (await service.history("undone")).changes] == [task_id]
+    else:
+        assert (task.state, task.reason) == ("failed", "interrupted") and "as it was" in task.message, task
+        assert not any(history.holds(kept, task_id) for kept in previous_states(prefix))
+        assert [c.id for c in (await service.history("undone")).changes] == ["added"]
+    assert temporaries(service.user_env_dir) == []
