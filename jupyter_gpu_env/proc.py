@@ -1,7 +1,9 @@
 """The one subprocess seam: asyncio, argv lists only, timeouts, cancellation, line callbacks.
 
 Nothing else in the package starts processes. A shell string is refused outright, so no
-request value can ever reach a shell.
+request value can ever reach a shell. A child ``tethered`` ends, with everything it started, when this
+process dies, ``kill -9`` included (:mod:`.system.tether`): for work that only makes sense while its
+server lives, such as an installer writing into a copy of an environment.
 """
 
 from __future__ import annotations
@@ -14,12 +16,14 @@ import resource
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import CommandFailed, CommandTimeout, Conflict
+from .system import tether
 
 LineCallback = Callable[[str], Awaitable[None] | None]
 
@@ -158,6 +162,14 @@ def _launch(
     return prefix + args, None
 
 
+def _tethered(launched: list[str]) -> list[str]:
+    """``launched`` run by a tether to this process (see :mod:`.system.tether`)."""
+    if shutil.which(launched[0]) is None:
+        raise FileNotFoundError(launched[0])
+    python = sys.executable or "python3"
+    return [python, "-I", "-S", tether.__file__, str(os.getpid()), "--", *launched]
+
+
 @contextlib.contextmanager
 def _program_found(args: list[str]) -> Iterator[None]:
     """A program that does not exist is the caller's 409, in words."""
@@ -174,6 +186,7 @@ async def start(
     cwd: str | os.PathLike[str] | None = None,
     rlimits: Mapping[int, tuple[int, int]] | None = None,
     nice: int = 0,
+    tethered: bool = False,
 ) -> Started:
     """Start ``argv`` with a pipe for its input, to be talked to later (:meth:`Started.finish`).
 
@@ -183,6 +196,8 @@ async def start(
     args = _check_argv(argv)
     with _program_found(args):
         launched, preexec = _launch(args, rlimits, nice)
+        if tethered:
+            launched = _tethered(launched)
         process = await asyncio.create_subprocess_exec(
             *launched,
             stdin=asyncio.subprocess.PIPE,
@@ -265,6 +280,7 @@ async def run(
     kill_grace: float = 5.0,
     rlimits: Mapping[int, tuple[int, int]] | None = None,
     nice: int = 0,
+    tethered: bool = False,
 ) -> Result:
     """Run ``argv`` and wait for it.
 
@@ -273,9 +289,10 @@ async def run(
     ``check`` is true, :class:`CommandTimeout` past ``timeout``, and :class:`Conflict` when the
     program does not exist. ``rlimits`` (``resource.RLIMIT_*`` to ``(soft, hard)``) bound the child,
     e.g. the size of files it may write; ``nice`` lowers its priority (:data:`BACKGROUND` for work
-    nobody waits on interactively).
+    nobody waits on interactively); ``tethered`` ends the child and all it started when this process
+    dies.
     """
-    started = await start(argv, env=env, cwd=cwd, rlimits=rlimits, nice=nice)
+    started = await start(argv, env=env, cwd=cwd, rlimits=rlimits, nice=nice, tethered=tethered)
     return await started.finish(
         stdin=stdin,
         timeout=timeout,

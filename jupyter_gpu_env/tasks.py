@@ -4,8 +4,9 @@ A task wraps one coroutine. The coroutine reports through its :class:`TaskContex
 with ``asyncio.Task.cancel`` (which ``proc.run`` turns into killing the child's process group), so
 services only have to clean up in ``finally`` or ``except CancelledError`` blocks. Tasks are written to
 a JSON file when they start and when they end, so that a reload, or a restart, still shows how an
-operation ended; a task that was running when the server died is shown as failed, "interrupted by a
-server restart", with what the service that owned it can tell of its outcome (``recover``).
+operation ended; a task that was running when the server died is shown as "interrupted by a server
+restart", with what the service that owned it finds on disk of its outcome (``recover``): failed, or
+succeeded when its work had been done.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import time
 import uuid
 from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -120,8 +122,19 @@ class _Record:
 
 
 Operation = Callable[[TaskContext], Awaitable[Any]]
-# What a service can tell of a task the server died in: a sentence, or None when it knows nothing more.
-Recover = Callable[[Task], str | None]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a service found on disk of a task the server died in: a sentence, and whether the task's
+    work had been done (then the task succeeded, though it could not say so)."""
+
+    note: str
+    applied: bool = False
+
+
+# What a service can tell of a task the server died in, or None when it knows nothing more.
+Recover = Callable[[Task], Outcome | None]
 INTERRUPTED = "Interrupted by a server restart."
 
 
@@ -153,14 +166,18 @@ class TaskManager:
             except ValueError:
                 continue
             if rec.state not in _FINAL:
-                rec.state, rec.reason = "failed", "interrupted"
-                note = None
+                outcome = None
                 if self._recover is not None:
                     try:
-                        note = self._recover(rec.model())
+                        outcome = self._recover(rec.model())
                     except Exception:  # what it could not tell is not worth failing the start for
                         log.exception("could not tell how interrupted task %s ended", rec.id)
-                rec.message = f"{INTERRUPTED} {note or 'Nothing it was building was kept.'}"
+                if outcome is not None and outcome.applied:
+                    rec.state, rec.reason, rec.progress = "succeeded", None, 1.0
+                else:
+                    rec.state, rec.reason = "failed", "interrupted"
+                note = outcome.note if outcome is not None else "Nothing it was building was kept."
+                rec.message = f"{INTERRUPTED} {note}"
                 rec.finished_at = rec.finished_at or time.time()
             self._tasks[rec.id] = rec
 

@@ -1,9 +1,11 @@
 import asyncio
 import os
+import subprocess
 import sys
 
+import psutil
 import pytest
-from helpers import wait_until
+from helpers import wait_until, wait_until_sync
 
 from jupyter_gpu_env import proc
 from jupyter_gpu_env.errors import CommandFailed, CommandTimeout, Conflict
@@ -116,3 +118,49 @@ async def test_rlimits_bound_the_child(tmp_path):
     with pytest.raises(CommandFailed):
         await proc.run([sys.executable, "-c", code], rlimits={resource.RLIMIT_FSIZE: (10_000, 10_000)})
     assert target.stat().st_size <= 10_000
+
+
+def test_a_tethered_child_and_all_it_started_end_when_its_starter_is_killed(tmp_path):
+    """A server (here a small process) runs a command tethered and is killed with SIGKILL: the command,
+    and the process the command started, end with it, instead of going on as orphans."""
+    pids = tmp_path / "pids"
+    command = (
+        "import subprocess, sys, time;"
+        "c = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)']);"
+        f"open({str(pids)!r}, 'w').write(f'{{c.pid}}'); time.sleep(600)"
+    )
+    server = (
+        "import asyncio, sys\n"
+        "from jupyter_gpu_env import proc\n"
+        "async def main():\n"
+        f"    await proc.run([sys.executable, '-c', {command!r}], tethered=True)\n"
+        "asyncio.run(main())\n"
+    )
+    starter = subprocess.Popen([sys.executable, "-c", server])
+    try:
+        wait_until_sync(lambda: pids.exists() and pids.read_text(), within=30, what="the command starting")
+        family = psutil.Process(starter.pid).children(recursive=True)
+        grandchild = int(pids.read_text())
+        assert grandchild in {p.pid for p in family} and len(family) == 3  # tether, command, its child
+    finally:
+        starter.kill()
+        starter.wait()
+    wait_until_sync(
+        lambda: not any(_alive(p.pid) for p in family), within=10, what="the tethered family ending"
+    )
+
+
+async def test_a_tethered_child_answers_as_it_would_untethered(tmp_path):
+    done = await proc.run([sys.executable, "-c", "import sys; print(input()); sys.exit(3)"], stdin=b"hi\n",
+                          check=False, tethered=True)  # fmt: skip
+    assert (done.returncode, done.stdout) == (3, "hi\n")
+    with pytest.raises(Conflict, match="not found"):
+        await proc.run(["gpu-env-no-such-program"], tethered=True)
+    pidfile = tmp_path / "pid"
+    code = f"import os, time; open({str(pidfile)!r}, 'w').write(str(os.getpid())); time.sleep(60)"
+    task = asyncio.ensure_future(proc.run([sys.executable, "-c", code], kill_grace=1, tethered=True))
+    await wait_until(lambda: pidfile.exists() and pidfile.read_text(), within=10, what="the child starting")
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert not _alive(int(pidfile.read_text()))

@@ -6,7 +6,7 @@ from helpers import body
 from tornado.httpclient import HTTPClientError
 
 from jupyter_gpu_env.errors import Conflict, InvalidRequest, NotFound
-from jupyter_gpu_env.tasks import TaskContext, TaskManager
+from jupyter_gpu_env.tasks import Outcome, TaskContext, TaskManager
 
 
 class Steps:
@@ -154,13 +154,18 @@ async def test_a_task_is_on_record_from_its_start_and_a_restart_shows_it_interru
     state.write_bytes(crashed)
 
     second = TaskManager(
-        state, recover=lambda t: "The change had been applied." if t.kind == "install" else None
+        state,
+        recover=lambda t: (
+            Outcome("The change had been applied.", applied=True) if t.kind == "install" else None
+        ),
     )
     assert second.get(done.id).result == 42
     revived = second.get(running.id)
     assert revived.state == "failed" and revived.reason == "interrupted"
     assert revived.message == "Interrupted by a server restart. Nothing it was building was kept."
-    assert second.get(changing.id).message == "Interrupted by a server restart. The change had been applied."
+    applied = second.get(changing.id)  # its work was done: it succeeded, though it could not say so
+    assert (applied.state, applied.reason, applied.progress) == ("succeeded", None, 1.0)
+    assert applied.message == "Interrupted by a server restart. The change had been applied."
 
 
 async def test_concurrent_saves_never_fail_and_the_newest_wins(tmp_path):

@@ -24,6 +24,8 @@ from ..system.trees import remove_tree
 from . import conda_list, transaction
 from .catalog import EnvironmentCatalog, EnvLocation
 from .catalog.prefix import disk_usage
+from .changes import history
+from .claims import working_on
 from .engine import ProgressFn
 from .transaction import is_disk_full
 
@@ -96,16 +98,18 @@ class Builder:
         parent = final.parent
         await asyncio.to_thread(parent.mkdir, parents=True, exist_ok=True)
         build = parent / f".{final.name}.partial-{secrets.token_hex(4)}"
-        try:
-            await asyncio.to_thread(build.mkdir)
-            result = await fill(build)
-            await asyncio.to_thread(_publish, build, final)
-        except BaseException as e:
-            await asyncio.shield(asyncio.to_thread(_clean_up, build))
-            if is_disk_full(e):
-                needs, free = await asyncio.to_thread(_sizes, parent, source)
-                raise disk_full(what, parent, needs=needs, free=free) from e
-            raise
+        async with working_on(build):  # so that no other server's start sweeps it meanwhile
+            try:
+                await asyncio.to_thread(build.mkdir)
+                result = await fill(build)
+                await asyncio.to_thread(history.new_identity, build)  # what its kept states belong to
+                await asyncio.to_thread(_publish, build, final)
+            except BaseException as e:
+                await asyncio.shield(asyncio.to_thread(_clean_up, build))
+                if is_disk_full(e):
+                    needs, free = await asyncio.to_thread(_sizes, parent, source)
+                    raise disk_full(what, parent, needs=needs, free=free) from e
+                raise
         return result
 
     async def change(

@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import Conflict, Forbidden
+from ..errors import Conflict, Forbidden, NotFound
 from ..models.envs.syntax import validate_env_name
 from .catalog import EnvironmentCatalog, EnvLocation
+from .catalog.prefix import is_env
 from .claims import Claim, Claims
 
 
@@ -123,6 +124,11 @@ class EnvironmentClaims:
         async def take() -> Change:
             loc = await self.own(name, action)
             claim = await self.claims.take(loc.name, busy_message(loc.name))
+            # Where it was read may be stale by now (another operation deleted it before letting the
+            # name go): what the claim holds is the environment as it is once claimed.
+            if not await asyncio.to_thread(is_env, loc.prefix):
+                claim.release()
+                raise NotFound(f"No environment named '{loc.name}' any more.", reason="env_not_found")
             return Change(claim, loc, target=target)
 
         return Claiming(take)

@@ -42,14 +42,15 @@ from ..models.envs.packages import (
     PackagesReport,
 )
 from ..models.tasks import Task
-from ..system.trees import remove_tree
+from ..system.trees import remove_trees
+from ..tasks import Outcome
 from . import conda_list, recovery
 from .building import Builder
 from .catalog import EnvironmentCatalog, EnvLocation
 from .catalog.prefix import write_origin
 from .changes.packages import PackageChanges, request_of
 from .changes.search import PackageSearcher
-from .changes.undo import nothing_to_undo
+from .changes.undo import check_undoable, kept_state
 from .changes.undo import read as read_history
 from .changes.undo import undo as undo_last
 from .changing import Change, Claiming, EnvironmentClaims, held
@@ -57,7 +58,7 @@ from .engine import CondaEngine, ProgressFn, Reporter, part
 from .fromfile.environments import FileEnvironments
 from .pip.tool import PipSettings
 from .sharing import SharedEnvironments
-from .transaction import previous_states
+from .transaction import set_aside
 
 log = logging.getLogger(__name__)
 
@@ -143,7 +144,7 @@ class EnvironmentService:
 
     async def can_undo(self, name: str) -> bool:
         loc = await self.catalog.resolve(name)
-        return loc.kind == "own" and bool(await asyncio.to_thread(previous_states, loc.prefix))
+        return loc.kind == "own" and await asyncio.to_thread(kept_state, loc.prefix) is not None
 
     def kernel_name(self, prefix: Path) -> str | None:
         """The kernelspec registered for ``prefix``, if any (blocking)."""
@@ -170,9 +171,11 @@ class EnvironmentService:
 
         async def take() -> Change:
             change = await self.changing(name)
-            if not await asyncio.to_thread(previous_states, change.prefix):
+            try:
+                await asyncio.to_thread(check_undoable, change.prefix)
+            except BaseException:
                 change.release()
-                raise nothing_to_undo(change.name)
+                raise
             return change
 
         return Claiming(take)
@@ -342,18 +345,11 @@ class EnvironmentService:
         async with held(env, lambda name: self.changing(name, "deleted")) as change:
             prefix = change.prefix
             kernel = await asyncio.to_thread(kernelspecs.unregister_prefix, prefix, self.kernel_data_dir)
-            trash = prefix.with_name(f".{prefix.name}.deleting-{secrets.token_hex(4)}")
-            await asyncio.to_thread(os.rename, prefix, trash)
+            trash = await asyncio.shield(asyncio.to_thread(set_aside, prefix))
             with contextlib.suppress(OSError):
                 await asyncio.to_thread(conda_list.remove, self.conda_list_path, prefix)
             self.catalog.refresh(prefix)
-
-            def remove_all() -> None:
-                for old in previous_states(prefix):
-                    remove_tree(old)
-                remove_tree(trash)
-
-            await asyncio.shield(asyncio.to_thread(remove_all))
+            await asyncio.shield(asyncio.to_thread(remove_trees, trash))
         return kernel
 
     async def register_kernel(self, name: str, display_name: str | None = None) -> KernelInfo:
@@ -393,6 +389,6 @@ class EnvironmentService:
             log.info("removed stale temporary %s", p)
         return removed
 
-    def interrupted_note(self, task: Task) -> str | None:
-        """What can be told of a package change the server died in (blocking; read at start)."""
+    def interrupted_note(self, task: Task) -> Outcome | None:
+        """What is on disk of a package change or undo the server died in (blocking; read at start)."""
         return recovery.interrupted_note(self.user_env_dir, task)

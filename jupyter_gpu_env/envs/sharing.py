@@ -2,17 +2,18 @@
 their owner, listed under "Shared" and cloneable like managed ones; only their owner unpublishes them.
 
 A published environment is a clone of the user's (the engine's clone, so it runs at its shared prefix),
-built aside in the shared folder and renamed into place once complete. Who published it and what for
-is kept in its origin file. The folder itself is the site's to set up: group-owned, setgid and sticky
+built aside in the shared folder and renamed into place once complete. Who published it is the
+owner of its folder there, as the filesystem says (never a file its publisher could edit); what for is
+kept in its origin file. The folder itself is the site's to set up: group-owned, setgid and sticky
 (``chmod 3775``), so teammates can add entries but only an entry's owner can rename or remove it. We
-take group and other write off every file and folder we publish, so no teammate can change it.
+take group and other write off every file and folder we publish, so no teammate can change it, and
+give group and others no more than the user's own environment gives them: a private file stays private.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import pwd
 import secrets
 import stat
 from pathlib import Path
@@ -22,40 +23,44 @@ from ..models.envs.syntax import validate_env_name
 from ..system.trees import remove_tree
 from .building import Builder
 from .catalog import EnvironmentCatalog, EnvLocation
-from .catalog.prefix import read_origin, write_origin
+from .catalog.prefix import owner_uid, user_name, write_origin
 from .changing import Change, Claiming, EnvironmentClaims
 from .engine import CondaEngine, Reporter, part
 
-# rwx for the owner only where it had it; read (and search/execute where the owner has it) for all.
 _WRITE_OTHERS = stat.S_IWGRP | stat.S_IWOTH
+_OTHERS = stat.S_IRWXG | stat.S_IRWXO
 
 
-def user_name(uid: int | None = None) -> str:
-    uid = os.getuid() if uid is None else uid
-    try:
-        return pwd.getpwuid(uid).pw_name
-    except KeyError:
-        return str(uid)
+def published_mode(mode: int, source_mode: int | None) -> int:
+    """A published entry's permission bits: no write for the team, and for group and others no more
+    than its source gives them (a 0600 token stays 0600); the owner's bits as they are."""
+    mode = stat.S_IMODE(mode) & ~_WRITE_OTHERS
+    if source_mode is not None:
+        mode &= ~(_OTHERS & ~source_mode)
+    return mode
 
 
-def _readable(mode: int) -> int:
-    mode &= ~_WRITE_OTHERS
-    mode |= stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
-    if mode & stat.S_IXUSR or stat.S_ISDIR(mode):
-        mode |= stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH
-    return stat.S_IMODE(mode)
-
-
-def make_read_only_for_others(prefix: Path) -> None:
-    """Everything under ``prefix`` readable by all and writable by its owner only (symlinks as they are)."""
+def make_read_only_for_others(prefix: Path, source: Path) -> None:
+    """Everything under ``prefix`` (a copy of ``source``) writable by its owner only, and no more open
+    to group and others than the same entry of ``source`` is (links as they are)."""
     for root, dirs, files in os.walk(prefix):
         for name in [*dirs, *files]:
             path = os.path.join(root, name)
-            st = os.lstat(path)
-            if not stat.S_ISLNK(st.st_mode) and _readable(st.st_mode) != stat.S_IMODE(st.st_mode):
-                os.chmod(path, _readable(st.st_mode))
-    st = os.stat(prefix)
-    os.chmod(prefix, _readable(st.st_mode))
+            _limit(path, os.path.join(source, os.path.relpath(path, prefix)))
+    _limit(str(prefix), str(source))
+
+
+def _limit(path: str, source: str) -> None:
+    st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        return
+    try:
+        src = os.lstat(source)
+    except FileNotFoundError:
+        src = None  # written by the clone itself
+    mode = published_mode(st.st_mode, None if src is None or stat.S_ISLNK(src.st_mode) else src.st_mode)
+    if mode != stat.S_IMODE(st.st_mode):
+        os.chmod(path, mode)
 
 
 def publish_dir(shared_dirs: list[Path]) -> Path:
@@ -77,15 +82,33 @@ def publish_dir(shared_dirs: list[Path]) -> Path:
     return target
 
 
-def check_owner(prefix: Path, name: str, owner: str | None) -> None:
-    """Forbidden unless this user published ``prefix``."""
-    st = os.stat(prefix)
-    if st.st_uid != os.getuid():
+def check_owner(entry: Path, name: str) -> None:
+    """Forbidden unless this user owns ``entry`` itself (a link's own owner, never its target's)."""
+    uid = os.lstat(entry).st_uid
+    if uid != os.getuid():
         raise Forbidden(
-            f"'{name}' was shared by {owner or user_name(st.st_uid)}; only they can unpublish it. Clone it "
+            f"'{name}' was shared by {user_name(uid)}; only they can unpublish it. Clone it "
             "to keep a copy of your own.",
             reason="not_owner",
         )
+
+
+def take_down(entry: Path, name: str) -> Path:
+    """Rename the shared ``entry`` (this user's: Forbidden otherwise) out of the listing, as it is: a
+    link is moved as a link. Returns where it went, for :func:`.transaction.remove_tree` (blocking)."""
+    folder = os.open(entry.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        before = os.stat(entry.name, dir_fd=folder, follow_symlinks=False)
+        check_owner(entry, name)
+        trash = f".{entry.name}.deleting-{secrets.token_hex(4)}"
+        os.rename(entry.name, trash, src_dir_fd=folder, dst_dir_fd=folder)
+        after = os.stat(trash, dir_fd=folder, follow_symlinks=False)
+        if (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino):  # swapped meanwhile: put back
+            os.rename(trash, entry.name, src_dir_fd=folder, dst_dir_fd=folder)
+            raise Conflict(f"'{name}' changed while it was being unpublished; try again.", reason="busy")
+    finally:
+        os.close(folder)
+    return entry.parent / trash
 
 
 class SharedEnvironments:
@@ -111,12 +134,11 @@ class SharedEnvironments:
         async def take() -> Change:
             target = await asyncio.to_thread(publish_dir, self.catalog.shared_dirs)
             final = target / validate_env_name(shared_name or name)
-            if await asyncio.to_thread(lambda: final.exists() or final.is_symlink()):
-                owner = (await asyncio.to_thread(read_origin, final)).get("owner")
+            owner = await asyncio.to_thread(owner_uid, final)
+            if owner is not None:
                 raise Conflict(
-                    f"An environment named '{final.name}' is already shared"
-                    + (f" by {owner}" if owner else "")
-                    + "; publish under another name (or unpublish yours first).",
+                    f"An environment named '{final.name}' is already shared by {user_name(owner)}; "
+                    "publish under another name (or unpublish yours first).",
                     reason="env_exists",
                 )
             return await self.claims.changing(name, "published", target=final)
@@ -131,27 +153,24 @@ class SharedEnvironments:
 
         async def fill(build: Path) -> None:
             await self.engine.clone(loc.prefix, final, build_dir=build, report=part(report, 0.0, 0.95))
+            await asyncio.to_thread(make_read_only_for_others, build, loc.prefix)
             await asyncio.to_thread(
                 write_origin,
                 build,
                 source=str(loc.prefix),
                 source_name=loc.name,
                 engine=self.engine.name,
-                owner=user_name(),
-                owner_uid=os.getuid(),
                 description=description,
             )
-            await asyncio.to_thread(make_read_only_for_others, build)
 
         await self.builder.make(final, fill, "the shared copy", source=loc)
         self.catalog.refresh(final)
         return final
 
     async def unpublish(self, loc: EnvLocation) -> None:
-        """Remove a shared environment this user published (Forbidden for anyone else's)."""
-        origin = await asyncio.to_thread(read_origin, loc.prefix)
-        await asyncio.to_thread(check_owner, loc.prefix, loc.name, origin.get("owner"))
-        trash = loc.prefix.with_name(f".{loc.prefix.name}.deleting-{secrets.token_hex(4)}")
-        await asyncio.to_thread(os.rename, loc.prefix, trash)
+        """Remove a shared environment this user published (Forbidden for anyone else's). What is
+        removed is the entry in the shared folder: a link there is removed as a link, and nothing it
+        points to is ever touched."""
+        trash = await asyncio.to_thread(take_down, loc.found_as, loc.name)
         self.catalog.refresh(loc.prefix)
         await asyncio.shield(asyncio.to_thread(remove_tree, trash))

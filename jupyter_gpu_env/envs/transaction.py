@@ -34,6 +34,7 @@ from typing import TypeVar
 from ..errors import GpuEnvError
 from ..system.trees import remove_tree
 from ..system.untrusted import copy_regular_file
+from .claims import working_on
 from .clonefiles import Stopped
 from .engine import ProgressFn, run_stoppable, scaled, threadsafe
 
@@ -168,6 +169,17 @@ def previous_states(live: Path) -> list[Path]:
     return [p for _, p in sorted(found, reverse=True)]
 
 
+def set_aside(live: Path) -> list[Path]:
+    """Rename the environment ``live`` and the states kept of it out of the way, to be removed (a
+    deletion); returns their new names. The kept states go first, each in one rename: whenever this
+    stops, no state kept for undo outlives its environment, only ``.deleting-`` folders are left."""
+    states = [*previous_states(live), live]
+    trash = [live.with_name(f".{live.name}.deleting-{secrets.token_hex(4)}") for _ in states]
+    for state, aside in zip(states, trash, strict=True):
+        os.rename(state, aside)
+    return trash
+
+
 def recover(live: Path) -> bool:
     """After a crash between the two renames of a fallback swap, put the environment back. True if it did."""
     if live.exists() or live.is_symlink():
@@ -210,26 +222,27 @@ async def run(
         if tick is not None:
             tick(done / (done + 2000), f"Copying the environment aside ({done} files)")
 
-    swapped = False
-    try:
-        await run_stoppable(hardlink_copy, live, build, tick=ticked)
-        result = await apply(build)
-        if progress is not None:
-            progress(0.96, "Swapping the changed environment in")
-        await _commit(build, live)
-        swapped = True
-    except BaseException as e:
-        if not swapped:
-            await asyncio.shield(asyncio.to_thread(remove_tree, build))
-            if disk_full is not None and is_disk_full(e):
-                raise disk_full() from e
-        raise
-    # Committed. What follows only tidies up; its failures must not turn success into an error.
-    try:
-        await asyncio.to_thread(_keep_previous, build, live)
-    except OSError as e:
-        log.warning("could not keep the previous state of %s: %s", live, e)
-        await asyncio.to_thread(remove_tree, build)
+    async with working_on(build):  # so that no other server's start sweeps it meanwhile
+        swapped = False
+        try:
+            await run_stoppable(hardlink_copy, live, build, tick=ticked)
+            result = await apply(build)
+            if progress is not None:
+                progress(0.96, "Swapping the changed environment in")
+            await _commit(build, live)
+            swapped = True
+        except BaseException as e:
+            if not swapped:
+                await asyncio.shield(asyncio.to_thread(remove_tree, build))
+                if disk_full is not None and is_disk_full(e):
+                    raise disk_full() from e
+            raise
+        # Committed. What follows only tidies up; its failures must not turn success into an error.
+        try:
+            await asyncio.to_thread(_keep_previous, build, live)
+        except OSError as e:
+            log.warning("could not keep the previous state of %s: %s", live, e)
+            await asyncio.to_thread(remove_tree, build)
     return result
 
 

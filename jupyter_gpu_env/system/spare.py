@@ -43,10 +43,11 @@ class SpareProcess:
         env: Mapping[str, str] | None = None,
         rlimits: Mapping[int, tuple[int, int]] | None = None,
         nice: int = 0,
+        tethered: bool = False,
     ) -> None:
         self.argv = list(argv)
         self.what = what
-        self._options = {"env": env, "rlimits": rlimits, "nice": nice}
+        self._options = {"env": env, "rlimits": rlimits, "nice": nice, "tethered": tethered}
         self._spare: proc.Started | None = None
         self._spare_loop: asyncio.AbstractEventLoop | None = None  # a child is its event loop's
         self._spawning: asyncio.Task[None] | None = None

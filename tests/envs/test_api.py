@@ -242,3 +242,51 @@ async def test_package_search(api):
     assert found["packages"][0]["versions"]
     await error(api("packages", params={"q": "../x"}), 400)
     await error(api("packages"), 400)  # q is required
+
+
+async def _answer(call) -> tuple[int, dict]:
+    try:
+        resp = await call
+    except HTTPClientError as e:
+        return e.code, json.loads(e.response.body)
+    return resp.code, await body(resp)
+
+
+async def test_an_undo_a_change_and_a_delete_at_once_one_proceeds_the_others_are_409(api, user_envs):
+    """Round after round, the three sent together (each first in turn): exactly one is accepted, the
+    others are refused at once as busy; nothing proceeds behind the one that runs."""
+    tabulate = False  # whether the environment has it now
+    for round_ in range(9):
+        if not (user_envs / "race").exists():
+            assert (await clone(api, "race"))["state"] == "succeeded"
+            tabulate = False
+        if (await body(await api("environments", "race", "history")))["undo"] is None:
+            change = {"remove": ["tabulate"]} if tabulate else {"add": ["tabulate"]}
+            code, task = await _answer(
+                api("environments", "race", "packages", method="POST", body=json.dumps(change))
+            )
+            assert code == 202 and (await wait_task(api, task["id"]))["state"] == "succeeded"
+            tabulate = not tabulate
+        change = {"remove": ["tabulate"]} if tabulate else {"add": ["tabulate"]}
+        requests = [
+            ("undo", lambda: api("environments", "race", "undo", method="POST", body=b"")),
+            (
+                "change",
+                lambda c=change: api("environments", "race", "packages", method="POST", body=json.dumps(c)),
+            ),
+            ("delete", lambda: api("environments", "race", method="DELETE")),
+        ]
+        requests = requests[round_ % 3 :] + requests[: round_ % 3]
+        sent = await asyncio.gather(*(_answer(request()) for _, request in requests))
+        answers = {name: answer for (name, _), answer in zip(requests, sent, strict=True)}
+        accepted = [n for n, (code, _) in answers.items() if code < 300]
+        assert len(accepted) == 1, answers
+        refused = [b for n, (code, b) in answers.items() if n not in accepted]
+        assert [b["reason"] for b in refused] == ["busy", "busy"], answers
+        (won,) = accepted
+        if won != "delete":
+            task = await wait_task(api, answers[won][1]["id"])
+            assert task["state"] == "succeeded", task
+            tabulate = not tabulate
+        else:
+            assert not [p.name for p in user_envs.iterdir() if p.name.startswith(("race", ".race."))]

@@ -10,15 +10,10 @@ from __future__ import annotations
 import asyncio
 import errno
 import hashlib
-import json
 import os
-import signal
 import subprocess
-import sys
-import time
 from pathlib import Path
 
-import psutil
 import pytest
 from helpers import Recorder
 
@@ -27,8 +22,6 @@ from jupyter_gpu_env.envs.changes import history
 from jupyter_gpu_env.envs.transaction import hardlink_copy, previous_states, swap_in
 from jupyter_gpu_env.errors import Conflict, DiskFull
 from jupyter_gpu_env.tasks import TaskManager
-
-VICTIM = Path(__file__).with_name("change_victim.py")
 
 
 def snapshot(prefix: Path) -> dict[str, tuple]:
@@ -209,61 +202,22 @@ def test_exchange_is_atomic_where_the_filesystem_has_it(tmp_path):
     assert (b / "in-a").exists() and not (a / "in-a").exists()
 
 
-def _victim(demo, home: Path, state: Path, env: str) -> subprocess.Popen:
-    config = home / f"{env}.json"
-    config.write_text(
-        json.dumps(
-            {
-                "channel": str(demo.channel),
-                "pkgs": str(demo.pkgs),
-                "managed": str(demo.managed_dir),
-                "home": str(home),
-                "env": env,
-                "add": ["tabulate"],
-                "remove": [],
-                "state": str(state),
-            }
-        )
-    )
-    return subprocess.Popen(
-        [sys.executable, str(VICTIM), str(config)], stdout=subprocess.PIPE, text=True, start_new_session=True
-    )
-
-
-def _kill_all(proc: subprocess.Popen) -> None:
-    """SIGKILL the process and every process it started (the engine's worker runs in its own session)."""
-    family = [proc.pid] + [c.pid for c in psutil.Process(proc.pid).children(recursive=True)]
-    for pid in family:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    proc.wait()
-
-
 @pytest.mark.parametrize(
     "when", ["Copying the environment aside", "Solving", "Installing packages", "Swapping", "DONE"]
 )
 async def test_kill_9_at_any_moment_leaves_one_whole_environment_and_a_truthful_task(
-    service, demo, tmp_path, when
+    service, tmp_path, victims, when
 ):
     home = service.user_env_dir.parent
     await service.clone("demo", "victim")
     prefix = service.user_env_dir / "victim"
     before = snapshot(prefix)
     state = tmp_path / "tasks.json"
-    proc = _victim(demo, home, state, "victim")
-    task_id, seen = None, []
-    deadline = time.monotonic() + 120
-    for line in proc.stdout:
-        seen.append(line.strip())
-        if line.startswith("TASK "):
-            task_id = line.split()[1]
-        if line.startswith(when):
-            break
-        assert time.monotonic() < deadline, seen
-    _kill_all(proc)
-    assert task_id and any(s.startswith(when) for s in seen), seen
+    victim = victims(home, "victim", state, add=["tabulate"], remove=[])
+    victim.until(when)
+    victim.kill()
+    task_id = victim.task_id
+    assert task_id
 
     await service.cleanup_stale()  # what the next server start does
     applied = history.holds(prefix, task_id)
@@ -280,11 +234,44 @@ async def test_kill_9_at_any_moment_leaves_one_whole_environment_and_a_truthful_
     if when == "DONE":
         assert task.state == "succeeded"
     elif task.state == "succeeded":
-        # Killed after "Swapping": the swap, the tidying and the task's record can all be done before
-        # the signal lands. A success recorded is then the truth, and only then.
+        # Killed after "Swapping": the swap is done before the signal lands (its end on record or
+        # not). A success is then the truth, and only then.
         assert when == "Swapping" and applied
+        assert task.message == "Done" or "had been applied" in task.message, task.message
     else:
         assert task.state == "failed" and task.reason == "interrupted"
         assert task.message.startswith("Interrupted by a server restart.")
         said_applied = "had been applied" in task.message
         assert said_applied == applied, task.message
+
+
+@pytest.mark.parametrize("when", ["READY", "APPLIED"])
+async def test_an_undo_killed_is_told_as_it_ended_on_disk(service, tmp_path, victims, when):
+    """Killed before its swap (READY) or after it, before its end was recorded (APPLIED): the restart
+    looks at the environment and records what happened, an applied undo as succeeded."""
+    home = service.user_env_dir.parent
+    await service.clone("demo", "undone")
+    prefix = service.user_env_dir / "undone"
+    await service.change_packages("undone", ["tabulate"], [], change_id="added")
+    state = tmp_path / "tasks.json"
+    victim = victims(home, "undone", state, action="undo", pause=when)
+    victim.until(when)
+    victim.kill()
+    task_id = victim.task_id
+    assert task_id
+    if when == "READY":  # as if killed between writing the undo's entry and the swap
+        history.append(previous_states(prefix)[0], {"id": task_id, "kind": "undo"})
+
+    await service.cleanup_stale()  # what the next server start does
+    applied = _python(prefix, "import tabulate").returncode != 0
+    assert applied == (when == "APPLIED") == history.holds(prefix, task_id)
+    task = TaskManager(state, recover=service.interrupted_note).get(task_id)
+    assert task.message.startswith("Interrupted by a server restart.")
+    if applied:
+        assert task.state == "succeeded" and "The undo had been applied" in task.message, task
+        assert [c.id for c in (await service.history("undone")).changes] == [task_id]
+    else:
+        assert (task.state, task.reason) == ("failed", "interrupted") and "as it was" in task.message, task
+        assert not any(history.holds(kept, task_id) for kept in previous_states(prefix))
+        assert [c.id for c in (await service.history("undone")).changes] == ["added"]
+    assert temporaries(service.user_env_dir) == []

@@ -44,16 +44,35 @@ from ...models.envs import Environment, EnvironmentDetail, EnvKind
 from ...system.offloop import python_work
 from .. import conda_list
 from . import saved
-from .prefix import PrefixSummary, cache_key, describe, disk_usage, is_env, site_dirs, summarize
+from .prefix import (
+    PrefixSummary,
+    cache_key,
+    describe,
+    disk_usage,
+    is_env,
+    owner_uid,
+    site_dirs,
+    summarize,
+    user_name,
+)
 
 log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class EnvLocation:
+    """An environment: its API ``name``, its real ``prefix`` and, where that differs, the ``entry`` it
+    was found as (a link in a folder of environments; removing it removes the link, not its target)."""
+
     name: str
     prefix: Path
     kind: EnvKind
+    entry: Path | None = None
+
+    @property
+    def found_as(self) -> Path:
+        """The name in its folder: what is renamed or removed, never followed."""
+        return self.entry or self.prefix
 
 
 def _real(p: Path) -> Path:
@@ -143,7 +162,7 @@ class EnvironmentCatalog:
             if name in taken:
                 name = f"{prefix.name}@{hashlib.sha1(str(real).encode()).hexdigest()[:8]}"
             taken.add(name)
-            out.append(EnvLocation(name, real, kind))
+            out.append(EnvLocation(name, real, kind, None if prefix == real else prefix))
 
         for p, real in _children(self.user_env_dir):
             add(p, "own", real)
@@ -189,6 +208,7 @@ class EnvironmentCatalog:
     def _environment(self, loc: EnvLocation, entry: _Entry, kernel_names: dict[str, str]) -> Environment:
         info, origin = entry.summary, entry.summary.origin
         shared = loc.kind == "shared"
+        owner = owner_uid(loc.found_as) if shared else None
         return Environment(
             name=loc.name,
             prefix=str(loc.prefix),
@@ -203,9 +223,9 @@ class EnvironmentCatalog:
             source=origin.get("source"),
             source_name=origin.get("source_name"),
             created_at=origin.get("created_at"),
-            owner=_text(origin.get("owner")) if shared else None,
+            owner=None if owner is None else user_name(owner),
             description=_text(origin.get("description")) if shared else None,
-            can_unpublish=shared and origin.get("owner_uid") == os.getuid(),
+            can_unpublish=owner is not None and owner == os.getuid(),
         )
 
     def _kernel_names(self) -> dict[str, str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import time
 from dataclasses import dataclass, field
 from email.message import Message
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ...models.envs.packages import Package
-from ...system.atomic import write_json_atomic
+from ...system.atomic import write_atomic
 from ...system.untrusted import read_regular_file, read_regular_head
 
 # Provenance of environments we create. Not a .json file on purpose: conda and rattler parse every
@@ -198,6 +199,24 @@ def disk_usage(prefix: Path) -> tuple[int, int]:
     return total, shared
 
 
+def user_name(uid: int | None = None) -> str:
+    """The name of the user ``uid`` (this process's by default), or the number where it has none."""
+    uid = os.getuid() if uid is None else uid
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
+def owner_uid(path: Path) -> int | None:
+    """Who owns ``path`` itself (a link's own owner, not its target's): the filesystem says so, not a
+    file anyone who can write there could have edited. None when it is gone."""
+    try:
+        return os.lstat(path).st_uid
+    except OSError:
+        return None
+
+
 def read_origin(prefix: Path) -> dict[str, Any]:
     try:
         data = json.loads(read_regular_file(prefix / "conda-meta" / ORIGIN_FILE, 1 << 20))
@@ -207,8 +226,9 @@ def read_origin(prefix: Path) -> dict[str, Any]:
 
 
 def write_origin(prefix: Path, **fields: Any) -> None:
+    """Where the environment came from: our record, readable by whoever may read the environment."""
     data = {"created_at": time.time(), "created_by": "jupyter-gpu-env", **fields}
-    write_json_atomic(prefix / "conda-meta" / ORIGIN_FILE, data, indent=2)
+    write_atomic(prefix / "conda-meta" / ORIGIN_FILE, json.dumps(data, indent=2), mode=0o644)
 
 
 def describe(prefix: Path) -> PrefixInfo:

@@ -58,11 +58,35 @@ def _undo_sentence(live: list[dict[str, Any]], kept: list[dict[str, Any]]) -> st
     return "Go back to the state kept before the last change."
 
 
+def kept_state(live: Path) -> Path | None:
+    """The state undo would swap in (blocking): the newest kept one, if it is a state of this very
+    environment (the same identity, see :func:`.history.identity`)."""
+    states = transaction.previous_states(live)
+    if not states or history.identity(states[0]) != history.identity(live):
+        return None
+    return states[0]
+
+
+def check_undoable(live: Path) -> Path:
+    """The state undo would swap in, or Conflict(nothing_to_undo) saying why there is none (blocking)."""
+    kept = kept_state(live)
+    if kept is not None:
+        return kept
+    if transaction.previous_states(live):
+        raise Conflict(
+            f"There is nothing to undo in '{live.name}': the earlier state kept under its name belongs to "
+            f"an earlier environment named '{live.name}', deleted since, and undo applies only to the "
+            "environment that made it.",
+            reason="nothing_to_undo",
+        )
+    raise nothing_to_undo(live.name)
+
+
 def read(name: str, live: Path) -> EnvironmentHistory:
     """The history of ``live`` (blocking)."""
     entries = history.read(live)
-    states = transaction.previous_states(live)
-    undo = _undo_sentence(entries, history.read(states[0])) if states else None
+    kept = kept_state(live)
+    undo = None if kept is None else _undo_sentence(entries, history.read(kept))
     changes = [e for e in (_entry(raw) for raw in reversed(entries)) if e is not None]
     return EnvironmentHistory(environment=name, changes=changes, undo=undo)
 
@@ -76,12 +100,9 @@ def nothing_to_undo(name: str) -> Conflict:
 
 
 async def undo(live: Path, change_id: str) -> str:
-    """Swap the kept previous state in; returns the sentence that described it. Conflict when none is
-    kept. The caller holds the environment's claim."""
-    states = await asyncio.to_thread(transaction.previous_states, live)
-    if not states:
-        raise nothing_to_undo(live.name)
-    kept = states[0]
+    """Swap the kept previous state in; returns the sentence that described it. Conflict when none of
+    this environment is kept. The caller holds the environment's claim."""
+    kept = await asyncio.to_thread(check_undoable, live)
     live_entries = await asyncio.to_thread(history.read, live)
     kept_entries = await asyncio.to_thread(history.read, kept)
     sentence = _undo_sentence(live_entries, kept_entries)

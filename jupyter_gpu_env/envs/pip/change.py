@@ -98,7 +98,9 @@ async def _run(
     env.pop("VIRTUAL_ENV", None)  # the interpreter given is the target, not the server's venv
     env.pop("CONDA_PREFIX", None)
     try:
-        return await proc.run(argv, env=env, stdin=stdin, on_stdout=say, on_stderr=say, nice=proc.BACKGROUND)
+        return await proc.run(
+            argv, env=env, stdin=stdin, on_stdout=say, on_stderr=say, nice=proc.BACKGROUND, tethered=True
+        )  # it writes into a transaction's copy: it must not outlive its server
     except CommandFailed as e:
         raise _failure(e, installer, what) from e
 

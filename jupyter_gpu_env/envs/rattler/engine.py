@@ -73,6 +73,7 @@ class RattlerEngine:
             "conda worker",
             env=proc.own_package_env(),
             nice=proc.BACKGROUND,
+            tethered=True,  # it writes into a transaction's copy: it must not outlive its server
         )
 
     async def warm_up(self) -> None:

@@ -10,11 +10,12 @@ from helpers import wait_until
 
 
 def workers() -> set[int]:
-    """Conda workers started by this test process."""
+    """Conda workers started by this test process (each through its tether, which names it too)."""
     return {
         p.pid
         for p in psutil.Process().children(recursive=True)
         if "jupyter_gpu_env.envs.rattler.worker" in " ".join(p.cmdline())
+        and "tether.py" not in " ".join(p.cmdline())
     }
 
 
