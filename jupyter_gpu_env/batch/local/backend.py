@@ -273,7 +273,6 @@ class LocalBackend(Backend):
         pid = _recorded_pid(job) or (info.pid if info is not None else None)
         if pid is not None:
             started = _runner_started(pid, folder)
-
             if started is not None:
                 return Observation(state="running", backend_job_id=str(pid), started_at=started)
             status = jobfiles.read_status(folder)
@@ -312,7 +311,9 @@ class LocalBackend(Backend):
             except jobfiles.Damaged:
                 return None
             pid = info.pid if info is not None else None
-        return pid if pid is not None and _runner_of(pid, folder) is not None else None
+        if pid is None:
+            return None
+        return pid if _runner_of(pid, folder) is not None else None
 
     async def _kill_later(self, pid: int) -> None:
         deadline = time.monotonic() + self.kill_grace
@@ -340,15 +341,23 @@ def _runner_started(pid: int, folder: Path) -> float | None:
 
 def _runner_of(pid: int, folder: Path) -> psutil.Process | None:
     """The live process ``pid`` when it is the runner of ``folder``: it leads its own session and its
-    command line is ``... -m jupyter_gpu_env.runner FOLDER`` (or ``nice`` about to become that)."""
+    command line is ``... -m jupyter_gpu_env.runner FOLDER`` (or ``nice`` about to become that).
+
+    Or a child this server started moments ago: between its fork and its exec a child still bears the
+    server's command line (and, before its ``setsid``, its session). A job's own code cannot make one:
+    what it starts are the runner's descendants, not the server's children."""
     try:
         p = psutil.Process(pid)
-        if p.status() == psutil.STATUS_ZOMBIE or os.getsid(pid) != pid:
+        if p.status() == psutil.STATUS_ZOMBIE:
             return None
+        if p.ppid() == os.getpid() and time.time() - p.create_time() < _LAUNCH_TIMEOUT:
+            return p
         argv = p.cmdline()
+        if os.getsid(pid) == pid and "jupyter_gpu_env.runner" in argv and argv[-1:] == [str(folder)]:
+            return p
     except (psutil.Error, OSError):
-        return None
-    return p if "jupyter_gpu_env.runner" in argv and argv[-1:] == [str(folder)] else None
+        pass
+    return None
 
 
 def _pid_alive(pid: int) -> bool:

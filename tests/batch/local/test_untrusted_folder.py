@@ -4,6 +4,8 @@ never hold up another's."""
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import time
 from typing import Any
@@ -167,3 +169,24 @@ async def wait_sweep_ended(svc: Any, group_id: str) -> Any:
         return group if group.state not in ("queued", "running") else None
 
     return await wait_until(check, within=120, every=0.2, what=f"sweep {group_id} ending")
+
+
+def test_a_runner_between_its_fork_and_its_exec_counts_as_running(tmp_path):
+    """A poll in the first milliseconds once saw the server's own command line on the new runner and
+    recorded the job lost; a process the job's code made (not the server's child) never counts."""
+    from jupyter_gpu_env.batch.local.backend import _runner_of
+
+    child = subprocess.Popen(
+        ["sleep", "30"], start_new_session=True
+    )  # as a fork not yet exec'd: another argv
+    out = subprocess.run(
+        ["sh", "-c", "setsid sleep 30 >/dev/null 2>&1 & echo $!"], capture_output=True, text=True, check=True
+    )
+    orphan = int(out.stdout)  # its parent, sh, has ended: it is nobody's child of ours
+    try:
+        assert _runner_of(child.pid, tmp_path) is not None
+        assert _runner_of(orphan, tmp_path) is None
+    finally:
+        child.kill()
+        child.wait()
+        os.kill(orphan, signal.SIGKILL)
