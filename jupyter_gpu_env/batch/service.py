@@ -159,13 +159,7 @@ class JobService:
         request = submission.parse_request(request)
         if plan.is_sweep(request):
             return await self.sweeps.submit(request, snapshot)
-        size = len(json.dumps(request.parameters))
-        if size > self.max_parameters_bytes:
-            raise TooLarge(
-                f"The parameters take {size} bytes as JSON; at most {self.max_parameters_bytes} are accepted "
-                "(c.GpuEnvApp.max_parameters_bytes). Pass large inputs as a file path instead.",
-                reason="parameters_too_large",
-            )
+        self._check_size(request.parameters)
         ready = await self.intake.prepare(request, snapshot)
         await python_work(submission.check_parameters, ready.nb, request.parameters)
         name = request.name or ready.nb_file.stem
@@ -269,18 +263,47 @@ class JobService:
         await self.store.delete(job_id)
         await asyncio.to_thread(self._discard_folder, job)
 
-    async def rerun(self, job_id: str, parameters: Mapping[str, Any] | None = None) -> Job:
-        """A new job from ``job_id``'s snapshot, its runtime, resources and queue as they were and its
-        parameters with ``parameters`` over them; Conflict when its folder no longer holds the snapshot."""
+    async def rerun(
+        self,
+        job_id: str,
+        parameters: Mapping[str, Any] | None = None,
+        changes: Mapping[str, Any] | None = None,
+    ) -> Job:
+        """A new job from ``job_id``'s snapshot (never the file as it is now), its runtime, resources and
+        queue as they were or as ``changes`` says (:func:`.submission.request_of`), ``parameters`` over its
+        own; a sweep's run sent again on the sweep's backend is a new run of that sweep. Conflict when the
+        job's folder no longer holds the snapshot."""
         old = await self.store.get(job_id)
         snapshot = await self.intake.snapshot_of(old)
         sweep = None
         if old.group_id:
             with contextlib.suppress(NotFound):  # the sweep's record gone: the run's own name stands
                 sweep = await self.store.sweeps.get(old.group_id)
-        new = await self.submit(submission.request_of(old, parameters, sweep), snapshot)
+        request = submission.request_of(old, parameters, sweep, changes)
+        if sweep is not None and request.backend == sweep.backend:
+            self._check_size(request.parameters)
+            return await self.sweeps.add_run(sweep, old, request, snapshot)
+        new = await self.submit(request, snapshot)
         assert isinstance(new, Job)  # a request made from one job holds no sweep
         return new
+
+    async def snapshot_parameters(self, job_id: str) -> NotebookParameters:
+        """What the `parameters` cell of ``job_id``'s snapshot declares (what "run again" edits); Conflict
+        when its folder no longer holds the snapshot."""
+        job = await self.store.get(job_id)
+        raw = await self.intake.snapshot_of(job)
+        return await python_work(
+            lambda: inspect_notebook(submission.read_notebook(Path(job.notebook_path), raw)[1])
+        )
+
+    def _check_size(self, parameters: Mapping[str, Any]) -> None:
+        size = len(json.dumps(parameters))
+        if size > self.max_parameters_bytes:
+            raise TooLarge(
+                f"The parameters take {size} bytes as JSON; at most {self.max_parameters_bytes} are accepted "
+                "(c.GpuEnvApp.max_parameters_bytes). Pass large inputs as a file path instead.",
+                reason="parameters_too_large",
+            )
 
     # ----- reports: logs, GPU series, usage, what backends can start -----
 

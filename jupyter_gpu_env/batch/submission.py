@@ -189,10 +189,15 @@ def build_folder(folder: Path, raw: bytes, spec: dict[str, Any]) -> None:
 
 
 def request_of(
-    job: Job, parameters: Mapping[str, Any] | None = None, sweep: JobGroup | None = None
+    job: Job,
+    parameters: Mapping[str, Any] | None = None,
+    sweep: JobGroup | None = None,
+    changes: Mapping[str, Any] | None = None,
 ) -> JobRequest:
     """The request that makes ``job`` again, with ``parameters`` over its own; a run of the sweep
-    ``sweep`` is named as a run with those values would be."""
+    ``sweep`` is named as a run with those values would be. ``changes`` (a :class:`RerunRequest`'s other
+    fields) replace the backend, queue, resources (whole) or runtime; a new backend without a queue
+    takes its default queue."""
     res = job.resources
     resources: dict[str, Any] = {
         "cpus": res.cpus,
@@ -211,14 +216,20 @@ def request_of(
     )
     if not runtime and job.kernel:
         runtime = {"kernel": job.kernel}
+    changes = dict(changes or {})
+    chosen = {k: changes[k] for k in ("kernel", "environment", "image") if changes.get(k) is not None}
+    backend = changes.get("backend") or job.backend
+    queue = changes["queue"] if "queue" in changes else job.queue if backend == job.backend else None
+    if "resources" in changes:
+        resources = dict(changes["resources"] or {})
     return parse_request(
         {
             "notebook_path": job.notebook_path,
-            "backend": job.backend,
-            **runtime,
+            "backend": backend,
+            **(chosen or runtime),
             "parameters": values,
             "resources": {k: v for k, v in resources.items() if v is not None},
-            "queue": job.queue,
+            "queue": queue,
             "name": name,
         }
     )

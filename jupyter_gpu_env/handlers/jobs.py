@@ -175,13 +175,28 @@ class JobRerunHandler(GpuEnvHandler):
         status=201,
         errors=(404, 409, 413),
         permissions=RUN_CODE,
-        description="Its snapshot, runtime, resources and queue as they were; `parameters` change some "
-        "values. A new job, checked like any submission. 409 when its folder no longer holds the snapshot.",
+        description="Its snapshot (never the notebook file as it is now); its runtime, resources, backend "
+        "and queue as they were unless the request changes them; `parameters` change some values. A new "
+        "job, checked like any submission; a run of a sweep sent again on the sweep's backend is a new run "
+        "of that sweep (numbered after its runs, in its results). 409 when its folder no longer holds the "
+        "snapshot.",
     )
     async def post(self, job_id: str, body: RerunRequest) -> Job:
-        job = await self.services.jobs.rerun(job_id, body.parameters)
+        job = await self.services.jobs.rerun(job_id, body.parameters, body.changes())
         self.set_header("Location", self.api_url("jobs", job.id))
         return job
+
+
+class JobParametersHandler(GpuEnvHandler):
+    @operation(
+        "The parameters the `parameters` cell of a job's snapshot declares",
+        response=NotebookParameters,
+        errors=(404, 409),
+        description="As `GET notebooks/parameters` reads a notebook file, but of the snapshot the job ran "
+        "(what `POST jobs/{job_id}/rerun` runs again). 409 when its folder no longer holds the snapshot.",
+    )
+    async def get(self, job_id: str) -> NotebookParameters:
+        return await self.services.jobs.snapshot_parameters(job_id)
 
 
 class JobHandler(GpuEnvHandler):

@@ -166,11 +166,59 @@ class JobRequest(ApiModel):
 
 
 class RerunRequest(ApiModel):
-    """`POST jobs/{job_id}/rerun`: the values to change; the others stay as they were."""
+    """`POST jobs/{job_id}/rerun`: what to change; what is left out stays as it was. The notebook is
+    always the job's snapshot, never the file as it is now."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "not": {
+                "anyOf": [
+                    _both("kernel", "environment"),
+                    _both("kernel", "image"),
+                    _both("environment", "image"),
+                ]
+            }
+        }
+    )
 
     parameters: dict[Annotated[str, patterned(IDENTIFIER_PATTERN, "parameter name")], ParameterValue] = Field(
-        default_factory=dict, max_length=MAX_PARAMETERS, examples=[{"alpha": 0.5}]
+        default_factory=dict,
+        max_length=MAX_PARAMETERS,
+        examples=[{"alpha": 0.5}],
+        description="Values over the job's own.",
     )
+    backend: Annotated[str, patterned(NAME_PATTERN, "backend")] | None = Field(
+        default=None, description="Another backend; left out, the job's."
+    )
+    queue: Annotated[str, patterned(QUEUE_PATTERN, "queue")] | None = Field(
+        default=None, description="Another queue; null for the backend's default; left out, the job's."
+    )
+    resources: Resources | None = Field(
+        default=None,
+        description="The resources, whole (a field left out is the backend's default); left out, the job's.",
+    )
+    kernel: Annotated[str, patterned(KERNEL_NAME_PATTERN, "kernel")] | None = Field(
+        default=None, description="Run in this kernel instead (at most one of kernel, environment, image)."
+    )
+    environment: Annotated[str, patterned(ENV_REF_PATTERN, "environment")] | None = Field(
+        default=None, description="Run in this conda environment instead."
+    )
+    image: Annotated[str, patterned(IMAGE_ID_PATTERN, "image")] | None = Field(
+        default=None, description="Run in this packed image instead."
+    )
+
+    @model_validator(mode="after")
+    def _one_runtime(self) -> RerunRequest:
+        chosen = [k for k in _RUNTIMES if getattr(self, k) is not None]
+        if len(chosen) > 1:
+            raise ValueError(
+                f"choose at most one of kernel, environment and image (got {' and '.join(chosen)})"
+            )
+        return self
+
+    def changes(self) -> dict[str, Any]:
+        """What the request changes besides the parameters, as a submission's fields (JSON)."""
+        return self.model_dump(mode="json", exclude_unset=True, exclude={"parameters"}, exclude_none=False)
 
 
 MAX_CELLS = 1_000_000  # more code cells than any notebook has: a count beyond it is not believed

@@ -22,8 +22,13 @@ class JobGroup(ApiModel):
     counts: dict[str, int] = Field(description="Runs per state.")
     state: JobState = Field(
         description="`running` while a run is queued or running and another has started; `queued` while "
-        "none has; once all have ended, `succeeded` if all did, `cancelled` if any was cancelled and none "
-        "failed, else `failed`."
+        "none has; once all have ended, `failed` if any failed, else `cancelled` if the sweep was cancelled "
+        "(`cancelled_at`) or none succeeded, else `succeeded` (`counts` tells the runs cancelled one by one)."
+    )
+    cancelled_at: float | None = Field(
+        default=None,
+        description="When the sweep as a whole was cancelled (`POST jobs/groups/{id}/cancel`); null again "
+        "once its runs are retried or one is sent again.",
     )
     created_at: float
     finished_at: float | None = None

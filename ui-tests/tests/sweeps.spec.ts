@@ -218,22 +218,21 @@ test.describe('Sweeps', () => {
     expect(text).toContain('square');
     expect(text.trim().split(/\r?\n/)).toHaveLength(4);
 
-    // The first row (alpha=3 now) sent again as a job of its own.
+    // The first row (alpha=3 now) sent again: the dialog, filled from it;
+    // the new run joins the sweep (its own tests are in run-again.spec.ts).
     await results
       .getByTestId('gpu-env-sweep-row')
       .first()
       .locator('[data-action="rerun"]')
       .click();
+    await expect(dialog(page).locator('[data-param="alpha"]')).toHaveValue('3');
+    await submitDialog(page);
     await expect(
       page.locator('.jp-toast-message', {
-        hasText: `Sent '${name} [alpha=3]' to local`
+        hasText: `Sent '${name} [alpha=3]' again as a new run of its sweep`
       })
     ).toBeVisible();
-    const rerun = list.locator(
-      `> [data-testid="gpu-env-job"][data-name="${name} [alpha=3]"]`
-    );
-    await expect(rerun).toBeVisible();
-    await expect(rerun.getByTestId('gpu-env-job-params')).toHaveText('alpha=3');
+    await expect(results.getByTestId('gpu-env-sweep-row')).toHaveCount(4);
 
     // The palette's command opens the same view, given the sweep's id.
     await execute(page, 'jupyter-gpu-env:sweep-results', { sweep: sweep.id });

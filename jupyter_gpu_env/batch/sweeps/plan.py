@@ -123,7 +123,9 @@ def summarized(sweep: JobGroup, counts: Mapping[str, int], finished_at: float | 
         state = "running" if counts["running"] or active < sum(counts.values()) else "queued"
     elif counts["failed"]:
         state = "failed"
-    elif counts["cancelled"]:
+    elif counts["cancelled"] and (sweep.cancelled_at is not None or not counts["succeeded"]):
+        # cancelled as a whole (or nothing of it ran to the end); one run cancelled among runs that
+        # succeeded does not make the sweep cancelled: its counts say so
         state = "cancelled"
     else:
         state = "succeeded"

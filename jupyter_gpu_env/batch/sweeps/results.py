@@ -21,6 +21,7 @@ import csv
 import io
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -273,9 +274,15 @@ def gather(paths: list[Path], value_bytes: int, total_bytes: int) -> list[Record
     return found
 
 
+def value_header(name: str, parameters: Sequence[str]) -> str:
+    """A recorded value's column header: its name, or ``value: alpha`` where a parameter has the name."""
+    return f"value: {name}" if name in parameters else name
+
+
 def as_csv(table: SweepResults) -> str:
-    """The results as CSV: a row per run, parameters then recorded values, then state, duration, the
-    job's id and what was cut.
+    """The results as CSV: a row per run (numbered from 1, as the table numbers them), parameters then
+    recorded values (``value: alpha`` where a value is named like a parameter), then state, duration,
+    the job's id and what was cut.
 
     Text that a spreadsheet would run as a formula (starting with ``=``, ``+``, ``-``, ``@``, a tab or a
     carriage return: OWASP's CSV-injection rule) gets a leading ``'``, in the header as in the cells;
@@ -288,7 +295,7 @@ def as_csv(table: SweepResults) -> str:
             for c in [
                 "run",
                 *table.parameter_columns,
-                *table.value_columns,
+                *(value_header(c, table.parameter_columns) for c in table.value_columns),
                 "state",
                 "duration_seconds",
                 "job_id",
@@ -299,7 +306,7 @@ def as_csv(table: SweepResults) -> str:
     for row in table.rows:
         writer.writerow(
             [
-                row.index,
+                row.index + 1,  # numbered from 1, as the results table shows them
                 *(_cell(row.parameters.get(c)) for c in table.parameter_columns),
                 *(_cell(row.values.get(c)) for c in table.value_columns),
                 row.state,

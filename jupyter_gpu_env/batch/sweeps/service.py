@@ -58,6 +58,7 @@ class Sweeps:
         self.gpu_idle_seconds = gpu_idle_seconds
         self.result_value_bytes = result_value_bytes
         self.results_bytes = results_bytes
+        self._adding = asyncio.Lock()
 
     async def submit(self, request: JobRequest, snapshot: bytes | None = None) -> JobGroup:
         """Check the whole sweep, record it and hand all its runs to the backend at once."""
@@ -180,6 +181,8 @@ class Sweeps:
                 )  # fmt: skip
             except Conflict:
                 continue  # it ended on its own meanwhile
+        sweep = await self.records.get(sweep_id)  # cancelled as a whole, not one run of it
+        await self.records.update(sweep.model_copy(update={"cancelled_at": time.time()}))
         return await self._summary(sweep_id)
 
     async def retry_failed(self, sweep_id: str) -> JobGroup:
@@ -200,9 +203,39 @@ class Sweeps:
             # refused: the failed runs stand as they were, records and folders
             await asyncio.shield(self.records.unhide([r.id for r in again]))
             raise
+        if sweep.cancelled_at is not None:  # its runs run again: no longer a cancelled sweep
+            await self.records.update(sweep.model_copy(update={"cancelled_at": None}))
         for old in again:  # their place is taken only once the backend has the new runs
             await asyncio.to_thread(shutil.rmtree, self.intake.folder_of(old), True)
         return await self._summary(sweep_id)
+
+    async def add_run(self, sweep: JobGroup, old: Job, request: JobRequest, snapshot: bytes) -> Job:
+        """The run ``old`` of ``sweep`` sent again as ``request`` (its values changed or not): a new run of
+        the sweep, numbered after its runs, beside them in its folder and in its results; ``old`` stays as
+        it was. Refused (nothing left behind) as any submission would be."""
+        ready = await self.intake.prepare(request, snapshot)
+        await python_work(submission.check_parameters, ready.nb, request.parameters)
+        params = dict(request.parameters)
+        async with self._adding:  # two runs sent at once take two numbers
+            runs = await self.records.runs(sweep.id)
+            index = max((r.group_index or 0 for r in runs), default=-1) + 1
+            base = self.intake.folder_of(old).parent
+            job, spec = self.intake.new_job(
+                request, ready, plan.run_name(sweep.name, params, sweep.varied), params,
+                base / f"{index:04d}-{submission.slug(plan.label(params, sweep.varied), 30)}",
+                group_id=sweep.id, group_index=index,
+            )  # fmt: skip
+            spec["group"] = {"id": sweep.id, "index": index, "max_concurrent": sweep.max_concurrent}
+            await python_work(make_run, self.intake.folder_of(job), ready.raw, spec)
+            try:
+                await self.store.insert(job)
+            except BaseException:
+                await asyncio.to_thread(shutil.rmtree, self.intake.folder_of(job), True)
+                raise
+        await self._hand_over(sweep, [job], discard=None)
+        grown = sweep.model_copy(update={"size": max(sweep.size, index + 1), "cancelled_at": None})
+        await self.records.update(grown)
+        return await self.store.get(job.id)
 
     async def _copies(self, sweep: JobGroup, again: builtins.list[Job]) -> builtins.list[Job]:
         """New records and folders for the runs ``again``, each copied from its run's folder; a Conflict

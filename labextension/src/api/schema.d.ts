@@ -636,6 +636,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/jobs/{job_id}/parameters": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The parameters the `parameters` cell of a job's snapshot declares
+         * @description As `GET notebooks/parameters` reads a notebook file, but of the snapshot the job ran (what `POST jobs/{job_id}/rerun` runs again). 409 when its folder no longer holds the snapshot.
+         */
+        get: operations["get_jobs_job_id_parameters"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/jobs/{job_id}/rerun": {
         parameters: {
             query?: never;
@@ -647,7 +667,7 @@ export interface paths {
         put?: never;
         /**
          * Send a job (or a run of a sweep) again, its parameters changed or not
-         * @description Its snapshot, runtime, resources and queue as they were; `parameters` change some values. A new job, checked like any submission. 409 when its folder no longer holds the snapshot.
+         * @description Its snapshot (never the notebook file as it is now); its runtime, resources, backend and queue as they were unless the request changes them; `parameters` change some values. A new job, checked like any submission; a run of a sweep sent again on the sweep's backend is a new run of that sweep (numbered after its runs, in its results). 409 when its folder no longer holds the snapshot.
          */
         post: operations["post_jobs_job_id_rerun"];
         delete?: never;
@@ -1958,6 +1978,12 @@ export interface components {
              */
             backend_job_id: string | null;
             /**
+             * Cancelled At
+             * @description When the sweep as a whole was cancelled (`POST jobs/groups/{id}/cancel`); null again once its runs are retried or one is sent again.
+             * @default null
+             */
+            cancelled_at: number | null;
+            /**
              * Counts
              * @description Runs per state.
              */
@@ -1998,7 +2024,7 @@ export interface components {
             size: number;
             /**
              * State
-             * @description `running` while a run is queued or running and another has started; `queued` while none has; once all have ended, `succeeded` if all did, `cancelled` if any was cancelled and none failed, else `failed`.
+             * @description `running` while a run is queued or running and another has started; `queued` while none has; once all have ended, `failed` if any failed, else `cancelled` if the sweep was cancelled (`cancelled_at`) or none succeeded, else `succeeded` (`counts` tells the runs cancelled one by one).
              * @enum {string}
              */
             state: "queued" | "running" | "succeeded" | "failed" | "cancelled";
@@ -2706,11 +2732,37 @@ export interface components {
         };
         /**
          * RerunRequest
-         * @description `POST jobs/{job_id}/rerun`: the values to change; the others stay as they were.
+         * @description `POST jobs/{job_id}/rerun`: what to change; what is left out stays as it was. The notebook is
+         *     always the job's snapshot, never the file as it is now.
          */
         RerunRequest: {
             /**
+             * Backend
+             * @description Another backend; left out, the job's.
+             * @default null
+             */
+            backend: string | null;
+            /**
+             * Environment
+             * @description Run in this conda environment instead.
+             * @default null
+             */
+            environment: string | null;
+            /**
+             * Image
+             * @description Run in this packed image instead.
+             * @default null
+             */
+            image: string | null;
+            /**
+             * Kernel
+             * @description Run in this kernel instead (at most one of kernel, environment, image).
+             * @default null
+             */
+            kernel: string | null;
+            /**
              * Parameters
+             * @description Values over the job's own.
              * @example {
              *       "alpha": 0.5
              *     }
@@ -2718,6 +2770,17 @@ export interface components {
             parameters?: {
                 [key: string]: components["schemas"]["ParameterValue"];
             };
+            /**
+             * Queue
+             * @description Another queue; null for the backend's default; left out, the job's.
+             * @default null
+             */
+            queue: string | null;
+            /**
+             * @description The resources, whole (a field left out is the backend's default); left out, the job's.
+             * @default null
+             */
+            resources: components["schemas"]["Resources"] | null;
         };
         /** ResourceLimits */
         ResourceLimits: {
@@ -4982,6 +5045,64 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["LogChunk"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No such resource, or something the request names does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request conflicts with the current state: `reason` says how. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    get_jobs_job_id_parameters: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotebookParameters"];
                 };
             };
             /** @description The request is invalid: `message` says which field and why. */

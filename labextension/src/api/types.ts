@@ -150,8 +150,14 @@ export type SweepState = ISweep['state'];
 /** `GET jobs/groups/{id}/results`: the runs side by side. */
 export type ISweepResults = S<'SweepResults'>;
 export type ISweepRow = S<'SweepRow'>;
-/** `POST jobs/{id}/rerun`: the parameters to change. */
-export type IRerunRequest = RequestOf<Schemas['RerunRequest'], never>;
+/**
+ * `POST jobs/{id}/rerun`: what to change (parameters over the job's own;
+ * backend, queue, resources whole, runtime); the snapshot stays.
+ */
+export type IRerunRequest = Omit<
+  RequestOf<Schemas['RerunRequest'], never>,
+  'resources'
+> & { resources?: IResourceRequest | null };
 
 /** `GET notebooks/parameters`: the `parameters` cell as the server reads it. */
 export type INotebookParameters = S<'NotebookParameters'>;

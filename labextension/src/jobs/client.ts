@@ -3,8 +3,6 @@
  * and their results, the backends, and a notebook's parameters as the
  * server reads them.
  */
-import type { JSONObject } from '@lumino/coreutils';
-
 import { ApiClient, apiUrl, enc } from '../api/request';
 import type {
   IBackendInfo,
@@ -16,6 +14,7 @@ import type {
   IJobRequest,
   ILogChunk,
   INotebookParameters,
+  IRerunRequest,
   ISweep,
   ISweepList,
   ISweepResults,
@@ -60,11 +59,17 @@ export class JobsClient extends ApiClient {
     return this.request('POST', 'jobs', { body: request });
   }
 
-  /** Send a job (or a run of a sweep) again with these parameters changed. */
-  rerun(id: string, parameters: JSONObject): Promise<IJob> {
-    return this.request('POST', `jobs/${enc(id)}/rerun`, {
-      body: { parameters }
-    });
+  /**
+   * Send a job (or a run of a sweep) again from its snapshot, with what
+   * `changes` says changed; a sweep's run becomes a new run of its sweep.
+   */
+  rerun(id: string, changes: IRerunRequest): Promise<IJob> {
+    return this.request('POST', `jobs/${enc(id)}/rerun`, { body: changes });
+  }
+
+  /** The `parameters` cell of the snapshot a job ran (what a rerun edits). */
+  snapshotParameters(id: string): Promise<INotebookParameters> {
+    return this.request('GET', `jobs/${enc(id)}/parameters`);
   }
 
   /** Sweeps, newest first, their runs counted per state. */

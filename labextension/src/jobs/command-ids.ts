@@ -9,6 +9,11 @@ export namespace JobCommandIDs {
   export const submit = 'jupyter-gpu-env:submit-notebook';
   export const showLog = 'jupyter-gpu-env:show-job-log';
   export const openOutput = 'jupyter-gpu-env:open-job-output';
+  /**
+   * "Run again…", called with `{ id }`: the send dialog filled from that
+   * job (its snapshot, parameters, resources) to edit before sending.
+   */
+  export const runAgain = 'jupyter-gpu-env:job-run-again';
   /** Sweeps, called with `{ sweep: id }`. */
   export const sweepResults = 'jupyter-gpu-env:sweep-results';
   export const cancelSweep = 'jupyter-gpu-env:sweep-cancel';

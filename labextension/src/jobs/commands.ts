@@ -39,6 +39,8 @@ export namespace JobCommands {
     openJobs(job: Submitted | null): void;
     /** Send `panel`'s notebook to batch (the dialog). */
     submit(panel: NotebookPanel): Promise<Submitted | null>;
+    /** Ask how to run the job `id` again (the dialog) and send it. */
+    runAgain(id: string): Promise<IJob | null>;
     /** The notebook "Send to batch" applies to, if any. */
     current(): NotebookPanel | null;
     palette: ICommandPalette | null;
@@ -94,9 +96,51 @@ export function registerJobCommands(
     }
   });
 
-  registerSweepCommands(app, options);
+  const views = registerSweepCommands(app, options);
 
-  for (const command of [JobCommandIDs.submit, JobCommandIDs.sweepResults]) {
+  commands.addCommand(JobCommandIDs.runAgain, {
+    label: 'Run again…',
+    caption:
+      'Send this run again from its snapshot, its values and resources ' +
+      'filled in to change before sending',
+    execute: async args => {
+      const id =
+        typeof args['id'] === 'string' ? args['id'] : await chooseJob(model);
+      if (!id) {
+        return null;
+      }
+      const job = await options.runAgain(id);
+      if (!job) {
+        return null;
+      }
+      model.add(job);
+      if (job.group_id) {
+        // A sweep's run sent again is a new run of it: its results show it.
+        void views
+          .get(job.group_id)
+          ?.content.model.refresh()
+          .catch(() => undefined);
+      }
+      const where = job.group_id ? ' as a new run of its sweep' : '';
+      Notification.success(`Sent '${job.name}' again${where}.`, {
+        autoClose: 6000,
+        actions: [
+          {
+            label: 'Open jobs',
+            caption: 'Show the job in the GPU Env sidebar',
+            callback: () => options.openJobs(job)
+          }
+        ]
+      });
+      return job.id;
+    }
+  });
+
+  for (const command of [
+    JobCommandIDs.submit,
+    JobCommandIDs.sweepResults,
+    JobCommandIDs.runAgain
+  ]) {
     options.palette?.addItem({ command, category: options.category });
   }
 }
@@ -109,9 +153,9 @@ export function registerJobCommands(
 function registerSweepCommands(
   app: JupyterFrontEnd,
   options: JobCommands.IOptions
-): void {
+): Map<string, MainAreaWidget<SweepResultsView>> {
   const { commands, shell } = app;
-  const { model, client, actions, openJobs } = options;
+  const { model, client, actions } = options;
   const sweepId = (args: ReadonlyPartialJSONObject): string | null =>
     typeof args['sweep'] === 'string' ? args['sweep'] : null;
   const known = (args: ReadonlyPartialJSONObject): ISweep | null => {
@@ -141,19 +185,8 @@ function registerSweepCommands(
         widget = createResultsWidget({
           client,
           id,
-          onRerun: job => {
-            model.add(job);
-            Notification.success(`Sent '${job.name}' to ${job.backend}.`, {
-              autoClose: 6000,
-              actions: [
-                {
-                  label: 'Open jobs',
-                  caption: 'Show the job in the GPU Env sidebar',
-                  callback: () => openJobs(job)
-                }
-              ]
-            });
-          }
+          runAgain: row =>
+            commands.execute(JobCommandIDs.runAgain, { id: row.job_id })
         });
         views.set(id, widget);
         widget.disposed.connect(() => views.delete(id));
@@ -196,7 +229,14 @@ function registerSweepCommands(
     'Retry failed runs',
     'Run the failed and cancelled runs of the sweep again',
     sweep => (sweep.counts.failed ?? 0) + (sweep.counts.cancelled ?? 0) > 0,
-    sweep => actions.retrySweep(sweep)
+    async sweep => {
+      await actions.retrySweep(sweep);
+      // The results follow the retry: its runs show as queued at once.
+      await views
+        .get(sweep.id)
+        ?.content.model.refresh()
+        .catch(() => undefined);
+    }
   );
   addSweepCommand(
     JobCommandIDs.cancelSweep,
@@ -205,6 +245,7 @@ function registerSweepCommands(
     sweep => isActiveState(sweep.state),
     sweep => actions.cancelSweep(sweep)
   );
+  return views;
 }
 
 /** Ask which sweep (those listed, or an id typed); null if cancelled. */
@@ -230,6 +271,27 @@ async function chooseSweep(model: JobsModel): Promise<string | null> {
   }
   const chosen = labels.indexOf(answer.value);
   return chosen >= 0 ? sweeps[chosen].id : answer.value.trim() || null;
+}
+
+/** Ask which job to run again (those listed, or an id typed); null if cancelled. */
+async function chooseJob(model: JobsModel): Promise<string | null> {
+  if (model.jobs === null) {
+    await model.load();
+  }
+  const jobs = (model.jobs ?? []).filter(job => !isActiveState(job.state));
+  const labels = jobs.map(job => `${job.name} (${job.id})`);
+  const answer = await InputDialog.getItem({
+    title: 'Run which job again?',
+    label: 'A job that ended, or its id',
+    items: labels,
+    editable: true,
+    okLabel: 'Choose'
+  });
+  if (!answer.button.accept || !answer.value) {
+    return null;
+  }
+  const chosen = labels.indexOf(answer.value);
+  return chosen >= 0 ? jobs[chosen].id : answer.value.trim() || null;
 }
 
 /** The job `id` names: from the list, else asked; a notification if gone. */

@@ -27,6 +27,7 @@ import { notifyGpuIdle, notifyJobEnd, notifySweepEnd } from './notify';
 import { ILastUsed } from './submit/resource-fields';
 import { JobsSection } from './section';
 import { Submitted, submitNotebook } from './submit/dialog';
+import { runAgain } from './submit/rerun';
 import { IJobsModel } from './tokens';
 
 const PLUGIN_ID = 'jupyter-gpu-env:jobs';
@@ -110,6 +111,8 @@ export const jobsPlugin: JupyterFrontEndPlugin<JobsModel> = {
       actions: new JobActions(model, commands),
       openJobs,
       submit,
+      runAgain: id =>
+        runAgain(id, { client, kernelspecs: serviceManager.kernelspecs }),
       current,
       palette,
       category: PALETTE_CATEGORY

@@ -6,12 +6,14 @@ import {
   ToolbarButtonComponent,
   deleteIcon,
   notebookIcon,
+  runIcon,
   stopIcon,
   textEditorIcon
 } from '@jupyterlab/ui-components';
 import React, { useEffect, useRef } from 'react';
 
 import { JobActions } from './actions';
+import { JobCommandIDs } from './command-ids';
 import {
   describeGpuDetail,
   describeProgress,
@@ -162,6 +164,19 @@ function Actions(props: {
         dataset={{ action: 'output' }}
         onClick={() => actions.openOutput(job)}
       />
+      {!active && (
+        <ToolbarButtonComponent
+          icon={runIcon}
+          tooltip="Run again… (its values filled in, to change before sending)"
+          aria-label={`Run ${job.name} again`}
+          dataset={{ action: 'run-again' }}
+          onClick={() =>
+            void actions.commands.execute(JobCommandIDs.runAgain, {
+              id: job.id
+            })
+          }
+        />
+      )}
       {active && (
         <ToolbarButtonComponent
           icon={stopIcon}
@@ -226,11 +241,10 @@ export function JobRow(props: {
   highlighted: boolean;
 }): JSX.Element {
   const { job, actions, now, busy, highlighted } = props;
+  // A job that has not run (queued, or cancelled before it started) shows
+  // no clock: its place in the queue or its message says more.
+  const ran = job.started_at !== null;
   const elapsed = elapsedSeconds(job, now);
-  const when =
-    job.state === 'queued'
-      ? `Waiting for ${formatClock(elapsed)}`
-      : `Ran for ${formatClock(elapsed)}`;
   const facts = [
     job.backend + (job.queue ? ` · ${job.queue}` : ''),
     describeRuntime(job),
@@ -250,13 +264,15 @@ export function JobRow(props: {
         >
           {job.name}
         </span>
-        <span
-          className="jp-GpuEnv-jobElapsed jp-GpuEnv-note"
-          title={when}
-          data-testid="gpu-env-job-elapsed"
-        >
-          {formatClock(elapsed)}
-        </span>
+        {ran && (
+          <span
+            className="jp-GpuEnv-jobElapsed jp-GpuEnv-note"
+            title={`Ran for ${formatClock(elapsed)}`}
+            data-testid="gpu-env-job-elapsed"
+          >
+            {formatClock(elapsed)}
+          </span>
+        )}
         <GpuIdleBadge job={job} threshold={actions.model.gpuIdleSeconds} />
         <Actions job={job} actions={actions} busy={busy} />
       </div>

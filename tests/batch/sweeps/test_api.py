@@ -53,22 +53,32 @@ async def test_sweep_results_and_rerun(api, jp_root_dir):
     ]
     resp = await api("jobs", "groups", group["id"], "results", params={"format": "csv"})
     assert resp.headers["Content-Type"].startswith("text/csv")
-    assert resp.body.decode().splitlines()[1].startswith("0,2,4,succeeded,")
+    assert resp.body.decode().splitlines()[1].startswith("1,2,4,succeeded,")
 
-    # "Run with these parameters": one run again, a value changed; a plain job, not part of the sweep.
+    # "Run again": one run again, a value changed; a new run of the sweep, after its runs.
     resp = await api(
         "jobs", runs[1]["id"], "rerun", method="POST", body=json.dumps({"parameters": {"alpha": 5}})
     )
     assert resp.code == 201
     again = await wait_job(api, (await body(resp))["id"])
-    assert again["state"] == "succeeded" and again["parameters"] == {"alpha": 5} and again["group_id"] is None
+    assert again["state"] == "succeeded" and again["parameters"] == {"alpha": 5}
+    assert (again["group_id"], again["group_index"]) == (group["id"], 2)
     assert again["name"] == "sq [alpha=5]"  # named after its own values, not the run's it came from
 
     # A listing of sweeps beside the jobs that are no sweep's run: the sweep once, not its runs.
     groups = (await body(await api("jobs", "groups")))["items"]
-    assert [(g["id"], g["counts"]["succeeded"]) for g in groups] == [(group["id"], 2)]
+    assert [(g["id"], g["counts"]["succeeded"], g["size"]) for g in groups] == [(group["id"], 3, 3)]
     alone = (await body(await api("jobs", params={"group": "none"})))["items"]
-    assert [j["id"] for j in alone] == [again["id"]]
+    assert alone == []
+    table = await body(await api("jobs", "groups", group["id"], "results"))
+    assert [(r["index"], r["values"]) for r in table["rows"]][-1] == (2, {"square": 25})
+    # what "Run again…" edits: the snapshot's parameters cell
+    declared = await body(await api("jobs", again["id"], "parameters"))
+    assert [(p["name"], p["kind"]) for p in declared["parameters"]] == [("alpha", "int")]
+    await error(api("jobs", "0123456789ab", "parameters"), 404)
+    await error(
+        api("jobs", again["id"], "rerun", method="POST", body=json.dumps({"kernel": "a", "image": "b"})), 400
+    )
 
     series = await body(await api("jobs", again["id"], "gpu"))
     assert series["points"] == [] and series["summary"]["available"] is False  # no GPU on this machine

@@ -103,7 +103,9 @@ def _group(size: int) -> JobGroup:
         ({"queued": 2, "running": 1}, "running"),
         ({"queued": 2, "succeeded": 1}, "running"),
         ({"succeeded": 3}, "succeeded"),
-        ({"succeeded": 2, "cancelled": 1}, "cancelled"),
+        # one run cancelled among runs that succeeded: the sweep succeeded, its counts tell the rest
+        ({"succeeded": 2, "cancelled": 1}, "succeeded"),
+        ({"cancelled": 3}, "cancelled"),
         ({"succeeded": 1, "cancelled": 1, "failed": 1}, "failed"),
     ],
 )
@@ -112,6 +114,12 @@ def test_a_sweeps_state_from_its_runs(counts, state):
     assert g.state == state
     assert g.counts["queued"] == counts.get("queued", 0) and sum(g.counts.values()) == 3
     assert g.finished_at == (None if state in ("queued", "running") else 42.0)
+
+
+def test_a_sweep_cancelled_as_a_whole_is_cancelled_whatever_succeeded_before():
+    cancelled = _group(3).model_copy(update={"cancelled_at": 10.0})
+    assert plan.summarized(cancelled, {"succeeded": 2, "cancelled": 1}, 42.0).state == "cancelled"
+    assert plan.summarized(cancelled, {"succeeded": 2, "failed": 1}, 42.0).state == "failed"
 
 
 def _cell(tags, outputs):

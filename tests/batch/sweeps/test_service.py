@@ -70,7 +70,7 @@ async def test_a_sweep_runs_each_value_one_at_a_time_and_gathers_results(batch):
         assert all(r.duration_seconds and r.duration_seconds > 0.3 for r in table.rows)
         rows = list(csv.reader(io.StringIO(as_csv(table))))
         assert rows[0][:4] == ["run", "alpha", "double", "label"] and rows[1][:5] == [
-            "0",
+            "1",
             "1",
             "2",
             "run",

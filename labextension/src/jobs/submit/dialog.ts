@@ -35,7 +35,7 @@ export function isSweep(item: Submitted): item is ISweep {
 const SUBMIT = 1;
 
 /** A dialog whose Submit sends the request and closes only on success. */
-class SubmitDialog extends Dialog<IJobRequest> {
+export class SubmitDialog extends Dialog<IJobRequest> {
   constructor(
     private readonly _form: SubmitForm,
     private readonly _send: (request: IJobRequest) => Promise<Submitted>,
@@ -228,7 +228,7 @@ export async function submitNotebook(
   return job;
 }
 
-async function kernelChoices(
+export async function kernelChoices(
   manager: KernelSpec.IManager
 ): Promise<IKernelChoice[]> {
   try {

@@ -12,6 +12,7 @@ import type {
   IBackendInfo,
   IEnvironment,
   IImage,
+  IJob,
   IJobRequest,
   INotebookParameters
 } from '../../api/types';
@@ -46,6 +47,11 @@ export interface ISubmitContext {
   last: ILastUsed | null;
   /** What a backend could start now; not shown without it. */
   capacity?: CapacityLoader;
+  /**
+   * "Run again…": the job whose snapshot runs (one run: no sweep mode,
+   * its name follows its values), and the run target to start at.
+   */
+  rerun?: { job: IJob; target: string | null };
 }
 
 /** Words in a server message that point at a field. */
@@ -123,15 +129,32 @@ export class SubmitForm
       'data-testid': 'gpu-env-submit-error'
     });
 
+    const { rerun } = _context;
+    if (rerun?.target) {
+      this._target.value = rerun.target;
+    }
     this.node.append(
-      h(
-        'div',
-        { class: 'jp-GpuEnv-fieldHint' },
-        'Runs ',
-        h('code', {}, path),
-        ' as saved now: later edits do not change the job.'
+      rerun
+        ? h(
+            'div',
+            { class: 'jp-GpuEnv-fieldHint' },
+            'Runs the snapshot of ',
+            h('code', {}, path),
+            ` that “${rerun.job.name}” ran, not the file as it is now. ` +
+              'Its values are filled in: change what should differ.'
+          )
+        : h(
+            'div',
+            { class: 'jp-GpuEnv-fieldHint' },
+            'Runs ',
+            h('code', {}, path),
+            ' as saved now: later edits do not change the job.'
+          ),
+      section(
+        'Parameters',
+        this._params.node,
+        ...(rerun ? [] : this._sweepFields())
       ),
-      section('Parameters', this._params.node, ...this._sweepFields()),
       section(
         'Run',
         field('Run in', this._target),
@@ -139,7 +162,7 @@ export class SubmitForm
           'div',
           { class: 'jp-GpuEnv-formRow' },
           this._resources.backendField,
-          field('Job name', this._name)
+          ...(rerun ? [] : [field('Job name', this._name)])
         ),
         this._resources.node
       ),

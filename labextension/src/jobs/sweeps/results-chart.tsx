@@ -6,7 +6,7 @@ import React, { useState } from 'react';
 
 import type { ISweepResults } from '../../api/types';
 import { HorizontalLine } from '../../components/figures/hline';
-import { formatValue } from './values';
+import { formatValue, valueLabel } from './values';
 
 /** Round, readable steps between `min` and `max` (about `count`). */
 export function ticks(min: number, max: number, count = 5): number[] {
@@ -35,6 +35,8 @@ function ColumnChoice(props: {
   choices: string[];
   testId: string;
   onChange: (name: string) => void;
+  /** How a choice reads (its name by default). */
+  labelOf?: (name: string) => string;
 }): JSX.Element {
   return (
     <label>
@@ -47,7 +49,7 @@ function ColumnChoice(props: {
       >
         {props.choices.map(name => (
           <option key={name} value={name}>
-            {name}
+            {props.labelOf ? props.labelOf(name) : name}
           </option>
         ))}
       </select>
@@ -71,6 +73,9 @@ export function Chart(props: { results: ISweepResults }): JSX.Element | null {
     ? xName
     : (results.parameter_columns[0] ?? '');
   const y = numeric.includes(yName) ? yName : (numeric[0] ?? '');
+  // A recorded value named like a parameter reads "value: alpha".
+  const yLabel = (name: string): string =>
+    valueLabel(name, results.parameter_columns);
   if (!x || !y) {
     return (
       <div className="jp-GpuEnv-note" data-testid="gpu-env-sweep-chart">
@@ -126,6 +131,7 @@ export function Chart(props: { results: ISweepResults }): JSX.Element | null {
           choices={numeric}
           testId="gpu-env-sweep-chart-y"
           onChange={setY}
+          labelOf={yLabel}
         />
         <ColumnChoice
           label="against"
@@ -138,7 +144,7 @@ export function Chart(props: { results: ISweepResults }): JSX.Element | null {
       <svg
         viewBox={`0 0 ${WIDTH} ${HEIGHT}`}
         role="img"
-        aria-label={`${y} against ${x}`}
+        aria-label={`${yLabel(y)} against ${x}`}
       >
         <g className="jp-GpuEnv-chartGrid">
           {yTicks.map(t => (
@@ -193,7 +199,7 @@ export function Chart(props: { results: ISweepResults }): JSX.Element | null {
             r={4}
             data-state={p.row.state}
           >
-            <title>{`${x}=${formatValue(p.px)}: ${y}=${formatValue(p.py)} (run ${p.row.index + 1})`}</title>
+            <title>{`${x}=${formatValue(p.px)}: ${yLabel(y)}=${formatValue(p.py)} (run ${p.row.index + 1})`}</title>
           </circle>
         ))}
       </svg>

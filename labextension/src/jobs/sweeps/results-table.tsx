@@ -1,16 +1,17 @@
 /**
  * A sweep's results as a table: one row per run, its parameters, recorded
- * values, state and duration, sorted by any column; per run "Run with these
- * parameters".
+ * values, state and duration, sorted by any column; per run "Run again…"
+ * (the send dialog filled from it). A recorded value named like a parameter
+ * is headed "value: <name>".
  */
 import { ToolbarButtonComponent, runIcon } from '@jupyterlab/ui-components';
-import React, { useState } from 'react';
+import React, { useRef, useState } from 'react';
 
 import type { ISweepResults, ISweepRow } from '../../api/types';
 import { DataTable } from '../../components/table';
 import { formatClock } from '../format';
 import { TONES } from '../row';
-import { formatValue } from './values';
+import { formatValue, valueLabel } from './values';
 
 /** A column of the table: a parameter, a recorded value, or a fact. */
 interface IColumn {
@@ -30,7 +31,7 @@ function columnsOf(results: ISweepResults): IColumn[] {
     })),
     ...results.value_columns.map((name): IColumn => ({
       key: `v:${name}`,
-      label: name,
+      label: valueLabel(name, results.parameter_columns),
       kind: 'value',
       get: row => row.values[name]
     })),
@@ -112,7 +113,8 @@ function Cell(props: { column: IColumn; row: ISweepRow }): JSX.Element {
   }
   const missing = value === undefined || value === null;
   // A value the server cut short: its beginning, marked, and where the whole is.
-  const cut = column.kind === 'value' && (row.cut ?? []).includes(column.label);
+  const cut =
+    column.kind === 'value' && (row.cut ?? []).includes(column.key.slice(2));
   return (
     <td
       data-column={column.key}
@@ -135,9 +137,9 @@ function Cell(props: { column: IColumn; row: ISweepRow }): JSX.Element {
 
 export function Table(props: {
   results: ISweepResults;
-  onRerun: (row: ISweepRow) => Promise<void>;
+  runAgain: (row: ISweepRow) => Promise<unknown>;
 }): JSX.Element {
-  const { results, onRerun } = props;
+  const { results, runAgain } = props;
   const [sort, setSort] = useState<ISort | null>(null);
   const [busy, setBusy] = useState<Set<string>>(new Set());
   const columns = columnsOf(results);
@@ -148,11 +150,18 @@ export function Table(props: {
         ? { key, descending: !sort.descending }
         : { key, descending: false }
     );
+  const opening = useRef(new Set<string>());
   const rerun = async (row: ISweepRow): Promise<void> => {
-    setBusy(new Set(busy).add(row.job_id));
+    // One dialog per row at a time: a double click opens one.
+    if (opening.current.has(row.job_id)) {
+      return;
+    }
+    opening.current.add(row.job_id);
+    setBusy(current => new Set(current).add(row.job_id));
     try {
-      await onRerun(row);
+      await runAgain(row);
     } finally {
+      opening.current.delete(row.job_id);
       setBusy(current => {
         const next = new Set(current);
         next.delete(row.job_id);
@@ -217,9 +226,10 @@ export function Table(props: {
             <td className="jp-GpuEnv-sweepActions">
               <ToolbarButtonComponent
                 icon={runIcon}
-                tooltip="Run with these parameters"
-                disabledTooltip="Sending…"
-                aria-label="Run with these parameters"
+                label="Run again…"
+                tooltip="Run again: the send dialog with this run's values, to change before sending"
+                disabledTooltip="Open…"
+                aria-label={`Run again: run ${row.index + 1}`}
                 enabled={!busy.has(row.job_id)}
                 dataset={{ action: 'rerun' }}
                 onClick={() => void rerun(row)}

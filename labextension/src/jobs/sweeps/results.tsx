@@ -2,10 +2,10 @@
  * A sweep's results in the main area: its runs side by side (parameters,
  * recorded values, state, duration) in a table sorted by any column, a
  * chart of one recorded value against one parameter, the table as CSV, and
- * per run "Run with these parameters". Asked again every few seconds while
- * a run is queued or running.
+ * per run "Run again…". Asked again every few seconds while a run is queued
+ * or running, and at once after a retry or a run sent again.
  */
-import { MainAreaWidget, Notification } from '@jupyterlab/apputils';
+import { MainAreaWidget } from '@jupyterlab/apputils';
 import {
   ReactWidget,
   ToolbarButton,
@@ -13,11 +13,9 @@ import {
   refreshIcon,
   tableRowsIcon
 } from '@jupyterlab/ui-components';
-import type { JSONObject } from '@lumino/coreutils';
 import React from 'react';
 
-import { messageOf } from '../../api/request';
-import type { IJob, ISweepResults, ISweepRow } from '../../api/types';
+import type { ISweepResults, ISweepRow } from '../../api/types';
 import { downloadUrl } from '../../components/download';
 import { useSignals } from '../../components/hooks';
 import { createMainAreaWidget, ownedBy } from '../../components/main-area';
@@ -29,7 +27,7 @@ import { endedRuns } from './row';
 import { Chart } from './results-chart';
 import { Table } from './results-table';
 import { TONES } from '../row';
-import { describeRuns } from './values';
+import { describeCounts, describeRuns } from './values';
 
 /** Milliseconds between two requests while a run is active. */
 export const RESULTS_INTERVAL = 3000;
@@ -82,9 +80,9 @@ export namespace SweepResultsModel {
 
 function ResultsView(props: {
   model: SweepResultsModel;
-  onRerun: (row: ISweepRow) => Promise<void>;
+  runAgain: (row: ISweepRow) => Promise<unknown>;
 }): JSX.Element {
-  const { model, onRerun } = props;
+  const { model, runAgain } = props;
   useSignals([model.changed]);
   const { results, error } = model;
   if (!results) {
@@ -131,12 +129,16 @@ function ResultsView(props: {
           valueNow={ended}
           valueMax={sweep.size || 1}
         />
-        <span className="jp-GpuEnv-note">
+        <span
+          className="jp-GpuEnv-note"
+          data-testid="gpu-env-sweep-results-counts"
+        >
           {ended} of {sweep.size} runs ended
+          {ended ? `: ${describeCounts(sweep.counts)}` : ''}
         </span>
       </div>
       <Chart results={results} />
-      <Table results={results} onRerun={onRerun} />
+      <Table results={results} runAgain={runAgain} />
     </div>
   );
 }
@@ -154,7 +156,7 @@ export class SweepResultsView extends ReactWidget {
         visible: () => this.isVisible
       })
     );
-    this._onRerun = options.onRerun;
+    this._runAgain = options.runAgain;
   }
 
   readonly model: SweepResultsModel;
@@ -164,17 +166,18 @@ export class SweepResultsView extends ReactWidget {
   }
 
   protected render(): JSX.Element {
-    return <ResultsView model={this.model} onRerun={this._onRerun} />;
+    return <ResultsView model={this.model} runAgain={this._runAgain} />;
   }
 
-  private _onRerun: (row: ISweepRow) => Promise<void>;
+  private _runAgain: (row: ISweepRow) => Promise<unknown>;
 }
 
 export namespace SweepResultsView {
   export interface IOptions {
     client: JobsClient;
     id: string;
-    onRerun: (row: ISweepRow) => Promise<void>;
+    /** "Run again…" on a row: the dialog, filled from that run. */
+    runAgain: (row: ISweepRow) => Promise<unknown>;
   }
 }
 
@@ -182,26 +185,14 @@ export namespace SweepResultsView {
 export function createResultsWidget(options: {
   client: JobsClient;
   id: string;
-  /** Called with a run sent again from a row. */
-  onRerun: (job: IJob) => void;
+  /** "Run again…" on a row: the dialog, filled from that run. */
+  runAgain: (row: ISweepRow) => Promise<unknown>;
 }): MainAreaWidget<SweepResultsView> {
   const { client, id } = options;
   const content = new SweepResultsView({
     client,
     id,
-    onRerun: async row => {
-      try {
-        const job = await client.rerun(
-          row.job_id,
-          row.parameters as JSONObject
-        );
-        options.onRerun(job);
-      } catch (error) {
-        Notification.error(
-          `Could not run ${row.job_id} again: ${messageOf(error)}`
-        );
-      }
-    }
+    runAgain: options.runAgain
   });
   const status = document.createElement('span');
   status.className = 'jp-GpuEnv-jobLogStatus';

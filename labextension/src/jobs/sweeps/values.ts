@@ -99,6 +99,24 @@ export function describeRuns(count: number, atOnce: number | null): string {
     : runs;
 }
 
+/**
+ * A recorded value's heading in the table, chart and CSV: its name, or
+ * `value: alpha` where a parameter has that name.
+ */
+export function valueLabel(name: string, parameters: string[]): string {
+  return parameters.includes(name) ? `value: ${name}` : name;
+}
+
+/** `8 succeeded, 1 cancelled`: a sweep's runs per state, those there are. */
+export function describeCounts(
+  counts: Partial<Record<string, number>>
+): string {
+  return ['succeeded', 'failed', 'cancelled', 'running', 'queued']
+    .filter(state => (counts[state] ?? 0) > 0)
+    .map(state => `${counts[state]} ${state}`)
+    .join(', ');
+}
+
 /** A value as a sweep's labels show it: text as is, the rest as JSON. */
 export function formatValue(value: unknown): string {
   if (typeof value === 'string') {

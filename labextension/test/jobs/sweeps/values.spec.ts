@@ -4,14 +4,29 @@
  */
 import {
   MAX_RANGE,
+  describeCounts,
   describeParameters,
   describeRuns,
   formatValue,
   parseValue,
   rangeValues,
   readSeveral,
-  sweepValues
+  sweepValues,
+  valueLabel
 } from '../../../src/jobs/sweeps/values';
+
+describe('valueLabel and describeCounts', () => {
+  it('tells a recorded value named like a parameter apart', () => {
+    expect(valueLabel('alpha', ['alpha', 'lr'])).toBe('value: alpha');
+    expect(valueLabel('loss', ['alpha', 'lr'])).toBe('loss');
+  });
+
+  it('says how a sweep ended, run by run', () => {
+    expect(describeCounts({ succeeded: 8, cancelled: 1, failed: 0 })).toBe(
+      '8 succeeded, 1 cancelled'
+    );
+  });
+});
 
 describe('parseValue', () => {
   it('reads JSON first, then Python literals, else keeps the text', () => {
