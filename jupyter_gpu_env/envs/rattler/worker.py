@@ -199,6 +199,12 @@ async def op_clone(req: dict[str, Any]) -> dict[str, Any]:
         )
 
     copied: list[str] = []
+    if missing and req.get("copy_missing"):
+        # A new user's empty cache: the source's own files are at hand, on this machine, extracted and
+        # prefix-rewritten already; fetching and extracting the same packages again costs twice a copy.
+        await link([r for i, r in enumerate(records) if i not in missing])
+        copied = [f"{_name(records[i])}-{records[i].version}-{records[i].build}" for i in sorted(missing)]
+        return {"packages": len(records), "fetched": [], "copied_from_source": copied}
     try:
         await link(records)
     except Exception as e:
