@@ -189,11 +189,12 @@ def _write_data_package(subdir: Path) -> Path:
     return target
 
 
-def engine():
+def engine(pkgs: Path = PKGS):
+    """The benchmarks' engine over their channels; ``pkgs``: another package cache (a new user's)."""
     from jupyter_gpu_env.envs.rattler.engine import RattlerEngine
 
     channels = [str(CHANNEL)] + ([str(DATA_CHANNEL)] if (DATA_CHANNEL / "noarch").is_dir() else [])
-    return RattlerEngine(channels, PKGS)
+    return RattlerEngine(channels, pkgs)
 
 
 def big_env() -> Path:

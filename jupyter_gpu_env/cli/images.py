@@ -19,6 +19,7 @@ def print_usage_lines(image: Image) -> None:
     print(f"Mounted at {u.mount_path}, use it with one of:")
     print(f"  apptainer:  {u.apptainer}")
     print(f"  squashfuse: {u.squashfuse}")
+    print(f"    unmount:  {u.unmount}")
     print(f"  unsquashfs: {u.unsquashfs}")
 
 

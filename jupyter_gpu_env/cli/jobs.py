@@ -174,32 +174,65 @@ def _elapsed(job: Job) -> str:
     return human_duration((job.finished_at or time.time()) - job.started_at)
 
 
+def _sweep_row(g: JobGroup) -> tuple[object, ...]:
+    done = sum(n for state, n in g.counts.items() if state in TERMINAL_STATES)
+    ended = g.finished_at or time.time()
+    return (
+        g.id,
+        f"{g.name} (sweep of {g.size})",
+        g.state,
+        g.backend,
+        f"{done}/{g.size} runs",
+        human_duration(ended - g.created_at),
+    )
+
+
 def cmd_jobs(args: argparse.Namespace) -> int:
-    """List batch jobs, newest first."""
+    """List batch jobs, newest first: a sweep is one row, with its id (``results ID``, ``cancel``); --runs
+    lists its runs one by one."""
 
     if args.limit < 1:
         raise UsageError("--limit must be at least 1")
 
     async def run(s: Library) -> int:
         await s.jobs.refresh()
-        listing = await s.jobs.list(args.state or None, limit=args.limit)
+        if args.json or args.runs:
+            listing = await s.jobs.list(args.state or None, limit=args.limit)
+        else:
+            listing = await s.jobs.list(args.state or None, limit=args.limit, sweep="none")
         if args.json:
             print_json(listing)
             return 0
-        rows = [
+        rows: list[tuple[float, tuple[object, ...]]] = [
             (
-                j.id,
-                j.name,
-                j.state,
-                j.backend,
-                f"{j.progress.cells_done}/{j.progress.cells_total}" if j.progress.cells_total else None,
-                _elapsed(j),
+                j.created_at,
+                (
+                    j.id,
+                    j.name,
+                    j.state,
+                    j.backend,
+                    f"{j.progress.cells_done}/{j.progress.cells_total} cells"
+                    if j.progress.cells_total
+                    else None,
+                    _elapsed(j),
+                ),
             )
             for j in listing.items
         ]
-        print_table(("ID", "NAME", "STATE", "BACKEND", "PROGRESS", "ELAPSED"), rows, "No jobs.")
-        if listing.next_offset is not None:
-            print(f"({len(listing.items)} of {listing.total}; see more with --limit)", file=sys.stderr)
+        more = listing.next_offset is not None
+        if not args.runs:
+            sweeps = await s.sweeps.list(limit=args.limit)
+            chosen = [g for g in sweeps.items if not args.state or g.state in args.state]
+            rows += [(g.created_at, _sweep_row(g)) for g in chosen]
+            more = more or sweeps.next_offset is not None or len(rows) > args.limit
+        rows.sort(key=lambda r: r[0], reverse=True)
+        print_table(
+            ("ID", "NAME", "STATE", "BACKEND", "PROGRESS", "ELAPSED"),
+            [r for _, r in rows[: args.limit]],
+            "No jobs.",
+        )
+        if more:
+            print(f"(the newest {args.limit}; see more with --limit)", file=sys.stderr)
         return 0
 
     return run_command(args, run)
@@ -296,8 +329,13 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--state", choices=JOB_STATES, action="append", help="only jobs in this state (repeatable)"
     )
-    p.add_argument("--limit", type=int, default=50, metavar="N", help="at most N jobs (default: 50)")
-    p.add_argument("--json", action="store_true", help="print the listing as JSON")
+    p.add_argument("--limit", type=int, default=50, metavar="N", help="at most N rows (default: 50)")
+    p.add_argument(
+        "--runs", action="store_true", help="list each run of a sweep as a row of its own, not the sweep"
+    )
+    p.add_argument(
+        "--json", action="store_true", help="print the listing as JSON (as the API lists jobs: runs too)"
+    )
 
     p = command_parser(sub, "logs", cmd_logs)
     p.add_argument("job", metavar="JOB", help="the job's id")

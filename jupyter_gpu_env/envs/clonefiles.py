@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import threading
 from collections.abc import Callable, Iterable
@@ -157,6 +158,106 @@ def copy_untracked(
     return report
 
 
+class _Linker:
+    """Hard links from the source where it may (same filesystem, a source its user does not edit: a
+    managed or shared environment), copies otherwise; one refusal (another filesystem, Linux's
+    ``protected_hardlinks`` for a file of another owner) turns linking off for the rest."""
+
+    def __init__(self, source: Path, target: Path, allowed: bool) -> None:
+        self.on = allowed and _same_device(source, target)
+
+    def put(self, src: Path, dst: Path, rel: str) -> bool:
+        """Link ``src`` at ``dst``; False where it copied instead."""
+        if self.on:
+            try:
+                os.link(src, dst, follow_symlinks=False)
+                return True
+            except FileExistsError:
+                raise
+            except OSError:
+                self.on = False
+        copy_regular_file(src, dst, name=rel)
+        return False
+
+
+def _same_device(a: Path, b: Path) -> bool:
+    try:
+        return os.stat(a).st_dev == os.stat(b).st_dev
+    except OSError:
+        return False
+
+
+def _placeholders(rec: dict[str, Any]) -> dict[str, str]:
+    """``path -> file_mode`` of the record's files that held a prefix placeholder when installed."""
+    paths = rec.get("paths_data", {}).get("paths", []) if isinstance(rec.get("paths_data"), dict) else []
+    out = {}
+    for p in paths if isinstance(paths, list) else []:
+        if not isinstance(p, dict) or not isinstance(p.get("_path"), str):
+            continue
+        if p.get("prefix_placeholder"):
+            out[p["_path"]] = str(p.get("file_mode") or "text")
+        elif "entry_point" in str(p.get("path_type", "")):  # written at install, its shebang the prefix
+            out[p["_path"]] = "text"
+    return out
+
+
+def binary_replace(data: bytes, old: bytes, new: bytes) -> bytes | None:
+    """``old`` replaced by ``new`` in each C string of ``data``, the length kept with the padding of
+    NULs that installing wrote after it (as a fresh install from the package would write it); None
+    where a string has too little padding for ``new``."""
+    pattern = re.compile(re.escape(old) + rb"([^\0]*)(\0+)")
+    fits = True
+
+    def put(m: re.Match[bytes]) -> bytes:
+        nonlocal fits
+        text = m.group(0)[: -len(m.group(2))].replace(old, new)
+        pad = len(m.group(0)) - len(text)
+        if pad < 1:
+            fits = False
+            return m.group(0)
+        return text + b"\0" * pad
+
+    out = pattern.sub(put, data)
+    return out if fits and len(out) == len(data) else None
+
+
+def _copy_record_file(
+    src: Path,
+    dst: Path,
+    mode: str | None,
+    old: bytes,
+    new: bytes,
+    report: CopyReport,
+    rel: str,
+    linker: _Linker,
+) -> bool:
+    """One file of a package: linked or copied as it is where installing wrote no prefix in it, else
+    copied with the prefix rewritten (text) or replaced in place (binary). True where it was linked."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    if mode is None or src.is_symlink():
+        if src.is_symlink():
+            _copy_file(src, dst, old, new, report, rel)
+            return False
+        linked = linker.put(src, dst, rel)
+        report.files += 1
+        return linked
+    if mode != "binary":
+        _copy_file(src, dst, old, new, report, rel)
+        return False
+    with open_regular_file(src, name=rel) as f:
+        data = f.read()
+    replaced = binary_replace(data, old, new) if old in data else data
+    if replaced is None:
+        replaced = data
+        report.binary_with_prefix.append(rel)
+    elif replaced is not data:
+        report.rewritten += 1
+    dst.write_bytes(replaced)
+    shutil.copystat(src, dst)
+    report.files += 1
+    return False
+
+
 def copy_records(
     source: Path,
     target: Path,
@@ -164,15 +265,21 @@ def copy_records(
     wanted: set[str],
     *,
     stop: threading.Event | None = None,
+    link: bool = False,
 ) -> CopyReport:
-    """Copy the files of the source's records named in ``wanted`` (``name-version-build``).
+    """Install the source's records named in ``wanted`` (``name-version-build``) from the source's files.
 
-    The fallback when a package is in neither the package cache nor a reachable channel: its files
-    are taken from the source prefix, text files holding the prefix rewritten, and its record
-    written to the target's conda-meta (link type 3, "copy").
+    What the package cache lacks (a new user's empty cache; a channel that no longer serves it): its
+    files are taken from the source prefix, where installing already put them. Files in which
+    installing wrote the prefix (the record's placeholders) are copied with it rewritten, text as conda
+    does and binary C strings in their padding; the others are hard-linked from the source where
+    ``link`` allows it and the filesystem is the same (a managed environment is its admin's to change),
+    else copied. The record goes to the target's conda-meta (link type 1, "hardlink", or 3, "copy").
     """
     report = CopyReport()
     old, new = os.fsencode(source), os.fsencode(final_prefix)
+    target.mkdir(parents=True, exist_ok=True)
+    linker = _Linker(source, target, link)
     for meta in sorted((source / "conda-meta").glob("*.json")):
         try:
             rec = json.loads(read_regular_file(meta, RECORD_BYTES))
@@ -182,12 +289,19 @@ def copy_records(
             continue
         if f"{rec.get('name')}-{rec.get('version')}-{rec.get('build')}" not in wanted:
             continue
+        modes = _placeholders(rec)
+        linked = copied = 0
         for rel in rec.get("files", ()):
             if stop is not None and stop.is_set():
                 raise Stopped
             if (source / rel).exists() or (source / rel).is_symlink():
-                _copy_file(source / rel, target / rel, old, new, report, rel)
-        rec["link"] = {"source": str(source), "type": 3}
+                if _copy_record_file(
+                    source / rel, target / rel, modes.get(rel), old, new, report, rel, linker
+                ):
+                    linked += 1
+                else:
+                    copied += 1
+        rec["link"] = {"source": str(source), "type": 1 if linked and not copied else 3}
         rec.pop("extracted_package_dir", None)
         (target / "conda-meta").mkdir(parents=True, exist_ok=True)
         (target / "conda-meta" / meta.name).write_text(json.dumps(rec, indent=2), encoding="utf-8")

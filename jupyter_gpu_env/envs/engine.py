@@ -76,9 +76,17 @@ class CondaEngine(Protocol):
         ...
 
     async def clone(
-        self, source: Path, prefix: Path, *, build_dir: Path | None = None, report: Reporter | None = None
+        self,
+        source: Path,
+        prefix: Path,
+        *,
+        build_dir: Path | None = None,
+        report: Reporter | None = None,
+        link_source: bool = False,
     ) -> CloneReport:
-        """Make ``prefix`` a copy of ``source`` with conda's clone semantics (see ``create``)."""
+        """Make ``prefix`` a copy of ``source`` with conda's clone semantics (see ``create``).
+        ``link_source``: packages the cache lacks may be hard-linked from ``source`` (a managed
+        environment, its admin's to change), not only copied."""
         ...
 
     async def install(

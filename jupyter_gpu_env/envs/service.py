@@ -209,7 +209,11 @@ class EnvironmentService:
 
             async def fill(build: Path) -> CloneReport:
                 made = await self.engine.clone(
-                    src.prefix, final, build_dir=build, report=part(report, 0.0, 0.98)
+                    src.prefix,
+                    final,
+                    build_dir=build,
+                    report=part(report, 0.0, 0.98),
+                    link_source=src.kind == "managed",
                 )
                 await asyncio.to_thread(
                     write_origin, build, source=str(src.prefix), source_name=src.name, engine=self.engine.name

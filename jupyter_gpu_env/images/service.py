@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import secrets
+import shlex
 import shutil
 import time
 from pathlib import Path
@@ -27,12 +28,24 @@ from .pack import Progress
 _SUFFIX = {"squashfs": ".sqfs", "sif": ".sif"}
 
 
-def usage_lines(image_path: str, mount: str) -> ImageUsage:
+def user_mount_point(image_id: str) -> str:
+    """Where the squashfuse line mounts an image: a folder any user may make, on the machine's own
+    disk (a job's ``$TMPDIR`` on a cluster node, else /tmp), as the shell expands it."""
+    return f'"${{TMPDIR:-/tmp}}/gpu-env-{image_id}"'
+
+
+def usage_lines(image_path: str, mount: str, image_id: str) -> ImageUsage:
+    """The command lines to use an image. squashfuse mounts it where the user may (the environment
+    runs from any path: only programs started by their #! line want ``mount``, so Python is named)."""
+    image = shlex.quote(image_path)
+    at = user_mount_point(image_id)
     return ImageUsage(
         mount_path=mount,
-        apptainer=f"apptainer exec --bind {image_path}:{mount}:image-src=/ CONTAINER.sif {mount}/bin/python",
-        squashfuse=f"mkdir -p {mount} && squashfuse {image_path} {mount} && {mount}/bin/python",
-        unsquashfs=f"unsquashfs -d {mount} {image_path} && {mount}/bin/python",
+        apptainer=f"apptainer exec --bind {image}:{mount}:image-src=/ CONTAINER.sif {mount}/bin/python",
+        squashfuse=f'mkdir -p {at} && squashfuse {image} {at} && {at[:-1]}/bin/python"',
+        squashfuse_mount=at,
+        unmount=f"fusermount3 -u {at} 2>/dev/null || fusermount -u {at} 2>/dev/null || umount {at}",
+        unsquashfs=f"unsquashfs -d {mount} {image} && {mount}/bin/python",
     )
 
 
@@ -72,7 +85,10 @@ class ImageService:
             image = Image.model_validate_json(record.read_text())
         except (OSError, ValueError):
             return None
-        return image if Path(image.path).exists() else None
+        if not Path(image.path).exists():
+            return None
+        # The lines as this version writes them, for images packed before it too.
+        return image.model_copy(update={"usage": usage_lines(image.path, image.usage.mount_path, image.id)})
 
     def _list_blocking(self) -> list[Image]:
         if not self.image_dir.is_dir():
@@ -199,7 +215,7 @@ class ImageService:
                 created_at=time.time(),
                 pack_seconds=round(time.monotonic() - started, 2),
                 tools=await pack.tool_versions(),
-                usage=usage_lines(str(final), dest),
+                usage=usage_lines(str(final), dest, image_id),
             )
             await asyncio.to_thread(self._publish, partial, final, image)
             return image

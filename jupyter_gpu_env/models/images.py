@@ -26,7 +26,17 @@ class ImageUsage(ApiModel):
         description="The path the environment expects to live at (conda-pack --dest-prefix)."
     )
     apptainer: str = Field(description="Run Python from the image inside any container image with apptainer.")
-    squashfuse: str = Field(description="Mount the image without root, then use MOUNT/bin/python.")
+    squashfuse: str = Field(
+        description="Mount the image without root at a folder the user may make (`squashfuse_mount`), "
+        "then use its bin/python."
+    )
+    squashfuse_mount: str = Field(
+        default="", description="Where the squashfuse line mounts it, as the shell expands it."
+    )
+    unmount: str = Field(
+        default="",
+        description="Unmount what the squashfuse line mounted (fusermount3, fusermount or umount).",
+    )
     unsquashfs: str = Field(description="Extract the image where FUSE is not available.")
 
 

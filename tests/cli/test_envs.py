@@ -100,7 +100,9 @@ def test_pack_prints_the_image_and_its_usage_lines(home, capsys):
     assert Path(path).is_file() and Path(path).parent == home / "images"
     text = "\n".join(rest)
     assert f"apptainer exec --bind {path}:/opt/gpu-env/demo:image-src=/" in text
-    assert f"squashfuse {path} /opt/gpu-env/demo" in text
+    image_id = Path(path).stem
+    assert f'squashfuse {path} "${{TMPDIR:-/tmp}}/gpu-env-{image_id}"' in text
+    assert f'unmount:  fusermount3 -u "${{TMPDIR:-/tmp}}/gpu-env-{image_id}"' in text
     assert f"unsquashfs -d /opt/gpu-env/demo {path}" in text
     assert "[100%]" in err
 

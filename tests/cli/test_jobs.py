@@ -191,6 +191,17 @@ def test_a_sweep_from_the_command_line_its_results_and_a_rerun(cli, capsys):
         "STATE",
         "SECONDS",
     ]
+    # `jobs` lists the sweep as one row with its id (what `results` and `cancel` take), not 4 run rows
+    code, out, _ = run(capsys, "jobs")
+    rows = [line.split() for line in out.strip().splitlines()[1:]]
+    assert code == 0 and [r[0] for r in rows] == [group]
+    assert "sweep of 4" in out and "succeeded" in rows[0] and "4/4 runs" in out
+    runs = [j["id"] for j in listed(capsys)]
+    assert len(runs) == 4 and not any(r in out for r in runs)
+    code, out, _ = run(capsys, "jobs", "--runs")
+    assert sorted(line.split()[0] for line in out.strip().splitlines()[1:]) == sorted(runs)
+    code, out, _ = run(capsys, "jobs", "--state", "failed")
+    assert group not in out
     job = listed(capsys, "--limit", "1")[0]["id"]  # the newest: one of the sweep's runs
     code, out, err = run(capsys, "rerun", job, "-p", "alpha", "7")
     assert code == 0, err

@@ -211,8 +211,8 @@ async def test_delete_own_environment(service, demo):
         await service.delete("todelete")
 
 
-async def test_package_cache_miss_fetches_or_copies_from_source(demo, tmp_path):
-    """A managed env made elsewhere: packages missing from our cache come from the channel, else the source."""
+async def test_package_cache_miss_copies_from_source_even_without_its_channel(demo, tmp_path):
+    """A managed env made elsewhere: packages missing from our cache come from the source, not fetched."""
     from jupyter_gpu_env.demo.condapkg import PLACEHOLDER, write_package
     from jupyter_gpu_env.envs.rattler.engine import RattlerEngine
 
@@ -239,12 +239,6 @@ async def test_package_cache_miss_fetches_or_copies_from_source(demo, tmp_path):
     source = tmp_path / "managed" / "hello"
     await elsewhere.create(source, ["hello"])
     assert (source / "share" / "hello" / "where.txt").read_text() == f"installed in {source}\n"
-
-    ours = RattlerEngine([], tmp_path / "pkgs-ours")
-    fetched = await ours.clone(source, tmp_path / "a")
-    assert fetched.fetched == ["hello"] and fetched.copied_from_source == []
-
-    import shutil
 
     shutil.rmtree(channel)
     told = Recorder()
@@ -350,3 +344,65 @@ async def test_a_full_disk_while_copying_files_is_said_the_same_without_root(
         )
         assert "MB (the size of 'demo'), and " in err.value.message
         assert env_dir_entries(service.user_env_dir) == []
+
+
+async def test_a_new_users_first_clone_links_from_the_managed_source_and_fetches_nothing(
+    demo, tmp_path, make_service
+):
+    """An empty package cache (a new user on a hub): the packages come from the managed environment
+    itself, hard-linked where it is on the same filesystem, with what holds the prefix rewritten; the
+    clone runs, and nothing is fetched into the user's cache."""
+    from jupyter_gpu_env.envs.rattler.engine import RattlerEngine
+
+    svc = make_service(demo, tmp_path / "home")
+    svc.engine = RattlerEngine([str(demo.channel)], tmp_path / "empty-pkgs")
+    result = await svc.clone("demo", "first")
+    prefix = svc.user_env_dir / "first"
+    report = result.report
+    assert report.fetched == [] and len(report.copied_from_source) == report.packages >= 30
+    assert not any((tmp_path / "empty-pkgs").glob("*/info"))  # nothing extracted into the new cache
+    os_py = "lib/python3.11/os.py"
+    assert (prefix / os_py).stat().st_ino == (demo.env / os_py).stat().st_ino  # linked, not copied
+    # what holds the prefix points at the clone: entry points, and text files with a placeholder
+    assert (prefix / "bin" / "jupyter-kernel").read_text().splitlines()[0] == f"#!{prefix}/bin/python3.11"
+    assert (prefix / "bin" / "jupyter-kernel").stat().st_ino != (
+        demo.env / "bin" / "jupyter-kernel"
+    ).stat().st_ino
+    out = subprocess.run(
+        [str(prefix / "bin" / "python"), "-c", "import sys, six, ipykernel; print(sys.prefix)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert out == str(prefix)
+    meta = json.loads(next((prefix / "conda-meta").glob("python-3*.json")).read_text())
+    assert meta["link"]["source"] == str(demo.env)
+    # the managed environment is untouched, and a change to the clone does not reach it
+    assert (demo.env / os_py).read_text() == (prefix / os_py).read_text()
+
+
+async def test_a_clone_from_an_own_environment_copies_what_the_cache_lacks(demo, tmp_path, make_service):
+    """The user's own source is theirs to edit: what the cache lacks is copied from it, never linked."""
+    from jupyter_gpu_env.envs.rattler.engine import RattlerEngine
+
+    svc = make_service(demo, tmp_path / "home")
+    await svc.clone("demo", "mine")
+    svc.engine = RattlerEngine([str(demo.channel)], tmp_path / "empty-pkgs")
+    await svc.clone("mine", "again")
+    os_py = "lib/python3.11/os.py"
+    assert (svc.user_env_dir / "again" / os_py).stat().st_ino != (
+        svc.user_env_dir / "mine" / os_py
+    ).stat().st_ino
+    assert (svc.user_env_dir / "again" / os_py).read_text() == (svc.user_env_dir / "mine" / os_py).read_text()
+
+
+def test_binary_replace_keeps_the_length_in_the_padding():
+    from jupyter_gpu_env.envs.clonefiles import binary_replace
+
+    old, new = b"/opt/envs/a", b"/home/user/envs/longer"
+    data = b"\x7fELF" + old + b"/lib\0" + b"\0" * 40 + b"tail" + old + b"\0\0"
+    out = binary_replace(data, old, b"/x")
+    assert out is not None and len(out) == len(data) and out.count(b"/x") == 2
+    fitted = binary_replace(data[: -len(old) - 6], old, new)
+    assert fitted is not None and fitted.startswith(b"\x7fELF" + new + b"/lib\0")
+    assert binary_replace(b"x" + old + b"\0", old, new) is None  # no room: the caller keeps it as it is

@@ -83,34 +83,49 @@ async def test_pack_extract_run_and_cache(api, image_dir, tmp_path, jp_fetch):
     await error(api("images", image["id"]), 404)
 
 
+def test_the_squashfuse_lines_mount_where_any_user_may_and_say_how_to_unmount():
+    from jupyter_gpu_env.images.service import usage_lines
+
+    u = usage_lines("/data/my images/abc.sqfs", "/opt/gpu-env/demo", "abc123")
+    # not the pack's prefix under /opt, which a user may not make: the machine's temporary folder
+    assert u.squashfuse_mount == '"${TMPDIR:-/tmp}/gpu-env-abc123"'
+    assert u.squashfuse == (
+        'mkdir -p "${TMPDIR:-/tmp}/gpu-env-abc123" && '
+        "squashfuse '/data/my images/abc.sqfs' \"${TMPDIR:-/tmp}/gpu-env-abc123\" && "
+        '"${TMPDIR:-/tmp}/gpu-env-abc123/bin/python"'
+    )
+    assert u.unmount.startswith(
+        'fusermount3 -u "${TMPDIR:-/tmp}/gpu-env-abc123" 2>/dev/null || fusermount -u '
+    )
+
+
 @pytest.mark.skipif(
     not os.path.exists("/dev/fuse") or shutil.which("squashfuse") is None,
     reason="squashfuse or /dev/fuse missing: cannot mount here",
 )
-async def test_squashfuse_mount_runs_the_environment(api, tmp_path):
+async def test_the_squashfuse_usage_lines_mount_run_and_unmount_the_image(api, tmp_path):
+    """The lines as a user copies them into a shell: mount in a folder they make, run Python, unmount.
+    Run as this test's user (root in a container has no fusermount; a user's shell uses it)."""
     _, task = await pack(api)
-    image = task["result"]
-    mount = Path(image["usage"]["mount_path"])
-    mount.mkdir(parents=True)
-    mounted = subprocess.run(["squashfuse", image["path"], str(mount)], capture_output=True, text=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"squashfuse cannot mount in this sandbox: {mounted.stderr.strip()}")
+    usage = task["result"]["usage"]
+    env = {**os.environ, "TMPDIR": str(tmp_path / "node-tmp")}
+    (tmp_path / "node-tmp").mkdir()
+    mount = tmp_path / "node-tmp" / f"gpu-env-{task['result']['id']}"
+    line = usage["squashfuse"] + ' -c "import sys, ipykernel; print(sys.prefix)"'
+    done = subprocess.run(["bash", "-c", line], capture_output=True, text=True, env=env)
+    if done.returncode != 0 and not os.path.ismount(mount):
+        pytest.skip(f"squashfuse cannot mount in this sandbox: {done.stderr.strip()}")
     try:
-        out = subprocess.run(
-            [str(mount / "bin" / "python"), "-c", "import sys, ipykernel; print(sys.prefix)"],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        assert out.stdout.strip() == str(mount)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == str(mount) and os.path.ismount(mount)
         with pytest.raises(OSError):
             (mount / "new-file").write_text("read-only")
+        again = subprocess.run(["bash", "-c", usage["unmount"]], capture_output=True, text=True, env=env)
+        assert again.returncode == 0, again.stderr
+        assert not os.path.ismount(mount) and mount.is_dir()
     finally:
-        for tool in ("fusermount3", "fusermount", "umount"):
-            if shutil.which(tool):
-                argv = [tool, str(mount)] if tool == "umount" else [tool, "-u", str(mount)]
-                if subprocess.run(argv, check=False, capture_output=True).returncode == 0:
-                    break
+        if os.path.ismount(mount):
+            subprocess.run(["umount", str(mount)], check=False)
 
 
 async def test_sif_without_apptainer_is_409(api):

@@ -156,7 +156,13 @@ class RattlerEngine:
         return list(result["plan"])
 
     async def clone(
-        self, source: Path, prefix: Path, *, build_dir: Path | None = None, report: Reporter | None = None
+        self,
+        source: Path,
+        prefix: Path,
+        *,
+        build_dir: Path | None = None,
+        report: Reporter | None = None,
+        link_source: bool = False,
     ) -> CloneReport:
         started = time.monotonic()
         build = build_dir or prefix
@@ -172,7 +178,13 @@ class RattlerEngine:
         try:
             linking = part(report, 0.0, 0.85)
             result = await self._call(
-                {"op": "clone", "source": str(source), "prefix": str(build), "final_prefix": str(prefix)},
+                {
+                    "op": "clone",
+                    "source": str(source),
+                    "prefix": str(build),
+                    "final_prefix": str(prefix),
+                    "copy_missing": True,
+                },
                 linking.progress,
                 linking.log,
             )
@@ -181,9 +193,12 @@ class RattlerEngine:
             await cancel_and_wait(finding)
         copied = CopyReport()
         if result["copied_from_source"]:
-            log(f"Copied from the source (not fetchable): {', '.join(result['copied_from_source'])}")
+            how = "hard-linked or copied" if link_source else "copied"
+            log(f"Not in the package cache, {how} from the source: {', '.join(result['copied_from_source'])}")
             copied.merge(
-                await run_stoppable(copy_records, source, build, prefix, set(result["copied_from_source"]))
+                await run_stoppable(
+                    copy_records, source, build, prefix, set(result["copied_from_source"]), link=link_source
+                )
             )
         tick_progress = threadsafe(part(report, 0.85, 0.99).progress)
 

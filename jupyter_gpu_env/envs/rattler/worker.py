@@ -198,20 +198,22 @@ async def op_clone(req: dict[str, Any]) -> dict[str, Any]:
             alternative_target_prefix=req.get("final_prefix"),
         )
 
-    copied: list[str] = []
+    copied = [f"{_name(records[i])}-{records[i].version}-{records[i].build}" for i in sorted(missing)]
+    if missing and req.get("copy_missing"):  # the source's own files are at hand: nothing to fetch again
+        await link([r for i, r in enumerate(records) if i not in missing])
+        return {"packages": len(records), "fetched": [], "copied_from_source": copied}
     try:
         await link(records)
+        copied = []
     except Exception as e:
         if not missing or DISK_FULL in str(e):  # a full disk is no failed download: said as it is
             raise
-        # Packages the cache lacks and their channel no longer serves: link the rest, and let the
-        # caller copy those packages' files from the source prefix.
+        # Packages their channel no longer serves: link the rest; the caller copies those from the source.
         emit(log=f"Fetching {len(missing)} packages failed ({e}); they will be copied from the source")
         if not remove_tree(target):
             raise  # what it linked cannot be removed: the failure is said as it was
         os.makedirs(target)
         await link([r for i, r in enumerate(records) if i not in missing])
-        copied = [f"{_name(records[i])}-{records[i].version}-{records[i].build}" for i in sorted(missing)]
     fetched = [] if copied else [_name(records[i]) for i in sorted(missing)]
     return {"packages": len(records), "fetched": fetched, "copied_from_source": copied}
 

@@ -1686,9 +1686,21 @@ export interface components {
             mount_path: string;
             /**
              * Squashfuse
-             * @description Mount the image without root, then use MOUNT/bin/python.
+             * @description Mount the image without root at a folder the user may make (`squashfuse_mount`), then use its bin/python.
              */
             squashfuse: string;
+            /**
+             * Squashfuse Mount
+             * @description Where the squashfuse line mounts it, as the shell expands it.
+             * @default
+             */
+            squashfuse_mount: string;
+            /**
+             * Unmount
+             * @description Unmount what the squashfuse line mounted (fusermount3, fusermount or umount).
+             * @default
+             */
+            unmount: string;
             /**
              * Unsquashfs
              * @description Extract the image where FUSE is not available.

@@ -23,6 +23,11 @@ import { MenuEntry, SEPARATOR, rowMenu } from '../components/menu-button';
 import type { GpuClient } from '../gpu/client';
 import { EnvironmentActions } from './actions';
 import { isEnvironmentFile } from './format';
+import {
+  SHARING_OPTION,
+  chooseEnvironment,
+  explainSharingOff
+} from './dialogs/pick';
 import { notifyError } from './notify';
 import { isFinal } from '../tasks/tracker';
 
@@ -101,10 +106,34 @@ export function registerEnvironmentCommands(options: {
       ? item.path
       : null;
   };
-  /** Run `action` on the listed environment the command was called with. */
+  /** From the palette (no environment given): whether the command asks which. */
+  const palette = (args: ReadonlyPartialJSONObject): boolean =>
+    !!args['isPalette'] && !named(args);
+  /**
+   * Run `action` on the listed environment the command was called with; from
+   * the palette, on the one chosen in a picker (`ask`: its title, and whether
+   * only the user's own environments are offered).
+   */
   const onEnv =
-    (action: (env: IEnvironment) => Promise<void>) =>
+    (
+      action: (env: IEnvironment) => Promise<void>,
+      ask: { title: string; ok: string; own?: boolean } = {
+        title: 'Which environment?',
+        ok: 'Next'
+      }
+    ) =>
     async (args: ReadonlyPartialJSONObject): Promise<void> => {
+      if (palette(args)) {
+        const chosen = await chooseEnvironment(actions, ask.title, {
+          okLabel: ask.ok,
+          own: ask.own
+        });
+        const env = actions.model.environments?.find(e => e.name === chosen);
+        if (env) {
+          await action(env);
+        }
+        return;
+      }
       const env = envOf(args);
       if (env) {
         await action(env);
@@ -142,7 +171,9 @@ export function registerEnvironmentCommands(options: {
     execute: async args => {
       const name =
         named(args) ??
-        (await chooseEnvironment(actions, 'Check whether it sees the GPU'));
+        (await chooseEnvironment(actions, 'Check whether it sees the GPU', {
+          okLabel: 'Check'
+        }));
       if (!name) {
         return;
       }
@@ -158,31 +189,43 @@ export function registerEnvironmentCommands(options: {
     id: string,
     label: string,
     caption: string,
-    action: (env: IEnvironment) => Promise<void>
+    action: (env: IEnvironment) => Promise<void>,
+    inPalette?: { label: string; ok: string }
   ): void => {
     commands.addCommand(id, {
-      label,
+      label: args => (inPalette && palette(args) ? inPalette.label : label),
       caption,
-      isVisible: own,
+      isVisible: args =>
+        (inPalette !== undefined && palette(args)) || own(args),
       isEnabled: args => !changing(args),
-      execute: onEnv(action)
+      execute: onEnv(action, {
+        title: inPalette?.label.replace(/…$/, '') ?? label,
+        ok: inPalette?.ok ?? 'Next',
+        own: true
+      })
     });
   };
   addOwnCommand(
     EnvCommandIDs.editPackages,
     'Add or remove packages…',
     'Add or remove conda and PyPI packages, after seeing the plan',
-    env => actions.editPackages(env)
+    env => actions.editPackages(env),
+    { label: 'Add or remove packages in an environment…', ok: 'Next' }
   );
   addOwnCommand(
     EnvCommandIDs.history,
     'History and undo…',
     'The changes this environment holds; undo the last one',
-    env => actions.history(env)
+    env => actions.history(env),
+    { label: 'Undo a change to an environment (its history)…', ok: 'Next' }
   );
   commands.addCommand(EnvCommandIDs.toggleKernel, {
     label: args =>
-      envOf(args)?.kernel_name ? 'Remove the kernel' : 'Register as a kernel',
+      palette(args)
+        ? 'Register an environment as a kernel (or remove its kernel)…'
+        : envOf(args)?.kernel_name
+          ? 'Remove the kernel'
+          : 'Register as a kernel',
     caption: args =>
       envOf(args)?.kernel_name
         ? `Remove the kernel '${envOf(args)?.kernel_name}'`
@@ -190,15 +233,22 @@ export function registerEnvironmentCommands(options: {
     isEnabled: args => {
       const env = envOf(args);
       return (
-        !!env && !changing(args) && (!!env.kernel_name || env.has_ipykernel)
+        palette(args) ||
+        (!!env && !changing(args) && (!!env.kernel_name || env.has_ipykernel))
       );
     },
-    execute: onEnv(env => actions.toggleKernel(env))
+    execute: onEnv(env => actions.toggleKernel(env), {
+      title: 'Register or remove the kernel of an environment',
+      ok: 'Next'
+    })
   });
   commands.addCommand(EnvCommandIDs.exportEnv, {
-    label: 'Export…',
+    label: args => (palette(args) ? 'Export an environment…' : 'Export…'),
     caption: 'Download an environment.yml or an explicit lock',
-    execute: onEnv(env => actions.exportEnvironment(env))
+    execute: onEnv(env => actions.exportEnvironment(env), {
+      title: 'Export an environment',
+      ok: 'Next'
+    })
   });
   addOwnCommand(
     EnvCommandIDs.remove,
@@ -236,13 +286,20 @@ export function registerEnvironmentCommands(options: {
     }
   });
   commands.addCommand(EnvCommandIDs.publish, {
-    label: 'Share with team…',
-    caption:
-      'Publish a read-only copy in the shared folder, with a description; ' +
-      'teammates clone it to use it',
-    isVisible: args => own(args) && actions.model.sharing,
-    isEnabled: args => !changing(args),
-    execute: onEnv(env => actions.publish(env))
+    label: () =>
+      actions.model.sharing
+        ? 'Share with team…'
+        : 'Share with team: off on this server…',
+    caption: () =>
+      actions.model.sharing
+        ? 'Publish a read-only copy in the shared folder, with a description; ' +
+          'teammates clone it to use it'
+        : `Sharing is off on this server: an administrator turns it on with ${SHARING_OPTION}`,
+    isVisible: args => own(args),
+    isEnabled: args => !actions.model.sharing || !changing(args),
+    execute: onEnv(env =>
+      actions.model.sharing ? actions.publish(env) : explainSharingOff()
+    )
   });
   commands.addCommand(EnvCommandIDs.unpublish, {
     label: 'Unpublish…',
@@ -259,32 +316,19 @@ export function registerEnvironmentCommands(options: {
   ]) {
     options.palette?.addItem({ command, category: options.category });
   }
-}
-
-/** Ask which listed environment; null when there is none or the user cancels. */
-async function chooseEnvironment(
-  actions: EnvironmentActions,
-  title: string
-): Promise<string | null> {
-  await actions.model.load(); // fresh names, even with the panel closed
-  const error = actions.model.environmentsError;
-  if (error) {
-    notifyError('Could not list the environments', error);
-    return null;
+  // Asking which environment in a picker (their rows' menus give it).
+  for (const command of [
+    EnvCommandIDs.editPackages,
+    EnvCommandIDs.history,
+    EnvCommandIDs.exportEnv,
+    EnvCommandIDs.toggleKernel
+  ]) {
+    options.palette?.addItem({
+      command,
+      category: options.category,
+      args: { isPalette: true }
+    });
   }
-  const names = actions.model.names;
-  if (names.length === 0) {
-    Notification.warning('There is no environment yet.');
-    return null;
-  }
-  const result = await InputDialog.getItem({
-    title,
-    label: 'Environment',
-    items: names,
-    current: 0,
-    okLabel: 'Check'
-  });
-  return result.button.accept ? result.value : null;
 }
 
 /** A command's string argument, if given. */

@@ -27,7 +27,12 @@ const USAGES: [keyof IImage['usage'], string, string][] = [
     'Apptainer',
     'Run the environment from inside any container (replace CONTAINER.sif).'
   ],
-  ['squashfuse', 'squashfuse', 'Mount it without root, then use its Python.'],
+  [
+    'squashfuse',
+    'squashfuse',
+    'Mount it as yourself in a folder you may make, then use its Python.'
+  ],
+  ['unmount', 'Unmount', 'Unmount it when done (fusermount3 or fusermount).'],
   ['unsquashfs', 'unsquashfs', 'Extract it where FUSE is not available.']
 ];
 
@@ -76,7 +81,9 @@ export async function showUsage(image: IImage): Promise<void> {
     h(
       'div',
       { class: 'jp-GpuEnv-fieldHint' },
-      `The environment lives at ${image.usage.mount_path} once mounted.`
+      `Packed for ${image.usage.mount_path} (where Apptainer binds it and ` +
+        'unsquashfs extracts it); squashfuse mounts it at ' +
+        `${image.usage.squashfuse_mount}, a folder any user may make.`
     )
   );
   const result = await showDialog({
@@ -89,7 +96,7 @@ export async function showUsage(image: IImage): Promise<void> {
   });
   if (result.button.accept) {
     Clipboard.copyToSystem(USAGES.map(([key]) => image.usage[key]).join('\n'));
-    Notification.info('Copied the three command lines.', { autoClose: 3000 });
+    Notification.info('Copied the command lines.', { autoClose: 3000 });
   }
 }
 

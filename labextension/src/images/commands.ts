@@ -88,7 +88,8 @@ export function registerImageCommands(options: {
   });
   commands.addCommand(ImageCommandIDs.usage, {
     label: 'Show how to use it…',
-    caption: 'The apptainer, squashfuse and unsquashfs command lines, to copy',
+    caption:
+      'The apptainer, squashfuse (with its unmount) and unsquashfs command lines, to copy',
     execute: onImage(image => showUsage(image))
   });
   commands.addCommand(ImageCommandIDs.download, {

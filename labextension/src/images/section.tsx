@@ -25,6 +25,7 @@ import {
 } from '../environments/format';
 import { ImagesModel } from './model';
 import { ImageCommandIDs, imageMenu } from './commands';
+import { ImageUsage } from './usage';
 
 /** Ages ("3 min ago") are redrawn this often, in ms. */
 const AGE_TICK = 30 * 1000;
@@ -84,6 +85,7 @@ function ImageRow(props: {
         </span>
       </div>
       <div className="jp-GpuEnv-note">{details}</div>
+      <ImageUsage image={image} />
     </ListRow>
   );
 }
