@@ -2,6 +2,7 @@
  * A sweep's results as a chart: one recorded value against one parameter,
  * drawn in SVG with round axis ticks.
  */
+import { HTMLSelect } from '@jupyterlab/ui-components';
 import React, { useState } from 'react';
 
 import type { ISweepResults } from '../../api/types';
@@ -37,20 +38,14 @@ function ColumnChoice(props: {
   onChange: (name: string) => void;
 }): JSX.Element {
   return (
-    <label>
+    <label className="jp-GpuEnv-chartChoice">
       {props.label}{' '}
-      <select
-        className="jp-mod-styled"
+      <HTMLSelect
         value={props.value}
         data-testid={props.testId}
         onChange={event => props.onChange(event.target.value)}
-      >
-        {props.choices.map(name => (
-          <option key={name} value={name}>
-            {name}
-          </option>
-        ))}
-      </select>
+        options={props.choices}
+      />
     </label>
   );
 }
