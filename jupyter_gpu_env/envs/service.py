@@ -216,7 +216,12 @@ class EnvironmentService:
                     link_source=src.kind == "managed",
                 )
                 await asyncio.to_thread(
-                    write_origin, build, source=str(src.prefix), source_name=src.name, engine=self.engine.name
+                    write_origin,
+                    build,
+                    source=str(src.prefix),
+                    source_name=src.name,
+                    made_from="clone",
+                    engine=self.engine.name,
                 )
                 return made
 
@@ -336,10 +341,10 @@ class EnvironmentService:
         Forbidden (managed), NotFound, Conflict (busy, nothing to undo)."""
         async with held(env, self.changing) as change:
             try:
-                restored = await undo_last(change.prefix, change_id or secrets.token_hex(8))
+                restored, done = await undo_last(change.prefix, change_id or secrets.token_hex(8))
             finally:
                 self.catalog.refresh(change.prefix)
-        return UndoResult(environment=await self.summary(change.name), restored=restored)
+        return UndoResult(environment=await self.summary(change.name), restored=restored, done=done)
 
     async def delete(self, env: str | Change) -> str | None:
         """Delete the user's environment ``env`` (a name, or a change from :meth:`changing`), its kept

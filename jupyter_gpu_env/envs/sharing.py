@@ -159,6 +159,7 @@ class SharedEnvironments:
                 build,
                 source=str(loc.prefix),
                 source_name=loc.name,
+                made_from="share",
                 engine=self.engine.name,
                 description=description,
             )

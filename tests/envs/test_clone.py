@@ -30,6 +30,7 @@ async def test_clone_relinks_packages_by_hardlink(cloned, demo):
     env = cloned.result.environment
     assert env.name == "mine" and env.kind == "own" and env.prefix == str(cloned.prefix)
     assert env.source == str(demo.env) and env.source_name == "demo" and env.created_at
+    assert env.made_from == "clone"
     assert env.size_state == "measuring"  # the clone answers without walking what it made
     # new disk use of a clone is a small part of its size: the packages are shared with the cache
     detail = await cloned.service.get("mine")

@@ -60,6 +60,7 @@ async def test_publish_list_clone_unpublish(demo, tmp_path, make_service, shared
     mate = make_service(demo, tmp_path / "mate", shared=[shared_dir])
     listed = {e.name: e for e in await mate.list()}
     assert listed["mine"].kind == "shared" and listed["mine"].description == "CPU demo + six"
+    assert listed["mine"].made_from == "share"
     res = await mate.clone("mine", "from-team")
     assert res.environment.source_name == "mine"
     clone = mate.user_env_dir / "from-team"

@@ -180,14 +180,15 @@ test.describe('Environments from files', () => {
     await menu.locator(`[data-command="${COMMAND}"]`).click();
     await dialog(page).getByTestId('gpu-env-create-name').fill(CREATED);
     await dialogButton(page, 'Review…').click();
-    // The line and what is wrong with it, in full, as the server says; no plan.
-    await expect(dialog(page).locator('.jp-Dialog-header')).toHaveText(
-      `Cannot create '${CREATED}' from ${file}`
+    // The line and what is wrong with it, in full, as the server says, in
+    // the dialog that stays open with the name typed; no plan.
+    const status = dialog(page).getByTestId('gpu-env-plan-status');
+    await expect(status).toHaveAttribute('data-state', 'failed');
+    await expect(status).toContainText(`${file}, line 1: '-e' is a pip option`);
+    await expect(dialog(page).getByTestId('gpu-env-create-name')).toHaveValue(
+      CREATED
     );
-    await expect(dialog(page).locator('.jp-Dialog-body')).toContainText(
-      `${file}, line 1: '-e' is a pip option`
-    );
-    await dialogButton(page, 'Close').click();
+    await dialogButton(page, 'Cancel').click();
     await expect(dialog(page)).toHaveCount(0);
     expect(
       (await listEnvironments(page.request)).map(e => e.name)

@@ -376,7 +376,9 @@ test.describe('Environments and images', () => {
     ).toContainText('Undo the last change (−asttokens)');
     await dialogButton(page, 'Undo last change', true).click();
     await expect(
-      page.locator('.jp-toast-message', { hasText: `'${name}': Undo` })
+      page.locator('.jp-toast-message', {
+        hasText: `Undid −asttokens in '${name}'.`
+      })
     ).toBeVisible();
     await expect(row).toContainText('31 packages');
     await expect(row.getByTestId('gpu-env-badge-no-ipykernel')).toHaveCount(0);

@@ -206,7 +206,7 @@ test.describe('Send to batch', () => {
     const params = dialog(page).getByTestId('gpu-env-submit-params');
     const field = (param: string) => params.locator(`[data-param="${param}"]`);
     await expect(field('alpha')).toHaveValue('1');
-    await expect(field('alpha')).toHaveAttribute('type', 'number');
+    await expect(field('alpha')).toHaveAttribute('inputmode', 'numeric');
     // The comment beside the assignment is the field's hint.
     await expect(params).toContainText('how many rounds');
     await expect(field('rate')).toHaveValue('0.5');

@@ -112,8 +112,8 @@ test.describe('Sweeps', () => {
     await form.getByTestId('gpu-env-submit-sweep').uncheck();
     await expect(runs).toBeHidden();
     await expect(form.locator('[data-param="alpha"]')).toHaveAttribute(
-      'type',
-      'number'
+      'inputmode',
+      'numeric'
     );
     await dialogButton(page, 'Cancel').click();
   });

@@ -37,10 +37,11 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ... import kernelspecs
 from ...errors import NotFound
-from ...models.envs import Environment, EnvironmentDetail, EnvKind
+from ...models.envs import Environment, EnvironmentDetail, EnvKind, MadeFrom
 from ...system.offloop import python_work
 from .. import conda_list
 from . import saved
@@ -100,6 +101,17 @@ def _under(path: Path, root: Path) -> bool:
 
 def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
+
+
+_MADE_FROM: dict[str, MadeFrom] = {"clone": "clone", "file": "file", "share": "share"}
+
+
+def _made_from(origin: dict[str, Any]) -> MadeFrom | None:
+    """How the origin record says the environment was made; records older than the field were clones."""
+    made = origin.get("made_from")
+    if isinstance(made, str) and made in _MADE_FROM:
+        return _MADE_FROM[made]
+    return "clone" if origin.get("source_name") else None
 
 
 @dataclass
@@ -222,6 +234,7 @@ class EnvironmentCatalog:
             kernel_name=kernel_names.get(os.path.normpath(loc.prefix)),
             source=origin.get("source"),
             source_name=origin.get("source_name"),
+            made_from=_made_from(origin),
             created_at=origin.get("created_at"),
             owner=None if owner is None else user_name(owner),
             description=_text(origin.get("description")) if shared else None,

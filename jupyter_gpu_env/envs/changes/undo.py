@@ -58,6 +58,20 @@ def _undo_sentence(live: list[dict[str, Any]], kept: list[dict[str, Any]]) -> st
     return "Go back to the state kept before the last change."
 
 
+def _done_sentence(live: list[dict[str, Any]], kept: list[dict[str, Any]]) -> str:
+    """What swapping the kept state in did, in the past tense: `Undid +pip:tabulate`."""
+    held = {e.get("id") for e in kept}
+    newer = [e for e in live if e.get("id") not in held]
+    if newer and newer[-1].get("kind") == "undo" and not newer[-1].get("redo"):
+        return f"Redid {newer[-1].get('undid_summary') or 'the change undone'}"
+    if newer:
+        return f"Undid {summary(newer[-1])}"
+    older = [e for e in kept if e.get("id") not in {x.get("id") for x in live}]
+    if older:
+        return f"Redid {summary(older[-1])}"
+    return "Went back to the state kept before the last change"
+
+
 def kept_state(live: Path) -> Path | None:
     """The state undo would swap in (blocking): the newest kept one, if it is a state of this very
     environment (the same identity, see :func:`.history.identity`)."""
@@ -99,13 +113,15 @@ def nothing_to_undo(name: str) -> Conflict:
     )
 
 
-async def undo(live: Path, change_id: str) -> str:
-    """Swap the kept previous state in; returns the sentence that described it. Conflict when none of
-    this environment is kept. The caller holds the environment's claim."""
+async def undo(live: Path, change_id: str) -> tuple[str, str]:
+    """Swap the kept previous state in; returns the sentence that described it and what it did (`Undid
+    +tabulate`). Conflict when none of this environment is kept. The caller holds the environment's
+    claim."""
     kept = await asyncio.to_thread(check_undoable, live)
     live_entries = await asyncio.to_thread(history.read, live)
     kept_entries = await asyncio.to_thread(history.read, kept)
     sentence = _undo_sentence(live_entries, kept_entries)
+    done = _done_sentence(live_entries, kept_entries)
     held = {k.get("id") for k in kept_entries}
     undone = [e for e in live_entries if e.get("id") not in held]
     last = undone[-1] if undone else {}
@@ -122,4 +138,4 @@ async def undo(live: Path, change_id: str) -> str:
         if not await asyncio.to_thread(history.holds, live, change_id):  # not swapped in: as it was
             await asyncio.shield(asyncio.to_thread(history.restore, kept, before))
         raise
-    return sentence
+    return sentence, done

@@ -76,7 +76,12 @@ class FileEnvironments:
                 from_file=from_file, change_id=change_id, report=report,
             )  # fmt: skip
             await asyncio.to_thread(
-                write_origin, build, source=str(path), source_name=path.name, engine=self.engine.name
+                write_origin,
+                build,
+                source=str(path),
+                source_name=path.name,
+                made_from="file",
+                engine=self.engine.name,
             )
             return built
 

@@ -17,6 +17,7 @@ from .syntax import (
 )
 
 EnvKind = Literal["managed", "own", "shared"]
+MadeFrom = Literal["clone", "file", "share"]
 EnvName = Annotated[
     str,
     AfterValidator(check_env_name),
@@ -78,6 +79,13 @@ class Environment(ApiModel):
     )
     source: str | None = Field(default=None, description="For a clone: the prefix it was cloned from.")
     source_name: str | None = Field(default=None, description="For a clone: the source's name at the time.")
+    made_from: MadeFrom | None = Field(
+        default=None,
+        description=(
+            "How this extension made it: cloned from `source`, created from the file `source`, or shared "
+            "from the user's environment `source`; null if made elsewhere."
+        ),
+    )
     created_at: float | None = Field(
         default=None, description="When this extension created it (Unix time); null if made elsewhere."
     )
@@ -281,3 +289,4 @@ class UndoResult(ApiModel):
 
     environment: Environment
     restored: str = Field(description="What was restored, in one sentence.")
+    done: str = Field(description="What the undo did, in the past tense: `Undid +pip:tabulate`.")

@@ -1119,6 +1119,12 @@ export interface components {
              */
             kind: "managed" | "own" | "shared";
             /**
+             * Made From
+             * @description How this extension made it: cloned from `source`, created from the file `source`, or shared from the user's environment `source`; null if made elsewhere.
+             * @default null
+             */
+            made_from: ("clone" | "file" | "share") | null;
+            /**
              * Name
              * @description Unique name in this API: the folder name. A managed environment whose folder name is already taken (by one of the user's own, or an earlier managed one) is listed as `<name>@<parent folder>`.
              */
@@ -1217,6 +1223,12 @@ export interface components {
              * @enum {string}
              */
             kind: "managed" | "own" | "shared";
+            /**
+             * Made From
+             * @description How this extension made it: cloned from `source`, created from the file `source`, or shared from the user's environment `source`; null if made elsewhere.
+             * @default null
+             */
+            made_from: ("clone" | "file" | "share") | null;
             /**
              * Name
              * @description Unique name in this API: the folder name. A managed environment whose folder name is already taken (by one of the user's own, or an earlier managed one) is listed as `<name>@<parent folder>`.
@@ -2997,6 +3009,11 @@ export interface components {
          * @description The result of an undo task.
          */
         UndoResult: {
+            /**
+             * Done
+             * @description What the undo did, in the past tense: `Undid +pip:tabulate`.
+             */
+            done: string;
             environment: components["schemas"]["Environment"];
             /**
              * Restored

@@ -63,3 +63,20 @@ export const idleWarningIcon = new LabIcon({
     '<path class="jp-icon-warn0" fill="#f57c00" d="M1 21h22L12 2zm12-3h-2v-2h2zm0-4h-2v-4h2z"/>' +
     '</svg>'
 });
+
+/** A kernel's box, the mark of its toggle drawn beside it. */
+const KERNEL_BOX =
+  '<path d="M1 3h16v12H1zm2 2v8h12V5z"/>' +
+  '<path d="m5 6.5 3 2.5-3 2.5-1-1.2L5.8 9 4 7.7zM9 11h4v1.5H9z"/>';
+
+/** Register a Jupyter kernel for an environment: a kernel with a plus. */
+export const kernelRegisterIcon = icon(
+  'kernel-register',
+  KERNEL_BOX + '<path d="M18 14h2.5v3.5H24V20h-3.5v3.5H18V20h-3.5v-2.5H18z"/>'
+);
+
+/** Remove an environment's Jupyter kernel: a kernel with a minus. */
+export const kernelUnregisterIcon = icon(
+  'kernel-unregister',
+  KERNEL_BOX + '<path d="M14.5 17.5H24V20h-9.5z"/>'
+);

@@ -29,7 +29,8 @@ import { EnvironmentsModel } from './model';
 import { notifyError, notifyTaskEnd } from './notify';
 import { IAskUntilStarted, askUntilStarted } from './start-task';
 import { PackageActions } from './packages/actions';
-import { reviewCreatePlan } from './packages/plan';
+import { confirmPlan } from './packages/plan';
+import { PlanningDialog } from './packages/planning';
 
 export class EnvironmentActions {
   constructor(options: EnvironmentActions.IOptions) {
@@ -97,28 +98,45 @@ export class EnvironmentActions {
     let name = suggestFileEnvName(file, this.model.names);
     return this._askUntilStarted({
       ask: async error => {
-        const result = await showDialog({
-          title: 'Create an environment from a file',
-          body: new CreateFromFileForm({
-            file,
-            name,
-            taken: this.model.names,
-            error
-          }),
-          buttons: [
-            Dialog.cancelButton(),
-            Dialog.okButton({ label: 'Review…' })
-          ],
-          focusNodeSelector: 'input[type="text"]'
-        });
-        if (!result.button.accept || !result.value) {
-          return null;
+        for (;;) {
+          // The dialog plans what the file would install, and stays open
+          // with the server's words when the file or its plan fails.
+          const dialog = new PlanningDialog<string>({
+            title: 'Create an environment from a file',
+            body: new CreateFromFileForm({
+              file,
+              name,
+              taken: this.model.names,
+              error
+            }),
+            accept: 'Review…',
+            serverSettings: this._client.serverSettings,
+            plan: chosen =>
+              this._client.create({
+                name: chosen,
+                from_file: file,
+                dry_run: true
+              }),
+            nothing: `${file} names no package to install.`,
+            focusNodeSelector: 'input[type="text"]'
+          });
+          const result = await dialog.launch();
+          if (!result.button.accept || !dialog.plan || !dialog.value) {
+            return null;
+          }
+          name = dialog.value;
+          // The plan first, always: nothing is made until the user has seen it.
+          if (
+            await confirmPlan(
+              dialog.plan,
+              `Create '${name}' from ${file}`,
+              'Create'
+            )
+          ) {
+            return { name, from_file: file } as ICreateRequest;
+          }
+          error = undefined;
         }
-        name = result.value;
-        const request: ICreateRequest = { name, from_file: file };
-        // The plan first, always: nothing is made until the user has seen it.
-        const accepted = await reviewCreatePlan(this._client, request);
-        return accepted === true ? request : null;
       },
       start: request => this._client.create(request),
       failure: request => `Could not create '${request.name}' from ${file}`,

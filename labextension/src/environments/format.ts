@@ -281,6 +281,24 @@ export function formatDuration(seconds: number): string {
   return s > 0 ? `${m} min ${s} s` : `${m} min`;
 }
 
+/**
+ * Where an environment came from, for its row: `cloned from base`,
+ * `created from environment.yml`, `shared from mine`.
+ */
+export function describeOrigin(
+  env: Pick<IEnvironment, 'made_from' | 'source_name'>
+): string {
+  const source = env.source_name ?? '';
+  switch (env.made_from) {
+    case 'file':
+      return `created from ${source}`;
+    case 'share':
+      return `shared from ${source}`;
+    default:
+      return `cloned from ${source}`;
+  }
+}
+
 /** The text of an API error without pydantic's "Value error, " noise. */
 export function cleanMessage(message: string): string {
   return message.replace(/Value error, /g, '');

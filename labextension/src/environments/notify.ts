@@ -20,6 +20,7 @@ import {
   plural
 } from './format';
 import { asApiError } from '../api/request';
+import { describeFailure } from './packages/plan-lines';
 import {
   GPU_CHECK_KIND,
   checkedEnvironment,
@@ -40,8 +41,24 @@ export function notifyError(title: string, reason: unknown): void {
 /** Tell the user how `task` ended. */
 export function notifyTaskEnd(task: ITask): void {
   if (task.state === 'failed') {
-    Notification.error(`${task.title} failed: ${cleanMessage(task.message)}`, {
-      autoClose: false
+    // The first line in the toast; the whole message and the log one click
+    // away, never cut off mid-message.
+    const words = describeFailure(
+      cleanMessage(task.message),
+      task.reason ?? null,
+      task.log_tail
+    );
+    Notification.error(`${task.title} failed: ${words.summary}`, {
+      autoClose: false,
+      actions: words.more
+        ? [
+            {
+              label: 'Details',
+              callback: () => void showFailure(task, words.detail),
+              displayType: 'link'
+            }
+          ]
+        : undefined
     });
   } else if (task.state === 'cancelled') {
     Notification.info(`${task.title}: ${task.message}`, { autoClose: 5000 });
@@ -142,15 +159,14 @@ function successOf(task: ITask): {
     };
   }
   if (task.kind === 'undo' && isUndoResult(task.result)) {
-    return {
-      message: `'${task.result.environment.name}': ${task.result.restored}`
-    };
+    const { done, environment } = task.result;
+    return { message: `${done} in '${environment.name}'.` };
   }
   return { message: task.message || `${task.title}: done.` };
 }
 
 function isUndoResult(value: unknown): value is IUndoResult {
-  return typeof value === 'object' && value !== null && 'restored' in value;
+  return hasKeys(value, 'done', 'environment');
 }
 
 function listed(specs: string[]): string {
@@ -166,7 +182,6 @@ function nameOf(spec: string): string {
   return parts.length >= 3 ? parts.slice(0, -2).join('-') : spec;
 }
 
-/** A dialog with every package a change installed and removed. */
 /** A report's list: its title and count, the items, or "none". */
 function reportList(
   title: string,
@@ -187,6 +202,7 @@ function reportList(
   );
 }
 
+/** A dialog with every package a change installed and removed. */
 async function showReport(result: IPackagesResult): Promise<void> {
   const { installed, removed, seconds } = result.report;
   const body = h(
@@ -203,6 +219,21 @@ async function showReport(result: IPackagesResult): Promise<void> {
   await showDialog({
     title: `Package changes in '${result.environment.name}'`,
     body: new Widget({ node: body }),
+    buttons: [Dialog.okButton({ label: 'Close' })]
+  });
+}
+
+/** A failed task's whole message and the last lines of its log. */
+async function showFailure(task: ITask, detail: string): Promise<void> {
+  await showDialog({
+    title: `${task.title} failed`,
+    body: new Widget({
+      node: h(
+        'pre',
+        { class: 'jp-GpuEnv-taskOutput', 'data-testid': 'gpu-env-task-output' },
+        detail
+      )
+    }),
     buttons: [Dialog.okButton({ label: 'Close' })]
   });
 }

@@ -9,12 +9,12 @@
  */
 import {
   ToolbarButtonComponent,
-  caretDownIcon,
-  kernelIcon
+  caretDownIcon
 } from '@jupyterlab/ui-components';
 import { CommandRegistry } from '@lumino/commands';
 import React, { useState } from 'react';
 
+import { kernelRegisterIcon, kernelUnregisterIcon } from '../components/icons';
 import { MenuButton } from '../components/menu-button';
 import { ListRow } from '../components/row';
 import { TaskList } from '../tasks/task-list';
@@ -22,7 +22,7 @@ import { isFinal } from '../tasks/tracker';
 import { IEnvironment, ITask } from '../api/types';
 import { EnvironmentActions } from './actions';
 import { environmentMenu, sharedEnvironmentMenu } from './commands';
-import { describeEnvironment } from './format';
+import { describeEnvironment, describeOrigin } from './format';
 import { taskSummary } from './notify';
 import { PackageList } from './packages/list';
 
@@ -62,8 +62,12 @@ function Badges(props: { env: IEnvironment }): JSX.Element {
         </span>
       )}
       {env.source_name && (
-        <span className="jp-GpuEnv-note" title={env.source ?? undefined}>
-          cloned from {env.source_name}
+        <span
+          className="jp-GpuEnv-note"
+          title={env.source ?? undefined}
+          data-testid="gpu-env-env-origin"
+        >
+          {describeOrigin(env)}
         </span>
       )}
     </div>
@@ -108,7 +112,7 @@ function Actions(props: {
   return (
     <div className="jp-GpuEnv-rowActions" role="toolbar">
       <ToolbarButtonComponent
-        icon={kernelIcon}
+        icon={registered ? kernelUnregisterIcon : kernelRegisterIcon}
         className={
           !registered && !env.has_ipykernel
             ? 'jp-GpuEnv-unavailable'

@@ -80,6 +80,18 @@ export function jobCount(usage: IBackendUsage): number {
   return Object.values(usage.jobs).reduce((a, b) => a + (b ?? 0), 0);
 }
 
+/**
+ * Why the weeks' GPU-hours chart has no bar: no job of the last `weeks`
+ * weeks asked for a GPU.
+ */
+export function describeNoGpuHours(weeks: number): string {
+  return (
+    `No GPU-hours in the last ${weeks} weeks: no job that ended in them ` +
+    'asked for a GPU. Jobs sent with one or more GPUs fill this chart as ' +
+    'they finish.'
+  );
+}
+
 /** `"This week: 3.2 GPU-hours, 0.5 CPU-hours, 4 jobs"`. */
 export function describeUsage(report: IUsageReport): string {
   const { total } = report;

@@ -4,6 +4,7 @@
 import {
   cleanMessage,
   describeEnvironment,
+  describeOrigin,
   descriptionProblem,
   describeImageFormat,
   describeImageSize,
@@ -35,6 +36,7 @@ const CLONE: IEnvironment = {
   kernel_name: null,
   source: '/envs/demo-python',
   source_name: 'demo-python',
+  made_from: 'clone',
   created_at: 1795336284,
   owner: null,
   description: null,
@@ -194,5 +196,19 @@ describe('environments format', () => {
         "Invalid request: name: Value error, The name must not start with '.' or '-'."
       )
     ).toBe("Invalid request: name: The name must not start with '.' or '-'.");
+  });
+});
+
+describe('where an environment came from', () => {
+  it('tells a creation from a file apart from a clone', () => {
+    expect(describeOrigin({ made_from: 'file', source_name: 'env.yml' })).toBe(
+      'created from env.yml'
+    );
+    expect(describeOrigin({ made_from: 'clone', source_name: 'base' })).toBe(
+      'cloned from base'
+    );
+    expect(describeOrigin({ made_from: 'share', source_name: 'mine' })).toBe(
+      'shared from mine'
+    );
   });
 });

@@ -9,6 +9,7 @@ import type {
 } from '../../src/api/types';
 import {
   describeEfficiency,
+  describeNoGpuHours,
   describeGpuUse,
   describeProgress,
   describeQueue,
@@ -248,5 +249,15 @@ describe('GPU use', () => {
         600
       )
     ).toBe(false);
+  });
+});
+
+describe('an empty GPU-hours chart', () => {
+  it('says why it has no bar, in a sentence', () => {
+    expect(describeNoGpuHours(8)).toBe(
+      'No GPU-hours in the last 8 weeks: no job that ended in them asked ' +
+        'for a GPU. Jobs sent with one or more GPUs fill this chart as they ' +
+        'finish.'
+    );
   });
 });

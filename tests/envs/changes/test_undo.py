@@ -36,13 +36,15 @@ async def test_undo_restores_the_state_before_the_last_change_and_again_redoes_i
 
     result = await service.undo("undoable", change_id="undo-1")
     assert result.restored == held.undo
+    assert result.done == "Undid +tabulate"
     assert not _imports(prefix, "tabulate") and _imports(prefix, "ipykernel")
     after = await service.history("undoable")
     assert [(c.id, c.kind, c.summary) for c in after.changes] == [("undo-1", "undo", "undo of +tabulate")]
     assert after.undo == "Redo +tabulate."
     assert len(previous_states(prefix)) == 1  # the state undone is the one kept
 
-    await service.undo("undoable", change_id="redo-1")
+    redo = await service.undo("undoable", change_id="redo-1")
+    assert redo.done == "Redid +tabulate"
     assert _imports(prefix, "tabulate")
     redone = await service.history("undoable")
     assert [c.summary for c in redone.changes] == ["redo of +tabulate", "+tabulate"]

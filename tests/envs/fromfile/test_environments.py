@@ -61,6 +61,7 @@ async def test_environment_yml_is_planned_then_made(svc, env_dir_entries):
     # Its scripts name its own path, not the folder it was built in.
     assert (prefix / "bin" / "gpuenvmini-hello").read_text().splitlines()[0] == f"#!{prefix}/bin/python"
     assert read_origin(prefix)["source"] == str(svc.files.root_dir / rel)
+    assert res.environment.made_from == "file" and res.environment.source_name == "environment.yml"
     history = read_history("analysis", prefix)
     assert [(c.kind, c.summary) for c in history.changes] == [("create", f"created from {rel}")]
     assert history.undo is None

@@ -3,15 +3,14 @@
  * the plan reviewed before anything changes, undo from the history; each
  * change handed to the task tracker.
  */
-import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
-
-import type { IEnvironment } from '../../api/types';
+import type { IEnvironment, IPackage } from '../../api/types';
 import { TaskTracker } from '../../tasks/tracker';
 import { EnvironmentsClient } from '../client';
 import { notifyError } from '../notify';
-import { PackagesForm } from './form';
+import { IPackagesValue, PackagesForm } from './form';
 import { reviewHistory } from './history';
-import { reviewPlan } from './plan';
+import { confirmPlan } from './plan';
+import { PlanningDialog } from './planning';
 
 export class PackageActions {
   constructor(
@@ -19,40 +18,57 @@ export class PackageActions {
     private readonly _tracker: TaskTracker
   ) {}
 
-  /** Add or remove packages of one of the user's environments. */
+  /**
+   * Add or remove packages of one of the user's environments: the dialog
+   * plans what was asked and stays open when that fails; the plan is shown
+   * before anything changes, and backing out of it returns to the dialog
+   * with what was typed.
+   */
   async edit(env: IEnvironment): Promise<void> {
-    let body: PackagesForm;
+    let packages: IPackage[];
     try {
-      body = new PackagesForm(
-        (await this._client.get(env.name)).packages,
-        (query, kind) => this._client.search(query, kind)
-      );
+      packages = (await this._client.get(env.name)).packages;
     } catch (reason) {
       notifyError(`Could not read the packages of '${env.name}'`, reason);
       return;
     }
-    const result = await showDialog({
-      title: `Packages of '${env.name}'`,
-      body,
-      buttons: [Dialog.cancelButton(), Dialog.okButton({ label: 'Review…' })],
-      focusNodeSelector: 'input[type="text"]'
-    });
-    if (!result.button.accept || !result.value) {
-      return;
-    }
-    const request = result.value;
-    if (Object.values(request).every(list => list.length === 0)) {
-      Notification.info('Nothing to change.', { autoClose: 3000 });
-      return;
-    }
-    // The plan first, always: nothing changes until the user has seen it.
-    if ((await reviewPlan(this._client, env.name, request)) !== true) {
-      return;
-    }
-    try {
-      this._tracker.track(await this._client.changePackages(env.name, request));
-    } catch (reason) {
-      notifyError(`Could not change '${env.name}'`, reason);
+    let typed: IPackagesValue | undefined;
+    for (;;) {
+      const dialog = new PlanningDialog<IPackagesValue>({
+        title: `Packages of '${env.name}'`,
+        body: new PackagesForm(
+          packages,
+          (query, kind) => this._client.search(query, kind),
+          typed
+        ),
+        accept: 'Review…',
+        serverSettings: this._client.serverSettings,
+        plan: request =>
+          this._client.changePackages(env.name, { ...request, dry_run: true }),
+        check: request =>
+          Object.values(request).every(list => list.length === 0)
+            ? 'Nothing to change yet: type a package to add, or tick one to remove.'
+            : null,
+        nothing: `Nothing would change in '${env.name}': what you asked is already so.`,
+        focusNodeSelector: 'input[type="text"]'
+      });
+      const result = await dialog.launch();
+      const { plan, value: request } = dialog;
+      if (!result.button.accept || !plan || !request) {
+        return;
+      }
+      // The plan first, always: nothing changes until the user has seen it.
+      if (await confirmPlan(plan, `Plan for '${env.name}'`, 'Apply')) {
+        try {
+          this._tracker.track(
+            await this._client.changePackages(env.name, request)
+          );
+        } catch (reason) {
+          notifyError(`Could not change '${env.name}'`, reason);
+        }
+        return;
+      }
+      typed = request;
     }
   }
 

@@ -20,7 +20,8 @@ export interface IPackagesValue {
  * packages to remove (conda ones and those installed with pip, apart).
  */
 export class PackagesForm extends FormBody<IPackagesValue> {
-  constructor(packages: IPackage[], search?: SearchFn) {
+  /** `typed`: what the dialog held before (back from the plan). */
+  constructor(packages: IPackage[], search?: SearchFn, typed?: IPackagesValue) {
     super();
     this._add = textInput({
       placeholder: 'tensorboard, numpy >=1.26',
@@ -53,6 +54,14 @@ export class PackagesForm extends FormBody<IPackagesValue> {
       'pypi',
       'gpu-env-packages-pip-remove'
     );
+    if (typed) {
+      this._add.value = typed.add.join(', ');
+      this._pipAdd.value = typed.pip_add.join(', ');
+      const tick = (boxes: HTMLInputElement[], names: string[]) =>
+        boxes.forEach(box => (box.checked = names.includes(box.value)));
+      tick(this._conda, typed.remove);
+      tick(this._pypi, typed.pip_remove);
+    }
     this.node.append(
       h(
         'div',

@@ -11,6 +11,7 @@ import { SEVERAL_HINT, readSeveral } from '../sweeps/values';
 import {
   hasLiteralDefault,
   jsonProblem,
+  numberProblem,
   numberText,
   quoteForSweep
 } from './param-values';
@@ -42,18 +43,28 @@ export function singleControl(
     };
   }
   if (kind === 'int' || kind === 'float') {
-    const input = h('input', {
-      type: 'number',
-      class: 'jp-mod-styled',
-      step: kind === 'int' ? '1' : 'any',
-      required: true,
-      ...data
+    // A text field checked as typed, so that a wrong value says why (a
+    // number input only empties itself, and Submit goes grey unexplained).
+    const input = textInput({
+      ...data,
+      inputmode: kind === 'int' ? 'numeric' : 'decimal',
+      'data-kind': kind,
+      required: true
     });
     input.value = numberText(written, value);
+    const example = input.value || (kind === 'int' ? '10' : '0.5');
+    const problem = h('div', {
+      class: 'jp-GpuEnv-fieldProblem',
+      role: 'alert',
+      hidden: true
+    });
+    liveValidate(input, problem, text =>
+      numberProblem(kind, text, parameter.name, example)
+    );
     return {
-      control: input,
-      read: () => Number(input.value),
-      written: () => input.value
+      control: h('div', { class: 'jp-GpuEnv-paramLiteralBox' }, input, problem),
+      read: () => Number(input.value.trim()),
+      written: () => input.value.trim()
     };
   }
   if (kind === 'str') {

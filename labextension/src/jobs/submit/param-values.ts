@@ -55,3 +55,31 @@ export function jsonProblem(text: string, optional: boolean): string | null {
     return `Not JSON: ${error instanceof Error ? error.message : error}`;
   }
 }
+
+/** A number as Python and JSON both read it: `3`, `-0.5`, `1e-3`, `.5`. */
+const NUMBER = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
+
+/**
+ * What is wrong with `text` as the value of the number parameter `name`
+ * (`int` or `float`), in words, or null: why, and an example of a value it
+ * takes, as sweep mode says it.
+ */
+export function numberProblem(
+  kind: 'int' | 'float',
+  text: string,
+  name: string,
+  example: string
+): string | null {
+  const value = text.trim();
+  const like = kind === 'int' ? 'a whole number' : 'a number';
+  if (!value) {
+    return `Type ${like} for ${name}, like ${example}.`;
+  }
+  if (!NUMBER.test(value) || !Number.isFinite(Number(value))) {
+    return `“${value}” is not a number: ${name} takes ${like}, like ${example}.`;
+  }
+  if (kind === 'int' && !Number.isInteger(Number(value))) {
+    return `${value} is not a whole number: ${name} takes an int, like ${example}.`;
+  }
+  return null;
+}

@@ -2,6 +2,7 @@
  * A sweep's results as a chart: one recorded value against one parameter,
  * drawn in SVG with round axis ticks.
  */
+import { HTMLSelect } from '@jupyterlab/ui-components';
 import React, { useState } from 'react';
 
 import type { ISweepResults } from '../../api/types';
@@ -39,20 +40,17 @@ function ColumnChoice(props: {
   labelOf?: (name: string) => string;
 }): JSX.Element {
   return (
-    <label>
+    <label className="jp-GpuEnv-chartChoice">
       {props.label}{' '}
-      <select
-        className="jp-mod-styled"
+      <HTMLSelect
         value={props.value}
         data-testid={props.testId}
         onChange={event => props.onChange(event.target.value)}
-      >
-        {props.choices.map(name => (
-          <option key={name} value={name}>
-            {props.labelOf ? props.labelOf(name) : name}
-          </option>
-        ))}
-      </select>
+        options={props.choices.map(name => ({
+          value: name,
+          label: props.labelOf ? props.labelOf(name) : name
+        }))}
+      />
     </label>
   );
 }

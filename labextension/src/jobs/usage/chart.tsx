@@ -14,6 +14,7 @@ import {
   describeBackendGpuHours,
   describeEfficiency,
   describeUsage,
+  describeNoGpuHours,
   describeUsageDetail,
   formatHours,
   jobCount
@@ -43,6 +44,13 @@ export function WeeksChart(props: { weeks: IUsageWeeks }): JSX.Element {
   const bar = Math.max(2, slot / 2 - 2);
   const height = (hours: number) =>
     top > 0 ? Math.max(0, (hours / top) * HEIGHT) : 0;
+  if (top === 0) {
+    return (
+      <p className="jp-GpuEnv-note" data-testid="gpu-env-usage-weeks-empty">
+        {describeNoGpuHours(weeks.length)}
+      </p>
+    );
+  }
   return (
     <figure className="jp-GpuEnv-weeksChart" data-testid="gpu-env-usage-weeks">
       <svg

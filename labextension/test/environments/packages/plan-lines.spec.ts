@@ -3,6 +3,8 @@
  */
 import type { IPackagesPlan, IPlannedChange } from '../../../src/api/types';
 import {
+  describeFailure,
+  describePlanning,
   isUnrequestedRemoval,
   planCells,
   planDownload,
@@ -104,5 +106,80 @@ describe('plan lines', () => {
     expect(planSummary({ ...plan, changes: [change({})] })).toBe(
       '1 package; 3.0 MiB to download.'
     );
+  });
+
+  it('never sums to 0 B what the channels did not size', () => {
+    const plan = {
+      environment: 'mine',
+      changes: [
+        change({ kind: 'pypi', download_bytes: null }),
+        change({ name: 'six', kind: 'pypi', download_bytes: null })
+      ],
+      download_bytes: 0,
+      unrequested_removals: [],
+      runs_notebooks: false,
+      warnings: []
+    } as IPackagesPlan;
+    expect(planSummary(plan)).toBe('2 packages; download size unknown.');
+    const some = {
+      ...plan,
+      changes: [change({}), change({ name: 'six', download_bytes: null })],
+      download_bytes: 1024 ** 2
+    };
+    expect(planSummary(some)).toBe(
+      '2 packages; at least 1.0 MiB to download (1 of unknown size).'
+    );
+    const cached = {
+      ...plan,
+      changes: [
+        change({ download_bytes: 0 }),
+        change({ name: 'x', action: 'remove', download_bytes: null })
+      ]
+    };
+    expect(planSummary(cached)).toBe('2 packages; nothing to download.');
+  });
+});
+
+describe('planning and its failures, in words', () => {
+  it('says it plans, with the progress the task reports', () => {
+    expect(describePlanning(0, 'Starting')).toBe('Planning…');
+    expect(describePlanning(0.4, 'Solving the request')).toBe(
+      'Planning… 40% (solving the request)'
+    );
+  });
+
+  it('names the failure, shows the first line, keeps the rest a click away', () => {
+    const solver =
+      'The request cannot be satisfied: cannot solve the request because of:\n' +
+      '└─ python 3.9.* cannot be installed because there are no viable options';
+    const failed = describeFailure(solver, 'unsolvable', ['solving…']);
+    expect(failed.headline).toBe(
+      'These packages cannot be installed together.'
+    );
+    expect(failed.summary).toBe(
+      'The request cannot be satisfied: cannot solve the request because of:'
+    );
+    expect(failed.detail).toBe(`${solver}\n\nsolving…\n\n(unsolvable)`);
+    expect(failed.more).toBe(true);
+
+    const missing = describeFailure(
+      "'no-such-pkg' not found in channels file:///c",
+      'package_not_found'
+    );
+    expect(missing.headline).toMatch(/^A package is not in the channels/);
+    expect(missing.summary).toBe(
+      "'no-such-pkg' not found in channels file:///c"
+    );
+    expect(missing.more).toBe(false);
+    expect(missing.detail).toBe(
+      "'no-such-pkg' not found in channels file:///c\n\n(package_not_found)"
+    );
+
+    const long = describeFailure('x'.repeat(300), null);
+    expect(long.headline).toBe('The plan could not be made.');
+    expect(long.summary).toHaveLength(241);
+    expect(long.summary.endsWith('…')).toBe(true);
+    expect(long.detail).toBe('x'.repeat(300));
+    expect(long.more).toBe(true);
   });
 });

@@ -7,6 +7,7 @@ import {
   hasLiteralDefault,
   isDefault,
   jsonProblem,
+  numberProblem,
   numberText,
   quoteForSweep
 } from '../../../src/jobs/submit/param-values';
@@ -74,5 +75,25 @@ describe('jsonProblem', () => {
   it('lets an optional field stay empty, not a required one', () => {
     expect(jsonProblem('  ', true)).toBeNull();
     expect(jsonProblem('', false)).toMatch(/^Not JSON: /);
+  });
+});
+
+describe('a number typed for a single job', () => {
+  it('says why a value is not the number the parameter takes', () => {
+    expect(numberProblem('float', '1e-3', 'lr', '0.5')).toBeNull();
+    expect(numberProblem('float', ' .5 ', 'lr', '0.5')).toBeNull();
+    expect(numberProblem('int', '-3', 'epochs', '10')).toBeNull();
+    expect(numberProblem('float', 'fast', 'lr', '0.5')).toBe(
+      '“fast” is not a number: lr takes a number, like 0.5.'
+    );
+    expect(numberProblem('int', '2.5', 'epochs', '10')).toBe(
+      '2.5 is not a whole number: epochs takes an int, like 10.'
+    );
+    expect(numberProblem('int', '', 'epochs', '10')).toBe(
+      'Type a whole number for epochs, like 10.'
+    );
+    expect(numberProblem('float', '1e999', 'lr', '0.5')).toMatch(
+      /is not a number/
+    );
   });
 });
