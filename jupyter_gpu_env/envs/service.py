@@ -3,10 +3,9 @@ environments: one verb per operation, composed of the parts that do the work.
 
 Rules kept here, whatever the engine: managed environments are never written to (403); names are
 validated (400) and unique (409); one operation at a time per name (a :class:`~.changing.Change`, 409
-while another is held); nothing half-done is ever visible (:mod:`.building`); a deletion first renames
-the environment to ``.<name>.deleting-<hex>``. Leftovers of a crash are removed by
-:meth:`EnvironmentService.cleanup_stale` at start, except those whose name another process (the CLI)
-still holds.
+while another is held); nothing half-done is ever visible (:mod:`.building`); a deletion first sets the
+environment aside. :meth:`EnvironmentService.cleanup_stale` removes a crash's leftovers at start,
+except those another live process (the CLI, another server) still works on.
 """
 
 from __future__ import annotations
@@ -303,9 +302,8 @@ class EnvironmentService:
 
         The change is made in a hard-linked copy and swapped in (see :mod:`.transaction`): cancelling,
         a failure or a crash at any moment leaves the environment exactly as it was. Raises Forbidden
-        (managed), NotFound, Conflict (busy, unsolvable, a pip package to remove with conda or a conda
-        one with pip), Unavailable (channel unreachable), DiskFull.
-        """
+        (managed), NotFound, Conflict (busy, unsolvable, a package removed with the wrong installer),
+        Unavailable (channel unreachable), DiskFull."""
         req = request_of(add, remove, pip_add, pip_remove)
         async with held(env, self.changing) as change:
             prefix = change.prefix
@@ -348,9 +346,8 @@ class EnvironmentService:
 
     async def delete(self, env: str | Change) -> str | None:
         """Delete the user's environment ``env`` (a name, or a change from :meth:`changing`), its kept
-        previous states, its kernelspec and its line in conda's list. Returns the name of the kernelspec
-        removed, if there was one. Raises Forbidden (managed), NotFound, Conflict (busy).
-        """
+        states, kernelspec and line in conda's list; the kernelspec's name, if there was one. Raises
+        Forbidden (managed), NotFound, Conflict (busy)."""
         async with held(env, lambda name: self.changing(name, "deleted")) as change:
             prefix = change.prefix
             kernel = await asyncio.to_thread(kernelspecs.unregister_prefix, prefix, self.kernel_data_dir)

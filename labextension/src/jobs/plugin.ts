@@ -1,8 +1,8 @@
 /**
  * The `jupyter-gpu-env:jobs` plugin: the jobs model (shared through
  * `IJobsModel`), the sidebar's "Jobs" section, the "Send to batch" notebook
- * toolbar button, the job commands (commands.ts) and the job-end
- * notifications.
+ * toolbar button, the job commands (commands.ts), the Jobs view in the
+ * main area (view/) and the job-end notifications.
  */
 import {
   JupyterFrontEnd,
@@ -22,6 +22,7 @@ import { JobActions } from './actions';
 import { JobsClient } from './client';
 import { JobCommandIDs } from './command-ids';
 import { registerJobCommands } from './commands';
+import { registerJobsView } from './view/command';
 import { JobsModel } from './model';
 import { notifyGpuIdle, notifyJobEnd, notifySweepEnd } from './notify';
 import { ILastUsed } from './submit/resource-fields';
@@ -105,10 +106,11 @@ export const jobsPlugin: JupyterFrontEndPlugin<JobsModel> = {
     tracker?.currentChanged.connect(refreshEnabled);
     shell.currentChanged?.connect(refreshEnabled);
 
+    const actions = new JobActions(model, commands);
     registerJobCommands(app, {
       model,
       client,
-      actions: new JobActions(model, commands),
+      actions,
       openJobs,
       submit,
       runAgain: id =>
@@ -117,6 +119,7 @@ export const jobsPlugin: JupyterFrontEndPlugin<JobsModel> = {
       palette,
       category: PALETTE_CATEGORY
     });
+    registerJobsView(app, { actions, palette, category: PALETTE_CATEGORY });
     if (toolbarRegistry) {
       toolbarRegistry.addFactory<NotebookPanel>(
         'Notebook',

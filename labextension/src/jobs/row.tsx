@@ -1,6 +1,7 @@
 /**
- * One job in the Jobs section: state, name, elapsed time, progress, why it
- * waits or failed, and its actions.
+ * One job in the Jobs section: its name on a line of its own (in full,
+ * wrapped if need be), then its state, elapsed time and actions, progress,
+ * why it waits or failed.
  */
 import {
   ToolbarButtonComponent,
@@ -257,13 +258,15 @@ export function JobRow(props: {
       data={{ id: job.id, state: job.state, name: job.name }}
     >
       <div className="jp-GpuEnv-rowHeader">
-        <StateBadge state={job.state} />
         <span
           className="jp-GpuEnv-rowName jp-GpuEnv-jobName"
           title={`${job.notebook_path}\nSubmitted ${formatTime(job.created_at)}`}
         >
           {job.name}
         </span>
+      </div>
+      <div className="jp-GpuEnv-jobStatus">
+        <StateBadge state={job.state} />
         {ran && (
           <span
             className="jp-GpuEnv-jobElapsed jp-GpuEnv-note"

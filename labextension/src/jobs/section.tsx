@@ -2,38 +2,26 @@
  * The "Jobs" section: the week's usage (GPU-hours allocated and used, the
  * last weeks as bars), then the jobs and sweeps newest first, each job with
  * its state, elapsed time, progress, GPU use and actions; a sweep is one
- * row standing for its runs.
+ * row standing for its runs. A button opens them all in the Jobs view, a
+ * table in the main area.
  */
-import { Button } from '@jupyterlab/ui-components';
+import { Button, tableRowsIcon } from '@jupyterlab/ui-components';
 import { CommandRegistry } from '@lumino/commands';
-import React, { useEffect, useState } from 'react';
+import React from 'react';
 
-import { useSignals } from '../components/hooks';
+import { useNow, useSignals } from '../components/hooks';
 import { ListingStatus } from '../components/listing';
 import { SectionWidget } from '../sidebar/section-widget';
 import { CollapsibleSection } from '../sidebar/collapsible';
 import { jobsIcon } from '../components/icons';
 import { JobActions } from './actions';
+import { JobCommandIDs } from './command-ids';
 import { sendToBatchIcon } from '../components/icons';
 import { isActive } from './format';
 import { SweepRow } from './sweeps/row';
 import { JobsModel } from './model';
 import { JobRow } from './row';
 import { UsagePanel } from './usage/chart';
-
-/** The current Unix time, ticking every second while `live`. */
-function useNow(live: boolean): number {
-  const [now, setNow] = useState(() => Date.now() / 1000);
-  useEffect(() => {
-    if (!live) {
-      return;
-    }
-    setNow(Date.now() / 1000);
-    const timer = window.setInterval(() => setNow(Date.now() / 1000), 1000);
-    return () => window.clearInterval(timer);
-  }, [live]);
-  return live ? now : Date.now() / 1000;
-}
 
 function Empty(): JSX.Element {
   return (
@@ -79,6 +67,17 @@ export function JobsView(props: {
           client={model.client}
         />
       )}
+      <Button
+        small
+        minimal
+        className="jp-GpuEnv-openJobsView"
+        data-testid="gpu-env-open-jobs-view"
+        title="Every job and sweep in a table in the main area: sort, filter, act"
+        onClick={() => void actions.commands.execute(JobCommandIDs.openView)}
+      >
+        <tableRowsIcon.react tag="span" className="jp-GpuEnv-icon" />
+        Open the Jobs table
+      </Button>
       <ListingStatus what="jobs" error={error} pending={jobs === null} />
       {entries === null ? null : entries.length === 0 ? (
         <Empty />

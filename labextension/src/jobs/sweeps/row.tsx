@@ -171,7 +171,6 @@ export function SweepRow(props: {
         >
           <caretDownIcon.react tag="span" className="jp-GpuEnv-envCaret" />
         </button>
-        <StateBadge state={state} />
         <span
           className="jp-GpuEnv-rowName jp-GpuEnv-jobName"
           title={
@@ -182,6 +181,10 @@ export function SweepRow(props: {
         >
           {name}
         </span>
+      </div>
+      <div className="jp-GpuEnv-jobStatus">
+        <StateBadge state={state} />
+        <Counts counts={counts} />
         <div className="jp-GpuEnv-rowActions" role="toolbar">
           <ToolbarButtonComponent
             icon={tableRowsIcon}
@@ -211,7 +214,6 @@ export function SweepRow(props: {
           {ended} of {size} {size === 1 ? 'run' : 'runs'}
         </span>
       </div>
-      <Counts counts={counts} />
       {sweep && sweep.gpu_idle_runs.length > 0 && (
         <span
           className="jp-GpuEnv-badge jp-GpuEnv-gpuIdleBadge"

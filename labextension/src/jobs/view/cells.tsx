@@ -1,0 +1,278 @@
+/**
+ * The Jobs view's rows: a job (or a sweep's run, one step in) and a sweep
+ * that expands to its runs, each cell from the row's facts, and the row's
+ * actions. Every action goes through the jobs' actions or commands, so the
+ * sidebar, the palette and this table do the same thing.
+ */
+import {
+  ToolbarButtonComponent,
+  caretDownIcon,
+  caretRightIcon,
+  deleteIcon,
+  notebookIcon,
+  runIcon,
+  stopIcon,
+  tableRowsIcon,
+  textEditorIcon
+} from '@jupyterlab/ui-components';
+import React from 'react';
+
+import type { IJob } from '../../api/types';
+import { MenuButton } from '../../components/menu-button';
+import { JobActions } from '../actions';
+import { JobCommandIDs, sweepMenu } from '../command-ids';
+import {
+  describeGpuDetail,
+  describeRuntime,
+  formatClock,
+  formatStart,
+  formatTime,
+  isActive,
+  ordinal
+} from '../format';
+import { StateBadge, outputOpenable } from '../row';
+import { describeGpuMeanPeak, IRowFacts } from './rows';
+
+/** The cells every row has, from the state to the parameters. */
+function FactCells(props: {
+  facts: IRowFacts;
+  now: number;
+  queueTitle?: string;
+  gpu?: { text: string | null; title: string };
+  backendTitle?: string;
+}): JSX.Element {
+  const { facts, now, gpu } = props;
+  return (
+    <>
+      <td data-column="state">
+        <StateBadge state={facts.state} />
+      </td>
+      <td data-column="backend" title={props.backendTitle}>
+        {facts.backend}
+      </td>
+      <td
+        data-column="queue"
+        className="jp-GpuEnv-jobsNumber"
+        title={props.queueTitle}
+      >
+        {facts.queue === null ? '' : ordinal(facts.queue)}
+      </td>
+      <td
+        data-column="started"
+        title={facts.started === null ? undefined : formatTime(facts.started)}
+      >
+        {facts.started === null ? '' : formatStart(facts.started, now)}
+      </td>
+      <td data-column="duration" className="jp-GpuEnv-jobsNumber">
+        {facts.duration === null ? '' : formatClock(facts.duration)}
+      </td>
+      <td data-column="gpu" title={gpu?.title}>
+        {gpu?.text ?? ''}
+      </td>
+      <td
+        data-column="parameters"
+        className="jp-GpuEnv-jobsParams"
+        title={facts.parameters}
+      >
+        {facts.parameters}
+      </td>
+    </>
+  );
+}
+
+function JobActionButtons(props: {
+  job: IJob;
+  actions: JobActions;
+}): JSX.Element {
+  const { job, actions } = props;
+  const { commands, model } = actions;
+  const busy = model.isBusy(job.id);
+  return (
+    <div className="jp-GpuEnv-rowActions" role="toolbar">
+      <ToolbarButtonComponent
+        icon={textEditorIcon}
+        tooltip="Show the log (follows it while the job runs)"
+        dataset={{ action: 'log' }}
+        onClick={() => actions.showLog(job)}
+      />
+      <ToolbarButtonComponent
+        icon={notebookIcon}
+        tooltip={`Open the output notebook (${job.output_path})`}
+        disabledTooltip={
+          job.output_path.startsWith('/')
+            ? `The output is outside the server's root: ${job.output_path}`
+            : 'No output yet: the job has not started'
+        }
+        enabled={outputOpenable(job)}
+        dataset={{ action: 'output' }}
+        onClick={() => actions.openOutput(job)}
+      />
+      {commands.hasCommand(JobCommandIDs.runAgain) && (
+        <ToolbarButtonComponent
+          icon={runIcon}
+          tooltip="Run again… (the send dialog, filled from this job)"
+          dataset={{ action: 'run-again' }}
+          onClick={() =>
+            void commands.execute(JobCommandIDs.runAgain, { id: job.id })
+          }
+        />
+      )}
+      {isActive(job) && (
+        <ToolbarButtonComponent
+          icon={stopIcon}
+          tooltip="Cancel the job"
+          disabledTooltip="Working…"
+          enabled={!busy}
+          dataset={{ action: 'cancel' }}
+          onClick={() => void actions.cancel(job)}
+        />
+      )}
+      <ToolbarButtonComponent
+        icon={deleteIcon}
+        tooltip="Delete the job, its output and its log"
+        disabledTooltip="Working…"
+        enabled={!busy}
+        dataset={{ action: 'delete' }}
+        onClick={() => void actions.remove(job)}
+      />
+    </div>
+  );
+}
+
+/** A job's row; a sweep's run (`run`) sits one step in, under its sweep. */
+export function JobTableRow(props: {
+  job: IJob;
+  facts: IRowFacts;
+  actions: JobActions;
+  now: number;
+  run?: boolean;
+}): JSX.Element {
+  const { job, facts, actions, now, run } = props;
+  const gpuText = describeGpuMeanPeak(job.gpu);
+  return (
+    <tr
+      data-testid={run ? 'gpu-env-jobs-run' : 'gpu-env-jobs-row'}
+      data-kind="job"
+      data-id={job.id}
+      data-name={job.name}
+      data-state={job.state}
+    >
+      <td className="jp-GpuEnv-jobsToggle" />
+      <td
+        data-column="name"
+        className="jp-GpuEnv-jobsName"
+        data-run={run ? 'true' : undefined}
+        title={[
+          job.notebook_path,
+          describeRuntime(job),
+          `Submitted ${formatTime(job.created_at)}`
+        ]
+          .filter(Boolean)
+          .join('\n')}
+      >
+        {job.name}
+      </td>
+      <FactCells
+        facts={facts}
+        now={now}
+        backendTitle={job.queue ? `Queue ${job.queue}` : undefined}
+        queueTitle={
+          [
+            job.queue_name ? `Queue ${job.queue_name}` : null,
+            job.estimated_start !== null
+              ? `Estimated start ${formatTime(job.estimated_start)}`
+              : null,
+            job.pending_reason
+          ]
+            .filter(Boolean)
+            .join('\n') || undefined
+        }
+        gpu={{ text: gpuText, title: describeGpuDetail(job.gpu) }}
+      />
+      <td className="jp-GpuEnv-jobsActions">
+        <JobActionButtons job={job} actions={actions} />
+      </td>
+    </tr>
+  );
+}
+
+/** A sweep's row: its toggle, its facts, its results and menu. */
+export function SweepTableRow(props: {
+  id: string;
+  facts: IRowFacts;
+  size: number;
+  notebook: string | null;
+  expanded: boolean;
+  actions: JobActions;
+  now: number;
+}): JSX.Element {
+  const { id, facts, size, expanded, actions, now } = props;
+  const { commands, model } = actions;
+  const Caret = expanded ? caretDownIcon : caretRightIcon;
+  return (
+    <tr
+      data-testid="gpu-env-jobs-row"
+      data-kind="sweep"
+      data-id={id}
+      data-name={facts.name}
+      data-state={facts.state}
+      data-expanded={expanded}
+    >
+      <td className="jp-GpuEnv-jobsToggle">
+        <button
+          type="button"
+          className="jp-GpuEnv-envToggle"
+          aria-expanded={expanded}
+          aria-label={`${expanded ? 'Hide' : 'Show'} the runs of ${facts.name}`}
+          title={expanded ? 'Hide the runs' : 'Show the runs'}
+          onClick={() => model.setExpanded(id, !expanded)}
+        >
+          <Caret.react tag="span" className="jp-GpuEnv-icon" />
+        </button>
+      </td>
+      <td
+        data-column="name"
+        className="jp-GpuEnv-jobsName"
+        title={props.notebook ? `Sweep of ${props.notebook}` : undefined}
+      >
+        {facts.name}{' '}
+        <span className="jp-GpuEnv-note">
+          ({size} {size === 1 ? 'run' : 'runs'})
+        </span>
+      </td>
+      <FactCells facts={facts} now={now} />
+      <td className="jp-GpuEnv-jobsActions">
+        <div className="jp-GpuEnv-rowActions" role="toolbar">
+          <ToolbarButtonComponent
+            icon={tableRowsIcon}
+            tooltip="Open the results: the runs side by side"
+            dataset={{ action: 'results' }}
+            onClick={() =>
+              void commands.execute(JobCommandIDs.sweepResults, { sweep: id })
+            }
+          />
+          <MenuButton
+            commands={commands}
+            label={`Actions on the sweep '${facts.name}'`}
+            entries={sweepMenu(id)}
+          />
+        </div>
+      </td>
+    </tr>
+  );
+}
+
+/** A line across the table under an expanded sweep (waiting, or cut). */
+export function NoteRow(props: {
+  columns: number;
+  children: React.ReactNode;
+}): JSX.Element {
+  return (
+    <tr className="jp-GpuEnv-jobsNoteRow">
+      <td />
+      <td colSpan={props.columns - 1} className="jp-GpuEnv-note">
+        {props.children}
+      </td>
+    </tr>
+  );
+}

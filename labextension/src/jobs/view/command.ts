@@ -1,0 +1,43 @@
+/**
+ * The "Open Jobs" command: the Jobs view in the main area, one widget
+ * however often it is asked (brought to the front when it is open); in the
+ * palette, and behind the button of the sidebar's Jobs section.
+ */
+import { JupyterFrontEnd } from '@jupyterlab/application';
+import { ICommandPalette, MainAreaWidget } from '@jupyterlab/apputils';
+
+import { jobsIcon } from '../../components/icons';
+import { JobActions } from '../actions';
+import { JobCommandIDs } from '../command-ids';
+import { createJobsWidget, JobsMainView } from './view';
+
+export function registerJobsView(
+  app: JupyterFrontEnd,
+  options: {
+    actions: JobActions;
+    palette: ICommandPalette | null;
+    category: string;
+  }
+): void {
+  const { commands, shell } = app;
+  let widget: MainAreaWidget<JobsMainView> | null = null;
+  commands.addCommand(JobCommandIDs.openView, {
+    label: 'Open Jobs',
+    caption:
+      'Every batch job and sweep in a table in the main area: sort, ' +
+      'filter, follow and act on them',
+    icon: args => (args['isPalette'] ? undefined : jobsIcon),
+    execute: () => {
+      if (!widget || widget.isDisposed) {
+        widget = createJobsWidget(options.actions);
+        shell.add(widget, 'main');
+      }
+      shell.activateById(widget.id);
+      return widget;
+    }
+  });
+  options.palette?.addItem({
+    command: JobCommandIDs.openView,
+    category: options.category
+  });
+}

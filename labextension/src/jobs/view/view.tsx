@@ -1,0 +1,373 @@
+/**
+ * The Jobs view in the main area: every job and sweep in one full-width
+ * table (name, state, backend, queue place, started, duration, GPU use,
+ * parameters, actions), sorted by a click on a header and filtered by text
+ * and state; a sweep expands to its runs. It follows the jobs model, which
+ * polls (faster while this view or the sidebar's section is visible).
+ */
+import { MainAreaWidget } from '@jupyterlab/apputils';
+import {
+  Button,
+  HTMLSelect,
+  InputGroup,
+  ReactWidget,
+  ToolbarButton,
+  refreshIcon
+} from '@jupyterlab/ui-components';
+import React, { useState } from 'react';
+
+import type { JobState } from '../../api/types';
+import { useNow, useSignals } from '../../components/hooks';
+import { jobsIcon } from '../../components/icons';
+import { ListingStatus } from '../../components/listing';
+import { createMainAreaWidget } from '../../components/main-area';
+import { DataTable } from '../../components/table';
+import { JobActions } from '../actions';
+import { isActive, isActiveState } from '../format';
+import { JobsModel } from '../model';
+import { MAX_RUNS_LISTED } from '../model';
+import { summarize } from '../sweeps/row';
+import { JobTableRow, NoteRow, SweepTableRow } from './cells';
+import {
+  ColumnKey,
+  IFilter,
+  ISort,
+  NO_FILTER,
+  TableRow,
+  filterRows,
+  jobFacts,
+  nextSort,
+  sortRows,
+  sweepFacts
+} from './rows';
+
+const COLUMNS: [ColumnKey, string][] = [
+  ['name', 'Name'],
+  ['state', 'State'],
+  ['backend', 'Backend'],
+  ['queue', 'Queue place'],
+  ['started', 'Started'],
+  ['duration', 'Duration'],
+  ['gpu', 'GPU use'],
+  ['parameters', 'Parameters']
+];
+/** The toggle, the columns and the actions. */
+const SPAN = COLUMNS.length + 2;
+
+const STATES: [IFilter['state'], string][] = [
+  ['all', 'Every state'],
+  ['active', 'Queued or running'],
+  ['queued', 'Queued'],
+  ['running', 'Running'],
+  ['succeeded', 'Succeeded'],
+  ['failed', 'Failed'],
+  ['cancelled', 'Cancelled']
+];
+
+/** The model's list as table rows, at `now`. */
+export function tableRows(model: JobsModel, now: number): TableRow[] {
+  return (model.entries ?? []).map((entry): TableRow => {
+    if (entry.kind === 'job') {
+      return {
+        kind: 'job',
+        id: entry.job.id,
+        job: entry.job,
+        facts: jobFacts(entry.job, now)
+      };
+    }
+    const summary = summarize(entry);
+    const runs = model.isExpanded(entry.id) ? model.runsOf(entry.id) : null;
+    return {
+      kind: 'sweep',
+      id: entry.id,
+      sweep: entry.sweep,
+      facts: sweepFacts(
+        {
+          name: summary.name,
+          state: summary.state,
+          backend: entry.sweep?.backend ?? runs?.[0]?.backend ?? '',
+          sweep: entry.sweep
+        },
+        runs ?? [],
+        now
+      ),
+      runs: runs && runs.map(job => ({ job, facts: jobFacts(job, now) }))
+    };
+  });
+}
+
+function Filters(props: {
+  filter: IFilter;
+  onChange: (filter: IFilter) => void;
+  shown: number;
+  total: number;
+}): JSX.Element {
+  const { filter, onChange } = props;
+  return (
+    <div className="jp-GpuEnv-jobsFilters" role="search">
+      <InputGroup
+        type="search"
+        rightIcon="ui-components:search"
+        placeholder="Filter by name, notebook or parameter"
+        aria-label="Filter the jobs by name, notebook or parameter"
+        value={filter.text}
+        data-testid="gpu-env-jobs-filter"
+        onChange={event =>
+          onChange({
+            ...filter,
+            text: (event.target as HTMLInputElement).value
+          })
+        }
+      />
+      <HTMLSelect
+        aria-label="Show the jobs in this state"
+        value={filter.state}
+        data-testid="gpu-env-jobs-state-filter"
+        onChange={event =>
+          onChange({
+            ...filter,
+            state: event.target.value as JobState | 'active' | 'all'
+          })
+        }
+      >
+        {STATES.map(([value, label]) => (
+          <option key={value} value={value}>
+            {label}
+          </option>
+        ))}
+      </HTMLSelect>
+      <span className="jp-GpuEnv-note" data-testid="gpu-env-jobs-shown">
+        {props.shown === props.total
+          ? `${props.total} listed`
+          : `${props.shown} of ${props.total} listed`}
+      </span>
+    </div>
+  );
+}
+
+function Head(props: {
+  sort: ISort | null;
+  onSort: (key: ColumnKey) => void;
+}): JSX.Element {
+  const { sort, onSort } = props;
+  return (
+    <>
+      <th className="jp-GpuEnv-jobsToggle">
+        <span className="jp-GpuEnv-visuallyHidden">Runs</span>
+      </th>
+      {COLUMNS.map(([key, label]) => {
+        const sorted = sort?.key === key;
+        return (
+          <th
+            key={key}
+            data-column={key}
+            aria-sort={sorted ? sort.direction : 'none'}
+          >
+            <button
+              type="button"
+              title={`Sort by ${label.toLowerCase()}`}
+              onClick={() => onSort(key)}
+            >
+              {label}
+              <span className="jp-GpuEnv-sortMark" aria-hidden="true">
+                {sorted ? (sort.direction === 'descending' ? ' ▼' : ' ▲') : ''}
+              </span>
+            </button>
+          </th>
+        );
+      })}
+      <th>
+        <span className="jp-GpuEnv-visuallyHidden">Actions</span>
+      </th>
+    </>
+  );
+}
+
+function Rows(props: {
+  rows: TableRow[];
+  actions: JobActions;
+  now: number;
+}): JSX.Element {
+  const { rows, actions, now } = props;
+  const { model } = actions;
+  return (
+    <>
+      {rows.map(row => {
+        if (row.kind === 'job') {
+          return (
+            <JobTableRow
+              key={row.id}
+              job={row.job}
+              facts={row.facts}
+              actions={actions}
+              now={now}
+            />
+          );
+        }
+        const expanded = model.isExpanded(row.id);
+        const size = row.sweep?.size ?? row.runs?.length ?? 0;
+        const listed = model.runsOf(row.id);
+        return (
+          <React.Fragment key={`sweep-${row.id}`}>
+            <SweepTableRow
+              id={row.id}
+              facts={row.facts}
+              size={size}
+              notebook={row.sweep?.notebook_path ?? null}
+              expanded={expanded}
+              actions={actions}
+              now={now}
+            />
+            {expanded && listed === null && (
+              <NoteRow columns={SPAN}>Looking for the runs…</NoteRow>
+            )}
+            {expanded &&
+              (row.runs ?? []).map(run => (
+                <JobTableRow
+                  key={run.job.id}
+                  job={run.job}
+                  facts={run.facts}
+                  actions={actions}
+                  now={now}
+                  run
+                />
+              ))}
+            {expanded && listed !== null && size > listed.length && (
+              <NoteRow columns={SPAN}>
+                The first {Math.min(listed.length, MAX_RUNS_LISTED)} of {size}{' '}
+                runs; every run is in the results.
+              </NoteRow>
+            )}
+          </React.Fragment>
+        );
+      })}
+    </>
+  );
+}
+
+export function JobsTable(props: { actions: JobActions }): JSX.Element {
+  const { actions } = props;
+  const { model } = actions;
+  useSignals([model.changed]);
+  const [filter, setFilter] = useState<IFilter>(NO_FILTER);
+  const [sort, setSort] = useState<ISort | null>(null);
+  const entries = model.entries;
+  const now = useNow(
+    (model.jobs ?? []).some(isActive) ||
+      (entries ?? []).some(
+        entry =>
+          entry.kind === 'sweep' &&
+          entry.sweep !== null &&
+          isActiveState(entry.sweep.state)
+      )
+  );
+  const all = tableRows(model, now);
+  const rows = sortRows(filterRows(all, filter), sort);
+  return (
+    <div className="jp-GpuEnv-jobsView" data-testid="gpu-env-jobs-view">
+      <ListingStatus
+        what="jobs"
+        error={model.error}
+        pending={entries === null}
+      />
+      <Filters
+        filter={filter}
+        onChange={setFilter}
+        shown={rows.length}
+        total={all.length}
+      />
+      {entries !== null && all.length === 0 ? (
+        <p className="jp-GpuEnv-note" data-testid="gpu-env-jobs-view-empty">
+          No jobs yet. Send a notebook to run in the background with “Send
+          notebook to batch…” in its toolbar or the command palette.
+        </p>
+      ) : (
+        <div className="jp-GpuEnv-jobsTableBox">
+          <DataTable
+            className="jp-GpuEnv-jobsTable"
+            testId="gpu-env-jobs-table"
+            head={
+              <Head sort={sort} onSort={key => setSort(nextSort(sort, key))} />
+            }
+          >
+            <Rows rows={rows} actions={actions} now={now} />
+            {all.length > 0 && rows.length === 0 && (
+              <NoteRow columns={SPAN}>
+                No job or sweep matches the filter.
+              </NoteRow>
+            )}
+          </DataTable>
+        </div>
+      )}
+      {model.jobs !== null && model.more > 0 && (
+        <Button small minimal onClick={() => void model.showMore()}>
+          Show older jobs ({model.more} more)
+        </Button>
+      )}
+    </div>
+  );
+}
+
+/** The view inside the main-area widget. */
+export class JobsMainView extends ReactWidget {
+  constructor(readonly actions: JobActions) {
+    super();
+    this.addClass('jp-GpuEnv-jobsMainView');
+  }
+
+  protected override onAfterShow(): void {
+    void this.actions.model.refresh().catch(() => undefined);
+  }
+
+  protected render(): JSX.Element {
+    return <JobsTable actions={this.actions} />;
+  }
+}
+
+/**
+ * The Jobs view's widget. While it is visible the model counts as viewed
+ * (it polls every ~2 s while a job is active), as with the sidebar section.
+ */
+export function createJobsWidget(
+  actions: JobActions
+): MainAreaWidget<JobsMainView> {
+  const { model } = actions;
+  const content = new JobsMainView(actions);
+  const status = document.createElement('span');
+  status.className = 'jp-GpuEnv-jobLogStatus';
+  status.setAttribute('role', 'status');
+  const refresh = new ToolbarButton({
+    icon: refreshIcon,
+    tooltip: 'Ask the server for the jobs now',
+    onClick: () => void model.refresh().catch(() => undefined)
+  });
+  const widget = createMainAreaWidget({
+    content,
+    id: 'jupyter-gpu-env-jobs-view',
+    label: 'Jobs',
+    caption: 'Every batch job and sweep: sort, filter, act',
+    icon: jobsIcon,
+    items: [['refresh', refresh]],
+    status
+  });
+  widget.addClass('jp-GpuEnv-jobsWidget');
+  const viewedBefore = model.viewed;
+  model.viewed = () => viewedBefore() || content.isVisible;
+  const updateStatus = (): void => {
+    const active = (model.entries ?? []).filter(entry =>
+      entry.kind === 'job'
+        ? isActive(entry.job)
+        : entry.sweep !== null && isActiveState(entry.sweep.state)
+    ).length;
+    status.textContent = active
+      ? `${active} queued or running: following ${active === 1 ? 'it' : 'them'}…`
+      : 'Nothing queued or running.';
+  };
+  model.changed.connect(updateStatus);
+  updateStatus();
+  widget.disposed.connect(() => {
+    model.viewed = viewedBefore;
+    model.changed.disconnect(updateStatus);
+  });
+  return widget;
+}
