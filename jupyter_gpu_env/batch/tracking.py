@@ -24,6 +24,8 @@ log = logging.getLogger(__name__)
 # Someone watches a job or a sweep: their records are settled at most this often (seconds), a few
 # times a second however many watchers ask (callers share the refresh lock).
 WATCHED_REFRESH = 0.25
+# How long a cancel waits for a runner that has written its final status to be seen ending.
+ENDING_GRACE = 2.0
 
 
 class JobTracker:
@@ -93,8 +95,33 @@ class JobTracker:
     async def settle_ended(self, jobs: Sequence[Job]) -> list[Job]:
         """Of ``jobs`` (records that say queued or running), record now the end of those their backend
         sees ended, and return every record as it then is: a cancel must act on how the jobs stand, not
-        on records a round behind (it would rewrite a job that succeeded as cancelled). The backend
-        decides, not a status file alone, which the job's own code could have written while it runs."""
+        on records a round behind (it would rewrite a job that succeeded as cancelled).
+
+        The backend decides, not a status file alone, which the job's own code could write while it
+        runs. A runner that has written its status lives a few milliseconds more: such jobs are
+        looked at again for up to ENDING_GRACE seconds, until their backend sees them end."""
+        seen = await self._poll_some(jobs)
+        deadline = time.monotonic() + ENDING_GRACE
+        ending = await self._ending(jobs, seen)
+        while ending and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+            seen |= await self._poll_some(ending)
+            ending = await self._ending(ending, seen)
+        settled = []
+        for job in jobs:
+            obs = seen.get(job.id)
+            if obs is not None and obs.state in TERMINAL_STATES and job.state not in TERMINAL_STATES:
+                job = await self.apply(job, obs, None)
+            settled.append(job)
+        return settled
+
+    async def _ending(self, jobs: Sequence[Job], seen: Mapping[str, Observation]) -> list[Job]:
+        """The jobs their backend sees active whose runner has written its final status."""
+        active = [j for j in jobs if (o := seen.get(j.id)) is not None and o.state not in TERMINAL_STATES]
+        written = await asyncio.to_thread(lambda: [jobfiles.read_status(self.folder_of(j)) for j in active])
+        return [j for j, status in zip(active, written, strict=True) if status is not None]
+
+    async def _poll_some(self, jobs: Sequence[Job]) -> dict[str, Observation]:
         seen: dict[str, Observation] = {}
         for name in {j.backend for j in jobs}:
             backend = self.backends.get(name)
@@ -104,13 +131,7 @@ class JobTracker:
                 seen |= await backend.poll([j for j in jobs if j.backend == name])
             except GpuEnvError as e:
                 log.warning("backend %s could not be polled: %s", name, e)
-        settled = []
-        for job in jobs:
-            obs = seen.get(job.id)
-            if obs is not None and obs.state in TERMINAL_STATES and job.state not in TERMINAL_STATES:
-                job = await self.apply(job, obs, None)
-            settled.append(job)
-        return settled
+        return seen
 
     async def refresh_backend(self, name: str, backend: Backend) -> None:
         jobs = await self.store.active(name)
