@@ -100,19 +100,7 @@ class Claims:
 
     def locked_elsewhere(self, name: str) -> bool:
         """Blocking: does another process hold the lock of ``name``? (For the start's sweep.)"""
-        if name in self._held:
-            return True
-        try:
-            fd = os.open(self.root / f"{name}.lock", os.O_RDWR | os.O_CLOEXEC)
-        except FileNotFoundError:
-            return False
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        finally:
-            os.close(fd)  # also drops the lock we may just have taken
-        return False
+        return name in self._held or _locked(self.root / f"{name}.lock", os.O_RDWR | os.O_CLOEXEC)
 
 
 # ----- a temporary's proof of life -----
@@ -167,8 +155,13 @@ async def working_on(temporary: Path) -> AsyncIterator[None]:
 
 def worked_on(temporary: Path) -> bool:
     """Blocking: does a live process (this one included) hold the marker of ``temporary``?"""
+    return _locked(marker_of(temporary), _MARKER_OPEN)
+
+
+def _locked(path: Path, flags: int) -> bool:
+    """Blocking: does a live process hold an flock on ``path``? No when it is missing or unreadable."""
     try:
-        fd = os.open(marker_of(temporary), _MARKER_OPEN)
+        fd = os.open(path, flags)
     except OSError:
         return False
     try:

@@ -44,32 +44,25 @@ def _entry(raw: dict[str, Any]) -> HistoryEntry | None:
         return None
 
 
-def _undo_sentence(live: list[dict[str, Any]], kept: list[dict[str, Any]]) -> str:
-    """What swapping the kept state in would do, from both histories."""
+# What swapping the kept state in would do (before) and did (after): a redo of the change undone
+# last, an undo of the newest change, a redo of one undone before, or a plain swap.
+_TO_DO = ("Redo {}.", "Undo the last change ({}): back to the state before it.", "Redo {}, undone before.",
+          "Go back to the state kept before the last change.")  # fmt: skip
+_DONE = ("Redid {}", "Undid {}", "Redid {}", "Went back to the state kept before the last change")
+
+
+def _sentence(live: list[dict[str, Any]], kept: list[dict[str, Any]], words: tuple[str, ...]) -> str:
+    """What swapping the kept state in does, from both histories, in ``words`` (_TO_DO or _DONE)."""
     held = {e.get("id") for e in kept}
     newer = [e for e in live if e.get("id") not in held]  # in the live state only
     if newer and newer[-1].get("kind") == "undo" and not newer[-1].get("redo"):
-        return f"Redo {newer[-1].get('undid_summary') or 'the change undone'}."
+        return words[0].format(newer[-1].get("undid_summary") or "the change undone")
     if newer:
-        return f"Undo the last change ({summary(newer[-1])}): back to the state before it."
+        return words[1].format(summary(newer[-1]))
     older = [e for e in kept if e.get("id") not in {x.get("id") for x in live}]
     if older:
-        return f"Redo {summary(older[-1])}, undone before."
-    return "Go back to the state kept before the last change."
-
-
-def _done_sentence(live: list[dict[str, Any]], kept: list[dict[str, Any]]) -> str:
-    """What swapping the kept state in did, in the past tense: `Undid +pip:tabulate`."""
-    held = {e.get("id") for e in kept}
-    newer = [e for e in live if e.get("id") not in held]
-    if newer and newer[-1].get("kind") == "undo" and not newer[-1].get("redo"):
-        return f"Redid {newer[-1].get('undid_summary') or 'the change undone'}"
-    if newer:
-        return f"Undid {summary(newer[-1])}"
-    older = [e for e in kept if e.get("id") not in {x.get("id") for x in live}]
-    if older:
-        return f"Redid {summary(older[-1])}"
-    return "Went back to the state kept before the last change"
+        return words[2].format(summary(older[-1]))
+    return words[3]
 
 
 def kept_state(live: Path) -> Path | None:
@@ -100,7 +93,7 @@ def read(name: str, live: Path) -> EnvironmentHistory:
     """The history of ``live`` (blocking)."""
     entries = history.read(live)
     kept = kept_state(live)
-    undo = None if kept is None else _undo_sentence(entries, history.read(kept))
+    undo = None if kept is None else _sentence(entries, history.read(kept), _TO_DO)
     changes = [e for e in (_entry(raw) for raw in reversed(entries)) if e is not None]
     return EnvironmentHistory(environment=name, changes=changes, undo=undo)
 
@@ -120,8 +113,8 @@ async def undo(live: Path, change_id: str) -> tuple[str, str]:
     kept = await asyncio.to_thread(check_undoable, live)
     live_entries = await asyncio.to_thread(history.read, live)
     kept_entries = await asyncio.to_thread(history.read, kept)
-    sentence = _undo_sentence(live_entries, kept_entries)
-    done = _done_sentence(live_entries, kept_entries)
+    sentence = _sentence(live_entries, kept_entries, _TO_DO)
+    done = _sentence(live_entries, kept_entries, _DONE)
     held = {k.get("id") for k in kept_entries}
     undone = [e for e in live_entries if e.get("id") not in held]
     last = undone[-1] if undone else {}
