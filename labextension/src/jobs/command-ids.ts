@@ -9,11 +9,14 @@ export namespace JobCommandIDs {
   export const submit = 'jupyter-gpu-env:submit-notebook';
   export const showLog = 'jupyter-gpu-env:show-job-log';
   export const openOutput = 'jupyter-gpu-env:open-job-output';
+  /** Cancel the job `{ id }` (confirmed first); without one, ask which. */
+  export const cancel = 'jupyter-gpu-env:cancel-job';
   /** The Jobs view in the main area (a table of every job and sweep). */
   export const openView = 'jupyter-gpu-env:open-jobs';
   /**
-   * "Run again…": the send dialog filled from the job `{ id }`. Registered
-   * by the dialog's side; callers check `hasCommand` first.
+   * "Run again…": the send dialog filled from the job `{ id }` (without
+   * one, ask which). Registered by the dialog's side; callers check
+   * `hasCommand` first.
    */
   export const runAgain = 'jupyter-gpu-env:job-run-again';
   /** Sweeps, called with `{ sweep: id }`. */

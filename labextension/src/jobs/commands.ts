@@ -7,7 +7,6 @@
 import { JupyterFrontEnd } from '@jupyterlab/application';
 import {
   ICommandPalette,
-  InputDialog,
   MainAreaWidget,
   Notification
 } from '@jupyterlab/apputils';
@@ -23,6 +22,7 @@ import { JobCommandIDs } from './command-ids';
 import { isActiveState } from './format';
 import { createLogWidget, JobLogView } from './run/log';
 import { JobsModel } from './model';
+import { chooseJob, chooseSweep } from './palette/pick';
 import { createResultsWidget, SweepResultsView } from './sweeps/results';
 import type { Submitted } from './submit/dialog';
 
@@ -30,8 +30,9 @@ export namespace JobCommands {
   export interface IOptions {
     model: JobsModel;
     client: JobsClient;
-    /** What the sweep commands do once they found the sweep. */
+    /** What the cancel and sweep commands do once they found the job. */
     actions: {
+      cancel(job: IJob): Promise<void>;
       retrySweep(sweep: ISweep): Promise<void>;
       cancelSweep(sweep: ISweep): Promise<void>;
     };
@@ -66,11 +67,27 @@ export function registerJobCommands(
   });
 
   const logs = new Map<string, MainAreaWidget<JobLogView>>();
+  /** The job `{ id }`, or the one the user picks from the palette. */
+  const jobOf = async (
+    args: ReadonlyPartialJSONObject,
+    ask: Parameters<typeof chooseJob>[1]
+  ): Promise<IJob | null> => {
+    const id =
+      typeof args['id'] === 'string' ? args['id'] : await chooseJob(model, ask);
+    return id ? findJob(model, client, id) : null;
+  };
+  const hasId = (args: ReadonlyPartialJSONObject): boolean =>
+    typeof args['id'] === 'string';
+
   commands.addCommand(JobCommandIDs.showLog, {
-    label: 'Show job log',
+    label: args => (hasId(args) ? 'Show job log' : "Show a job's log…"),
     caption: 'Follow the log of a batch job',
     execute: async args => {
-      const job = await findJob(model, client, args['id']);
+      const job = await jobOf(args, {
+        title: 'Show the log of which job?',
+        filter: 'any',
+        okLabel: 'Show log'
+      });
       if (!job) {
         return;
       }
@@ -96,16 +113,37 @@ export function registerJobCommands(
     }
   });
 
+  commands.addCommand(JobCommandIDs.cancel, {
+    label: args => (hasId(args) ? 'Cancel job…' : 'Cancel a job…'),
+    caption: 'Stop a queued or running batch job (asked first)',
+    isEnabled: args => !model.isBusy(hasId(args) ? String(args['id']) : ''),
+    execute: async args => {
+      const job = await jobOf(args, {
+        title: 'Cancel which job?',
+        filter: 'active',
+        okLabel: 'Choose'
+      });
+      if (job) {
+        await options.actions.cancel(job);
+      }
+    }
+  });
+
   const views = registerSweepCommands(app, options);
 
   commands.addCommand(JobCommandIDs.runAgain, {
-    label: 'Run again…',
+    label: args => (hasId(args) ? 'Run again…' : 'Run a job again…'),
     caption:
       'Send this run again from its snapshot, its values and resources ' +
       'filled in to change before sending',
     execute: async args => {
-      const id =
-        typeof args['id'] === 'string' ? args['id'] : await chooseJob(model);
+      const id = hasId(args)
+        ? String(args['id'])
+        : await chooseJob(model, {
+            title: 'Run which job again?',
+            filter: 'ended',
+            okLabel: 'Choose'
+          });
       if (!id) {
         return null;
       }
@@ -138,8 +176,10 @@ export function registerJobCommands(
 
   for (const command of [
     JobCommandIDs.submit,
-    JobCommandIDs.sweepResults,
-    JobCommandIDs.runAgain
+    JobCommandIDs.cancel,
+    JobCommandIDs.runAgain,
+    JobCommandIDs.showLog,
+    JobCommandIDs.sweepResults
   ]) {
     options.palette?.addItem({ command, category: options.category });
   }
@@ -173,10 +213,15 @@ function registerSweepCommands(
 
   const views = new Map<string, MainAreaWidget<SweepResultsView>>();
   commands.addCommand(JobCommandIDs.sweepResults, {
-    label: args => (sweepId(args) ? 'Open results' : 'Open sweep results…'),
+    label: args => (sweepId(args) ? 'Open results' : "Open a sweep's results…"),
     caption: "A sweep's runs side by side: parameters and recorded values",
     execute: async args => {
-      const id = sweepId(args) ?? (await chooseSweep(model));
+      const id =
+        sweepId(args) ??
+        (await chooseSweep(model, {
+          title: 'Open the results of which sweep?',
+          okLabel: 'Open'
+        }));
       if (!id) {
         return;
       }
@@ -246,52 +291,6 @@ function registerSweepCommands(
     sweep => actions.cancelSweep(sweep)
   );
   return views;
-}
-
-/** Ask which sweep (those listed, or an id typed); null if cancelled. */
-async function chooseSweep(model: JobsModel): Promise<string | null> {
-  if (model.jobs === null) {
-    await model.load();
-  }
-  const sweeps = (model.entries ?? []).flatMap(entry =>
-    entry.kind === 'sweep'
-      ? [entry.sweep ?? { id: entry.id, name: entry.id }]
-      : []
-  );
-  const labels = sweeps.map(s => `${s.name} (${s.id})`);
-  const answer = await InputDialog.getItem({
-    title: 'Open the results of which sweep?',
-    label: 'A sweep listed in the Jobs section, or its id',
-    items: labels,
-    editable: true,
-    okLabel: 'Open'
-  });
-  if (!answer.button.accept || !answer.value) {
-    return null;
-  }
-  const chosen = labels.indexOf(answer.value);
-  return chosen >= 0 ? sweeps[chosen].id : answer.value.trim() || null;
-}
-
-/** Ask which job to run again (those listed, or an id typed); null if cancelled. */
-async function chooseJob(model: JobsModel): Promise<string | null> {
-  if (model.jobs === null) {
-    await model.load();
-  }
-  const jobs = (model.jobs ?? []).filter(job => !isActiveState(job.state));
-  const labels = jobs.map(job => `${job.name} (${job.id})`);
-  const answer = await InputDialog.getItem({
-    title: 'Run which job again?',
-    label: 'A job that ended, or its id',
-    items: labels,
-    editable: true,
-    okLabel: 'Choose'
-  });
-  if (!answer.button.accept || !answer.value) {
-    return null;
-  }
-  const chosen = labels.indexOf(answer.value);
-  return chosen >= 0 ? jobs[chosen].id : answer.value.trim() || null;
 }
 
 /** The job `id` names: from the list, else asked; a notification if gone. */

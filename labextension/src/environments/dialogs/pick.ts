@@ -2,14 +2,10 @@
  * The dialogs of environment commands run without a row: which environment
  * (a picker, for the palette), and why sharing cannot publish on this server.
  */
-import {
-  Dialog,
-  InputDialog,
-  Notification,
-  showDialog
-} from '@jupyterlab/apputils';
+import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
 import { Widget } from '@lumino/widgets';
 
+import { pickOne } from '../../components/dialogs/pick';
 import { h } from '../../components/form';
 import { EnvironmentActions } from '../actions';
 import { notifyError } from '../notify';
@@ -79,12 +75,11 @@ export async function chooseEnvironment(
     );
     return null;
   }
-  const result = await InputDialog.getItem({
+  return pickOne({
     title,
     label: 'Environment',
-    items: names,
-    current: 0,
-    okLabel: options.okLabel
+    items: names.map(name => ({ id: name, label: name })),
+    okLabel: options.okLabel,
+    testId: 'gpu-env-pick-environment'
   });
-  return result.button.accept ? result.value : null;
 }
