@@ -44,13 +44,6 @@ export function WeeksChart(props: { weeks: IUsageWeeks }): JSX.Element {
   const bar = Math.max(2, slot / 2 - 2);
   const height = (hours: number) =>
     top > 0 ? Math.max(0, (hours / top) * HEIGHT) : 0;
-  if (top === 0) {
-    return (
-      <p className="jp-GpuEnv-note" data-testid="gpu-env-usage-weeks-empty">
-        {describeNoGpuHours(weeks.length)}
-      </p>
-    );
-  }
   return (
     <figure className="jp-GpuEnv-weeksChart" data-testid="gpu-env-usage-weeks">
       <svg
@@ -103,15 +96,25 @@ export function WeeksChart(props: { weeks: IUsageWeeks }): JSX.Element {
           );
         })}
       </svg>
-      <figcaption className="jp-GpuEnv-note">
-        <span className="jp-GpuEnv-gpuChartKey" data-series="allocated">
-          allocated
-        </span>
-        <span className="jp-GpuEnv-gpuChartKey" data-series="used">
-          used
-        </span>
-        <span>GPU-hours per week, up to {formatHours(top)}</span>
-      </figcaption>
+      {top === 0 ? (
+        // Empty weeks still show as weeks; the sentence says why they are empty.
+        <figcaption
+          className="jp-GpuEnv-note"
+          data-testid="gpu-env-usage-weeks-empty"
+        >
+          {describeNoGpuHours(weeks.length)}
+        </figcaption>
+      ) : (
+        <figcaption className="jp-GpuEnv-note">
+          <span className="jp-GpuEnv-gpuChartKey" data-series="allocated">
+            allocated
+          </span>
+          <span className="jp-GpuEnv-gpuChartKey" data-series="used">
+            used
+          </span>
+          <span>GPU-hours per week, up to {formatHours(top)}</span>
+        </figcaption>
+      )}
     </figure>
   );
 }
