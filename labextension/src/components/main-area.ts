@@ -15,6 +15,20 @@ export function ownedBy<T extends IDisposable>(owner: Widget, owned: T): T {
 }
 
 /**
+ * The node that says what a view is doing (for `createMainAreaWidget`'s
+ * `status`): read out politely as it changes.
+ */
+export function createStatusNode(testId?: string): HTMLSpanElement {
+  const status = document.createElement('span');
+  status.className = 'jp-GpuEnv-jobLogStatus';
+  if (testId) {
+    status.dataset.testid = testId;
+  }
+  status.setAttribute('role', 'status');
+  return status;
+}
+
+/**
  * A closable main-area widget around `content`: its id and title, the
  * toolbar's `items` in order, then a spacer and `status` at the right end.
  */

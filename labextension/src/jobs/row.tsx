@@ -138,13 +138,23 @@ function Detail(props: { job: IJob; now: number }): JSX.Element | null {
   return null;
 }
 
-function Actions(props: {
+/**
+ * A job's actions: its log, its output, "Run again…" (where that command is
+ * registered), cancel while it is active, delete. The sidebar shows either
+ * "Run again…" or cancel; `rerunWhileActive` shows both (the Jobs view).
+ */
+export function JobActionButtons(props: {
   job: IJob;
   actions: JobActions;
   busy: boolean;
+  rerunWhileActive?: boolean;
 }): JSX.Element {
   const { job, actions, busy } = props;
+  const { commands } = actions;
   const active = isActive(job);
+  const rerun =
+    (!active || props.rerunWhileActive) &&
+    commands.hasCommand(JobCommandIDs.runAgain);
   return (
     <div className="jp-GpuEnv-rowActions" role="toolbar">
       <ToolbarButtonComponent
@@ -165,16 +175,14 @@ function Actions(props: {
         dataset={{ action: 'output' }}
         onClick={() => actions.openOutput(job)}
       />
-      {!active && (
+      {rerun && (
         <ToolbarButtonComponent
           icon={runIcon}
           tooltip="Run again… (its values filled in, to change before sending)"
           aria-label={`Run ${job.name} again`}
           dataset={{ action: 'run-again' }}
           onClick={() =>
-            void actions.commands.execute(JobCommandIDs.runAgain, {
-              id: job.id
-            })
+            void commands.execute(JobCommandIDs.runAgain, { id: job.id })
           }
         />
       )}
@@ -277,7 +285,7 @@ export function JobRow(props: {
           </span>
         )}
         <GpuIdleBadge job={job} threshold={actions.model.gpuIdleSeconds} />
-        <Actions job={job} actions={actions} busy={busy} />
+        <JobActionButtons job={job} actions={actions} busy={busy} />
       </div>
       <Parameters parameters={job.parameters} />
       <Progress job={job} />

@@ -10,7 +10,11 @@ import { Widget } from '@lumino/widgets';
 import { messageOf } from '../../api/request';
 import type { IJob } from '../../api/types';
 import { sendToBatchIcon } from '../../components/icons';
-import { createMainAreaWidget, ownedBy } from '../../components/main-area';
+import {
+  createMainAreaWidget,
+  createStatusNode,
+  ownedBy
+} from '../../components/main-area';
 import { PolledModel } from '../../components/polled';
 import { JobsClient } from '../client';
 
@@ -99,10 +103,7 @@ export class JobLogView extends Widget {
     this.node.dataset.jobId = options.job.id;
     this._pre = document.createElement('pre');
     this.node.append(this._pre);
-    this.status = document.createElement('span');
-    this.status.className = 'jp-GpuEnv-jobLogStatus';
-    this.status.dataset.testid = 'gpu-env-job-log-status';
-    this.status.setAttribute('role', 'status');
+    this.status = createStatusNode('gpu-env-job-log-status');
     this.model = ownedBy(
       this,
       new JobLogModel({

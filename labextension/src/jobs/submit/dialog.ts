@@ -21,7 +21,7 @@ import { ImagesClient } from '../../images/client';
 import { JobsClient } from '../client';
 import { JobsModel } from '../model';
 import { ILastUsed } from './resource-fields';
-import { IKernelChoice, SubmitForm } from './form';
+import { IKernelChoice, ISubmitContext, SubmitForm } from './form';
 import { describeRuns } from '../sweeps/values';
 
 /** What `POST jobs` made: a job, or a sweep. */
@@ -144,38 +144,23 @@ export async function submitNotebook(
   const model = context.model;
   const spec = model.getMetadata('kernelspec') as { name?: unknown } | null;
   const kernel = typeof spec?.name === 'string' ? spec.name : null;
-  const environments = new EnvironmentsClient(options.client.serverSettings);
-  const images = new ImagesClient(options.client.serverSettings);
   // The server reads the parameters cell of the notebook as saved.
-  const [backends, parameters, kernels, envs, imageList, last] =
-    await Promise.all([
-      options.client.backends().catch((error: unknown) => error),
-      options.client
-        .notebookParameters(context.path)
-        .catch((error: unknown) => error),
-      kernelChoices(options.kernelspecs),
-      environments.list().catch(() => null),
-      images.list().catch(() => null),
-      options.last().catch(() => null)
-    ]);
-  if (!Array.isArray(backends) || backends.length === 0) {
-    const why = Array.isArray(backends)
-      ? 'the server has no batch backend configured'
-      : messageOf(backends);
-    Notification.error(`Cannot send to batch: ${why}.`);
+  const [choices, last] = await Promise.all([
+    sendChoices(
+      options.client,
+      options.kernelspecs,
+      options.client.notebookParameters(context.path),
+      'Cannot send to batch'
+    ),
+    options.last().catch(() => null)
+  ]);
+  if (!choices) {
     return null;
   }
-  const read = parameters instanceof Error ? null : parameters;
-
   const form = new SubmitForm({
     path: context.path,
     kernel,
-    parameters: read as INotebookParameters | null,
-    parametersError: read ? undefined : messageOf(parameters),
-    kernels,
-    environments: envs,
-    images: imageList,
-    backends,
+    ...choices,
     last,
     capacity: name => options.client.capacity(name)
   });
@@ -226,6 +211,47 @@ export async function submitNotebook(
     actions: [open]
   });
   return job;
+}
+
+/** What the send dialog offers, with the notebook's parameters as read. */
+export type SendChoices = Omit<ISubmitContext, 'path' | 'kernel' | 'last'>;
+
+/**
+ * What the send dialog offers (backends, kernels, environments, images) and
+ * the `parameters` the server read; null, said in a notification that
+ * starts with `failure`, when there is no backend to send to.
+ */
+export async function sendChoices(
+  client: JobsClient,
+  kernelspecs: KernelSpec.IManager,
+  parameters: Promise<INotebookParameters>,
+  failure: string
+): Promise<SendChoices | null> {
+  const environments = new EnvironmentsClient(client.serverSettings);
+  const images = new ImagesClient(client.serverSettings);
+  const [backends, read, kernels, envs, imageList] = await Promise.all([
+    client.backends().catch((error: unknown) => error),
+    parameters.catch((error: unknown) => error),
+    kernelChoices(kernelspecs),
+    environments.list().catch(() => null),
+    images.list().catch(() => null)
+  ]);
+  if (!Array.isArray(backends) || backends.length === 0) {
+    const why = Array.isArray(backends)
+      ? 'the server has no batch backend configured'
+      : messageOf(backends);
+    Notification.error(`${failure}: ${why}.`);
+    return null;
+  }
+  const ok = read instanceof Error ? null : (read as INotebookParameters);
+  return {
+    parameters: ok,
+    parametersError: ok ? undefined : messageOf(read),
+    kernels,
+    environments: envs,
+    images: imageList,
+    backends
+  };
 }
 
 export async function kernelChoices(

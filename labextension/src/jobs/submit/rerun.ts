@@ -10,12 +10,10 @@ import { Notification } from '@jupyterlab/apputils';
 import { KernelSpec } from '@jupyterlab/services';
 
 import { messageOf } from '../../api/request';
-import type { IJob, INotebookParameters } from '../../api/types';
-import { EnvironmentsClient } from '../../environments/client';
-import { ImagesClient } from '../../images/client';
+import type { IJob } from '../../api/types';
 import { JobsClient } from '../client';
 import { SubmitForm } from './form';
-import { SubmitDialog, kernelChoices } from './dialog';
+import { SubmitDialog, sendChoices } from './dialog';
 import {
   rerunRequest,
   resourceTexts,
@@ -41,33 +39,21 @@ export async function runAgain(
     Notification.error(`Cannot run job ${id} again: ${messageOf(error)}`);
     return null;
   }
-  const environments = new EnvironmentsClient(client.serverSettings);
-  const images = new ImagesClient(client.serverSettings);
-  const [backends, parameters, kernels, envs, imageList] = await Promise.all([
-    client.backends().catch((error: unknown) => error),
-    client.snapshotParameters(id).catch((error: unknown) => error),
-    kernelChoices(options.kernelspecs),
-    environments.list().catch(() => null),
-    images.list().catch(() => null)
-  ]);
-  if (!Array.isArray(backends) || backends.length === 0) {
-    const why = Array.isArray(backends)
-      ? 'the server has no batch backend configured'
-      : messageOf(backends);
-    Notification.error(`Cannot run '${job.name}' again: ${why}.`);
+  const choices = await sendChoices(
+    client,
+    options.kernelspecs,
+    client.snapshotParameters(id),
+    `Cannot run '${job.name}' again`
+  );
+  if (!choices) {
     return null;
   }
-  const read =
-    parameters instanceof Error ? null : (parameters as INotebookParameters);
+  const read = choices.parameters;
   const form = new SubmitForm({
     path: job.notebook_path,
     kernel: job.kernel,
+    ...choices,
     parameters: read ? runDefaults(read, job.parameters) : null,
-    parametersError: read ? undefined : messageOf(parameters),
-    kernels,
-    environments: envs,
-    images: imageList,
-    backends,
     last: {
       backend: job.backend,
       queue: job.queue ?? undefined,

@@ -8,7 +8,7 @@ import { ToolbarButtonComponent, runIcon } from '@jupyterlab/ui-components';
 import React, { useRef, useState } from 'react';
 
 import type { ISweepResults, ISweepRow } from '../../api/types';
-import { DataTable } from '../../components/table';
+import { DataTable, SortableHead } from '../../components/table';
 import { formatClock } from '../format';
 import { TONES } from '../row';
 import { formatValue, valueLabel } from './values';
@@ -180,29 +180,21 @@ export function Table(props: {
             {columns.map(column => {
               const sorted = sort?.key === column.key;
               return (
-                <th
+                <SortableHead
                   key={column.key}
-                  data-column={column.key}
-                  data-kind={column.kind}
-                  aria-sort={
+                  column={column.key}
+                  kind={column.kind}
+                  label={column.label}
+                  title={`Sort by ${column.label}${sorted && !sort.descending ? ', descending' : ''}`}
+                  sorted={
                     sorted
                       ? sort.descending
                         ? 'descending'
                         : 'ascending'
-                      : 'none'
+                      : null
                   }
-                >
-                  <button
-                    type="button"
-                    title={`Sort by ${column.label}${sorted && !sort.descending ? ', descending' : ''}`}
-                    onClick={() => toggle(column.key)}
-                  >
-                    {column.label}
-                    <span className="jp-GpuEnv-sortMark" aria-hidden="true">
-                      {sorted ? (sort.descending ? ' ▼' : ' ▲') : ''}
-                    </span>
-                  </button>
-                </th>
+                  onSort={() => toggle(column.key)}
+                />
               );
             })}
             <th>

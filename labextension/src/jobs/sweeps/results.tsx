@@ -18,7 +18,11 @@ import React from 'react';
 import type { ISweepResults, ISweepRow } from '../../api/types';
 import { downloadUrl } from '../../components/download';
 import { useSignals } from '../../components/hooks';
-import { createMainAreaWidget, ownedBy } from '../../components/main-area';
+import {
+  createMainAreaWidget,
+  createStatusNode,
+  ownedBy
+} from '../../components/main-area';
 import { PolledModel, TickPhase } from '../../components/polled';
 import { ProgressBar } from '../../components/figures/progress';
 import { JobsClient } from '../client';
@@ -194,9 +198,7 @@ export function createResultsWidget(options: {
     id,
     runAgain: options.runAgain
   });
-  const status = document.createElement('span');
-  status.className = 'jp-GpuEnv-jobLogStatus';
-  status.setAttribute('role', 'status');
+  const status = createStatusNode();
   const csv = new ToolbarButton({
     icon: downloadIcon,
     label: 'Download CSV',

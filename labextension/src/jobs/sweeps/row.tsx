@@ -8,6 +8,7 @@ import {
   caretDownIcon,
   tableRowsIcon
 } from '@jupyterlab/ui-components';
+import { CommandRegistry } from '@lumino/commands';
 import React from 'react';
 
 import type { IJob, ISweep, JobState, SweepState } from '../../api/types';
@@ -136,6 +137,32 @@ function Runs(props: {
   );
 }
 
+/** A sweep's actions: its results, and its menu (retry, cancel…). */
+export function SweepActionButtons(props: {
+  id: string;
+  name: string;
+  commands: CommandRegistry;
+}): JSX.Element {
+  const { id, name, commands } = props;
+  return (
+    <div className="jp-GpuEnv-rowActions" role="toolbar">
+      <ToolbarButtonComponent
+        icon={tableRowsIcon}
+        tooltip="Open the results: the runs side by side"
+        dataset={{ action: 'results' }}
+        onClick={() =>
+          void commands.execute(JobCommandIDs.sweepResults, { sweep: id })
+        }
+      />
+      <MenuButton
+        commands={commands}
+        label={`Actions on the sweep '${name}'`}
+        entries={sweepMenu(id)}
+      />
+    </div>
+  );
+}
+
 export function SweepRow(props: {
   entry: JobEntry & { kind: 'sweep' };
   actions: JobActions;
@@ -185,21 +212,7 @@ export function SweepRow(props: {
       <div className="jp-GpuEnv-jobStatus">
         <StateBadge state={state} />
         <Counts counts={counts} />
-        <div className="jp-GpuEnv-rowActions" role="toolbar">
-          <ToolbarButtonComponent
-            icon={tableRowsIcon}
-            tooltip="Open the results: the runs side by side"
-            dataset={{ action: 'results' }}
-            onClick={() =>
-              void commands.execute(JobCommandIDs.sweepResults, { sweep: id })
-            }
-          />
-          <MenuButton
-            commands={commands}
-            label={`Actions on the sweep '${name}'`}
-            entries={sweepMenu(id)}
-          />
-        </div>
+        <SweepActionButtons id={id} name={name} commands={commands} />
       </div>
       <div className="jp-GpuEnv-jobProgress">
         <ProgressBar

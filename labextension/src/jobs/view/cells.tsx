@@ -4,33 +4,21 @@
  * actions. Every action goes through the jobs' actions or commands, so the
  * sidebar, the palette and this table do the same thing.
  */
-import {
-  ToolbarButtonComponent,
-  caretDownIcon,
-  caretRightIcon,
-  deleteIcon,
-  notebookIcon,
-  runIcon,
-  stopIcon,
-  tableRowsIcon,
-  textEditorIcon
-} from '@jupyterlab/ui-components';
+import { caretDownIcon, caretRightIcon } from '@jupyterlab/ui-components';
 import React from 'react';
 
 import type { IJob } from '../../api/types';
-import { MenuButton } from '../../components/menu-button';
 import { JobActions } from '../actions';
-import { JobCommandIDs, sweepMenu } from '../command-ids';
 import {
   describeGpuDetail,
   describeRuntime,
   formatClock,
   formatStart,
   formatTime,
-  isActive,
   ordinal
 } from '../format';
-import { StateBadge, outputOpenable } from '../row';
+import { JobActionButtons, StateBadge } from '../row';
+import { SweepActionButtons } from '../sweeps/row';
 import { describeGpuMeanPeak, IRowFacts } from './rows';
 
 /** The cells every row has, from the state to the parameters. */
@@ -77,65 +65,6 @@ function FactCells(props: {
         {facts.parameters}
       </td>
     </>
-  );
-}
-
-function JobActionButtons(props: {
-  job: IJob;
-  actions: JobActions;
-}): JSX.Element {
-  const { job, actions } = props;
-  const { commands, model } = actions;
-  const busy = model.isBusy(job.id);
-  return (
-    <div className="jp-GpuEnv-rowActions" role="toolbar">
-      <ToolbarButtonComponent
-        icon={textEditorIcon}
-        tooltip="Show the log (follows it while the job runs)"
-        dataset={{ action: 'log' }}
-        onClick={() => actions.showLog(job)}
-      />
-      <ToolbarButtonComponent
-        icon={notebookIcon}
-        tooltip={`Open the output notebook (${job.output_path})`}
-        disabledTooltip={
-          job.output_path.startsWith('/')
-            ? `The output is outside the server's root: ${job.output_path}`
-            : 'No output yet: the job has not started'
-        }
-        enabled={outputOpenable(job)}
-        dataset={{ action: 'output' }}
-        onClick={() => actions.openOutput(job)}
-      />
-      {commands.hasCommand(JobCommandIDs.runAgain) && (
-        <ToolbarButtonComponent
-          icon={runIcon}
-          tooltip="Run again… (the send dialog, filled from this job)"
-          dataset={{ action: 'run-again' }}
-          onClick={() =>
-            void commands.execute(JobCommandIDs.runAgain, { id: job.id })
-          }
-        />
-      )}
-      {isActive(job) && (
-        <ToolbarButtonComponent
-          icon={stopIcon}
-          tooltip="Cancel the job"
-          disabledTooltip="Working…"
-          enabled={!busy}
-          dataset={{ action: 'cancel' }}
-          onClick={() => void actions.cancel(job)}
-        />
-      )}
-      <ToolbarButtonComponent
-        icon={deleteIcon}
-        tooltip="Delete the job, its output and its log"
-        disabledTooltip="Working…"
-        enabled={!busy}
-        dataset={{ action: 'delete' }}
-        onClick={() => void actions.remove(job)}
-      />
-    </div>
   );
 }
 
@@ -190,7 +119,12 @@ export function JobTableRow(props: {
         gpu={{ text: gpuText, title: describeGpuDetail(job.gpu) }}
       />
       <td className="jp-GpuEnv-jobsActions">
-        <JobActionButtons job={job} actions={actions} />
+        <JobActionButtons
+          job={job}
+          actions={actions}
+          busy={actions.model.isBusy(job.id)}
+          rerunWhileActive
+        />
       </td>
     </tr>
   );
@@ -242,21 +176,7 @@ export function SweepTableRow(props: {
       </td>
       <FactCells facts={facts} now={now} />
       <td className="jp-GpuEnv-jobsActions">
-        <div className="jp-GpuEnv-rowActions" role="toolbar">
-          <ToolbarButtonComponent
-            icon={tableRowsIcon}
-            tooltip="Open the results: the runs side by side"
-            dataset={{ action: 'results' }}
-            onClick={() =>
-              void commands.execute(JobCommandIDs.sweepResults, { sweep: id })
-            }
-          />
-          <MenuButton
-            commands={commands}
-            label={`Actions on the sweep '${facts.name}'`}
-            entries={sweepMenu(id)}
-          />
-        </div>
+        <SweepActionButtons id={id} name={facts.name} commands={commands} />
       </td>
     </tr>
   );

@@ -16,12 +16,14 @@ import {
 } from '@jupyterlab/ui-components';
 import React, { useState } from 'react';
 
-import type { JobState } from '../../api/types';
 import { useNow, useSignals } from '../../components/hooks';
 import { jobsIcon } from '../../components/icons';
 import { ListingStatus } from '../../components/listing';
-import { createMainAreaWidget } from '../../components/main-area';
-import { DataTable } from '../../components/table';
+import {
+  createMainAreaWidget,
+  createStatusNode
+} from '../../components/main-area';
+import { DataTable, SortableHead } from '../../components/table';
 import { JobActions } from '../actions';
 import { isActive, isActiveState } from '../format';
 import { JobsModel } from '../model';
@@ -103,6 +105,8 @@ function Filters(props: {
   total: number;
 }): JSX.Element {
   const { filter, onChange } = props;
+  const change = (part: Partial<IFilter>): void =>
+    onChange({ ...filter, ...part });
   return (
     <div className="jp-GpuEnv-jobsFilters" role="search">
       <InputGroup
@@ -113,10 +117,7 @@ function Filters(props: {
         value={filter.text}
         data-testid="gpu-env-jobs-filter"
         onChange={event =>
-          onChange({
-            ...filter,
-            text: (event.target as HTMLInputElement).value
-          })
+          change({ text: (event.target as HTMLInputElement).value })
         }
       />
       <HTMLSelect
@@ -124,10 +125,7 @@ function Filters(props: {
         value={filter.state}
         data-testid="gpu-env-jobs-state-filter"
         onChange={event =>
-          onChange({
-            ...filter,
-            state: event.target.value as JobState | 'active' | 'all'
-          })
+          change({ state: event.target.value as IFilter['state'] })
         }
       >
         {STATES.map(([value, label]) => (
@@ -155,27 +153,16 @@ function Head(props: {
       <th className="jp-GpuEnv-jobsToggle">
         <span className="jp-GpuEnv-visuallyHidden">Runs</span>
       </th>
-      {COLUMNS.map(([key, label]) => {
-        const sorted = sort?.key === key;
-        return (
-          <th
-            key={key}
-            data-column={key}
-            aria-sort={sorted ? sort.direction : 'none'}
-          >
-            <button
-              type="button"
-              title={`Sort by ${label.toLowerCase()}`}
-              onClick={() => onSort(key)}
-            >
-              {label}
-              <span className="jp-GpuEnv-sortMark" aria-hidden="true">
-                {sorted ? (sort.direction === 'descending' ? ' ▼' : ' ▲') : ''}
-              </span>
-            </button>
-          </th>
-        );
-      })}
+      {COLUMNS.map(([key, label]) => (
+        <SortableHead
+          key={key}
+          column={key}
+          label={label}
+          title={`Sort by ${label.toLowerCase()}`}
+          sorted={sort?.key === key ? sort.direction : null}
+          onSort={() => onSort(key)}
+        />
+      ))}
       <th>
         <span className="jp-GpuEnv-visuallyHidden">Actions</span>
       </th>
@@ -333,9 +320,7 @@ export function createJobsWidget(
 ): MainAreaWidget<JobsMainView> {
   const { model } = actions;
   const content = new JobsMainView(actions);
-  const status = document.createElement('span');
-  status.className = 'jp-GpuEnv-jobLogStatus';
-  status.setAttribute('role', 'status');
+  const status = createStatusNode();
   const refresh = new ToolbarButton({
     icon: refreshIcon,
     tooltip: 'Ask the server for the jobs now',
