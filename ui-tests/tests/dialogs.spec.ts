@@ -292,6 +292,11 @@ test.describe('Dialogs at the default sidebar width', () => {
 });
 
 test.describe('Dialogs in the dark theme', () => {
+  // The specs after this file expect no environment of the user's own.
+  test.afterAll(async ({ request }) => {
+    await removeEnvironment(request, ENV);
+  });
+
   test('the export dialog shows two radios, one checked', async ({ page }) => {
     await page.theme.setDarkTheme();
     await page.sidebar.setWidth(256);
