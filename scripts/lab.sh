@@ -45,17 +45,8 @@ else
 fi
 
 # The lab's terminals run a login shell, whose /etc/profile sets PATH anew: without this, `jupyter gpu-env`
-# is not found in them. Their shell reads the login files first, then puts this .venv first on PATH and
-# goes on as the user's interactive shell (~/.bashrc read as usual).
-terminal_config=.venv/etc/jupyter/jupyter_server_config.d/jupyter_gpu_env_terminal.json
-mkdir -p "$(dirname "$terminal_config")"
-python - "$terminal_config" "$PWD/.venv/bin" <<'PY'
-import json, shlex, sys
-path, venv_bin = sys.argv[1:]
-shell = f'PATH={shlex.quote(venv_bin)}:"$PATH"; export PATH; exec "${{SHELL:-/bin/bash}}" -i'
-with open(path, "w") as f:
-    json.dump({"ServerApp": {"terminado_settings": {"shell_command": ["/bin/sh", "-l", "-c", shell]}}}, f, indent=2)
-PY
+# is not found in them (see jupyter_gpu_env/demo/settings.py, terminal_settings).
+python -m jupyter_gpu_env.demo terminal "$PWD/.venv/bin" >/dev/null
 
 token=${JUPYTER_TOKEN:-$(python -c 'import secrets; print(secrets.token_hex(16))')}
 echo "JupyterLab will be at http://127.0.0.1:${PORT:-8888}/lab?token=$token"

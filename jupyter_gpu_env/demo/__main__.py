@@ -1,5 +1,5 @@
 """``python -m jupyter_gpu_env.demo build --channel DIR --env PREFIX [--wheels DIR] [--pkgs DIR] [--configure]``
-and ``python -m jupyter_gpu_env.demo unconfigure``."""
+``python -m jupyter_gpu_env.demo unconfigure`` and ``python -m jupyter_gpu_env.demo terminal VENV_BIN``."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 from ..envs.service import default_pkgs_dir
 from ..errors import GpuEnvError
 from .builder import build_demo, default_cache_dir
-from .settings import remove_settings, settings_path, write_settings
+from .settings import remove_settings, settings_path, write_settings, write_terminal_settings
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -44,6 +44,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     b.add_argument("--quiet", action="store_true", help="print only the result")
     sub.add_parser("unconfigure", help=f"remove {settings_path()} if --configure wrote it")
+    t = sub.add_parser("terminal", help="make the lab's terminals find this Python's `jupyter` first")
+    t.add_argument("venv_bin", type=Path, help="the folder put first on the terminals' PATH")
     return p
 
 
@@ -59,6 +61,9 @@ class Printed:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "terminal":
+        print(f"wrote {write_terminal_settings(args.venv_bin.resolve())}")
+        return 0
     if args.command == "unconfigure":
         path = settings_path()
         if remove_settings():

@@ -10,7 +10,10 @@ installation (for ``scripts/lab.sh``, the checkout's ``.venv``) is pointed at th
 
 from __future__ import annotations
 
+import json
+import shlex
 from pathlib import Path
+from typing import Any
 
 from jupyter_core import paths
 
@@ -62,4 +65,22 @@ def remove_settings(config_dir: Path | None = None) -> Path | None:
     if not path.exists() or not _ours(path):
         return None
     path.unlink()
+    return path
+
+
+def terminal_settings(venv_bin: Path) -> dict[str, Any]:
+    """The server setting that makes the lab's terminals find this venv's ``jupyter``.
+
+    Terminals run a login shell, whose /etc/profile sets PATH anew: the shell reads the login files
+    first, then puts ``venv_bin`` first on PATH and goes on as the user's interactive shell."""
+    shell = f'PATH={shlex.quote(str(venv_bin))}:"$PATH"; export PATH; exec "${{SHELL:-/bin/bash}}" -i'
+    return {"ServerApp": {"terminado_settings": {"shell_command": ["/bin/sh", "-l", "-c", shell]}}}
+
+
+def write_terminal_settings(venv_bin: Path, config_dir: Path | None = None) -> Path:
+    """Write :func:`terminal_settings` beside the demo's settings; returns the file written."""
+    # A JSON file in jupyter_server_config.d/ is read by every server of this installation.
+    path = settings_path(config_dir).parent / "jupyter_server_config.d" / "jupyter_gpu_env_terminal.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, json.dumps(terminal_settings(venv_bin), indent=2))
     return path

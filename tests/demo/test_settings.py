@@ -54,3 +54,24 @@ def test_a_file_the_builder_did_not_write_is_left_alone(jp_environ, jp_env_confi
         write_settings(demo.managed_dir, demo.channel)
     assert remove_settings() is None
     assert own.read_text() == "c.GpuEnvApp.managed_env_dirs = ['/srv/envs']\n"
+
+
+def test_the_labs_terminals_find_this_venvs_jupyter_first(tmp_path):
+    """A terminal runs a login shell, whose profile resets PATH: the setting puts the venv first after it."""
+    import json
+    import subprocess
+
+    from jupyter_gpu_env.demo.settings import write_terminal_settings
+
+    venv_bin = tmp_path / "venv bin"  # a space, as a home folder may have
+    venv_bin.mkdir()
+    (venv_bin / "jupyter").write_text("#!/bin/sh\necho venv-jupyter\n")
+    (venv_bin / "jupyter").chmod(0o755)
+    written = write_terminal_settings(venv_bin, tmp_path / "etc")
+    assert written == tmp_path / "etc" / "jupyter_server_config.d" / "jupyter_gpu_env_terminal.json"
+    argv = json.loads(written.read_text())["ServerApp"]["terminado_settings"]["shell_command"]
+    env = {"PATH": "/usr/bin:/bin", "SHELL": "/bin/sh", "HOME": str(tmp_path), "ENV": ""}
+    out = subprocess.run(
+        argv, input="command -v jupyter; jupyter\n", env=env, capture_output=True, text=True, timeout=30
+    )
+    assert out.stdout.splitlines()[-2:] == [str(venv_bin / "jupyter"), "venv-jupyter"], out
