@@ -22,6 +22,8 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
+
 from .errors import CommandFailed, CommandTimeout, Conflict
 from .system import tether
 
@@ -100,6 +102,8 @@ async def _deliver(on_line: LineCallback, raw: bytes) -> None:
 async def _terminate(proc: asyncio.subprocess.Process, grace: float) -> None:
     """SIGTERM the process group, then SIGKILL after ``grace`` seconds."""
     if proc.returncode is not None:
+        # Its leader has ended (a tether killed alone): what it started may still hold our pipes.
+        await asyncio.to_thread(_kill_orphans, proc.pid)
         return
     for sig in (signal.SIGTERM, signal.SIGKILL):
         try:
@@ -111,6 +115,15 @@ async def _terminate(proc: asyncio.subprocess.Process, grace: float) -> None:
             return
         except TimeoutError:
             continue
+
+
+def _kill_orphans(pgid: int) -> None:
+    """SIGKILL the members left in the group of a leader that has ended. Only members that are not
+    leaders themselves: the leader's pid, once reaped, may name an unrelated new group."""
+    for p in psutil.process_iter(["pid"]):
+        with contextlib.suppress(psutil.Error, OSError):
+            if p.pid != pgid and os.getpgid(p.pid) == pgid:
+                os.kill(p.pid, signal.SIGKILL)
 
 
 # Background work (packing, solving, GPU checks) yields the CPU to the server and to kernels: on a

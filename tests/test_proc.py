@@ -164,3 +164,18 @@ async def test_a_tethered_child_answers_as_it_would_untethered(tmp_path):
     with pytest.raises(asyncio.CancelledError):
         await task
     assert not _alive(int(pidfile.read_text()))
+
+
+async def test_stopping_a_worker_whose_tether_ended_alone_leaves_nothing_behind():
+    """A tether killed by itself left its command running, holding the caller's pipes: the CLI's
+    clean-up waited on them for ever (the fresh-clone run hung so). Its group's rest is ended too."""
+    import psutil
+
+    started = await proc.start(["sleep", "300"], tethered=True)
+    tether = psutil.Process(started.process.pid)
+    command = (await wait_until(tether.children, what="the tethered command"))[0]
+    tether.kill()
+    await wait_until(lambda: started.process.returncode is not None, what="the tether's end noted")
+    assert command.is_running()  # what the tether's death alone leaves
+    await asyncio.wait_for(started.stop(kill_grace=1.0), 20)
+    await wait_until(lambda: not _alive(command.pid), what="the orphaned command ending")
