@@ -40,6 +40,9 @@ def main(argv: list[str]) -> int:
     if child == 0:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(ORPHANED, signal.SIG_DFL)
+        # The tether itself may be killed alone (asyncio kills only the child it started when its
+        # transport is dropped): the command then ends too, never left holding its caller's pipes.
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         try:
             os.execvp(command[0], command)
         except OSError as e:
