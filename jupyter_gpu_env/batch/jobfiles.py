@@ -14,6 +14,7 @@ or from the backend; the runner's word only fills in how the notebook ended.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
@@ -56,10 +57,6 @@ def _cut(limit: int) -> BeforeValidator:
 
 class _FileModel(BaseModel):
     model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
-
-
-class _AnyObject(_FileModel):
-    model_config = ConfigDict(extra="allow")
 
 
 class Progress(JobProgress):
@@ -144,10 +141,11 @@ def read_model(path: Path, model: type[M], limit: int = MAX_JSON) -> M | None:
 def read_json(path: Path, limit: int = MAX_JSON) -> dict[str, Any] | None:
     """The JSON object in ``path``, or None when it is missing, damaged or not an object."""
     try:
-        doc = read_model(path, _AnyObject, limit)
-    except Damaged:
+        raw = read_bytes(path, limit)
+        data = None if raw is None else json.loads(raw)
+    except (Damaged, ValueError, RecursionError):
         return None
-    return None if doc is None else doc.model_dump()
+    return data if isinstance(data, dict) else None
 
 
 def read_progress(folder: Path) -> Progress | None:
