@@ -36,6 +36,7 @@ def main(argv: list[str]) -> int:
         return 125
     if os.getppid() != parent:  # it died before the kernel was asked to tell
         _end_group()
+    tether = os.getpid()
     child = os.fork()
     if child == 0:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -43,6 +44,8 @@ def main(argv: list[str]) -> int:
         # The tether itself may be killed alone (asyncio kills only the child it started when its
         # transport is dropped): the command then ends too, never left holding its caller's pipes.
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != tether:  # killed between the fork and the prctl: nobody would say so
+            os._exit(128 + signal.SIGKILL)
         try:
             os.execvp(command[0], command)
         except OSError as e:

@@ -320,6 +320,8 @@ async def test_a_cancel_after_the_job_ended_keeps_how_it_ended(batch):
             what="the runner's status.json",
         )
         assert (await svc.store.get(job.id)).state == "running"  # the record lags the job
+        status = jobfiles.read_status(batch.root / job.job_dir)
+        assert status is not None and status["state"] == "succeeded", status  # how the job itself ended
         with pytest.raises(Conflict, match="has already succeeded") as refused:
             await svc.cancel(job.id)
         assert refused.value.reason == "job_finished"
