@@ -31,6 +31,7 @@ from ..errors import Conflict, NotFound
 from ..models.backends import BackendInfo
 from ..models.cluster import ClusterCapacity
 from ..models.jobs import TERMINAL_STATES, Job, JobRequest, JobState, LogChunk
+from .scheduling import Armed, SchedulePlan
 
 ENTRY_POINTS = "jupyter_gpu_env.backends"
 
@@ -112,6 +113,8 @@ class Backend(LoggingConfigurable, metaclass=_ConfigurableABC):
     abstract methods; construct with ``Backend(name, parent=app)`` (or trait values as keywords)."""
 
     kind: str = "abstract"
+    # True: the backend keeps schedules itself (a SLURM chain, a CronJob), so they run with no server.
+    keeps_schedules: bool = False
 
     def __init__(self, name: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -182,6 +185,22 @@ class Backend(LoggingConfigurable, metaclass=_ConfigurableABC):
     async def logs(self, job: Job, offset: int, limit: int) -> LogChunk | None:
         """The log from elsewhere (pod logs); None means read ``log.txt`` in the job folder."""
         return None
+
+    async def arm_schedule(self, plan: SchedulePlan) -> Armed:
+        """Hold ``plan`` so that its runs start with no Jupyter server: in place of whatever this
+        backend held for it before (never two waiting jobs for one schedule). An inactive plan, or one
+        with no run due, holds nothing. Only for backends that set ``keeps_schedules``."""
+        raise Conflict(
+            f"The '{self.name}' backend keeps no schedules; the server runs them.",
+            reason="schedules_unsupported",
+        )
+
+    async def disarm_schedule(self, plan: SchedulePlan) -> None:
+        """Stop holding ``plan`` (a pause, a delete); runs already started go on."""
+
+    async def schedules_armed(self, plans: Sequence[SchedulePlan]) -> dict[str, Armed]:
+        """How this backend holds each of ``plans`` now, with ONE query; a plan left out is unknown."""
+        return {}
 
     async def close(self) -> None:
         """Release what the backend holds; running jobs keep running."""

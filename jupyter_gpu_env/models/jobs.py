@@ -342,6 +342,7 @@ class Job(ApiModel):
     )
     group_id: str | None = Field(default=None, description="The sweep this job is a run of, if any.")
     group_index: int | None = Field(default=None, description="Its place in the sweep, from 0.")
+    schedule_id: str | None = Field(default=None, description="The schedule that started this run, if any.")
 
 
 class JobList(Page[Job]):
