@@ -31,7 +31,7 @@ from ..errors import Conflict, NotFound
 from ..models.backends import BackendInfo
 from ..models.cluster import ClusterCapacity
 from ..models.jobs import TERMINAL_STATES, Job, JobRequest, JobState, LogChunk
-from .scheduling import Armed, SchedulePlan
+from ..schedules.plan import Armed, SchedulePlan
 
 ENTRY_POINTS = "jupyter_gpu_env.backends"
 
