@@ -26,6 +26,7 @@ from .handlers import tornado_routes
 from .handlers.openapi import render as render_openapi
 from .images.service import ImageService
 from .options import GpuEnvOptions
+from .schedules.service import ScheduleService
 from .services import Library, Services
 from .services.environments import EnvironmentOperations
 from .services.gpu import GpuOperations
@@ -102,11 +103,18 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
             ),
             root_dir=root_dir,
         )
-        return Library(envs=envs, images=images, jobs=jobs)
+        schedules = ScheduleService(
+            jobs,
+            minimum_period=self.schedule_minimum_period,
+            starting_deadline=self.schedule_starting_deadline,
+        )
+        return Library(envs=envs, images=images, jobs=jobs, schedules=schedules)
 
     def build_services(self, root_dir: str) -> Services:
         """What a server holds: the library, and what only a server has (tasks, kernels, the sampler)."""
         lib = self.build_library(root_dir)
+        # Only a server runs the schedules' timer: a CLI beside it must not start the same due run.
+        lib.jobs.loops.add("schedules", self.schedule_interval, lib.schedules.tick)
         self.gpu_readers = GpuReaders(self.gpu_recorded_source)
         sampler = Sampler(
             self.gpu_readers.read,
@@ -132,6 +140,7 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
             ),
             jobs=lib.jobs,
             sweeps=lib.sweeps,
+            schedules=lib.schedules,
             gpu=GpuOperations(sampler, kernels, cluster),
             tasks=tasks,
         )

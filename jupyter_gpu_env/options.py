@@ -211,6 +211,27 @@ class GpuEnvOptions(Configurable):
         help="Largest request body the REST API reads, in bytes; a larger one is refused with 413 before "
         "it is read.",
     )
+    schedule_minimum_period = Float(
+        60.0,
+        min=1.0,
+        config=True,
+        help="The shortest time between two runs of a schedule, in seconds: a schedule that would run "
+        "more often is refused (a 400 saying so).",
+    )
+    schedule_starting_deadline = Int(
+        300,
+        min=0,
+        config=True,
+        help="Seconds after its due time within which a scheduled run may still start; later, it is "
+        "recorded as missed (the server was down, the batch system started the waiting job late).",
+    )
+    schedule_interval = Float(
+        5.0,
+        min=0.5,
+        config=True,
+        help="Seconds between two looks at the schedules: the server starts the local backend's due runs "
+        "and adopts the runs a batch system started.",
+    )
     max_sweep_runs = Int(
         1000,
         min=1,

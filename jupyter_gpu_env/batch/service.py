@@ -133,13 +133,12 @@ class JobService:
         """At start: drop half-built folders, then settle every active record against its backend.
 
         A job whose runner is gone without a status ends failed, saying so; one that finished while
-        the server was down gets its final state from its status file.
-        """
+        the server was down gets its final state from its status file."""
         await asyncio.to_thread(self._clean_temporaries)
         await self.refresh()
 
     async def refresh(self) -> None:
-        """Poll each backend once for all its active jobs and apply what they and the job folders say."""
+        """Poll each backend once for all its active jobs; apply what they and the job folders say."""
         await self.tracker.refresh()
 
     # ----- submission -----
@@ -159,7 +158,7 @@ class JobService:
         request = submission.parse_request(request)
         if plan.is_sweep(request):
             return await self.sweeps.submit(request, snapshot)
-        self._check_size(request.parameters)
+        self.check_size(request.parameters)
         ready = await self.intake.prepare(request, snapshot)
         await python_work(submission.check_parameters, ready.nb, request.parameters)
         name = request.name or ready.nb_file.stem
@@ -211,12 +210,13 @@ class JobService:
         limit: int = 50,
         offset: int = 0,
         sweep: str | None = None,
+        schedule: str | None = None,
     ) -> JobList:
-        """A page of jobs, newest first; of one sweep (``sweep``: its id) in its order, or none's ("none")."""
+        """A page of jobs, newest first; of one sweep in its order (or none's: "none"), or of one schedule."""
         states = [state] if isinstance(state, str) else state
         if sweep not in (None, "none"):
             await self.store.sweeps.get(sweep)  # an unknown sweep is a 404, not an empty page
-        page = await self.store.list(states, limit=limit, offset=offset, sweep=sweep)
+        page = await self.store.list(states, limit=limit, offset=offset, sweep=sweep, schedule=schedule)
         if any(j.state not in TERMINAL_STATES for j in page.items):
             # Someone watches active jobs: settle them soon, so a row lags its job by a poll rather than
             # a round; never wait for it here (with a 1,000-run sweep a refresh polls 1,000 runs).
@@ -281,7 +281,7 @@ class JobService:
                 sweep = await self.store.sweeps.get(old.group_id)
         request = submission.request_of(old, parameters, sweep, changes)
         if sweep is not None and request.backend == sweep.backend:
-            self._check_size(request.parameters)
+            self.check_size(request.parameters)
             return await self.sweeps.add_run(sweep, old, request, snapshot)
         new = await self.submit(request, snapshot)
         assert isinstance(new, Job)  # a request made from one job holds no sweep
@@ -296,7 +296,7 @@ class JobService:
             lambda: inspect_notebook(submission.read_notebook(Path(job.notebook_path), raw)[1])
         )
 
-    def _check_size(self, parameters: Mapping[str, Any]) -> None:
+    def check_size(self, parameters: Mapping[str, Any]) -> None:
         size = len(json.dumps(parameters))
         if size > self.max_parameters_bytes:
             raise TooLarge(

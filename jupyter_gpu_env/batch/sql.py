@@ -20,7 +20,7 @@ from ..models.jobs import Job
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 # Each step takes the schema from the version before it to its own; a new file runs them all.
 _MIGRATIONS: dict[int, list[str]] = {
@@ -55,6 +55,17 @@ _MIGRATIONS: dict[int, list[str]] = {
     # A listing counts the visible jobs and reads a page of them newest first, both from this index
     # (without it the count read every row, its JSON included: 4 ms a listing at 10,000 jobs).
     4: ["CREATE INDEX IF NOT EXISTS jobs_visible_created ON jobs (deleted_at, created_at DESC, id DESC)"],
+    # Schedules, and their runs found by schedule as a sweep's are by group.
+    5: [
+        "ALTER TABLE jobs ADD COLUMN schedule_id TEXT",
+        "CREATE INDEX IF NOT EXISTS jobs_schedule ON jobs (schedule_id, created_at DESC)",
+        """CREATE TABLE IF NOT EXISTS schedules (
+            id TEXT PRIMARY KEY,
+            created_at REAL NOT NULL,
+            deleted_at REAL,
+            data TEXT NOT NULL
+        )""",
+    ],
 }
 
 
@@ -112,8 +123,10 @@ def _migrate(db: sqlite3.Connection) -> None:
 
 
 VISIBLE = "deleted_at IS NULL"
-COLUMNS = "id, created_at, state, backend, started_at, finished_at, gpu_units, cpus, data, group_id"
-INSERT = f"INSERT INTO jobs ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+COLUMNS = (
+    "id, created_at, state, backend, started_at, finished_at, gpu_units, cpus, data, group_id, schedule_id"
+)
+INSERT = f"INSERT INTO jobs ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 
 @contextlib.contextmanager
@@ -143,4 +156,5 @@ def row(job: Job) -> tuple[Any, ...]:
         float(job.resources.cpus or 1),  # a job without a CPU request still holds at least one core
         job.model_dump_json(),
         job.group_id,
+        job.schedule_id,
     )

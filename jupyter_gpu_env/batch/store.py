@@ -18,6 +18,7 @@ from typing import Any
 from ..errors import Conflict, InvalidRequest, NotFound
 from ..models.backends import BackendUsage, UsageReport
 from ..models.jobs import JOB_STATES, TERMINAL_STATES, Job, JobList
+from ..schedules.records import ScheduleRecords
 from .backend import check_transition
 from .sql import INSERT, VISIBLE, Database, dump, row, transaction
 from .sweeps.records import SweepRecords
@@ -33,6 +34,7 @@ class JobStore:
         self.path = Path(path)
         self.db = Database(self.path)
         self.sweeps = SweepRecords(self.db)
+        self.schedules = ScheduleRecords(self.db)
         self._call = self.db.call
         self._conn = self.db.conn
 
@@ -104,7 +106,7 @@ class JobStore:
                 return job
             db.execute(
                 "UPDATE jobs SET created_at=?, state=?, backend=?, started_at=?, finished_at=?, gpu_units=?, "
-                "cpus=?, data=?, group_id=? WHERE id=?",
+                "cpus=?, data=?, group_id=?, schedule_id=? WHERE id=?",
                 (*row(new)[1:], job_id),
             )
         return new
@@ -134,8 +136,10 @@ class JobStore:
         offset: int = 0,
         backend: str | None = None,
         sweep: str | None = None,
+        schedule: str | None = None,
     ) -> JobList:
-        """Newest first, ``limit`` records from ``offset``, with the total over all pages."""
+        """Newest first, ``limit`` records from ``offset``, with the total over all pages; of one sweep
+        in its order, or of one schedule."""
         wanted = sorted(set(states)) if states is not None else None
         for s in wanted or ():
             if s not in JOB_STATES:
@@ -144,10 +148,16 @@ class JobStore:
             raise InvalidRequest(f"limit must be from 1 to {MAX_PAGE}.")
         if offset < 0:
             raise InvalidRequest("offset must not be negative.")
-        return await self._call(self._list, wanted, limit, offset, backend, sweep)
+        return await self._call(self._list, wanted, limit, offset, backend, sweep, schedule)
 
     def _list(
-        self, states: Sequence[str] | None, limit: int, offset: int, backend: str | None, sweep: str | None
+        self,
+        states: Sequence[str] | None,
+        limit: int,
+        offset: int,
+        backend: str | None,
+        sweep: str | None,
+        schedule: str | None = None,
     ) -> JobList:
         where: list[str] = [VISIBLE]
         args: list[Any] = []
@@ -162,6 +172,9 @@ class JobStore:
         elif sweep is not None:
             where.append("group_id = ?")
             args.append(sweep)
+        if schedule is not None:
+            where.append("schedule_id = ?")
+            args.append(schedule)
         clause = f" WHERE {' AND '.join(where)}"
         # a sweep's runs in their order; everything else newest first
         order = (

@@ -40,6 +40,13 @@ from .jobs import (
     UsageWeeksHandler,
 )
 from .openapi import OpenApiHandler
+from .schedules import (
+    ScheduleHandler,
+    ScheduleRearmHandler,
+    ScheduleRunHandler,
+    SchedulesHandler,
+    ScheduleSnapshotHandler,
+)
 from .tasks import TaskHandler, TasksHandler
 
 # (path under {base_url}gpu-env/api/, handler). Path parameters use OpenAPI's {name} form and
@@ -79,6 +86,11 @@ ROUTES: list[tuple[str, type]] = [
     ("jobs/{job_id}/rerun", JobRerunHandler),
     ("jobs/{job_id}/parameters", JobParametersHandler),
     ("jobs/{job_id}/gpu", JobGpuHandler),
+    ("schedules", SchedulesHandler),
+    ("schedules/{schedule_id}", ScheduleHandler),
+    ("schedules/{schedule_id}/run", ScheduleRunHandler),
+    ("schedules/{schedule_id}/rearm", ScheduleRearmHandler),
+    ("schedules/{schedule_id}/snapshot", ScheduleSnapshotHandler),
     ("backends", BackendsHandler),
     ("backends/{name}/capacity", BackendCapacityHandler),
     ("notebooks/parameters", NotebookParametersHandler),

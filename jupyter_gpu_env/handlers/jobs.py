@@ -48,6 +48,11 @@ class JobsHandler(GpuEnvHandler):
                 "Only the runs of this sweep, in the sweep's order; `none`: only jobs that are no sweep's "
                 "run (a listing that shows sweeps from `GET jobs/groups` beside them).",
             ),
+            Param(
+                "schedule",
+                {"type": "string", "pattern": "^[0-9a-f]{12}$"},
+                "Only the runs of this schedule (a deleted schedule's runs included), newest first.",
+            ),
         ),
         errors=(400, 404),
         description="Parameters larger than `c.GpuEnvApp.listed_parameters_bytes` are left out of a "
@@ -60,6 +65,7 @@ class JobsHandler(GpuEnvHandler):
             limit=self.query["limit"],
             offset=self.query["offset"],
             sweep=self.query["group"],
+            schedule=self.query["schedule"],
         )
 
     @operation(

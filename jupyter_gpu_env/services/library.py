@@ -8,6 +8,7 @@ from ..batch.service import JobService
 from ..batch.sweeps.service import Sweeps
 from ..envs.service import EnvironmentService
 from ..images.service import ImageService
+from ..schedules.service import ScheduleService
 
 
 @dataclass(frozen=True)
@@ -15,6 +16,7 @@ class Library:
     envs: EnvironmentService
     images: ImageService
     jobs: JobService
+    schedules: ScheduleService
 
     @property
     def sweeps(self) -> Sweeps:

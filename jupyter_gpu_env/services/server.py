@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from ..batch.service import JobService
 from ..batch.sweeps.service import Sweeps
 from ..images import mounts
+from ..schedules.service import ScheduleService
 from ..tasks import TaskManager
 from .environments import EnvironmentOperations
 from .gpu import GpuOperations
@@ -24,6 +25,7 @@ class Services:
     images: ImageOperations
     jobs: JobService
     sweeps: Sweeps
+    schedules: ScheduleService
     gpu: GpuOperations
     tasks: TaskManager
     _started: asyncio.Task[None] | None = field(default=None, init=False, repr=False)

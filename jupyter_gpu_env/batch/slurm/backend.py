@@ -30,10 +30,13 @@ from ...models.backends import BackendInfo, ResourceLimits
 from ...models.cluster import ClusterCapacity
 from ...models.jobs import Job, JobRequest
 from ...models.resources import MIG_PROFILE_RE
+from ...schedules import folder as schedule_files
+from ...schedules.plan import Armed, SchedulePlan
 from .. import jobfiles
 from ..backend import Observation, SweepSubmission
 from ..loops import Refresher
-from . import parse, script
+from . import chain, parse, script
+from .chain import SlurmChain
 from .controller import SlurmController
 from .observe import JOB_ID_FILE, SlurmObserver, read_id
 from .options import SlurmOptions
@@ -50,12 +53,15 @@ class _Cluster:
 class SlurmBackend(SlurmOptions):
     """Runs jobs on a SLURM cluster with sbatch; job folders must be on a filesystem the nodes share."""
 
+    keeps_schedules = True
+
     def __init__(self, name: str | None = None, **kwargs: Any) -> None:
         super().__init__(name, **kwargs)
         if self.image_runtime == "apptainer" and not self.image_container:
             raise TraitError("image_runtime 'apptainer' needs image_container (the .sif the runner runs in)")
         self.controller = SlurmController(self.commands, self.command_timeout, self.slurm_conf)
         self.observer = SlurmObserver(self.controller, self.status_grace)
+        self.chain = SlurmChain(self.controller)
         self._cluster: _Cluster | None = None
         self._cluster_error: str | None = None
         self._info_lock = asyncio.Lock()
@@ -237,8 +243,52 @@ class SlurmBackend(SlurmOptions):
         if wanted := [i for i in ids if i]:
             await self.controller.scancel(*wanted)
 
+    # ----- schedules: a chain of waiting jobs (chain.py) -----
+
+    async def arm_schedule(self, plan: SchedulePlan) -> Armed:
+        """The schedule's one waiting job, for its next due time; what the tick needs to submit runs
+        and its successor with no server is written into its schedule.json first."""
+        if not plan.active or plan.next_due is None:
+            await self.disarm_schedule(plan)
+            return Armed(None, True, "Paused: nothing waits in SLURM.")
+        doc = await asyncio.to_thread(schedule_files.read_doc, plan.folder)
+        if doc is None:
+            raise Conflict(f"Schedule '{plan.name}' has lost its folder.", reason="snapshot_missing")
+        await self._ensure_info()
+        options = script.SbatchOptions(
+            python=self.python or sys.executable,
+            partition=plan.template.queue or self._info().default_queue,
+            account=self.account or None,
+            gpu_type=self.gpu_type or None,
+            export=self.export,
+            extra=self.extra_sbatch_options,
+            environment=self.environment,
+            prologue=self.prologue,
+            image=self._image_plan_of(doc.spec) if plan.template.image else None,
+        )
+        settings = {
+            "commands": dict(self.commands),
+            "command_timeout": self.command_timeout,
+            "slurm_conf": self.slurm_conf,
+            "options": chain.options_to_json(options),
+        }
+        doc = doc.model_copy(update={"backend_settings": settings})
+        await asyncio.to_thread(schedule_files.write_doc, plan.folder, doc)
+        try:
+            return await self.chain.arm(plan.folder, plan.id, plan.generation, plan.next_due, options)
+        except ValueError as e:
+            raise InvalidRequest(f"{e}.", reason="invalid_request") from None
+
+    async def disarm_schedule(self, plan: SchedulePlan) -> None:
+        await self.chain.clear(plan.id)
+
+    async def schedules_armed(self, plans: Sequence[SchedulePlan]) -> dict[str, Armed]:
+        return await self.chain.armed([p.id for p in plans if p.active])
+
     def _image_plan(self, folder: Path) -> script.ImagePlan:
-        spec = jobfiles.read_json(folder / jobfiles.JOB_JSON) or {}
+        return self._image_plan_of(jobfiles.read_json(folder / jobfiles.JOB_JSON) or {})
+
+    def _image_plan_of(self, spec: dict[str, Any]) -> script.ImagePlan:
         image = (spec.get("image") or {}).get("path")
         if not image:
             raise InvalidRequest("The job asks for an image, but its job.json names no image file.")

@@ -119,7 +119,7 @@ def check_export(value: str) -> str:
     return value
 
 
-def _path(path: str | Path, what: str) -> str:
+def check_path(path: str | Path, what: str) -> str:
     text = str(path)
     if not _SAFE_PATH.fullmatch(text):
         raise ValueError(
@@ -149,7 +149,7 @@ def gres_option(job: Job, gpu_type: str | None) -> str | None:
 
 def sbatch_directives(job: Job, folder: Path, options: SbatchOptions) -> list[str]:
     """The ``--option=value`` list of the script's ``#SBATCH`` lines."""
-    where = _path(folder, "The job folder")
+    where = check_path(folder, "The job folder")
     log = where + "/" + jobfiles.LOG
     res = job.resources
     out = [
@@ -181,8 +181,8 @@ def sbatch_directives(job: Job, folder: Path, options: SbatchOptions) -> list[st
 
 def sbatch_script(job: Job, folder: Path, options: SbatchOptions) -> str:
     """The batch script for ``job`` whose folder is ``folder`` (absolute, on the shared filesystem)."""
-    where = _path(folder, "The job folder")
-    python = _path(options.python, "The nodes' Python")
+    where = check_path(folder, "The job folder")
+    python = check_path(options.python, "The nodes' Python")
     res = job.resources
     lines = [
         "#!/bin/bash",
@@ -238,7 +238,7 @@ def runs_file(runs: Sequence[tuple[int, str, Path]]) -> str:
     for _, job_id, _ in runs:
         if not re.fullmatch(r"[0-9a-f]{12}", job_id):
             raise ValueError(f"job id {job_id!r} is not one of ours")
-    return "".join(f"{i} {job_id} {_path(folder, 'A run folder')}\n" for i, job_id, folder in runs)
+    return "".join(f"{i} {job_id} {check_path(folder, 'A run folder')}\n" for i, job_id, folder in runs)
 
 
 def sbatch_array_script(
@@ -247,9 +247,9 @@ def sbatch_array_script(
     """One batch script for a sweep's runs (``job`` is one of them: they share resources and runtime):
     a job array whose task ``SLURM_ARRAY_TASK_ID`` finds its run's folder in ``runs`` (see
     :func:`runs_file`) and runs the same runner there, its output appended to that run's log."""
-    where = _path(sweep, "The sweep folder")
-    table = _path(runs, "The runs file")
-    python = _path(options.python, "The nodes' Python")
+    where = check_path(sweep, "The sweep folder")
+    table = check_path(runs, "The runs file")
+    python = check_path(options.python, "The nodes' Python")
     directives = [
         d for d in sbatch_directives(job, sweep, options)
         if not d.startswith(("--job-name=", "--output=", "--error="))
@@ -284,10 +284,10 @@ def _run_lines(cmd: str, image: ImagePlan | None, *, gpus: bool) -> list[str]:
     if image is None:
         # exec: the runner is the job's main process, so scancel's SIGTERM reaches it first-hand.
         return [f"exec {cmd}"]
-    src = shlex.quote(_path(image.image, "The image"))
+    src = shlex.quote(check_path(image.image, "The image"))
     if image.tool == "apptainer":
-        mount = shlex.quote(_path(image.mount, "The image's mount path"))
-        container = shlex.quote(_path(image.container, "The apptainer container"))
+        mount = shlex.quote(check_path(image.mount, "The image's mount path"))
+        container = shlex.quote(check_path(image.container, "The apptainer container"))
         program = shlex.quote(image.program or "apptainer")
         nv = " --nv" if gpus else ""
         return [

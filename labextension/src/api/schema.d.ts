@@ -736,6 +736,112 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Schedules, newest first */
+        get: operations["get_schedules"];
+        put?: never;
+        /**
+         * Run a notebook on a schedule
+         * @description Takes what `POST jobs` takes for one run, and when to run it. The notebook is snapshotted now: the schedule runs what was scheduled, not what is edited later (`POST schedules/{id}/snapshot` takes a new snapshot). Where the backend has a scheduler (SLURM: a job waiting for the next due time, which submits its successor when it starts; Kubernetes: a CronJob), the schedule lives there and goes on with no Jupyter server; on the local backend this server runs it while it runs (`keeper` says which). A bad expression, a period under `c.GpuEnvApp.schedule_minimum_period` or an unknown time zone is a 400 saying what is wrong; the rest is checked as `POST jobs` checks it.
+         */
+        post: operations["post_schedules"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/schedules/{schedule_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One schedule, with its last runs */
+        get: operations["get_schedules_schedule_id"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a schedule
+         * @description Stops it where it is kept (the waiting SLURM job cancelled, the CronJob deleted); its runs stay, as jobs.
+         */
+        delete: operations["delete_schedules_schedule_id"];
+        options?: never;
+        head?: never;
+        /**
+         * Change, pause or resume a schedule
+         * @description What is left out stays as it was. The batch system's waiting job (or CronJob) is replaced in the same step: never two for one schedule; pausing removes it, resuming sets it up for the next due time (the times passed meanwhile are not run).
+         */
+        patch: operations["patch_schedules_schedule_id"];
+        trace?: never;
+    };
+    "/schedules/{schedule_id}/rearm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a schedule up again in its batch system
+         * @description For a schedule whose waiting job vanished (`keeper.present` false: cancelled by an administrator, lost in a restart). 409 for a paused schedule or one this server runs.
+         */
+        post: operations["post_schedules_schedule_id_rearm"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/schedules/{schedule_id}/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a schedule's notebook now
+         * @description One run at once from the schedule's snapshot, outside its times (overlap does not apply).
+         */
+        post: operations["post_schedules_schedule_id_run"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/schedules/{schedule_id}/snapshot": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take a new snapshot of a schedule's notebook
+         * @description The notebook as saved now becomes what the next runs run; runs already started keep theirs.
+         */
+        post: operations["post_schedules_schedule_id_snapshot"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/tasks": {
         parameters: {
             query?: never;
@@ -1077,6 +1183,26 @@ export interface components {
              * @default null
              */
             utilization_percent: number | null;
+        };
+        /** DueTime */
+        DueTime: {
+            /**
+             * At
+             * @description Unix time.
+             */
+            at: number;
+            /**
+             * Local
+             * @description ISO-8601 in the schedule's time zone, with its offset.
+             * @example 2026-12-01T06:00:00+01:00
+             */
+            local: string;
+            /**
+             * Utc
+             * @description ISO-8601 in UTC.
+             * @example 2026-12-01T05:00:00Z
+             */
+            utc: string;
         };
         /**
          * Environment
@@ -1857,6 +1983,12 @@ export interface components {
             reason: string | null;
             resources?: components["schemas"]["JobResources"];
             /**
+             * Schedule Id
+             * @description The schedule that started this run, if any.
+             * @default null
+             */
+            schedule_id: string | null;
+            /**
              * Started At
              * @default null
              */
@@ -2232,6 +2364,36 @@ export interface components {
             time_limit_seconds: number | null;
         };
         JsonValue: unknown;
+        /**
+         * Keeper
+         * @description Who starts the runs, and how it stands.
+         */
+        Keeper: {
+            /**
+             * Handle
+             * @description The waiting SLURM job's id; the CronJob's name.
+             * @default null
+             */
+            handle: string | null;
+            /**
+             * Kind
+             * @description `server`: this Jupyter server starts the runs, only while it runs; `backend`: the batch system holds the schedule (a waiting SLURM job, a CronJob) and runs it with no server.
+             * @enum {string}
+             */
+            kind: "server" | "backend";
+            /**
+             * Message
+             * @description How it stands, in words.
+             * @default
+             */
+            message: string;
+            /**
+             * Present
+             * @description False: the batch system no longer holds it (cancelled by an administrator, lost in a restart): `POST schedules/{id}/rearm` sets it up again.
+             * @default true
+             */
+            present: boolean;
+        };
         /**
          * KernelInfo
          * @description A kernelspec this extension registered for an environment.
@@ -2864,6 +3026,297 @@ export interface components {
              * @default null
              */
             time_limit: number | string | null;
+        };
+        /**
+         * Schedule
+         * @description A notebook's snapshot run on a schedule.
+         */
+        Schedule: {
+            /** Active */
+            active: boolean;
+            /** Backend */
+            backend: string;
+            /** Created At */
+            created_at: number;
+            /**
+             * Description
+             * @description The expression in words.
+             * @example every day at 06:00
+             */
+            description: string;
+            /**
+             * Environment
+             * @default null
+             */
+            environment: string | null;
+            /** Id */
+            id: string;
+            /**
+             * Image
+             * @default null
+             */
+            image: string | null;
+            keeper: components["schemas"]["Keeper"];
+            /**
+             * Kernel
+             * @default null
+             */
+            kernel: string | null;
+            /**
+             * Last Runs
+             * @description The latest due times first: ten in a listing, fifty for one schedule.
+             */
+            last_runs?: components["schemas"]["ScheduleRun"][];
+            /** Name */
+            name: string;
+            /**
+             * Next Runs
+             * @description The next three due times; empty when paused or finished.
+             */
+            next_runs?: components["schemas"]["DueTime"][];
+            /**
+             * Notebook Path
+             * @description The notebook it was made from; its snapshot is what runs.
+             */
+            notebook_path: string;
+            /**
+             * Overlap
+             * @enum {string}
+             */
+            overlap: "skip" | "allow";
+            /** Parameters */
+            parameters?: {
+                [key: string]: components["schemas"]["JsonValue"];
+            };
+            /**
+             * Queue
+             * @default null
+             */
+            queue: string | null;
+            resources?: components["schemas"]["JobResources"];
+            /**
+             * Schedule
+             * @description The expression, as given.
+             */
+            schedule: string;
+            /**
+             * Snapshot At
+             * @description When the notebook's snapshot was taken (creation, or the last update).
+             */
+            snapshot_at: number;
+            /** Timezone */
+            timezone: string;
+            /** Updated At */
+            updated_at: number;
+        };
+        /** ScheduleList */
+        ScheduleList: {
+            /** Items */
+            items: components["schemas"]["Schedule"][];
+            /** Limit */
+            limit: number;
+            /**
+             * Next Offset
+             * @default null
+             */
+            next_offset: number | null;
+            /** Offset */
+            offset: number;
+            /** Total */
+            total: number;
+        };
+        /**
+         * SchedulePatch
+         * @description `PATCH schedules/{id}`: what to change; what is left out stays as it was.
+         */
+        SchedulePatch: {
+            /**
+             * Active
+             * @description False pauses it; true resumes it.
+             * @default null
+             */
+            active: boolean | null;
+            /**
+             * Name
+             * @default null
+             */
+            name: string | null;
+            /**
+             * Overlap
+             * @default null
+             */
+            overlap: ("skip" | "allow") | null;
+            /**
+             * Parameters
+             * @description The parameters, whole (they replace the schedule's).
+             * @default null
+             */
+            parameters: {
+                [key: string]: components["schemas"]["ParameterValue"];
+            } | null;
+            /**
+             * @description The resources, whole.
+             * @default null
+             */
+            resources: components["schemas"]["Resources"] | null;
+            /**
+             * Schedule
+             * @description When it runs: a cron line (five fields, minute hour day month weekday, as `0 6 * * *`; or `@hourly`, `@daily`, `@weekly`, `@monthly`) or an ISO-8601 repeating interval as Chronos writes it (`R/2026-12-01T06:00:00Z/PT6H`: every 6 hours from then; `R5/.../P1D`: 5 times, daily).
+             * @default null
+             */
+            schedule: string | null;
+            /**
+             * Timezone
+             * @default null
+             */
+            timezone: string | null;
+        };
+        /**
+         * ScheduleRequest
+         * @description `POST schedules`: what `POST jobs` takes for one run (or a sweep), and when to run it.
+         */
+        ScheduleRequest: {
+            /**
+             * Active
+             * @description False: created paused.
+             * @default true
+             */
+            active: boolean;
+            /**
+             * Backend
+             * @description A backend from `GET backends`.
+             * @default local
+             */
+            backend: string;
+            /**
+             * Environment
+             * @description A conda environment to run in, by its listed name.
+             * @default null
+             */
+            environment: string | null;
+            /**
+             * Image
+             * @description A packed image (squashfs) to run in, by id.
+             * @default null
+             */
+            image: string | null;
+            /**
+             * Kernel
+             * @description A kernel name (`python3`, ...).
+             * @default null
+             */
+            kernel: string | null;
+            /**
+             * Max Concurrent
+             * @description With a sweep: how many runs at once at most (default: all it may).
+             * @default null
+             */
+            max_concurrent: number | null;
+            /**
+             * Name
+             * @description A label; the notebook's name if unset.
+             * @default null
+             */
+            name: string | null;
+            /**
+             * Notebook Path
+             * @description The notebook, relative to the server's root.
+             * @example analysis.ipynb
+             */
+            notebook_path: string;
+            /**
+             * Overlap
+             * @description `skip`: a run due while the previous one still runs is not started, and is recorded as skipped; `allow`: it starts anyway.
+             * @default skip
+             * @enum {string}
+             */
+            overlap: "skip" | "allow";
+            /**
+             * Parameters
+             * @description Values for names the notebook's `parameters` cell declares. Their JSON may take at most `c.GpuEnvApp.max_parameters_bytes` (64 KiB by default).
+             * @example {
+             *       "alpha": 2
+             *     }
+             */
+            parameters?: {
+                [key: string]: components["schemas"]["ParameterValue"];
+            };
+            /**
+             * Queue
+             * @description A queue (SLURM partition, Kueue LocalQueue).
+             * @default null
+             */
+            queue: string | null;
+            resources?: components["schemas"]["Resources"];
+            /**
+             * Schedule
+             * @description When it runs: a cron line (five fields, minute hour day month weekday, as `0 6 * * *`; or `@hourly`, `@daily`, `@weekly`, `@monthly`) or an ISO-8601 repeating interval as Chronos writes it (`R/2026-12-01T06:00:00Z/PT6H`: every 6 hours from then; `R5/.../P1D`: 5 times, daily).
+             * @example 0 6 * * *
+             */
+            schedule: string;
+            /**
+             * Sweep
+             * @description Run the notebook once per combination of these values (the cartesian product, in the order given); `parameters` go to every run (a name also swept here takes its swept values). At most `c.GpuEnvApp.max_sweep_runs` runs.
+             * @default null
+             * @example {
+             *       "alpha": [
+             *         0.1,
+             *         0.5
+             *       ],
+             *       "lr": [
+             *         0.1,
+             *         0.01
+             *       ]
+             *     }
+             */
+            sweep: {
+                [key: string]: components["schemas"]["ParameterValue"][];
+            } | null;
+            /**
+             * Sweep Runs
+             * @description Run the notebook once per entry, with its values over `parameters`; instead of `sweep`.
+             * @default null
+             */
+            sweep_runs: {
+                [key: string]: components["schemas"]["ParameterValue"];
+            }[] | null;
+            /**
+             * Timezone
+             * @description The time zone the schedule's times are in (the UI sends the browser's).
+             * @default UTC
+             * @example Europe/Rome
+             */
+            timezone: string;
+        };
+        /**
+         * ScheduleRun
+         * @description One due time of a schedule and what became of it.
+         */
+        ScheduleRun: {
+            /** Due At */
+            due_at: number;
+            /**
+             * Job Id
+             * @default null
+             */
+            job_id: string | null;
+            /**
+             * Message
+             * @default
+             */
+            message: string;
+            /**
+             * Outcome
+             * @description `started` (a job, `job_id`), `skipped` (the previous run still ran; `overlap` is `skip`) or `missed` (nothing could start it then: the server that runs it was down).
+             * @enum {string}
+             */
+            outcome: "started" | "skipped" | "missed";
+            /**
+             * State
+             * @description The job's state now, for a started run.
+             * @default null
+             */
+            state: ("queued" | "running" | "succeeded" | "failed" | "cancelled") | null;
         };
         /**
          * SweepResults
@@ -4386,6 +4839,8 @@ export interface operations {
                 offset?: number;
                 /** @description Only the runs of this sweep, in the sweep's order; `none`: only jobs that are no sweep's run (a listing that shows sweeps from `GET jobs/groups` beside them). */
                 group?: string;
+                /** @description Only the runs of this schedule (a deleted schedule's runs included), newest first. */
+                schedule?: string;
             };
             header?: never;
             path?: never;
@@ -5378,6 +5833,449 @@ export interface operations {
             };
             /** @description A tool or backend this request needs is not available. */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    get_schedules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleList"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    post_schedules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScheduleRequest"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description The created resource, or the task to follow. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No such resource, or something the request names does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request conflicts with the current state: `reason` says how. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request body, or a part of it, is larger than this server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    get_schedules_schedule_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No such resource, or something the request names does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    delete_schedules_schedule_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No such resource, or something the request names does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    patch_schedules_schedule_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SchedulePatch"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No such resource, or something the request names does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request conflicts with the current state: `reason` says how. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request body, or a part of it, is larger than this server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    post_schedules_schedule_id_rearm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No such resource, or something the request names does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request conflicts with the current state: `reason` says how. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    post_schedules_schedule_id_run: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description The created resource, or the task to follow. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No such resource, or something the request names does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request conflicts with the current state: `reason` says how. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    post_schedules_schedule_id_snapshot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No such resource, or something the request names does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request conflicts with the current state: `reason` says how. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

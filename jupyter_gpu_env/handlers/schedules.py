@@ -1,0 +1,106 @@
+"""`schedules`, `schedules/{schedule_id}` and its actions: run now, re-arm, update the snapshot."""
+
+from __future__ import annotations
+
+from ..models.jobs import Job
+from ..models.schedules import Schedule, ScheduleList, SchedulePatch, ScheduleRequest
+from .base import GpuEnvHandler, operation
+from .jobs import RUN_CODE
+
+SCHEDULE_LINKS = (
+    ("GetSchedule", "get_schedules_schedule_id", {"schedule_id": "$response.body#/id"}),
+    ("DeleteSchedule", "delete_schedules_schedule_id", {"schedule_id": "$response.body#/id"}),
+)
+
+
+class SchedulesHandler(GpuEnvHandler):
+    @operation("Schedules, newest first", response=ScheduleList)
+    async def get(self) -> ScheduleList:
+        return await self.services.schedules.list()
+
+    @operation(
+        "Run a notebook on a schedule",
+        request=ScheduleRequest,
+        response=Schedule,
+        status=201,
+        errors=(404, 409, 413),
+        permissions=RUN_CODE,
+        links=SCHEDULE_LINKS,
+        description="Takes what `POST jobs` takes for one run, and when to run it. The notebook is "
+        "snapshotted now: the schedule runs what was scheduled, not what is edited later (`POST "
+        "schedules/{id}/snapshot` takes a new snapshot). Where the backend has a scheduler (SLURM: a job "
+        "waiting for the next due time, which submits its successor when it starts; Kubernetes: a "
+        "CronJob), the schedule lives there and goes on with no Jupyter server; on the local backend this "
+        "server runs it while it runs (`keeper` says which). A bad expression, a period under "
+        "`c.GpuEnvApp.schedule_minimum_period` or an unknown time zone is a 400 saying what is wrong; "
+        "the rest is checked as `POST jobs` checks it.",
+    )
+    async def post(self, body: ScheduleRequest) -> Schedule:
+        return await self.services.schedules.create(body)
+
+
+class ScheduleHandler(GpuEnvHandler):
+    @operation("One schedule, with its last runs", response=Schedule, errors=(404,))
+    async def get(self, schedule_id: str) -> Schedule:
+        return await self.services.schedules.get(schedule_id)
+
+    @operation(
+        "Change, pause or resume a schedule",
+        request=SchedulePatch,
+        response=Schedule,
+        errors=(404, 409),
+        permissions=RUN_CODE,
+        description="What is left out stays as it was. The batch system's waiting job (or CronJob) is "
+        "replaced in the same step: never two for one schedule; pausing removes it, resuming sets it up "
+        "for the next due time (the times passed meanwhile are not run).",
+    )
+    async def patch(self, schedule_id: str, body: SchedulePatch) -> Schedule:
+        return await self.services.schedules.update(schedule_id, body)
+
+    @operation(
+        "Delete a schedule",
+        status=204,
+        errors=(404,),
+        description="Stops it where it is kept (the waiting SLURM job cancelled, the CronJob deleted); "
+        "its runs stay, as jobs.",
+    )
+    async def delete(self, schedule_id: str) -> None:
+        await self.services.schedules.delete(schedule_id)
+
+
+class ScheduleRunHandler(GpuEnvHandler):
+    @operation(
+        "Run a schedule's notebook now",
+        response=Job,
+        status=201,
+        errors=(404, 409),
+        permissions=RUN_CODE,
+        description="One run at once from the schedule's snapshot, outside its times (overlap does not apply).",
+    )
+    async def post(self, schedule_id: str) -> Job:
+        return await self.services.schedules.run_now(schedule_id)
+
+
+class ScheduleRearmHandler(GpuEnvHandler):
+    @operation(
+        "Set a schedule up again in its batch system",
+        response=Schedule,
+        errors=(404, 409),
+        permissions=RUN_CODE,
+        description="For a schedule whose waiting job vanished (`keeper.present` false: cancelled by an "
+        "administrator, lost in a restart). 409 for a paused schedule or one this server runs.",
+    )
+    async def post(self, schedule_id: str) -> Schedule:
+        return await self.services.schedules.rearm(schedule_id)
+
+
+class ScheduleSnapshotHandler(GpuEnvHandler):
+    @operation(
+        "Take a new snapshot of a schedule's notebook",
+        response=Schedule,
+        errors=(404, 409),
+        permissions=RUN_CODE,
+        description="The notebook as saved now becomes what the next runs run; runs already started keep theirs.",
+    )
+    async def post(self, schedule_id: str) -> Schedule:
+        return await self.services.schedules.update_snapshot(schedule_id)

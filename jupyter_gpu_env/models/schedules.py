@@ -1,0 +1,136 @@
+"""Schedules: a notebook run again and again at times a cron line or an ISO-8601 interval gives."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, JsonValue
+
+from .common import ApiModel, Page
+from .fields import line, patterned
+from .jobs import IDENTIFIER_PATTERN, JobRequest, JobState, ParameterValue
+from .resources import JobResources, Resources
+
+MAX_EXPRESSION = 200
+# An IANA zone name (Europe/Rome, America/Argentina/Buenos_Aires, UTC, Etc/GMT+5): checked against the
+# zone database by the schedule's parser, this only keeps the shape sane.
+TIMEZONE_PATTERN = r"^[A-Za-z][A-Za-z0-9_+\-/]{0,63}$"
+
+Overlap = Literal["skip", "allow"]
+RunOutcome = Literal["started", "skipped", "missed"]
+
+_EXPRESSION_HELP = (
+    "When it runs: a cron line (five fields, minute hour day month weekday, as `0 6 * * *`; or "
+    "`@hourly`, `@daily`, `@weekly`, `@monthly`) or an ISO-8601 repeating interval as Chronos writes it "
+    "(`R/2026-12-01T06:00:00Z/PT6H`: every 6 hours from then; `R5/.../P1D`: 5 times, daily)."
+)
+Expression = Annotated[str, line("schedule", max_length=MAX_EXPRESSION, min_length=1)]
+Timezone = Annotated[
+    str, patterned(TIMEZONE_PATTERN, "timezone", hint="an IANA time zone name, such as Europe/Rome")
+]
+
+
+class ScheduleRequest(JobRequest):
+    """`POST schedules`: what `POST jobs` takes for one run (or a sweep), and when to run it."""
+
+    schedule: Expression = Field(description=_EXPRESSION_HELP, examples=["0 6 * * *"])
+    timezone: Timezone = Field(
+        default="UTC",
+        description="The time zone the schedule's times are in (the UI sends the browser's).",
+        examples=["Europe/Rome"],
+    )
+    overlap: Overlap = Field(
+        default="skip",
+        description="`skip`: a run due while the previous one still runs is not started, and is recorded "
+        "as skipped; `allow`: it starts anyway.",
+    )
+    active: bool = Field(default=True, description="False: created paused.")
+
+
+class SchedulePatch(ApiModel):
+    """`PATCH schedules/{id}`: what to change; what is left out stays as it was."""
+
+    schedule: Expression | None = Field(default=None, description=_EXPRESSION_HELP)
+    timezone: Timezone | None = None
+    overlap: Overlap | None = None
+    active: bool | None = Field(default=None, description="False pauses it; true resumes it.")
+    name: Annotated[str, line("name", max_length=200, min_length=1)] | None = None
+    parameters: (
+        dict[Annotated[str, patterned(IDENTIFIER_PATTERN, "parameter name")], ParameterValue] | None
+    ) = Field(default=None, description="The parameters, whole (they replace the schedule's).")
+    resources: Resources | None = Field(default=None, description="The resources, whole.")
+
+
+class DueTime(ApiModel):
+    at: float = Field(description="Unix time.")
+    utc: str = Field(description="ISO-8601 in UTC.", examples=["2026-12-01T05:00:00Z"])
+    local: str = Field(
+        description="ISO-8601 in the schedule's time zone, with its offset.",
+        examples=["2026-12-01T06:00:00+01:00"],
+    )
+
+
+class ScheduleRun(ApiModel):
+    """One due time of a schedule and what became of it."""
+
+    due_at: float
+    outcome: RunOutcome = Field(
+        description="`started` (a job, `job_id`), `skipped` (the previous run still ran; `overlap` is "
+        "`skip`) or `missed` (nothing could start it then: the server that runs it was down)."
+    )
+    job_id: str | None = None
+    state: JobState | None = Field(default=None, description="The job's state now, for a started run.")
+    message: str = ""
+
+
+class Keeper(ApiModel):
+    """Who starts the runs, and how it stands."""
+
+    kind: Literal["server", "backend"] = Field(
+        description="`server`: this Jupyter server starts the runs, only while it runs; `backend`: the "
+        "batch system holds the schedule (a waiting SLURM job, a CronJob) and runs it with no server."
+    )
+    handle: str | None = Field(default=None, description="The waiting SLURM job's id; the CronJob's name.")
+    present: bool = Field(
+        default=True,
+        description="False: the batch system no longer holds it (cancelled by an administrator, lost in a "
+        "restart): `POST schedules/{id}/rearm` sets it up again.",
+    )
+    message: str = Field(default="", description="How it stands, in words.")
+
+
+class Schedule(ApiModel):
+    """A notebook's snapshot run on a schedule."""
+
+    id: str
+    name: str
+    backend: str
+    notebook_path: str = Field(description="The notebook it was made from; its snapshot is what runs.")
+    schedule: str = Field(description="The expression, as given.")
+    description: str = Field(description="The expression in words.", examples=["every day at 06:00"])
+    timezone: str
+    overlap: Overlap
+    active: bool
+    kernel: str | None = None
+    environment: str | None = None
+    image: str | None = None
+    queue: str | None = None
+    parameters: dict[str, JsonValue] = Field(default_factory=dict)
+    resources: JobResources = Field(default_factory=JobResources)
+    created_at: float
+    updated_at: float
+    snapshot_at: float = Field(
+        description="When the notebook's snapshot was taken (creation, or the last update)."
+    )
+    next_runs: list[DueTime] = Field(
+        default_factory=list, description="The next three due times; empty when paused or finished."
+    )
+    keeper: Keeper
+    last_runs: list[ScheduleRun] = Field(
+        default_factory=list,
+        description="The latest due times first: ten in a listing, fifty for one schedule.",
+    )
+
+
+class ScheduleList(Page[Schedule]):
+    pass

@@ -1,0 +1,221 @@
+"""A schedule's folder: the contract between the server, the SLURM chain's tick and a CronJob's pod.
+
+``schedule.json`` says what runs and when (written by the server only, replaced whole), ``input.ipynb``
+is the notebook's snapshot, ``runs/`` holds one job folder per run with its own ``record.json`` (the
+record the server adopts), ``runs.jsonl`` says what became of each due time (started, skipped, missed),
+and ``schedule.lock`` is held by whoever starts a run or changes the waiting job, so two never race.
+
+What a run's notebook writes can reach this folder (the same user's files): the server reads
+everything here through :mod:`..batch.jobfiles`' bounded readers into models with ranges.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..batch import jobfiles
+from ..errors import FileRefused
+from ..models.jobs import Job
+from ..models.schedules import RunOutcome, ScheduleRun
+from ..system.atomic import write_atomic, write_json_atomic
+from ..system.untrusted import append_regular_file, open_regular_file
+
+DOC = "schedule.json"
+LOCK = "schedule.lock"
+RUNS = "runs"
+OUTCOMES = "runs.jsonl"
+RECORD = "record.json"
+MAX_DOC = 1 << 20
+MAX_OUTCOMES_READ = 256 << 10  # the tail of runs.jsonl a reader looks at
+_EPOCH = Field(ge=1e9, le=1e10)
+
+
+class ScheduleDoc(BaseModel):
+    """``schedule.json``."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    format: Literal[1] = 1
+    id: Annotated[str, Field(pattern=r"^[0-9a-f]{12}$")]
+    name: Annotated[str, Field(max_length=200)]
+    backend: Annotated[str, Field(max_length=64)]
+    expression: Annotated[str, Field(max_length=200)]
+    timezone: Annotated[str, Field(max_length=64)]
+    overlap: Literal["skip", "allow"] = "skip"
+    active: bool = True
+    generation: int = Field(default=0, ge=0)
+    minimum_period: float = Field(default=60.0, ge=0)
+    starting_deadline_seconds: int = Field(default=300, ge=0)
+    root: str = Field(description="The server's root: paths in records are shown relative to it.")
+    template: dict[str, Any] = Field(description="A run's record, but for its id, name, folder and times.")
+    spec: dict[str, Any] = Field(description="A run's job.json, but for its id and output name.")
+    backend_settings: dict[str, Any] = Field(
+        default_factory=dict, description="What the backend's own tick needs (SLURM: sbatch options)."
+    )
+
+
+class Outcome(BaseModel):
+    """A line of ``runs.jsonl``."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    due_at: Annotated[float, _EPOCH]
+    outcome: RunOutcome
+    job_id: Annotated[str, Field(pattern=r"^[0-9a-f]{12}$")] | None = None
+    message: Annotated[str, Field(max_length=2000)] = ""
+    at: Annotated[float, _EPOCH]
+
+
+def write_doc(folder: Path, doc: ScheduleDoc) -> None:
+    write_json_atomic(folder / DOC, doc.model_dump(mode="json"), durable=True)
+
+
+def read_doc(folder: Path) -> ScheduleDoc | None:
+    """The schedule's document; None when it is gone (deleted); :class:`jobfiles.Damaged` when unbelievable."""
+    return jobfiles.read_model(folder / DOC, ScheduleDoc, MAX_DOC)
+
+
+def write_snapshot(folder: Path, raw: bytes) -> None:
+    """Replace the snapshot whole: runs made before keep theirs (a hard link to the old file)."""
+    write_atomic(folder / jobfiles.INPUT, raw, durable=True)
+
+
+def build(folder: Path, doc: ScheduleDoc, raw: bytes) -> None:
+    """The schedule's folder made aside and renamed into place: never one without its document."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = folder.with_name(f".tmp-{folder.name}")
+    tmp.mkdir()
+    try:
+        (tmp / RUNS).mkdir()
+        write_snapshot(tmp, raw)
+        write_doc(tmp, doc)
+        tmp.rename(folder)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+@contextlib.contextmanager
+def locked(folder: Path) -> Iterator[None]:
+    """Hold the schedule's lock (across processes and nodes that share the folder, as flock allows)."""
+    fd = os.open(folder / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def shown(root: Path, path: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def new_run(folder: Path, doc: ScheduleDoc, due_at: float, *, now: float | None = None) -> tuple[Job, Path]:
+    """A run's folder under ``runs/`` (snapshot, job.json, record.json) made aside and renamed into
+    place, its record queued; the caller submits it and records the outcome."""
+    now = time.time() if now is None else now
+    job_id = uuid.uuid4().hex[:12]
+    stamp = time.strftime("%Y%m%d-%H%M", time.gmtime(due_at))
+    run = folder / RUNS / f"{stamp}-{job_id}"
+    root = Path(doc.root)
+    where = shown(root, run)
+    output = f"{jobfiles.OUTPUT.removesuffix('.ipynb')}-{stamp}.ipynb"
+    job = Job.model_validate(
+        {
+            **doc.template,
+            "id": job_id,
+            "name": doc.name,
+            "state": "queued",
+            "message": "Waiting to start.",
+            "job_dir": where,
+            "input_path": f"{where}/{jobfiles.INPUT}",
+            "output_path": f"{where}/{output}",
+            "log_path": f"{where}/{jobfiles.LOG}",
+            "created_at": now,
+            "schedule_id": doc.id,
+            "group_id": None,
+            "group_index": None,
+        }
+    )
+    spec = {**doc.spec, "id": job_id, "name": doc.name, "output": output}
+    tmp = run.with_name(f".tmp-{run.name}")
+    tmp.mkdir()
+    try:
+        try:
+            (tmp / jobfiles.INPUT).hardlink_to(folder / jobfiles.INPUT)  # the runner never writes it
+        except OSError:
+            shutil.copyfile(folder / jobfiles.INPUT, tmp / jobfiles.INPUT)
+        write_json_atomic(tmp / jobfiles.JOB_JSON, spec)
+        write_record(tmp, job)
+        tmp.rename(run)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return job, run
+
+
+def write_record(run: Path, job: Job) -> None:
+    write_json_atomic(run / RECORD, job.model_dump(mode="json"), durable=True)
+
+
+def read_record(run: Path) -> Job | None:
+    """A run's record as its maker wrote it; :class:`jobfiles.Damaged` when unbelievable."""
+    return jobfiles.read_model(run / RECORD, Job, jobfiles.MAX_JSON)
+
+
+def run_names(folder: Path) -> list[str]:
+    """The runs' folder names (made whole: a temporary is not one yet)."""
+    try:
+        with os.scandir(folder / RUNS) as entries:
+            return sorted(
+                e.name for e in entries if not e.name.startswith(".") and e.is_dir(follow_symlinks=False)
+            )
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def record_outcome(
+    folder: Path, due_at: float, outcome: RunOutcome, job_id: str | None = None, message: str = ""
+) -> None:
+    """Append what became of ``due_at``: one write of one line, so concurrent writers never interleave."""
+    line = Outcome(due_at=due_at, outcome=outcome, job_id=job_id, message=message[:2000], at=time.time())
+    append_regular_file(folder / OUTCOMES, (line.model_dump_json() + "\n").encode(), name=OUTCOMES)
+
+
+def read_outcomes(folder: Path, limit: int = 50) -> list[ScheduleRun]:
+    """The latest ``limit`` outcomes, newest first, from the file's last MAX_OUTCOMES_READ bytes; lines
+    that cannot be believed are passed over."""
+    try:
+        with open_regular_file(folder / OUTCOMES, name=OUTCOMES) as f:
+            size = os.fstat(f.fileno()).st_size
+            f.seek(max(0, size - MAX_OUTCOMES_READ))
+            raw = f.read(MAX_OUTCOMES_READ)
+    except (FileRefused, OSError):
+        return []
+    lines = raw.splitlines()
+    if size > MAX_OUTCOMES_READ and lines:
+        lines = lines[1:]  # the first may be the end of a line cut
+    found: list[ScheduleRun] = []
+    for text in reversed(lines):
+        try:
+            o = Outcome.model_validate(json.loads(text))
+        except (ValueError, ValidationError, RecursionError):
+            continue
+        found.append(ScheduleRun(due_at=o.due_at, outcome=o.outcome, job_id=o.job_id, message=o.message))
+        if len(found) >= limit:
+            break
+    return found

@@ -1,0 +1,311 @@
+"""How schedules are kept: the server's own timer for a backend that keeps none (local), the
+arming of those a backend keeps (a SLURM chain, a CronJob), and the adoption of runs the cluster
+started, so that nothing a schedule ran is missing from the jobs, and nothing is listed twice.
+
+The server makes its own schedules' runs and records them at once; a run of a kept schedule writes
+its own ``record.json`` (:mod:`.tick`), read here as untrusted: what the server keeps of it is
+checked (where it is, what it runs, a state still to be observed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import logging
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from ..batch import jobfiles
+from ..batch.backend import Backend
+from ..batch.service import JobService
+from ..errors import Conflict, GpuEnvError
+from ..models.jobs import Job
+from ..models.schedules import Keeper
+from ..system.offloop import python_work
+from . import folder as files
+from .plan import Armed, SchedulePlan
+from .records import ScheduleRecord
+from .timing import parse
+
+log = logging.getLogger(__name__)
+
+_OUTPUT = re.compile(r"^output-\d{8}-\d{4}\.ipynb$")  # as folder.new_run names it
+SERVER_KEPT = "Runs only while this Jupyter server runs: the local backend has no scheduler of its own."
+
+
+class Keeping:
+    """The schedules' timer, arming and adoption, over a :class:`JobService`."""
+
+    def __init__(self, jobs: JobService, starting_deadline: int) -> None:
+        self.jobs = jobs
+        self.store = jobs.store
+        self.records = jobs.store.schedules
+        self.starting_deadline = starting_deadline
+        self.armed: dict[str, Armed] = {}
+        self._lock = asyncio.Lock()  # one round at a time
+
+    def keeper(self, record: ScheduleRecord) -> Keeper:
+        backend = self.jobs.backends.get(record.backend)
+        if backend is None or not backend.keeps_schedules:
+            return Keeper(kind="server", message=SERVER_KEPT)
+        if not record.active:
+            return Keeper(kind="backend", present=True, message="Paused: nothing waits in the batch system.")
+        armed = self.armed.get(record.id)
+        if armed is None:
+            return Keeper(kind="backend", message=f"Kept by the '{record.backend}' backend.")
+        return Keeper(kind="backend", handle=armed.handle, present=armed.present, message=armed.message)
+
+    # ----- the server's own timer, and adoption -----
+
+    async def tick(self) -> None:
+        """Start what is due of the schedules this server runs; adopt what the cluster ran."""
+        async with self._lock:
+            for record in await self.records.list():
+                try:
+                    backend = self.jobs.backends.get(record.backend)
+                    if backend is None:
+                        continue
+                    await self.adopt(record, backend)
+                    if not backend.keeps_schedules and record.active:
+                        await self.run_due(record)
+                except Exception:  # one schedule's trouble is its own
+                    log.exception("schedule %s could not be looked after", record.id)
+            await self.refresh_armed()
+
+    async def run_due(self, record: ScheduleRecord) -> None:
+        now = time.time()
+        timing = parse(record.expression, record.timezone, minimum_period=0)
+        due = timing.runs_between(record.checked_until, now, limit=1000)
+        if not due:
+            return
+        where = Path(record.folder)
+        *missed, latest = due
+        for t in missed:
+            await asyncio.to_thread(
+                files.record_outcome, where, t, "missed", None, "This server was not running at the time."
+            )
+        if now - latest > self.starting_deadline:
+            await asyncio.to_thread(
+                files.record_outcome,
+                where,
+                latest,
+                "missed",
+                None,
+                "This server was not running at the time.",
+            )
+        elif record.overlap == "skip" and (running := await self.records.active_runs(record.id)):
+            await asyncio.to_thread(
+                files.record_outcome,
+                where,
+                latest,
+                "skipped",
+                None,
+                f"The previous run ({running[0]}) still runs.",
+            )
+        else:
+            doc = await self.doc(record)
+            job, _ = await python_work(files.new_run, where, doc, latest)
+            await asyncio.to_thread(files.record_outcome, where, latest, "started", job.id, "")
+            try:
+                await self.start_run(job)
+            except GpuEnvError as e:
+                log.warning("schedule %s: its run could not start: %s", record.id, e)
+        await self.records.update(record.id, checked_until=now)
+
+    async def start_run(self, job: Job) -> Job:
+        backend = self.jobs.intake.backend(job.backend)
+        try:
+            await self.store.insert(job)
+        except Conflict:  # adopted meanwhile
+            job = await self.store.get(job.id)
+        try:
+            obs = await backend.submit(job)
+        except GpuEnvError as e:
+            return await self.store.update(job.id, state="failed", reason="submit_failed", message=str(e))
+        return await self.jobs.tracker.apply(job, obs, None)
+
+    async def adopt_all(self) -> builtins.list[str]:
+        """Adopt every schedule's runs the store lacks (what a round of :meth:`tick` does); their ids."""
+        adopted: builtins.list[str] = []
+        for record in await self.records.list():
+            if (backend := self.jobs.backends.get(record.backend)) is not None:
+                adopted += await self.adopt(record, backend)
+        return adopted
+
+    async def adopt(self, record: ScheduleRecord, backend: Backend) -> builtins.list[str]:
+        """Insert the record of every run the cluster started that the store does not have yet. The
+        server makes its own schedules' runs and records them at once: one of those it lacks was left
+        by a crash before its start, and is recorded so, not started late."""
+        where = Path(record.folder)
+        names = await asyncio.to_thread(files.run_names, where)
+        if not names:
+            return []
+        known = await self.records.known_runs(record.id)
+        adopted: builtins.list[str] = []
+        for name in names:
+            run_id = name.rsplit("-", 1)[-1]
+            if run_id in known:
+                continue
+            try:
+                job = await asyncio.to_thread(files.read_record, where / files.RUNS / name)
+            except jobfiles.Damaged as e:
+                log.warning("schedule %s: run %s cannot be adopted: %s", record.id, name, e)
+                continue
+            if job is None or job.id != run_id or job.schedule_id != record.id:
+                continue
+            job = _as_adopted(job, record, where / files.RUNS / name, self.jobs.intake.shown)
+            if not backend.keeps_schedules and job.state == "queued":
+                job = job.model_copy(
+                    update={
+                        "state": "failed",
+                        "reason": "lost",
+                        "message": "The server stopped before starting this run.",
+                        "finished_at": time.time(),
+                    }
+                )
+            try:
+                await self.store.insert(job)
+            except Conflict:
+                continue
+            adopted.append(job.id)
+            log.info("schedule %s: adopted run %s", record.id, job.id)
+        return adopted
+
+    async def refresh_armed(self) -> None:
+        records = [r for r in await self.records.list() if r.active]
+        for name, backend in self.jobs.backends.items():
+            if not backend.keeps_schedules:
+                continue
+            mine = [self.plan(r, None) for r in records if r.backend == name]
+            if not mine:
+                continue
+            try:
+                self.armed.update(await backend.schedules_armed(mine))
+            except GpuEnvError as e:
+                log.warning("backend %s could not say how it holds its schedules: %s", name, e)
+
+    # ----- helpers -----
+
+    def plan(self, record: ScheduleRecord, doc: files.ScheduleDoc | None) -> SchedulePlan:
+        timing = parse(record.expression, record.timezone, minimum_period=0)
+        upcoming = timing.next_runs(time.time(), 1)
+        template = Job.model_validate(doc.template) if doc is not None else _bare_template(record)
+        return SchedulePlan(
+            id=record.id,
+            name=record.name,
+            folder=Path(record.folder),
+            template=template,
+            expression=record.expression,
+            cron=timing.cron,
+            timezone=record.timezone,
+            overlap=record.overlap,
+            active=record.active,
+            next_due=upcoming[0] if upcoming else None,
+            generation=record.generation,
+            starting_deadline_seconds=self.starting_deadline,
+        )
+
+    async def doc(self, record: ScheduleRecord) -> files.ScheduleDoc:
+        try:
+            doc = await asyncio.to_thread(files.read_doc, Path(record.folder))
+        except jobfiles.Damaged as e:
+            raise Conflict(
+                f"Schedule '{record.name}': {e}. Delete it and make it again.", reason="files_damaged"
+            ) from None
+        if doc is None:
+            raise Conflict(f"Schedule '{record.name}' has lost its folder.", reason="snapshot_missing")
+        return doc
+
+    async def arm(self, record: ScheduleRecord, backend: Backend) -> None:
+        where = Path(record.folder)
+        doc = await self.doc(record)
+        async with self.locked(where):
+            plan = self.plan(record, doc)
+            if plan.active and plan.next_due is not None:
+                self.armed[record.id] = await backend.arm_schedule(plan)
+            else:
+                await backend.disarm_schedule(plan)
+
+    async def rewrite(
+        self, where: Path, doc: files.ScheduleDoc, record: ScheduleRecord, backend: Backend
+    ) -> None:
+        async with self.locked(where):
+            await asyncio.to_thread(files.write_doc, where, doc)
+            if backend.keeps_schedules:
+                plan = self.plan(record, doc)
+                if plan.active and plan.next_due is not None:
+                    self.armed[record.id] = await backend.arm_schedule(plan)
+                else:
+                    await backend.disarm_schedule(plan)
+                    self.armed.pop(record.id, None)
+
+    def locked(self, where: Path) -> _FolderLock:
+        return _FolderLock(where)
+
+
+class _FolderLock:
+    """The schedule folder's flock, taken in a worker thread (it may wait for a tick) and held across awaits."""
+
+    def __init__(self, where: Path) -> None:
+        self.where = where
+        self._cm: Any = None
+
+    async def __aenter__(self) -> None:
+        self._cm = files.locked(self.where)
+        await asyncio.to_thread(self._cm.__enter__)
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._cm.__exit__(None, None, None)
+
+
+def _bare_template(record: ScheduleRecord) -> Job:
+    return Job(
+        id=record.id,
+        name=record.name,
+        backend=record.backend,
+        state="queued",
+        notebook_path=record.notebook_path,
+        job_dir=record.folder,
+        input_path=f"{record.folder}/{jobfiles.INPUT}",
+        output_path=f"{record.folder}/{jobfiles.OUTPUT}",
+        log_path=f"{record.folder}/{jobfiles.LOG}",
+        resources=record.resources,
+        queue=record.queue,
+        image=record.image,
+        created_at=record.created_at,
+    )
+
+
+def _as_adopted(job: Job, record: ScheduleRecord, run: Path, shown: Any) -> Job:
+    """A run's record as its maker wrote it, with what the server decides itself: where it is (the
+    server's view of the folder), what it runs (the schedule's), and a state still to be observed."""
+    where = shown(run)
+    output = Path(job.output_path).name
+    if not _OUTPUT.fullmatch(output):
+        output = jobfiles.OUTPUT
+    unsubmitted = job.state == "failed" and job.reason == "submit_failed"
+    return job.model_copy(
+        update={
+            "backend": record.backend,
+            "schedule_id": record.id,
+            "job_dir": where,
+            "input_path": f"{where}/{jobfiles.INPUT}",
+            "output_path": f"{where}/{output}",
+            "log_path": f"{where}/{jobfiles.LOG}",
+            "state": "failed" if unsubmitted else "queued",
+            "started_at": None,
+            "finished_at": time.time() if unsubmitted else None,
+            "group_id": None,
+            "group_index": None,
+            "created_at": max(min(job.created_at, time.time()), record.created_at),
+        }
+    )
+
+
+def unlink(path: Path) -> None:
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass

@@ -1,0 +1,312 @@
+"""ScheduleService: schedules made, listed, changed, run now and deleted; their runs started (by the
+server's own timer, for a backend that keeps no schedules) or adopted (runs the cluster started).
+
+A schedule is checked as a job would be (the notebook, what runs it, the backend, the queue and the
+resources) and its notebook snapshotted; then its folder is built aside and renamed into place, the
+record inserted and, where the backend keeps schedules (SLURM, Kubernetes), armed there. A backend
+that refuses leaves nothing behind. Every change to what runs or when bumps the document's
+generation and re-arms, under the folder's lock, so a tick of the old chain does nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+import uuid
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from ..batch import submission
+from ..batch.service import JobService
+from ..errors import Conflict, GpuEnvError, InvalidRequest
+from ..models.jobs import Job
+from ..models.schedules import (
+    DueTime,
+    Schedule,
+    ScheduleList,
+    SchedulePatch,
+    ScheduleRequest,
+)
+from ..system.offloop import python_work
+from ..system.trees import remove_tree
+from . import folder as files
+from .keeping import Keeping, unlink
+from .records import ScheduleRecord
+from .timing import Timing, describe, parse
+
+log = logging.getLogger(__name__)
+
+LISTED_RUNS = 10
+SHOWN_RUNS = 50
+_OUTPUT = re.compile(r"^output-\d{8}-\d{4}\.ipynb$")  # as folder.new_run names it
+SERVER_KEPT = "Runs only while this Jupyter server runs: the local backend has no scheduler of its own."
+
+
+class ScheduleService:
+    """Schedules over a :class:`JobService` (its store, intake, backends and tracker)."""
+
+    def __init__(
+        self, jobs: JobService, *, minimum_period: float = 60.0, starting_deadline: int = 300
+    ) -> None:
+        self.jobs = jobs
+        self.store = jobs.store
+        self.records = jobs.store.schedules
+        self.minimum_period = minimum_period
+        self.starting_deadline = starting_deadline
+        self.base = jobs.job_dir / "schedules"
+        self.keeping = Keeping(jobs, starting_deadline)
+
+    # ----- making -----
+
+    def timing(self, expression: str, timezone: str) -> Timing:
+        return parse(expression, timezone, minimum_period=self.minimum_period)
+
+    async def create(self, request: ScheduleRequest | Mapping[str, Any]) -> Schedule:
+        req = request if isinstance(request, ScheduleRequest) else _parse(request)
+        timing = self.timing(req.schedule, req.timezone)
+        if req.sweep is not None or req.sweep_runs is not None:
+            raise InvalidRequest(
+                "A schedule starts one run of the notebook at each due time; a sweep cannot be scheduled yet. "
+                "Schedule the notebook with its parameters, or send the sweep as a job.",
+                reason="sweep_not_schedulable",
+            )
+        self.jobs.check_size(req.parameters)
+        ready = await self.jobs.intake.prepare(req, None)
+        await python_work(submission.check_parameters, ready.nb, req.parameters)
+        schedule_id = uuid.uuid4().hex[:12]
+        name = req.name or ready.nb_file.stem
+        where = self.base / f"{submission.slug(name)}-{schedule_id}"
+        template, spec = self.jobs.intake.new_job(
+            req, ready, name, req.parameters, where / files.RUNS / "run"
+        )
+        if timing.cron is None and ready.backend.keeps_schedules and ready.backend.kind == "kubernetes":
+            raise Conflict(
+                f"The '{ready.backend.name}' backend runs schedules as CronJobs, which take cron lines; "
+                "write this schedule as one (e.g. `0 */6 * * *` for every 6 hours).",
+                reason="cron_required",
+            )
+        now = time.time()
+        record = ScheduleRecord(
+            id=schedule_id,
+            name=name,
+            backend=ready.backend.name,
+            notebook_path=template.notebook_path,
+            folder=str(where),
+            expression=timing.expression,
+            timezone=timing.timezone,
+            overlap=req.overlap,
+            active=req.active,
+            kernel=template.kernel,
+            environment=req.environment,
+            image=req.image,
+            queue=req.queue,
+            parameters=req.parameters,
+            resources=template.resources,
+            created_at=now,
+            updated_at=now,
+            snapshot_at=now,
+            checked_until=now,
+        )
+        doc = files.ScheduleDoc(
+            id=schedule_id,
+            name=name,
+            backend=record.backend,
+            expression=record.expression,
+            timezone=record.timezone,
+            overlap=record.overlap,
+            active=record.active,
+            minimum_period=self.minimum_period,
+            starting_deadline_seconds=self.starting_deadline,
+            root=str(self.jobs.root),
+            template=template.model_dump(mode="json"),
+            spec=spec,
+        )
+        await python_work(files.build, where, doc, ready.raw)
+        try:
+            await self.records.insert(record)
+            if ready.backend.keeps_schedules:
+                await self.keeping.arm(record, ready.backend)
+        except BaseException:
+            await asyncio.to_thread(remove_tree, where)
+            await asyncio.shield(self._forget(schedule_id))
+            raise
+        return await self.get(schedule_id)
+
+    async def _forget(self, schedule_id: str) -> None:
+        try:
+            await self.records.delete(schedule_id)
+        except GpuEnvError:
+            pass
+
+    # ----- reading -----
+
+    async def list(self) -> ScheduleList:
+        records = await self.records.list()
+        items = [await self._shown(r, LISTED_RUNS) for r in records]
+        return ScheduleList(items=items, total=len(items), offset=0, limit=max(len(items), 1))
+
+    async def get(self, schedule_id: str) -> Schedule:
+        return await self._shown(await self.records.get(schedule_id), SHOWN_RUNS)
+
+    async def _shown(self, record: ScheduleRecord, runs: int) -> Schedule:
+        timing = parse(record.expression, record.timezone, minimum_period=0)
+        zone = ZoneInfo(record.timezone)
+        due = timing.next_runs(time.time(), 3) if record.active else []
+        last = await asyncio.to_thread(files.read_outcomes, Path(record.folder), runs)
+        states = await self.records.states([r.job_id for r in last if r.job_id])
+        last = [r.model_copy(update={"state": states.get(r.job_id or "")}) for r in last]
+        return Schedule(
+            id=record.id,
+            name=record.name,
+            backend=record.backend,
+            notebook_path=record.notebook_path,
+            schedule=record.expression,
+            description=describe(timing),
+            timezone=record.timezone,
+            overlap=record.overlap,
+            active=record.active,
+            kernel=record.kernel,
+            environment=record.environment,
+            image=record.image,
+            queue=record.queue,
+            parameters=record.parameters,
+            resources=record.resources,
+            created_at=record.created_at,
+            updated_at=record.updated_at,
+            snapshot_at=record.snapshot_at,
+            next_runs=[_due(t, zone) for t in due],
+            keeper=self.keeping.keeper(record),
+            last_runs=last,
+        )
+
+    async def tick(self) -> None:
+        """A round of the schedules' timer (the server's loop calls it): see :class:`.keeping.Keeping`."""
+        await self.keeping.tick()
+
+    # ----- changing -----
+
+    async def update(self, schedule_id: str, patch: SchedulePatch | Mapping[str, Any]) -> Schedule:
+        p = patch if isinstance(patch, SchedulePatch) else SchedulePatch.model_validate(patch)
+        record = await self.records.get(schedule_id)
+        changes: dict[str, Any] = {k: v for k, v in p.model_dump(exclude_unset=True).items() if v is not None}
+        expression = changes.pop("schedule", record.expression)
+        timezone = changes.get("timezone", record.timezone)
+        timing = self.timing(expression, timezone)
+        backend = self.jobs.intake.backend(record.backend)
+        where = Path(record.folder)
+        doc = await self.keeping.doc(record)
+        template = Job.model_validate(doc.template)
+        spec = dict(doc.spec)
+        if "parameters" in changes or "resources" in changes:
+            raw = await self.jobs.intake.snapshot_of(template, named=f"Schedule '{record.name}'")
+            params = changes.get("parameters", record.parameters)
+            self.jobs.check_size(params)
+            _, nb = await python_work(submission.read_notebook, Path(record.notebook_path), raw)
+            await python_work(submission.check_parameters, nb, params)
+            request = submission.request_of(template, params)
+            if "resources" in changes:
+                request = request.model_copy(update={"resources": p.resources})
+            backend.validate(request)
+            resources = request.resources.normalized()
+            template = template.model_copy(update={"parameters": params, "resources": resources})
+            spec.update(
+                parameters=params,
+                resources=resources.model_dump(),
+                time_limit_seconds=resources.time_limit_seconds,
+            )
+            changes.update(parameters=params, resources=resources)
+        new = await self.records.update(
+            schedule_id,
+            **changes,
+            expression=timing.expression,
+            timezone=timing.timezone,
+            updated_at=time.time(),
+            generation=record.generation + 1,
+            checked_until=max(record.checked_until, time.time()),
+        )
+        doc = doc.model_copy(
+            update={
+                "expression": new.expression,
+                "timezone": new.timezone,
+                "overlap": new.overlap,
+                "active": new.active,
+                "generation": new.generation,
+                "name": new.name,
+                "template": template.model_dump(mode="json"),
+                "spec": spec,
+            }
+        )
+        await self.keeping.rewrite(where, doc, new, backend)
+        return await self.get(schedule_id)
+
+    async def update_snapshot(self, schedule_id: str) -> Schedule:
+        """Snapshot the notebook as it is now: the next runs run that."""
+        record = await self.records.get(schedule_id)
+        nb_file = await python_work(submission.resolve_notebook, self.jobs.root, record.notebook_path)
+        raw, nb = await python_work(submission.read_notebook, nb_file, None)
+        await python_work(submission.check_parameters, nb, record.parameters)
+        with_lock = files.locked
+        where = Path(record.folder)
+
+        def write() -> None:
+            with with_lock(where):
+                files.write_snapshot(where, raw)
+
+        await asyncio.to_thread(write)
+        await self.records.update(schedule_id, snapshot_at=time.time(), updated_at=time.time())
+        return await self.get(schedule_id)
+
+    async def rearm(self, schedule_id: str) -> Schedule:
+        """Set the schedule up again in its batch system (after an administrator cancelled its job)."""
+        record = await self.records.get(schedule_id)
+        backend = self.jobs.intake.backend(record.backend)
+        if not backend.keeps_schedules:
+            raise Conflict(f"Schedule '{record.name}' is run by this server; there is nothing to re-arm.")
+        if not record.active:
+            raise Conflict(
+                f"Schedule '{record.name}' is paused: resume it instead.", reason="schedule_paused"
+            )
+        await self.keeping.arm(record, backend)
+        return await self.get(schedule_id)
+
+    async def delete(self, schedule_id: str) -> None:
+        """Stop the schedule where it is kept, then forget it; its runs stay, as jobs."""
+        record = await self.records.get(schedule_id)
+        backend = self.jobs.backends.get(record.backend)
+        where = Path(record.folder)
+        async with self.keeping.locked(where):
+            if backend is not None and backend.keeps_schedules:
+                await backend.disarm_schedule(self.keeping.plan(record, None))
+            await asyncio.to_thread(unlink, where / files.DOC)  # a tick that starts now does nothing
+        await self.records.delete(schedule_id)
+        self.keeping.armed.pop(schedule_id, None)
+
+    async def run_now(self, schedule_id: str) -> Job:
+        """One run at once, outside the schedule (overlap does not apply: the user asked)."""
+        record = await self.records.get(schedule_id)
+        where = Path(record.folder)
+        doc = await self.keeping.doc(record)
+        now = time.time()
+        job, _ = await python_work(files.new_run, where, doc, now)
+        started: Job = await self.keeping.start_run(job)
+        await asyncio.to_thread(files.record_outcome, where, now, "started", job.id, "Run now, by the user.")
+        return started
+
+
+def _parse(data: Mapping[str, Any]) -> ScheduleRequest:
+    from pydantic import ValidationError
+
+    try:
+        return ScheduleRequest.model_validate(dict(data))
+    except ValidationError as e:
+        raise InvalidRequest(f"Invalid schedule: {e.errors()[0]['msg']}", reason="invalid_request") from None
+
+
+def _due(at: float, zone: ZoneInfo) -> DueTime:
+    utc = datetime.fromtimestamp(at, UTC)
+    return DueTime(at=at, utc=utc.strftime("%Y-%m-%dT%H:%M:%SZ"), local=utc.astimezone(zone).isoformat())

@@ -1,0 +1,146 @@
+"""What starts a scheduled run on the cluster, with no Jupyter server: ``python -m
+jupyter_gpu_env.schedules.tick``.
+
+``--due T --generation G FOLDER`` is the SLURM chain's waiting job (:mod:`..batch.slurm.chain`). Under
+the schedule's lock it first submits its successor for the next due time (so a failure below never
+ends the schedule), then starts the run due at ``T``: unless the schedule was paused or deleted
+meanwhile, its document changed (an older generation: the server armed another chain), the previous
+run still runs and overlap is ``skip`` (recorded as skipped), or it starts too late (recorded as
+missed). The run is an ordinary batch job whose folder holds its own ``record.json``: the server
+adopts it when it next looks.
+
+``--run-here FOLDER`` is a CronJob's pod (Kubernetes): it makes the run's folder and record, then
+becomes the runner in this same pod. The CronJob's ``concurrencyPolicy`` does the overlap.
+
+Output goes to the waiting job's log (``tick.log`` in the schedule folder).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+
+from ..batch import jobfiles
+from ..batch.slurm import chain, script
+from ..batch.slurm.controller import SlurmController
+from ..batch.slurm.observe import JOB_ID_FILE, read_id
+from ..batch.slurm.words import ENDED_STATES
+from . import folder as files
+from .timing import parse
+
+log = logging.getLogger("jupyter_gpu_env.schedules.tick")
+
+K8S_JOB_ENV = "JUPYTER_GPU_ENV_K8S_JOB"  # the Job a CronJob made, through the downward API
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s tick: %(message)s", stream=sys.stdout)
+    parser = argparse.ArgumentParser(prog="python -m jupyter_gpu_env.schedules.tick")
+    parser.add_argument("folder", type=Path)
+    parser.add_argument("--due", type=float)
+    parser.add_argument("--generation", type=int)
+    parser.add_argument("--run-here", action="store_true")
+    args = parser.parse_args(argv)
+    where = args.folder.resolve()
+    if args.run_here:
+        return run_here(where)
+    if args.due is None or args.generation is None:
+        parser.error("--due and --generation are needed (or --run-here)")
+    return asyncio.run(slurm_tick(where, args.due, args.generation))
+
+
+async def slurm_tick(where: Path, due: float, generation: int) -> int:
+    with files.locked(where):
+        doc = files.read_doc(where)
+        if doc is None or not doc.active or doc.generation != generation:
+            log.info("schedule paused, deleted or changed since this job was submitted: nothing to do")
+            return 0
+        settings = doc.backend_settings
+        controller = SlurmController(
+            settings.get("commands") or {},
+            float(settings.get("command_timeout") or 30.0),
+            str(settings.get("slurm_conf") or ""),
+        )
+        links = chain.SlurmChain(controller)
+        options = chain.options_from_json(settings.get("options") or {})
+        now = time.time()
+        upcoming = parse(doc.expression, doc.timezone, minimum_period=0).next_runs(max(now, due), 1)
+        if upcoming:
+            armed = await links.arm(where, doc.id, doc.generation, upcoming[0], options)
+            log.info("%s", armed.message)
+        else:
+            log.info("this was the schedule's last run")
+        if now - due > doc.starting_deadline_seconds:
+            late = f"SLURM started it {round(now - due)} s after its time, past the deadline of {doc.starting_deadline_seconds} s."
+            files.record_outcome(where, due, "missed", message=late)
+            log.info("%s", late)
+            return 0
+        if doc.overlap == "skip":
+            previous = await _still_running(where, controller)
+            if previous is not None:
+                files.record_outcome(
+                    where, due, "skipped", message=f"The previous run ({previous}) still runs."
+                )
+                log.info("skipped: the previous run %s still runs", previous)
+                return 0
+        job, run = files.new_run(where, doc, due)
+        try:
+            text = script.sbatch_script(job, run, options)
+            path = run / script.SCRIPT
+            path.write_text(text)
+            slurm_id = await controller.sbatch(path, "scheduled run")
+        except Exception as e:  # the run's record says why; the chain goes on
+            files.write_record(
+                run, job.model_copy(update={"state": "failed", "reason": "submit_failed", "message": str(e)})
+            )
+            files.record_outcome(where, due, "started", job.id, f"It could not be submitted: {e}")
+            log.error("the run could not be submitted: %s", e)
+            return 1
+        (run / JOB_ID_FILE).write_text(slurm_id + "\n")
+        files.write_record(run, job.model_copy(update={"backend_job_id": slurm_id}))
+        files.record_outcome(where, due, "started", job.id)
+        log.info("run %s submitted as SLURM job %s", job.id, slurm_id)
+        return 0
+
+
+async def _still_running(where: Path, controller: SlurmController) -> str | None:
+    """The id of the schedule's latest run while it has not ended, else None."""
+    names = files.run_names(where)
+    if not names:
+        return None
+    run = where / files.RUNS / names[-1]
+    if jobfiles.read_status(run) is not None:
+        return None
+    slurm_id = read_id(run)
+    if slurm_id is None:
+        return None
+    seen = (await controller.squeue([slurm_id])).get(slurm_id)
+    if seen is None or seen.state in ENDED_STATES:
+        return None
+    return names[-1].rsplit("-", 1)[-1]
+
+
+def run_here(where: Path) -> int:
+    """A CronJob's pod: the run's folder and record made here, then this process becomes its runner."""
+    with files.locked(where):
+        doc = files.read_doc(where)
+        if doc is None or not doc.active:
+            print("tick: the schedule was paused or deleted: nothing to do", flush=True)
+            return 0
+        now = time.time()
+        job, run = files.new_run(where, doc, now)
+        k8s_job = os.environ.get(K8S_JOB_ENV)
+        if k8s_job:
+            files.write_record(run, job.model_copy(update={"backend_job_id": k8s_job}))
+        files.record_outcome(where, now, "started", job.id)
+    python = sys.executable
+    os.execv(python, [python, "-m", "jupyter_gpu_env.runner", str(run)])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
