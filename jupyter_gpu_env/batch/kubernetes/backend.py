@@ -10,7 +10,8 @@ server.
 The backend is its options (options.py, ``c.KubernetesBackend.*``) and holds its parts: the
 :class:`.namespace.Namespace` its Jobs live in (the API client and the Job settings), a
 :class:`.observe.KubernetesObserver` that reads what a job's state is and where a waiting one stands,
-and :class:`.sweeps.IndexedJobs` for sweeps.
+and :class:`.sweeps.IndexedJobs` for sweeps, :class:`.schedules.cronjobs.CronJobs` for schedules (each a
+CronJob, so its runs start with no Jupyter server).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from ...models.backends import BackendInfo, ResourceLimits
 from ...models.cluster import ClusterCapacity
 from ...models.jobs import TERMINAL_STATES, Job, JobRequest, LogChunk
 from ...models.resources import parse_memory
+from ...schedules.plan import Armed, SchedulePlan
 from .. import jobfiles
 from ..backend import Observation, SweepSubmission, check_against_info
 from ..loops import Refresher
@@ -39,6 +41,7 @@ from .kueue import KueueReader
 from .namespace import Namespace, gone_already
 from .observe import KubernetesObserver
 from .options import KubernetesOptions
+from .schedules.cronjobs import CronJobs
 from .sweeps import IndexedJobs
 
 log = logging.getLogger(__name__)
@@ -51,6 +54,8 @@ class KubernetesBackend(KubernetesOptions):
     service account, and the job folder on a volume the job pods mount at the same path
     (docs/admin-kubernetes.md). Lists of volumes, mounts and tolerations are Kubernetes JSON (camelCase).
     """
+
+    keeps_schedules = True  # each schedule is a CronJob (schedules/cronjob.py)
 
     # ``settings`` replaces the Job builder's settings made from the options, and ``api_client`` the
     # loading of a kubeconfig (both for embedding and tests).
@@ -70,8 +75,10 @@ class KubernetesBackend(KubernetesOptions):
         self.ns = Namespace(self.api, replace(settings or self.job_settings(), backend_name=self.name))
         # The jobs this server asked to stop: a runner's "cancelled" is then the user's, not the cluster's.
         self._cancelled: set[str] = set()
-        self.observer = KubernetesObserver(self.ns, KueueReader(self.api), self._cancelled, self.status_grace)
+        kueue = KueueReader(self.api)
+        self.observer = KubernetesObserver(self.ns, kueue, self._cancelled, self.status_grace)
         self.indexed = IndexedJobs(self.ns, self._cancelled)
+        self.cronjobs = CronJobs(self.ns, kueue)
         self._capacity = KubernetesCapacity(self.capacity_ttl, self.api)
         self._cluster = status.ClusterView()
         self._cluster_refresher = Refresher(
@@ -234,6 +241,18 @@ class KubernetesBackend(KubernetesOptions):
             log.info("no pod log for job %s: %s", job.id, e)
             return None
         return None if raw is None else pods.log_chunk(raw, offset, limit, ended=job.state in TERMINAL_STATES)
+
+    async def arm_schedule(self, plan: SchedulePlan) -> Armed:
+        """The schedule's CronJob, made or changed in place (suspended while the schedule is paused);
+        Conflict ``cron_required`` for an ISO-8601 interval, which a CronJob cannot hold."""
+        return await self.cronjobs.arm(plan)
+
+    async def disarm_schedule(self, plan: SchedulePlan) -> None:
+        """Delete the CronJob (already gone is fine); runs already started go on."""
+        await self.cronjobs.disarm(plan)
+
+    async def schedules_armed(self, plans: Sequence[SchedulePlan]) -> dict[str, Armed]:
+        return await self.cronjobs.armed(plans)
 
     async def close(self) -> None:
         await self._cluster_refresher.close()

@@ -10,7 +10,8 @@ What a job's state is, in order of authority:
    that Kueue holds, its place in its LocalQueue and ClusterQueue (the visibility API).
 
 A sweep's runs are read from the same one listing of Jobs: their Indexed Job (:mod:`.indexed`), their
-folders and the Job's ``failedIndexes``.
+folders and the Job's ``failedIndexes``; a schedule's runs (each a Job its CronJob made, see
+:mod:`.schedules.cronjob`) are found there by the Job name each run recorded.
 
 Every method here blocks: the backend runs them through its API's worker thread.
 """
@@ -34,6 +35,7 @@ from ..backend import Observation
 from . import indexed, objects, pods, status
 from .kueue import KueueReader
 from .namespace import Namespace
+from .schedules.cronjob import SCHEDULE_LABEL
 
 
 class KubernetesObserver:
@@ -69,6 +71,7 @@ class KubernetesObserver:
             jid = labels.get(objects.JOB_ID_LABEL)
             if labels.get(objects.MANAGED_BY_KEY) == objects.MANAGED_BY and jid in wanted:
                 k8s_jobs[wanted[jid].id] = found
+        k8s_jobs.update(self._scheduled(jobs, listed))
 
         now = time.time()
         out: dict[str, Observation] = {}
@@ -150,6 +153,20 @@ class KubernetesObserver:
                     )
 
     @staticmethod
+    def _scheduled(jobs: Sequence[Job], listed: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        """Runs a schedule's CronJob started, by the Job name the tick recorded as ``backend_job_id``
+        (their Jobs carry the schedule's label, not a run's id: one template makes them all)."""
+        by_name = {(f.get("metadata") or {}).get("name"): f for f in listed}
+        out = {}
+        for job in jobs:
+            found = by_name.get(job.backend_job_id) if job.schedule_id and job.backend_job_id else None
+            if found is not None and status.labels_of(found).get(SCHEDULE_LABEL) == objects.label_value(
+                job.schedule_id or ""
+            ):
+                out[job.id] = found
+        return out
+
+    @staticmethod
     def _running(item: dict[str, Any], folder: Path) -> bool:
         spec, st = item.get("spec") or {}, item.get("status") or {}
         if spec.get("suspend"):
@@ -164,7 +181,7 @@ class KubernetesObserver:
         return Observation(
             state="failed",
             reason="lost",
-            message=f"The Kubernetes Job {objects.job_name(job)} no longer exists and the runner left "
+            message=f"The Kubernetes Job {job.backend_job_id or objects.job_name(job)} no longer exists and the runner left "
             "no status (deleted from outside, or removed after it finished while the server was away).",
         )
 
