@@ -189,7 +189,8 @@ class Backend(LoggingConfigurable, metaclass=_ConfigurableABC):
     async def arm_schedule(self, plan: SchedulePlan) -> Armed:
         """Hold ``plan`` so that its runs start with no Jupyter server: in place of whatever this
         backend held for it before (never two waiting jobs for one schedule). An inactive plan, or one
-        with no run due, holds nothing. Only for backends that set ``keeps_schedules``."""
+        with no run due, starts nothing (a backend may keep it suspended, as a CronJob is). Only for
+        backends that set ``keeps_schedules``."""
         raise Conflict(
             f"The '{self.name}' backend keeps no schedules; the server runs them.",
             reason="schedules_unsupported",

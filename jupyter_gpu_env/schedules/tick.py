@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 from ..batch import jobfiles
+from ..batch.runner.pod import ENTRYPOINT
 from ..batch.slurm import chain, script
 from ..batch.slurm.controller import SlurmController
 from ..batch.slurm.observe import JOB_ID_FILE, read_id
@@ -35,7 +36,7 @@ from .timing import parse
 
 log = logging.getLogger("jupyter_gpu_env.schedules.tick")
 
-K8S_JOB_ENV = "JUPYTER_GPU_ENV_K8S_JOB"  # the Job a CronJob made, through the downward API
+K8S_JOB_ENV = "JUPYTER_GPU_ENV_BACKEND_JOB_ID"  # the Job a CronJob made, through the downward API
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -138,8 +139,8 @@ def run_here(where: Path) -> int:
         if k8s_job:
             files.write_record(run, job.model_copy(update={"backend_job_id": k8s_job}))
         files.record_outcome(where, now, "started", job.id)
-    python = sys.executable
-    os.execv(python, [python, "-m", "jupyter_gpu_env.runner", str(run)])
+    # The ordinary pod entry point from here: the log both in log.txt and the pod's, SIGTERM passed on.
+    os.execv("/bin/sh", ["/bin/sh", "-c", ENTRYPOINT, "gpu-env-runner", str(run), sys.executable])
 
 
 if __name__ == "__main__":

@@ -20,7 +20,8 @@ from pathlib import Path
 from kubernetes import client
 
 from ...models.jobs import Job
-from .objects import ENTRYPOINT, JOB_ID_LABEL, NAME_ANNOTATION, K8sSettings, job_object, label_value
+from ..runner.pod import ENTRYPOINT
+from .objects import JOB_ID_LABEL, NAME_ANNOTATION, K8sSettings, job_object, label_value
 
 SWEEP_LABEL = "jupyter-gpu-env/group-id"  # the label keeps its first name: Jobs out there carry it
 INDEX_LABEL = "batch.kubernetes.io/job-completion-index"

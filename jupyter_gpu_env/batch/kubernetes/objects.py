@@ -29,6 +29,7 @@ from kubernetes import client
 
 from ...models.jobs import Job
 from ...models.resources import MIG_PROFILE_RE
+from ..runner.pod import ENTRYPOINT
 
 CONTAINER = "runner"
 MANAGED_BY_KEY = "app.kubernetes.io/managed-by"
@@ -49,37 +50,6 @@ LABEL_VALUE_RE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 DNS1123_LABEL_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 DNS1123_SUBDOMAIN_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 QUALIFIED_NAME_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-
-# The pod's entry point. $1 is the job folder, $2 the Python on the image. POSIX sh (dash, busybox):
-# the runner is a child so its output can go to both log.txt and the pod log through tee, and the
-# shell, PID 1, passes SIGTERM on (PID 1 ignores signals it does not handle).
-ENTRYPOINT = r"""set -u
-folder="$1"; python="$2"; log="$folder/log.txt"
-if [ ! -d "$folder" ]; then
-  echo "jupyter-gpu-env: the job folder $folder is not mounted in this pod; give the Kubernetes backend the volumes and volume_mounts that share it (c.KubernetesBackend.volumes)" >&2
-  exit 2
-fi
-fifo="${TMPDIR:-/tmp}/gpu-env-log.$$"
-if ! mkfifo "$fifo" 2>/dev/null; then
-  echo "jupyter-gpu-env: no fifo in ${TMPDIR:-/tmp}; the log goes to $log only" >&2
-  exec "$python" -m jupyter_gpu_env.runner "$folder" >>"$log" 2>&1
-fi
-tee -a "$log" <"$fifo" &
-tee_pid=$!
-"$python" -m jupyter_gpu_env.runner "$folder" >"$fifo" 2>&1 &
-pid=$!
-trap 'kill -TERM "$pid" 2>/dev/null' TERM INT
-while :; do
-  wait "$pid"; code=$?
-  kill -0 "$pid" 2>/dev/null || break
-done
-(sleep 10; kill "$tee_pid" 2>/dev/null) </dev/null >/dev/null 2>&1 &
-timer=$!
-wait "$tee_pid" 2>/dev/null
-kill "$timer" 2>/dev/null
-rm -f "$fifo"
-exit "$code"
-"""
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import nbformat
 from helpers import notebook, wait_until
 
 from jupyter_gpu_env.batch import jobfiles
-from jupyter_gpu_env.batch.kubernetes import objects
+from jupyter_gpu_env.batch.runner.pod import ENTRYPOINT
 from jupyter_gpu_env.batch.submission import build_folder
 
 
@@ -41,7 +41,7 @@ def job_folder(tmp_path: Path, cells: list[str]) -> Path:
 
 
 def argv(folder: Path | str) -> list[str]:
-    return ["/bin/sh", "-c", objects.ENTRYPOINT, "gpu-env-runner", str(folder), sys.executable]
+    return ["/bin/sh", "-c", ENTRYPOINT, "gpu-env-runner", str(folder), sys.executable]
 
 
 def env(**extra: str) -> dict[str, str]:
