@@ -9,12 +9,12 @@ Days: when day-of-month and day-of-week are both restricted, a day matching eith
 rule). A field counts as unrestricted only when written ``*`` (``*/1`` and ``?`` alike): ``*/2``
 restricts it, as Kubernetes' CronJob (robfig/cron) reads it, where Vixie cron would treat it as ``*``.
 
-Times are wall-clock times in the schedule's zone, resolved as iCalendar (RFC 5545) and java.time do:
+Times are wall-clock times in the schedule's zone, resolved as ISC cron (Debian's, cronie) resolves them:
 
-- a time that does not exist, skipped when the clocks jump forward, runs once, that much later (02:30 on
-  the spring-forward day in Europe/Rome runs at 03:30 CEST, the instant 02:30 CET would have been), so a
-  daily job is never silently skipped (cron, too, runs such jobs late rather than not at all; Kubernetes'
-  CronJob skips them);
+- a time that does not exist, skipped when the clocks jump forward, runs once, at the moment they jump
+  (02:30 on the spring-forward day in Europe/Rome runs at 03:00 CEST), as cron runs the jobs of a skipped
+  hour right after the change: a daily job is never silently left out. (Kubernetes' CronJob, robfig/cron,
+  skips them instead: its run that day does not happen.)
 - a time that occurs twice when the clocks go back runs once, at the first, unless the line runs in
   every hour (``*`` or an all-hours list in the hour field): such a line follows the clock and runs in
   both passes of the repeated hour, as cronie runs its wildcard jobs, so ``0 * * * *`` stays hourly.
@@ -23,9 +23,11 @@ Times are wall-clock times in the schedule's zone, resolved as iCalendar (RFC 55
 from __future__ import annotations
 
 import calendar
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
+from functools import cached_property
 from zoneinfo import ZoneInfo
 
 from ..errors import InvalidRequest
@@ -81,7 +83,7 @@ def _field(text: str, index: int) -> tuple[frozenset[int], bool]:
         if not item:
             raise bad(f"{name} {text!r} has an empty item: separate values with single commas, as in 0,30")
         span, slash, step_text = item.partition("/")
-        if span in ("*", "?"):
+        if span == "*" or (span == "?" and index in (2, 4)):
             first, last = low, high
         elif "-" in span:
             a, _, b = span.partition("-")
@@ -123,7 +125,7 @@ class CronLine:
     days_star: bool
     weekdays_star: bool
 
-    @property
+    @cached_property
     def times(self) -> list[int]:
         """The times of day it runs, as seconds after midnight, in order."""
         return sorted(h * 3600 + m * 60 for h in self.hours for m in self.minutes)
@@ -141,35 +143,35 @@ class CronLine:
             return on_day and on_weekday
         return on_day or on_weekday
 
-    def run_days(self, first: date, last: date) -> Iterator[date]:
-        """The days in ``first``..``last`` it runs on, skipping whole months it does not run in."""
-        day = first
-        one = timedelta(days=1)
-        while day <= last:
+    def run_days(self, first: date, last: date | None = None) -> Iterator[date]:
+        """The days from ``first`` (to ``last``) it runs on, skipping whole months it does not run in;
+        with no ``last``, until nine years pass without one."""
+        day, one = first, timedelta(days=1)
+        give_up = last or _plus(first, HORIZON_DAYS)
+        while day <= give_up:
             if day.month not in self.months:
                 later = [m for m in sorted(self.months) if m > day.month]
                 if later:
                     day = date(day.year, later[0], 1)
-                elif day.year < last.year:
+                elif day.year < date.max.year:
                     day = date(day.year + 1, min(self.months), 1)
                 else:
                     return
                 continue
             if self.runs_on(day):
                 yield day
+                give_up = last or _plus(day, HORIZON_DAYS)
+            if day == date.max:
+                return
             day += one
 
     def runs(self, zone: ZoneInfo, after: float) -> Iterator[float]:
-        """Its due times strictly after ``after`` (Unix time), in order, for up to nine years."""
+        """Its due times strictly after ``after`` (Unix time), in order, until nine years pass without one."""
         times = self.times
         start = datetime.fromtimestamp(after, zone).date() - timedelta(days=1)
         last = after
         pending: list[float] = []  # a day's times that an odd transition may put after the next day's
-        try:
-            end = start + timedelta(days=HORIZON_DAYS)
-        except OverflowError:
-            end = date.max
-        for day in self.run_days(start, end):
+        for day in self.run_days(start):
             found = self._instants(day, times, zone)
             if not found:
                 continue
@@ -200,11 +202,9 @@ class CronLine:
         found: set[float] = set()
         for seconds in times:
             wall = midnight + timedelta(seconds=seconds)
-            first = wall.replace(tzinfo=zone).timestamp()
-            second = wall.replace(tzinfo=zone, fold=1).timestamp()
-            found.add(first)  # an ordinary time, the first of two, or one skipped, shifted by the gap
-            if second > first and self.every_hour:
-                found.add(second)
+            found.add(instant(wall, zone))
+            if self.every_hour:  # the second pass of a repeated hour too
+                found.add(wall.replace(tzinfo=zone, fold=1).timestamp())
         return sorted(found)
 
     def shortest_gap(self) -> float:
@@ -232,6 +232,33 @@ class CronLine:
                     break
             previous = day
         return closest
+
+
+def instant(wall: datetime, zone: ZoneInfo) -> float:
+    """The Unix time of a wall time in ``zone``: the first when it occurs twice, the moment the clocks
+    jump when it is skipped."""
+    first = wall.replace(tzinfo=zone).timestamp()
+    second = wall.replace(tzinfo=zone, fold=1).timestamp()
+    if second >= first:
+        return first  # an ordinary time, or the first of two
+    # Skipped: fold=1 read it with the offset after the jump, an instant before the jump; fold=0 with the
+    # one before, an instant after. The jump is the first second between them with the new offset.
+    before, after = math.floor(second), math.ceil(first)
+    new = datetime.fromtimestamp(after, zone).utcoffset()
+    while after - before > 1:
+        middle = (before + after) // 2
+        if datetime.fromtimestamp(middle, zone).utcoffset() == new:
+            after = middle
+        else:
+            before = middle
+    return float(after)
+
+
+def _plus(day: date, days: int) -> date:
+    try:
+        return day + timedelta(days=days)
+    except OverflowError:
+        return date.max
 
 
 def parse_cron(expression: str) -> CronLine:

@@ -11,8 +11,8 @@ ISO-8601 repeating interval as Chronos writes it, ``R[n]/start/period``:
   (``P1D`` from 06:00 stays at 06:00 across a DST change; a month from the 31st ends on a shorter month's
   last day), hours, minutes and seconds exact durations (fractions allowed there).
 
-A wall time a calendar step lands on is resolved as the cron times are: one that does not exist runs as
-much later as the clocks jumped, one that occurs twice runs at the first.
+A wall time a calendar step lands on is resolved as the cron times are (``cron.instant``): one that does
+not exist runs at the moment the clocks jump, one that occurs twice runs at the first.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from typing import Literal
 from zoneinfo import ZoneInfo, available_timezones
 
 from ..errors import InvalidRequest
-from .cron import CronLine, bad, parse_cron
+from .cron import CronLine, bad, instant, parse_cron
 
 _NUMBER = r"(\d+(?:[.,]\d+)?)"
 _PERIOD = re.compile(
@@ -114,7 +114,7 @@ class Timing:
 
     def next_runs(self, after: float, count: int = 3) -> list[float]:
         """The next ``count`` due times strictly after ``after`` (Unix times), fewer when a finite interval
-        runs out (or a cron line's next run is more than nine years away)."""
+        runs out (or a cron line's next run is more than nine years after the one before)."""
         return list(itertools.islice(self._runs(after), max(count, 0)))
 
     def runs_between(self, start: float, end: float, limit: int = 1000) -> list[float]:
@@ -156,7 +156,7 @@ class Timing:
             wall = self.period.step(self.local_start, k)
         except (OverflowError, ValueError):
             return None
-        return wall.replace(tzinfo=self.zone).timestamp() + k * self.period.exact
+        return instant(wall, self.zone) + k * self.period.exact
 
     def _first_index(self, after: float) -> int:
         """The index of the first run after ``after``: estimated arithmetically, then settled exactly."""
@@ -187,7 +187,9 @@ def parse(expression: str, timezone: str = "UTC", *, minimum_period: float = 60.
     if text[:1] in "Rr" and "/" in text:
         timing = _interval(text, zone_name)
     else:
-        timing = Timing(expression=text, kind="cron", timezone=zone_name, cron=parse_cron(text).text)
+        line = parse_cron(text)
+        timing = Timing(expression=text, kind="cron", timezone=zone_name, cron=line.text)
+        timing.__dict__["line"] = line  # read once: the cached property's value
     gap = timing.shortest_gap()
     if gap < minimum_period:
         often = (
@@ -239,7 +241,7 @@ def _interval(text: str, zone_name: str) -> Timing:
         ) from None
     if written.tzinfo is None:
         local_start = written
-        start = written.replace(tzinfo=zone).astimezone(UTC)
+        start = datetime.fromtimestamp(instant(written, zone), UTC)
     else:
         local_start = written.astimezone(zone).replace(tzinfo=None)
         start = written.astimezone(UTC)
@@ -366,6 +368,6 @@ def _joined(words: list[str]) -> str:
 def _span(seconds: float) -> str:
     if seconds < 120 or seconds % 60:
         return f"{seconds:g} s"
-    if seconds < 7200 or seconds % 3600:
+    if seconds % 3600:
         return f"{seconds / 60:g} min"
     return f"{seconds / 3600:g} h"

@@ -71,6 +71,7 @@ GOOD = [
     ("0 6 29 2 *", "UTC", "0 6 29 2 *", "on the 29th of February at 06:00 (UTC)"),
     ("0 0 13 * 5", "UTC", "0 0 13 * 5", "on the 13th and on Fridays at 00:00 (UTC)"),
     ("0 0 1 * 0-6", "UTC", "0 0 1 * 0-6", "every day at 00:00 (UTC)"),
+    ("0 0 ? * 1", "UTC", "0 0 ? * 1", "every Monday at 00:00 (UTC)"),
     ("* * * 12 *", "UTC", "* * * 12 *", "every minute in December (UTC)"),
 ]
 
@@ -109,6 +110,7 @@ BAD = [
     ("0 22-2 * * *", "hour range 22-2 goes backwards: write the smaller end first (split one that wraps"),
     ("0 0 * * fri-mon", "weekday range fri-mon goes backwards"),
     ("1,,2 * * * *", "minute '1,,2' has an empty item"),
+    ("? * * * *", "minute '?' is not a number"),
     ("0 0 31 2 *", "'0 0 31 2 *' never runs: February has no day 31"),
     ("0 0 30,31 feb *", "never runs: February has no day 30, 31"),
     ("0 0 31 4,6 *", "never runs: April and June have no day 31"),
@@ -283,16 +285,16 @@ def test_29_february_jumps_years_and_skips_2100():
     ]
 
 
-def test_spring_forward_a_skipped_wall_time_runs_once_as_much_later():
+def test_spring_forward_a_skipped_wall_time_runs_once_when_the_clocks_jump():
     rome = parse("30 2 * * *", "Europe/Rome")
     assert walls(rome, rome.next_runs(at("2026-03-28T12:00:00+00:00"))) == [
-        "2026-03-29T03:30:00+02:00",  # 02:30 does not exist that day: it runs at 02:30 CET would have been
+        "2026-03-29T03:00:00+02:00",  # 02:30 does not exist that day: it runs as the clocks jump past it
         "2026-03-30T02:30:00+02:00",
         "2026-03-31T02:30:00+02:00",
     ]
     new_york = parse("15 2 * * *", "America/New_York")
     assert walls(new_york, new_york.next_runs(at("2026-03-07T12:00:00+00:00"), 2)) == [
-        "2026-03-08T03:15:00-04:00",
+        "2026-03-08T03:00:00-04:00",
         "2026-03-09T02:15:00-04:00",
     ]
     # Every half hour: the skipped hour's times fall on real ones, and each instant runs once.
@@ -416,6 +418,16 @@ def test_calendar_steps_keep_the_wall_time_exact_steps_do_not():
         "2026-03-31",
         "2026-04-30",
     ]
+    # A calendar step onto a wall time the clocks skip runs as they jump, and the next day as written.
+    skipping = parse("R/2026-03-28T02:30:00/P1D", "Europe/Rome")
+    assert walls(skipping, skipping.next_runs(0)) == [
+        "2026-03-28T02:30:00+01:00",
+        "2026-03-29T03:00:00+02:00",
+        "2026-03-30T02:30:00+02:00",
+    ]
+    assert parse("R/2026-03-29T02:30:00/P1D", "Europe/Rome").start == datetime.fromisoformat(
+        "2026-03-29T01:00:00+00:00"
+    )
     mixed = parse("R3/2026-12-01T06:00:30/P1DT12H")
     assert describe(mixed) == "every 1 day and 12 hours from 2026-12-01 06:00:30 UTC, 3 times"
     assert walls(mixed, mixed.next_runs(0)) == [
@@ -511,19 +523,17 @@ def test_a_run_day_search_skips_whole_months():
         ]
     ),
 )
-def test_across_a_dst_change_runs_rise_and_each_is_its_wall_time_or_a_skipped_one_moved_on(fields, change):
-    zone, instant = change
+def test_across_a_dst_change_runs_rise_and_each_is_its_wall_time_or_the_jump_past_it(fields, change):
+    zone, jump = change
     minutes, hours = fields[0][1], fields[1][1]
     timing = parse(" ".join(text for text, _, _ in fields) + " * * *", zone)
-    runs = timing.next_runs(at(instant) - 2 * HOUR, 40)
+    runs = timing.next_runs(at(jump) - 2 * HOUR, 40)
     assert runs == sorted(set(runs)) and len(runs) == 40
     tz = ZoneInfo(zone)
+    skipped_hour = datetime.fromtimestamp(at(jump), tz).hour - 1  # at spring forward; none in autumn
     for moment in runs:
         wall = datetime.fromtimestamp(moment, tz)
-        if wall.hour in hours and wall.minute in minutes:
-            continue
-        skipped = (wall.replace(tzinfo=None) - timedelta(hours=1)).replace(tzinfo=tz)  # an hour's jump here
-        assert skipped.hour in hours and skipped.minute in minutes
-        assert datetime.fromtimestamp(skipped.timestamp(), tz).replace(tzinfo=None) != skipped.replace(
-            tzinfo=None
-        )
+        if not (wall.hour in hours and wall.minute in minutes):
+            assert moment == at(jump) and skipped_hour in hours
+    if "-03-" in jump and skipped_hour in hours and runs[0] <= at(jump) <= runs[-1]:
+        assert at(jump) in runs
