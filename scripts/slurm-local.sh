@@ -126,8 +126,9 @@ DefMemPerCPU=512
 # Refuse impossible requests at submission instead of leaving them pending forever.
 EnforcePartLimits=ALL
 SchedulerType=sched/backfill
-# Schedule a batch job at once (the default waits about 3 s).
-SchedulerParameters=batch_sched_delay=0
+# Schedule a batch job at once (the default waits about 3 s), and look at jobs waiting for their begin
+# time every 2 s rather than at the next backfill pass (30 s): a schedule's run starts on its minute.
+SchedulerParameters=batch_sched_delay=0,sched_interval=2,bf_interval=2
 AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/filetxt
 JobCompLoc=$BASE/log/jobcomp.txt

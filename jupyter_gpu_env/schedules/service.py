@@ -69,6 +69,12 @@ class ScheduleService:
     async def create(self, request: ScheduleRequest | Mapping[str, Any]) -> Schedule:
         req = request if isinstance(request, ScheduleRequest) else _parse(request)
         timing = self.timing(req.schedule, req.timezone)
+        if not timing.next_runs(time.time(), 1):
+            raise InvalidRequest(
+                f"The schedule {timing.expression!r} has no run left: all its times are past. "
+                "Give a start in the future, or more repeats.",
+                reason="invalid_schedule",
+            )
         if req.sweep is not None or req.sweep_runs is not None:
             raise InvalidRequest(
                 "A schedule starts one run of the notebook at each due time; a sweep cannot be scheduled yet. "

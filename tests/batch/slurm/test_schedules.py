@@ -1,0 +1,111 @@
+"""Schedules kept by the real single-node SLURM: a chain of waiting jobs that goes on with no server.
+
+One scenario, about two minutes (a cron line runs on the minute): two schedules made, the server
+stopped at once; the every-minute one runs at least twice, the other skips a run due while its
+previous run still runs; a new server adopts every run once; pause and delete leave nothing waiting.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from helpers import wait_until
+
+from jupyter_gpu_env.batch import jobfiles
+from jupyter_gpu_env.batch.slurm import chain
+from jupyter_gpu_env.schedules import folder as files
+from jupyter_gpu_env.schedules.service import ScheduleService
+
+
+def _iso(t: float) -> str:
+    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+async def _waiting(slurm) -> dict[str, list[tuple[str, str]]]:
+    """The schedules' jobs in squeue: {schedule id: [(state, reason)]}."""
+    out = await slurm.sh("squeue", "--noheader", "--format=%j|%T|%r")
+    found: dict[str, list[tuple[str, str]]] = {}
+    for line in out.stdout.splitlines():
+        name, state, reason = line.strip().split("|")
+        if name.startswith(chain.PREFIX):
+            found.setdefault(name.removeprefix(chain.PREFIX), []).append((state, reason))
+    return found
+
+
+def _runs_ended(folder: Path) -> list[str]:
+    runs = folder / files.RUNS
+    return [r.name for r in sorted(runs.iterdir()) if (r / jobfiles.STATUS).exists()] if runs.exists() else []
+
+
+async def test_a_schedule_kept_by_slurm_runs_with_no_server_and_is_adopted(slurm):
+    quick = slurm.notebook("minutely.ipynb", ["print('ran at', __import__('time').time())"])
+    slow = slurm.notebook("slow.ipynb", ["import time; time.sleep(16)"])
+    svc = slurm.service()
+    sched = ScheduleService(svc, minimum_period=1)
+    minutely = await sched.create({"notebook_path": quick, "backend": "slurm", "schedule": "* * * * *"})
+    often = await sched.create(
+        {"notebook_path": slow, "backend": "slurm", "schedule": f"R/{_iso(time.time() + 4)}/PT10S"}
+    )
+    assert minutely.keeper.kind == "backend" and minutely.keeper.handle
+    held = await _waiting(slurm)
+    assert held[minutely.id] == [("PENDING", "BeginTime")] and held[often.id] == [("PENDING", "BeginTime")]
+    await svc.stop()  # no Jupyter server from here on: SLURM alone runs both
+
+    a_folder = Path(svc.job_dir) / "schedules" / f"minutely-{minutely.id}"
+    b_folder = Path(svc.job_dir) / "schedules" / f"slow-{often.id}"
+
+    def skipped() -> bool:
+        return any(o.outcome == "skipped" for o in files.read_outcomes(b_folder))
+
+    await wait_until(skipped, within=90, what="a run of the 10 s schedule skipped while the last one ran")
+    await wait_until(
+        lambda: len(_runs_ended(a_folder)) >= 2,
+        within=150,
+        what=lambda: f"two minutely runs ending (ended: {_runs_ended(a_folder)}; log: "
+        f"{(a_folder / chain.TICK_LOG).read_text() if (a_folder / chain.TICK_LOG).exists() else ''})",
+    )
+    held = await _waiting(slurm)
+    assert len(held[minutely.id]) == 1 and len(held[often.id]) <= 2  # one waits; a tick may be running
+
+    # A new server adopts what SLURM ran, each run once, with its own record.
+    svc = slurm.service()
+    sched = ScheduleService(svc, minimum_period=1)
+    try:
+        await sched.tick()
+        await sched.tick()
+        runs = (await svc.list(schedule=minutely.id, limit=100)).items
+        ended = {name.rsplit("-", 1)[-1] for name in _runs_ended(a_folder)}
+        assert ended <= {j.id for j in runs} and len(runs) == len({j.id for j in runs})
+        assert all(j.schedule_id == minutely.id and j.backend == "slurm" for j in runs)
+        first = next(j for j in runs if j.id in ended)
+        done = await slurm.wait_for(svc, first.id, slurm.ended)
+        assert done.state == "succeeded" and "ran at" in (slurm.root / done.log_path).read_text()
+        shown = await sched.get(often.id)
+        assert {"started", "skipped"} <= {r.outcome for r in shown.last_runs}
+
+        paused = await sched.update(minutely.id, {"active": False})
+        assert paused.next_runs == [] and minutely.id not in await _pending(slurm)
+        await sched.delete(often.id)
+        assert often.id not in await _pending(slurm)
+        assert not (b_folder / files.DOC).exists()
+        resumed = await sched.update(minutely.id, {"active": True})
+        assert (await _pending(slurm)).get(minutely.id) == 1 and resumed.keeper.present
+        await sched.delete(minutely.id)
+        assert await _pending(slurm) == {}
+        for job in (await svc.list(state=["queued", "running"], limit=100)).items:
+            await svc.cancel(job.id)
+    finally:
+        await svc.stop()
+    record = json.loads((a_folder / files.RUNS / sorted(_runs_ended(a_folder))[0] / files.RECORD).read_text())
+    assert record["schedule_id"] == minutely.id and record["backend_job_id"]
+
+
+async def _pending(slurm) -> dict[str, int]:
+    return {
+        sid: n
+        for sid, jobs in (await _waiting(slurm)).items()
+        if (n := sum(1 for state, _ in jobs if state == "PENDING"))
+    }
