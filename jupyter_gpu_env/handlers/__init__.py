@@ -42,6 +42,7 @@ from .jobs import (
 from .openapi import OpenApiHandler
 from .schedules import (
     ScheduleHandler,
+    SchedulePreviewHandler,
     ScheduleRearmHandler,
     ScheduleRunHandler,
     SchedulesHandler,
@@ -87,6 +88,7 @@ ROUTES: list[tuple[str, type]] = [
     ("jobs/{job_id}/parameters", JobParametersHandler),
     ("jobs/{job_id}/gpu", JobGpuHandler),
     ("schedules", SchedulesHandler),
+    ("schedules/preview", SchedulePreviewHandler),
     ("schedules/{schedule_id}", ScheduleHandler),
     ("schedules/{schedule_id}/run", ScheduleRunHandler),
     ("schedules/{schedule_id}/rearm", ScheduleRearmHandler),

@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 from ..models.jobs import Job
-from ..models.schedules import Schedule, ScheduleList, SchedulePatch, ScheduleRequest
-from .base import GpuEnvHandler, operation
+from ..models.schedules import (
+    MAX_EXPRESSION,
+    TIMEZONE_PATTERN,
+    Schedule,
+    ScheduleList,
+    SchedulePatch,
+    SchedulePreview,
+    ScheduleRequest,
+)
+from .base import GpuEnvHandler, Param, operation
 from .jobs import RUN_CODE
 
 SCHEDULE_LINKS = (
@@ -36,7 +44,31 @@ class SchedulesHandler(GpuEnvHandler):
         "the rest is checked as `POST jobs` checks it.",
     )
     async def post(self, body: ScheduleRequest) -> Schedule:
-        return await self.services.schedules.create(body)
+        made = await self.services.schedules.create(body)
+        self.set_header("Location", self.api_url("schedules", made.id))
+        return made
+
+
+class SchedulePreviewHandler(GpuEnvHandler):
+    @operation(
+        "What a schedule expression means",
+        response=SchedulePreview,
+        query=(
+            Param(
+                "schedule",
+                {"type": "string", "minLength": 1, "maxLength": MAX_EXPRESSION},
+                "A cron line or an ISO-8601 repeating interval, as `POST schedules` takes it.",
+                required=True,
+            ),
+            Param(
+                "timezone", {"type": "string", "pattern": TIMEZONE_PATTERN}, "An IANA time zone; default UTC."
+            ),
+        ),
+        errors=(400,),
+        description="Checked as `POST schedules` checks it (a 400 says what is wrong); nothing is made.",
+    )
+    async def get(self) -> SchedulePreview:
+        return self.services.schedules.preview(self.query["schedule"], self.query["timezone"] or "UTC")
 
 
 class ScheduleHandler(GpuEnvHandler):
@@ -78,7 +110,9 @@ class ScheduleRunHandler(GpuEnvHandler):
         description="One run at once from the schedule's snapshot, outside its times (overlap does not apply).",
     )
     async def post(self, schedule_id: str) -> Job:
-        return await self.services.schedules.run_now(schedule_id)
+        job = await self.services.schedules.run_now(schedule_id)
+        self.set_header("Location", self.api_url("jobs", job.id))
+        return job
 
 
 class ScheduleRearmHandler(GpuEnvHandler):

@@ -70,6 +70,15 @@ class DueTime(ApiModel):
     )
 
 
+class SchedulePreview(ApiModel):
+    """What an expression means, before anything is made: what the send dialog shows as one types."""
+
+    schedule: str
+    timezone: str
+    description: str = Field(description="The expression in words.")
+    next_runs: list[DueTime] = Field(description="The next three due times (fewer when it ends sooner).")
+
+
 class ScheduleRun(ApiModel):
     """One due time of a schedule and what became of it."""
 

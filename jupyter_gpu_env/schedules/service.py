@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from ..batch import submission
+from ..batch import jobfiles, submission
 from ..batch.service import JobService
 from ..errors import Conflict, GpuEnvError, InvalidRequest
 from ..models.jobs import Job
@@ -30,6 +30,7 @@ from ..models.schedules import (
     Schedule,
     ScheduleList,
     SchedulePatch,
+    SchedulePreview,
     ScheduleRequest,
 )
 from ..system.offloop import python_work
@@ -151,6 +152,17 @@ class ScheduleService:
 
     # ----- reading -----
 
+    def preview(self, expression: str, timezone: str = "UTC") -> SchedulePreview:
+        """The expression checked as a schedule would be, in words, with its next three due times."""
+        timing = self.timing(expression, timezone)
+        zone = ZoneInfo(timing.timezone)
+        return SchedulePreview(
+            schedule=timing.expression,
+            timezone=timing.timezone,
+            description=describe(timing),
+            next_runs=[_due(t, zone) for t in timing.next_runs(time.time(), 3)],
+        )
+
     async def list(self) -> ScheduleList:
         records = await self.records.list()
         items = [await self._shown(r, LISTED_RUNS) for r in records]
@@ -209,7 +221,7 @@ class ScheduleService:
         template = Job.model_validate(doc.template)
         spec = dict(doc.spec)
         if "parameters" in changes or "resources" in changes:
-            raw = await self.jobs.intake.snapshot_of(template, named=f"Schedule '{record.name}'")
+            raw = await self._snapshot(record)
             params = changes.get("parameters", record.parameters)
             self.jobs.check_size(params)
             _, nb = await python_work(submission.read_notebook, Path(record.notebook_path), raw)
@@ -249,6 +261,19 @@ class ScheduleService:
         )
         await self.keeping.rewrite(where, doc, new, backend)
         return await self.get(schedule_id)
+
+    async def _snapshot(self, record: ScheduleRecord) -> bytes:
+        """The notebook the schedule runs, read as untrusted (the runs' code can reach the folder)."""
+        path = Path(record.folder) / jobfiles.INPUT
+        try:
+            raw = await asyncio.to_thread(jobfiles.read_bytes, path, submission.MAX_NOTEBOOK_BYTES)
+        except jobfiles.Damaged as e:
+            raise Conflict(f"Schedule '{record.name}': {e}.", reason="files_damaged") from None
+        if raw is None:
+            raise Conflict(
+                f"Schedule '{record.name}' has lost its snapshot: take a new one.", reason="snapshot_missing"
+            )
+        return raw
 
     async def update_snapshot(self, schedule_id: str) -> Schedule:
         """Snapshot the notebook as it is now: the next runs run that."""

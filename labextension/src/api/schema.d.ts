@@ -757,6 +757,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/schedules/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What a schedule expression means
+         * @description Checked as `POST schedules` checks it (a 400 says what is wrong); nothing is made.
+         */
+        get: operations["get_schedules_preview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/schedules/{schedule_id}": {
         parameters: {
             query?: never;
@@ -3170,6 +3190,26 @@ export interface components {
              * @default null
              */
             timezone: string | null;
+        };
+        /**
+         * SchedulePreview
+         * @description What an expression means, before anything is made: what the send dialog shows as one types.
+         */
+        SchedulePreview: {
+            /**
+             * Description
+             * @description The expression in words.
+             */
+            description: string;
+            /**
+             * Next Runs
+             * @description The next three due times (fewer when it ends sooner).
+             */
+            next_runs: components["schemas"]["DueTime"][];
+            /** Schedule */
+            schedule: string;
+            /** Timezone */
+            timezone: string;
         };
         /**
          * ScheduleRequest
@@ -5933,6 +5973,49 @@ export interface operations {
             };
             /** @description The request body, or a part of it, is larger than this server accepts. */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    get_schedules_preview: {
+        parameters: {
+            query: {
+                /** @description A cron line or an ISO-8601 repeating interval, as `POST schedules` takes it. */
+                schedule: string;
+                /** @description An IANA time zone; default UTC. */
+                timezone?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SchedulePreview"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
