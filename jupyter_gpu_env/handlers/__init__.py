@@ -39,6 +39,7 @@ from .jobs import (
     UsageHandler,
     UsageWeeksHandler,
 )
+from .notifications import NotificationsHandler, NotificationTestHandler
 from .openapi import OpenApiHandler
 from .tasks import TaskHandler, TasksHandler
 
@@ -82,6 +83,8 @@ ROUTES: list[tuple[str, type]] = [
     ("backends", BackendsHandler),
     ("backends/{name}/capacity", BackendCapacityHandler),
     ("notebooks/parameters", NotebookParametersHandler),
+    ("notifications", NotificationsHandler),
+    ("notifications/test", NotificationTestHandler),
     ("tasks", TasksHandler),
     ("tasks/{task_id}", TaskHandler),
 ]
