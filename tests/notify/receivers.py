@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 from email import message_from_bytes, policy
 from email.message import EmailMessage
 from typing import Any
@@ -26,21 +27,23 @@ class Inbox:
         self.messages: list[EmailMessage] = []
         self.recipients: list[list[str]] = []
         self.logins: list[str] = []
-        self.port = 0
+        # Bound now, so that a server's configuration can name the port before the test starts serving.
+        self._socket = socket.socket()
+        self._socket.bind(("127.0.0.1", 0))
+        self.port: int = self._socket.getsockname()[1]
         self._server: asyncio.Server | None = None
 
     async def start(self) -> Inbox:
         self._server = await asyncio.get_running_loop().create_server(
             lambda: SMTP(self, authenticator=self.authenticate, auth_require_tls=False, hostname="localhost"),
-            "127.0.0.1",
-            0,
+            sock=self._socket,
         )
-        self.port = self._server.sockets[0].getsockname()[1]
         return self
 
     def close(self) -> None:
         if self._server is not None:
             self._server.close()
+        self._socket.close()
 
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
         parsed = message_from_bytes(envelope.content, policy=policy.default)
