@@ -4,6 +4,7 @@ lifetime of its background services."""
 from __future__ import annotations
 
 import gc
+import os
 from pathlib import Path
 
 from jupyter_client.kernelspec import KernelSpecManager
@@ -25,6 +26,11 @@ from .gpu.sources import GpuReaders
 from .handlers import tornado_routes
 from .handlers.openapi import render as render_openapi
 from .images.service import ImageService
+from .notify.email import SmtpSettings
+from .notify.message import public_base
+from .notify.notifier import Notifier
+from .notify.settings import FILE_NAME as NOTIFICATIONS_FILE
+from .notify.settings import SettingsFile
 from .options import GpuEnvOptions
 from .schedules.service import ScheduleService
 from .services import Library, Services
@@ -130,6 +136,8 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
             self.cluster_capacity, self.cluster_capacity_ttl, self.config.get("KubernetesBackend", {})
         )
         container = self.image_kernel_container or None
+        notifier = self.build_notifier(lib)
+        lib.jobs.tracker.on_ended = notifier.ended
         return Services(
             library=lib,
             environments=EnvironmentOperations(
@@ -143,7 +151,30 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
             schedules=lib.schedules,
             gpu=GpuOperations(sampler, kernels, cluster),
             tasks=tasks,
+            notifications=notifier,
         )
+
+    def build_notifier(self, lib: Library) -> Notifier:
+        """Word when a job, sweep or scheduled run ends: e-mail through the site's SMTP, webhooks."""
+        smtp = SmtpSettings(
+            self.smtp_host,
+            self.smtp_port,
+            self.smtp_starttls,
+            self.smtp_sender,
+            self.smtp_username,
+            self.smtp_password,
+        )
+        return Notifier(
+            SettingsFile(Path(self.state_dir) / NOTIFICATIONS_FILE),
+            smtp,
+            self._public_url,
+            lib.jobs.store.sweeps.get,
+            schedule_name=lib.schedules.name_of,
+        )
+
+    def _public_url(self) -> str:
+        server = getattr(self.serverapp, "connection_url", "") if self.serverapp is not None else ""
+        return public_base(self.public_url, os.environ, server)
 
     def initialize_settings(self) -> None:
         assert self.serverapp is not None  # linked before its settings are asked for

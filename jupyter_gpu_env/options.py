@@ -8,6 +8,7 @@ wiring. The configuration reference (docs/configuration.md) is rendered from thi
 from __future__ import annotations
 
 import os
+import socket
 from pathlib import Path
 
 from jupyter_core.paths import jupyter_data_dir
@@ -203,6 +204,29 @@ class GpuEnvOptions(Configurable):
         "(c.LocalBackend, c.SlurmBackend, c.KubernetesBackend).",
     )
 
+    # -- notifications when something ends ---------------------------------------------------------
+    smtp_host = Unicode(
+        "", config=True, help="The site's SMTP server for e-mail when a job, sweep or scheduled run ends; "
+        "empty: no e-mail (webhooks and the Lab's own notices still work).",
+    )  # fmt: skip
+    smtp_port = Int(
+        587, config=True, help="The SMTP server's port (587: submission with STARTTLS; 25: relay)."
+    )
+    smtp_starttls = Bool(True, config=True, help="Upgrade the SMTP connection with STARTTLS (verified).")
+    smtp_sender = Unicode(
+        config=True, help="The From address of notification e-mails. Default: jupyter-gpu-env@<host name>."
+    )
+    smtp_username = Unicode("", config=True, help="Log in to the SMTP server as this user; empty: no login.")
+    smtp_password = Unicode(
+        config=True, help="The SMTP user's password. Default: the environment variable GPU_ENV_SMTP_PASSWORD, "
+        "which keeps it out of configuration files.",
+    )  # fmt: skip
+    public_url = Unicode(
+        "", config=True, help="The server's URL as users reach it, for the links in notifications (e.g. "
+        "https://hub.example.org/user/alice/). Empty: JupyterHub's public URL and this server's prefix "
+        "(JUPYTERHUB_PUBLIC_URL, JUPYTERHUB_SERVICE_PREFIX) where set, else the server's own URL.",
+    )  # fmt: skip
+
     # -- limits on what one request can cost -------------------------------------------------------
     max_request_bytes = Int(
         1 << 20,
@@ -309,6 +333,14 @@ class GpuEnvOptions(Configurable):
     @default("state_dir")
     def _default_state_dir(self) -> str:
         return str(Path(jupyter_data_dir()) / "gpu-env")
+
+    @default("smtp_sender")
+    def _default_smtp_sender(self) -> str:
+        return f"jupyter-gpu-env@{socket.gethostname()}"
+
+    @default("smtp_password")
+    def _default_smtp_password(self) -> str:
+        return os.environ.get("GPU_ENV_SMTP_PASSWORD", "")
 
     @default("managed_env_dirs")
     def _default_managed(self) -> list[str]:

@@ -128,6 +128,7 @@ class Intake:
             environment=request.environment,
             image=request.image,
             queue=request.queue,
+            notify=request.notify,
             created_at=time.time(),
             **extra,
         )

@@ -243,16 +243,15 @@ class JobService:
         if backend is not None:
             await backend.cancel(job)
         try:
-            return await self.store.update(
-                job_id,
-                state="cancelled",
-                reason="cancelled",
-                message="Cancelled by the user.",
+            job = await self.store.update(
+                job_id, state="cancelled", reason="cancelled", message="Cancelled by the user.",
                 pending_reason=None,
-            )
+            )  # fmt: skip
         except IllegalTransition:
             job = await self.store.get(job_id)
             raise Conflict(f"Job '{job_id}' has already {job.state}.", reason="job_finished") from None
+        self.tracker.ended(job)
+        return job
 
     async def delete(self, job_id: str) -> None:
         """Remove the record and the job folder; a job still queued or running is cancelled first."""

@@ -231,5 +231,6 @@ def request_of(
             "resources": {k: v for k, v in resources.items() if v is not None},
             "queue": queue,
             "name": name,
+            "notify": job.notify.model_dump(exclude_none=True) if job.notify else None,
         }
     )

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,10 +27,16 @@ log = logging.getLogger(__name__)
 WATCHED_REFRESH = 0.25
 # How long a cancel waits for a runner that has written its final status to be seen ending.
 ENDING_GRACE = 2.0
+# How many ended jobs the tracker remembers having told ``on_ended`` of (so that it tells it once).
+TOLD_ENDED = 10_000
 
 
 class JobTracker:
-    """Polls ``backends`` on demand; the service's loops call :meth:`refresh` every round."""
+    """Polls ``backends`` on demand; the service's loops call :meth:`refresh` every round.
+
+    ``on_ended`` (set where the services are built: the server's notifier) is called once per job,
+    with its record, when the record first reaches succeeded, failed or cancelled; what it raises is
+    logged, never raised, and it must not block (it starts its own work in the background)."""
 
     def __init__(
         self, store: JobStore, backends: Mapping[str, Backend], folder_of: Callable[[Job], Path]
@@ -37,6 +44,8 @@ class JobTracker:
         self.store = store
         self.backends = backends
         self.folder_of = folder_of
+        self.on_ended: Callable[[Job], None] | None = None
+        self._told: OrderedDict[str, None] = OrderedDict()
         self._lock = asyncio.Lock()
         self._last = 0.0
         self._took = 0.0  # seconds the last refresh took
@@ -74,6 +83,18 @@ class JobTracker:
 
     async def close(self) -> None:
         await self._soon.close()
+
+    def ended(self, job: Job) -> None:
+        """``job``'s record has just reached its end (here, or by a cancel): tell ``on_ended``, once."""
+        if self.on_ended is None or job.state not in TERMINAL_STATES or job.id in self._told:
+            return
+        self._told[job.id] = None
+        if len(self._told) > TOLD_ENDED:
+            self._told.popitem(last=False)
+        try:
+            self.on_ended(job)
+        except Exception:  # a listener's trouble never changes how a job is recorded
+            log.exception("telling of the end of job %s failed", job.id)
 
     async def _settle_quietly(self) -> None:
         try:
@@ -204,9 +225,12 @@ class JobTracker:
                 changes.update(started_at=started, finished_at=finished)
             if state is None and not changes:
                 return job
-            return await self.store.update(job.id, state=state, **changes)
+            job = await self.store.update(job.id, state=state, **changes)
         except IllegalTransition:
             return await self.store.get(job.id)  # someone else (a cancel) ended it first; theirs stands
+        if state in TERMINAL_STATES:
+            self.ended(job)
+        return job
 
 
 @dataclass(frozen=True)

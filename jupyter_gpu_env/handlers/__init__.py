@@ -39,6 +39,7 @@ from .jobs import (
     UsageHandler,
     UsageWeeksHandler,
 )
+from .notifications import NotificationsHandler, NotificationTestHandler
 from .openapi import OpenApiHandler
 from .schedules import (
     ScheduleHandler,
@@ -96,6 +97,8 @@ ROUTES: list[tuple[str, type]] = [
     ("backends", BackendsHandler),
     ("backends/{name}/capacity", BackendCapacityHandler),
     ("notebooks/parameters", NotebookParametersHandler),
+    ("notifications", NotificationsHandler),
+    ("notifications/test", NotificationTestHandler),
     ("tasks", TasksHandler),
     ("tasks/{task_id}", TaskHandler),
 ]

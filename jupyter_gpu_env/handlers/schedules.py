@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from ..models.jobs import Job
-from ..models.schedules import (
+from ..models.automation.schedules import (
     MAX_EXPRESSION,
     TIMEZONE_PATTERN,
     Schedule,
@@ -12,6 +11,7 @@ from ..models.schedules import (
     SchedulePreview,
     ScheduleRequest,
 )
+from ..models.jobs import Job
 from .base import GpuEnvHandler, Param, operation
 from .jobs import RUN_CODE
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, Union
 from pydantic import ConfigDict, Field, JsonValue, model_validator
 from typing_extensions import TypeAliasType
 
+from .automation.notifications import JobNotify
 from .common import ApiModel, Page
 from .fields import line, patterned, whole_number
 from .resources import JobResources, Resources
@@ -144,6 +145,11 @@ class JobRequest(ApiModel):
     )
     max_concurrent: Annotated[int, whole_number("max_concurrent", 1, MAX_SWEEP_RUNS)] | None = Field(
         default=None, description="With a sweep: how many runs at once at most (default: all it may)."
+    )
+    notify: JobNotify | None = Field(
+        default=None,
+        description="Notifications for this job (a sweep: once, when all its runs have ended) over the "
+        "user's own (`PUT notifications`).",
     )
 
     @model_validator(mode="after")
@@ -343,6 +349,9 @@ class Job(ApiModel):
     group_id: str | None = Field(default=None, description="The sweep this job is a run of, if any.")
     group_index: int | None = Field(default=None, description="Its place in the sweep, from 0.")
     schedule_id: str | None = Field(default=None, description="The schedule that started this run, if any.")
+    notify: JobNotify | None = Field(
+        default=None, description="The job's own notification choices, over the user's; null: the user's."
+    )
 
 
 class JobList(Page[Job]):

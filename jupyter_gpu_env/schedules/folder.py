@@ -26,8 +26,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..batch import jobfiles
 from ..errors import FileRefused
+from ..models.automation.schedules import RunOutcome, ScheduleRun
 from ..models.jobs import Job
-from ..models.schedules import RunOutcome, ScheduleRun
 from ..system.atomic import write_atomic, write_json_atomic
 from ..system.untrusted import append_regular_file, open_regular_file
 

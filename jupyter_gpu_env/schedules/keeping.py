@@ -21,8 +21,8 @@ from ..batch import jobfiles
 from ..batch.backend import Backend
 from ..batch.service import JobService
 from ..errors import Conflict, GpuEnvError
+from ..models.automation.schedules import Keeper
 from ..models.jobs import Job
-from ..models.schedules import Keeper
 from ..system.offloop import python_work
 from . import folder as files
 from .plan import Armed, SchedulePlan

@@ -23,9 +23,8 @@ from zoneinfo import ZoneInfo
 
 from ..batch import jobfiles, submission
 from ..batch.service import JobService
-from ..errors import Conflict, GpuEnvError, InvalidRequest
-from ..models.jobs import Job
-from ..models.schedules import (
+from ..errors import Conflict, GpuEnvError, InvalidRequest, NotFound
+from ..models.automation.schedules import (
     DueTime,
     Schedule,
     ScheduleList,
@@ -33,6 +32,7 @@ from ..models.schedules import (
     SchedulePreview,
     ScheduleRequest,
 )
+from ..models.jobs import Job
 from ..system.offloop import python_work
 from ..system.trees import remove_tree
 from . import folder as files
@@ -167,6 +167,13 @@ class ScheduleService:
         records = await self.records.list()
         items = [await self._shown(r, LISTED_RUNS) for r in records]
         return ScheduleList(items=items, total=len(items), offset=0, limit=max(len(items), 1))
+
+    async def name_of(self, schedule_id: str) -> str | None:
+        """The schedule's name, for a message about one of its runs; None once it is deleted."""
+        try:
+            return (await self.records.get(schedule_id)).name
+        except NotFound:
+            return None
 
     async def get(self, schedule_id: str) -> Schedule:
         return await self._shown(await self.records.get(schedule_id), SHOWN_RUNS)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from ..batch.service import JobService
 from ..batch.sweeps.service import Sweeps
 from ..images import mounts
+from ..notify.notifier import Notifier
 from ..schedules.service import ScheduleService
 from ..tasks import TaskManager
 from .environments import EnvironmentOperations
@@ -28,6 +29,7 @@ class Services:
     schedules: ScheduleService
     gpu: GpuOperations
     tasks: TaskManager
+    notifications: Notifier
     _started: asyncio.Task[None] | None = field(default=None, init=False, repr=False)
 
     async def start(self) -> None:
@@ -56,5 +58,6 @@ class Services:
         await lib.envs.close()
         await lib.images.close()
         await lib.jobs.stop()
+        await self.notifications.stop()  # after the jobs: no end is told once it has stopped
         await self.gpu.sampler.stop()
         await mounts.unmount_all()

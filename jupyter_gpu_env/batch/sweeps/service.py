@@ -173,16 +173,19 @@ class Sweeps:
         backend = self.backends.get(active[0].backend)
         if backend is not None:
             await backend.cancel_sweep(active)
+        cancelled = []
         for run in active:
             try:
-                await self.store.update(
+                cancelled.append(await self.store.update(
                     run.id, state="cancelled", reason="cancelled", message="Cancelled by the user.",
                     pending_reason=None,
-                )  # fmt: skip
+                ))  # fmt: skip
             except Conflict:
                 continue  # it ended on its own meanwhile
         sweep = await self.records.get(sweep_id)  # cancelled as a whole, not one run of it
         await self.records.update(sweep.model_copy(update={"cancelled_at": time.time()}))
+        for run in cancelled:  # told once the sweep says it was cancelled
+            self.tracker.ended(run)
         return await self._summary(sweep_id)
 
     async def retry_failed(self, sweep_id: str) -> JobGroup:

@@ -696,6 +696,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/notifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your notification choices, and whether this server sends e-mail
+         * @description Word goes by e-mail (through the site's SMTP server, `c.GpuEnvApp.smtp_host`; `email_available` says whether it is set) and to a webhook (a JSON POST, Slack- and Mattermost-compatible) when a job, a sweep (once, when all its runs have ended) or a scheduled run ends: every end (`all`) or failures only (`failed`). A job's own `notify` is over these.
+         */
+        get: operations["get_notifications"];
+        /**
+         * Set your notification choices
+         * @description The whole choice: a field left out is its default (no e-mail, no webhook, failures only). A malformed address, or a URL that is not http(s), is a 400 that says so.
+         */
+        put: operations["put_notifications"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/notifications/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test message to your e-mail address and webhook
+         * @description Each destination set is tried once, and the answer says what happened to each (delivered, or why not: e-mail off on this server, the SMTP server's or the webhook's answer). A webhook is shown by its scheme and host only: its path is often its secret.
+         */
+        post: operations["post_notifications_test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -1190,6 +1234,29 @@ export interface components {
             kernel_removed: string | null;
             /** Name */
             name: string;
+        };
+        /**
+         * Delivery
+         * @description What happened to one message sent to one destination.
+         */
+        Delivery: {
+            /**
+             * Channel
+             * @enum {string}
+             */
+            channel: "email" | "webhook";
+            /** Delivered */
+            delivered: boolean;
+            /**
+             * Destination
+             * @description The address or the webhook's URL (its path left out).
+             */
+            destination: string;
+            /**
+             * Message
+             * @description What happened, in words.
+             */
+            message: string;
         };
         /** DeviceMemoryPoint */
         DeviceMemoryPoint: {
@@ -1957,6 +2024,11 @@ export interface components {
              */
             notebook_path: string;
             /**
+             * @description The job's own notification choices, over the user's; null: the user's.
+             * @default null
+             */
+            notify: components["schemas"]["JobNotify"] | null;
+            /**
              * Output Path
              * @description The executed notebook (inside job_dir), written cell by cell.
              */
@@ -2246,6 +2318,30 @@ export interface components {
              */
             total: number;
         };
+        /**
+         * JobNotify
+         * @description A job's own notification choices, over the user's (`notify` in `POST jobs`).
+         */
+        JobNotify: {
+            /**
+             * Email
+             * @description Instead of the user's address.
+             * @default null
+             */
+            email: string | null;
+            /**
+             * On
+             * @description `never`: nothing for this job; left out, the user's choice.
+             * @default null
+             */
+            on: ("failed" | "all" | "never") | null;
+            /**
+             * Webhook Url
+             * @description Instead of the user's webhook.
+             * @default null
+             */
+            webhook_url: string | null;
+        };
         /** JobProgress */
         JobProgress: {
             /**
@@ -2308,6 +2404,11 @@ export interface components {
              * @example analysis.ipynb
              */
             notebook_path: string;
+            /**
+             * @description Notifications for this job (a sweep: once, when all its runs have ended) over the user's own (`PUT notifications`).
+             * @default null
+             */
+            notify: components["schemas"]["JobNotify"] | null;
             /**
              * Parameters
              * @description Values for names the notebook's `parameters` cell declares. Their JSON may take at most `c.GpuEnvApp.max_parameters_bytes` (64 KiB by default).
@@ -2720,6 +2821,77 @@ export interface components {
              * @default
              */
             source: string;
+        };
+        /**
+         * NotificationSettings
+         * @description `PUT notifications`: where word goes when a job, a sweep or a scheduled run ends, and when.
+         */
+        NotificationSettings: {
+            /**
+             * Email
+             * @description An e-mail address; null: no e-mail.
+             * @default null
+             */
+            email: string | null;
+            /**
+             * On
+             * @description `failed`: only when something fails; `all`: every end.
+             * @default failed
+             * @enum {string}
+             */
+            on: "failed" | "all";
+            /**
+             * Webhook Url
+             * @description An http(s) URL that gets a JSON POST (Slack- and Mattermost-compatible); null: none.
+             * @default null
+             */
+            webhook_url: string | null;
+        };
+        /**
+         * NotificationSettingsView
+         * @description `GET notifications`: the user's choices, and what this server can send.
+         */
+        NotificationSettingsView: {
+            /**
+             * Email
+             * @description An e-mail address; null: no e-mail.
+             * @default null
+             */
+            email: string | null;
+            /**
+             * Email Available
+             * @description Whether this server sends e-mail (`c.GpuEnvApp.smtp_host` is set); while false, an address is kept but nothing is sent to it.
+             */
+            email_available: boolean;
+            /**
+             * On
+             * @description `failed`: only when something fails; `all`: every end.
+             * @default failed
+             * @enum {string}
+             */
+            on: "failed" | "all";
+            /**
+             * Webhook Url
+             * @description An http(s) URL that gets a JSON POST (Slack- and Mattermost-compatible); null: none.
+             * @default null
+             */
+            webhook_url: string | null;
+        };
+        /**
+         * NotificationTest
+         * @description `POST notifications/test`: a test message sent to every configured destination.
+         */
+        NotificationTest: {
+            /**
+             * Deliveries
+             * @description One per destination; empty when none is configured (or e-mail is off here and no webhook is set).
+             */
+            deliveries: components["schemas"]["Delivery"][];
+            /**
+             * Message
+             * @description A summary in words.
+             */
+            message: string;
         };
         /** Package */
         Package: {
@@ -3264,6 +3436,11 @@ export interface components {
              * @example analysis.ipynb
              */
             notebook_path: string;
+            /**
+             * @description Notifications for this job (a sweep: once, when all its runs have ended) over the user's own (`PUT notifications`).
+             * @default null
+             */
+            notify: components["schemas"]["JobNotify"] | null;
             /**
              * Overlap
              * @description `skip`: a run due while the previous one still runs is not started, and is recorded as skipped; `allow`: it starts anyway.
@@ -5790,6 +5967,115 @@ export interface operations {
             };
             /** @description The request conflicts with the current state: `reason` says how. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    get_notifications: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationSettingsView"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    put_notifications: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["NotificationSettings"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationSettingsView"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request body, or a part of it, is larger than this server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    post_notifications_test: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationTest"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -177,3 +177,16 @@ export type IUsageWeek = S<'UsageWeek'>;
 /** `GET backends/{name}/capacity`: what could start now. */
 export type IClusterCapacity = S<'ClusterCapacity'>;
 export type ICapacityRow = S<'CapacityRow'>;
+
+// -- Notifications (GET/PUT notifications, POST notifications/test)
+
+/** `GET notifications`: the user's choices, and whether e-mail is on here. */
+export type INotificationSettings = S<'NotificationSettingsView'>;
+/** `PUT notifications`: the whole choice (a field left out: its default). */
+export type INotificationChoice = RequestOf<
+  Schemas['NotificationSettings'],
+  never
+>;
+/** `POST notifications/test`: what happened to each destination. */
+export type INotificationTest = S<'NotificationTest'>;
+export type IDelivery = S<'Delivery'>;

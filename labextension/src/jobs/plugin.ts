@@ -2,7 +2,8 @@
  * The `jupyter-gpu-env:jobs` plugin: the jobs model (shared through
  * `IJobsModel`), the sidebar's "Jobs" section, the "Send to batch" notebook
  * toolbar button, the job commands (commands.ts), the Jobs view in the
- * main area (view/) and the job-end notifications.
+ * main area (view/), the job-end notifications and the Notifications…
+ * dialog (notify/).
  */
 import {
   JupyterFrontEnd,
@@ -25,6 +26,7 @@ import { registerJobCommands } from './commands';
 import { registerJobsView } from './view/command';
 import { JobsModel } from './model';
 import { notifyGpuIdle, notifyJobEnd, notifySweepEnd } from './notify';
+import { registerNotifications } from './notify/command';
 import { ILastUsed } from './submit/resource-fields';
 import { JobsSection } from './section';
 import { Submitted, submitNotebook } from './submit/dialog';
@@ -142,6 +144,13 @@ export const jobsPlugin: JupyterFrontEndPlugin<JobsModel> = {
       if (setting('notifyOnEnd', true)) {
         notifySweepEnd(sweep, model, commands);
       }
+    });
+    registerNotifications(app, {
+      model,
+      state,
+      palette,
+      category: PALETTE_CATEGORY,
+      enabled: () => setting('notifyOnEnd', true)
     });
     const idleActions = new JobActions(model, commands);
     model.gpuIdle.connect((_, job) => {

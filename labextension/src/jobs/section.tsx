@@ -78,6 +78,18 @@ export function JobsView(props: {
         <tableRowsIcon.react tag="span" className="jp-GpuEnv-icon" />
         Open the Jobs table
       </Button>
+      <Button
+        small
+        minimal
+        className="jp-GpuEnv-openJobsView"
+        data-testid="gpu-env-notification-settings"
+        title="Where word goes when a job, a sweep or a scheduled run ends: e-mail, a webhook, the browser"
+        onClick={() =>
+          void actions.commands.execute(JobCommandIDs.notificationSettings)
+        }
+      >
+        Notifications…
+      </Button>
       <ListingStatus what="jobs" error={error} pending={jobs === null} />
       {entries === null ? null : entries.length === 0 ? (
         <Empty />

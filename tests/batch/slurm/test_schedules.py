@@ -64,8 +64,10 @@ async def test_a_schedule_kept_by_slurm_runs_with_no_server_and_is_adopted(slurm
     await wait_until(
         lambda: len(_runs_ended(a_folder)) >= 2,
         within=150,
-        what=lambda: f"two minutely runs ending (ended: {_runs_ended(a_folder)}; log: "
-        f"{(a_folder / chain.TICK_LOG).read_text() if (a_folder / chain.TICK_LOG).exists() else ''})",
+        what=lambda: (
+            f"two minutely runs ending (ended: {_runs_ended(a_folder)}; log: "
+            f"{(a_folder / chain.TICK_LOG).read_text() if (a_folder / chain.TICK_LOG).exists() else ''})"
+        ),
     )
     held = await _waiting(slurm)
     assert len(held[minutely.id]) == 1 and len(held[often.id]) <= 2  # one waits; a tick may be running

@@ -6,10 +6,10 @@ from typing import Annotated, Literal
 
 from pydantic import Field, JsonValue
 
-from .common import ApiModel, Page
-from .fields import line, patterned
-from .jobs import IDENTIFIER_PATTERN, JobRequest, JobState, ParameterValue
-from .resources import JobResources, Resources
+from ..common import ApiModel, Page
+from ..fields import line, patterned
+from ..jobs import IDENTIFIER_PATTERN, JobRequest, JobState, ParameterValue
+from ..resources import JobResources, Resources
 
 MAX_EXPRESSION = 200
 # An IANA zone name (Europe/Rome, America/Argentina/Buenos_Aires, UTC, Etc/GMT+5): checked against the

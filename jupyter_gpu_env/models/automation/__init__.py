@@ -1,0 +1,1 @@
+"""Models of what goes on by itself once set up: schedules, and the word sent when something ends."""

@@ -1,0 +1,44 @@
+"""A webhook: one JSON POST to an http(s) URL, with a timeout, through tornado's asynchronous client."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import urlsplit
+
+from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
+
+from .email import DeliveryFailed
+
+USER_AGENT = "jupyter-gpu-env notifications"
+
+
+def shown(url: str) -> str:
+    """A webhook's URL as logs and answers show it: scheme and host only. Its path is often the secret
+    (Slack's and Mattermost's incoming webhooks are)."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}/…"
+
+
+async def post(url: str, payload: dict[str, Any], seconds: float = 20.0) -> None:
+    """POST ``payload`` as JSON to ``url``; any answer but 2xx raises :class:`DeliveryFailed`."""
+    if urlsplit(url).scheme.lower() not in ("http", "https"):
+        raise DeliveryFailed(f"{shown(url)} is not an http(s) URL")
+    request = HTTPRequest(
+        url,
+        method="POST",
+        body=json.dumps(payload),
+        headers={"Content-Type": "application/json", "User-Agent": USER_AGENT},
+        connect_timeout=seconds,
+        request_timeout=seconds,
+        follow_redirects=False,
+    )
+    try:
+        await AsyncHTTPClient().fetch(request)
+    except HTTPClientError as e:
+        said = ""
+        if e.response is not None and e.response.body:
+            said = ": " + e.response.body[:200].decode("utf-8", "replace").strip()
+        raise DeliveryFailed(f"the webhook {shown(url)} answered {e.code}{said}") from e
+    except OSError as e:
+        raise DeliveryFailed(f"the webhook {shown(url)} could not be reached: {e}") from e
