@@ -36,7 +36,8 @@ class JobFailed(GpuEnvError):
     """A job waited for ended without succeeding."""
 
 
-def _request(args: argparse.Namespace, root: str) -> dict[str, Any]:
+def run_request(args: argparse.Namespace, root: str) -> dict[str, Any]:
+    """What `POST jobs` takes, from the options :func:`add_run_arguments` declared."""
     notebook = os.path.abspath(args.notebook)
     if os.path.commonpath([os.path.realpath(notebook), root]) != root:
         raise InvalidRequest(
@@ -150,7 +151,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
         )
 
     async def run(s: Library) -> int:
-        job = await s.jobs.submit(_request(args, session.root))
+        job = await s.jobs.submit(run_request(args, session.root))
         if isinstance(job, JobGroup):
             return await follow_sweep(s.jobs, job, args)
         print(job.id)
@@ -283,6 +284,40 @@ async def cmd_rerun(s: Library, args: argparse.Namespace) -> int:
 def register(sub: Any) -> None:
     p = command_parser(sub, "submit", cmd_submit)
     p.add_argument("notebook", metavar="NOTEBOOK", help="the notebook to run (inside the root directory)")
+    add_run_arguments(p)
+    p.add_argument(
+        "--wait", action="store_true", help="follow the job until it ends; exit 1 unless it succeeded"
+    )
+
+    p = command_parser(sub, "jobs", cmd_jobs)
+    p.add_argument(
+        "--state", choices=JOB_STATES, action="append", help="only jobs in this state (repeatable)"
+    )
+    p.add_argument("--limit", type=int, default=50, metavar="N", help="at most N rows (default: 50)")
+    p.add_argument(
+        "--runs", action="store_true", help="list each run of a sweep as a row of its own, not the sweep"
+    )
+    p.add_argument(
+        "--json", action="store_true", help="print the listing as JSON (as the API lists jobs: runs too)"
+    )
+
+    p = command_parser(sub, "logs", cmd_logs)
+    p.add_argument("job", metavar="JOB", help="the job's id")
+    p.add_argument("-f", "--follow", action="store_true", help="keep printing until the job ends")
+
+    p = command_parser(sub, "cancel", cmd_cancel)
+    p.add_argument("job", metavar="JOB", help="the job's id")
+
+    p = command_parser(sub, "rerun", cmd_rerun)
+    p.add_argument("job", metavar="JOB", help="a job's id, or one run's of a sweep")
+    p.add_argument(
+        "-p", "--parameter", nargs=2, metavar=("NAME", "VALUE"), action="append", default=[],
+        help="a parameter to change (VALUE read as JSON where it parses, else text)",
+    )  # fmt: skip
+
+
+def add_run_arguments(p: argparse.ArgumentParser) -> None:
+    """What a run takes besides its notebook: parameters, where and how it runs (submit, schedule)."""
     p.add_argument(
         "-p",
         "--parameter",
@@ -321,32 +356,3 @@ def register(sub: Any) -> None:
     p.add_argument("--time", metavar="LIMIT", help="time limit: minutes, HH:MM:SS or D-HH:MM:SS")
     p.add_argument("--queue", metavar="Q", help="a queue of the backend")
     p.add_argument("--name", metavar="N", help="a label (default: the notebook's name)")
-    p.add_argument(
-        "--wait", action="store_true", help="follow the job until it ends; exit 1 unless it succeeded"
-    )
-
-    p = command_parser(sub, "jobs", cmd_jobs)
-    p.add_argument(
-        "--state", choices=JOB_STATES, action="append", help="only jobs in this state (repeatable)"
-    )
-    p.add_argument("--limit", type=int, default=50, metavar="N", help="at most N rows (default: 50)")
-    p.add_argument(
-        "--runs", action="store_true", help="list each run of a sweep as a row of its own, not the sweep"
-    )
-    p.add_argument(
-        "--json", action="store_true", help="print the listing as JSON (as the API lists jobs: runs too)"
-    )
-
-    p = command_parser(sub, "logs", cmd_logs)
-    p.add_argument("job", metavar="JOB", help="the job's id")
-    p.add_argument("-f", "--follow", action="store_true", help="keep printing until the job ends")
-
-    p = command_parser(sub, "cancel", cmd_cancel)
-    p.add_argument("job", metavar="JOB", help="the job's id")
-
-    p = command_parser(sub, "rerun", cmd_rerun)
-    p.add_argument("job", metavar="JOB", help="a job's id, or one run's of a sweep")
-    p.add_argument(
-        "-p", "--parameter", nargs=2, metavar=("NAME", "VALUE"), action="append", default=[],
-        help="a parameter to change (VALUE read as JSON where it parses, else text)",
-    )  # fmt: skip

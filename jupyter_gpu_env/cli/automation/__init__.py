@@ -1,0 +1,1 @@
+"""Commands for what goes on by itself once set up: schedules."""
