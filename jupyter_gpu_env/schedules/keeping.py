@@ -32,6 +32,8 @@ from .timing import parse
 log = logging.getLogger(__name__)
 
 _OUTPUT = re.compile(r"^output-\d{8}-\d{4}\.ipynb$")  # as folder.new_run names it
+ARMED_TTL = 30.0  # seconds between two looks at how the backends hold their schedules
+_BACKEND_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$")  # a SLURM id, a Job's name
 SERVER_KEPT = "Runs only while this Jupyter server runs: the local backend has no scheduler of its own."
 
 
@@ -44,6 +46,7 @@ class Keeping:
         self.records = jobs.store.schedules
         self.starting_deadline = starting_deadline
         self.armed: dict[str, Armed] = {}
+        self._armed_at = -float("inf")
         self._lock = asyncio.Lock()  # one round at a time
 
     def keeper(self, record: ScheduleRecord) -> Keeper:
@@ -155,7 +158,9 @@ class Keeping:
                 continue
             if job is None or job.id != run_id or job.schedule_id != record.id:
                 continue
-            job = _as_adopted(job, record, where / files.RUNS / name, self.jobs.intake.shown)
+            job = _as_adopted(
+                job, record, where / files.RUNS / name, self.jobs.intake.shown, backend.keeps_schedules
+            )
             if not backend.keeps_schedules and job.state == "queued":
                 job = job.model_copy(
                     update={
@@ -173,7 +178,12 @@ class Keeping:
             log.info("schedule %s: adopted run %s", record.id, job.id)
         return adopted
 
-    async def refresh_armed(self) -> None:
+    async def refresh_armed(self, *, force: bool = False) -> None:
+        """Ask each backend how it holds its schedules: at most once per ARMED_TTL, one query each (a
+        busy cluster's squeue is not asked every few seconds)."""
+        if not force and time.monotonic() - self._armed_at < ARMED_TTL:
+            return
+        self._armed_at = time.monotonic()
         records = [r for r in await self.records.list() if r.active]
         for name, backend in self.jobs.backends.items():
             if not backend.keeps_schedules:
@@ -278,7 +288,7 @@ def _bare_template(record: ScheduleRecord) -> Job:
     )
 
 
-def _as_adopted(job: Job, record: ScheduleRecord, run: Path, shown: Any) -> Job:
+def _as_adopted(job: Job, record: ScheduleRecord, run: Path, shown: Any, kept: bool) -> Job:
     """A run's record as its maker wrote it, with what the server decides itself: where it is (the
     server's view of the folder), what it runs (the schedule's), and a state still to be observed."""
     where = shown(run)
@@ -286,8 +296,10 @@ def _as_adopted(job: Job, record: ScheduleRecord, run: Path, shown: Any) -> Job:
     if not _OUTPUT.fullmatch(output):
         output = jobfiles.OUTPUT
     unsubmitted = job.state == "failed" and job.reason == "submit_failed"
+    backend_id = job.backend_job_id if kept and _BACKEND_ID.fullmatch(job.backend_job_id or "") else None
     return job.model_copy(
         update={
+            "backend_job_id": backend_id,
             "backend": record.backend,
             "schedule_id": record.id,
             "job_dir": where,

@@ -95,6 +95,13 @@ async def test_a_schedule_kept_by_slurm_runs_with_no_server_and_is_adopted(slurm
         assert not (b_folder / files.DOC).exists()
         resumed = await sched.update(minutely.id, {"active": True})
         assert (await _pending(slurm)).get(minutely.id) == 1 and resumed.keeper.present
+        # An administrator cancels the waiting job: the schedule says so, and re-arming mends it.
+        await slurm.sh("scancel", f"--name={chain.waiting_name(minutely.id)}")
+        await sched.keeping.refresh_armed(force=True)
+        lost = (await sched.get(minutely.id)).keeper
+        assert not lost.present and "re-arm" in lost.message
+        rearmed = await sched.rearm(minutely.id)
+        assert rearmed.keeper.present and (await _pending(slurm)).get(minutely.id) == 1
         await sched.delete(minutely.id)
         assert await _pending(slurm) == {}
         for job in (await svc.list(state=["queued", "running"], limit=100)).items:
