@@ -17,6 +17,9 @@ from .jobs import RUN_CODE
 
 SCHEDULE_LINKS = (
     ("GetSchedule", "get_schedules_schedule_id", {"schedule_id": "$response.body#/id"}),
+    ("UpdateSchedule", "patch_schedules_schedule_id", {"schedule_id": "$response.body#/id"}),
+    ("RunSchedule", "post_schedules_schedule_id_run", {"schedule_id": "$response.body#/id"}),
+    ("RearmSchedule", "post_schedules_schedule_id_rearm", {"schedule_id": "$response.body#/id"}),
     ("DeleteSchedule", "delete_schedules_schedule_id", {"schedule_id": "$response.body#/id"}),
 )
 

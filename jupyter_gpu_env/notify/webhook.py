@@ -17,7 +17,11 @@ def shown(url: str) -> str:
     """A webhook's URL as logs and answers show it: scheme and host only. Its path is often the secret
     (Slack's and Mattermost's incoming webhooks are)."""
     parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}/…"
+    try:
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:  # not a port number: shown as written
+        port = ":" + parts.netloc.rsplit(":", 1)[-1][:10]
+    return f"{parts.scheme}://{parts.hostname or ''}{port}/…"
 
 
 async def post(url: str, payload: dict[str, Any], seconds: float = 20.0) -> None:
@@ -42,3 +46,5 @@ async def post(url: str, payload: dict[str, Any], seconds: float = 20.0) -> None
         raise DeliveryFailed(f"the webhook {shown(url)} answered {e.code}{said}") from e
     except OSError as e:
         raise DeliveryFailed(f"the webhook {shown(url)} could not be reached: {e}") from e
+    except (ValueError, UnicodeError) as e:  # a URL tornado cannot use: a bad port, an unencodable host
+        raise DeliveryFailed(f"the webhook {shown(url)} cannot be used: {e}") from e

@@ -28,6 +28,12 @@ EXTRA = {
     ("POST", "jobs/{job_id}/rerun", ""): {RUN_CODE},
     ("POST", "jobs/groups/{group_id}/retry", ""): {RUN_CODE},
     ("POST", "environments/{name}/gpu-check", ""): {RUN_CODE},
+    # A schedule runs code later: making, changing and running one needs what running it now would.
+    ("POST", "schedules", ""): {RUN_CODE},
+    ("PATCH", "schedules/{schedule_id}", ""): {RUN_CODE},
+    ("POST", "schedules/{schedule_id}/run", ""): {RUN_CODE},
+    ("POST", "schedules/{schedule_id}/rearm", ""): {RUN_CODE},
+    ("POST", "schedules/{schedule_id}/snapshot", ""): {RUN_CODE},
     ("POST", "gpu/release", ""): {STOP_KERNELS},
     ("POST", "environments/{name}/kernel", ""): {KERNELSPECS},
     ("DELETE", "environments/{name}/kernel", ""): {KERNELSPECS},

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, JsonValue
+from pydantic import Field, JsonValue, StrictBool
 
 from ..common import ApiModel, Page
 from ..fields import line, patterned
@@ -44,7 +44,7 @@ class ScheduleRequest(JobRequest):
         description="`skip`: a run due while the previous one still runs is not started, and is recorded "
         "as skipped; `allow`: it starts anyway.",
     )
-    active: bool = Field(default=True, description="False: created paused.")
+    active: StrictBool = Field(default=True, description="False: created paused.")
 
 
 class SchedulePatch(ApiModel):
@@ -53,7 +53,7 @@ class SchedulePatch(ApiModel):
     schedule: Expression | None = Field(default=None, description=_EXPRESSION_HELP)
     timezone: Timezone | None = None
     overlap: Overlap | None = None
-    active: bool | None = Field(default=None, description="False pauses it; true resumes it.")
+    active: StrictBool | None = Field(default=None, description="False pauses it; true resumes it.")
     name: Annotated[str, line("name", max_length=200, min_length=1)] | None = None
     parameters: (
         dict[Annotated[str, patterned(IDENTIFIER_PATTERN, "parameter name")], ParameterValue] | None
