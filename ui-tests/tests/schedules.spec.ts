@@ -13,12 +13,16 @@ import type { APIRequestContext, Locator } from '@playwright/test';
 import type { IScheduleList } from '../../labextension/src/api/types';
 import {
   API,
+  PANEL_ID,
   apiGet,
   clickToastButton,
   dialog,
   dialogButton,
   notebook,
   openNotebook,
+  runFromPalette,
+  screenshotDialog,
+  screenshotPath,
   sendButton
 } from './helpers';
 
@@ -81,6 +85,7 @@ test.describe('Schedules', () => {
       'Runs only while this Jupyter server runs'
     );
     await form.getByTestId('gpu-env-submit-name').fill(name);
+    await screenshotDialog(page, 'schedule-dialog.png');
     await dialogButton(page, 'Schedule', true).click();
     await expect(dialog(page)).toHaveCount(0);
 
@@ -179,5 +184,76 @@ test.describe('Schedules', () => {
     expect((await schedules(page.request)).total).toBe(before);
     await dialogButton(page, 'Cancel').click();
     await expect(dialog(page)).toHaveCount(0);
+  });
+
+  test('pauses from the palette and changes the times in the edit dialog', async ({
+    page,
+    tmpPath
+  }) => {
+    const name = `${PREFIX}edited`;
+    const file = `${tmpPath}/edited.ipynb`;
+    await page.contents.uploadContent(QUICK, 'text', file);
+    const response = await page.request.post(`${API}/schedules`, {
+      data: {
+        notebook_path: file,
+        backend: 'local',
+        name,
+        schedule: '*/15 * * * *',
+        timezone: 'UTC'
+      }
+    });
+    expect(response.status()).toBe(201);
+    const { id } = (await response.json()) as { id: string };
+    await page.sidebar.openTab(PANEL_ID);
+    const row = scheduleRow(page, name);
+    await expect(row).toBeVisible();
+
+    // "Schedules: pause…" asks which schedule, then pauses it.
+    await runFromPalette(page, 'Schedules: pause', {
+      command: 'jupyter-gpu-env:schedule-pause'
+    });
+    const picker = dialog(page).getByTestId('gpu-env-pick-schedule');
+    await expect(picker.locator(`option[value="${id}"]`)).toHaveText(
+      new RegExp(`^${name} — every 15 minutes`)
+    );
+    await picker.selectOption(id);
+    await dialogButton(page, 'Pause').click();
+    await expect(row.getByTestId('gpu-env-schedule-state')).toHaveText(
+      'paused'
+    );
+
+    // Edit: filled from its expression; weekly on Monday and Wednesday.
+    await row.locator('[data-action="menu"]').click();
+    await page
+      .locator(
+        '.lm-Menu.jp-GpuEnv-rowMenu .lm-Menu-item[data-command="jupyter-gpu-env:schedule-edit"]'
+      )
+      .click();
+    const edit = dialog(page).getByTestId('gpu-env-schedule-edit');
+    await expect(edit.getByTestId('gpu-env-repeat-kind')).toHaveValue(
+      'minutes'
+    );
+    await expect(edit.getByTestId('gpu-env-repeat-every')).toHaveValue('15');
+    await edit.getByTestId('gpu-env-repeat-kind').selectOption('weekly');
+    await edit.getByTestId('gpu-env-repeat-time').fill('08:00');
+    await edit.getByTestId('gpu-env-repeat-day-wed').check();
+    await edit.getByTestId('gpu-env-schedule-active').check();
+    await expect(edit.getByTestId('gpu-env-repeat-next')).toHaveCount(3);
+    await page
+      .locator('.jp-Dialog-content')
+      .screenshot({ path: screenshotPath('schedule-edit.png') });
+    await dialogButton(page, 'Save').click();
+    await expect(dialog(page)).toHaveCount(0);
+    await expect(row.getByTestId('gpu-env-schedule-state')).toHaveText(
+      'active'
+    );
+    const changed = (await schedules(page.request)).items.find(
+      s => s.name === name
+    );
+    expect(changed?.schedule).toBe('0 8 * * 1,3');
+    await expect(row.getByTestId('gpu-env-schedule-description')).toHaveText(
+      changed?.description ?? ''
+    );
+    await row.screenshot({ path: screenshotPath('schedule-row.png') });
   });
 });
