@@ -69,7 +69,7 @@ export function enc(part: string): string {
   return encodeURIComponent(part);
 }
 
-export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface IRequestOptions {
   /** Sent as JSON. */

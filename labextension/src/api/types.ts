@@ -190,3 +190,33 @@ export type INotificationChoice = RequestOf<
 /** `POST notifications/test`: what happened to each destination. */
 export type INotificationTest = S<'NotificationTest'>;
 export type IDelivery = S<'Delivery'>;
+
+// -- schedules
+
+/** A notebook's snapshot run on a schedule (a cron line or an ISO interval). */
+export type ISchedule = S<'Schedule'>;
+export type IScheduleList = S<'ScheduleList'>;
+/** One due time: Unix, UTC and in the schedule's zone. */
+export type IDueTime = S<'DueTime'>;
+/** One due time of a schedule and what became of it. */
+export type IScheduleRun = S<'ScheduleRun'>;
+export type ScheduleOutcome = IScheduleRun['outcome'];
+/** Who starts the runs (this server, or the batch system), and how it stands. */
+export type IKeeper = S<'Keeper'>;
+export type Overlap = ISchedule['overlap'];
+/** `GET schedules/preview`: an expression in words with its next runs. */
+export type ISchedulePreview = S<'SchedulePreview'>;
+/** When to run, in `POST schedules` besides what `POST jobs` takes. */
+export interface IScheduleTiming {
+  schedule: string;
+  timezone?: string;
+  overlap?: Overlap;
+  active?: boolean;
+}
+/** `POST schedules`: one run's request, and when to run it. */
+export type IScheduleRequest = IJobRequest & IScheduleTiming;
+/** `PATCH schedules/{id}`: what to change. */
+export type ISchedulePatch = Omit<
+  RequestOf<Schemas['SchedulePatch'], never>,
+  'resources'
+> & { resources?: IResourceRequest | null };

@@ -32,6 +32,10 @@ import { JobsSection } from './section';
 import { Submitted, submitNotebook } from './submit/dialog';
 import { runAgain } from './submit/rerun';
 import { IJobsModel } from './tokens';
+import { ScheduleActions } from './schedules/actions';
+import { SchedulesClient } from './schedules/client';
+import { registerScheduleCommands } from './schedules/commands';
+import { SchedulesModel } from './schedules/model';
 
 const PLUGIN_ID = 'jupyter-gpu-env:jobs';
 /** Where the section stands among the sidebar's: after Images. */
@@ -65,8 +69,14 @@ export const jobsPlugin: JupyterFrontEndPlugin<JobsModel> = {
     sidebar: IGpuEnvSidebar | null
   ): JobsModel => {
     const { commands, shell, serviceManager } = app;
-    const client = new JobsClient(serviceManager.serverSettings);
+    const { serverSettings } = serviceManager;
+    const client = new JobsClient(serverSettings);
     const model = new JobsModel({ client });
+    const scheduleClient = new SchedulesClient(serverSettings);
+    const schedules = new ScheduleActions(
+      new SchedulesModel({ client: scheduleClient }),
+      model
+    );
     let settings: ISettingRegistry.ISettings | null = null;
 
     const setting = <T>(key: string, fallback: T): T =>
@@ -93,6 +103,7 @@ export const jobsPlugin: JupyterFrontEndPlugin<JobsModel> = {
           });
         },
         openJobs,
+        schedules: { client: scheduleClient, model: schedules.model },
         openResults: sweep =>
           void commands.execute(JobCommandIDs.sweepResults, {
             sweep: sweep.id
@@ -122,6 +133,11 @@ export const jobsPlugin: JupyterFrontEndPlugin<JobsModel> = {
       category: PALETTE_CATEGORY
     });
     registerJobsView(app, { actions, palette, category: PALETTE_CATEGORY });
+    registerScheduleCommands(commands, {
+      actions: schedules,
+      palette,
+      category: PALETTE_CATEGORY
+    });
     if (toolbarRegistry) {
       toolbarRegistry.addFactory<NotebookPanel>(
         'Notebook',
@@ -172,8 +188,11 @@ export const jobsPlugin: JupyterFrontEndPlugin<JobsModel> = {
       id: 'jobs',
       title: 'Jobs',
       rank: JOBS_SECTION_RANK,
-      widget: new JobsSection({ model, commands }),
-      refresh: () => model.refresh()
+      widget: new JobsSection({ model, commands, schedules }),
+      refresh: () =>
+        Promise.all([model.refresh(), schedules.model.refresh()]).then(
+          () => undefined
+        )
     });
     return model;
   }

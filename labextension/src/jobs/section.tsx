@@ -18,6 +18,8 @@ import { JobActions } from './actions';
 import { JobCommandIDs } from './command-ids';
 import { sendToBatchIcon } from '../components/icons';
 import { isActive } from './format';
+import { ScheduleActions } from './schedules/actions';
+import { SchedulesGroup } from './schedules/row';
 import { SweepRow } from './sweeps/row';
 import { JobsModel } from './model';
 import { JobRow } from './row';
@@ -44,8 +46,9 @@ function Empty(): JSX.Element {
 export function JobsView(props: {
   actions: JobActions;
   highlighted: string | null;
+  schedules?: ScheduleActions;
 }): JSX.Element {
-  const { actions, highlighted } = props;
+  const { actions, highlighted, schedules } = props;
   const { model } = actions;
   useSignals([model.changed]);
   const jobs = model.jobs;
@@ -90,6 +93,14 @@ export function JobsView(props: {
       >
         Notifications…
       </Button>
+      {schedules && (
+        <SchedulesGroup
+          actions={schedules}
+          jobActions={actions}
+          now={now}
+          highlighted={highlighted}
+        />
+      )}
       <ListingStatus what="jobs" error={error} pending={jobs === null} />
       {entries === null ? null : entries.length === 0 ? (
         <Empty />
@@ -132,15 +143,26 @@ export class JobsSection extends SectionWidget {
     super('jobs', 'Jobs');
     this._actions = new JobActions(options.model, options.commands);
     options.model.viewed = () => this.isVisible;
+    this._schedules = options.schedules ?? null;
+    if (this._schedules) {
+      this._schedules.model.viewed = () => this.isVisible;
+    }
     options.model.revealRequested.connect(this._onReveal, this);
   }
 
   protected onShown(): void {
     void this._actions.model.refresh();
+    void this._schedules?.model.refresh().catch(() => undefined);
   }
 
   protected render(): JSX.Element {
-    return <JobsView actions={this._actions} highlighted={this._highlight} />;
+    return (
+      <JobsView
+        actions={this._actions}
+        highlighted={this._highlight}
+        schedules={this._schedules ?? undefined}
+      />
+    );
   }
 
   private _onReveal(_: JobsModel, id: string | null): void {
@@ -161,6 +183,7 @@ export class JobsSection extends SectionWidget {
   }
 
   private _actions: JobActions;
+  private _schedules: ScheduleActions | null;
   private _highlight: string | null = null;
   private _timer = 0;
 }
@@ -169,5 +192,7 @@ export namespace JobsSection {
   export interface IOptions {
     model: JobsModel;
     commands: CommandRegistry;
+    /** The schedules, listed above the jobs. */
+    schedules?: ScheduleActions;
   }
 }

@@ -14,6 +14,7 @@ import type {
   IJob,
   IJobRequest,
   INotebookParameters,
+  ISchedule,
   ISweep
 } from '../../api/types';
 import { EnvironmentsClient } from '../../environments/client';
@@ -23,13 +24,20 @@ import { JobsModel } from '../model';
 import { ILastUsed } from './resource-fields';
 import { IKernelChoice, ISubmitContext, SubmitForm } from './form';
 import { describeRuns } from '../sweeps/values';
+import { browserTimeZone } from '../schedules/client';
+import { ISendSchedules, scheduleSent } from '../schedules/actions';
 
-/** What `POST jobs` made: a job, or a sweep. */
-export type Submitted = IJob | ISweep;
+/** What the dialog made: a job or a sweep (`POST jobs`), or a schedule. */
+export type Submitted = IJob | ISweep | ISchedule;
 
 /** Whether the answer of `POST jobs` is a sweep. */
 export function isSweep(item: Submitted): item is ISweep {
   return 'size' in item && 'counts' in item;
+}
+
+/** Whether the dialog made a schedule (`POST schedules`). */
+export function isSchedule(item: Submitted): item is ISchedule {
+  return 'keeper' in item && 'next_runs' in item;
 }
 
 const SUBMIT = 1;
@@ -124,6 +132,8 @@ export interface ISubmitOptions {
   openJobs: (job: Submitted) => void;
   /** Open the results of a sweep. */
   openResults: (sweep: ISweep) => void;
+  /** Offer "Repeat" (a schedule instead of one run). */
+  schedules?: ISendSchedules;
 }
 
 /** Save `panel`, ask how to run it, and submit it; the job, sweep or null. */
@@ -132,6 +142,7 @@ export async function submitNotebook(
   options: ISubmitOptions
 ): Promise<Submitted | null> {
   const { context } = panel;
+  const { schedules } = options;
   await context.ready;
   try {
     await context.save();
@@ -162,14 +173,39 @@ export async function submitNotebook(
     kernel,
     ...choices,
     last,
-    capacity: name => options.client.capacity(name)
+    capacity: name => options.client.capacity(name),
+    repeat: schedules && {
+      preview: (text, zone) => schedules.client.preview(text, zone),
+      timezone: browserTimeZone()
+    }
   });
   const title = `Send “${context.path.split('/').pop()}” to batch`;
   const dialog = new SubmitDialog(
     form,
-    request => options.client.submit(request),
+    request => {
+      const timing = form.repeat?.timing();
+      return timing && schedules
+        ? schedules.client.create({ ...request, ...timing })
+        : options.client.submit(request);
+    },
     title
   );
+  if (form.repeat) {
+    form.repeat.onToggle = on => {
+      const text = on ? 'Schedule' : 'Submit';
+      const button = dialog.node.querySelector<HTMLElement>(
+        '.jp-Dialog-button.jp-mod-accept'
+      );
+      const label = button?.querySelector<HTMLElement>(
+        '.jp-Dialog-buttonLabel'
+      );
+      button?.setAttribute('aria-label', text);
+      if (label) {
+        label.textContent = text;
+        label.title = text;
+      }
+    };
+  }
   const result = await dialog.launch();
   const { job, request } = dialog;
   if (!result.button.accept || !job || !request) {
@@ -180,6 +216,11 @@ export async function submitNotebook(
     queue: request.queue ?? undefined,
     resources: request.resources
   });
+  if (isSchedule(job)) {
+    schedules?.model.add(job);
+    scheduleSent(job, () => options.openJobs(job));
+    return job;
+  }
   const open: Notification.IAction = {
     label: 'Open jobs',
     caption: 'Show the job in the GPU Env sidebar',

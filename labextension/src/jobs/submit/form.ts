@@ -16,6 +16,7 @@ import type {
   IJobRequest,
   INotebookParameters
 } from '../../api/types';
+import { RepeatFields } from '../schedules/repeat-fields';
 import { ParameterFields } from './param-fields';
 import {
   CapacityLoader,
@@ -52,6 +53,8 @@ export interface ISubmitContext {
    * its name follows its values), and the run target to start at.
    */
   rerun?: { job: IJob; target: string | null };
+  /** "Repeat" is offered with this (`GET schedules/preview`) and the zone. */
+  repeat?: Pick<RepeatFields.IOptions, 'preview' | 'timezone'>;
 }
 
 /** Words in a server message that point at a field. */
@@ -130,6 +133,10 @@ export class SubmitForm
     });
 
     const { rerun } = _context;
+    this.repeat =
+      _context.repeat && !rerun
+        ? new RepeatFields({ ..._context.repeat, toggle: true })
+        : null;
     if (rerun?.target) {
       this._target.value = rerun.target;
     }
@@ -166,10 +173,14 @@ export class SubmitForm
         ),
         this._resources.node
       ),
+      ...(this.repeat ? [section('Repeat', this.repeat.node)] : []),
       this._error
     );
-    this._resources.onBackendChanged = info =>
+    this._resources.onBackendChanged = info => {
       this._offerImages(info?.supports_images ?? false);
+      this.repeat?.setBackend(info);
+    };
+    this.repeat?.setBackend(this._resources.info);
     this._offerImages(this._resources.info?.supports_images ?? false);
     // A field the server complained about is marked until it changes.
     this.node.addEventListener('input', event => {
@@ -198,6 +209,7 @@ export class SubmitForm
     this._sweepToggle.addEventListener('change', () => {
       this._params.sweep = this._sweepToggle.checked;
       this._sweepSummary.hidden = !this._sweepToggle.checked;
+      this.repeat?.setSweep(this._sweepToggle.checked);
       this._showRuns();
     });
     return [toggle, this._sweepSummary];
@@ -227,6 +239,14 @@ export class SubmitForm
           (over
             ? ` — the server usually takes at most ${SWEEP_LIMIT.toLocaleString('en-US')} in one sweep`
             : '');
+  }
+
+  /** "Repeat" (a schedule instead of one run), where offered. */
+  readonly repeat: RepeatFields | null;
+
+  override dispose(): void {
+    this.repeat?.dispose();
+    super.dispose();
   }
 
   getValue(): IJobRequest {
