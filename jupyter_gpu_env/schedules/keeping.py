@@ -47,7 +47,9 @@ class Keeping:
         self.starting_deadline = starting_deadline
         self.armed: dict[str, Armed] = {}
         self._armed_at = -float("inf")
-        self._lock = asyncio.Lock()  # one round at a time
+        self._seen: dict[str, set[str]] = {}  # run folders already looked at, by schedule
+        # One round at a time, and no run made by hand (run now) while a round looks for runs to adopt.
+        self.lock = asyncio.Lock()
 
     def keeper(self, record: ScheduleRecord) -> Keeper:
         backend = self.jobs.backends.get(record.backend)
@@ -64,7 +66,7 @@ class Keeping:
 
     async def tick(self) -> None:
         """Start what is due of the schedules this server runs; adopt what the cluster ran."""
-        async with self._lock:
+        async with self.lock:
             for record in await self.records.list():
                 try:
                     backend = self.jobs.backends.get(record.backend)
@@ -142,13 +144,15 @@ class Keeping:
         server makes its own schedules' runs and records them at once: one of those it lacks was left
         by a crash before its start, and is recorded so, not started late."""
         where = Path(record.folder)
-        names = await asyncio.to_thread(files.run_names, where)
+        seen = self._seen.setdefault(record.id, set())
+        names = [n for n in await asyncio.to_thread(files.run_names, where) if n not in seen]
         if not names:
             return []
         known = await self.records.known_runs(record.id)
         adopted: builtins.list[str] = []
         for name in names:
             run_id = name.rsplit("-", 1)[-1]
+            seen.add(name)  # looked at once: a damaged record is said once, not every round
             if run_id in known:
                 continue
             try:

@@ -91,12 +91,6 @@ class ScheduleService:
         template, spec = self.jobs.intake.new_job(
             req, ready, name, req.parameters, where / files.RUNS / "run"
         )
-        if timing.cron is None and ready.backend.keeps_schedules and ready.backend.kind == "kubernetes":
-            raise Conflict(
-                f"The '{ready.backend.name}' backend runs schedules as CronJobs, which take cron lines; "
-                "write this schedule as one (e.g. `0 */6 * * *` for every 6 hours).",
-                reason="cron_required",
-            )
         now = time.time()
         record = ScheduleRecord(
             id=schedule_id,
@@ -288,11 +282,10 @@ class ScheduleService:
         nb_file = await python_work(submission.resolve_notebook, self.jobs.root, record.notebook_path)
         raw, nb = await python_work(submission.read_notebook, nb_file, None)
         await python_work(submission.check_parameters, nb, record.parameters)
-        with_lock = files.locked
         where = Path(record.folder)
 
         def write() -> None:
-            with with_lock(where):
+            with files.locked(where):  # a tick making a run links the snapshot whole, old or new
                 files.write_snapshot(where, raw)
 
         await asyncio.to_thread(write)
@@ -330,8 +323,9 @@ class ScheduleService:
         where = Path(record.folder)
         doc = await self.keeping.doc(record)
         now = time.time()
-        job, _ = await python_work(files.new_run, where, doc, now)
-        started: Job = await self.keeping.start_run(job)
+        async with self.keeping.lock:  # made and recorded before a round could adopt it
+            job, _ = await python_work(files.new_run, where, doc, now)
+            started: Job = await self.keeping.start_run(job)
         await asyncio.to_thread(files.record_outcome, where, now, "started", job.id, "Run now, by the user.")
         return started
 

@@ -183,3 +183,24 @@ async def test_a_run_folders_record_is_untrusted_when_adopted(batch):
             await sched.rearm(made.id)  # the server runs local schedules: nothing to re-arm
     finally:
         await svc.stop()
+
+
+async def test_a_new_snapshot_is_what_the_next_runs_run(batch):
+    nb = batch.notebook("snap.ipynb", ["print('version one')"])
+    svc = batch.service()
+    sched = ScheduleService(svc, minimum_period=1)
+    try:
+        made = await sched.create({"notebook_path": nb, "schedule": "@daily"})
+        batch.notebook("snap.ipynb", ["print('version two')"])
+        first = await sched.run_now(made.id)
+        updated = await sched.update_snapshot(made.id)
+        assert updated.snapshot_at > made.snapshot_at
+        second = await sched.run_now(made.id)
+        logs = []
+        for job in (first, second):
+            done = await batch.wait_for(svc, job.id, batch.ended)
+            assert done.state == "succeeded"
+            logs.append((batch.root / done.log_path).read_text())
+        assert "version one" in logs[0] and "version two" in logs[1]
+    finally:
+        await svc.stop()

@@ -163,6 +163,11 @@ class SlurmBackend(SlurmOptions):
     # ----- submitting -----
 
     async def _options(self, job: Job, folder: Path) -> script.SbatchOptions:
+        image = await asyncio.to_thread(self._image_plan, folder) if job.image else None
+        return await self._sbatch_options(job, image)
+
+    async def _sbatch_options(self, job: Job, image: script.ImagePlan | None) -> script.SbatchOptions:
+        """The options of ``job``'s script: the site's settings, its queue (or the default), its image."""
         await self._ensure_info()
         return script.SbatchOptions(
             python=self.python or sys.executable,
@@ -173,7 +178,7 @@ class SlurmBackend(SlurmOptions):
             extra=self.extra_sbatch_options,
             environment=self.environment,
             prologue=self.prologue,
-            image=await asyncio.to_thread(self._image_plan, folder) if job.image else None,
+            image=image,
         )
 
     async def submit(self, job: Job) -> Observation:
@@ -254,18 +259,8 @@ class SlurmBackend(SlurmOptions):
         doc = await asyncio.to_thread(schedule_files.read_doc, plan.folder)
         if doc is None:
             raise Conflict(f"Schedule '{plan.name}' has lost its folder.", reason="snapshot_missing")
-        await self._ensure_info()
-        options = script.SbatchOptions(
-            python=self.python or sys.executable,
-            partition=plan.template.queue or self._info().default_queue,
-            account=self.account or None,
-            gpu_type=self.gpu_type or None,
-            export=self.export,
-            extra=self.extra_sbatch_options,
-            environment=self.environment,
-            prologue=self.prologue,
-            image=self._image_plan_of(doc.spec) if plan.template.image else None,
-        )
+        image = self._image_plan_of(doc.spec) if plan.template.image else None
+        options = await self._sbatch_options(plan.template, image)
         settings = {
             "commands": dict(self.commands),
             "command_timeout": self.command_timeout,
