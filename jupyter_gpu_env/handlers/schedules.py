@@ -12,6 +12,7 @@ from ..models.automation.schedules import (
     ScheduleRequest,
 )
 from ..models.jobs import Job
+from ..models.sweeps import JobGroup
 from .base import GpuEnvHandler, Param, operation
 from .jobs import RUN_CODE
 
@@ -107,15 +108,18 @@ class ScheduleRunHandler(GpuEnvHandler):
     @operation(
         "Run a schedule's notebook now",
         response=Job,
+        also=((201, JobGroup),),
         status=201,
         errors=(404, 409),
         permissions=RUN_CODE,
-        description="One run at once from the schedule's snapshot, outside its times (overlap does not apply).",
+        description="One run at once from the schedule's snapshot, outside its times (overlap does not "
+        "apply); a scheduled sweep answers the sweep (a JobGroup).",
     )
-    async def post(self, schedule_id: str) -> Job:
-        job = await self.services.schedules.run_now(schedule_id)
-        self.set_header("Location", self.api_url("jobs", job.id))
-        return job
+    async def post(self, schedule_id: str) -> Job | JobGroup:
+        made = await self.services.schedules.run_now(schedule_id)
+        where = ("jobs", made.id) if isinstance(made, Job) else ("jobs", "groups", made.id)
+        self.set_header("Location", self.api_url(*where))
+        return made
 
 
 class ScheduleRearmHandler(GpuEnvHandler):

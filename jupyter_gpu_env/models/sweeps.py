@@ -36,6 +36,7 @@ class JobGroup(ApiModel):
         default=None,
         description="The backend's one object for the whole sweep: a SLURM array, an Indexed Job.",
     )
+    schedule_id: str | None = Field(default=None, description="The schedule that started this sweep, if any.")
     gpu_idle_runs: list[str] = Field(
         default_factory=list,
         description="Running runs whose GPU has been idle at least `c.GpuEnvApp.job_gpu_idle_seconds`.",

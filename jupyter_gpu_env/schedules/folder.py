@@ -28,6 +28,7 @@ from ..batch import jobfiles
 from ..errors import FileRefused
 from ..models.automation.schedules import RunOutcome, ScheduleRun
 from ..models.jobs import Job
+from ..models.sweeps import JobGroup
 from ..system.atomic import write_atomic, write_json_atomic
 from ..system.untrusted import append_regular_file, open_regular_file
 
@@ -36,6 +37,8 @@ LOCK = "schedule.lock"
 RUNS = "runs"
 OUTCOMES = "runs.jsonl"
 RECORD = "record.json"
+SWEEP = "sweep.json"
+MAX_SWEEP = 100_000  # runs of one scheduled sweep a reader believes  # a scheduled sweep's record, in its folder under runs/
 MAX_DOC = 1 << 20
 MAX_OUTCOMES_READ = 256 << 10  # the tail of runs.jsonl a reader looks at
 _EPOCH = Field(ge=1e9, le=1e10)
@@ -63,6 +66,21 @@ class ScheduleDoc(BaseModel):
     backend_settings: dict[str, Any] = Field(
         default_factory=dict, description="What the backend's own tick needs (SLURM: sbatch options)."
     )
+    sweep: SweepPlan | None = Field(default=None, description="Each due time runs this sweep.")
+
+
+class SweepRun(BaseModel):
+    name: Annotated[str, Field(max_length=400)]
+    label: Annotated[str, Field(max_length=200)]
+    parameters: dict[str, Any]
+
+
+class SweepPlan(BaseModel):
+    """A scheduled sweep's runs, expanded and checked when the schedule was made."""
+
+    max_concurrent: int = Field(ge=1)
+    varied: list[str]
+    runs: list[SweepRun] = Field(min_length=1)
 
 
 class Outcome(BaseModel):
@@ -73,6 +91,7 @@ class Outcome(BaseModel):
     due_at: Annotated[float, _EPOCH]
     outcome: RunOutcome
     job_id: Annotated[str, Field(pattern=r"^[0-9a-f]{12}$")] | None = None
+    group_id: Annotated[str, Field(pattern=r"^[0-9a-f]{12}$")] | None = None
     message: Annotated[str, Field(max_length=2000)] = ""
     at: Annotated[float, _EPOCH]
 
@@ -124,48 +143,127 @@ def shown(root: Path, path: Path) -> str:
         return str(path)
 
 
-def new_run(folder: Path, doc: ScheduleDoc, due_at: float, *, now: float | None = None) -> tuple[Job, Path]:
-    """A run's folder under ``runs/`` (snapshot, job.json, record.json) made aside and renamed into
-    place, its record queued; the caller submits it and records the outcome."""
-    now = time.time() if now is None else now
-    job_id = uuid.uuid4().hex[:12]
-    stamp = time.strftime("%Y%m%d-%H%M", time.gmtime(due_at))
-    run = folder / RUNS / f"{stamp}-{job_id}"
-    root = Path(doc.root)
-    where = shown(root, run)
-    output = f"{jobfiles.OUTPUT.removesuffix('.ipynb')}-{stamp}.ipynb"
+def _stamp(due_at: float) -> str:
+    return time.strftime("%Y%m%d-%H%M", time.gmtime(due_at))
+
+
+def _run_of(
+    doc: ScheduleDoc,
+    run: Path,
+    job_id: str,
+    name: str,
+    parameters: dict[str, Any],
+    output: str,
+    now: float,
+    **extra: Any,
+) -> tuple[Job, dict[str, Any]]:
+    """A run's queued record and its job.json, in ``run``."""
+    where = shown(Path(doc.root), run)
     job = Job.model_validate(
         {
             **doc.template,
             "id": job_id,
-            "name": doc.name,
+            "name": name,
             "state": "queued",
             "message": "Waiting to start.",
             "job_dir": where,
             "input_path": f"{where}/{jobfiles.INPUT}",
             "output_path": f"{where}/{output}",
             "log_path": f"{where}/{jobfiles.LOG}",
+            "parameters": parameters,
             "created_at": now,
             "schedule_id": doc.id,
             "group_id": None,
             "group_index": None,
+            **extra,
         }
     )
-    spec = {**doc.spec, "id": job_id, "name": doc.name, "output": output}
-    tmp = run.with_name(f".tmp-{run.name}")
-    tmp.mkdir()
+    return job, {**doc.spec, "id": job_id, "name": name, "output": output, "parameters": parameters}
+
+
+def _fill(folder: Path, run: Path, job: Job, spec: dict[str, Any]) -> None:
+    run.mkdir()
     try:
-        try:
-            (tmp / jobfiles.INPUT).hardlink_to(folder / jobfiles.INPUT)  # the runner never writes it
-        except OSError:
-            shutil.copyfile(folder / jobfiles.INPUT, tmp / jobfiles.INPUT)
-        write_json_atomic(tmp / jobfiles.JOB_JSON, spec)
-        write_record(tmp, job)
+        (run / jobfiles.INPUT).hardlink_to(folder / jobfiles.INPUT)  # the runner never writes it
+    except OSError:
+        shutil.copyfile(folder / jobfiles.INPUT, run / jobfiles.INPUT)
+    write_json_atomic(run / jobfiles.JOB_JSON, spec)
+    write_record(run, job)
+
+
+def new_run(folder: Path, doc: ScheduleDoc, due_at: float, *, now: float | None = None) -> tuple[Job, Path]:
+    """A run's folder under ``runs/`` (snapshot, job.json, record.json) made aside and renamed into
+    place, its record queued; the caller submits it and records the outcome."""
+    now = time.time() if now is None else now
+    job_id = uuid.uuid4().hex[:12]
+    stamp = _stamp(due_at)
+    run = folder / RUNS / f"{stamp}-{job_id}"
+    output = f"{jobfiles.OUTPUT.removesuffix('.ipynb')}-{stamp}.ipynb"
+    job, spec = _run_of(doc, run, job_id, doc.name, dict(doc.template.get("parameters") or {}), output, now)
+    tmp = run.with_name(f".tmp-{run.name}")
+    try:
+        _fill(folder, tmp, job, spec)
         tmp.rename(run)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return job, run
+
+
+def new_sweep(folder: Path, doc: ScheduleDoc, due_at: float) -> tuple[JobGroup, list[Job], Path]:
+    """A scheduled sweep's folder under ``runs/``: one folder per run (as :func:`new_run` makes one)
+    and ``sweep.json``, the sweep's record, made aside and renamed into place whole."""
+    assert doc.sweep is not None
+    now = time.time()
+    sweep_id = uuid.uuid4().hex[:12]
+    base = folder / RUNS / f"{_stamp(due_at)}-sweep-{sweep_id}"
+    tmp = base.with_name(f".tmp-{base.name}")
+    tmp.mkdir()
+    jobs: list[Job] = []
+    try:
+        for i, planned in enumerate(doc.sweep.runs):
+            job_id = uuid.uuid4().hex[:12]
+            run = f"{i:04d}-{planned.label}"[:80]
+            output = f"{jobfiles.OUTPUT.removesuffix('.ipynb')}-{i:04d}.ipynb"
+            job, spec = _run_of(
+                doc,
+                base / run,
+                job_id,
+                planned.name,
+                planned.parameters,
+                output,
+                now,
+                group_id=sweep_id,
+                group_index=i,
+            )
+            spec["group"] = {"id": sweep_id, "index": i, "max_concurrent": doc.sweep.max_concurrent}
+            _fill(folder, tmp / run, job, spec)
+            jobs.append(job)
+        sweep = JobGroup(
+            id=sweep_id,
+            name=doc.name,
+            backend=doc.backend,
+            notebook_path=str(doc.template.get("notebook_path") or ""),
+            size=len(jobs),
+            max_concurrent=doc.sweep.max_concurrent,
+            varied=doc.sweep.varied,
+            parameters=dict(doc.template.get("parameters") or {}),
+            counts={"queued": len(jobs)},
+            state="queued",
+            created_at=now,
+            schedule_id=doc.id,
+        )
+        write_json_atomic(tmp / SWEEP, sweep.model_dump(mode="json"), durable=True)
+        tmp.rename(base)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return sweep, jobs, base
+
+
+def read_sweep(base: Path) -> JobGroup | None:
+    """A scheduled sweep's record as its maker wrote it; :class:`jobfiles.Damaged` when unbelievable."""
+    return jobfiles.read_model(base / SWEEP, JobGroup, jobfiles.MAX_SMALL * 16)
 
 
 def write_record(run: Path, job: Job) -> None:
@@ -188,11 +286,31 @@ def run_names(folder: Path) -> list[str]:
         return []
 
 
+def sweep_runs(base: Path) -> list[Path]:
+    """A scheduled sweep's run folders, in their order."""
+    with os.scandir(base) as entries:
+        return sorted(
+            base / e.name for e in entries if not e.name.startswith(".") and e.is_dir(follow_symlinks=False)
+        )
+
+
 def record_outcome(
-    folder: Path, due_at: float, outcome: RunOutcome, job_id: str | None = None, message: str = ""
+    folder: Path,
+    due_at: float,
+    outcome: RunOutcome,
+    job_id: str | None = None,
+    message: str = "",
+    group_id: str | None = None,
 ) -> None:
     """Append what became of ``due_at``: one write of one line, so concurrent writers never interleave."""
-    line = Outcome(due_at=due_at, outcome=outcome, job_id=job_id, message=message[:2000], at=time.time())
+    line = Outcome(
+        due_at=due_at,
+        outcome=outcome,
+        job_id=job_id,
+        group_id=group_id,
+        message=message[:2000],
+        at=time.time(),
+    )
     append_regular_file(folder / OUTCOMES, (line.model_dump_json() + "\n").encode(), name=OUTCOMES)
 
 
@@ -215,7 +333,14 @@ def read_outcomes(folder: Path, limit: int = 50) -> list[ScheduleRun]:
             o = Outcome.model_validate(json.loads(text))
         except (ValueError, ValidationError, RecursionError):
             continue
-        found.append(ScheduleRun(due_at=o.due_at, outcome=o.outcome, job_id=o.job_id, message=o.message))
+        found.append(
+            ScheduleRun(
+                due_at=o.due_at, outcome=o.outcome, job_id=o.job_id, group_id=o.group_id, message=o.message
+            )
+        )
         if len(found) >= limit:
             break
     return found
+
+
+ScheduleDoc.model_rebuild()

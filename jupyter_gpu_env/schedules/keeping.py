@@ -23,6 +23,7 @@ from ..batch.service import JobService
 from ..errors import Conflict, GpuEnvError
 from ..models.automation.schedules import Keeper
 from ..models.jobs import Job
+from ..models.sweeps import JobGroup
 from ..system.offloop import python_work
 from . import folder as files
 from .plan import Armed, SchedulePlan
@@ -110,14 +111,31 @@ class Keeping:
                 f"The previous run ({running[0]}) still runs.",
             )
         else:
-            doc = await self.doc(record)
-            job, _ = await python_work(files.new_run, where, doc, latest)
-            await asyncio.to_thread(files.record_outcome, where, latest, "started", job.id, "")
             try:
-                await self.start_run(job)
+                await self.start(where, await self.doc(record), latest)
             except GpuEnvError as e:
                 log.warning("schedule %s: its run could not start: %s", record.id, e)
         await self.records.update(record.id, checked_until=now)
+
+    async def start(
+        self, where: Path, doc: files.ScheduleDoc, due: float, message: str = ""
+    ) -> Job | JobGroup:
+        """The run (or the sweep) due at ``due``: made, recorded, handed to its backend."""
+        if doc.sweep is None:
+            job, _ = await python_work(files.new_run, where, doc, due)
+            await asyncio.to_thread(files.record_outcome, where, due, "started", job.id, message)
+            return await self.start_run(job)
+        sweep, runs, base = await python_work(files.new_sweep, where, doc, due)
+        await self.store.sweeps.insert(sweep, runs)
+        try:
+            await self.jobs.sweeps.hand_over(sweep, runs, discard=base)
+        except GpuEnvError as e:
+            await asyncio.to_thread(
+                files.record_outcome, where, due, "missed", None, f"It could not be sent: {e}"
+            )
+            raise
+        await asyncio.to_thread(files.record_outcome, where, due, "started", None, message, sweep.id)
+        return await self.jobs.sweeps.get(sweep.id)
 
     async def start_run(self, job: Job) -> Job:
         backend = self.jobs.intake.backend(job.backend)
@@ -140,9 +158,9 @@ class Keeping:
         return adopted
 
     async def adopt(self, record: ScheduleRecord, backend: Backend) -> builtins.list[str]:
-        """Insert the record of every run the cluster started that the store does not have yet. The
-        server makes its own schedules' runs and records them at once: one of those it lacks was left
-        by a crash before its start, and is recorded so, not started late."""
+        """Insert the record of every run (and scheduled sweep) the cluster started that the store does
+        not have yet. The server makes its own schedules' runs and records them at once: one of those it
+        lacks was left by a crash before its start, and is recorded so, not started late."""
         where = Path(record.folder)
         seen = self._seen.setdefault(record.id, set())
         names = [n for n in await asyncio.to_thread(files.run_names, where) if n not in seen]
@@ -151,36 +169,79 @@ class Keeping:
         known = await self.records.known_runs(record.id)
         adopted: builtins.list[str] = []
         for name in names:
-            run_id = name.rsplit("-", 1)[-1]
             seen.add(name)  # looked at once: a damaged record is said once, not every round
-            if run_id in known:
-                continue
+            run = where / files.RUNS / name
             try:
-                job = await asyncio.to_thread(files.read_record, where / files.RUNS / name)
+                if "-sweep-" in name:
+                    adopted += await self._adopt_sweep(record, backend, run, known)
+                elif (job := await self._adopted(record, backend, run, known)) is not None:
+                    await self.store.insert(job)
+                    adopted.append(job.id)
             except jobfiles.Damaged as e:
-                log.warning("schedule %s: run %s cannot be adopted: %s", record.id, name, e)
+                log.warning("schedule %s: %s cannot be adopted: %s", record.id, name, e)
+            except Conflict:  # recorded meanwhile
                 continue
-            if job is None or job.id != run_id or job.schedule_id != record.id:
-                continue
-            job = _as_adopted(
-                job, record, where / files.RUNS / name, self.jobs.intake.shown, backend.keeps_schedules
-            )
-            if not backend.keeps_schedules and job.state == "queued":
-                job = job.model_copy(
-                    update={
-                        "state": "failed",
-                        "reason": "lost",
-                        "message": "The server stopped before starting this run.",
-                        "finished_at": time.time(),
-                    }
-                )
-            try:
-                await self.store.insert(job)
-            except Conflict:
-                continue
-            adopted.append(job.id)
-            log.info("schedule %s: adopted run %s", record.id, job.id)
+        if adopted:
+            log.info("schedule %s: adopted %s", record.id, ", ".join(adopted))
         return adopted
+
+    async def _adopted(
+        self, record: ScheduleRecord, backend: Backend, run: Path, known: set[str], **extra: Any
+    ) -> Job | None:
+        """What the server keeps of a run's own record, or None when it is not one to adopt."""
+        run_id = run.name.rsplit("-", 1)[-1]
+        if run_id in known and not extra:
+            return None
+        job = await asyncio.to_thread(files.read_record, run)
+        if job is None or job.schedule_id != record.id or (not extra and job.id != run_id) or job.id in known:
+            return None
+        job = _as_adopted(job, record, run, self.jobs.intake.shown, backend.keeps_schedules).model_copy(
+            update=extra
+        )
+        if not backend.keeps_schedules and job.state == "queued":
+            job = job.model_copy(
+                update={
+                    "state": "failed",
+                    "reason": "lost",
+                    "message": "The server stopped before starting this run.",
+                    "finished_at": time.time(),
+                }
+            )
+        return job
+
+    async def _adopt_sweep(
+        self, record: ScheduleRecord, backend: Backend, base: Path, known: set[str]
+    ) -> builtins.list[str]:
+        """A scheduled sweep's record and all its runs, in one transaction."""
+        sweep_id = base.name.rsplit("-", 1)[-1]
+        sweep = await asyncio.to_thread(files.read_sweep, base)
+        if sweep is None or sweep.id != sweep_id:
+            return []
+        runs: list[Job] = []
+        for folder in await asyncio.to_thread(files.sweep_runs, base):
+            index = folder.name.split("-", 1)[0]  # the folder says its place, as new_sweep named it
+            if not (index.isdigit() and int(index) < files.MAX_SWEEP):
+                continue
+            job = await self._adopted(
+                record, backend, folder, known, group_id=sweep_id, group_index=int(index)
+            )
+            if job is not None:
+                runs.append(job)
+        if not runs:
+            return []
+        kept = sweep.model_copy(
+            update={
+                "backend": record.backend,
+                "schedule_id": record.id,
+                "size": len(runs),
+                "counts": {"queued": len(runs)},
+                "state": "queued",
+                "backend_job_id": None,
+                "created_at": max(min(sweep.created_at, time.time()), record.created_at),
+            }
+        )
+        await self.store.sweeps.insert(kept, runs)
+        return [j.id for j in runs]
 
     async def refresh_armed(self, *, force: bool = False) -> None:
         """Ask each backend how it holds its schedules: at most once per ARMED_TTL, one query each (a
@@ -219,6 +280,7 @@ class Keeping:
             next_due=upcoming[0] if upcoming else None,
             generation=record.generation,
             starting_deadline_seconds=self.starting_deadline,
+            sweep_size=record.sweep_size,
         )
 
     async def doc(self, record: ScheduleRecord) -> files.ScheduleDoc:

@@ -37,6 +37,7 @@ class SchedulePlan:
     next_due: float | None  # Unix time of the next run; None when no run is due any more
     generation: int  # bumped on every change: a tick of an older generation re-reads the schedule
     starting_deadline_seconds: int = 300  # a run that cannot start this late is skipped
+    sweep_size: int | None = None  # a scheduled sweep: its runs at each due time
 
 
 @dataclass(frozen=True)

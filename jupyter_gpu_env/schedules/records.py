@@ -36,6 +36,7 @@ class ScheduleRecord(BaseModel):
     queue: str | None = None
     parameters: dict[str, JsonValue] = Field(default_factory=dict)
     resources: JobResources = Field(default_factory=JobResources)
+    sweep_size: int | None = None
     created_at: float
     updated_at: float
     snapshot_at: float

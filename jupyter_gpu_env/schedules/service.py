@@ -11,6 +11,7 @@ generation and re-arms, under the folder's lock, so a tick of the old chain does
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import re
 import time
@@ -22,7 +23,9 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from ..batch import jobfiles, submission
+from ..batch.parameters import inspect_notebook
 from ..batch.service import JobService
+from ..batch.sweeps import plan
 from ..errors import Conflict, GpuEnvError, InvalidRequest, NotFound
 from ..models.automation.schedules import (
     DueTime,
@@ -33,6 +36,7 @@ from ..models.automation.schedules import (
     ScheduleRequest,
 )
 from ..models.jobs import Job
+from ..models.sweeps import JobGroup
 from ..system.offloop import python_work
 from ..system.trees import remove_tree
 from . import folder as files
@@ -76,15 +80,11 @@ class ScheduleService:
                 "Give a start in the future, or more repeats.",
                 reason="invalid_schedule",
             )
-        if req.sweep is not None or req.sweep_runs is not None:
-            raise InvalidRequest(
-                "A schedule starts one run of the notebook at each due time; a sweep cannot be scheduled yet. "
-                "Schedule the notebook with its parameters, or send the sweep as a job.",
-                reason="sweep_not_schedulable",
-            )
         self.jobs.check_size(req.parameters)
         ready = await self.jobs.intake.prepare(req, None)
-        await python_work(submission.check_parameters, ready.nb, req.parameters)
+        sweep = await self._sweep_plan(req, ready.nb) if plan.is_sweep(req) else None
+        if sweep is None:
+            await python_work(submission.check_parameters, ready.nb, req.parameters)
         schedule_id = uuid.uuid4().hex[:12]
         name = req.name or ready.nb_file.stem
         where = self.base / f"{submission.slug(name)}-{schedule_id}"
@@ -108,6 +108,7 @@ class ScheduleService:
             queue=req.queue,
             parameters=req.parameters,
             resources=template.resources,
+            sweep_size=len(sweep.runs) if sweep else None,
             created_at=now,
             updated_at=now,
             snapshot_at=now,
@@ -126,6 +127,7 @@ class ScheduleService:
             root=str(self.jobs.root),
             template=template.model_dump(mode="json"),
             spec=spec,
+            sweep=sweep,
         )
         await python_work(files.build, where, doc, ready.raw)
         try:
@@ -137,6 +139,25 @@ class ScheduleService:
             await asyncio.shield(self._forget(schedule_id))
             raise
         return await self.get(schedule_id)
+
+    async def _sweep_plan(self, req: ScheduleRequest, nb: Any) -> files.SweepPlan:
+        """A scheduled sweep's runs, checked whole now as a sweep sent now would be."""
+        planned = plan.expand(req, self.jobs.sweeps.max_runs)
+        declared = await python_work(inspect_notebook, nb)
+        await python_work(plan.check, declared, planned, self.jobs.max_parameters_bytes)
+        name = req.name or Path(req.notebook_path).stem
+        return files.SweepPlan(
+            max_concurrent=planned.max_concurrent,
+            varied=planned.varied,
+            runs=[
+                files.SweepRun(
+                    name=plan.run_name(name, params, planned.varied),
+                    label=submission.slug(plan.label(params, planned.varied), 30),
+                    parameters=params,
+                )
+                for params in planned.runs
+            ],
+        )
 
     async def _forget(self, schedule_id: str) -> None:
         try:
@@ -178,7 +199,10 @@ class ScheduleService:
         due = timing.next_runs(time.time(), 3) if record.active else []
         last = await asyncio.to_thread(files.read_outcomes, Path(record.folder), runs)
         states = await self.records.states([r.job_id for r in last if r.job_id])
-        last = [r.model_copy(update={"state": states.get(r.job_id or "")}) for r in last]
+        for gid in {r.group_id for r in last if r.group_id}:
+            with contextlib.suppress(NotFound):  # a sweep whose runs were all deleted has no state
+                states[gid] = (await self.store.sweeps.get(gid)).state
+        last = [r.model_copy(update={"state": states.get(r.job_id or r.group_id or "")}) for r in last]
         return Schedule(
             id=record.id,
             name=record.name,
@@ -195,6 +219,7 @@ class ScheduleService:
             queue=record.queue,
             parameters=record.parameters,
             resources=record.resources,
+            sweep_size=record.sweep_size,
             created_at=record.created_at,
             updated_at=record.updated_at,
             snapshot_at=record.snapshot_at,
@@ -221,6 +246,12 @@ class ScheduleService:
         doc = await self.keeping.doc(record)
         template = Job.model_validate(doc.template)
         spec = dict(doc.spec)
+        if doc.sweep is not None and "parameters" in changes:
+            raise Conflict(
+                f"Schedule '{record.name}' runs a sweep: its values were checked whole when it was made. "
+                "Make the schedule anew with the values you want.",
+                reason="sweep_parameters_fixed",
+            )
         if "parameters" in changes or "resources" in changes:
             raw = await self._snapshot(record)
             params = changes.get("parameters", record.parameters)
@@ -317,17 +348,12 @@ class ScheduleService:
         await self.records.delete(schedule_id)
         self.keeping.armed.pop(schedule_id, None)
 
-    async def run_now(self, schedule_id: str) -> Job:
-        """One run at once, outside the schedule (overlap does not apply: the user asked)."""
+    async def run_now(self, schedule_id: str) -> Job | JobGroup:
+        """One run (or sweep) at once, outside the schedule (overlap does not apply: the user asked)."""
         record = await self.records.get(schedule_id)
-        where = Path(record.folder)
         doc = await self.keeping.doc(record)
-        now = time.time()
         async with self.keeping.lock:  # made and recorded before a round could adopt it
-            job, _ = await python_work(files.new_run, where, doc, now)
-            started: Job = await self.keeping.start_run(job)
-        await asyncio.to_thread(files.record_outcome, where, now, "started", job.id, "Run now, by the user.")
-        return started
+            return await self.keeping.start(Path(record.folder), doc, time.time(), "Run now, by the user.")
 
 
 def _parse(data: Mapping[str, Any]) -> ScheduleRequest:

@@ -49,6 +49,13 @@ def test_schedule_list_pause_run_now_and_delete(cli, capsys):
 
     code, out, err = run(capsys, "schedule", "delete", schedule_id)
     assert code == 0 and "its runs stay" in err
+    # Several values make a scheduled sweep: each due time runs every combination.
+    code, out, err = run(capsys, "schedule", "report.ipynb", "--cron", "@daily", "-p", "n", "1,2,3")
+    assert code == 0, err
+    sweep_id = out.strip()
+    code, out, err = run(capsys, "schedules", "--json")
+    assert [(s["id"], s["sweep_size"]) for s in json.loads(out)["items"]] == [(sweep_id, 3)]
+    assert run(capsys, "schedule", "delete", sweep_id)[0] == 0
     code, out, err = run(capsys, "schedules")
     assert out == "" and "No schedules." in err
 
@@ -59,7 +66,7 @@ def test_schedule_list_pause_run_now_and_delete(cli, capsys):
         (["schedule", "report.ipynb", "--cron", "61 * * * *"], 1, "minute 61"),
         (["schedule", "report.ipynb", "--every", "R/not-a-date/PT1H"], 1, "not-a-date"),
         (["schedule", "report.ipynb"], 2, "--cron"),
-        (["schedule", "report.ipynb", "--cron", "@daily", "-p", "n", "1,2"], 2, "sweep"),
+        (["schedule", "report.ipynb", "--cron", "@daily", "-p", "n", "1,x"], 1, "n"),
         (["schedule", "pause", "0123456789ab"], 1, "No schedule"),
     ],
 )

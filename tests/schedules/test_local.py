@@ -204,3 +204,32 @@ async def test_a_new_snapshot_is_what_the_next_runs_run(batch):
         assert "version one" in logs[0] and "version two" in logs[1]
     finally:
         await svc.stop()
+
+
+async def test_a_scheduled_sweep_runs_every_combination_at_each_due_time(batch):
+    nb = batch.notebook("sweep.ipynb", ["print('lr is', lr)"], parameters="lr = 0.1")
+    svc = batch.service()
+    sched = ScheduleService(svc, minimum_period=1)
+    try:
+        made = await sched.create(
+            {"notebook_path": nb, "schedule": _every(30), "sweep": {"lr": [0.5, 0.25]}, "name": "grid"}
+        )
+        assert made.sweep_size == 2
+
+        async def sweep_done():
+            await sched.tick()
+            await svc.refresh()
+            runs = await _runs(svc, made.id)
+            return runs if len(runs) == 2 and all(j.state == "succeeded" for j in runs) else None
+
+        runs = await wait_until(sweep_done, within=60, what="the scheduled sweep's two runs succeeding")
+        (group,) = {j.group_id for j in runs}
+        assert group and sorted(j.parameters["lr"] for j in runs) == [0.25, 0.5]
+        sweep = await svc.sweeps.get(group)
+        assert sweep.schedule_id == made.id and sweep.state == "succeeded" and sweep.size == 2
+        (started,) = [r for r in (await sched.get(made.id)).last_runs if r.outcome == "started"]
+        assert started.group_id == group and started.state == "succeeded"
+        with pytest.raises(Conflict):  # its values were checked whole when it was made
+            await sched.update(made.id, {"parameters": {"lr": 1}})
+    finally:
+        await svc.stop()

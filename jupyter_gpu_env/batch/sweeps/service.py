@@ -91,7 +91,7 @@ class Sweeps:
         except BaseException:
             await asyncio.to_thread(shutil.rmtree, base, True)
             raise
-        await self._hand_over(sweep, [j for j, _ in runs], discard=base)
+        await self.hand_over(sweep, [j for j, _ in runs], discard=base)
         return await self._summary(sweep_id)
 
     def _runs(
@@ -117,7 +117,8 @@ class Sweeps:
             out.append((job, spec))
         return out
 
-    async def _hand_over(self, sweep: JobGroup, runs: list[Job], *, discard: Path | None) -> None:
+    async def hand_over(self, sweep: JobGroup, runs: list[Job], *, discard: Path | None) -> None:
+        """Submit recorded runs of ``sweep`` as one; refused, their records and folders (or ``discard``) go."""
         backend = self.backends[sweep.backend]
         try:
             seen = await backend.submit_sweep(runs, sweep.max_concurrent)
@@ -201,7 +202,7 @@ class Sweeps:
         fresh = await self._copies(sweep, again)
         await self.records.replace(again, fresh)
         try:
-            await self._hand_over(sweep, fresh, discard=None)
+            await self.hand_over(sweep, fresh, discard=None)
         except BaseException:
             # refused: the failed runs stand as they were, records and folders
             await asyncio.shield(self.records.unhide([r.id for r in again]))
@@ -235,7 +236,7 @@ class Sweeps:
             except BaseException:
                 await asyncio.to_thread(shutil.rmtree, self.intake.folder_of(job), True)
                 raise
-        await self._hand_over(sweep, [job], discard=None)
+        await self.hand_over(sweep, [job], discard=None)
         grown = sweep.model_copy(update={"size": max(sweep.size, index + 1), "cancelled_at": None})
         await self.records.update(grown)
         return await self.store.get(job.id)

@@ -74,9 +74,7 @@ def cmd_schedule(args: argparse.Namespace) -> int:
     args.notebook = args.target
 
     async def run(s: Library) -> int:
-        request: dict[str, Any] = run_request(args, session.root)
-        if "sweep" in request:
-            raise UsageError("a sweep cannot be scheduled yet: give each -p one value")
+        request: dict[str, Any] = run_request(args, session.root)  # a -p with several values: a sweep
         request |= {
             "schedule": expression,
             "timezone": args.timezone or _local_zone(),

@@ -88,7 +88,10 @@ class ScheduleRun(ApiModel):
         "`skip`) or `missed` (nothing could start it then: the server that runs it was down)."
     )
     job_id: str | None = None
-    state: JobState | None = Field(default=None, description="The job's state now, for a started run.")
+    group_id: str | None = Field(default=None, description="The sweep it started, for a scheduled sweep.")
+    state: JobState | None = Field(
+        default=None, description="The job's (or the sweep's) state now, for a started run."
+    )
     message: str = ""
 
 
@@ -126,6 +129,9 @@ class Schedule(ApiModel):
     queue: str | None = None
     parameters: dict[str, JsonValue] = Field(default_factory=dict)
     resources: JobResources = Field(default_factory=JobResources)
+    sweep_size: int | None = Field(
+        default=None, description="For a scheduled sweep: its runs at each due time."
+    )
     created_at: float
     updated_at: float
     snapshot_at: float = Field(

@@ -877,7 +877,7 @@ export interface paths {
         put?: never;
         /**
          * Run a schedule's notebook now
-         * @description One run at once from the schedule's snapshot, outside its times (overlap does not apply).
+         * @description One run at once from the schedule's snapshot, outside its times (overlap does not apply); a scheduled sweep answers the sweep (a JobGroup).
          */
         post: operations["post_schedules_schedule_id_run"];
         delete?: never;
@@ -2266,6 +2266,12 @@ export interface components {
                 [key: string]: components["schemas"]["JsonValue"];
             };
             /**
+             * Schedule Id
+             * @description The schedule that started this sweep, if any.
+             * @default null
+             */
+            schedule_id: string | null;
+            /**
              * Size
              * @description How many runs.
              */
@@ -3296,6 +3302,12 @@ export interface components {
              * @description When the notebook's snapshot was taken (creation, or the last update).
              */
             snapshot_at: number;
+            /**
+             * Sweep Size
+             * @description For a scheduled sweep: its runs at each due time.
+             * @default null
+             */
+            sweep_size: number | null;
             /** Timezone */
             timezone: string;
             /** Updated At */
@@ -3513,6 +3525,12 @@ export interface components {
             /** Due At */
             due_at: number;
             /**
+             * Group Id
+             * @description The sweep it started, for a scheduled sweep.
+             * @default null
+             */
+            group_id: string | null;
+            /**
              * Job Id
              * @default null
              */
@@ -3530,7 +3548,7 @@ export interface components {
             outcome: "started" | "skipped" | "missed";
             /**
              * State
-             * @description The job's state now, for a started run.
+             * @description The job's (or the sweep's) state now, for a started run.
              * @default null
              */
             state: ("queued" | "running" | "succeeded" | "failed" | "cancelled") | null;
@@ -6555,7 +6573,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Job"];
+                    "application/json": components["schemas"]["Job"] | components["schemas"]["JobGroup"];
                 };
             };
             /** @description The request is invalid: `message` says which field and why. */

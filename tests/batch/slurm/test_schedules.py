@@ -118,3 +118,43 @@ async def _pending(slurm) -> dict[str, int]:
         for sid, jobs in (await _waiting(slurm)).items()
         if (n := sum(1 for state, _ in jobs if state == "PENDING"))
     }
+
+
+async def test_a_scheduled_sweep_is_one_job_array_and_is_adopted_whole(slurm):
+    nb = slurm.notebook("grid.ipynb", ["print('x is', x)"], parameters="x = 0")
+    svc = slurm.service()
+    sched = ScheduleService(svc, minimum_period=1)
+    made = await sched.create(
+        {
+            "notebook_path": nb,
+            "backend": "slurm",
+            "schedule": f"R1/{_iso(time.time() + 3)}/PT1H",
+            "sweep": {"x": [1, 2]},
+        }
+    )
+    assert made.sweep_size == 2
+    await svc.stop()  # SLURM alone starts it
+    folder = Path(svc.job_dir) / "schedules" / f"grid-{made.id}"
+
+    def ended() -> list[Path]:
+        runs = folder / files.RUNS
+        sweeps = [p for p in runs.iterdir() if "-sweep-" in p.name] if runs.exists() else []
+        done = [r for s in sweeps for r in files.sweep_runs(s) if (r / jobfiles.STATUS).exists()]
+        return done if len(done) == 2 else []
+
+    await wait_until(ended, within=90, what="both runs of the scheduled sweep ending")
+    svc = slurm.service()
+    sched = ScheduleService(svc, minimum_period=1)
+    try:
+        await sched.tick()
+        runs = (await svc.list(schedule=made.id, limit=10)).items
+        assert len(runs) == 2 and len({j.group_id for j in runs}) == 1
+        for job in runs:
+            assert (await slurm.wait_for(svc, job.id, slurm.ended)).state == "succeeded"
+            assert "_" in (job.backend_job_id or "")  # a task of one job array
+        sweep = await svc.sweeps.get(runs[0].group_id)
+        assert sweep.schedule_id == made.id and sweep.state == "succeeded"
+        await sched.delete(made.id)
+        assert await _pending(slurm) == {}
+    finally:
+        await svc.stop()

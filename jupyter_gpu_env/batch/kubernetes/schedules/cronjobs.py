@@ -43,6 +43,12 @@ class CronJobs:
         self.kueue = kueue
 
     async def arm(self, plan: SchedulePlan) -> Armed:
+        if plan.sweep_size:
+            raise Conflict(
+                "A CronJob starts one run at each due time; scheduled sweeps run on SLURM and the local "
+                "backend. Schedule one run here, or send the sweep as a job.",
+                reason="sweep_not_schedulable",
+            )
         try:
             body = cronjob_object(plan, self.ns.settings)
         except CronRequired as e:

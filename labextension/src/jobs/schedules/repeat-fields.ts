@@ -215,17 +215,12 @@ export class RepeatFields {
       'shown in this browser’s time.';
   }
 
-  /** A sweep cannot be scheduled (yet): Repeat is off while one is set. */
+  /** With a sweep, each due time runs the whole sweep: say so, and where. */
   setSweep(sweep: boolean): void {
-    this._toggle.disabled = sweep;
-    if (sweep && this._toggle.checked) {
-      this._toggle.checked = false;
-      this._body.hidden = true;
-      this.onToggle?.(false);
-    }
     this._why.textContent = sweep
-      ? 'A sweep cannot be repeated on a schedule yet: turn the sweep off ' +
-        'to repeat one set of values.'
+      ? 'Each time it is due, the whole sweep runs (one run per combination). ' +
+        'Scheduled sweeps run on the local and SLURM backends; a Kubernetes ' +
+        'CronJob starts one run at a time.'
       : '';
     this._why.hidden = !sweep;
   }
