@@ -56,9 +56,14 @@ class Keeping:
         backend = self.jobs.backends.get(record.backend)
         if backend is None or not backend.keeps_schedules:
             return Keeper(kind="server", message=SERVER_KEPT)
-        if not record.active:
-            return Keeper(kind="backend", present=True, message="Paused: nothing waits in the batch system.")
         armed = self.armed.get(record.id)
+        if not record.active:
+            said = (
+                armed.message
+                if armed is not None and armed.message
+                else "Paused: no run starts until it is resumed."
+            )
+            return Keeper(kind="backend", handle=armed.handle if armed else None, message=said)
         if armed is None:
             return Keeper(kind="backend", message=f"Kept by the '{record.backend}' backend.")
         return Keeper(kind="backend", handle=armed.handle, present=armed.present, message=armed.message)
@@ -295,14 +300,13 @@ class Keeping:
         return doc
 
     async def arm(self, record: ScheduleRecord, backend: Backend) -> None:
+        """Hand the schedule, as it now is, to the backend that keeps it: a paused one (or one with no
+        run left) starts nothing there, as that backend does it (no waiting SLURM job; a suspended
+        CronJob)."""
         where = Path(record.folder)
         doc = await self.doc(record)
         async with self.locked(where):
-            plan = self.plan(record, doc)
-            if plan.active and plan.next_due is not None:
-                self.armed[record.id] = await backend.arm_schedule(plan)
-            else:
-                await backend.disarm_schedule(plan)
+            self.armed[record.id] = await backend.arm_schedule(self.plan(record, doc))
 
     async def rewrite(
         self, where: Path, doc: files.ScheduleDoc, record: ScheduleRecord, backend: Backend
@@ -310,12 +314,7 @@ class Keeping:
         async with self.locked(where):
             await asyncio.to_thread(files.write_doc, where, doc)
             if backend.keeps_schedules:
-                plan = self.plan(record, doc)
-                if plan.active and plan.next_due is not None:
-                    self.armed[record.id] = await backend.arm_schedule(plan)
-                else:
-                    await backend.disarm_schedule(plan)
-                    self.armed.pop(record.id, None)
+                self.armed[record.id] = await backend.arm_schedule(self.plan(record, doc))
 
     def locked(self, where: Path) -> _FolderLock:
         return _FolderLock(where)
