@@ -72,8 +72,11 @@ async def slurm_tick(where: Path, due: float, generation: int) -> int:
         now = time.time()
         upcoming = parse(doc.expression, doc.timezone, minimum_period=0).next_runs(max(now, due), 1)
         if upcoming:
-            armed = await links.arm(where, doc.id, doc.generation, upcoming[0], options)
-            log.info("%s", armed.message)
+            try:
+                armed = await links.arm(where, doc.id, doc.generation, upcoming[0], options)
+                log.info("%s", armed.message)
+            except Exception as e:  # the run due still starts; the schedule shows as lost, to re-arm
+                log.error("the next run could not be set up in SLURM: %s", e)
         else:
             log.info("this was the schedule's last run")
         if now - due > doc.starting_deadline_seconds:
