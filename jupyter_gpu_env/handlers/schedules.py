@@ -14,7 +14,7 @@ from ..models.automation.schedules import (
 from ..models.jobs import Job
 from ..models.sweeps import JobGroup
 from .base import GpuEnvHandler, Param, operation
-from .jobs import RUN_CODE
+from .jobs import JOB_LINKS, RUN_CODE
 
 SCHEDULE_LINKS = (
     ("GetSchedule", "get_schedules_schedule_id", {"schedule_id": "$response.body#/id"}),
@@ -112,6 +112,7 @@ class ScheduleRunHandler(GpuEnvHandler):
         status=201,
         errors=(404, 409),
         permissions=RUN_CODE,
+        links=JOB_LINKS,
         description="One run at once from the schedule's snapshot, outside its times (overlap does not "
         "apply); a scheduled sweep answers the sweep (a JobGroup).",
     )

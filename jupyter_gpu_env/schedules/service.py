@@ -239,7 +239,7 @@ class ScheduleService:
         record = await self.records.get(schedule_id)
         changes: dict[str, Any] = {k: v for k, v in p.model_dump(exclude_unset=True).items() if v is not None}
         expression = changes.pop("schedule", record.expression)
-        timezone = changes.get("timezone", record.timezone)
+        timezone = changes.pop("timezone", record.timezone)
         timing = self.timing(expression, timezone)
         backend = self.jobs.intake.backend(record.backend)
         where = Path(record.folder)

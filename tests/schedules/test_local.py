@@ -233,3 +233,19 @@ async def test_a_scheduled_sweep_runs_every_combination_at_each_due_time(batch):
             await sched.update(made.id, {"parameters": {"lr": 1}})
     finally:
         await svc.stop()
+
+
+async def test_changing_the_resources_alone_keeps_the_parameters(batch):
+    nb = batch.notebook("r.ipynb", ["print(n)"], parameters="n = 1")
+    svc = batch.service()
+    sched = ScheduleService(svc, minimum_period=1)
+    try:
+        made = await sched.create({"notebook_path": nb, "schedule": "@daily", "parameters": {"n": 3}})
+        changed = await sched.update(
+            made.id, {"name": "renamed", "timezone": "UTC", "resources": {"cpus": 1}}
+        )
+        assert changed.name == "renamed" and changed.resources.cpus == 1 and changed.parameters == {"n": 3}
+        cleared = await sched.update(made.id, {"resources": {}})
+        assert cleared.resources.cpus is None
+    finally:
+        await svc.stop()

@@ -10,10 +10,17 @@ from pydantic import Field
 from ..common import ApiModel
 from ..fields import patterned
 
+# Control characters and every Unicode space, spelled out: `\s` means other things to Python and to
+# JSON Schema's ECMA-262, and a pattern must refuse the same strings in both.
+_BLANK = r"\x00-\x20\x7f-\x9f\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 # One address, as people write them: something@domain.tld, no spaces, no display name.
-EMAIL_PATTERN = r"^[^@\s\x00-\x1f\x7f<>(),;:\"\[\]\\]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$"
+EMAIL_PATTERN = (
+    r"^[^@"
+    + _BLANK
+    + r"<>(),;:\"\[\]\\]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$"
+)
 # An http(s) URL with a host, on one line without spaces.
-WEBHOOK_PATTERN = r"^[hH][tT][tT][pP][sS]?://[^\s/?#@\x00-\x1f\x7f]+(?:[/?#][^\s\x00-\x1f\x7f]*)?$"
+WEBHOOK_PATTERN = r"^[hH][tT][tT][pP][sS]?://[^/?#@" + _BLANK + r"]+(?:[/?#][^" + _BLANK + r"]*)?$"
 MAX_EMAIL = 254
 MAX_URL = 2048
 
