@@ -29,6 +29,7 @@ function schedule(fields: Partial<ISchedule> = {}): ISchedule {
     queue: null,
     parameters: {},
     resources: {} as ISchedule['resources'],
+    sweep_size: null,
     created_at: NOW,
     updated_at: NOW,
     snapshot_at: NOW,
@@ -44,6 +45,7 @@ function run(fields: Partial<IScheduleRun>): IScheduleRun {
     due_at: AT,
     outcome: 'started',
     job_id: 'j1',
+    group_id: null,
     state: 'succeeded',
     message: '',
     ...fields
