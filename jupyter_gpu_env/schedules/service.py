@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from pydantic import ValidationError
+
 from ..batch import jobfiles, submission
 from ..batch.parameters import inspect_notebook
 from ..batch.service import JobService
@@ -357,8 +359,6 @@ class ScheduleService:
 
 
 def _parse(data: Mapping[str, Any]) -> ScheduleRequest:
-    from pydantic import ValidationError
-
     try:
         return ScheduleRequest.model_validate(dict(data))
     except ValidationError as e:

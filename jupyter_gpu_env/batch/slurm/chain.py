@@ -101,12 +101,15 @@ class SlurmChain:
     def __init__(self, controller: SlurmController) -> None:
         self.controller = controller
 
-    async def waiting(
-        self, schedule_ids: Sequence[str] | None = None
-    ) -> dict[str, list[tuple[str, str, str]]]:
-        """Every schedule's jobs SLURM holds, by schedule id: ``(slurm id, state, reason)``, with one squeue."""
+    async def waiting(self, schedule_ids: Sequence[str]) -> dict[str, list[tuple[str, str, str]]]:
+        """These schedules' jobs SLURM holds, by schedule id: ``(slurm id, state, reason)``, with one
+        squeue asking for their names only (not every user's queue)."""
+        if not schedule_ids:
+            return {}
         sq = self.controller.commands["squeue"]
-        res = await self.controller.run([sq, "--noheader", f"--format={_SQUEUE_FORMAT}"], check=False)
+        names = ",".join(waiting_name(sid) for sid in schedule_ids)
+        argv = [sq, "--noheader", f"--name={names}", f"--format={_SQUEUE_FORMAT}"]
+        res = await self.controller.run(argv, check=False)
         found: dict[str, list[tuple[str, str, str]]] = {}
         if res.returncode != 0:
             raise Unavailable(
@@ -117,7 +120,7 @@ class SlurmChain:
             if len(parts) < 4 or not parts[1].startswith(PREFIX):
                 continue
             sid = parts[1].removeprefix(PREFIX)
-            if schedule_ids is None or sid in schedule_ids:
+            if sid in schedule_ids:
                 found.setdefault(sid, []).append((parts[0], parts[2], parts[3]))
         return found
 
