@@ -321,10 +321,14 @@ async def test_a_cancel_after_the_job_ended_keeps_how_it_ended(batch):
         )
         assert (await svc.store.get(job.id)).state == "running"  # the record lags the job
         status = jobfiles.read_status(batch.root / job.job_dir)
-        assert status is not None and status["state"] == "succeeded", status  # how the job itself ended
-        with pytest.raises(Conflict, match="has already succeeded") as refused:
+        assert status is not None
+        # How the job itself ended, as its runner says (succeeded, unless this machine failed its kernel:
+        # CI saw that once, and what is tested here is that the end stands, whichever it was).
+        ended = status["state"]
+        assert ended in ("succeeded", "failed"), status
+        with pytest.raises(Conflict, match=f"has already {ended}") as refused:
             await svc.cancel(job.id)
         assert refused.value.reason == "job_finished"
-        assert (await svc.store.get(job.id)).state == "succeeded"
+        assert (await svc.store.get(job.id)).state == ended
     finally:
         await svc.stop()
