@@ -37,8 +37,8 @@ LOCK = "schedule.lock"
 RUNS = "runs"
 OUTCOMES = "runs.jsonl"
 RECORD = "record.json"
-SWEEP = "sweep.json"
-MAX_SWEEP = 100_000  # runs of one scheduled sweep a reader believes  # a scheduled sweep's record, in its folder under runs/
+SWEEP = "sweep.json"  # a scheduled sweep's record, in its folder under runs/
+MAX_SWEEP = 100_000  # runs of one scheduled sweep a reader believes
 MAX_DOC = 1 << 20
 MAX_OUTCOMES_READ = 256 << 10  # the tail of runs.jsonl a reader looks at
 _EPOCH = Field(ge=1e9, le=1e10)

@@ -156,12 +156,12 @@ async def _still_running(where: Path, controller: SlurmController) -> str | None
         return None
     latest = where / files.RUNS / names[-1]
     runs = files.sweep_runs(latest) if "-sweep-" in names[-1] else [latest]
-    for run in runs:
-        if jobfiles.read_status(run) is not None or (slurm_id := read_id(run)) is None:
-            continue
-        seen = (await controller.squeue([slurm_id])).get(slurm_id)
-        if seen is not None and seen.state not in ENDED_STATES:
-            return names[-1].rsplit("-", 1)[-1]
+    unended = [i for run in runs if jobfiles.read_status(run) is None and (i := read_id(run)) is not None]
+    if not unended:
+        return None
+    seen = await controller.squeue(unended)  # one squeue for all of a sweep's runs
+    if any(job.state not in ENDED_STATES for job in seen.values()):
+        return names[-1].rsplit("-", 1)[-1]
     return None
 
 

@@ -11,12 +11,9 @@
 import type { IJob, ISchedule, ISchedulePatch } from '../../api/types';
 import { PolledModel, TickPhase } from '../../components/polled';
 import { isActive } from '../format';
+import { ACTIVE_INTERVAL, IDLE_INTERVAL, MAX_BACKOFF } from '../model';
 import { SchedulesClient } from './client';
 
-/** Milliseconds between two ticks (the fast pace). */
-export const FAST_INTERVAL = 2000;
-/** Milliseconds between two requests otherwise. */
-export const SLOW_INTERVAL = 15000;
 /** Runs listed under an expanded schedule. */
 export const RUNS_LISTED = 10;
 
@@ -24,8 +21,8 @@ export class SchedulesModel extends PolledModel {
   constructor(options: SchedulesModel.IOptions) {
     super({
       name: 'jupyter-gpu-env:schedules',
-      interval: FAST_INTERVAL,
-      maxBackoff: 60000,
+      interval: ACTIVE_INTERVAL,
+      maxBackoff: MAX_BACKOFF,
       visible: () => this.viewed()
     });
     this.client = options.client;
@@ -138,8 +135,8 @@ export class SchedulesModel extends PolledModel {
       s.next_runs.some(run => run.at * 1000 - now < 60000)
     );
     const running = [...this._runs.values()].some(runs => runs.some(isActive));
-    const wait = soon || running ? FAST_INTERVAL : SLOW_INTERVAL;
-    return now - this._fetchedAt >= wait - FAST_INTERVAL / 2;
+    const wait = soon || running ? ACTIVE_INTERVAL : IDLE_INTERVAL;
+    return now - this._fetchedAt >= wait - ACTIVE_INTERVAL / 2;
   }
 
   protected async fetch(phase: TickPhase): Promise<void | false> {
