@@ -104,6 +104,15 @@ class SweepSubmission:
     runs: dict[str, Observation]
 
 
+@dataclass(frozen=True)
+class Dependency:
+    """What a held job waits for: the backend's own ids of other jobs (a job, a whole job array), to
+    end as ``when`` asks: ``succeeded`` (all of them), ``failed`` (any of them), ``always``."""
+
+    backend_job_ids: tuple[str, ...]
+    when: str = "succeeded"
+
+
 class _ConfigurableABC(ABCMeta, MetaHasTraits):
     """Abstract methods and traitlets together."""
 
@@ -115,6 +124,8 @@ class Backend(LoggingConfigurable, metaclass=_ConfigurableABC):
     kind: str = "abstract"
     # True: the backend keeps schedules itself (a SLURM chain, a CronJob), so they run with no server.
     keeps_schedules: bool = False
+    # True: the backend holds a job until others end (submit_after), so a pipeline goes on with no server.
+    holds_dependencies: bool = False
 
     def __init__(self, name: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -151,17 +162,29 @@ class Backend(LoggingConfigurable, metaclass=_ConfigurableABC):
     async def cancel(self, job: Job) -> None:
         """Ask the backend to stop the job; return without waiting for it to be gone."""
 
-    async def submit_after(self, job: Job, after: Sequence[Job]) -> Observation:
-        """Hand the job over to start only once every job of ``after`` (submitted to this backend) has
-        succeeded, as the scheduler's own dependency (SLURM's ``--dependency=afterok``). Default: a job
-        without such jobs is submitted as :meth:`submit` does; one with them is refused, so a caller
-        (a pipeline) that needs it knows this backend cannot and can wait itself instead."""
-        if after:
-            raise Conflict(
-                f"The '{self.name}' backend cannot hold a job until others have ended.",
-                reason="dependencies_unsupported",
-            )
-        return await self.submit(job)
+    async def submit_after(self, job: Job, after: Dependency) -> Observation:
+        """Hand the job over to start only once the backend's jobs ``after`` names have ended as it asks,
+        as the scheduler's own dependency (SLURM's ``--dependency=afterok:…``), so that it starts with no
+        Jupyter server. Only for backends that set ``holds_dependencies``; the others are handed a job
+        once its parents have ended (by the server, or by a parent's runner: :meth:`stage`)."""
+        raise Conflict(
+            f"The '{self.name}' backend cannot hold a job until others have ended.",
+            reason="dependencies_unsupported",
+        )
+
+    async def submit_sweep_after(
+        self, jobs: Sequence[Job], max_concurrent: int, after: Dependency
+    ) -> SweepSubmission:
+        """:meth:`submit_sweep`, every run held as :meth:`submit_after` holds one job."""
+        raise Conflict(
+            f"The '{self.name}' backend cannot hold a sweep until other jobs have ended.",
+            reason="dependencies_unsupported",
+        )
+
+    async def stage(self, jobs: Sequence[Job]) -> None:
+        """Write beside each held job's job.json what lets it be started later with no Jupyter server
+        (a Kubernetes manifest, which a parent's runner creates when it ends). Default: nothing; the
+        server hands the job over when its parents have ended."""
 
     async def submit_sweep(self, jobs: Sequence[Job], max_concurrent: int) -> SweepSubmission:
         """Hand a sweep's runs over (their folders are complete), at most ``max_concurrent`` running at

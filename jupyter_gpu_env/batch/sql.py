@@ -20,7 +20,7 @@ from ..models.jobs import Job
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 # Each step takes the schema from the version before it to its own; a new file runs them all.
 _MIGRATIONS: dict[int, list[str]] = {
@@ -60,6 +60,19 @@ _MIGRATIONS: dict[int, list[str]] = {
         "ALTER TABLE jobs ADD COLUMN schedule_id TEXT",
         "CREATE INDEX IF NOT EXISTS jobs_schedule ON jobs (schedule_id, created_at DESC)",
         """CREATE TABLE IF NOT EXISTS schedules (
+            id TEXT PRIMARY KEY,
+            created_at REAL NOT NULL,
+            deleted_at REAL,
+            data TEXT NOT NULL
+        )""",
+    ],
+    # Pipelines: their nodes' jobs found by pipeline; a job held until its parents end is not active
+    # for its backend (the local backend would start it).
+    6: [
+        "ALTER TABLE jobs ADD COLUMN pipeline_id TEXT",
+        "ALTER TABLE jobs ADD COLUMN held INTEGER NOT NULL DEFAULT 0",
+        "CREATE INDEX IF NOT EXISTS jobs_pipeline ON jobs (pipeline_id, state)",
+        """CREATE TABLE IF NOT EXISTS pipelines (
             id TEXT PRIMARY KEY,
             created_at REAL NOT NULL,
             deleted_at REAL,
@@ -124,9 +137,10 @@ def _migrate(db: sqlite3.Connection) -> None:
 
 VISIBLE = "deleted_at IS NULL"
 COLUMNS = (
-    "id, created_at, state, backend, started_at, finished_at, gpu_units, cpus, data, group_id, schedule_id"
+    "id, created_at, state, backend, started_at, finished_at, gpu_units, cpus, data, group_id, schedule_id, "
+    "pipeline_id, held"
 )
-INSERT = f"INSERT INTO jobs ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+INSERT = f"INSERT INTO jobs ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 
 @contextlib.contextmanager
@@ -157,4 +171,6 @@ def row(job: Job) -> tuple[Any, ...]:
         job.model_dump_json(),
         job.group_id,
         job.schedule_id,
+        job.pipeline_id,
+        1 if job.waiting_for else 0,
     )

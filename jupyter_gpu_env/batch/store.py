@@ -106,7 +106,7 @@ class JobStore:
                 return job
             db.execute(
                 "UPDATE jobs SET created_at=?, state=?, backend=?, started_at=?, finished_at=?, gpu_units=?, "
-                "cpus=?, data=?, group_id=?, schedule_id=? WHERE id=?",
+                "cpus=?, data=?, group_id=?, schedule_id=?, pipeline_id=?, held=? WHERE id=?",
                 (*row(new)[1:], job_id),
             )
         return new
@@ -196,10 +196,11 @@ class JobStore:
         )
 
     async def active(self, backend: str | None = None) -> builtins.list[Job]:
-        """Queued and running jobs, oldest first (the order a free slot is given in)."""
+        """Queued and running jobs, oldest first (the order a free slot is given in); not those a pipeline
+        holds until their parents end (they are not their backend's yet)."""
 
         def fetch() -> list[Job]:
-            sql = f"SELECT data FROM jobs WHERE state IN ('queued', 'running') AND {VISIBLE}"
+            sql = f"SELECT data FROM jobs WHERE state IN ('queued', 'running') AND held = 0 AND {VISIBLE}"
             args: list[Any] = []
             if backend is not None:
                 sql += " AND backend = ?"

@@ -349,6 +349,15 @@ class Job(ApiModel):
     group_id: str | None = Field(default=None, description="The sweep this job is a run of, if any.")
     group_index: int | None = Field(default=None, description="Its place in the sweep, from 0.")
     schedule_id: str | None = Field(default=None, description="The schedule that started this run, if any.")
+    pipeline_id: str | None = Field(
+        default=None, description="The pipeline this job is a node (or a run of one) of."
+    )
+    pipeline_node: str | None = Field(default=None, description="Its node's id in that pipeline.")
+    waiting_for: list[str] = Field(
+        default_factory=list,
+        description="The pipeline nodes this queued job waits for before it is handed to its backend; "
+        "empty once it has been (or where the backend holds it itself: SLURM's dependencies).",
+    )
     notify: JobNotify | None = Field(
         default=None, description="The job's own notification choices, over the user's; null: the user's."
     )

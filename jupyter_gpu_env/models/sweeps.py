@@ -37,6 +37,8 @@ class JobGroup(ApiModel):
         description="The backend's one object for the whole sweep: a SLURM array, an Indexed Job.",
     )
     schedule_id: str | None = Field(default=None, description="The schedule that started this sweep, if any.")
+    pipeline_id: str | None = Field(default=None, description="The pipeline this sweep is a node of.")
+    pipeline_node: str | None = Field(default=None, description="Its node's id in that pipeline.")
     gpu_idle_runs: list[str] = Field(
         default_factory=list,
         description="Running runs whose GPU has been idle at least `c.GpuEnvApp.job_gpu_idle_seconds`.",

@@ -140,7 +140,12 @@ class Runner:
 
         register_engine(ENGINE_NAME, self)
         nb = nbformat.read(self.folder / jobfiles.INPUT, as_version=4)  # type: ignore[no-untyped-call]  # nbformat has no type hints
-        self._count_cells(nb, injected=bool(job.get("parameters")))
+        parameters = dict(job.get("parameters") or {})
+        if isinstance(job.get("upstream"), dict):  # a pipeline node: its parents' folders and results
+            from .upstream import upstream_values
+
+            parameters["upstream"] = upstream_values(job["upstream"])
+        self._count_cells(nb, injected=bool(parameters))
         self.write_progress(0)
         if self.stop_outcome:
             return self.stop_outcome, {}
@@ -151,7 +156,7 @@ class Runner:
             papermill.execute_notebook(
                 _literal(self.folder / jobfiles.INPUT),
                 _literal(self.folder / jobfiles.output_name(job)),
-                parameters=job.get("parameters") or None,
+                parameters=parameters or None,
                 engine_name=ENGINE_NAME,
                 kernel_name=kernel_name,
                 log_output=True,
