@@ -32,6 +32,7 @@ from .notify.notifier import Notifier
 from .notify.settings import FILE_NAME as NOTIFICATIONS_FILE
 from .notify.settings import SettingsFile
 from .options import GpuEnvOptions
+from .pipelines.service import PipelineService
 from .schedules.service import ScheduleService
 from .services import Library, Services
 from .services.environments import EnvironmentOperations
@@ -114,13 +115,16 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
             minimum_period=self.schedule_minimum_period,
             starting_deadline=self.schedule_starting_deadline,
         )
-        return Library(envs=envs, images=images, jobs=jobs, schedules=schedules)
+        pipelines = PipelineService(jobs, max_nodes=self.max_pipeline_nodes)
+        return Library(envs=envs, images=images, jobs=jobs, schedules=schedules, pipelines=pipelines)
 
     def build_services(self, root_dir: str) -> Services:
         """What a server holds: the library, and what only a server has (tasks, kernels, the sampler)."""
         lib = self.build_library(root_dir)
         # Only a server runs the schedules' timer: a CLI beside it must not start the same due run.
         lib.jobs.loops.add("schedules", self.schedule_interval, lib.schedules.tick)
+        # Pipelines move on where their backend does not hold dependencies itself (local, Kubernetes).
+        lib.jobs.loops.add("pipelines", self.job_refresh_interval, lib.pipelines.advance)
         self.gpu_readers = GpuReaders(self.gpu_recorded_source)
         sampler = Sampler(
             self.gpu_readers.read,
@@ -149,6 +153,7 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
             jobs=lib.jobs,
             sweeps=lib.sweeps,
             schedules=lib.schedules,
+            pipelines=lib.pipelines,
             gpu=GpuOperations(sampler, kernels, cluster),
             tasks=tasks,
             notifications=notifier,

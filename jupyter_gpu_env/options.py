@@ -256,6 +256,14 @@ class GpuEnvOptions(Configurable):
         help="Seconds between two looks at the schedules: the server starts the local backend's due runs "
         "and adopts the runs a batch system started.",
     )
+    max_pipeline_nodes = Int(
+        200,
+        min=1,
+        max=1000,
+        config=True,
+        help="The most nodes one pipeline may have (a sweep node counts once; its runs count against "
+        "max_sweep_runs): a larger one is refused with a 409 saying so.",
+    )
     max_sweep_runs = Int(
         1000,
         min=1,

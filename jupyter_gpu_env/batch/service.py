@@ -18,7 +18,6 @@ import builtins
 import contextlib
 import json
 import logging
-import shutil
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -33,6 +32,7 @@ from ..models.jobs import TERMINAL_STATES, Job, JobGpuSeries, JobList, JobReques
 from ..models.notebooks import NotebookParameters
 from ..models.sweeps import JobGroup
 from ..system.offloop import python_work
+from ..system.trees import remove_tree
 from . import jobfiles, submission, usage
 from .backend import Backend, IllegalTransition
 from .intake import Intake, Runtimes
@@ -170,13 +170,13 @@ class JobService:
         try:
             await self.store.insert(job)
         except BaseException:
-            await asyncio.to_thread(_remove_tree, folder)
+            await asyncio.to_thread(remove_tree, folder)
             raise
         try:
             obs = await ready.backend.submit(job)
         except BaseException:
             await self.store.delete(job.id)
-            await asyncio.to_thread(_remove_tree, folder)
+            await asyncio.to_thread(remove_tree, folder)
             raise
         return await self.tracker.apply(job, obs, None)
 
@@ -211,12 +211,16 @@ class JobService:
         offset: int = 0,
         sweep: str | None = None,
         schedule: str | None = None,
+        pipeline: str | None = None,
     ) -> JobList:
-        """A page of jobs, newest first; of one sweep in its order (or none's: "none"), or of one schedule."""
+        """A page of jobs, newest first; of one sweep in its order (or none's: "none"), of one schedule,
+        or of one pipeline (or none's)."""
         states = [state] if isinstance(state, str) else state
         if sweep not in (None, "none"):
             await self.store.sweeps.get(sweep)  # an unknown sweep is a 404, not an empty page
-        page = await self.store.list(states, limit=limit, offset=offset, sweep=sweep, schedule=schedule)
+        page = await self.store.list(
+            states, limit=limit, offset=offset, sweep=sweep, schedule=schedule, pipeline=pipeline
+        )
         if any(j.state not in TERMINAL_STATES for j in page.items):
             # Someone watches active jobs: settle them soon, so a row lags its job by a poll rather than
             # a round; never wait for it here (with a 1,000-run sweep a refresh polls 1,000 runs).
@@ -377,7 +381,7 @@ class JobService:
                 and entry.is_dir()
                 and entry.stat().st_mtime < cutoff
             ):
-                _remove_tree(entry)
+                remove_tree(entry)
 
     def _discard_folder(self, job: Job) -> None:
         folder = self.folder_of(job)
@@ -389,11 +393,7 @@ class JobService:
             folder.rename(trash)  # at once gone from view; a runner still writing writes nowhere
         except OSError:
             trash = folder
-        _remove_tree(trash)
+        remove_tree(trash)
         if job.group_id and folder.parent != self.job_dir:
             with contextlib.suppress(OSError):
                 folder.parent.rmdir()  # the sweep's folder, once its last run's is gone (only if empty)
-
-
-def _remove_tree(path: Path) -> None:
-    shutil.rmtree(path, ignore_errors=True)

@@ -18,6 +18,7 @@ from typing import Any
 from ..errors import Conflict, InvalidRequest, NotFound
 from ..models.backends import BackendUsage, UsageReport
 from ..models.jobs import JOB_STATES, TERMINAL_STATES, Job, JobList
+from ..pipelines.records import PipelineRecords
 from ..schedules.records import ScheduleRecords
 from .backend import check_transition
 from .sql import INSERT, VISIBLE, Database, dump, row, transaction
@@ -35,6 +36,7 @@ class JobStore:
         self.db = Database(self.path)
         self.sweeps = SweepRecords(self.db)
         self.schedules = ScheduleRecords(self.db)
+        self.pipelines = PipelineRecords(self.db)
         self._call = self.db.call
         self._conn = self.db.conn
 
@@ -137,9 +139,10 @@ class JobStore:
         backend: str | None = None,
         sweep: str | None = None,
         schedule: str | None = None,
+        pipeline: str | None = None,
     ) -> JobList:
         """Newest first, ``limit`` records from ``offset``, with the total over all pages; of one sweep
-        in its order, or of one schedule."""
+        in its order, of one schedule, or of one pipeline (``none``: of no pipeline)."""
         wanted = sorted(set(states)) if states is not None else None
         for s in wanted or ():
             if s not in JOB_STATES:
@@ -148,7 +151,7 @@ class JobStore:
             raise InvalidRequest(f"limit must be from 1 to {MAX_PAGE}.")
         if offset < 0:
             raise InvalidRequest("offset must not be negative.")
-        return await self._call(self._list, wanted, limit, offset, backend, sweep, schedule)
+        return await self._call(self._list, wanted, limit, offset, backend, sweep, schedule, pipeline)
 
     def _list(
         self,
@@ -158,6 +161,7 @@ class JobStore:
         backend: str | None,
         sweep: str | None,
         schedule: str | None = None,
+        pipeline: str | None = None,
     ) -> JobList:
         where: list[str] = [VISIBLE]
         args: list[Any] = []
@@ -175,6 +179,11 @@ class JobStore:
         if schedule is not None:
             where.append("schedule_id = ?")
             args.append(schedule)
+        if pipeline == "none":
+            where.append("pipeline_id IS NULL")
+        elif pipeline is not None:
+            where.append("pipeline_id = ?")
+            args.append(pipeline)
         clause = f" WHERE {' AND '.join(where)}"
         # a sweep's runs in their order; everything else newest first
         order = (

@@ -41,6 +41,13 @@ from .jobs import (
 )
 from .notifications import NotificationsHandler, NotificationTestHandler
 from .openapi import OpenApiHandler
+from .pipelines import (
+    PipelineCancelHandler,
+    PipelineFileHandler,
+    PipelineHandler,
+    PipelineRerunHandler,
+    PipelinesHandler,
+)
 from .schedules import (
     ScheduleHandler,
     SchedulePreviewHandler,
@@ -88,6 +95,11 @@ ROUTES: list[tuple[str, type]] = [
     ("jobs/{job_id}/rerun", JobRerunHandler),
     ("jobs/{job_id}/parameters", JobParametersHandler),
     ("jobs/{job_id}/gpu", JobGpuHandler),
+    ("pipelines", PipelinesHandler),
+    ("pipelines/file", PipelineFileHandler),
+    ("pipelines/{pipeline_id}", PipelineHandler),
+    ("pipelines/{pipeline_id}/cancel", PipelineCancelHandler),
+    ("pipelines/{pipeline_id}/rerun", PipelineRerunHandler),
     ("schedules", SchedulesHandler),
     ("schedules/preview", SchedulePreviewHandler),
     ("schedules/{schedule_id}", ScheduleHandler),

@@ -53,6 +53,12 @@ class JobsHandler(GpuEnvHandler):
                 {"type": "string", "pattern": "^[0-9a-f]{12}$"},
                 "Only the runs of this schedule (a deleted schedule's runs included), newest first.",
             ),
+            Param(
+                "pipeline",
+                {"type": "string", "pattern": "^([0-9a-f]{12}|none)$"},
+                "Only the jobs of this pipeline (of every attempt); `none`: only jobs of no pipeline (a "
+                "listing that shows pipelines from `GET pipelines` beside them).",
+            ),
         ),
         errors=(400, 404),
         description="Parameters larger than `c.GpuEnvApp.listed_parameters_bytes` are left out of a "
@@ -66,6 +72,7 @@ class JobsHandler(GpuEnvHandler):
             offset=self.query["offset"],
             sweep=self.query["group"],
             schedule=self.query["schedule"],
+            pipeline=self.query["pipeline"],
         )
 
     @operation(
@@ -110,11 +117,20 @@ class JobGroupsHandler(GpuEnvHandler):
     @operation(
         "Sweeps, newest first, their runs counted per state",
         response=JobGroupList,
-        query=(*PAGE,),
+        query=(
+            *PAGE,
+            Param(
+                "pipeline",
+                {"type": "string", "enum": ["none"]},
+                "`none`: not the sweeps that are nodes of a pipeline (`GET pipelines` shows those).",
+            ),
+        ),
         errors=(400,),
     )
     async def get(self) -> JobGroupList:
-        return await self.services.sweeps.list(limit=self.query["limit"], offset=self.query["offset"])
+        return await self.services.sweeps.list(
+            limit=self.query["limit"], offset=self.query["offset"], pipelines=self.query["pipeline"] is None
+        )
 
 
 class JobGroupHandler(GpuEnvHandler):

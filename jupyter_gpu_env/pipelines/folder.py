@@ -12,7 +12,7 @@ Kept free of heavy imports: a node's runner reads it on the node.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -78,7 +78,12 @@ def read_doc(folder: Path) -> PipelineDoc | None:
 
 def mark_skipped(node: NodeDoc, why: str) -> None:
     """Record in each of the node's folders that it was skipped, and why (kept if already there)."""
-    for folder in node.folders:
+    skip_folders(node.folders, why)
+
+
+def skip_folders(folders: Sequence[str], why: str) -> None:
+    """Write ``skipped.json`` into each of ``folders`` that has none yet."""
+    for folder in folders:
         path = Path(folder) / SKIPPED
         if Path(folder).is_dir() and not path.exists():
             write_json_atomic(path, {"reason": "skipped", "message": why}, durable=True)

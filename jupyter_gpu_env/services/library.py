@@ -8,6 +8,7 @@ from ..batch.service import JobService
 from ..batch.sweeps.service import Sweeps
 from ..envs.service import EnvironmentService
 from ..images.service import ImageService
+from ..pipelines.service import PipelineService
 from ..schedules.service import ScheduleService
 
 
@@ -17,6 +18,7 @@ class Library:
     images: ImageService
     jobs: JobService
     schedules: ScheduleService
+    pipelines: PipelineService
 
     @property
     def sweeps(self) -> Sweeps:

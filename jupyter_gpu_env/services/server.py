@@ -9,6 +9,7 @@ from ..batch.service import JobService
 from ..batch.sweeps.service import Sweeps
 from ..images import mounts
 from ..notify.notifier import Notifier
+from ..pipelines.service import PipelineService
 from ..schedules.service import ScheduleService
 from ..tasks import TaskManager
 from .environments import EnvironmentOperations
@@ -27,6 +28,7 @@ class Services:
     jobs: JobService
     sweeps: Sweeps
     schedules: ScheduleService
+    pipelines: PipelineService
     gpu: GpuOperations
     tasks: TaskManager
     notifications: Notifier

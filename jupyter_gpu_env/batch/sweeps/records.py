@@ -73,15 +73,17 @@ class SweepRecords:
             ).fetchone()[0]
         return summarized(JobGroup.model_validate_json(row[0]), counts, last)
 
-    async def list(self, *, limit: int = 50, offset: int = 0) -> JobGroupList:
-        """Sweeps, newest first, each with its runs counted per state (one query for the page's counts)."""
+    async def list(self, *, limit: int = 50, offset: int = 0, pipelines: bool = True) -> JobGroupList:
+        """Sweeps, newest first, each with its runs counted per state (one query for the page's counts);
+        without ``pipelines``, not the sweeps that are nodes of a pipeline."""
+        listed = _LISTED if pipelines else f"{_LISTED} AND json_extract(data, '$.pipeline_id') IS NULL"
 
         def fetch() -> JobGroupList:
             db = self._conn()
             with transaction(db):
-                total = db.execute(f"SELECT COUNT(*) FROM job_groups WHERE {_LISTED}").fetchone()[0]
+                total = db.execute(f"SELECT COUNT(*) FROM job_groups WHERE {listed}").fetchone()[0]
                 rows = db.execute(
-                    f"SELECT id, data FROM job_groups WHERE {_LISTED} ORDER BY created_at DESC, id DESC "
+                    f"SELECT id, data FROM job_groups WHERE {listed} ORDER BY created_at DESC, id DESC "
                     "LIMIT ? OFFSET ?",
                     (limit, offset),
                 ).fetchall()

@@ -136,11 +136,11 @@ class Sweeps:
         if seen.backend_job_id and sweep.backend_job_id is None:  # a retry's array is not the sweep's
             await self.records.update(sweep.model_copy(update={"backend_job_id": seen.backend_job_id}))
 
-    async def list(self, *, limit: int = 50, offset: int = 0) -> JobGroupList:
+    async def list(self, *, limit: int = 50, offset: int = 0, pipelines: bool = True) -> JobGroupList:
         """Sweeps, newest first, each with its runs counted per state and its idle runs named: as the
         store has them, their runs settled in the background when one is active (a listing is polled by
         every open tab; it never waits behind a refresh of 1,000 runs)."""
-        page = await self.records.list(limit=limit, offset=offset)
+        page = await self.records.list(limit=limit, offset=offset, pipelines=pipelines)
         if any(g.state in ("queued", "running") for g in page.items):
             self.tracker.settle_soon()
         idle = await self._idle([g.id for g in page.items if g.counts.get("running")])

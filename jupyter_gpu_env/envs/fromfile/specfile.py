@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from ...errors import InvalidRequest
 from ...models.envs.syntax import check_spec
+from ...system.boundedyaml import YamlTooBig, load_yaml
 
 FileKind = Literal["environment.yml", "requirements.txt", "explicit"]
 
@@ -95,55 +96,6 @@ def _count(path: str, *lists: list[str]) -> None:
         raise InvalidRequest(f"'{path}' lists more than {MAX_ENTRIES} packages.", reason="too_many_packages")
 
 
-class _TooBig(Exception):
-    pass
-
-
-def _load_yaml(text: str) -> Any:
-    """``yaml.safe_load`` within :data:`MAX_DEPTH` and :data:`MAX_NODES` (_TooBig says which).
-
-    Counted as the document is composed, before anything is built from it: each node once, each alias
-    as the size of what it stands for, so nine aliases of nine aliases of ... cost what they expand to.
-    """
-    import yaml  # type: ignore[import-untyped]
-
-    class Bounded(yaml.SafeLoader):  # type: ignore[misc]
-        def __init__(self, stream: str) -> None:
-            super().__init__(stream)
-            self.depth = self.nodes = self.aliases = 0
-            self.sizes: dict[int, int] = {}  # id(node) -> values it stands for
-
-        def compose_node(self, parent: Any, index: Any) -> Any:
-            if self.check_event(yaml.AliasEvent):
-                node = super().compose_node(parent, index)
-                self.aliases += 1
-                self.nodes += self.sizes.get(id(node), 1)
-            else:
-                self.depth += 1
-                if self.depth > MAX_DEPTH:
-                    raise _TooBig(f"it is nested deeper than {MAX_DEPTH} levels")
-                before = self.nodes
-                try:
-                    node = super().compose_node(parent, index)
-                finally:
-                    self.depth -= 1
-                self.nodes += 1
-                self.sizes[id(node)] = self.nodes - before
-            if self.nodes > MAX_NODES:
-                raise _TooBig(
-                    f"its aliases expand to more than {MAX_NODES} values"
-                    if self.aliases
-                    else f"it holds more than {MAX_NODES} values"
-                )
-            return node
-
-    loader = Bounded(text)
-    try:
-        return loader.get_single_data()
-    finally:
-        loader.dispose()
-
-
 def _conda_spec(path: str, where: str, spec: str, ignored_channels: list[str]) -> str:
     spec = spec.strip()
     if "::" in spec:  # `conda-forge::numpy`: the server's channels decide where packages come from
@@ -181,11 +133,11 @@ def _pip_requirement(path: str, where: str, line: str) -> str:
 
 
 def _environment_yml(path: str, text: str) -> EnvFile:
-    import yaml
+    import yaml  # type: ignore[import-untyped]
 
     try:
-        data: Any = _load_yaml(text)
-    except _TooBig as e:
+        data: Any = load_yaml(text, MAX_DEPTH, MAX_NODES)
+    except YamlTooBig as e:
         raise _bad(path, "its YAML", f"{e}; an environment file is a short list of packages.") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)

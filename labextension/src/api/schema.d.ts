@@ -780,6 +780,104 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/pipelines": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Pipelines, newest first */
+        get: operations["get_pipelines"];
+        put?: never;
+        /**
+         * Run notebooks as a pipeline
+         * @description Each node is what `POST jobs` takes for one job or one sweep, with `after` (its parents) and `when`. Everything is checked first and whole: the graph (unknown parents, cycles: 400), then each node as its own submission would be (a 400, 404 or 409 naming the node); nothing is made unless all pass. A node's notebook receives the parameter `upstream`: per parent, `{"folder": ..., "results": ...}` (a sweep parent's results: its runs' rows). On SLURM every node is submitted at once with `--dependency`, so the pipeline goes on with no Jupyter server; elsewhere a node is handed to its backend when its parents have ended.
+         */
+        post: operations["post_pipelines"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/pipelines/file": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a pipeline file (`*.pipeline.yaml`)
+         * @description The file holds what `POST pipelines` takes, in YAML (`nodes` may also map each id to its node); its notebook paths are relative to its folder. What is wrong with the file is a 400 naming it (and, for YAML, the line).
+         */
+        post: operations["post_pipelines_file"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/pipelines/{pipeline_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One pipeline: its nodes and how they stand */
+        get: operations["get_pipelines_pipeline_id"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/pipelines/{pipeline_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a pipeline
+         * @description Its running nodes are stopped, the others skipped; nothing of it stays queued in the batch system. 409 when every node has ended.
+         */
+        post: operations["post_pipelines_pipeline_id_cancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/pipelines/{pipeline_id}/rerun": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a pipeline again from a node
+         * @description The node and everything below it run again, from their snapshots; the other nodes' folders and results are handed down as they are. 409 while one of those nodes is queued or running.
+         */
+        post: operations["post_pipelines_pipeline_id_rerun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/schedules": {
         parameters: {
             query?: never;
@@ -2049,6 +2147,18 @@ export interface components {
              * @default null
              */
             pending_reason: string | null;
+            /**
+             * Pipeline Id
+             * @description The pipeline this job is a node (or a run of one) of.
+             * @default null
+             */
+            pipeline_id: string | null;
+            /**
+             * Pipeline Node
+             * @description Its node's id in that pipeline.
+             * @default null
+             */
+            pipeline_node: string | null;
             progress?: components["schemas"]["JobProgress"];
             /**
              * Queue
@@ -2090,6 +2200,11 @@ export interface components {
              * @enum {string}
              */
             state: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+            /**
+             * Waiting For
+             * @description The pipeline nodes this queued job waits for before it is handed to its backend; empty once it has been (or where the backend holds it itself: SLURM's dependencies).
+             */
+            waiting_for?: string[];
         };
         /** JobGpuDevice */
         JobGpuDevice: {
@@ -2265,6 +2380,18 @@ export interface components {
             parameters?: {
                 [key: string]: components["schemas"]["JsonValue"];
             };
+            /**
+             * Pipeline Id
+             * @description The pipeline this sweep is a node of.
+             * @default null
+             */
+            pipeline_id: string | null;
+            /**
+             * Pipeline Node
+             * @description Its node's id in that pipeline.
+             * @default null
+             */
+            pipeline_node: string | null;
             /**
              * Schedule Id
              * @description The schedule that started this sweep, if any.
@@ -3047,6 +3174,327 @@ export interface components {
         ParameterValue: string | boolean | number | components["schemas"]["ParameterValue"][] | {
             [key: string]: components["schemas"]["ParameterValue"];
         } | null;
+        /**
+         * Pipeline
+         * @description A pipeline run: its nodes and how they stand.
+         */
+        Pipeline: {
+            /**
+             * Cancelled At
+             * @default null
+             */
+            cancelled_at: number | null;
+            /**
+             * Counts
+             * @description Nodes per state.
+             */
+            counts: {
+                [key: string]: number;
+            };
+            /** Created At */
+            created_at: number;
+            /**
+             * File Path
+             * @default null
+             */
+            file_path: string | null;
+            /**
+             * Finished At
+             * @default null
+             */
+            finished_at: number | null;
+            /** Id */
+            id: string;
+            /** Name */
+            name: string;
+            /**
+             * Nodes
+             * @description In an order where each node comes after its parents.
+             */
+            nodes: components["schemas"]["PipelineNode"][];
+            /**
+             * Schedule Id
+             * @description The schedule that started it, if any.
+             * @default null
+             */
+            schedule_id: string | null;
+            /**
+             * State
+             * @description `queued` until a node starts; `running` while a node is queued, running or waiting for one that is; once all have ended or been skipped: `cancelled` if it was cancelled, `failed` if a node failed, else `succeeded`.
+             * @enum {string}
+             */
+            state: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+        };
+        /**
+         * PipelineFileRequest
+         * @description `POST pipelines/file`: a `*.pipeline.yaml` under the server's root.
+         */
+        PipelineFileRequest: {
+            /**
+             * Path
+             * @description The file, relative to the server's root; its notebook paths are relative to its folder.
+             * @example analysis/nightly.pipeline.yaml
+             */
+            path: string;
+        };
+        /** PipelineList */
+        PipelineList: {
+            /** Items */
+            items: components["schemas"]["Pipeline"][];
+            /** Limit */
+            limit: number;
+            /**
+             * Next Offset
+             * @default null
+             */
+            next_offset: number | null;
+            /** Offset */
+            offset: number;
+            /** Total */
+            total: number;
+        };
+        /** PipelineNode */
+        PipelineNode: {
+            /** After */
+            after: string[];
+            /**
+             * Attempts
+             * @description How many times it was sent (a rerun adds one).
+             * @default 1
+             */
+            attempts: number;
+            /** Backend */
+            backend: string;
+            /**
+             * Cells Done
+             * @default 0
+             */
+            cells_done: number;
+            /**
+             * Cells Total
+             * @default 0
+             */
+            cells_total: number;
+            /**
+             * Counts
+             * @description A sweep node's runs per state; a job node's own state, once.
+             */
+            counts?: {
+                [key: string]: number;
+            };
+            /**
+             * Finished At
+             * @default null
+             */
+            finished_at: number | null;
+            /**
+             * Group Id
+             * @description Its sweep (a `sweep` node).
+             * @default null
+             */
+            group_id: string | null;
+            /** Id */
+            id: string;
+            /**
+             * Job Dir
+             * @description Its folder: the job's, or the sweep's.
+             * @default null
+             */
+            job_dir: string | null;
+            /**
+             * Job Id
+             * @description Its job (a `job` or `external` node).
+             * @default null
+             */
+            job_id: string | null;
+            /**
+             * Kind
+             * @description `job`, `sweep`, or `external` (a job of `after_jobs`).
+             * @enum {string}
+             */
+            kind: "job" | "sweep" | "external";
+            /**
+             * Message
+             * @default
+             */
+            message: string;
+            /** Name */
+            name: string;
+            /** Notebook Path */
+            notebook_path: string;
+            /**
+             * Started At
+             * @default null
+             */
+            started_at: number | null;
+            /**
+             * State
+             * @description `waiting` until its parents have ended; `skipped` when they did not end as `when` asks, or the pipeline was cancelled before it ran (`message` says which).
+             * @enum {string}
+             */
+            state: "waiting" | "queued" | "running" | "succeeded" | "failed" | "cancelled" | "skipped";
+            /**
+             * When
+             * @enum {string}
+             */
+            when: "succeeded" | "failed" | "always";
+        };
+        /**
+         * PipelineNodeRequest
+         * @description One node: what `POST jobs` takes for one job or one sweep, its parents and when it runs.
+         */
+        PipelineNodeRequest: {
+            /**
+             * After
+             * @description The nodes (or `after_jobs` keys) it waits for; its notebook receives their folders and results as the parameter `upstream`.
+             */
+            after?: string[];
+            /**
+             * Backend
+             * @description A backend from `GET backends`.
+             * @default local
+             */
+            backend: string;
+            /**
+             * Environment
+             * @description A conda environment to run in, by its listed name.
+             * @default null
+             */
+            environment: string | null;
+            /**
+             * Id
+             * @description The node's name in the pipeline.
+             * @example train
+             */
+            id: string;
+            /**
+             * Image
+             * @description A packed image (squashfs) to run in, by id.
+             * @default null
+             */
+            image: string | null;
+            /**
+             * Kernel
+             * @description A kernel name (`python3`, ...).
+             * @default null
+             */
+            kernel: string | null;
+            /**
+             * Max Concurrent
+             * @description With a sweep: how many runs at once at most (default: all it may).
+             * @default null
+             */
+            max_concurrent: number | null;
+            /**
+             * Name
+             * @description A label; the notebook's name if unset.
+             * @default null
+             */
+            name: string | null;
+            /**
+             * Notebook Path
+             * @description The notebook, relative to the server's root.
+             * @example analysis.ipynb
+             */
+            notebook_path: string;
+            /**
+             * @description Notifications for this job (a sweep: once, when all its runs have ended) over the user's own (`PUT notifications`).
+             * @default null
+             */
+            notify: components["schemas"]["JobNotify"] | null;
+            /**
+             * Parameters
+             * @description Values for names the notebook's `parameters` cell declares. Their JSON may take at most `c.GpuEnvApp.max_parameters_bytes` (64 KiB by default).
+             * @example {
+             *       "alpha": 2
+             *     }
+             */
+            parameters?: {
+                [key: string]: components["schemas"]["ParameterValue"];
+            };
+            /**
+             * Queue
+             * @description A queue (SLURM partition, Kueue LocalQueue).
+             * @default null
+             */
+            queue: string | null;
+            resources?: components["schemas"]["Resources"];
+            /**
+             * Sweep
+             * @description Run the notebook once per combination of these values (the cartesian product, in the order given); `parameters` go to every run (a name also swept here takes its swept values). At most `c.GpuEnvApp.max_sweep_runs` runs.
+             * @default null
+             * @example {
+             *       "alpha": [
+             *         0.1,
+             *         0.5
+             *       ],
+             *       "lr": [
+             *         0.1,
+             *         0.01
+             *       ]
+             *     }
+             */
+            sweep: {
+                [key: string]: components["schemas"]["ParameterValue"][];
+            } | null;
+            /**
+             * Sweep Runs
+             * @description Run the notebook once per entry, with its values over `parameters`; instead of `sweep`.
+             * @default null
+             */
+            sweep_runs: {
+                [key: string]: components["schemas"]["ParameterValue"];
+            }[] | null;
+            /**
+             * When
+             * @description When the node runs once all its parents have ended: `succeeded` (default) if every one succeeded; `failed` if any failed; `always` however they ended. Otherwise it is skipped, saying why.
+             * @default succeeded
+             * @enum {string}
+             */
+            when: "succeeded" | "failed" | "always";
+        };
+        /**
+         * PipelineRequest
+         * @description `POST pipelines` (and the content of a `*.pipeline.yaml` file).
+         */
+        PipelineRequest: {
+            /**
+             * After Jobs
+             * @description Jobs that exist already (queued, running or ended) that nodes may name in `after` by the key given here: "run after" an earlier submission. They are shown as nodes, never run again.
+             */
+            after_jobs?: {
+                [key: string]: string;
+            };
+            /**
+             * File Path
+             * @description The `*.pipeline.yaml` it was read from, for the record; set by the file's reader.
+             * @default null
+             */
+            file_path: string | null;
+            /**
+             * Name
+             * @example nightly-training
+             */
+            name: string;
+            /** Nodes */
+            nodes: components["schemas"]["PipelineNodeRequest"][];
+            /**
+             * @description Notifications for the pipeline's jobs, over the user's.
+             * @default null
+             */
+            notify: components["schemas"]["JobNotify"] | null;
+        };
+        /**
+         * PipelineRerunRequest
+         * @description `POST pipelines/{id}/rerun`: run a node again, and everything below it.
+         */
+        PipelineRerunRequest: {
+            /**
+             * From
+             * @description The node to run again; its descendants run again after it, the other nodes' outputs are reused.
+             */
+            from: string;
+        };
         /**
          * PlanAction
          * @enum {string}
@@ -5076,6 +5524,8 @@ export interface operations {
                 group?: string;
                 /** @description Only the runs of this schedule (a deleted schedule's runs included), newest first. */
                 schedule?: string;
+                /** @description Only the jobs of this pipeline (of every attempt); `none`: only jobs of no pipeline (a listing that shows pipelines from `GET pipelines` beside them). */
+                pipeline?: string;
             };
             header?: never;
             path?: never;
@@ -5199,6 +5649,8 @@ export interface operations {
                 limit?: number;
                 /** @description Skip this many. */
                 offset?: number;
+                /** @description `none`: not the sweeps that are nodes of a pipeline (`GET pipelines` shows those). */
+                pipeline?: "none";
             };
             header?: never;
             path?: never;
@@ -6177,6 +6629,369 @@ export interface operations {
             };
             /** @description A tool or backend this request needs is not available. */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    get_pipelines: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: number;
+                /** @description Skip this many. */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineList"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    post_pipelines: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PipelineRequest"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description The created resource, or the task to follow. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pipeline"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No such resource, or something the request names does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request conflicts with the current state: `reason` says how. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request body, or a part of it, is larger than this server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    post_pipelines_file: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PipelineFileRequest"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description The created resource, or the task to follow. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pipeline"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No such resource, or something the request names does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request conflicts with the current state: `reason` says how. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request body, or a part of it, is larger than this server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    get_pipelines_pipeline_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                pipeline_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pipeline"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No such resource, or something the request names does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    post_pipelines_pipeline_id_cancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                pipeline_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pipeline"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No such resource, or something the request names does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request conflicts with the current state: `reason` says how. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    post_pipelines_pipeline_id_rerun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                pipeline_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PipelineRerunRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pipeline"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No such resource, or something the request names does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request conflicts with the current state: `reason` says how. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request body, or a part of it, is larger than this server accepts. */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
