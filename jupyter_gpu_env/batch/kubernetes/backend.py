@@ -11,7 +11,8 @@ The backend is its options (options.py, ``c.KubernetesBackend.*``) and holds its
 :class:`.namespace.Namespace` its Jobs live in (the API client and the Job settings), a
 :class:`.observe.KubernetesObserver` that reads what a job's state is and where a waiting one stands,
 and :class:`.sweeps.IndexedJobs` for sweeps, :class:`.schedules.cronjobs.CronJobs` for schedules (each a
-CronJob, so its runs start with no Jupyter server).
+CronJob, so its runs start with no Jupyter server); a pipeline's held nodes are staged as Jobs in their
+folders (:mod:`.pipelines.stage`) that their parents' pods create (:mod:`.pipelines.carry`).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from .kueue import KueueReader
 from .namespace import Namespace, gone_already
 from .observe import KubernetesObserver
 from .options import KubernetesOptions
+from .pipelines.stage import node_target, stage_node
 from .schedules.cronjobs import CronJobs
 from .sweeps import IndexedJobs
 
@@ -144,7 +146,8 @@ class KubernetesBackend(KubernetesOptions):
 
     # ----- contract -----
 
-    async def submit(self, job: Job) -> Observation:
+    async def _check_profile(self, job: Job) -> None:
+        """InvalidRequest when the job's MIG profile is offered by no node (read once if not yet)."""
         res = job.resources
         if res.mig_profile and not self.mig_profiles:
             if self._cluster.profiles is None:
@@ -156,6 +159,9 @@ class KubernetesBackend(KubernetesOptions):
                     f"(profiles: {', '.join(offered) or 'none'}).",
                     reason="resources_unavailable",
                 )
+
+    async def submit(self, job: Job) -> Observation:
+        await self._check_profile(job)
         folder = self.job_folder(job)
         if self.check_job_folder_mounted:
             self.ns.check_folder_shared(folder)
@@ -203,6 +209,20 @@ class KubernetesBackend(KubernetesOptions):
         if self.check_job_folder_mounted:
             self.ns.check_folder_shared(folders[0].parent)
         return await self.indexed.submit(jobs, folders, max_concurrent)
+
+    async def stage(self, jobs: Sequence[Job]) -> None:
+        """Write the held node's Job (one job's, or a sweep's Indexed Job and runs file) into its folder,
+        exactly as :meth:`submit` or :meth:`submit_sweep` would create it: the pod of its last parent to
+        end creates it from there (:mod:`.pipelines.carry`), and a later submit of the same jobs takes
+        the Job it finds."""
+        if not jobs:
+            return
+        await self._check_profile(jobs[0])  # one node's jobs share their resources
+        folders = [self.job_folder(j) for j in jobs]
+        target = node_target(jobs, folders)
+        if self.check_job_folder_mounted:
+            self.ns.check_folder_shared(target)
+        await stage_node(self.ns, self.indexed, jobs, folders)
 
     async def cancel_sweep(self, jobs: Sequence[Job]) -> None:
         await self.indexed.cancel(jobs)

@@ -57,6 +57,12 @@ def check_settings(settings: K8sSettings) -> list[str]:
         )
     if settings.namespace and not DNS1123_LABEL_RE.fullmatch(settings.namespace):
         errors.append(f"namespace '{settings.namespace}' is not a valid namespace name")
+    for option, account in (
+        ("service_account", settings.service_account),
+        ("pipeline_service_account", settings.pipeline_service_account),
+    ):
+        if account and not (DNS1123_SUBDOMAIN_RE.fullmatch(account) and len(account) <= 253):
+            errors.append(f"{option} '{account}' is not a valid service account name")
     if settings.local_queue and not DNS1123_SUBDOMAIN_RE.fullmatch(settings.local_queue):
         errors.append(f"local_queue '{settings.local_queue}' is not a valid LocalQueue name")
     if settings.image_pull_policy not in ("Always", "IfNotPresent", "Never"):

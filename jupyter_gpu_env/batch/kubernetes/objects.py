@@ -66,6 +66,7 @@ class K8sSettings:
     backend_name: str = "kubernetes"
     image_pull_policy: str = "IfNotPresent"
     service_account: str = ""
+    pipeline_service_account: str = ""
     python: str = "python"
     volumes: tuple[Mapping[str, Any], ...] = ()
     volume_mounts: tuple[Mapping[str, Any], ...] = ()
@@ -209,6 +210,7 @@ def job_object(job: Job, folder: str | Path, settings: K8sSettings) -> client.V1
     if res.mig_profile is not None and not MIG_PROFILE_RE.fullmatch(res.mig_profile):
         raise ValueError(f"MIG profile {res.mig_profile!r} is not valid")
     wants_gpu = res.mig_profile is not None or bool(res.gpus)
+    account = service_account(job, settings)
     tolerations = [
         to_model(t, "V1Toleration", "toleration")
         for t in (*settings.tolerations, *(settings.gpu_tolerations if wants_gpu else ()))
@@ -235,9 +237,10 @@ def job_object(job: Job, folder: str | Path, settings: K8sSettings) -> client.V1
         volumes=[to_model(v, "V1Volume", "volume") for v in settings.volumes] or None,
         node_selector=dict(settings.node_selector) or None,
         tolerations=tolerations or None,
-        service_account_name=settings.service_account or None,
-        # The runner needs no API access; a pod without a token cannot misuse one.
-        automount_service_account_token=bool(settings.service_account),
+        service_account_name=account or None,
+        # The runner needs no API access (a pipeline's node does: it creates the node's children); a pod
+        # without a token cannot misuse one.
+        automount_service_account_token=bool(account),
         enable_service_links=False,
         security_context=_pod_security_context(settings),
         priority_class_name=settings.priority_class_name or None,
@@ -263,6 +266,13 @@ def job_object(job: Job, folder: str | Path, settings: K8sSettings) -> client.V1
         ),
         spec=spec,
     )
+
+
+def service_account(job: Job, settings: K8sSettings) -> str:
+    """The pod's service account: a pipeline node's pod creates the node's children with it."""
+    if job.pipeline_id is not None and settings.pipeline_service_account:
+        return settings.pipeline_service_account
+    return settings.service_account
 
 
 def resources(job: Job, settings: K8sSettings) -> client.V1ResourceRequirements:

@@ -51,6 +51,15 @@ class KubernetesOptions(Backend):
         help="serviceAccountName of the job pods. Empty: the namespace's default account, with no API "
         "token mounted (the runner needs none).",
     )
+    pipeline_service_account = Unicode(
+        "",
+        config=True,
+        help="serviceAccountName of the pods of pipeline nodes, whose token is mounted: a node's pod creates "
+        "the Jobs of the nodes after it when it ends, so the pipeline goes on with no Jupyter server. The "
+        "account needs `create` on `jobs` (batch) in the namespace (docs/admin-kubernetes.md, Pipelines). "
+        "Empty: service_account; with neither, the Jupyter server starts each node when it sees its "
+        "parents end.",
+    )
     volumes = List(
         Dict(),
         config=True,
@@ -219,6 +228,7 @@ class KubernetesOptions(Backend):
             backend_name=self.name,
             image_pull_policy=self.image_pull_policy,
             service_account=self.service_account,
+            pipeline_service_account=self.pipeline_service_account,
             python=self.python,
             volumes=tuple(self.volumes),
             volume_mounts=tuple(self.volume_mounts),

@@ -10,17 +10,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from kubernetes import client
 
-from ...errors import InvalidRequest
+from ...errors import Conflict, InvalidRequest
+from ...kube.client import ApiError
 from ...models.jobs import Job
 from ...system.atomic import write_atomic
 from .. import jobfiles
 from ..backend import Observation, SweepSubmission
 from . import indexed
 from .namespace import Namespace, gone_already
+from .objects import label_value
+from .status import labels_of
 
 RUNS_FILE = "runs-{first}.txt"
 
@@ -32,23 +34,46 @@ class IndexedJobs:
         self.ns = ns
         self.cancelled = cancelled
 
-    async def submit(
+    def build(
         self, jobs: Sequence[Job], folders: Sequence[Path], max_concurrent: int
-    ) -> SweepSubmission:
-        """One Indexed Job for ``jobs`` (their ``folders`` complete, on the pods' volume)."""
+    ) -> tuple[Path, str, client.V1Job]:
+        """The runs file's path and text and the Indexed Job of ``jobs``: what :meth:`submit` writes and
+        creates, and what a pipeline stages for a node's parent to create. InvalidRequest if none can be."""
         runs_path = folders[0].parent / RUNS_FILE.format(first=jobs[0].id)
         try:
             table = indexed.runs_file(jobs, folders)
             body = indexed.indexed_job_object(jobs, runs_path, max_concurrent, self.ns.settings)
         except ValueError as e:
             raise InvalidRequest(f"{e}.", reason="invalid_request") from None
+        return runs_path, table, body
+
+    async def submit(
+        self, jobs: Sequence[Job], folders: Sequence[Path], max_concurrent: int
+    ) -> SweepSubmission:
+        """One Indexed Job for ``jobs`` (their ``folders`` complete, on the pods' volume). Its name is the
+        sweep's, so a second creation (a retry, or a pipeline's parent that created it first) finds the
+        sweep's own Job and takes it; a Job of that name that is not this sweep's is a Conflict."""
+        runs_path, table, body = self.build(jobs, folders, max_concurrent)
         api = self.ns.api
         await api.run(lambda: write_atomic(runs_path, table), "write the runs file")
         name = indexed.sweep_job_name(jobs[0])
+        group = label_value(jobs[0].group_id or jobs[0].id)
 
-        def create() -> dict[str, Any]:
+        def create() -> None:
             batch = client.BatchV1Api(self.ns.connected())
-            return api.one(batch.create_namespaced_job, self.ns.name, body, what="create the Job")
+            try:
+                api.one(batch.create_namespaced_job, self.ns.name, body, what="create the Job")
+                return
+            except ApiError as e:
+                if e.status != 409:
+                    raise
+            existing = api.one(batch.read_namespaced_job, name, self.ns.name, what="read the existing Job")
+            if labels_of(existing).get(indexed.SWEEP_LABEL) != group:
+                raise Conflict(
+                    f"A Kubernetes Job named '{name}' already exists in namespace '{self.ns.name}' and "
+                    "is not this sweep's.",
+                    reason="kubernetes_conflict",
+                )
 
         await api.run(create, "submit the sweep")
         where = self.ns.where(jobs[0].queue)
