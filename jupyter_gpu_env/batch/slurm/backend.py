@@ -19,7 +19,7 @@ import logging
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,7 @@ from ...models.resources import MIG_PROFILE_RE
 from ...schedules import folder as schedule_files
 from ...schedules.plan import Armed, SchedulePlan
 from .. import jobfiles
-from ..backend import Observation, SweepSubmission
+from ..backend import Dependency, Observation, SweepSubmission
 from ..loops import Refresher
 from . import chain, parse, script
 from .chain import SlurmChain
@@ -54,6 +54,8 @@ class SlurmBackend(SlurmOptions):
     """Runs jobs on a SLURM cluster with sbatch; job folders must be on a filesystem the nodes share."""
 
     keeps_schedules = True
+    # A pipeline is submitted whole: each node with --dependency on its parents' SLURM ids.
+    holds_dependencies = True
 
     def __init__(self, name: str | None = None, **kwargs: Any) -> None:
         super().__init__(name, **kwargs)
@@ -182,9 +184,21 @@ class SlurmBackend(SlurmOptions):
         )
 
     async def submit(self, job: Job) -> Observation:
+        return await self._submit(job, None)
+
+    async def submit_after(self, job: Job, after: Dependency) -> Observation:
+        """:meth:`submit` with ``--dependency`` on the SLURM jobs ``after`` names (a job, a whole job
+        array, one task) and ``--kill-on-invalid-dep=yes``: SLURM starts it once they ended as
+        ``after.when`` asks, with no Jupyter server, and cancels it (reason DependencyNeverSatisfied)
+        once they cannot. An id SLURM no longer knows counts as satisfied there: name only parents that
+        have not ended (the pipeline service decides about those itself)."""
+        return await self._submit(job, after)
+
+    async def _submit(self, job: Job, after: Dependency | None) -> Observation:
         folder = self.job_folder(job)
-        options = await self._options(job, folder)
         try:
+            dependency = _dependency(after)
+            options = replace(await self._options(job, folder), dependency=dependency)
             text = script.sbatch_script(job, folder, options)
         except ValueError as e:
             raise InvalidRequest(f"{e}.", reason="invalid_request") from None
@@ -198,21 +212,33 @@ class SlurmBackend(SlurmOptions):
         return Observation(
             state="queued",
             backend_job_id=slurm_id,
-            pending_reason=f"Submitted to SLURM as job {slurm_id}; waiting for the scheduler.",
+            pending_reason=f"Submitted to SLURM as job {slurm_id}; {_waiting(after, dependency)}.",
         )
 
     async def submit_sweep(self, jobs: Sequence[Job], max_concurrent: int) -> SweepSubmission:
         """One ``sbatch --array`` for all the runs: SLURM holds them as one job array (one submission
         for the controller, and one squeue line per task)."""
+        return await self._submit_sweep(jobs, max_concurrent, None)
+
+    async def submit_sweep_after(
+        self, jobs: Sequence[Job], max_concurrent: int, after: Dependency
+    ) -> SweepSubmission:
+        """:meth:`submit_sweep`, the whole array held as :meth:`submit_after` holds one job."""
+        return await self._submit_sweep(jobs, max_concurrent, after)
+
+    async def _submit_sweep(
+        self, jobs: Sequence[Job], max_concurrent: int, after: Dependency | None
+    ) -> SweepSubmission:
         first = jobs[0]
         folders = [self.job_folder(j) for j in jobs]
         sweep = folders[0].parent
-        options = await self._options(first, folders[0])
         token = first.id  # a retry submits its runs as a new array: files of their own
         runs = sweep / f"runs-{token}.txt"
         path = sweep / f"sweep-{token}.sbatch"
         indexes = [j.group_index or 0 for j in jobs]
         try:
+            dependency = _dependency(after)
+            options = replace(await self._options(first, folders[0]), dependency=dependency)
             table = script.runs_file(list(zip(indexes, (j.id for j in jobs), folders, strict=True)))
             text = script.sbatch_array_script(first, sweep, runs, indexes, max_concurrent, options)
         except ValueError as e:
@@ -236,7 +262,7 @@ class SlurmBackend(SlurmOptions):
                 state="queued",
                 backend_job_id=f"{array_id}_{job.group_index or 0}",
                 pending_reason=f"Submitted to SLURM as task {job.group_index or 0} of job array {array_id}; "
-                "waiting for the scheduler.",
+                f"{_waiting(after, dependency)}.",
             )
             for job in jobs
         })  # fmt: skip
@@ -322,3 +348,25 @@ class SlurmBackend(SlurmOptions):
 
     async def close(self) -> None:
         await self._info_refresher.close()
+
+
+def _dependency(after: Dependency | None) -> str | None:
+    """``--dependency``'s value for ``after`` (script.dependency_option checks every id)."""
+    return None if after is None else script.dependency_option(after.backend_job_ids, after.when)
+
+
+def _waiting(after: Dependency | None, dependency: str | None) -> str:
+    """What a job just submitted waits for, in words."""
+    if after is None or dependency is None:
+        return "waiting for the scheduler"
+    ids = list(dict.fromkeys(after.backend_job_ids))
+    named = f"SLURM job {ids[0]}" if len(ids) == 1 else f"SLURM jobs {', '.join(ids)}"
+    if after.when == "failed":
+        which = "it fails" if len(ids) == 1 else "one of them fails"
+        return f"waits for {named}: it starts if {which} (SLURM dependency {dependency})"
+    how = "succeeded" if after.when == "succeeded" else "ended"
+    verb = "has" if len(ids) == 1 else "have"
+    return (
+        f"waits for {named}: it starts once {'it' if len(ids) == 1 else 'they'} {verb} {how} "
+        f"(SLURM dependency {dependency})"
+    )

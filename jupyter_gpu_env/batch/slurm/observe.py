@@ -24,7 +24,16 @@ from .. import jobfiles
 from ..backend import Observation
 from . import parse
 from .controller import SlurmController
-from .words import ENDED_STATES, ENDED_WORDS, QUEUED_STATES, RUNNING_STATES, ceil_minutes, pending_words
+from .words import (
+    ENDED_STATES,
+    ENDED_WORDS,
+    NEVER_SATISFIED,
+    NEVER_SATISFIED_WORDS,
+    QUEUED_STATES,
+    RUNNING_STATES,
+    ceil_minutes,
+    pending_words,
+)
 
 JOB_ID_FILE = "slurm_job_id"  # the SLURM id, beside the script: found again if the record missed it
 LOST_WITHOUT_ID = 600.0  # a record without a SLURM id this old: the server died before sbatch answered
@@ -139,12 +148,15 @@ def from_slurm_end(
 ) -> Observation:
     """How SLURM says the job ended, with what the runner said when it said anything."""
     reason, words = ENDED_WORDS.get(row.state, ("slurm_failed", f"SLURM ended the job ({row.state})."))
+    never = row.state == "CANCELLED" and row.reason == NEVER_SATISFIED
+    if never:  # a pipeline's node whose parents did not end as it needed (--kill-on-invalid-dep)
+        reason, words = NEVER_SATISFIED_WORDS
     if row.state == "TIMEOUT" and job.resources.time_limit_seconds:
         limit = ceil_minutes(job.resources.time_limit_seconds) * 60
         words = f"SLURM stopped the job at its time limit of {format_time_limit(limit)}."
     state: JobState = "cancelled" if row.state == "CANCELLED" else "failed"
     extra = []
-    if row.reason and row.reason not in ("None", row.state):
+    if row.reason and row.reason not in ("None", row.state) and not never:
         extra.append(f"SLURM's reason: {row.reason}")
     if row.exit_code:
         extra.append(f"exit code {row.exit_code}")

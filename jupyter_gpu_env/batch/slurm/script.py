@@ -56,7 +56,16 @@ RESERVED_OPTIONS = frozenset(
         "gpus",
         "test-only",
         "wait",
+        "dependency",  # a pipeline's parents (dependency_option)
+        "kill-on-invalid-dep",  # set with it: a job whose parents failed leaves the queue
     }
+)
+
+# How a pipeline node waits for its parents (its ``when``) in SLURM's dependency types.
+DEPENDENCY_TYPES = {"succeeded": "afterok", "always": "afterany", "failed": "afternotok"}
+_SLURM_ID = re.compile(r"^[0-9]{1,12}(?:_[0-9]{1,9})?$")  # a job, a job array, or one task of an array
+_DEPENDENCY = re.compile(
+    r"^(?:after(?:ok|any):[0-9_]+(?::[0-9_]+)*|afternotok:[0-9_]+(?:\?afternotok:[0-9_]+)*)$"
 )
 
 
@@ -87,6 +96,7 @@ class SbatchOptions:
     environment: Mapping[str, str] = field(default_factory=dict)
     prologue: Sequence[str] = ()  # shell lines from the administrator, run before the runner
     image: ImagePlan | None = None
+    dependency: str | None = None  # --dependency's value (dependency_option); None: start when it can
 
 
 def check_name(value: str, what: str) -> str:
@@ -127,6 +137,29 @@ def check_path(path: str | Path, what: str) -> str:
             "'%' or shell characters"
         )
     return text
+
+
+def dependency_option(slurm_ids: Sequence[str], when: str) -> str | None:
+    """``--dependency``'s value: start once the SLURM jobs ``slurm_ids`` ended as ``when`` asks.
+
+    ``succeeded``: ``afterok:A:B`` (every one succeeded; a job array's id means every task of it);
+    ``always``: ``afterany:A:B`` (every one ended, however); ``failed``: ``afternotok:A?afternotok:B``.
+    SLURM cannot say "every one ended and one of them failed": with several parents, the job may start
+    as soon as ONE of them failed (the others may still run). None when there is nothing to wait for.
+    Each id is checked: digits, or ``ARRAY_TASK`` digits; nothing else reaches the script.
+    """
+    if when not in DEPENDENCY_TYPES:
+        raise ValueError(f"'{when}' is not a way to wait for other jobs (succeeded, failed or always)")
+    ids = list(dict.fromkeys(slurm_ids))
+    for slurm_id in ids:
+        if not _SLURM_ID.fullmatch(slurm_id):
+            raise ValueError(f"{slurm_id!r} is not a SLURM job id (digits, or ARRAY_TASK for one task)")
+    if not ids:
+        return None
+    kind = DEPENDENCY_TYPES[when]
+    if kind == "afternotok":
+        return "?".join(f"afternotok:{i}" for i in ids)
+    return f"{kind}:" + ":".join(ids)
 
 
 def memory_option(nbytes: int) -> str:
@@ -175,6 +208,12 @@ def sbatch_directives(job: Job, folder: Path, options: SbatchOptions) -> list[st
     if options.account is not None:
         out.append(f"--account={check_name(options.account, 'Account')}")
     out.append(f"--export={check_export(options.export)}")
+    if options.dependency is not None:
+        if not _DEPENDENCY.fullmatch(options.dependency):
+            raise ValueError(f"dependency {options.dependency!r} is not one dependency_option writes")
+        # A dependency that can never be satisfied (a parent failed) cancels the job, rather than leaving
+        # it pending forever with the reason DependencyNeverSatisfied.
+        out += [f"--dependency={options.dependency}", "--kill-on-invalid-dep=yes"]
     out.extend(check_extra_option(o) for o in options.extra)
     return out
 

@@ -43,13 +43,23 @@ ENDED_WORDS: dict[str, tuple[str, str]] = {
     "REVOKED": ("revoked", "The job was revoked (it runs on another cluster of a federation)."),
 }
 
+# A job SLURM cancelled before it started because the jobs it depended on cannot end as it needs (with
+# --kill-on-invalid-dep=yes): CANCELLED with this reason, in squeue and scontrol until MinJobAge.
+NEVER_SATISFIED = "DependencyNeverSatisfied"
+NEVER_SATISFIED_WORDS = (
+    "dependency_never_satisfied",
+    "SLURM cancelled the job before it started: the jobs it depended on did not end as it needed (one "
+    "failed or was cancelled; or, for a job that runs on a failure, they succeeded), so it could never run.",
+)
+
 # SLURM's pending reasons (slurm.h, job_reason_string) in plain words. The code stays in front so that
 # people can look it up; unknown codes are shown as SLURM wrote them.
 REASON_WORDS: dict[str, str] = {
     "None": "waiting for the scheduler's next pass",
     "Priority": "jobs of higher priority are ahead in the queue",
-    "Dependency": "waiting for the jobs it depends on to finish",
-    "DependencyNeverSatisfied": "a job it depends on failed, so it can never start; cancel it",
+    "Dependency": "waiting for the jobs it depends on to end (SLURM dependency)",
+    "DependencyNeverSatisfied": "the jobs it depends on did not end as it needs, so it can never start; "
+    "cancel it",
     "BeginTime": "waiting for its start time",
     "JobHeldUser": "held by its owner; release it (scontrol release) to let it start",
     "JobHeldAdmin": "held by an administrator",

@@ -153,6 +153,59 @@ def test_script_is_valid_bash():
         assert f"{script.IMAGE_PREFIX_ENV}=" in text
 
 
+# ----- a pipeline's dependencies -----
+
+
+@pytest.mark.parametrize(
+    ("ids", "when", "written"),
+    [
+        (["41"], "succeeded", "afterok:41"),
+        (["41", "42_3", "41"], "succeeded", "afterok:41:42_3"),  # repeated ids once; one array task
+        (["41", "42"], "always", "afterany:41:42"),
+        (["41"], "failed", "afternotok:41"),
+        (["41", "42"], "failed", "afternotok:41?afternotok:42"),  # any one failed: SLURM's '?' is OR
+        ([], "succeeded", None),  # every parent already ended: nothing to wait for
+    ],
+)
+def test_dependency_option(ids, when, written):
+    assert script.dependency_option(ids, when) == written
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ["", "41a", "-1", "41,42", "41:42", "41_", "_3", "41_3_4", "41\n#SBATCH --x", "4 2", "41?x", "1" * 13],
+)
+def test_only_slurm_ids_reach_the_dependency(bad):
+    with pytest.raises(ValueError, match="is not a SLURM job id"):
+        script.dependency_option(["7", bad], "succeeded")
+    with pytest.raises(ValueError, match="not a way to wait"):
+        script.dependency_option(["7"], "eventually")
+
+
+def test_a_dependency_is_two_sbatch_lines_in_job_and_array_scripts():
+    opts = script.SbatchOptions(python="/py", dependency=script.dependency_option(["41", "42"], "succeeded"))
+    text = script.sbatch_script(job(), FOLDER, opts)
+    said = directives(text)
+    assert said[-2:] == ["--dependency=afterok:41:42", "--kill-on-invalid-dep=yes"]
+    subprocess.run(["bash", "-n"], input=text, text=True, check=True)
+    array = script.sbatch_array_script(
+        job(group_id="0123456789ab"), Path("/s"), Path("/s/runs.txt"), [0, 1], 2, opts
+    )
+    assert "#SBATCH --dependency=afterok:41:42\n#SBATCH --kill-on-invalid-dep=yes" in array
+    plain = script.sbatch_script(job(), FOLDER, script.SbatchOptions(python="/py"))
+    assert "dependency" not in plain and "kill-on-invalid-dep" not in plain
+    # A value that dependency_option did not write never reaches the script.
+    for forged in ("afterok:41 --wrap=x", "singleton", "afterok:41?afterany:42", "afternotok:41,afterok:2"):
+        with pytest.raises(ValueError, match="is not one dependency_option writes"):
+            script.sbatch_script(job(), FOLDER, script.SbatchOptions(python="/py", dependency=forged))
+
+
+@pytest.mark.parametrize("option", ["--dependency=afterok:1", "--kill-on-invalid-dep=no"])
+def test_dependency_options_are_the_backends_own(option):
+    with pytest.raises(ValueError, match="sets itself"):
+        script.check_extra_option(option)
+
+
 def test_apptainer_binds_the_image_at_its_mount_path():
     plan = script.ImagePlan(
         tool="apptainer", image="/images/abc.sqfs", mount="/opt/gpu-env/ml", container="/c/b.sif"
@@ -442,3 +495,30 @@ async def test_info_refreshes_in_the_background_and_backs_off(tmp_path):
     assert info.queues == ["debug", "short"] and info.default_queue == "debug" and info.limits.max_gpus == 2
     assert not [n for n in info.notes if "could not be asked" in n]
     await f.backend.close()
+
+
+async def test_a_job_waiting_for_its_parents_says_so(tmp_path):
+    f = Faked(tmp_path)
+    f.squeue = (DATA / "squeue-dependency-pending.txt").read_text()
+    seen = await f.backend.poll([f.job("27")])
+    assert seen["j27"].state == "queued"
+    assert seen["j27"].pending_reason == (
+        "Dependency: waiting for the jobs it depends on to end (SLURM dependency)."
+    )
+
+
+async def test_a_job_slurm_killed_for_its_failed_parent_is_cancelled_saying_why(tmp_path):
+    """--kill-on-invalid-dep: CANCELLED with the reason DependencyNeverSatisfied, in squeue and, once squeue
+    no longer lists it, in scontrol (output of the real 22.05 controller)."""
+    f = Faked(tmp_path)
+    f.squeue = (DATA / "squeue-dependency-never.txt").read_text()
+    seen = (await f.backend.poll([f.job("27")]))["j27"]
+    assert (seen.state, seen.reason) == ("cancelled", "dependency_never_satisfied")
+    assert seen.message.startswith("SLURM cancelled the job before it started: the jobs it depended on")
+    assert seen.started_at is None and seen.finished_at  # it never ran
+    assert "Cancelled in SLURM (scancel" not in seen.message
+
+    f.squeue = ""
+    f.scontrol = {"27": (DATA / "scontrol-dependency-never.txt").read_text()}
+    again = (await f.backend.poll([f.job("27")]))["j27"]
+    assert (again.state, again.reason, again.message) == (seen.state, seen.reason, seen.message)

@@ -28,3 +28,15 @@ sbatch --parsable --partition=nope "$tmp/s.sh" 2>sbatch-partition.stderr.txt || 
 scancel "$run" "$res" "$pri" "$held"
 rm -rf "$tmp"
 # scontrol-nodes-gpu-used.txt: `scontrol -d -o show node` while a job holds one of the two GPUs.
+# A pipeline's child of a failing parent: waiting on its dependency, then killed by --kill-on-invalid-dep.
+tmp=$(mktemp -d)
+printf '#!/bin/bash\nsleep 3\nexit 1\n' >"$tmp/fail.sh"
+printf '#!/bin/bash\necho child\n' >"$tmp/child.sh"
+parent=$(sbatch --parsable -o /dev/null "$tmp/fail.sh")
+child=$(sbatch --parsable -o /dev/null --dependency="afterok:$parent" --kill-on-invalid-dep=yes "$tmp/child.sh")
+sleep 1
+squeue --noheader --states=all --array --jobs="$parent,$child" --format="$SQ" >squeue-dependency-pending.txt
+sleep 6
+squeue --noheader --states=all --array --jobs="$parent,$child" --format="$SQ" >squeue-dependency-never.txt
+scontrol -o show job "$child" >scontrol-dependency-never.txt
+rm -rf "$tmp"
