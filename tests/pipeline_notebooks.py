@@ -9,12 +9,17 @@ from typing import Any
 from helpers import write_notebook
 
 
-def diamond(root: Path, folder: str = "", *, fail_prepare: bool = False, **node: Any) -> dict[str, Any]:
+def diamond(
+    root: Path, folder: str = "", *, fail_prepare: bool = False, gate: Path | None = None, **node: Any
+) -> dict[str, Any]:
     """Write the diamond's notebooks under ``root / folder``; the request that runs them (``node``'s
-    fields go to every node: a backend, a queue)."""
+    fields go to every node: a backend, a queue). With ``gate``, prepare runs until that file exists."""
     at = f"{folder}/" if folder else ""
+    wait = (
+        f"import os, time\nwhile not os.path.exists({str(gate)!r}):\n    time.sleep(0.05)" if gate else "pass"
+    )
     write_notebook(
-        root, f"{at}prepare.ipynb", ["assert not fail, 'prepare was told to fail'"],
+        root, f"{at}prepare.ipynb", [wait, "assert not fail, 'prepare was told to fail'"],
         parameters="size = 3\nfail = False", results='{"rows": size * 10}',
     )  # fmt: skip
     write_notebook(
