@@ -110,12 +110,13 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
             ),
             root_dir=root_dir,
         )
+        pipelines = PipelineService(jobs, max_nodes=self.max_pipeline_nodes)
         schedules = ScheduleService(
             jobs,
             minimum_period=self.schedule_minimum_period,
             starting_deadline=self.schedule_starting_deadline,
+            pipelines=pipelines,
         )
-        pipelines = PipelineService(jobs, max_nodes=self.max_pipeline_nodes)
         return Library(envs=envs, images=images, jobs=jobs, schedules=schedules, pipelines=pipelines)
 
     def build_services(self, root_dir: str) -> Services:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..models.automation.pipelines import Pipeline
 from ..models.automation.schedules import (
     MAX_EXPRESSION,
     TIMEZONE_PATTERN,
@@ -108,17 +109,23 @@ class ScheduleRunHandler(GpuEnvHandler):
     @operation(
         "Run a schedule's notebook now",
         response=Job,
-        also=((201, JobGroup),),
+        also=((201, JobGroup), (201, Pipeline)),
         status=201,
         errors=(404, 409),
         permissions=RUN_CODE,
         links=JOB_LINKS,
         description="One run at once from the schedule's snapshot, outside its times (overlap does not "
-        "apply); a scheduled sweep answers the sweep (a JobGroup).",
+        "apply); a scheduled sweep answers the sweep (a JobGroup), a scheduled pipeline the pipeline.",
     )
-    async def post(self, schedule_id: str) -> Job | JobGroup:
+    async def post(self, schedule_id: str) -> Job | JobGroup | Pipeline:
         made = await self.services.schedules.run_now(schedule_id)
-        where = ("jobs", made.id) if isinstance(made, Job) else ("jobs", "groups", made.id)
+        where = (
+            ("jobs", made.id)
+            if isinstance(made, Job)
+            else ("pipelines", made.id)
+            if isinstance(made, Pipeline)
+            else ("jobs", "groups", made.id)
+        )
         self.set_header("Location", self.api_url(*where))
         return made
 

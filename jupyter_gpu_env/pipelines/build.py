@@ -119,8 +119,11 @@ def upstream_of(
 class Maker:
     """Makes the parts of a pipeline's nodes under its folder ``base`` (built aside at first)."""
 
-    def __init__(self, intake: Intake, pipeline_id: str, base: Path, notify: Any = None) -> None:
+    def __init__(
+        self, intake: Intake, pipeline_id: str, base: Path, notify: Any = None, schedule_id: str | None = None
+    ) -> None:
         self.intake = intake
+        self.schedule_id = schedule_id
         self.pipeline_id = pipeline_id
         self.base = base
         self.notify = notify
@@ -141,6 +144,7 @@ class Maker:
             "pipeline_id": self.pipeline_id,
             "pipeline_node": node.id,
             "waiting_for": list(node.after) if held else [],
+            "schedule_id": self.schedule_id,
         }
         common = {"id": self.pipeline_id, "node": node.id, "folder": str(self.base)}
         upstream = upstream_of(node, parts, self.intake.folder_of, self.varied) if node.after else None

@@ -67,31 +67,12 @@ class PipelineService:
     ) -> Pipeline:
         """Check the whole pipeline, record it and hand its nodes over as far as their backends allow."""
         request = build.parse_request(request)
-        if len(request.nodes) > self.max_nodes:
-            raise Conflict(
-                f"The pipeline has {len(request.nodes)} nodes; at most {self.max_nodes} are accepted "
-                "(c.GpuEnvApp.max_pipeline_nodes).",
-                reason="pipeline_too_large",
-            )
-        ids = build.graph_order(request.nodes, request.after_jobs)
-        externals: dict[str, Job] = {}
-        for key, job_id in request.after_jobs.items():
-            try:
-                externals[key] = await self.store.get(job_id)
-            except NotFound:
-                raise NotFound(
-                    f"'{key}' in after_jobs names job '{job_id}', which does not exist.",
-                    reason="job_not_found",
-                ) from None
+        ids, externals, plans = await self._check(request)
         by_id = {n.id: n for n in request.nodes}
-        plans = {key: build.NodePlan(key, external=job) for key, job in externals.items()}
-        for nid in ids:
-            plans[nid] = await build.check_node(self.jobs, by_id[nid])
-
         pipeline_id = uuid.uuid4().hex[:12]
         base = self.jobs.job_dir / f"{submission.slug(request.name)}-pipeline-{pipeline_id}"
         notify = request.notify
-        maker = build.Maker(self.jobs.intake, pipeline_id, base, notify)
+        maker = build.Maker(self.jobs.intake, pipeline_id, base, notify, schedule_id)
         parts = {key: maker.external(key, job) for key, job in externals.items()}
         for nid in ids:
             parts[nid] = maker.node(plans[nid], parts, held=bool(by_id[nid].after))
@@ -127,10 +108,43 @@ class PipelineService:
             raise
         return await self.get(pipeline_id)
 
-    async def submit_file(self, path: str) -> Pipeline:
+    async def submit_file(self, path: str, *, schedule_id: str | None = None) -> Pipeline:
         """Submit the pipeline a ``*.pipeline.yaml`` under the server's root describes."""
         request = await python_work(read_pipeline_file, self.jobs.root, path)
-        return await self.submit(request)
+        return await self.submit(request, schedule_id=schedule_id)
+
+    async def check_file(self, path: str) -> PipelineRequest:
+        """The pipeline a file describes, checked whole as :meth:`submit` checks it; nothing is made."""
+        request = await python_work(read_pipeline_file, self.jobs.root, path)
+        await self._check(request)
+        return request
+
+    async def _check(
+        self, request: PipelineRequest
+    ) -> tuple[builtins.list[str], dict[str, Job], dict[str, build.NodePlan]]:
+        """The graph's order, the jobs of ``after_jobs`` and every node checked: all or an error naming
+        what is wrong (the node, where it is one node's)."""
+        if len(request.nodes) > self.max_nodes:
+            raise Conflict(
+                f"The pipeline has {len(request.nodes)} nodes; at most {self.max_nodes} are accepted "
+                "(c.GpuEnvApp.max_pipeline_nodes).",
+                reason="pipeline_too_large",
+            )
+        ids = build.graph_order(request.nodes, request.after_jobs)
+        externals: dict[str, Job] = {}
+        for key, job_id in request.after_jobs.items():
+            try:
+                externals[key] = await self.store.get(job_id)
+            except NotFound:
+                raise NotFound(
+                    f"'{key}' in after_jobs names job '{job_id}', which does not exist.",
+                    reason="job_not_found",
+                ) from None
+        by_id = {n.id: n for n in request.nodes}
+        plans = {key: build.NodePlan(key, external=job) for key, job in externals.items()}
+        for nid in ids:
+            plans[nid] = await build.check_node(self.jobs, by_id[nid])
+        return ids, externals, plans
 
     async def _undo(self, record: PipelineRecord, made: Sequence[Job], base: Path) -> None:
         """A refused submission: what was handed over is cancelled, the records and the folder go."""
@@ -278,7 +292,7 @@ class PipelineService:
     ) -> tuple[PipelineRecord, builtins.list[Job], builtins.list[Any]]:
         """New jobs (held where they have parents) for the nodes ``again``, from their snapshots."""
         base = Path(record.folder)
-        maker = build.Maker(self.jobs.intake, record.id, base, None)
+        maker = build.Maker(self.jobs.intake, record.id, base, None, record.schedule_id)
         parts: dict[str, build.Made] = {}
         for node in record.nodes:
             runs = node_jobs(node, jobs)

@@ -11,6 +11,7 @@ everything here through :mod:`..batch.jobfiles`' bounded readers into models wit
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import fcntl
 import json
@@ -61,8 +62,15 @@ class ScheduleDoc(BaseModel):
     minimum_period: float = Field(default=60.0, ge=0)
     starting_deadline_seconds: int = Field(default=300, ge=0)
     root: str = Field(description="The server's root: paths in records are shown relative to it.")
-    template: dict[str, Any] = Field(description="A run's record, but for its id, name, folder and times.")
-    spec: dict[str, Any] = Field(description="A run's job.json, but for its id and output name.")
+    template: dict[str, Any] = Field(
+        default_factory=dict, description="A run's record, but for its id, name, folder and times."
+    )
+    spec: dict[str, Any] = Field(
+        default_factory=dict, description="A run's job.json, but for its id and output name."
+    )
+    pipeline_path: Annotated[str, Field(max_length=4096)] | None = Field(
+        default=None, description="A scheduled pipeline: its file, run whole (the server starts it)."
+    )
     backend_settings: dict[str, Any] = Field(
         default_factory=dict, description="What the backend's own tick needs (SLURM: sbatch options)."
     )
@@ -92,6 +100,7 @@ class Outcome(BaseModel):
     outcome: RunOutcome
     job_id: Annotated[str, Field(pattern=r"^[0-9a-f]{12}$")] | None = None
     group_id: Annotated[str, Field(pattern=r"^[0-9a-f]{12}$")] | None = None
+    pipeline_id: Annotated[str, Field(pattern=r"^[0-9a-f]{12}$")] | None = None
     message: Annotated[str, Field(max_length=2000)] = ""
     at: Annotated[float, _EPOCH]
 
@@ -110,19 +119,36 @@ def write_snapshot(folder: Path, raw: bytes) -> None:
     write_atomic(folder / jobfiles.INPUT, raw, durable=True)
 
 
-def build(folder: Path, doc: ScheduleDoc, raw: bytes) -> None:
-    """The schedule's folder made aside and renamed into place: never one without its document."""
+def build(folder: Path, doc: ScheduleDoc, raw: bytes | None) -> None:
+    """The schedule's folder made aside and renamed into place: never one without its document (a
+    scheduled pipeline's has no snapshot: ``raw`` None)."""
     folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = folder.with_name(f".tmp-{folder.name}")
     tmp.mkdir()
     try:
         (tmp / RUNS).mkdir()
-        write_snapshot(tmp, raw)
+        if raw is not None:
+            write_snapshot(tmp, raw)
         write_doc(tmp, doc)
         tmp.rename(folder)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+class HeldLock:
+    """The schedule folder's flock, taken in a worker thread (it may wait for a tick) and held across awaits."""
+
+    def __init__(self, where: Path) -> None:
+        self.where = where
+        self._cm: Any = None
+
+    async def __aenter__(self) -> None:
+        self._cm = locked(self.where)
+        await asyncio.to_thread(self._cm.__enter__)
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._cm.__exit__(None, None, None)
 
 
 @contextlib.contextmanager
@@ -301,6 +327,7 @@ def record_outcome(
     job_id: str | None = None,
     message: str = "",
     group_id: str | None = None,
+    pipeline_id: str | None = None,
 ) -> None:
     """Append what became of ``due_at``: one write of one line, so concurrent writers never interleave."""
     line = Outcome(
@@ -308,6 +335,7 @@ def record_outcome(
         outcome=outcome,
         job_id=job_id,
         group_id=group_id,
+        pipeline_id=pipeline_id,
         message=message[:2000],
         at=time.time(),
     )
@@ -335,7 +363,12 @@ def read_outcomes(folder: Path, limit: int = 50) -> list[ScheduleRun]:
             continue
         found.append(
             ScheduleRun(
-                due_at=o.due_at, outcome=o.outcome, job_id=o.job_id, group_id=o.group_id, message=o.message
+                due_at=o.due_at,
+                outcome=o.outcome,
+                job_id=o.job_id,
+                group_id=o.group_id,
+                pipeline_id=o.pipeline_id,
+                message=o.message,
             )
         )
         if len(found) >= limit:

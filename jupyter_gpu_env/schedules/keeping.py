@@ -21,11 +21,15 @@ from ..batch import jobfiles
 from ..batch.backend import Backend
 from ..batch.service import JobService
 from ..errors import Conflict, GpuEnvError
+from ..models.automation.pipelines import Pipeline
 from ..models.automation.schedules import Keeper
 from ..models.jobs import Job
 from ..models.sweeps import JobGroup
+from ..pipelines.service import PipelineService
 from ..system.offloop import python_work
 from . import folder as files
+from . import pipelined
+from .pipelined import PIPELINE_KEPT
 from .plan import Armed, SchedulePlan
 from .records import ScheduleRecord
 from .timing import parse
@@ -41,8 +45,11 @@ SERVER_KEPT = "Runs only while this Jupyter server runs: the local backend has n
 class Keeping:
     """The schedules' timer, arming and adoption, over a :class:`JobService`."""
 
-    def __init__(self, jobs: JobService, starting_deadline: int) -> None:
+    def __init__(
+        self, jobs: JobService, starting_deadline: int, pipelines: PipelineService | None = None
+    ) -> None:
         self.jobs = jobs
+        self.pipelines = pipelines
         self.store = jobs.store
         self.records = jobs.store.schedules
         self.starting_deadline = starting_deadline
@@ -53,8 +60,10 @@ class Keeping:
         self.lock = asyncio.Lock()
 
     def keeper(self, record: ScheduleRecord) -> Keeper:
-        backend = self.jobs.backends.get(record.backend)
-        if backend is None or not backend.keeps_schedules:
+        if record.pipeline_path is not None:
+            return Keeper(kind="server", message=PIPELINE_KEPT)
+        backend = self.kept_by(record)
+        if backend is None:
             return Keeper(kind="server", message=SERVER_KEPT)
         armed = self.armed.get(record.id)
         if not record.active:
@@ -79,7 +88,7 @@ class Keeping:
                     if backend is None:
                         continue
                     await self.adopt(record, backend)
-                    if not backend.keeps_schedules and record.active:
+                    if self.kept_by(record) is None and record.active:
                         await self.run_due(record)
                 except Exception:  # one schedule's trouble is its own
                     log.exception("schedule %s could not be looked after", record.id)
@@ -124,8 +133,10 @@ class Keeping:
 
     async def start(
         self, where: Path, doc: files.ScheduleDoc, due: float, message: str = ""
-    ) -> Job | JobGroup:
-        """The run (or the sweep) due at ``due``: made, recorded, handed to its backend."""
+    ) -> Job | JobGroup | Pipeline:
+        """The run (the sweep, the pipeline) due at ``due``: made, recorded, handed to its backend."""
+        if doc.pipeline_path is not None and self.pipelines is not None:
+            return await pipelined.start(self.pipelines, where, doc, due, message)
         if doc.sweep is None:
             job, _ = await python_work(files.new_run, where, doc, due)
             await asyncio.to_thread(files.record_outcome, where, due, "started", job.id, message)
@@ -254,7 +265,7 @@ class Keeping:
         if not force and time.monotonic() - self._armed_at < ARMED_TTL:
             return
         self._armed_at = time.monotonic()
-        records = [r for r in await self.records.list() if r.active]
+        records = [r for r in await self.records.list() if r.active and r.pipeline_path is None]
         for name, backend in self.jobs.backends.items():
             if not backend.keeps_schedules:
                 continue
@@ -313,26 +324,17 @@ class Keeping:
     ) -> None:
         async with self.locked(where):
             await asyncio.to_thread(files.write_doc, where, doc)
-            if backend.keeps_schedules:
+            if self.kept_by(record) is not None:
                 self.armed[record.id] = await backend.arm_schedule(self.plan(record, doc))
 
-    def locked(self, where: Path) -> _FolderLock:
-        return _FolderLock(where)
+    def kept_by(self, record: ScheduleRecord) -> Backend | None:
+        """The backend that keeps the schedule itself; None: this server runs it."""
+        backend = self.jobs.backends.get(record.backend)
+        keeps = backend is not None and backend.keeps_schedules and record.pipeline_path is None
+        return backend if keeps else None
 
-
-class _FolderLock:
-    """The schedule folder's flock, taken in a worker thread (it may wait for a tick) and held across awaits."""
-
-    def __init__(self, where: Path) -> None:
-        self.where = where
-        self._cm: Any = None
-
-    async def __aenter__(self) -> None:
-        self._cm = files.locked(self.where)
-        await asyncio.to_thread(self._cm.__enter__)
-
-    async def __aexit__(self, *exc: object) -> None:
-        self._cm.__exit__(None, None, None)
+    def locked(self, where: Path) -> files.HeldLock:
+        return files.HeldLock(where)
 
 
 def _bare_template(record: ScheduleRecord) -> Job:
@@ -379,10 +381,3 @@ def _as_adopted(job: Job, record: ScheduleRecord, run: Path, shown: Any, kept: b
             "created_at": max(min(job.created_at, time.time()), record.created_at),
         }
     )
-
-
-def unlink(path: Path) -> None:
-    try:
-        path.unlink()
-    except FileNotFoundError:
-        pass

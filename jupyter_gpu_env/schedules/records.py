@@ -37,6 +37,7 @@ class ScheduleRecord(BaseModel):
     parameters: dict[str, JsonValue] = Field(default_factory=dict)
     resources: JobResources = Field(default_factory=JobResources)
     sweep_size: int | None = None
+    pipeline_path: str | None = None
     created_at: float
     updated_at: float
     snapshot_at: float

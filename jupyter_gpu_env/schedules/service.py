@@ -1,7 +1,6 @@
 """ScheduleService: schedules made, listed, changed, run now and deleted; their runs started (by the
-server's own timer, for a backend that keeps no schedules) or adopted (runs the cluster started).
-
-A schedule is checked as a job would be (the notebook, what runs it, the backend, the queue and the
+server's own timer, for a backend that keeps no schedules, and for pipelines: :mod:`.pipelined`) or
+adopted (runs the cluster started). A schedule is checked as a job would be (the notebook, what runs it, the backend, the queue and the
 resources) and its notebook snapshotted; then its folder is built aside and renamed into place, the
 record inserted and, where the backend keeps schedules (SLURM, Kubernetes), armed there. A backend
 that refuses leaves nothing behind. Every change to what runs or when bumps the document's
@@ -29,6 +28,7 @@ from ..batch.parameters import inspect_notebook
 from ..batch.service import JobService
 from ..batch.sweeps import plan
 from ..errors import Conflict, GpuEnvError, InvalidRequest, NotFound
+from ..models.automation.pipelines import Pipeline
 from ..models.automation.schedules import (
     DueTime,
     Schedule,
@@ -39,10 +39,12 @@ from ..models.automation.schedules import (
 )
 from ..models.jobs import Job
 from ..models.sweeps import JobGroup
+from ..pipelines.service import PipelineService
 from ..system.offloop import python_work
 from ..system.trees import remove_tree
 from . import folder as files
-from .keeping import Keeping, unlink
+from . import pipelined
+from .keeping import Keeping
 from .records import ScheduleRecord
 from .timing import Timing, describe, parse
 
@@ -58,7 +60,12 @@ class ScheduleService:
     """Schedules over a :class:`JobService` (its store, intake, backends and tracker)."""
 
     def __init__(
-        self, jobs: JobService, *, minimum_period: float = 60.0, starting_deadline: int = 300
+        self,
+        jobs: JobService,
+        *,
+        minimum_period: float = 60.0,
+        starting_deadline: int = 300,
+        pipelines: PipelineService | None = None,
     ) -> None:
         self.jobs = jobs
         self.store = jobs.store
@@ -66,7 +73,8 @@ class ScheduleService:
         self.minimum_period = minimum_period
         self.starting_deadline = starting_deadline
         self.base = jobs.job_dir / "schedules"
-        self.keeping = Keeping(jobs, starting_deadline)
+        self.pipelines = pipelines
+        self.keeping = Keeping(jobs, starting_deadline, pipelines)
 
     # ----- making -----
 
@@ -82,6 +90,10 @@ class ScheduleService:
                 "Give a start in the future, or more repeats.",
                 reason="invalid_schedule",
             )
+        if req.pipeline_path is not None:
+            limits = {"minimum_period": self.minimum_period, "starting_deadline": self.starting_deadline}
+            made = await pipelined.create(self.pipelines, req, timing, self.base, **limits)
+            return await self.get(made.id)
         self.jobs.check_size(req.parameters)
         ready = await self.jobs.intake.prepare(req, None)
         sweep = await self._sweep_plan(req, ready.nb) if plan.is_sweep(req) else None
@@ -147,7 +159,7 @@ class ScheduleService:
         planned = plan.expand(req, self.jobs.sweeps.max_runs)
         declared = await python_work(inspect_notebook, nb)
         await python_work(plan.check, declared, planned, self.jobs.max_parameters_bytes)
-        name = req.name or Path(req.notebook_path).stem
+        name = req.name or Path(req.notebook_path or "").stem
         return files.SweepPlan(
             max_concurrent=planned.max_concurrent,
             varied=planned.varied,
@@ -162,10 +174,8 @@ class ScheduleService:
         )
 
     async def _forget(self, schedule_id: str) -> None:
-        try:
+        with contextlib.suppress(GpuEnvError):
             await self.records.delete(schedule_id)
-        except GpuEnvError:
-            pass
 
     # ----- reading -----
 
@@ -204,12 +214,19 @@ class ScheduleService:
         for gid in {r.group_id for r in last if r.group_id}:
             with contextlib.suppress(NotFound):  # a sweep whose runs were all deleted has no state
                 states[gid] = (await self.store.sweeps.get(gid)).state
-        last = [r.model_copy(update={"state": states.get(r.job_id or r.group_id or "")}) for r in last]
+        for pid in {r.pipeline_id for r in last if r.pipeline_id and self.pipelines}:
+            with contextlib.suppress(NotFound):
+                states[pid] = (await self.pipelines.get(pid)).state  # type: ignore[union-attr]
+        last = [
+            r.model_copy(update={"state": states.get(r.job_id or r.group_id or r.pipeline_id or "")})
+            for r in last
+        ]
         return Schedule(
             id=record.id,
             name=record.name,
             backend=record.backend,
             notebook_path=record.notebook_path,
+            pipeline_path=record.pipeline_path,
             schedule=record.expression,
             description=describe(timing),
             timezone=record.timezone,
@@ -246,7 +263,13 @@ class ScheduleService:
         backend = self.jobs.intake.backend(record.backend)
         where = Path(record.folder)
         doc = await self.keeping.doc(record)
-        template = Job.model_validate(doc.template)
+        if record.pipeline_path is not None and {"parameters", "resources"} & changes.keys():
+            raise Conflict(
+                f"Schedule '{record.name}' runs a pipeline: its parameters and resources are its file's, "
+                "node by node. Change the file: the next run reads it.",
+                reason="pipeline_fixed",
+            )
+        template = Job.model_validate(doc.template) if doc.template else None
         spec = dict(doc.spec)
         if doc.sweep is not None and "parameters" in changes:
             raise Conflict(
@@ -255,6 +278,7 @@ class ScheduleService:
                 reason="sweep_parameters_fixed",
             )
         if "parameters" in changes or "resources" in changes:
+            assert template is not None  # a pipeline's are refused above
             raw = await self._snapshot(record)
             params = changes.get("parameters", record.parameters)
             self.jobs.check_size(params)
@@ -289,7 +313,7 @@ class ScheduleService:
                 "active": new.active,
                 "generation": new.generation,
                 "name": new.name,
-                "template": template.model_dump(mode="json"),
+                "template": template.model_dump(mode="json") if template else doc.template,
                 "spec": spec,
             }
         )
@@ -312,6 +336,12 @@ class ScheduleService:
     async def update_snapshot(self, schedule_id: str) -> Schedule:
         """Snapshot the notebook as it is now: the next runs run that."""
         record = await self.records.get(schedule_id)
+        if record.pipeline_path is not None:
+            raise Conflict(
+                f"Schedule '{record.name}' runs its pipeline file as it is at each due time: there is no "
+                "snapshot to take.",
+                reason="pipeline_fixed",
+            )
         nb_file = await python_work(submission.resolve_notebook, self.jobs.root, record.notebook_path)
         raw, nb = await python_work(submission.read_notebook, nb_file, None)
         await python_work(submission.check_parameters, nb, record.parameters)
@@ -329,7 +359,7 @@ class ScheduleService:
         """Set the schedule up again in its batch system (after an administrator cancelled its job)."""
         record = await self.records.get(schedule_id)
         backend = self.jobs.intake.backend(record.backend)
-        if not backend.keeps_schedules:
+        if self.keeping.kept_by(record) is None:
             raise Conflict(f"Schedule '{record.name}' is run by this server; there is nothing to re-arm.")
         if not record.active:
             raise Conflict(
@@ -344,14 +374,14 @@ class ScheduleService:
         backend = self.jobs.backends.get(record.backend)
         where = Path(record.folder)
         async with self.keeping.locked(where):
-            if backend is not None and backend.keeps_schedules:
+            if backend is not None and self.keeping.kept_by(record) is not None:
                 await backend.disarm_schedule(self.keeping.plan(record, None))
-            await asyncio.to_thread(unlink, where / files.DOC)  # a tick that starts now does nothing
+            await asyncio.to_thread((where / files.DOC).unlink, True)  # a tick that starts now does nothing
         await self.records.delete(schedule_id)
         self.keeping.armed.pop(schedule_id, None)
 
-    async def run_now(self, schedule_id: str) -> Job | JobGroup:
-        """One run (or sweep) at once, outside the schedule (overlap does not apply: the user asked)."""
+    async def run_now(self, schedule_id: str) -> Job | JobGroup | Pipeline:
+        """One run (a sweep, a pipeline) at once, outside the schedule (overlap does not apply: the user asked)."""
         record = await self.records.get(schedule_id)
         doc = await self.keeping.doc(record)
         async with self.keeping.lock:  # made and recorded before a round could adopt it

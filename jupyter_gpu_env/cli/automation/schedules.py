@@ -99,7 +99,10 @@ async def _act(s: Library, action: str, schedule_id: str) -> int:
     if action == "run":
         job = await svc.run_now(schedule_id)
         print(job.id)
-        print(f"Started '{job.name}' now on {job.backend}", file=sys.stderr)
+        print(
+            f"Started '{job.name}' now" + (f" on {job.backend}" if hasattr(job, "backend") else ""),
+            file=sys.stderr,
+        )
         return 0
     if action in ("pause", "resume"):
         shown = await svc.update(schedule_id, {"active": action == "resume"})

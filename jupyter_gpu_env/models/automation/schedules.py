@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, JsonValue, StrictBool
+from pydantic import Field, JsonValue, StrictBool, model_validator
 
 from ..common import ApiModel, Page
 from ..fields import line, patterned
-from ..jobs import IDENTIFIER_PATTERN, JobRequest, JobState, ParameterValue
+from ..jobs import IDENTIFIER_PATTERN, NOTEBOOK_PATTERN, JobRequest, JobState, ParameterValue
 from ..resources import JobResources, Resources
 
 MAX_EXPRESSION = 200
@@ -30,8 +30,45 @@ Timezone = Annotated[
 ]
 
 
+# A `*.pipeline.yaml` under the server's root: one line.
+PIPELINE_FILE_PATTERN = r"^[^\x00-\x1f\x7f]*\.[pP][iI][pP][eE][lL][iI][nN][eE]\.[yY][aA]?[mM][lL]$"
+# What a scheduled pipeline takes from its file, not from the schedule.
+_OptionalNotebook = (
+    Annotated[
+        str,
+        patterned(
+            NOTEBOOK_PATTERN, "notebook_path", hint="it must be a notebook (.ipynb) path", max_length=4096
+        ),
+    ]
+    | None
+)
+_NODE_FIELDS = ("kernel", "environment", "image", "parameters", "resources", "queue", "sweep", "sweep_runs")
+
+
 class ScheduleRequest(JobRequest):
-    """`POST schedules`: what `POST jobs` takes for one run (or a sweep), and when to run it."""
+    """`POST schedules`: what `POST jobs` takes for one run (or a sweep), and when to run it; or a
+    pipeline file (`pipeline_path`) to run whole at those times."""
+
+    notebook_path: _OptionalNotebook = Field(  # type: ignore[assignment]  # or a pipeline file instead
+        default=None, description="The notebook, relative to the server's root (or give `pipeline_path`)."
+    )
+    pipeline_path: (
+        Annotated[
+            str,
+            patterned(
+                PIPELINE_FILE_PATTERN,
+                "pipeline_path",
+                hint="it must be a .pipeline.yaml file",
+                max_length=4096,
+            ),
+        ]
+        | None
+    ) = Field(
+        default=None,
+        description="Instead of a notebook: a `*.pipeline.yaml` run whole at each due time, as it is then "
+        "(its nodes, backends and parameters come from the file). The server starts each run; its nodes "
+        "then go on in their batch system.",
+    )
 
     schedule: Expression = Field(description=_EXPRESSION_HELP, examples=["0 6 * * *"])
     timezone: Timezone = Field(
@@ -45,6 +82,19 @@ class ScheduleRequest(JobRequest):
         "as skipped; `allow`: it starts anyway.",
     )
     active: StrictBool = Field(default=True, description="False: created paused.")
+
+    @model_validator(mode="after")
+    def _notebook_or_pipeline(self) -> ScheduleRequest:
+        if (self.notebook_path is None) == (self.pipeline_path is None):
+            raise ValueError("give either notebook_path (a notebook) or pipeline_path (a .pipeline.yaml)")
+        given = [k for k in _NODE_FIELDS if k in self.model_fields_set] + (
+            ["backend"] if "backend" in self.model_fields_set else []
+        )
+        if self.pipeline_path is not None and given:
+            raise ValueError(
+                f"a scheduled pipeline takes {', '.join(given)} from its file, node by node; leave them out"
+            )
+        return self
 
 
 class SchedulePatch(ApiModel):
@@ -89,6 +139,9 @@ class ScheduleRun(ApiModel):
     )
     job_id: str | None = None
     group_id: str | None = Field(default=None, description="The sweep it started, for a scheduled sweep.")
+    pipeline_id: str | None = Field(
+        default=None, description="The pipeline it started, for a scheduled pipeline."
+    )
     state: JobState | None = Field(
         default=None, description="The job's (or the sweep's) state now, for a started run."
     )
@@ -117,7 +170,10 @@ class Schedule(ApiModel):
     id: str
     name: str
     backend: str
-    notebook_path: str = Field(description="The notebook it was made from; its snapshot is what runs.")
+    notebook_path: str = Field(
+        description="The notebook it was made from; its snapshot is what runs. A scheduled pipeline: its file."
+    )
+    pipeline_path: str | None = Field(default=None, description="The pipeline file it runs, if it runs one.")
     schedule: str = Field(description="The expression, as given.")
     description: str = Field(description="The expression in words.", examples=["every day at 06:00"])
     timezone: str

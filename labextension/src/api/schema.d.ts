@@ -975,7 +975,7 @@ export interface paths {
         put?: never;
         /**
          * Run a schedule's notebook now
-         * @description One run at once from the schedule's snapshot, outside its times (overlap does not apply); a scheduled sweep answers the sweep (a JobGroup).
+         * @description One run at once from the schedule's snapshot, outside its times (overlap does not apply); a scheduled sweep answers the sweep (a JobGroup), a scheduled pipeline the pipeline.
          */
         post: operations["post_schedules_schedule_id_run"];
         delete?: never;
@@ -3722,7 +3722,7 @@ export interface components {
             next_runs?: components["schemas"]["DueTime"][];
             /**
              * Notebook Path
-             * @description The notebook it was made from; its snapshot is what runs.
+             * @description The notebook it was made from; its snapshot is what runs. A scheduled pipeline: its file.
              */
             notebook_path: string;
             /**
@@ -3734,6 +3734,12 @@ export interface components {
             parameters?: {
                 [key: string]: components["schemas"]["JsonValue"];
             };
+            /**
+             * Pipeline Path
+             * @description The pipeline file it runs, if it runs one.
+             * @default null
+             */
+            pipeline_path: string | null;
             /**
              * Queue
              * @default null
@@ -3845,7 +3851,8 @@ export interface components {
         };
         /**
          * ScheduleRequest
-         * @description `POST schedules`: what `POST jobs` takes for one run (or a sweep), and when to run it.
+         * @description `POST schedules`: what `POST jobs` takes for one run (or a sweep), and when to run it; or a
+         *     pipeline file (`pipeline_path`) to run whole at those times.
          */
         ScheduleRequest: {
             /**
@@ -3892,10 +3899,10 @@ export interface components {
             name: string | null;
             /**
              * Notebook Path
-             * @description The notebook, relative to the server's root.
-             * @example analysis.ipynb
+             * @description The notebook, relative to the server's root (or give `pipeline_path`).
+             * @default null
              */
-            notebook_path: string;
+            notebook_path: string | null;
             /**
              * @description Notifications for this job (a sweep: once, when all its runs have ended) over the user's own (`PUT notifications`).
              * @default null
@@ -3918,6 +3925,12 @@ export interface components {
             parameters?: {
                 [key: string]: components["schemas"]["ParameterValue"];
             };
+            /**
+             * Pipeline Path
+             * @description Instead of a notebook: a `*.pipeline.yaml` run whole at each due time, as it is then (its nodes, backends and parameters come from the file). The server starts each run; its nodes then go on in their batch system.
+             * @default null
+             */
+            pipeline_path: string | null;
             /**
              * Queue
              * @description A queue (SLURM partition, Kueue LocalQueue).
@@ -3994,6 +4007,12 @@ export interface components {
              * @enum {string}
              */
             outcome: "started" | "skipped" | "missed";
+            /**
+             * Pipeline Id
+             * @description The pipeline it started, for a scheduled pipeline.
+             * @default null
+             */
+            pipeline_id: string | null;
             /**
              * State
              * @description The job's (or the sweep's) state now, for a started run.
@@ -7388,7 +7407,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Job"] | components["schemas"]["JobGroup"];
+                    "application/json": components["schemas"]["Job"] | components["schemas"]["JobGroup"] | components["schemas"]["Pipeline"];
                 };
             };
             /** @description The request is invalid: `message` says which field and why. */
