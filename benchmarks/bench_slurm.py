@@ -193,7 +193,7 @@ async def polling(conf: str, tmp: Path) -> dict[str, list[float]]:
             for sid in ids:
                 await proc.run(
                     ["squeue", "--noheader", "--states=all", f"--jobs={sid}", "--format=%i|%T|%r"],
-                    env=backend.command_env(),
+                    env=backend.controller.command_env(),
                     timeout=30,
                 )
             out["one squeue per job, 100 jobs"].append(time.perf_counter() - t0)

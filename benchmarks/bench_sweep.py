@@ -115,7 +115,10 @@ async def _way(conf: str, tmp: Path, sweep: bool) -> dict[str, float]:
         arrays = sorted({i.split("_")[0] for i in held})
         for start in range(0, len(arrays), 200):
             await proc.run(
-                ["scancel", *arrays[start : start + 200]], env=backend.command_env(), timeout=60, check=False
+                ["scancel", *arrays[start : start + 200]],
+                env=backend.controller.command_env(),
+                timeout=60,
+                check=False,
             )
         await svc.stop()
 
