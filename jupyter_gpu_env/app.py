@@ -176,6 +176,7 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
             self._public_url,
             lib.jobs.store.sweeps.get,
             schedule_name=lib.schedules.name_of,
+            pipeline_of=lib.pipelines.get,
         )
 
     def _public_url(self) -> str:

@@ -6,9 +6,15 @@ from typing import Annotated
 
 from pydantic import Field
 
-from ..models.automation.pipelines import Pipeline, PipelineList, PipelineRequest, PipelineRerunRequest
+from ..models.automation.pipelines import (
+    PIPELINE_FILE_PATTERN,
+    Pipeline,
+    PipelineList,
+    PipelineRequest,
+    PipelineRerunRequest,
+)
 from ..models.common import ApiModel
-from ..models.fields import line
+from ..models.fields import patterned
 from .base import PAGE, GpuEnvHandler, operation
 from .jobs import RUN_CODE
 
@@ -21,7 +27,10 @@ PIPELINE_LINKS = (
 class PipelineFileRequest(ApiModel):
     """`POST pipelines/file`: a `*.pipeline.yaml` under the server's root."""
 
-    path: Annotated[str, line("path", max_length=4096, min_length=1)] = Field(
+    path: Annotated[
+        str,
+        patterned(PIPELINE_FILE_PATTERN, "path", hint="it must be a .pipeline.yaml file", max_length=4096),
+    ] = Field(
         description="The file, relative to the server's root; its notebook paths are relative to its folder.",
         examples=["analysis/nightly.pipeline.yaml"],
     )

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
+from ..models.automation.pipelines import Pipeline
 from ..models.jobs import Job, JobGpuUsage
 from ..models.sweeps import JobGroup
 
@@ -100,6 +101,41 @@ def sweep_message(sweep: JobGroup, base_url: str) -> Message:
         "counts": sweep.counts,
     }
     payload = {"text": subject, "attachments": [attachment], "props": {PRODUCT: props}}
+    return Message(subject, "\n".join(lines) + "\n", payload)
+
+
+def pipeline_message(pipeline: Pipeline, base_url: str) -> Message:
+    """What is sent once every node of ``pipeline`` has ended or been skipped: each node's end, and a
+    link to the folder of the first that failed (else the last node's)."""
+    duration = _seconds(pipeline.created_at, pipeline.finished_at)
+    took = f" after {duration_text(duration)}" if duration is not None else ""
+    counts = ", ".join(f"{n} {state}" for state, n in sorted(pipeline.counts.items()))
+    subject = f'Pipeline "{pipeline.name}" {pipeline.state}{took}: {counts}'
+    failed = [n for n in pipeline.nodes if n.state == "failed"]
+    shown = failed[0] if failed else pipeline.nodes[-1]
+    link = lab_link(base_url, shown.job_dir) if shown.job_dir else None
+    facts: list[tuple[str, str, bool]] = [
+        ("State", pipeline.state, True),
+        ("Duration", duration_text(duration) if duration is not None else "-", True),
+        ("Nodes", counts, False),
+    ]
+    lines = [f"{subject}.", ""]
+    lines += [f"{title}: {value}" for title, value, _ in facts]
+    lines += [""] + [
+        f"  {n.id}: {n.state}" + (f" ({_cut(n.message)})" if n.state in ("failed", "skipped") else "")
+        for n in pipeline.nodes
+    ]
+    if link:
+        lines += ["", f"{'First failure' if failed else 'Last node'}: {link}"]
+    lines += ["", f"Pipeline id: {pipeline.id}", _footer()]
+    reason = f"{failed[0].id}: {_cut(failed[0].message)}" if failed else ""
+    attachment = _attachment(pipeline.state, pipeline.name, link, reason, facts)
+    props = {"kind": "pipeline", "id": pipeline.id, "name": pipeline.name, "state": pipeline.state}
+    payload = {
+        "text": subject,
+        "attachments": [attachment],
+        "props": {PRODUCT: props | {"counts": pipeline.counts}},
+    }
     return Message(subject, "\n".join(lines) + "\n", payload)
 
 

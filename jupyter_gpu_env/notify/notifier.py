@@ -22,6 +22,7 @@ from ..models.automation.notifications import (
     NotificationSettingsView,
     NotificationTest,
 )
+from ..models.automation.pipelines import Pipeline
 from ..models.jobs import TERMINAL_STATES, Job
 from ..models.sweeps import JobGroup
 from . import email, message, webhook
@@ -53,6 +54,7 @@ class Notifier:
         base_url: Callable[[], str],
         sweep_of: Callable[[str], Awaitable[JobGroup]],
         schedule_name: Callable[[str], Awaitable[str | None]] = _no_schedule,
+        pipeline_of: Callable[[str], Awaitable[Pipeline]] | None = None,
         *,
         attempts: int = ATTEMPTS,
         backoff: float = BACKOFF,
@@ -63,6 +65,7 @@ class Notifier:
         self.base_url = base_url
         self.sweep_of = sweep_of
         self.schedule_name = schedule_name
+        self.pipeline_of = pipeline_of
         self.attempts = max(1, attempts)
         self.backoff = backoff
         self.webhook_timeout = webhook_timeout
@@ -121,6 +124,9 @@ class Notifier:
             log.exception("notifying the end of %s failed", what)
 
     async def _job_ended(self, job: Job) -> None:
+        if job.pipeline_id is not None and self.pipeline_of is not None:
+            await self._node_ended(job, job.pipeline_id)
+            return
         if job.group_id is not None:
             await self._run_ended(job, job.group_id)
             return
@@ -144,16 +150,39 @@ class Notifier:
             if sweep.state not in TERMINAL_STATES:
                 return
             key = (sweep.finished_at, sweep.cancelled_at, tuple(sorted(sweep.counts.items())))
-            if self._sweeps_told.get(sweep_id) == key:
+            if not self._first_time(sweep_id, key):
                 return
-            self._sweeps_told[sweep_id] = key
-            self._sweeps_told.move_to_end(sweep_id)
-            if len(self._sweeps_told) > TOLD_SWEEPS:
-                self._sweeps_told.popitem(last=False)
         targets = await self._targets(run.notify, sweep.state)
         if targets:
             msg = message.sweep_message(sweep, self.base_url())
             await self._deliver_all(targets, msg, f"sweep {sweep.id} ({sweep.name}, {sweep.state})")
+
+    async def _node_ended(self, job: Job, pipeline_id: str) -> None:
+        """A job of a pipeline ended (or was skipped): word goes once the whole pipeline has, once only."""
+        assert self.pipeline_of is not None
+        async with self._sweep_lock:
+            pipeline = await self.pipeline_of(pipeline_id)
+            if pipeline.state not in TERMINAL_STATES:
+                return
+            key = (pipeline.finished_at, pipeline.cancelled_at, tuple(sorted(pipeline.counts.items())))
+            if not self._first_time(f"pipeline {pipeline_id}", key):
+                return
+        targets = await self._targets(job.notify, pipeline.state)
+        if targets:
+            msg = message.pipeline_message(pipeline, self.base_url())
+            await self._deliver_all(
+                targets, msg, f"pipeline {pipeline.id} ({pipeline.name}, {pipeline.state})"
+            )
+
+    def _first_time(self, what: str, key: tuple[Any, ...]) -> bool:
+        """Whether ``what`` ending as ``key`` says has not been told yet (and remember it is now)."""
+        if self._sweeps_told.get(what) == key:
+            return False
+        self._sweeps_told[what] = key
+        self._sweeps_told.move_to_end(what)
+        if len(self._sweeps_told) > TOLD_SWEEPS:
+            self._sweeps_told.popitem(last=False)
+        return True
 
     async def _targets(self, notify: JobNotify | None, state: str) -> list[tuple[Channel, str]]:
         """Where word of an end in ``state`` goes: the job's own choices over the user's."""

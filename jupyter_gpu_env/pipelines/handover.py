@@ -132,16 +132,21 @@ class Handover:
         return handed
 
     async def skip(self, runs: Sequence[Job], why: str) -> None:
+        """Record the node's jobs skipped, and why, in the store and in their folders."""
+        skipped = []
         for job in runs:
             try:
-                await self.store.update(
+                job = await self.store.update(
                     job.id, state="cancelled", reason="skipped", message=f"Skipped: {why}.", waiting_for=[],
                     pending_reason=None,
                 )  # fmt: skip
             except IllegalTransition:
                 continue  # it ended meanwhile: its end stands
-        folders = [str(self.jobs.folder_of(j)) for j in runs]
+            skipped.append(job)
+        folders = [str(self.jobs.folder_of(j)) for j in skipped]
         await asyncio.to_thread(files.skip_folders, folders, f"Skipped: {why}.")
+        for job in skipped:  # a pipeline's last node may end by a skip: its word goes then
+            self.jobs.tracker.ended(job)
 
     async def fail(self, runs: Sequence[Job], why: str) -> None:
         for job in runs:

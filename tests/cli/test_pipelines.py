@@ -50,3 +50,18 @@ def test_a_broken_file_is_refused_saying_where(cli, capsys):
     code, out, err = run(capsys, "pipeline", "run", "bad.pipeline.yaml")
     assert code != 0 and out == ""
     assert "Node 'a' waits for 'b', which is no node of the pipeline." in err
+
+
+def test_a_pipeline_file_is_scheduled_like_a_notebook(cli, capsys):
+    diamond(cli.root, "work")
+    (cli.root / "work" / "two.pipeline.yaml").write_text(
+        "nodes:\n  prepare: prepare.ipynb\n  check: {notebook_path: check.ipynb, after: [prepare]}\n"
+    )
+    code, out, err = run(
+        capsys, "schedule", "work/two.pipeline.yaml", "--cron", "@daily", "--name", "nightly"
+    )
+    assert code == 0, err
+    assert "nightly: every day at 00:00" in err and "the server starts each run of a pipeline" in err
+    code, out, err = run(capsys, "schedules", "--json")
+    listed = json.loads(out)["items"]
+    assert [s["pipeline_path"] for s in listed] == ["work/two.pipeline.yaml"]

@@ -212,3 +212,43 @@ async def test_a_sweep_is_told_once_when_all_its_runs_have_ended(batch, tmp_path
     finally:
         await note.stop()
         await svc.stop()
+
+
+async def test_a_pipeline_is_told_once_when_its_last_node_has_ended_or_been_skipped(
+    batch, tmp_path, webhook_server
+):
+    """prepare fails: its children are skipped, never run; the one message, sent when the last skip is
+    recorded, names each node's end and links to the failed node's folder."""
+    from pipeline_notebooks import diamond
+
+    from jupyter_gpu_env.pipelines.service import PipelineService
+
+    hooks: Hooks = await webhook_server.start()
+    svc = batch.service(max_concurrent=3)
+    pipes = PipelineService(svc)
+    note = notifier(tmp_path, svc, SmtpSettings(""), pipeline_of=pipes.get)
+    Watched(svc, note)
+    try:
+        request = diamond(batch.root, fail_prepare=True)
+        request["notify"] = {"webhook_url": hooks.url()}
+        made = await pipes.submit(request)
+
+        async def told():
+            await svc.refresh()
+            await pipes.advance()
+            return hooks.received if note.pending() == 0 and hooks.received else None
+
+        (posted,) = await wait_until(told, within=60, what="the pipeline's one message")
+        assert posted["text"].startswith('Pipeline "diamond" failed after ')
+        assert posted["text"].endswith("1 failed, 3 skipped")
+        props = posted["props"]["jupyter-gpu-env"]
+        assert props == {
+            "kind": "pipeline", "id": made.id, "name": "diamond", "state": "failed",
+            "counts": {"failed": 1, "skipped": 3},
+        }  # fmt: skip
+        assert "prepare was told to fail" in posted["attachments"][0]["text"]
+        await pipes.advance()  # nothing more to say
+        assert len(hooks.received) == 1
+    finally:
+        await note.stop()
+        await svc.stop()

@@ -41,7 +41,8 @@ def _describe(p: Pipeline, out: TextIO | None = None) -> None:
         print(f"  {_MARKS.get(n.state, '·')} {n.id:16} {n.state:9}{runs}{parents}{again}{note}", file=out)
 
 
-def _relative(path: str, root: str) -> str:
+def relative_to_root(path: str, root: str) -> str:
+    """``path`` (from here) as the server's root sees it; a UsageError when it lies outside."""
     real = os.path.realpath(os.path.abspath(path))
     if os.path.commonpath([real, root]) != root:
         raise UsageError(
@@ -75,7 +76,7 @@ def cmd_pipeline(args: argparse.Namespace) -> int:
     `pipeline rerun ID --from NODE`."""
     if args.action == "run":
         with Session(args) as session:
-            path = _relative(args.target, session.root)
+            path = relative_to_root(args.target, session.root)
 
             async def run(s: Library) -> int:
                 made = await s.pipelines.submit_file(path)

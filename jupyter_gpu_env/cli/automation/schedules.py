@@ -14,9 +14,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ...models.automation.schedules import Schedule
+from ...pipelines.pipelinefile import is_pipeline_file
 from ..common import UsageError, print_json, print_table
 from ..config import Session, command_parser, run_command
 from ..jobs import add_run_arguments, run_request
+from .pipelines import relative_to_root
 
 if TYPE_CHECKING:
     from ...services import Library
@@ -62,8 +64,8 @@ def _describe(s: Schedule, out: TextIO | None = None) -> None:
 
 
 def cmd_schedule(args: argparse.Namespace) -> int:
-    """Run a notebook on a schedule (a cron line with --cron, an ISO-8601 interval with --every), or act on
-    one: `schedule pause|resume|run|rearm|snapshot|show|delete ID`."""
+    """Run a notebook (or a *.pipeline.yaml, whole) on a schedule (a cron line with --cron, an ISO-8601
+    interval with --every), or act on one: `schedule pause|resume|run|rearm|snapshot|show|delete ID`."""
     if args.target in ACTIONS and args.id is not None:
         return run_command(args, lambda s: _act(s, args.target, args.id))
     if args.id is not None:
@@ -74,7 +76,12 @@ def cmd_schedule(args: argparse.Namespace) -> int:
     args.notebook = args.target
 
     async def run(s: Library) -> int:
-        request: dict[str, Any] = run_request(args, session.root)  # a -p with several values: a sweep
+        request: dict[str, Any]
+        if is_pipeline_file(args.target):  # its nodes and their parameters are the file's
+            request = {"pipeline_path": relative_to_root(args.target, session.root)}
+            request |= {"name": args.name} if args.name else {}
+        else:
+            request = run_request(args, session.root)  # a -p with several values: a sweep
         request |= {
             "schedule": expression,
             "timezone": args.timezone or _local_zone(),

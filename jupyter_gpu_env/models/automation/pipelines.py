@@ -17,6 +17,8 @@ NODE_ID_PATTERN = r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$"
 JOB_ID_PATTERN = r"^[0-9a-f]{12}$"
 MAX_NODES = 1000  # the schema's ceiling; c.GpuEnvApp.max_pipeline_nodes is the one that applies
 UPSTREAM = "upstream"  # the parameter each node with parents receives
+# A `*.pipeline.yaml` (or .yml) under the server's root: one line.
+PIPELINE_FILE_PATTERN = r"^[^\x00-\x1f\x7f]*\.[pP][iI][pP][eE][lL][iI][nN][eE]\.[yY][aA]?[mM][lL]$"
 
 When = Literal["succeeded", "failed", "always"]
 NodeState = Literal["waiting", "queued", "running", "succeeded", "failed", "cancelled", "skipped"]

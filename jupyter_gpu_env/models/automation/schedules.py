@@ -10,6 +10,7 @@ from ..common import ApiModel, Page
 from ..fields import line, patterned
 from ..jobs import IDENTIFIER_PATTERN, NOTEBOOK_PATTERN, JobRequest, JobState, ParameterValue
 from ..resources import JobResources, Resources
+from .pipelines import PIPELINE_FILE_PATTERN
 
 MAX_EXPRESSION = 200
 # An IANA zone name (Europe/Rome, America/Argentina/Buenos_Aires, UTC, Etc/GMT+5): checked against the
@@ -30,8 +31,6 @@ Timezone = Annotated[
 ]
 
 
-# A `*.pipeline.yaml` under the server's root: one line.
-PIPELINE_FILE_PATTERN = r"^[^\x00-\x1f\x7f]*\.[pP][iI][pP][eE][lL][iI][nN][eE]\.[yY][aA]?[mM][lL]$"
 # What a scheduled pipeline takes from its file, not from the schedule.
 _OptionalNotebook = (
     Annotated[
