@@ -1,13 +1,16 @@
 """The pipeline service on Kubernetes, through kmock: a PipelineService over a JobService with the
 KubernetesBackend. Held nodes are staged (their Jobs written, not created); the pod of a finishing node
 (the real entry point, run here by a stand-in kubelet) creates its children before the server does
-anything, and the server's round then takes the Job it finds; the server creates what a crashed pod left
-undone; a cancel deletes what was created and leaves nothing for a late pod to create; a failure skips."""
+anything, and the server's round then takes the Job it finds (a sweep node's Indexed Job too); the
+server creates what a crashed pod left undone; a cancel deletes what was created and leaves nothing
+for a late pod to create; a failure skips what lies below."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
+import sys
 from typing import Any
 
 import pytest
@@ -234,5 +237,51 @@ async def test_a_failed_root_skips_its_children_and_nothing_more_is_created(clus
                 assert not job.waiting_for
                 assert files.read_skip(pipes.jobs.folder_of(job))
         assert set(cluster.jobs()) == {root} and len(cluster.requests("POST", JOBS_PATH)) == 1
+    finally:
+        await pipes.jobs.stop()
+
+
+async def _indexed_pods(cluster, name: str, runs: int) -> list[int]:
+    """Run an Indexed Job's container command once per index, as its pods would, then mark it Complete."""
+    job = cluster.job(name)
+    container = job["spec"]["template"]["spec"]["containers"][0]
+    argv = [*container["command"][:-1], sys.executable]
+    env = {**os.environ, **{e["name"]: e["value"] for e in container.get("env") or []}}
+    cluster.mark_running(name)
+    codes = []
+    for i in range(runs):
+        proc = await asyncio.create_subprocess_exec(
+            *argv, env={**env, "JOB_COMPLETION_INDEX": str(i)}, stdout=asyncio.subprocess.DEVNULL
+        )
+        codes.append(await asyncio.wait_for(proc.wait(), 90))
+    cluster.mark_ended(name, not any(codes))
+    cluster.patch_job(name, {"status": {"completedIndexes": ",".join(str(i) for i in range(runs))}})
+    return codes
+
+
+async def test_a_sweep_node_is_the_indexed_job_its_parents_pod_created(cluster, ws):
+    pipes = _pipes(ws, cluster)
+    request = diamond(ws.root, backend="kubernetes")
+    request["nodes"] = request["nodes"][:2]  # prepare -> train, a sweep
+    request["nodes"][1]["sweep"] = {"factor": [1, 2]}
+    try:
+        made = await pipes.submit(request)
+        jobs = await _jobs(pipes, made)
+        root, sweep = _name(jobs["prepare"]), _name(jobs["train"])
+        assert (await cluster.run_pod(root))[0] == 0
+        assert set(cluster.jobs()) == {root, sweep}  # the root's pod created the Indexed Job
+
+        made = await _round(pipes, made)
+        runs = jobs["train"]
+        group = await pipes.jobs.sweeps.get(runs[0].group_id or "")
+        assert group.backend_job_id == sweep and set(cluster.jobs()) == {root, sweep}
+        taken = [await pipes.jobs.get(r.id) for r in runs]
+        assert [r.backend_job_id for r in taken] == [f"{sweep}/0", f"{sweep}/1"]
+        assert not any(r.waiting_for for r in taken)
+
+        assert await _indexed_pods(cluster, sweep, 2) == [0, 0]
+        made = await _round(pipes, made)
+        assert made.state == "succeeded", [(n.id, n.state, n.message) for n in made.nodes]
+        assert [_values(ws, await pipes.jobs.get(r.id)) for r in runs] == [{"loss": 30}, {"loss": 60}]
     finally:
         await pipes.jobs.stop()
