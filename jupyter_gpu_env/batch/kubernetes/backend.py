@@ -225,7 +225,13 @@ class KubernetesBackend(KubernetesOptions):
         await stage_node(self.ns, self.indexed, jobs, folders)
 
     async def cancel_sweep(self, jobs: Sequence[Job]) -> None:
-        await self.indexed.cancel(jobs)
+        """Runs of sweeps: their Indexed Jobs deleted; jobs alone (a pipeline cancels its nodes' jobs
+        together): their Jobs. A held pipeline node's jobs have no backend id yet, but a parent's pod may
+        have created their Job just now (:mod:`.pipelines.carry`): its deterministic name is deleted."""
+        await self.indexed.cancel([j for j in jobs if j.group_id is not None])
+        for job in jobs:
+            if job.group_id is None:
+                await self.cancel(job)
 
     async def capacity(self) -> ClusterCapacity:
         """Free and total GPUs and MIG slices from the cluster's nodes and unfinished pods (cached)."""

@@ -91,9 +91,10 @@ class IndexedJobs:
         )
 
     async def cancel(self, jobs: Sequence[Job]) -> None:
-        """Delete each Indexed Job all of whose active runs are cancelled; else cancel runs one by one."""
+        """Delete the Indexed Job of each sweep of ``jobs`` (its name from the runs' ids; a run never
+        handed over, a pipeline's held node, by the name its Job would have, which a pod may have made)."""
         self.cancelled.update(j.id for j in jobs)
-        names = {p[0] for j in jobs if (p := indexed.position(j))}
+        names = {p[0] if (p := indexed.position(j)) else indexed.sweep_job_name(j) for j in jobs}
         for name in names:
 
             def delete(name: str = name) -> None:
