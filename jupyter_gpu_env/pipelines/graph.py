@@ -52,10 +52,12 @@ def order(nodes: Mapping[str, Edge], external: Iterable[str] = ()) -> list[str]:
         state[start] = 1
         while path:
             node, i = path[-1]
-            parents = [p for p in nodes[node].after if p not in placed]
+            parents = nodes[node].after
             if i < len(parents):
                 path[-1] = (node, i + 1)
                 parent = parents[i]
+                if parent in placed:
+                    continue
                 if state.get(parent) == 1:
                     cycle = [n for n, _ in path[[n for n, _ in path].index(parent) :]] + [parent]
                     raise GraphError(f"The nodes wait for each other in a cycle: {' → '.join(cycle)}.")
