@@ -94,7 +94,10 @@ async def check_node(jobs: JobService, node: PipelineNodeRequest, snapshot: byte
         await python_work(submission.check_parameters, ready.nb, node.parameters)
         return NodePlan(node.id, node, ready)
     except GpuEnvError as e:
-        raise type(e)(f"Node '{node.id}': {e.message}", reason=e.reason, details=e.details) from None
+        # Part of the pipeline is wrong: the request is, whatever a single job's check would answer (a
+        # missing notebook's 404, a backend's 409); what is too large stays a 413.
+        kind = type(e) if e.status in (413,) or e.status >= 500 else InvalidRequest
+        raise kind(f"Node '{node.id}': {e.message}", reason=e.reason, details=e.details) from None
 
 
 def upstream_of(

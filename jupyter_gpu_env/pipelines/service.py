@@ -136,7 +136,7 @@ class PipelineService:
             try:
                 externals[key] = await self.store.get(job_id)
             except NotFound:
-                raise NotFound(
+                raise InvalidRequest(
                     f"'{key}' in after_jobs names job '{job_id}', which does not exist.",
                     reason="job_not_found",
                 ) from None

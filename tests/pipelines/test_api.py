@@ -53,8 +53,17 @@ async def test_refusals_are_4xx_naming_the_node(api, jp_root_dir):
     assert err["message"] == "Node 'train' waits for 'nowhere', which is no node of the pipeline."
     request = diamond(jp_root_dir)
     request["nodes"][2]["notebook_path"] = "gone.ipynb"
-    err = await error(api("pipelines", method="POST", body=json.dumps(request)), 404)
+    err = await error(api("pipelines", method="POST", body=json.dumps(request)), 400)
     assert err["message"].startswith("Node 'check': There is no notebook at 'gone.ipynb'")
+    assert err["reason"] == "notebook_not_found"
+    request["nodes"][2]["notebook_path"] = "check.ipynb"
+    request["nodes"][0]["parameters"] = {"size": "big"}
+    err = await error(api("pipelines", method="POST", body=json.dumps(request)), 400)
+    assert err["message"].startswith("Node 'prepare': ") and "size" in err["message"]
+    request["nodes"][0]["parameters"] = {}
+    request["nodes"][1]["backend"] = "slurm"
+    err = await error(api("pipelines", method="POST", body=json.dumps(request)), 400)
+    assert err["message"].startswith("Node 'train': Unknown backend 'slurm'")
     request["nodes"][2]["when"] = "sometimes"
     err = await error(api("pipelines", method="POST", body=json.dumps(request)), 400)
     assert "when" in err["message"]

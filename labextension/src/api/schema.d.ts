@@ -792,7 +792,7 @@ export interface paths {
         put?: never;
         /**
          * Run notebooks as a pipeline
-         * @description Each node is what `POST jobs` takes for one job or one sweep, with `after` (its parents) and `when`. Everything is checked first and whole: the graph (unknown parents, cycles: 400), then each node as its own submission would be (a 400, 404 or 409 naming the node); nothing is made unless all pass. A node's notebook receives the parameter `upstream`: per parent, `{"folder": ..., "results": ...}` (a sweep parent's results: its runs' rows). On SLURM every node is submitted at once with `--dependency`, so the pipeline goes on with no Jupyter server; elsewhere a node is handed to its backend when its parents have ended.
+         * @description Each node is what `POST jobs` takes for one job or one sweep, with `after` (its parents) and `when`. Everything is checked first and whole: the graph (unknown parents, cycles), then each node as its own submission would be (a missing notebook, a parameter of the wrong type, a backend that cannot run it): a 400 naming the node; nothing is made unless all pass (409: more nodes than `c.GpuEnvApp.max_pipeline_nodes`). A node's notebook receives the parameter `upstream`: per parent, `{"folder": ..., "results": ...}` (a sweep parent's results: its runs' rows). On SLURM every node is submitted at once with `--dependency`, so the pipeline goes on with no Jupyter server; elsewhere a node is handed to its backend when its parents have ended.
          */
         post: operations["post_pipelines"];
         delete?: never;
@@ -6735,15 +6735,6 @@ export interface operations {
             };
             /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
             403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiError"];
-                };
-            };
-            /** @description No such resource, or something the request names does not exist. */
-            404: {
                 headers: {
                     [name: string]: unknown;
                 };
