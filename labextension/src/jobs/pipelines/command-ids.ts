@@ -10,8 +10,6 @@ export namespace PipelineCommandIDs {
   export const runFile = 'jupyter-gpu-env:pipeline-run-file';
   /** Cancel the pipeline `{ id }` (asked first). */
   export const cancel = 'jupyter-gpu-env:pipeline-cancel';
-  /** Run the node `{ node }` of the pipeline `{ id }` and all below it again. */
-  export const rerunFrom = 'jupyter-gpu-env:pipeline-rerun-from';
 }
 
 /** What names a pipeline file. */

@@ -94,6 +94,22 @@ function NodeBox(props: {
         {node.kind !== 'job' && (
           <span className="jp-GpuEnv-pipelineNodeKind">{node.kind}</span>
         )}
+        {rerunnable && (
+          <span
+            className="jp-GpuEnv-pipelineNodeActions"
+            onClick={event => event.stopPropagation()}
+            onKeyDown={event => event.stopPropagation()}
+          >
+            <ToolbarButtonComponent
+              icon={refreshIcon}
+              tooltip="Re-run from here: this node and everything below it"
+              aria-label={`Re-run from ${node.name}`}
+              enabled={!busy}
+              dataset={{ action: 'rerun' }}
+              onClick={() => onRerun(node)}
+            />
+          </span>
+        )}
       </div>
       <div className="jp-GpuEnv-pipelineNodeStatus">
         <span
@@ -118,22 +134,6 @@ function NodeBox(props: {
             data-testid="gpu-env-pipeline-node-attempts"
           >
             attempt {node.attempts}
-          </span>
-        )}
-        {rerunnable && (
-          <span
-            className="jp-GpuEnv-pipelineNodeActions"
-            onClick={event => event.stopPropagation()}
-            onKeyDown={event => event.stopPropagation()}
-          >
-            <ToolbarButtonComponent
-              icon={refreshIcon}
-              tooltip="Re-run from here: this node and everything below it"
-              aria-label={`Re-run from ${node.name}`}
-              enabled={!busy}
-              dataset={{ action: 'rerun' }}
-              onClick={() => onRerun(node)}
-            />
           </span>
         )}
       </div>
