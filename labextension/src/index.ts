@@ -9,6 +9,7 @@ import { environmentsPlugin } from './environments/plugin';
 import { gpuPlugin } from './gpu/plugin';
 import { imagesPlugin } from './images/plugin';
 import { jobsPlugin } from './jobs/plugin';
+import { pipelinesPlugin } from './jobs/pipelines/plugin';
 import { sidebarPlugin } from './sidebar/plugin';
 import { tasksPlugin } from './tasks/plugin';
 
@@ -23,7 +24,8 @@ const plugins: JupyterFrontEndPlugin<unknown>[] = [
   gpuPlugin,
   environmentsPlugin,
   imagesPlugin,
-  jobsPlugin
+  jobsPlugin,
+  pipelinesPlugin
 ];
 
 export default plugins;

@@ -5,3 +5,4 @@ import './jobs-view.css';
 import './schedules.css';
 import './gpu.css';
 import './forms.css';
+import './pipelines.css';

@@ -220,3 +220,25 @@ export type ISchedulePatch = Omit<
   RequestOf<Schemas['SchedulePatch'], never>,
   'resources'
 > & { resources?: IResourceRequest | null };
+
+// -- pipelines
+
+/** A pipeline run: its nodes in graph order, and how they stand. */
+export type IPipeline = S<'Pipeline'>;
+export type PipelineState = IPipeline['state'];
+/** One node of a pipeline: a job, a sweep, or an earlier job it waits for. */
+export type IPipelineNode = S<'PipelineNode'>;
+export type PipelineNodeState = IPipelineNode['state'];
+export type PipelineNodeKind = IPipelineNode['kind'];
+/** `GET pipelines`: newest first. */
+export type IPipelineList = S<'PipelineList'>;
+/** One node of `POST pipelines`: what `POST jobs` takes, its parents, `when`. */
+export type IPipelineNodeRequest = Omit<
+  RequestOf<Schemas['PipelineNodeRequest'], 'id' | 'notebook_path'>,
+  'resources'
+> & { resources?: IResourceRequest };
+/** `POST pipelines`. */
+export type IPipelineRequest = Omit<
+  RequestOf<Schemas['PipelineRequest'], 'name' | 'nodes'>,
+  'nodes'
+> & { nodes: IPipelineNodeRequest[] };

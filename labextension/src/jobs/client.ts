@@ -35,6 +35,8 @@ export class JobsClient extends ApiClient {
        * jobs that are no sweep's run (the query parameter `group`).
        */
       sweep?: string;
+      /** `none`: only the jobs of no pipeline (`pipeline`). */
+      pipeline?: string;
     } = {}
   ): Promise<IJobList> {
     return this.request('GET', 'jobs', {
@@ -42,7 +44,8 @@ export class JobsClient extends ApiClient {
         state: options.states?.length ? options.states.join(',') : undefined,
         limit: options.limit,
         offset: options.offset,
-        group: options.sweep
+        group: options.sweep,
+        pipeline: options.pipeline
       }
     });
   }
@@ -74,10 +77,11 @@ export class JobsClient extends ApiClient {
 
   /** Sweeps, newest first, their runs counted per state. */
   listSweeps(
-    options: { limit?: number; offset?: number } = {}
+    options: { limit?: number; offset?: number; pipeline?: string } = {}
   ): Promise<ISweepList> {
+    const { limit, offset, pipeline } = options;
     return this.request('GET', 'jobs/groups', {
-      query: { limit: options.limit, offset: options.offset }
+      query: { limit, offset, pipeline }
     });
   }
 

@@ -1,14 +1,16 @@
 /**
- * The Jobs section's list as one column: jobs that are no sweep's run and
- * sweeps (each once, however many runs it has), merged newest first from
- * two paged lists.
+ * The Jobs section's list as one column: jobs that are no sweep's run nor
+ * a pipeline's node, sweeps (each once, however many runs it has) and
+ * pipelines (each once, however many nodes it has), merged newest first
+ * from three paged lists.
  */
-import type { IJob, ISweep } from '../api/types';
+import type { IJob, IPipeline, ISweep } from '../api/types';
 
-/** An entry of the list: a job, or a sweep standing for its runs. */
+/** An entry of the list: a job, a sweep for its runs, a pipeline for its nodes. */
 export type JobEntry =
   | { kind: 'job'; job: IJob }
-  | { kind: 'sweep'; id: string; sweep: ISweep | null; runs: IJob[] };
+  | { kind: 'sweep'; id: string; sweep: ISweep | null; runs: IJob[] }
+  | { kind: 'pipeline'; id: string; pipeline: IPipeline };
 
 /** One page of a paged list, and how many the server has in all. */
 export interface IPage<T> {
@@ -17,18 +19,22 @@ export interface IPage<T> {
 }
 
 /**
- * Jobs and sweeps newest first; `unlisted` are sweeps known here (just
- * submitted) but on no page yet. Where one list has more pages, what is
- * older than its last entry is left out: it waits for "show more", so
- * that the other list does not seem to have nothing older.
+ * Jobs, sweeps and pipelines newest first; `unlisted` are sweeps known here
+ * (just submitted) but on no page yet, `unlistedPipelines` the same for
+ * pipelines (a listed one wins over its copy). Where one list has more
+ * pages, what is older than its last entry is left out: it waits for "show
+ * more", so that the other lists do not seem to have nothing older.
  */
 export function mergeEntries(
   jobs: IPage<IJob>,
   sweeps: IPage<ISweep>,
-  unlisted: ISweep[] = []
+  unlisted: ISweep[] = [],
+  pipelines: IPage<IPipeline> = { items: [], total: 0 },
+  unlistedPipelines: IPipeline[] = []
 ): JobEntry[] {
   let boundary = -Infinity;
-  for (const page of [jobs, sweeps] as IPage<{ created_at: number }>[]) {
+  const pages = [jobs, sweeps, pipelines] as IPage<{ created_at: number }>[];
+  for (const page of pages) {
     const last = page.items[page.items.length - 1];
     if (page.total > page.items.length && last) {
       boundary = Math.max(boundary, last.created_at);
@@ -44,8 +50,30 @@ export function mergeEntries(
           sweep.created_at,
           { kind: 'sweep', id: sweep.id, sweep, runs: [] }
         ] as [number, JobEntry]
-    )
+    ),
+    ...pipelineEntries(pipelines.items, unlistedPipelines)
   ].filter(([at]) => at >= boundary);
   dated.sort((a, b) => b[0] - a[0]);
   return dated.map(([, entry]) => entry);
+}
+
+/** Each pipeline once, the listed copy over one just submitted. */
+function pipelineEntries(
+  listed: IPipeline[],
+  unlisted: IPipeline[]
+): [number, JobEntry][] {
+  const ids = new Set(listed.map(pipeline => pipeline.id));
+  return [...unlisted.filter(p => !ids.has(p.id)), ...listed].map(pipeline => [
+    pipeline.created_at,
+    { kind: 'pipeline', id: pipeline.id, pipeline }
+  ]);
+}
+
+/** The entries that are jobs or sweeps (the Jobs view's table). */
+export function jobsAndSweeps(
+  entries: JobEntry[] | null
+): Exclude<JobEntry, { kind: 'pipeline' }>[] {
+  return (entries ?? []).flatMap(entry =>
+    entry.kind === 'pipeline' ? [] : [entry]
+  );
 }

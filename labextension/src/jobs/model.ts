@@ -1,13 +1,10 @@
 /**
- * JobsModel: the job list, the sweeps, and the usage, polled.
- *
- * Jobs that are no sweep's run come from `GET jobs?group=none` and the
- * sweeps from `GET jobs/groups` (their runs counted per state, in one
- * request), both paged and merged newest first: a sweep is one entry
- * however many runs it has. The runs of a sweep whose row is expanded are
- * asked with `GET jobs?group=…` (FollowedSweeps keeps what is known of the
- * sweeps). A sweep is announced once through `sweepEnded` when its last run
- * ends, its runs one by one are not.
+ * JobsModel: the jobs, sweeps, pipelines and usage, polled. Jobs of no
+ * sweep or pipeline (`GET jobs?group=none&pipeline=none`), sweeps of no
+ * pipeline (`GET jobs/groups?pipeline=none`) and pipelines (`GET
+ * pipelines`) are paged and merged newest first, a sweep or a pipeline one
+ * entry. An expanded sweep's runs are asked with `GET jobs?group=…`
+ * (FollowedSweeps); a sweep is announced once through `sweepEnded`.
  *
  * Every ~2 s while a job is queued or running and the Jobs section is
  * visible; every ~15 s otherwise (so that jobs ending while nobody looks are
@@ -21,6 +18,7 @@ import { ISignal, Signal } from '@lumino/signaling';
 import { askEach } from '../api/request';
 import type {
   IJob,
+  IPipeline,
   ISweep,
   IUsageReport,
   IUsageWeeks,
@@ -31,7 +29,9 @@ import { JobsClient } from './client';
 import { JobEntry, mergeEntries } from './entries';
 import { JobUsage } from './usage/model';
 import { FollowedSweeps } from './sweeps/followed';
-import { isActive, isActiveState, isGpuIdle } from './format';
+import { isActive, isActiveState } from './format';
+import { IdleWarnings } from './usage/idle';
+import { FollowedPipelines } from './pipelines/followed';
 
 export { MAX_RUNS_LISTED } from './sweeps/followed';
 export type { JobEntry } from './entries';
@@ -55,14 +55,22 @@ export class JobsModel extends PolledModel {
       maxBackoff: MAX_BACKOFF
     });
     this.client = options.client;
+    this.pipelines = new FollowedPipelines(this.client.serverSettings);
     this._idleInterval = options.idleInterval ?? IDLE_INTERVAL;
     this._usage = new JobUsage(this.client);
+    this._idle = new IdleWarnings(
+      this.client,
+      () => this._usage.gpuIdleSeconds,
+      job => this._gpuIdle.emit(job)
+    );
     this._sweeps = new FollowedSweeps(this.client, sweep =>
       this._sweepEnded.emit(sweep)
     );
   }
 
   readonly client: JobsClient;
+  /** The pipelines, each one entry; their client. */
+  readonly pipelines: FollowedPipelines;
 
   /** Whether someone looks at the jobs (set by the Jobs section). */
   viewed: () => boolean = () => false;
@@ -100,14 +108,16 @@ export class JobsModel extends PolledModel {
     return mergeEntries(
       { items: this._jobs, total: this._jobsTotal },
       { items: sweeps.page, total: sweeps.total },
-      sweeps.unlisted
+      sweeps.unlisted,
+      { items: this.pipelines.page, total: this.pipelines.total },
+      this.pipelines.unlisted
     );
   }
 
   /** Jobs and sweeps recorded but not listed yet (older pages). */
   get more(): number {
     const shown = (this.entries ?? []).filter(
-      entry => entry.kind === 'job' || !this._sweeps.isUnlisted(entry.id)
+      entry => entry.kind !== 'sweep' || !this._sweeps.isUnlisted(entry.id)
     ).length;
     return Math.max(0, this.total - shown);
   }
@@ -125,6 +135,13 @@ export class JobsModel extends PolledModel {
   /** A running job's GPU has idled too long (once per job). */
   get gpuIdle(): ISignal<this, IJob> {
     return this._gpuIdle;
+  }
+
+  /** A pipeline just submitted: listed at once. */
+  addPipeline(pipeline: IPipeline): void {
+    this.pipelines.add(pipeline);
+    this.emitChanged();
+    void this.refresh().catch(() => undefined);
   }
 
   /** A sweep as last asked (or null). */
@@ -154,9 +171,9 @@ export class JobsModel extends PolledModel {
     this.emitChanged();
   }
 
-  /** All jobs that are no sweep's run, and all sweeps, recorded. */
+  /** All jobs of no sweep or pipeline, all sweeps and pipelines, recorded. */
   get total(): number {
-    return this._jobsTotal + this._sweeps.total;
+    return this._jobsTotal + this._sweeps.total + this.pipelines.total;
   }
 
   get limit(): number {
@@ -284,7 +301,10 @@ export class JobsModel extends PolledModel {
 
   /** Whether the regular tick should ask the server now. */
   private _due(): boolean {
-    const active = (this._jobs ?? []).some(isActive) || this._sweeps.anyActive;
+    const active =
+      (this._jobs ?? []).some(isActive) ||
+      this._sweeps.anyActive ||
+      this.pipelines.anyActive;
     const wait =
       active && this.viewed() ? ACTIVE_INTERVAL / 2 : this._idleInterval;
     return Date.now() - this._fetchedAt >= wait;
@@ -296,18 +316,20 @@ export class JobsModel extends PolledModel {
       return false;
     }
     this._fetchedAt = Date.now();
+    const limit = this._limit;
     const [list, sweeps, usage] = await Promise.all([
-      this.client.listJobs({ sweep: 'none', limit: this._limit }),
-      this.client.listSweeps({ limit: this._limit }),
-      this._usage.ask()
+      this.client.listJobs({ sweep: 'none', pipeline: 'none', limit }),
+      this.client.listSweeps({ pipeline: 'none', limit }),
+      this._usage.ask(),
+      this.pipelines.update(limit)
     ]);
     const jobs = list.items;
     const first = this._jobs === null;
     await this._sweeps.update(sweeps, first);
     // Active jobs pushed off the page are asked one by one.
-    const listed = new Set(jobs.map(job => job.id));
+    const onPage = new Set(jobs.map(job => job.id));
     const missing = [...this._states]
-      .filter(([id, state]) => !listed.has(id) && isActiveState(state))
+      .filter(([id, state]) => !onPage.has(id) && isActiveState(state))
       .map(([id]) => id);
     const seen = [
       ...jobs,
@@ -341,42 +363,20 @@ export class JobsModel extends PolledModel {
       this._usage.invalidate();
     }
     // Runs of collapsed sweeps are not listed: the sweep names its idle ones.
-    const runs = this._sweeps.runs;
-    const known = new Set([...seen, ...runs].map(job => job.id));
-    const idleRuns = this._sweeps.idleRuns.filter(
-      id => !known.has(id) && !this._idleWarned.has(id)
+    await this._idle.check(
+      [...seen, ...this._sweeps.runs],
+      this._sweeps.idleRuns
     );
-    const fetched = await Promise.all(
-      idleRuns.map(id => this.client.getJob(id).catch(() => null))
-    );
-    this._warnIdle([
-      ...seen,
-      ...runs,
-      ...fetched.filter((job): job is IJob => job !== null)
-    ]);
-  }
-
-  /** Announce the running jobs whose GPU idles too long, once each. */
-  private _warnIdle(jobs: IJob[]): void {
-    for (const job of jobs) {
-      if (
-        !this._idleWarned.has(job.id) &&
-        isGpuIdle(job, this._usage.gpuIdleSeconds)
-      ) {
-        this._idleWarned.add(job.id);
-        this._gpuIdle.emit(job);
-      }
-    }
   }
 
   private _idleInterval: number;
   private _jobs: IJob[] | null = null;
   private _jobsTotal = 0;
   private _sweeps: FollowedSweeps;
-  private _idleWarned = new Set<string>();
   private _gpuIdle = new Signal<this, IJob>(this);
   private _limit = PAGE_SIZE;
   private _usage: JobUsage;
+  private _idle: IdleWarnings;
   private _fetchedAt = 0;
   private _states = new Map<string, JobState>();
   private _busy = new Set<string>();

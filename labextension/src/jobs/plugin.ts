@@ -22,6 +22,7 @@ import { IGpuEnvSidebar } from '../sidebar/tokens';
 import { JobActions } from './actions';
 import { JobsClient } from './client';
 import { JobCommandIDs } from './command-ids';
+import { PipelineCommandIDs } from './pipelines/command-ids';
 import { registerJobCommands } from './commands';
 import { registerJobsView } from './view/command';
 import { JobsModel } from './model';
@@ -104,6 +105,8 @@ export const jobsPlugin: JupyterFrontEndPlugin<JobsModel> = {
         },
         openJobs,
         schedules: { client: scheduleClient, model: schedules.model },
+        openPipeline: pipeline =>
+          void commands.execute(PipelineCommandIDs.open, { id: pipeline.id }),
         openResults: sweep =>
           void commands.execute(JobCommandIDs.sweepResults, {
             sweep: sweep.id

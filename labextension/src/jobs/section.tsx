@@ -2,8 +2,8 @@
  * The "Jobs" section: the week's usage (GPU-hours allocated and used, the
  * last weeks as bars), then the jobs and sweeps newest first, each job with
  * its state, elapsed time, progress, GPU use and actions; a sweep is one
- * row standing for its runs. A button opens them all in the Jobs view, a
- * table in the main area.
+ * row standing for its runs, a pipeline one for its nodes. A button
+ * opens the jobs and sweeps in the Jobs view, a table in the main area.
  */
 import { Button, tableRowsIcon } from '@jupyterlab/ui-components';
 import { CommandRegistry } from '@lumino/commands';
@@ -21,6 +21,7 @@ import { isActive } from './format';
 import { ScheduleActions } from './schedules/actions';
 import { SchedulesGroup } from './schedules/row';
 import { SweepRow } from './sweeps/row';
+import { PipelineRow } from './pipelines/row';
 import { JobsModel } from './model';
 import { JobRow } from './row';
 import { UsagePanel } from './usage/chart';
@@ -115,6 +116,13 @@ export function JobsView(props: {
                 now={now}
                 busy={model.isBusy(entry.job.id)}
                 highlighted={entry.job.id === highlighted}
+              />
+            ) : entry.kind === 'pipeline' ? (
+              <PipelineRow
+                key={`pipeline-${entry.id}`}
+                pipeline={entry.pipeline}
+                commands={actions.commands}
+                highlighted={entry.id === highlighted}
               />
             ) : (
               <SweepRow

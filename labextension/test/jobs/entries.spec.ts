@@ -1,8 +1,8 @@
 /**
  * The Jobs section's one list: jobs and sweeps merged newest first.
  */
-import type { IJob, ISweep } from '../../src/api/types';
-import { JobEntry, mergeEntries } from '../../src/jobs/entries';
+import type { IJob, IPipeline, ISweep } from '../../src/api/types';
+import { JobEntry, jobsAndSweeps, mergeEntries } from '../../src/jobs/entries';
 
 const job = (id: string, at: number): IJob =>
   ({ id, created_at: at, group_id: null }) as IJob;
@@ -63,5 +63,76 @@ describe('mergeEntries', () => {
     expect(
       mergeEntries({ items: [], total: 0 }, { items: [], total: 4 })
     ).toEqual([]);
+  });
+});
+
+describe('mergeEntries with pipelines', () => {
+  const pipeline = (id: string, at: number): IPipeline =>
+    ({ id, created_at: at }) as IPipeline;
+  const all = (entries: JobEntry[]): string[] =>
+    entries.map(e => (e.kind === 'job' ? e.job.id : `${e.kind}:${e.id}`));
+
+  it('lists each pipeline once among jobs and sweeps, newest first', () => {
+    const entries = mergeEntries(
+      { items: [job('a', 30), job('b', 10)], total: 2 },
+      { items: [sweep('s', 20)], total: 1 },
+      [],
+      { items: [pipeline('p', 25), pipeline('q', 5)], total: 2 }
+    );
+    expect(all(entries)).toEqual([
+      'a',
+      'pipeline:p',
+      'sweep:s',
+      'b',
+      'pipeline:q'
+    ]);
+    expect(entries[1]).toEqual({
+      kind: 'pipeline',
+      id: 'p',
+      pipeline: pipeline('p', 25)
+    });
+  });
+
+  it('shows one just submitted until a page has it, then the listed copy', () => {
+    const fresh = { ...pipeline('new', 40), state: 'queued' } as IPipeline;
+    const listed = { ...pipeline('new', 40), state: 'running' } as IPipeline;
+    const before = mergeEntries(
+      { items: [job('a', 30)], total: 1 },
+      { items: [], total: 0 },
+      [],
+      { items: [], total: 0 },
+      [fresh]
+    );
+    expect(all(before)).toEqual(['pipeline:new', 'a']);
+    const after = mergeEntries(
+      { items: [job('a', 30)], total: 1 },
+      { items: [], total: 0 },
+      [],
+      { items: [listed], total: 1 },
+      [fresh]
+    );
+    expect(after).toHaveLength(2);
+    expect(after[0]).toEqual({ kind: 'pipeline', id: 'new', pipeline: listed });
+  });
+
+  it('leaves out what is older than the last pipeline of a longer list', () => {
+    const entries = mergeEntries(
+      { items: [job('a', 30), job('b', 10)], total: 2 },
+      { items: [], total: 0 },
+      [],
+      { items: [pipeline('p', 20)], total: 5 }
+    );
+    expect(all(entries)).toEqual(['a', 'pipeline:p']);
+  });
+
+  it('keeps jobs and sweeps only for the Jobs table', () => {
+    const entries = mergeEntries(
+      { items: [job('a', 30)], total: 1 },
+      { items: [sweep('s', 20)], total: 1 },
+      [],
+      { items: [pipeline('p', 25)], total: 1 }
+    );
+    expect(jobsAndSweeps(entries).map(e => e.kind)).toEqual(['job', 'sweep']);
+    expect(jobsAndSweeps(null)).toEqual([]);
   });
 });

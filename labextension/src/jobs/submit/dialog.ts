@@ -14,6 +14,7 @@ import type {
   IJob,
   IJobRequest,
   INotebookParameters,
+  IPipeline,
   ISchedule,
   ISweep
 } from '../../api/types';
@@ -26,13 +27,23 @@ import { IKernelChoice, ISubmitContext, SubmitForm } from './form';
 import { describeRuns } from '../sweeps/values';
 import { browserTimeZone } from '../schedules/client';
 import { ISendSchedules, scheduleSent } from '../schedules/actions';
+import { RunAfterField } from '../pipelines/after-field';
+import { runAfterRequest } from '../pipelines/run-after';
 
-/** What the dialog made: a job or a sweep (`POST jobs`), or a schedule. */
-export type Submitted = IJob | ISweep | ISchedule;
+/**
+ * What the dialog made: a job or a sweep (`POST jobs`), a schedule, or a
+ * pipeline ("Run after…").
+ */
+export type Submitted = IJob | ISweep | ISchedule | IPipeline;
 
 /** Whether the answer of `POST jobs` is a sweep. */
 export function isSweep(item: Submitted): item is ISweep {
   return 'size' in item && 'counts' in item;
+}
+
+/** Whether the dialog made a pipeline ("Run after…": `POST pipelines`). */
+export function isPipeline(item: Submitted): item is IPipeline {
+  return 'nodes' in item && 'counts' in item;
 }
 
 /** Whether the dialog made a schedule (`POST schedules`). */
@@ -134,6 +145,8 @@ export interface ISubmitOptions {
   openResults: (sweep: ISweep) => void;
   /** Offer "Repeat" (a schedule instead of one run). */
   schedules?: ISendSchedules;
+  /** Offer "Run after…"; open the graph of the pipeline it made. */
+  openPipeline?: (pipeline: IPipeline) => void;
 }
 
 /** Save `panel`, ask how to run it, and submit it; the job, sweep or null. */
@@ -168,7 +181,11 @@ export async function submitNotebook(
   if (!choices) {
     return null;
   }
+  const after = options.openPipeline
+    ? new RunAfterField(options.model.jobs ?? [])
+    : null;
   const form = new SubmitForm({
+    sections: after ? [after.node] : [],
     path: context.path,
     kernel,
     ...choices,
@@ -184,6 +201,15 @@ export async function submitNotebook(
     form,
     request => {
       const timing = form.repeat?.timing();
+      const before = after?.job();
+      if (before && timing) {
+        throw new Error('Choose “Run after…” or “Repeat”, not both.');
+      }
+      if (before) {
+        return options.model.pipelines.client.submit(
+          runAfterRequest(request, before)
+        );
+      }
       return timing && schedules
         ? schedules.client.create({ ...request, ...timing })
         : options.client.submit(request);
@@ -216,6 +242,15 @@ export async function submitNotebook(
     queue: request.queue ?? undefined,
     resources: request.resources
   });
+  if (isPipeline(job)) {
+    options.model.addPipeline(job);
+    options.openPipeline?.(job);
+    Notification.success(
+      `'${job.name}' will run after '${after?.job()?.name ?? 'its job'}'.`,
+      { autoClose: 6000 }
+    );
+    return job;
+  }
   if (isSchedule(job)) {
     schedules?.model.add(job);
     scheduleSent(job, () => options.openJobs(job));

@@ -55,6 +55,8 @@ export interface ISubmitContext {
   rerun?: { job: IJob; target: string | null };
   /** "Repeat" is offered with this (`GET schedules/preview`) and the zone. */
   repeat?: Pick<RepeatFields.IOptions, 'preview' | 'timezone'>;
+  /** More parts, after Repeat (the "Run after…" choice). */
+  sections?: HTMLElement[];
 }
 
 /** Words in a server message that point at a field. */
@@ -174,6 +176,7 @@ export class SubmitForm
         this._resources.node
       ),
       ...(this.repeat ? [section('Repeat', this.repeat.node)] : []),
+      ...(_context.sections ?? []),
       this._error
     );
     this._resources.onBackendChanged = info => {

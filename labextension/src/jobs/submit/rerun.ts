@@ -70,7 +70,7 @@ export async function runAgain(
   );
   const result = await dialog.launch();
   const sent = dialog.job;
-  if (!result.button.accept || !sent || 'size' in sent || 'keeper' in sent) {
+  if (!result.button.accept || !sent || !('job_dir' in sent)) {
     return null;
   }
   return sent;

@@ -26,6 +26,7 @@ import {
 import { DataTable, SortableHead } from '../../components/table';
 import { JobActions } from '../actions';
 import { isActive, isActiveState } from '../format';
+import { jobsAndSweeps } from '../entries';
 import { JobsModel } from '../model';
 import { MAX_RUNS_LISTED } from '../model';
 import { summarize } from '../sweeps/row';
@@ -68,7 +69,7 @@ const STATES: [IFilter['state'], string][] = [
 
 /** The model's list as table rows, at `now`. */
 export function tableRows(model: JobsModel, now: number): TableRow[] {
-  return (model.entries ?? []).map((entry): TableRow => {
+  return jobsAndSweeps(model.entries).map((entry): TableRow => {
     if (entry.kind === 'job') {
       return {
         kind: 'job',
@@ -339,7 +340,7 @@ export function createJobsWidget(
   const viewedBefore = model.viewed;
   model.viewed = () => viewedBefore() || content.isVisible;
   const updateStatus = (): void => {
-    const active = (model.entries ?? []).filter(entry =>
+    const active = jobsAndSweeps(model.entries).filter(entry =>
       entry.kind === 'job'
         ? isActive(entry.job)
         : entry.sweep !== null && isActiveState(entry.sweep.state)
