@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import pytest
 from helpers import job_record
 
-from jupyter_gpu_env.batch.backend import Backend, Observation
+from jupyter_gpu_env.batch.backend import Backend, Dependency, Observation
 from jupyter_gpu_env.batch.local import LocalBackend
 from jupyter_gpu_env.errors import Conflict
 from jupyter_gpu_env.models.backends import BackendInfo
@@ -39,17 +39,17 @@ def _job(job_id: str) -> Job:
     return job_record(job_id, backend="minimal")
 
 
-async def test_submit_after_nothing_is_a_plain_submit():
-    backend = Minimal()
-    seen = await backend.submit_after(_job("a1"), [])
-    assert seen.backend_job_id == "m-a1" and backend.submitted == ["a1"]
-
-
 @pytest.mark.parametrize("backend", [Minimal(), LocalBackend()], ids=["minimal", "local"])
-async def test_submit_after_other_jobs_is_refused_where_the_backend_cannot_hold_a_job(backend):
+async def test_a_backend_that_cannot_hold_a_job_says_so_and_hands_nothing_over(backend):
+    """A pipeline holds such a backend's jobs itself and hands each over when its parents end."""
+    assert backend.holds_dependencies is False
     with pytest.raises(Conflict) as refused:
-        await backend.submit_after(_job("b2"), [_job("a1")])
+        await backend.submit_after(_job("b2"), Dependency(("a1",)))
     assert refused.value.reason == "dependencies_unsupported"
+    with pytest.raises(Conflict) as refused:
+        await backend.submit_sweep_after([_job("r0")], 1, Dependency(("a1",), "always"))
+    assert refused.value.reason == "dependencies_unsupported"
+    await backend.stage([_job("b2")])  # nothing to store: the server starts it later
     assert getattr(backend, "submitted", []) == []  # nothing was handed over
 
 

@@ -2,7 +2,8 @@
  * A notification when a job ends: success with "Open output", failure with
  * the reason and the log, cancellation (unless the user cancelled it here);
  * when a sweep's last run ends, one for the sweep with "Open results"; when
- * a running job's GPU idles too long, one with "Cancel job".
+ * a running job's GPU idles too long, one with "Cancel job"; when a
+ * pipeline ends, one with "Open graph".
  */
 import { Notification } from '@jupyterlab/apputils';
 import { CommandRegistry } from '@lumino/commands';
@@ -12,7 +13,8 @@ import { JobCommandIDs } from './command-ids';
 import { elapsedSeconds, formatClock, formatDuration } from './format';
 import { JobsModel } from './model';
 import { outputOpenable } from './row';
-import { IJob, ISweep } from '../api/types';
+import { IJob, IPipeline, ISweep } from '../api/types';
+import { PipelineCommandIDs } from './pipelines/command-ids';
 
 export function notifyJobEnd(
   job: IJob,
@@ -84,6 +86,36 @@ export function notifySweepEnd(
   notify(text, {
     autoClose: sweep.state === 'failed' ? false : 8000,
     actions: [results]
+  });
+}
+
+/** The end of a pipeline (its last node ended or was skipped), its graph one click away. */
+export function notifyPipelineEnd(
+  pipeline: IPipeline,
+  commands: CommandRegistry
+): void {
+  const graph: Notification.IAction = {
+    label: 'Open graph',
+    caption: 'Its nodes and how each ended',
+    callback: () =>
+      void commands.execute(PipelineCommandIDs.open, { id: pipeline.id })
+  };
+  const counts = Object.entries(pipeline.counts)
+    .map(([state, n]) => `${n} ${state}`)
+    .join(', ');
+  const failed = pipeline.nodes.find(n => n.state === 'failed');
+  const text =
+    `Pipeline '${pipeline.name}' ${pipeline.state}: ${counts}` +
+    (failed ? ` ('${failed.id}': ${failed.message})` : '.');
+  const notify =
+    pipeline.state === 'succeeded'
+      ? Notification.success
+      : pipeline.state === 'failed'
+        ? Notification.error
+        : Notification.warning;
+  notify(text, {
+    autoClose: pipeline.state === 'failed' ? false : 8000,
+    actions: [graph]
   });
 }
 

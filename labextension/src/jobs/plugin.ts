@@ -26,7 +26,12 @@ import { PipelineCommandIDs } from './pipelines/command-ids';
 import { registerJobCommands } from './commands';
 import { registerJobsView } from './view/command';
 import { JobsModel } from './model';
-import { notifyGpuIdle, notifyJobEnd, notifySweepEnd } from './notify';
+import {
+  notifyGpuIdle,
+  notifyJobEnd,
+  notifyPipelineEnd,
+  notifySweepEnd
+} from './notify';
 import { registerNotifications } from './notify/command';
 import { ILastUsed } from './submit/resource-fields';
 import { JobsSection } from './section';
@@ -162,6 +167,11 @@ export const jobsPlugin: JupyterFrontEndPlugin<JobsModel> = {
     model.sweepEnded.connect((_, sweep) => {
       if (setting('notifyOnEnd', true)) {
         notifySweepEnd(sweep, model, commands);
+      }
+    });
+    model.pipelines.ended.connect((_, pipeline) => {
+      if (setting('notifyOnEnd', true)) {
+        notifyPipelineEnd(pipeline, commands);
       }
     });
     registerNotifications(app, {

@@ -18,6 +18,7 @@ function schedule(fields: Partial<ISchedule> = {}): ISchedule {
     name: 'nightly',
     backend: 'local',
     notebook_path: 'a.ipynb',
+    pipeline_path: null,
     schedule: '0 6 * * *',
     description: 'every day at 06:00',
     timezone: 'Europe/Rome',
@@ -46,6 +47,7 @@ function run(fields: Partial<IScheduleRun>): IScheduleRun {
     outcome: 'started',
     job_id: 'j1',
     group_id: null,
+    pipeline_id: null,
     state: 'succeeded',
     message: '',
     ...fields
