@@ -68,12 +68,3 @@ function pipelineEntries(
     { kind: 'pipeline', id: pipeline.id, pipeline }
   ]);
 }
-
-/** The entries that are jobs or sweeps (the Jobs view's table). */
-export function jobsAndSweeps(
-  entries: JobEntry[] | null
-): Exclude<JobEntry, { kind: 'pipeline' }>[] {
-  return (entries ?? []).flatMap(entry =>
-    entry.kind === 'pipeline' ? [] : [entry]
-  );
-}

@@ -2,7 +2,7 @@
  * The Jobs section's one list: jobs and sweeps merged newest first.
  */
 import type { IJob, IPipeline, ISweep } from '../../src/api/types';
-import { JobEntry, jobsAndSweeps, mergeEntries } from '../../src/jobs/entries';
+import { JobEntry, mergeEntries } from '../../src/jobs/entries';
 
 const job = (id: string, at: number): IJob =>
   ({ id, created_at: at, group_id: null }) as IJob;
@@ -125,14 +125,13 @@ describe('mergeEntries with pipelines', () => {
     expect(all(entries)).toEqual(['a', 'pipeline:p']);
   });
 
-  it('keeps jobs and sweeps only for the Jobs table', () => {
+  it('lists jobs, sweeps and pipelines in one order (the Jobs table)', () => {
     const entries = mergeEntries(
       { items: [job('a', 30)], total: 1 },
       { items: [sweep('s', 20)], total: 1 },
       [],
       { items: [pipeline('p', 25)], total: 1 }
     );
-    expect(jobsAndSweeps(entries).map(e => e.kind)).toEqual(['job', 'sweep']);
-    expect(jobsAndSweeps(null)).toEqual([]);
+    expect(entries.map(e => e.kind)).toEqual(['job', 'pipeline', 'sweep']);
   });
 });

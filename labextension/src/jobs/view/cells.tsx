@@ -1,7 +1,7 @@
 /**
  * The Jobs view's rows: a job (or a sweep's run, one step in) and a sweep
  * that expands to its runs, each cell from the row's facts, and the row's
- * actions. Every action goes through the jobs' actions or commands, so the
+ * actions (a pipeline's rows are in pipeline-cells.tsx). Every action goes through the jobs' actions or commands, so the
  * sidebar, the palette and this table do the same thing.
  */
 import { caretDownIcon, caretRightIcon } from '@jupyterlab/ui-components';
@@ -17,12 +17,13 @@ import {
   formatTime,
   ordinal
 } from '../format';
-import { JobActionButtons, StateBadge } from '../row';
+import { NODE_TONES } from '../pipelines/format';
+import { JobActionButtons } from '../row';
 import { SweepActionButtons } from '../sweeps/row';
 import { describeGpuMeanPeak, IRowFacts } from './rows';
 
 /** The cells every row has, from the state to the parameters. */
-function FactCells(props: {
+export function FactCells(props: {
   facts: IRowFacts;
   now: number;
   queueTitle?: string;
@@ -33,7 +34,13 @@ function FactCells(props: {
   return (
     <>
       <td data-column="state">
-        <StateBadge state={facts.state} />
+        <span
+          className="jp-GpuEnv-badge"
+          data-tone={NODE_TONES[facts.state]}
+          data-testid="gpu-env-job-state"
+        >
+          {facts.state}
+        </span>
       </td>
       <td data-column="backend" title={props.backendTitle}>
         {facts.backend}

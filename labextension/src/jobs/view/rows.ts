@@ -1,11 +1,20 @@
 /**
- * The Jobs view's table, as pure data: what each column shows of a job or
- * a sweep (its facts), the text and state filters, and the sort by a
- * column. A sweep is sorted and filtered as one row; its runs stay under
- * it, in the sweep's order.
+ * The Jobs view's table, as pure data: what each column shows of a job, a
+ * sweep or a pipeline (its facts), the text and state filters, and the
+ * sort by a column. A sweep or a pipeline is sorted and filtered as one
+ * row; its runs or nodes stay under it, in its own order.
  */
-import type { IJob, IJobGpuUsage, ISweep, JobState } from '../../api/types';
+import type {
+  IJob,
+  IJobGpuUsage,
+  IPipeline,
+  IPipelineNode,
+  ISweep,
+  JobState,
+  PipelineNodeState
+} from '../../api/types';
 import { formatBytesOf, isActiveState } from '../format';
+import { isNodeActive } from '../pipelines/format';
 import { describeParameters } from '../sweeps/values';
 
 /** The sortable columns. */
@@ -34,10 +43,13 @@ export interface IFilter {
 
 export const NO_FILTER: IFilter = { text: '', state: 'all' };
 
+/** A row's state: a job's, a sweep's, a pipeline's or a node's. */
+export type RowState = JobState | PipelineNodeState;
+
 /** What a row's cells show, as values to sort by. */
 export interface IRowFacts {
   name: string;
-  state: JobState;
+  state: RowState;
   backend: string;
   /** Place in the backend's queue (1: next), null when not queued. */
   queue: number | null;
@@ -62,7 +74,22 @@ export type TableRow =
       facts: IRowFacts;
       /** The runs listed, null until asked (collapsed, or not answered). */
       runs: { job: IJob; facts: IRowFacts }[] | null;
+    }
+  | {
+      kind: 'pipeline';
+      id: string;
+      pipeline: IPipeline;
+      facts: IRowFacts;
+      /** The nodes listed, in the pipeline's order; null while collapsed. */
+      nodes: { node: IPipelineNode; facts: IRowFacts }[] | null;
     };
+
+/** Whether a row's state may still change: queued, running or waiting. */
+export function isActiveRowState(state: RowState): boolean {
+  return (
+    isNodeActive(state as PipelineNodeState) || isActiveState(state as JobState)
+  );
+}
 
 function searchText(parts: (string | null | undefined)[]): string {
   return parts.filter(Boolean).join('\n').toLowerCase();
@@ -165,11 +192,71 @@ export function sweepFacts(
   };
 }
 
+/** The different values of `values`, in their first order. */
+function distinct(values: string[]): string[] {
+  return [...new Set(values.filter(Boolean))];
+}
+
+/**
+ * The facts of a pipeline's row: its nodes' backends, its first node's
+ * start, until it ended (or now); the text filter finds it by its name,
+ * its file, and its nodes' names and notebooks.
+ */
+export function pipelineFacts(pipeline: IPipeline, now: number): IRowFacts {
+  const { nodes } = pipeline;
+  const starts = nodes
+    .map(node => node.started_at)
+    .filter((at): at is number => at !== null);
+  const started = starts.length ? Math.min(...starts) : null;
+  const ended = !isActiveState(pipeline.state);
+  const ends = nodes
+    .map(node => node.finished_at)
+    .filter((at): at is number => at !== null);
+  const finished =
+    pipeline.finished_at ??
+    (ended && ends.length ? Math.max(...ends) : null) ??
+    (ended ? pipeline.cancelled_at : null);
+  return {
+    name: pipeline.name,
+    state: pipeline.state,
+    backend: distinct(nodes.map(node => node.backend)).join(', '),
+    queue: null,
+    started,
+    duration:
+      started === null ? null : Math.max(0, (finished ?? now) - started),
+    gpu: null,
+    parameters: '',
+    search: searchText([
+      pipeline.name,
+      pipeline.file_path,
+      ...nodes.flatMap(node => [node.id, node.name, node.notebook_path])
+    ])
+  };
+}
+
+/** The facts of a pipeline node's row, under its pipeline. */
+export function nodeFacts(node: IPipelineNode, now: number): IRowFacts {
+  return {
+    name: node.name,
+    state: node.state,
+    backend: node.backend,
+    queue: null,
+    started: node.started_at,
+    duration:
+      node.started_at === null
+        ? null
+        : Math.max(0, (node.finished_at ?? now) - node.started_at),
+    gpu: null,
+    parameters: '',
+    search: searchText([node.id, node.name, node.notebook_path])
+  };
+}
+
 /** Whether a row's own facts pass `filter`. */
 export function matches(facts: IRowFacts, filter: IFilter): boolean {
   const { state } = filter;
   if (state === 'active') {
-    if (!isActiveState(facts.state)) {
+    if (!isActiveRowState(facts.state)) {
       return false;
     }
   } else if (state !== 'all' && state !== facts.state) {
@@ -180,8 +267,9 @@ export function matches(facts: IRowFacts, filter: IFilter): boolean {
 }
 
 /**
- * The rows that pass `filter`. A sweep stays when it passes, with all its
- * runs, or when some of its runs pass, with only those.
+ * The rows that pass `filter`. A sweep (a pipeline) stays when it passes,
+ * with all its runs (nodes), or when some of its listed runs (nodes) pass,
+ * with only those.
  */
 export function filterRows(rows: TableRow[], filter: IFilter): TableRow[] {
   const kept: TableRow[] = [];
@@ -196,6 +284,13 @@ export function filterRows(rows: TableRow[], filter: IFilter): TableRow[] {
       kept.push(row);
       continue;
     }
+    if (row.kind === 'pipeline') {
+      const nodes = (row.nodes ?? []).filter(n => matches(n.facts, filter));
+      if (nodes.length > 0) {
+        kept.push({ ...row, nodes });
+      }
+      continue;
+    }
     const runs = (row.runs ?? []).filter(run => matches(run.facts, filter));
     if (runs.length > 0) {
       kept.push({ ...row, runs });
@@ -205,11 +300,13 @@ export function filterRows(rows: TableRow[], filter: IFilter): TableRow[] {
 }
 
 /** The order of states: active first, then how they ended. */
-const STATE_ORDER: JobState[] = [
+const STATE_ORDER: RowState[] = [
   'running',
   'queued',
+  'waiting',
   'failed',
   'cancelled',
+  'skipped',
   'succeeded'
 ];
 

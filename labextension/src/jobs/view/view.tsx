@@ -1,8 +1,8 @@
 /**
- * The Jobs view in the main area: every job and sweep in one full-width
- * table (name, state, backend, queue place, started, duration, GPU use,
- * parameters, actions), sorted by a click on a header and filtered by text
- * and state; a sweep expands to its runs. It follows the jobs model, which
+ * The Jobs view in the main area: every job, sweep and pipeline in one
+ * full-width table (name, state, backend, queue place, started, duration,
+ * GPU use, parameters, actions), sorted by a click on a header and filtered
+ * by text and state; a sweep expands to its runs, a pipeline to its nodes. It follows the jobs model, which
  * polls (faster while this view or the sidebar's section is visible).
  */
 import { MainAreaWidget } from '@jupyterlab/apputils';
@@ -25,12 +25,10 @@ import {
 } from '../../components/main-area';
 import { DataTable, SortableHead } from '../../components/table';
 import { JobActions } from '../actions';
-import { isActive, isActiveState } from '../format';
-import { jobsAndSweeps } from '../entries';
-import { JobsModel } from '../model';
+import { isActive } from '../format';
 import { MAX_RUNS_LISTED } from '../model';
-import { summarize } from '../sweeps/row';
 import { JobTableRow, NoteRow, SweepTableRow } from './cells';
+import { PipelineRows } from './pipeline-cells';
 import {
   ColumnKey,
   IFilter,
@@ -38,11 +36,10 @@ import {
   NO_FILTER,
   TableRow,
   filterRows,
-  jobFacts,
   nextSort,
-  sortRows,
-  sweepFacts
+  sortRows
 } from './rows';
+import { isEntryActive, tableRows } from './table';
 
 const COLUMNS: [ColumnKey, string][] = [
   ['name', 'Name'],
@@ -66,38 +63,6 @@ const STATES: [IFilter['state'], string][] = [
   ['failed', 'Failed'],
   ['cancelled', 'Cancelled']
 ];
-
-/** The model's list as table rows, at `now`. */
-export function tableRows(model: JobsModel, now: number): TableRow[] {
-  return jobsAndSweeps(model.entries).map((entry): TableRow => {
-    if (entry.kind === 'job') {
-      return {
-        kind: 'job',
-        id: entry.job.id,
-        job: entry.job,
-        facts: jobFacts(entry.job, now)
-      };
-    }
-    const summary = summarize(entry);
-    const runs = model.isExpanded(entry.id) ? model.runsOf(entry.id) : null;
-    return {
-      kind: 'sweep',
-      id: entry.id,
-      sweep: entry.sweep,
-      facts: sweepFacts(
-        {
-          name: summary.name,
-          state: summary.state,
-          backend: entry.sweep?.backend ?? runs?.[0]?.backend ?? '',
-          sweep: entry.sweep
-        },
-        runs ?? [],
-        now
-      ),
-      runs: runs && runs.map(job => ({ job, facts: jobFacts(job, now) }))
-    };
-  });
-}
 
 function Filters(props: {
   filter: IFilter;
@@ -175,12 +140,27 @@ function Rows(props: {
   rows: TableRow[];
   actions: JobActions;
   now: number;
+  onTogglePipeline: (id: string) => void;
 }): JSX.Element {
   const { rows, actions, now } = props;
   const { model } = actions;
   return (
     <>
       {rows.map(row => {
+        if (row.kind === 'pipeline') {
+          return (
+            <PipelineRows
+              key={`pipeline-${row.id}`}
+              pipeline={row.pipeline}
+              facts={row.facts}
+              nodes={row.nodes}
+              expanded={row.nodes !== null}
+              onToggle={() => props.onTogglePipeline(row.id)}
+              commands={actions.commands}
+              now={now}
+            />
+          );
+        }
         if (row.kind === 'job') {
           return (
             <JobTableRow
@@ -239,17 +219,21 @@ export function JobsTable(props: { actions: JobActions }): JSX.Element {
   useSignals([model.changed]);
   const [filter, setFilter] = useState<IFilter>(NO_FILTER);
   const [sort, setSort] = useState<ISort | null>(null);
+  // The pipelines whose nodes are listed (their nodes come with them).
+  const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set());
+  const togglePipeline = (id: string): void =>
+    setExpanded(before => {
+      const after = new Set(before);
+      if (!after.delete(id)) {
+        after.add(id);
+      }
+      return after;
+    });
   const entries = model.entries;
   const now = useNow(
-    (model.jobs ?? []).some(isActive) ||
-      (entries ?? []).some(
-        entry =>
-          entry.kind === 'sweep' &&
-          entry.sweep !== null &&
-          isActiveState(entry.sweep.state)
-      )
+    (model.jobs ?? []).some(isActive) || (entries ?? []).some(isEntryActive)
   );
-  const all = tableRows(model, now);
+  const all = tableRows(model, now, expanded);
   const rows = sortRows(filterRows(all, filter), sort);
   return (
     <div className="jp-GpuEnv-jobsView" data-testid="gpu-env-jobs-view">
@@ -278,10 +262,15 @@ export function JobsTable(props: { actions: JobActions }): JSX.Element {
               <Head sort={sort} onSort={key => setSort(nextSort(sort, key))} />
             }
           >
-            <Rows rows={rows} actions={actions} now={now} />
+            <Rows
+              rows={rows}
+              actions={actions}
+              now={now}
+              onTogglePipeline={togglePipeline}
+            />
             {all.length > 0 && rows.length === 0 && (
               <NoteRow columns={SPAN}>
-                No job or sweep matches the filter.
+                No job, sweep or pipeline matches the filter.
               </NoteRow>
             )}
           </DataTable>
@@ -331,7 +320,7 @@ export function createJobsWidget(
     content,
     id: 'jupyter-gpu-env-jobs-view',
     label: 'Jobs',
-    caption: 'Every batch job and sweep: sort, filter, act',
+    caption: 'Every batch job, sweep and pipeline: sort, filter, act',
     icon: jobsIcon,
     items: [['refresh', refresh]],
     status
@@ -340,11 +329,7 @@ export function createJobsWidget(
   const viewedBefore = model.viewed;
   model.viewed = () => viewedBefore() || content.isVisible;
   const updateStatus = (): void => {
-    const active = jobsAndSweeps(model.entries).filter(entry =>
-      entry.kind === 'job'
-        ? isActive(entry.job)
-        : entry.sweep !== null && isActiveState(entry.sweep.state)
-    ).length;
+    const active = (model.entries ?? []).filter(isEntryActive).length;
     status.textContent = active
       ? `${active} queued or running: following ${active === 1 ? 'it' : 'them'}…`
       : 'Nothing queued or running.';
