@@ -2,8 +2,9 @@
  * Notebook pipelines against the real server (local backend, papermill):
  * a diamond run from its `*.pipeline.yaml` in the file browser, its graph
  * (every node and edge, states, "Re-run from here"), the pipeline as one
- * row of the Jobs section, and "Run after…" in the send dialog. At
- * JupyterLab's default sidebar width.
+ * row of the Jobs section and of the Jobs view (its nodes, filters, Open
+ * graph), and "Run after…" in the send dialog. At JupyterLab's default
+ * sidebar width.
  */
 import { expect, test } from '@jupyterlab/galata';
 import type { IJupyterLabPageFixture } from '@jupyterlab/galata';
@@ -16,6 +17,7 @@ import {
   dialog,
   notebook,
   openNotebook,
+  runFromPalette,
   screenshotPath,
   sendButton,
   sendThroughApi,
@@ -173,6 +175,84 @@ test.describe('Pipelines', () => {
         page.locator(`[data-testid="gpu-env-job"][data-name="${node}"]`)
       ).toHaveCount(0);
     }
+
+    // The Jobs view: the pipeline is one row (its state, backend, nodes
+    // ended), its jobs are not listed apart; it expands to its nodes, the
+    // text filter finds it by a node, and its Open graph opens the graph.
+    const graphTab = page.locator('.lm-DockPanel-tabBar .lm-TabBar-tab', {
+      hasText: `Pipeline: ${name}`
+    });
+    await graphTab.locator('.lm-TabBar-tabCloseIcon').click();
+    await expect(view).toHaveCount(0);
+    await runFromPalette(page, 'Open Jobs', {
+      command: 'jupyter-gpu-env:open-jobs'
+    });
+    const jobsView = page.getByTestId('gpu-env-jobs-view');
+    const tableRow = jobsView.locator(
+      `[data-testid="gpu-env-jobs-row"][data-kind="pipeline"][data-id="${pipeline!.id}"]`
+    );
+    await expect(tableRow).toHaveCount(1);
+    await expect(tableRow).toHaveAttribute('data-state', 'succeeded');
+    await expect(tableRow.getByTestId('gpu-env-job-state')).toHaveText(
+      'succeeded'
+    );
+    await expect(tableRow.locator('[data-column="backend"]')).toHaveText(
+      'local'
+    );
+    await expect(
+      tableRow.getByTestId('gpu-env-jobs-pipeline-ended')
+    ).toHaveText('(4 of 4 nodes)');
+    // Ended: nothing to cancel.
+    await expect(tableRow.locator('[data-action="cancel"]')).toHaveCount(0);
+    for (const node of ['prepare', 'left', 'right', 'report']) {
+      await expect(
+        jobsView.locator(
+          `[data-testid="gpu-env-jobs-row"][data-name="${node}"]`
+        )
+      ).toHaveCount(0);
+    }
+    const nodeRows = jobsView.locator(
+      `[data-testid="gpu-env-jobs-node"][data-pipeline="${pipeline!.id}"]`
+    );
+    await expect(nodeRows).toHaveCount(0);
+    await tableRow
+      .getByRole('button', { name: `Show the nodes of ${name}` })
+      .click();
+    await expect(tableRow).toHaveAttribute('data-expanded', 'true');
+    await expect(nodeRows).toHaveCount(4);
+    await expect(nodeRows.first()).toHaveAttribute('data-node', 'prepare');
+    await expect(nodeRows.last()).toHaveAttribute('data-node', 'report');
+    await jobsView.screenshot({
+      path: screenshotPath('jobs-view-pipeline.png')
+    });
+    for (const node of ['prepare', 'left', 'right', 'report']) {
+      await expect(
+        nodeRows.and(page.locator(`[data-node="${node}"]`))
+      ).toHaveAttribute('data-state', 'succeeded');
+    }
+    const filter = jobsView.getByTestId('gpu-env-jobs-filter');
+    await filter.fill(`${name} report.ipynb`);
+    await expect(jobsView.getByTestId('gpu-env-jobs-row')).toHaveCount(1);
+    await expect(tableRow).toBeVisible();
+    await filter.fill(`${name} no-such-node`);
+    await expect(tableRow).toHaveCount(0);
+    await filter.fill(name);
+    await jobsView
+      .getByTestId('gpu-env-jobs-state-filter')
+      .selectOption('failed');
+    await expect(tableRow).toHaveCount(0);
+    await jobsView
+      .getByTestId('gpu-env-jobs-state-filter')
+      .selectOption('succeeded');
+    await expect(tableRow).toBeVisible();
+    await tableRow.locator('[data-action="graph"]').click();
+    await expect(
+      page.locator('.lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current', {
+        hasText: `Pipeline: ${name}`
+      })
+    ).toBeVisible();
+    await expect(view).toBeVisible();
+    await expect(view.getByTestId('gpu-env-pipeline-node')).toHaveCount(4);
 
     // In the dark theme, for the record.
     await page.theme.setDarkTheme();
