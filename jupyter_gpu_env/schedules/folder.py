@@ -32,6 +32,7 @@ from ..models.jobs import Job
 from ..models.sweeps import JobGroup
 from ..system.atomic import write_atomic, write_json_atomic
 from ..system.untrusted import append_regular_file, open_regular_file
+from .records import ScheduleRecord
 
 DOC = "schedule.json"
 LOCK = "schedule.lock"
@@ -103,6 +104,26 @@ class Outcome(BaseModel):
     pipeline_id: Annotated[str, Field(pattern=r"^[0-9a-f]{12}$")] | None = None
     message: Annotated[str, Field(max_length=2000)] = ""
     at: Annotated[float, _EPOCH]
+
+
+def doc_of(
+    record: ScheduleRecord, *, minimum_period: float, starting_deadline: int, root: str, **what: Any
+) -> ScheduleDoc:
+    """A new schedule's schedule.json from its record and the server's limits; ``what`` runs: a template,
+    a spec and a sweep, or a pipeline file."""
+    return ScheduleDoc(
+        id=record.id,
+        name=record.name,
+        backend=record.backend,
+        expression=record.expression,
+        timezone=record.timezone,
+        overlap=record.overlap,
+        active=record.active,
+        minimum_period=minimum_period,
+        starting_deadline_seconds=starting_deadline,
+        root=root,
+        **what,
+    )
 
 
 def write_doc(folder: Path, doc: ScheduleDoc) -> None:

@@ -82,19 +82,10 @@ async def make(
         snapshot_at=now,
         checked_until=now,
     )
-    doc = files.ScheduleDoc(
-        id=schedule_id,
-        name=name,
-        backend=backend,
-        expression=record.expression,
-        timezone=record.timezone,
-        overlap=record.overlap,
-        active=record.active,
-        minimum_period=minimum_period,
-        starting_deadline_seconds=starting_deadline,
-        root=str(pipelines.jobs.root),
-        pipeline_path=req.pipeline_path,
-    )
+    doc = files.doc_of(
+        record, minimum_period=minimum_period, starting_deadline=starting_deadline,
+        root=str(pipelines.jobs.root), pipeline_path=req.pipeline_path,
+    )  # fmt: skip
     return record, doc
 
 

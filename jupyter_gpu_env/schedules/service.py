@@ -128,21 +128,10 @@ class ScheduleService:
             snapshot_at=now,
             checked_until=now,
         )
-        doc = files.ScheduleDoc(
-            id=schedule_id,
-            name=name,
-            backend=record.backend,
-            expression=record.expression,
-            timezone=record.timezone,
-            overlap=record.overlap,
-            active=record.active,
-            minimum_period=self.minimum_period,
-            starting_deadline_seconds=self.starting_deadline,
-            root=str(self.jobs.root),
-            template=template.model_dump(mode="json"),
-            spec=spec,
-            sweep=sweep,
-        )
+        doc = files.doc_of(
+            record, minimum_period=self.minimum_period, starting_deadline=self.starting_deadline,
+            root=str(self.jobs.root), template=template.model_dump(mode="json"), spec=spec, sweep=sweep,
+        )  # fmt: skip
         await python_work(files.build, where, doc, ready.raw)
         try:
             await self.records.insert(record)
