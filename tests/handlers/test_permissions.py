@@ -29,6 +29,9 @@ EXTRA = {
     ("POST", "jobs/groups/{group_id}/retry", ""): {RUN_CODE},
     ("POST", "environments/{name}/gpu-check", ""): {RUN_CODE},
     # A schedule runs code later: making, changing and running one needs what running it now would.
+    ("POST", "pipelines", ""): {RUN_CODE},
+    ("POST", "pipelines/file", ""): {RUN_CODE},
+    ("POST", "pipelines/{pipeline_id}/rerun", ""): {RUN_CODE},
     ("POST", "schedules", ""): {RUN_CODE},
     ("PATCH", "schedules/{schedule_id}", ""): {RUN_CODE},
     ("POST", "schedules/{schedule_id}/run", ""): {RUN_CODE},

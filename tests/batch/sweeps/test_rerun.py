@@ -51,7 +51,8 @@ async def test_a_sweeps_run_sent_again_is_a_new_run_of_that_sweep_from_its_snaps
         assert again.parameters == {"alpha": 5} and again.resources.cpus == 1
         assert again.name == "sq [alpha=5]" and again.job_dir.startswith(f"jobs/sq-sweep-{group.id}/0002-")
         group = await _ended(svc, group.id)
-        assert (group.state, group.size, group.counts["succeeded"]) == ("succeeded", 3, 3)
+        ends = [(r.name, r.state, r.reason, r.message) for r in (await svc.list(sweep=group.id)).items]
+        assert (group.state, group.size, group.counts["succeeded"]) == ("succeeded", 3, 3), ends
         assert (await svc.get(second.id)).state == "succeeded"  # the run it came from stays as it was
 
         table = await svc.sweeps.results(group.id)
