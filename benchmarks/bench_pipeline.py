@@ -37,11 +37,10 @@ from typing import Any
 
 import nbformat
 from bench_sweep import _cluster, _Counting
-from jupyter_client.kernelspec import KernelSpecManager
+from bench_sweep import _service as sweep_service
 
 from jupyter_gpu_env import proc
 from jupyter_gpu_env.batch.service import JobService
-from jupyter_gpu_env.batch.store import JobStore
 from jupyter_gpu_env.pipelines.service import PipelineService
 
 NODES = 100
@@ -75,17 +74,10 @@ def _notebook(root: Path) -> None:
 
 
 def _service(tmp: Path, conf: str) -> tuple[JobService, _Counting]:
+    """bench_sweep's service (held jobs, counted commands) over a root holding the step notebook."""
     (tmp / "root").mkdir(parents=True)
     _notebook(tmp / "root")
-    backend = _Counting(slurm_conf=conf, extra_sbatch_options=["--hold"], command_timeout=120.0)
-    svc = JobService(
-        JobStore(tmp / "jobs.sqlite"),
-        {"slurm": backend},
-        tmp / "root",
-        "jobs",
-        kernel_names=lambda: set(KernelSpecManager().find_kernel_specs()),
-    )
-    return svc, backend
+    return sweep_service(tmp, conf)
 
 
 async def _squeue(env: dict[str, str], ids: list[str]) -> dict[str, tuple[str, str, str]]:

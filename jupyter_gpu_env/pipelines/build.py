@@ -132,7 +132,7 @@ class Maker:
         self.notify = notify
         self.varied: dict[str, list[str]] = {}
 
-    def external(self, key: str, job: Job) -> Made:
+    def external(self, job: Job) -> Made:
         return Made(jobs=[(job, {})], folder=self.intake.folder_of(job))
 
     def node(self, p: NodePlan, parts: Mapping[str, Made], *, held: bool) -> Made:

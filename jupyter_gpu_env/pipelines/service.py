@@ -73,7 +73,7 @@ class PipelineService:
         base = self.jobs.job_dir / f"{submission.slug(request.name)}-pipeline-{pipeline_id}"
         notify = request.notify
         maker = build.Maker(self.jobs.intake, pipeline_id, base, notify, schedule_id)
-        parts = {key: maker.external(key, job) for key, job in externals.items()}
+        parts = {key: maker.external(job) for key, job in externals.items()}
         for nid in ids:
             parts[nid] = maker.node(plans[nid], parts, held=bool(by_id[nid].after))
         record = PipelineRecord(

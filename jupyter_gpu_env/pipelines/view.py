@@ -9,7 +9,7 @@ from ..models.automation.pipelines import NodeState, Pipeline, PipelineNode
 from ..models.jobs import TERMINAL_STATES, Job, JobState
 from ..models.sweeps import JobGroup
 from .folder import combined
-from .graph import ACTIVE, WAITING, refusal
+from .graph import ACTIVE, ENDED, WAITING, refusal
 from .records import NodeRecord, PipelineRecord
 
 # A job that never ran because of its parents: skipped by the pipeline, or by SLURM's dependency.
@@ -48,12 +48,11 @@ def node_view(
     first = runs[0] if runs else None
     state: NodeState
     now = standing(runs)
+    counts = _counts(runs)
     message = first.message if first is not None and len(runs) == 1 else ""
     if now == WAITING:
         state = "waiting"
-        pending = [
-            p for p in node.after if ends.get(p) not in ("succeeded", "failed", "cancelled", "skipped")
-        ]
+        pending = [p for p in node.after if ends.get(p) not in ENDED]
         message = f"Waits for {', '.join(repr(p) for p in pending or node.after)}."
     elif now == ACTIVE:
         state = "running" if any(j.state != "queued" for j in runs) else "queued"
@@ -66,12 +65,10 @@ def node_view(
             given = first.message if first is not None and first.reason == "skipped" else ""
             message = given or (f"Skipped: {why}." if why else "Skipped.")
         elif len(runs) > 1:
-            counts = _counts(runs)
             message = ", ".join(f"{n} {s}" for s, n in counts.items())
-    counts = _counts(runs)
     started = [j.started_at for j in runs if j.started_at is not None]
     finished = [j.finished_at for j in runs if j.finished_at is not None]
-    ended = state in ("succeeded", "failed", "cancelled", "skipped")
+    ended = state in ENDED
     return PipelineNode(
         id=node.id,
         kind=node.kind,
@@ -127,7 +124,7 @@ def pipeline_view(
     for node in nodes:
         counts[node.state] = counts.get(node.state, 0) + 1
     state: JobState
-    ended = all(n.state in ("succeeded", "failed", "cancelled", "skipped") for n in nodes)
+    ended = all(n.state in ENDED for n in nodes)
     if not ended:
         started = any(n.state not in ("waiting", "queued") for n in nodes if n.kind != "external")
         state = "running" if started else "queued"

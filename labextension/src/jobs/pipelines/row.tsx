@@ -18,6 +18,43 @@ import { JobListRow, LEVELS, StateBadge } from '../row';
 import { PipelineCommandIDs } from './command-ids';
 import { describeNodeCounts, isPipelineActive, nodesEnded } from './format';
 
+/**
+ * A pipeline's actions, shared with the Jobs view: "Open graph", and Cancel
+ * while it is active; `labelled` shows the first one's words beside its icon.
+ */
+export function PipelineActionButtons(props: {
+  id: string;
+  name: string;
+  active: boolean;
+  commands: CommandRegistry;
+  labelled?: boolean;
+}): JSX.Element {
+  const { id, name, active, commands, labelled } = props;
+  return (
+    <div className="jp-GpuEnv-rowActions" role="toolbar">
+      <ToolbarButtonComponent
+        icon={treeViewIcon}
+        label={labelled ? 'Open graph' : undefined}
+        tooltip="Open the pipeline's graph: its nodes and how they stand"
+        aria-label={labelled ? undefined : `Open the graph of ${name}`}
+        dataset={{ action: 'graph' }}
+        onClick={() => void commands.execute(PipelineCommandIDs.open, { id })}
+      />
+      {active && (
+        <ToolbarButtonComponent
+          icon={stopIcon}
+          tooltip="Cancel the pipeline: stop its running nodes, skip the rest"
+          aria-label={`Cancel the pipeline ${name}`}
+          dataset={{ action: 'cancel' }}
+          onClick={() =>
+            void commands.execute(PipelineCommandIDs.cancel, { id })
+          }
+        />
+      )}
+    </div>
+  );
+}
+
 export function PipelineRow(props: {
   pipeline: IPipeline;
   commands: CommandRegistry;
@@ -48,28 +85,13 @@ export function PipelineRow(props: {
         <span className="jp-GpuEnv-note" title={counts}>
           {counts}
         </span>
-        <div className="jp-GpuEnv-rowActions" role="toolbar">
-          <ToolbarButtonComponent
-            icon={treeViewIcon}
-            label="Open graph"
-            tooltip="Open the pipeline's graph: its nodes and how they stand"
-            dataset={{ action: 'graph' }}
-            onClick={() =>
-              void commands.execute(PipelineCommandIDs.open, { id })
-            }
-          />
-          {active && (
-            <ToolbarButtonComponent
-              icon={stopIcon}
-              tooltip="Cancel the pipeline: stop its running nodes, skip the rest"
-              aria-label={`Cancel the pipeline ${name}`}
-              dataset={{ action: 'cancel' }}
-              onClick={() =>
-                void commands.execute(PipelineCommandIDs.cancel, { id })
-              }
-            />
-          )}
-        </div>
+        <PipelineActionButtons
+          id={id}
+          name={name}
+          active={active}
+          commands={commands}
+          labelled
+        />
       </div>
       <div className="jp-GpuEnv-jobProgress">
         <ProgressBar

@@ -9,10 +9,8 @@ import {
   ToolbarButtonComponent,
   caretDownIcon,
   caretRightIcon,
-  stopIcon,
   tableRowsIcon,
-  textEditorIcon,
-  treeViewIcon
+  textEditorIcon
 } from '@jupyterlab/ui-components';
 import { CommandRegistry } from '@lumino/commands';
 import React from 'react';
@@ -20,7 +18,7 @@ import React from 'react';
 import type { IPipeline, IPipelineNode } from '../../api/types';
 import { JobCommandIDs } from '../command-ids';
 import { formatTime } from '../format';
-import { PipelineCommandIDs } from '../pipelines/command-ids';
+import { PipelineActionButtons } from '../pipelines/row';
 import {
   describeKind,
   describeNodeCounts,
@@ -88,28 +86,12 @@ export function PipelineTableRow(props: {
       </td>
       <FactCells facts={facts} now={now} />
       <td className="jp-GpuEnv-jobsActions">
-        <div className="jp-GpuEnv-rowActions" role="toolbar">
-          <ToolbarButtonComponent
-            icon={treeViewIcon}
-            tooltip="Open the pipeline's graph: its nodes and how they stand"
-            aria-label={`Open the graph of ${name}`}
-            dataset={{ action: 'graph' }}
-            onClick={() =>
-              void commands.execute(PipelineCommandIDs.open, { id })
-            }
-          />
-          {isPipelineActive(pipeline.state) && (
-            <ToolbarButtonComponent
-              icon={stopIcon}
-              tooltip="Cancel the pipeline: stop its running nodes, skip the rest"
-              aria-label={`Cancel the pipeline ${name}`}
-              dataset={{ action: 'cancel' }}
-              onClick={() =>
-                void commands.execute(PipelineCommandIDs.cancel, { id })
-              }
-            />
-          )}
-        </div>
+        <PipelineActionButtons
+          id={id}
+          name={name}
+          active={isPipelineActive(pipeline.state)}
+          commands={commands}
+        />
       </td>
     </tr>
   );
