@@ -1,0 +1,19 @@
+"""Which launcher each kind of backend has (a backend of another kind cannot run Dask clusters)."""
+
+from __future__ import annotations
+
+from ..batch.backend import Backend
+from ..batch.local.backend import LocalBackend
+from ..errors import Conflict
+from .launchers import DaskLauncher, DaskSettings
+from .local import LocalLauncher
+
+
+def launcher_for(backend: Backend, settings: DaskSettings) -> DaskLauncher:
+    """The launcher of ``backend``; a Conflict naming the kinds that can, for any other."""
+    if isinstance(backend, LocalBackend):
+        return LocalLauncher(backend, settings)
+    raise Conflict(
+        f"The '{backend.name}' backend cannot run Dask clusters; the local, SLURM and Kubernetes ones can.",
+        reason="dask_unsupported",
+    )

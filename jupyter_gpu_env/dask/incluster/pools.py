@@ -1,0 +1,156 @@
+"""Where the keeper's workers come from: one ``Pool`` per backend kind, named by ``cluster.json``'s ``pool``.
+
+A pool starts workers, lists the ones it started that still exist (queued or running in the batch
+system), and cancels them. It knows nothing of Dask: the keeper matches what it lists against the
+workers that joined the scheduler, by name (each worker is started with ``--name`` = its pool name).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from .files import read_json, write_json
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A worker the pool started that still exists. ``state``: ``queued`` (waiting for the batch
+    system) or ``running`` (started; it may not have joined yet)."""
+
+    name: str
+    state: Literal["queued", "running"]
+    reason: str | None = None
+    node: str | None = None
+
+
+class Pool(Protocol):
+    async def submit(self, count: int) -> list[str]:
+        """Ask for ``count`` more workers; their names."""
+
+    async def listed(self) -> list[Listed]:
+        """The workers started and not ended, in one query."""
+
+    async def cancel(self, names: list[str]) -> None:
+        """Cancel these (queued ones, or running ones that never joined)."""
+
+    async def cancel_all(self) -> None:
+        """Cancel every worker of the cluster, queued or running."""
+
+
+async def run(argv: list[str], timeout: float = 30.0) -> str:  # noqa: ASYNC109 - asyncio.timeout is 3.11+; environments may be older
+    """A batch-system command's standard output; its error output in the exception when it fails."""
+    p = await asyncio.create_subprocess_exec(
+        *argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    try:
+        out, err = await asyncio.wait_for(p.communicate(), timeout)
+    except TimeoutError:
+        p.kill()
+        await p.wait()
+        raise RuntimeError(f"{argv[0]} did not answer within {timeout:.0f} s") from None
+    if p.returncode != 0:
+        raise RuntimeError(
+            f"{' '.join(argv[:2])} failed ({p.returncode}): {err.decode(errors='replace').strip()}"
+        )
+    return out.decode(errors="replace")
+
+
+class LocalPool:
+    """Workers as processes on the scheduler's machine, each in its own session, recorded by pid in
+    ``pool-local.json`` (the server's stop reads it to end any the keeper could not)."""
+
+    RECORD = "pool-local.json"
+
+    def __init__(self, folder: Path, spec: dict[str, Any], python: str) -> None:
+        self.folder = folder
+        self.argv = [python, *spec["worker_args"]]
+        self.record = folder / self.RECORD
+        saved = read_json(self.record) or {}
+        self.pids: dict[str, int] = {str(k): int(v) for k, v in saved.get("pids", {}).items()}
+        self.counter = int(saved.get("counter", 0))
+
+    def _save(self) -> None:
+        write_json(self.record, {"pids": self.pids, "counter": self.counter})
+
+    async def submit(self, count: int) -> list[str]:
+        return await asyncio.to_thread(self._spawn, count)
+
+    def _spawn(self, count: int) -> list[str]:
+        names = []
+        logs = self.folder / "workers"
+        logs.mkdir(exist_ok=True)
+        for _ in range(count):
+            self.counter += 1
+            name = f"local-{self.counter}"
+            with open(logs / f"{name}.log", "ab", buffering=0) as out:
+                child = subprocess.Popen(  # noqa: S603 - argv list
+                    [*self.argv, "--name", name],
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    cwd=self.folder,
+                    start_new_session=True,
+                    close_fds=True,
+                )
+            self.pids[name] = child.pid
+            names.append(name)
+        self._save()
+        return names
+
+    async def listed(self) -> list[Listed]:
+        return await asyncio.to_thread(self._alive)
+
+    def _alive(self) -> list[Listed]:
+        alive = {}
+        for name, pid in self.pids.items():
+            try:
+                # reap our own children; one that is not ours (after a restart of the keeper) is probed
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                done = 0 if _exists(pid) else pid
+            if done == 0:
+                alive[name] = pid
+        if alive != self.pids:
+            self.pids = alive
+            self._save()
+        return [Listed(name, "running") for name in alive]
+
+    async def cancel(self, names: list[str]) -> None:
+        for name in names:
+            pid = self.pids.get(name)
+            if pid is not None:
+                _kill_group(pid)
+
+    async def cancel_all(self) -> None:
+        await self.cancel(list(self.pids))
+
+
+def _exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def make_pool(folder: Path, spec: dict[str, Any], python: str) -> Pool:
+    """The pool ``spec["pool"]["kind"]`` names. Backends add theirs here."""
+    kind = spec["pool"]["kind"]
+    if kind == "local":
+        return LocalPool(folder, spec, python)
+    raise ValueError(f"unknown worker pool kind {kind!r}")

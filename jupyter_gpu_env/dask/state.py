@@ -1,0 +1,67 @@
+"""What the keeper writes (``state.json``), read as untrusted: the user's code runs beside it and may
+rewrite it, so every value is bounded and a damaged file concerns that cluster alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+from ..batch import jobfiles
+from .spec import STATE_JSON
+
+MAX_STATE_BYTES = 1 << 20
+_EPOCH = Field(ge=1e9, le=1e10)
+Text = Annotated[str, StringConstraints(max_length=2000)]
+Name = Annotated[str, StringConstraints(max_length=200)]
+
+
+class PendingEntry(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    name: Name
+    state: Literal["queued", "starting"]
+    reason: Text | None = None
+
+
+class Versions(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    python: Annotated[str, StringConstraints(max_length=40)] | None = None
+    distributed: Annotated[str, StringConstraints(max_length=40)] | None = None
+    dask_cuda: Annotated[str, StringConstraints(max_length=40)] | None = None
+
+
+class KeeperState(BaseModel):
+    """``state.json``."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    format: Literal[1]
+    updated: float = _EPOCH
+    started: float = _EPOCH
+    host: Name | None = None
+    address: Annotated[str, StringConstraints(max_length=300, pattern=r"^[a-z]+://[^\s/]+$")] | None = None
+    dashboard_port: int | None = Field(default=None, ge=1, le=65535)
+    state: Literal["running", "stopping", "stopped"]
+    ended: Literal["stopped", "idle", "terminated"] | None = None
+    message: Text | None = None
+    generation: int = Field(default=-1, ge=-1, le=1 << 31)
+    requested: int = Field(default=0, ge=0, le=1_000_000)
+    running: int = Field(default=0, ge=0, le=1_000_000)
+    pending: list[PendingEntry] = Field(default_factory=list, max_length=100)
+    pending_count: int = Field(default=0, ge=0, le=1_000_000)
+    started_total: int = Field(default=0, ge=0, le=1 << 31)
+    spans: list[tuple[Name, Annotated[float, _EPOCH], Annotated[float, _EPOCH] | None]] = Field(
+        default_factory=list, max_length=2000
+    )
+    worker_seconds: float = Field(default=0.0, ge=0, le=1e12)
+    idle_since: float | None = Field(default=None, ge=1e9, le=1e10)
+    versions: Versions = Field(default_factory=Versions)
+    problems: list[Text] = Field(default_factory=list, max_length=20)
+
+
+def read_state(folder: Path) -> KeeperState | None:
+    """The keeper's last state, None before it wrote one; :class:`jobfiles.Damaged` when unbelievable."""
+    return jobfiles.read_model(folder / STATE_JSON, KeeperState, MAX_STATE_BYTES)

@@ -1,0 +1,185 @@
+"""Dask clusters on the batch system: what a cluster is asked to be, a scale, and the cluster as it stands.
+
+The scheduler runs as a batch job of its own and keeps its workers itself (``dask/incluster/``), so a
+cluster outlives the Jupyter server that started it; these are the server's view of it.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from ..common import ApiModel, Page
+from ..fields import line, patterned, whole_number
+from ..jobs import ENV_REF_PATTERN, IMAGE_ID_PATTERN, KERNEL_NAME_PATTERN, NAME_PATTERN, QUEUE_PATTERN
+from ..resources import MAX_TIME_MINUTES, JobResources, Resources, TimeLimitText
+
+MAX_WORKERS = 1000  # the schema's ceiling; c.GpuEnvApp.dask_max_workers is the one that applies
+CLUSTER_ID_PATTERN = r"^[0-9a-f]{12}$"
+
+ClusterState = Literal["starting", "running", "stopping", "stopped", "failed"]
+ClusterId = Annotated[str, patterned(CLUSTER_ID_PATTERN, "cluster id", hint="12 hexadecimal digits")]
+WorkerCount = Annotated[int, whole_number("workers", 0, MAX_WORKERS)]
+
+
+class DaskAdapt(ApiModel):
+    """Adaptive scaling: the cluster asks for as many workers as its work needs, between these bounds."""
+
+    minimum: WorkerCount = Field(default=0, description="Workers kept even when idle.")
+    maximum: Annotated[int, whole_number("maximum", 1, MAX_WORKERS)] = Field(
+        description="Workers asked for at most.", examples=[10]
+    )
+
+    @model_validator(mode="after")
+    def _ordered(self) -> DaskAdapt:
+        if self.minimum > self.maximum:
+            raise ValueError(f"adapt: minimum ({self.minimum}) is above maximum ({self.maximum})")
+        return self
+
+
+def _workers_or_adapt(workers: int | None, adapt: DaskAdapt | None) -> None:
+    if workers is not None and adapt is not None:
+        raise ValueError("give either a number of workers or adapt: {minimum, maximum}, not both")
+
+
+class DaskClusterRequest(ApiModel):
+    """`POST dask/clusters`: a Dask cluster whose scheduler and workers run on a backend, in an environment."""
+
+    name: Annotated[str, line("name", max_length=100, min_length=1)] | None = Field(
+        default=None, description="Shown in lists and the usage ledger (default: the environment's name)."
+    )
+    environment: Annotated[str, patterned(ENV_REF_PATTERN, "environment")] | None = Field(
+        default=None,
+        description="The environment scheduler and workers run in (one of environment, "
+        "kernel or image; the sidebar fills in the open notebook's).",
+    )
+    kernel: Annotated[str, patterned(KERNEL_NAME_PATTERN, "kernel")] | None = Field(
+        default=None, description="A kernel whose Python scheduler and workers run (its environment)."
+    )
+    image: Annotated[str, patterned(IMAGE_ID_PATTERN, "image")] | None = Field(
+        default=None, description="A packed image scheduler and workers run from."
+    )
+    backend: Annotated[str, patterned(NAME_PATTERN, "backend")] = Field(
+        default="local", description="Where the cluster runs (`GET backends`)."
+    )
+    workers: WorkerCount | None = Field(
+        default=None, description="A fixed number of workers (default 1, unless adapt is given)."
+    )
+    adapt: DaskAdapt | None = Field(default=None, description="Adaptive scaling instead of a fixed number.")
+    resources: Resources = Field(
+        default_factory=Resources,
+        description="What each worker asks of the backend, as a job does: cpus, memory, gpus or mig_profile. "
+        "The time a worker may run is `walltime`.",
+    )
+    walltime: (
+        Annotated[int, whole_number("walltime in minutes", 1, MAX_TIME_MINUTES)] | TimeLimitText | None
+    ) = Field(
+        default=None,
+        description="How long each worker job may run: minutes, or 'HH:MM:SS'. Workers retire a few "
+        "minutes before it, staggered, and are replaced (default: c.GpuEnvApp.dask_worker_walltime).",
+    )
+    queue: Annotated[str, patterned(QUEUE_PATTERN, "queue")] | None = Field(
+        default=None, description="The partition or queue the scheduler and workers go to."
+    )
+    threads_per_worker: Annotated[int, whole_number("threads_per_worker", 1, 1024)] | None = Field(
+        default=None, description="Threads in each worker (default: its cpus, else 1)."
+    )
+
+    @model_validator(mode="after")
+    def _consistent(self) -> DaskClusterRequest:
+        given = [k for k in ("environment", "kernel", "image") if getattr(self, k)]
+        if len(given) > 1:
+            raise ValueError(f"give one of environment, kernel or image, not {' and '.join(given)}")
+        _workers_or_adapt(self.workers, self.adapt)
+        if self.resources.time_limit is not None:
+            raise ValueError("a worker's time is `walltime`, not resources.time_limit")
+        return self
+
+
+class DaskScaleRequest(ApiModel):
+    """`POST dask/clusters/{id}/scale`: a fixed number of workers, or adaptive bounds."""
+
+    workers: WorkerCount | None = Field(default=None, examples=[3])
+    adapt: DaskAdapt | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> DaskScaleRequest:
+        _workers_or_adapt(self.workers, self.adapt)
+        if self.workers is None and self.adapt is None:
+            raise ValueError("give workers (a number) or adapt: {minimum, maximum}")
+        return self
+
+
+class DaskPendingWorker(ApiModel):
+    """A worker asked for that has not joined the scheduler yet."""
+
+    name: str = Field(description="The batch system's name for it (a SLURM array task, a pod, a process).")
+    state: Literal["queued", "starting"] = Field(
+        description="`queued`: waiting for the batch system; `starting`: running, not joined yet."
+    )
+    place: int | None = Field(default=None, description="Its place in the queue (1 is next), where known.")
+    reason: str | None = Field(default=None, description="Why it waits, in the batch system's words.")
+
+
+class DaskWorkers(ApiModel):
+    requested: int = Field(description="Workers the cluster wants now (fixed, or adapt's current target).")
+    running: int = Field(description="Workers joined to the scheduler.")
+    pending: int = Field(description="Workers asked for that have not joined yet.")
+    pending_workers: list[DaskPendingWorker] = Field(
+        default_factory=list, description="The pending workers (at most 100), with their queue places."
+    )
+    started_total: int = Field(
+        default=0, description="Workers started over the cluster's life, replacements included."
+    )
+
+
+class DaskVersions(ApiModel):
+    python: str | None = None
+    distributed: str | None = None
+    dask_cuda: str | None = Field(default=None, description="Set when GPU workers run dask-cuda's worker.")
+
+
+class DaskCluster(ApiModel):
+    """A Dask cluster as it stands: its scheduler's address, its dashboard through this server, its workers."""
+
+    id: ClusterId
+    name: str
+    backend: str
+    state: ClusterState = Field(
+        description="`starting` until the scheduler runs; `stopping` while it is being shut down; "
+        "`stopped` when shut down (by its user, or idle); `failed` when it ended otherwise (the message says how)."
+    )
+    message: str = Field(default="", description="What the cluster is doing or why it ended, in words.")
+    environment: str | None = None
+    kernel: str | None = None
+    image: str | None = None
+    queue: str | None = None
+    scheduler_address: str | None = Field(
+        default=None, description="What `Client(...)` connects to, as the scheduler itself reported it."
+    )
+    dashboard: str | None = Field(
+        default=None, description="The dashboard's status page through this server (a path under base_url)."
+    )
+    workers: DaskWorkers
+    adapt: DaskAdapt | None = None
+    resources: JobResources = Field(description="What each worker asked for.")
+    threads_per_worker: int
+    walltime_seconds: int
+    lifetime_seconds: int = Field(description="Each worker retires after about this long, staggered.")
+    idle_timeout_seconds: int = Field(description="The scheduler shuts down after this long unused.")
+    created_at: float
+    started_at: float | None = None
+    ended_at: float | None = None
+    idle_since: float | None = Field(default=None, description="Since when nothing has run, when idle.")
+    worker_hours: float = Field(default=0.0, description="Hours of worker time so far.")
+    gpu_hours: float = Field(default=0.0, description="GPU-hours allocated to its workers so far.")
+    versions: DaskVersions = Field(default_factory=DaskVersions)
+    problems: list[str] = Field(
+        default_factory=list,
+        description="What the scheduler noticed that needs attention (a worker that "
+        "cannot reach it, versions that differ), newest last.",
+    )
+
+
+DaskClusterList = Page[DaskCluster]
