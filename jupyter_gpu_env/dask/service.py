@@ -270,12 +270,12 @@ class DaskService:
             spans = [WorkerSpan(worker=n, started_at=s, finished_at=e) for n, s, e in state.spans]
             if spans:
                 await self.records.record_spans(r, spans, r.resources.gpu_units())
-        if not r.final and (at.state != r.state or at.message != r.message):
-            if not (r.state == "stopping" and not at.final):
-                r.state, r.message = at.state, at.message
-            if at.final:
-                r.ended_at = time.time()
-                await self.records.close_spans(r.id, r.ended_at)
+        if at.final and not r.final:
+            r.state, r.message, r.ended_at = at.state, at.message, time.time()
+            await self.records.close_spans(r.id, r.ended_at)
+        elif at.state in ("starting", "running") and r.state in ("starting", "running"):
+            # "stopping" is recorded only when asked for: a keeper shutting down by itself is observed
+            r.state, r.message = at.state, at.message
         if r.model_dump() != before:
             await self.records.update(r)
         if at.clean or (r.state == "stopping" and not r.final):
