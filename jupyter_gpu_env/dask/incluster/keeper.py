@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.metadata
+import importlib.util
 import logging
 import os
 import platform
@@ -67,6 +68,11 @@ class Keeper:
         self.reason: str | None = None
         self.task: asyncio.Task[None] | None = None
         self.closing: asyncio.Task[Any] | None = None
+        if importlib.util.find_spec("bokeh") is None:
+            self.problem(
+                "The environment has no bokeh, so the cluster has no dashboard; add bokeh (3.1 or later) "
+                "to the environment to see it."
+            )
         self.versions = {
             "python": platform.python_version(),
             "distributed": _version("distributed"),
