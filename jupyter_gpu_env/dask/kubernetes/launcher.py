@@ -334,15 +334,9 @@ class KubeLauncher:
                 if (item.get("metadata") or {}).get("deletionTimestamp"):
                     continue  # being deleted
                 with gone_already():
-                    self.api.raw(
-                        deleter,
-                        *group,
-                        ns,
-                        *plural,
-                        item["metadata"]["name"],
-                        body=foreground,
-                        what=f"delete {what}",
-                    )
+                    name = item["metadata"]["name"]
+                    where = (*group, ns, *plural, name) if group else (name, ns)
+                    self.api.raw(deleter, *where, body=foreground, what=f"delete {what}")
         return left
 
 

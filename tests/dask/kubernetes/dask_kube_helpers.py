@@ -53,8 +53,8 @@ def settings(root: Path, **kw: Any) -> Any:
     return k8s.K8sSettings(**base)
 
 
-@pytest.fixture
-def emulator(jp_asyncio_loop) -> Iterator[Any]:
+@pytest.fixture(name="emulator")
+def emulator_fixture(jp_asyncio_loop) -> Iterator[Any]:
     kmock = pytest.importorskip("kmock")
     emulator = kmock.KubernetesEmulator()
     server = kmock.Server(emulator)
