@@ -192,7 +192,11 @@ class Keeper:
             gone = {w.name for w in cancel}
             self.pending = [w for w in self.pending if w.name not in gone]
         rest = excess - len(cancel)
-        if rest > 0:
+        if rest > 0 and getattr(self.pool, "retires_through_scheduler", False):
+            # the batch system retires workers itself, through the scheduler (the Dask operator's
+            # worker group): a worker retired here would be restarted by its Deployment
+            await self.pool.cancel(self._joined()[:rest])
+        elif rest > 0:
             addresses = self.scheduler.workers_to_close(n=rest)[:rest]
             if len(addresses) < rest:
                 addresses = list(self.scheduler.workers)[:rest]
