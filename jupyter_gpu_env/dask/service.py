@@ -222,7 +222,7 @@ class DaskService:
 
     async def tick(self) -> None:
         """The ``dask`` loop: every active cluster observed, its record and its workers' time kept."""
-        await self._observed(await self.records.active())
+        await self._observed(await self.records.active(), ledger=True)
 
     async def close(self) -> None:
         for task in list(self._stopping.values()):
@@ -234,7 +234,11 @@ class DaskService:
             cluster(r, at, seen, state, self.base_url) for r, at, seen, state in await self._observed(records)
         ]
 
-    async def _observed(self, records: builtins.list[ClusterRecord]) -> builtins.list[Observed]:
+    async def _observed(
+        self, records: builtins.list[ClusterRecord], *, ledger: bool = False
+    ) -> builtins.list[Observed]:
+        """How each cluster stands, its record kept up to it; the workers' spans written to the ledger
+        by the loop (``ledger``), not by every listing."""
         seen_by_id: dict[str, SchedulerSeen] = {}
         active = [r for r in records if not r.final]
         for backend in sorted({r.backend for r in active}):
@@ -256,11 +260,11 @@ class DaskService:
                 at = Standing(
                     at.state, f"{at.message} Its state.json is damaged: {damaged}".strip(), at.final, at.clean
                 )
-            await self._keep(r, at, state)
+            await self._keep(r, at, state, ledger=ledger or at.final)
             out.append((r, at, seen, state))
         return out
 
-    async def _keep(self, r: ClusterRecord, at: Standing, state: KeeperState | None) -> None:
+    async def _keep(self, r: ClusterRecord, at: Standing, state: KeeperState | None, *, ledger: bool) -> None:
         """The record brought up to what was observed; the ledger given the workers' spans."""
         before = r.model_dump()
         if state is not None:
@@ -268,7 +272,7 @@ class DaskService:
             r.started_total = max(r.started_total, state.started_total)
             r.started_at = r.started_at or state.started
             spans = [WorkerSpan(worker=n, started_at=s, finished_at=e) for n, s, e in state.spans]
-            if spans:
+            if spans and ledger:
                 await self.records.record_spans(r, spans, r.resources.gpu_units())
         if at.final and not r.final:
             r.state, r.message, r.ended_at = at.state, at.message, time.time()
@@ -291,9 +295,8 @@ class DaskService:
                 await launcher.stop(self._ref(record))
                 fresh = await self.records.get(record.id)
                 if not fresh.final:
-                    fresh.state, fresh.message, fresh.ended_at = "stopped", "Shut down.", time.time()
-                    await self.records.update(fresh)
-                    await self.records.close_spans(fresh.id, fresh.ended_at)
+                    state, _ = await asyncio.to_thread(_read_state, Path(fresh.folder))
+                    await self._keep(fresh, Standing("stopped", "Shut down.", final=True), state, ledger=True)
             except (GpuEnvError, OSError) as e:
                 log.warning("stopping Dask cluster %s: %s", record.id, e)
             finally:
