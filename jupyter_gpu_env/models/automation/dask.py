@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from ..common import ApiModel, Page
 from ..fields import line, patterned, whole_number
@@ -38,6 +38,18 @@ class DaskAdapt(ApiModel):
         return self
 
 
+def _given(name: str, kind: str) -> dict[str, object]:
+    return {"required": [name], "properties": {name: {"type": kind}}}
+
+
+_NOT_BOTH = {
+    "not": {
+        "required": ["workers", "adapt"],
+        "properties": {"workers": {"type": "integer"}, "adapt": {"type": "object"}},
+    }
+}
+
+
 def _workers_or_adapt(workers: int | None, adapt: DaskAdapt | None) -> None:
     if workers is not None and adapt is not None:
         raise ValueError("give either a number of workers or adapt: {minimum, maximum}, not both")
@@ -45,6 +57,13 @@ def _workers_or_adapt(workers: int | None, adapt: DaskAdapt | None) -> None:
 
 class DaskClusterRequest(ApiModel):
     """`POST dask/clusters`: a Dask cluster whose scheduler and workers run on a backend, in an environment."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "oneOf": [_given("environment", "string"), _given("kernel", "string"), _given("image", "string")],
+            **_NOT_BOTH,
+        }
+    )
 
     name: Annotated[str, line("name", max_length=100, min_length=1)] | None = Field(
         default=None, description="Shown in lists and the usage ledger (default: the environment's name)."
@@ -103,6 +122,10 @@ class DaskClusterRequest(ApiModel):
 
 class DaskScaleRequest(ApiModel):
     """`POST dask/clusters/{id}/scale`: a fixed number of workers, or adaptive bounds."""
+
+    model_config = ConfigDict(
+        json_schema_extra={"anyOf": [_given("workers", "integer"), _given("adapt", "object")], **_NOT_BOTH}
+    )
 
     workers: WorkerCount | None = Field(default=None, examples=[3])
     adapt: DaskAdapt | None = None

@@ -1622,7 +1622,13 @@ export interface components {
              * @default null
              */
             workers: number | null;
-        };
+        } & ({
+            environment: string;
+        } | {
+            kernel: string;
+        } | {
+            image: string;
+        });
         /**
          * DaskPendingWorker
          * @description A worker asked for that has not joined the scheduler yet.
@@ -1665,6 +1671,10 @@ export interface components {
              * @example 3
              */
             workers: number | null;
+        } | {
+            workers: number;
+        } | {
+            adapt: Record<string, never>;
         };
         /** DaskVersions */
         DaskVersions: {
