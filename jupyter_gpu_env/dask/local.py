@@ -43,15 +43,24 @@ class LocalLauncher:
                 "The local backend cannot run a cluster from a packed image; choose its environment.",
                 reason="images_unsupported",
             )
-        have = self.backend.info().limits.max_gpus
-        if placement.gpus and have is not None and placement.gpus > have:
+        have = len(self._gpu_ids()) if placement.gpus else 0
+        if placement.gpus and placement.gpus > have:
             raise Conflict(
                 f"Each worker asks for {placement.gpus} GPUs; this machine has {have}.",
                 reason="resources_unavailable",
             )
 
     def pool(self, spec: ClusterSpec, placement: Placement, folder: Path) -> dict[str, Any]:
-        return {"kind": "local"}
+        if not placement.gpus:
+            return {"kind": "local"}
+        return {"kind": "local", "gpu_ids": self._gpu_ids(), "gpus_per_worker": placement.gpus}
+
+    def _gpu_ids(self) -> list[str]:
+        """The GPUs this server may hand out: those CUDA_VISIBLE_DEVICES names, else all it counts."""
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        if visible is not None:
+            return [g.strip() for g in visible.split(",") if g.strip()]
+        return [str(i) for i in range(self.backend.info().limits.max_gpus or 0)]
 
     def _env(self, spec: ClusterSpec, placement: Placement) -> dict[str, str]:
         env = dict(os.environ)

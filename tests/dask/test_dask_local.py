@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import signal
+import sys
 import time
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from dask_local import ENV, members
 from distributed import Client
 from helpers import wait_until
 
+from jupyter_gpu_env.dask.incluster.pools import LocalPool
 from jupyter_gpu_env.dask.service import DaskService
 from jupyter_gpu_env.errors import Conflict, NotFound
 from jupyter_gpu_env.models.automation.dask import DaskCluster, DaskClusterRequest, DaskScaleRequest
@@ -130,3 +132,29 @@ async def test_refusals_name_what_to_do(dask_env, tmp_path):
     assert not (dask_env.batch.job_dir / "dask").exists() or not any(
         (dask_env.batch.job_dir / "dask").iterdir()
     )
+
+
+async def test_local_gpu_workers_each_get_their_own_gpus(tmp_path):
+    """The local pool hands each worker its own GPUs (CUDA_VISIBLE_DEVICES), none twice, and a GPU freed
+    by a worker that ended to the next. The worker here is a stand-in that records what it saw."""
+    code = "import os, sys, time; open(sys.argv[-1] + '.seen', 'w').write(os.environ['CUDA_VISIBLE_DEVICES']); time.sleep(120)"
+    spec = {
+        "worker_args": ["-c", code],
+        "pool": {"kind": "local", "gpu_ids": ["0", "1", "2"], "gpus_per_worker": 1},
+    }
+    pool = LocalPool(tmp_path, spec, sys.executable)
+    started = await pool.submit(4)
+    assert started == ["local-1", "local-2", "local-3"]  # three GPUs, one each: the fourth waits
+
+    def seen() -> dict[str, str] | None:
+        files = {p.stem: p.read_text() for p in tmp_path.glob("local-*.seen") if p.read_text()}
+        return files if len(files) == 3 else None
+
+    got = await wait_until(seen, within=30, what="the workers saying which GPU they see")
+    assert sorted(got.values()) == ["0", "1", "2"]
+    await pool.cancel(["local-2"])
+    await wait_until(lambda: len(pool._alive()) == 2, within=30, what="local-2 ending")
+    assert await pool.submit(1) == ["local-4"]
+    assert pool.gpus["local-4"] == [got["local-2"]]
+    await pool.cancel_all()
+    await wait_until(lambda: pool._alive() == [], within=30, what="the workers ending")

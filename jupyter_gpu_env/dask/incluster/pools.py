@@ -65,9 +65,21 @@ class LocalPool:
         saved = read_json(self.record) or {}
         self.pids: dict[str, int] = {str(k): int(v) for k, v in saved.get("pids", {}).items()}
         self.counter = int(saved.get("counter", 0))
+        # GPU workers share this machine's GPUs: each gets its own, by CUDA_VISIBLE_DEVICES
+        self.gpu_ids: list[str] = [str(g) for g in spec["pool"].get("gpu_ids", [])]
+        self.per_worker = int(spec["pool"].get("gpus_per_worker", 0))
+        self.gpus: dict[str, list[str]] = {str(k): list(v) for k, v in saved.get("gpus", {}).items()}
 
     def _save(self) -> None:
-        write_json(self.record, {"pids": self.pids, "counter": self.counter})
+        write_json(self.record, {"pids": self.pids, "counter": self.counter, "gpus": self.gpus})
+
+    def _free_gpus(self) -> list[str] | None:
+        """GPUs for one more worker (None: none left), or [] for a worker without GPUs."""
+        if not self.per_worker:
+            return []
+        taken = {g for name, ids in self.gpus.items() if name in self.pids for g in ids}
+        free = [g for g in self.gpu_ids if g not in taken]
+        return free[: self.per_worker] if len(free) >= self.per_worker else None
 
     async def submit(self, count: int) -> list[str]:
         return await asyncio.to_thread(self._spawn, count)
@@ -77,11 +89,18 @@ class LocalPool:
         logs = self.folder / "workers"
         logs.mkdir(exist_ok=True)
         for _ in range(count):
+            gpus = self._free_gpus()
+            if gpus is None:
+                break  # every GPU is a running worker's; the keeper asks again when one ends
             self.counter += 1
             name = f"local-{self.counter}"
+            env = dict(os.environ, CUDA_VISIBLE_DEVICES=",".join(gpus)) if self.per_worker else None
+            if gpus:
+                self.gpus[name] = gpus
             with open(logs / f"{name}.log", "ab", buffering=0) as out:
                 child = subprocess.Popen(  # noqa: S603 - argv list
                     [*self.argv, "--name", name],
+                    env=env,
                     stdin=subprocess.DEVNULL,
                     stdout=out,
                     stderr=subprocess.STDOUT,
@@ -109,6 +128,7 @@ class LocalPool:
                 alive[name] = pid
         if alive != self.pids:
             self.pids = alive
+            self.gpus = {name: ids for name, ids in self.gpus.items() if name in alive}
             self._save()
         return [Listed(name, "running") for name in alive]
 

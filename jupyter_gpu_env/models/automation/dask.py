@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field, model_validator
+from pydantic.config import JsonDict
 
 from ..common import ApiModel, Page
 from ..fields import line, patterned, whole_number
@@ -38,11 +39,11 @@ class DaskAdapt(ApiModel):
         return self
 
 
-def _given(name: str, kind: str) -> dict[str, object]:
+def _given(name: str, kind: str) -> JsonDict:
     return {"required": [name], "properties": {name: {"type": kind}}}
 
 
-_NOT_BOTH = {
+_NOT_BOTH: JsonDict = {
     "not": {
         "required": ["workers", "adapt"],
         "properties": {"workers": {"type": "integer"}, "adapt": {"type": "object"}},
