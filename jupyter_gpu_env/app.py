@@ -141,6 +141,9 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
             environments=jobs.intake.runtimes.environments,
             kernel_python=self._kernel_python,
             images=images.path_of,
+            environment_at=lambda prefix: next(
+                (loc.name for loc in catalog.locate() if str(loc.prefix) == prefix), None
+            ),
             base_url=getattr(self.serverapp, "base_url", None) or "/",
         )
         return Library(

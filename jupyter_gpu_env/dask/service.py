@@ -50,6 +50,7 @@ class DaskService:
         environments: Callable[[str], str | None],
         kernel_python: Callable[[str], str | None],
         images: Callable[[str], str | None],
+        environment_at: Callable[[str], str | None] = lambda prefix: None,
         base_url: str = "/",
     ) -> None:
         self.jobs = jobs
@@ -59,6 +60,7 @@ class DaskService:
         self.environments = environments
         self.kernel_python = kernel_python
         self.images = images
+        self.environment_at = environment_at  # an environment's name from its prefix (for a kernel's)
         self.base_url = base_url
         self._launchers: dict[str, DaskLauncher] = {}
         self._stopping: dict[str, asyncio.Task[None]] = {}
@@ -128,7 +130,7 @@ class DaskService:
             folder=str(where),
             created_at=spec.created_at,
             message="Starting the scheduler.",
-            environment=shown if request.environment else None,
+            environment=shown,
             kernel=request.kernel,
             image=request.image,
             queue=request.queue,
@@ -337,7 +339,9 @@ class DaskService:
                 f"Kernel '{request.kernel}' is not installed here, or does not run a Python of its own.",
                 reason="kernel_not_found",
             )
-        return Path(python).parent.parent, None, None
+        home = Path(python).parent.parent
+        # the kernel's environment by name where it is one of ours, so a missing package can be added to it
+        return home, self.environment_at(str(home)), None
 
 
 def _slug(name: str) -> str:

@@ -228,7 +228,12 @@ class Keeper:
                 self.seen_running[w.name] = -1.0  # said once
 
     def problem(self, text: str) -> None:
-        self.problems = [*self.problems, f"{time.strftime('%H:%M:%S')} {text}"][-MAX_PROBLEMS:]
+        """Said once while it lasts: the same words again only move its time."""
+        stamped = f"{time.strftime('%H:%M:%S')} {text}"
+        if self.problems and self.problems[-1].split(" ", 1)[-1] == text:
+            self.problems = [*self.problems[:-1], stamped]
+            return
+        self.problems = [*self.problems, stamped][-MAX_PROBLEMS:]
 
     # ----- what the server reads -----
 
