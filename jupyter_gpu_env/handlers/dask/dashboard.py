@@ -20,7 +20,7 @@ from ...errors import GpuEnvError
 from ...services.server import Services
 from ..base import AUTH_RESOURCE
 
-ROUTE = r"/gpu-env/dask/(?P<cluster_id>[0-9a-f]{12})/(?P<path>.*)"
+ROUTE = r"/gpu-env/dask/(?P<cluster_id>[0-9a-f]{12})(?:/(?P<path>.*))?"
 MAX_PAGE_BYTES = 64 << 20
 TIMEOUT = 30.0
 # What is passed on each way; cookies and the Jupyter token are this server's, never the dashboard's.
@@ -31,6 +31,7 @@ RESPONSE_HEADERS = ("Content-Type", "Cache-Control", "ETag", "Last-Modified", "C
 class DashboardHandler(ExtensionHandlerMixin, WebSocketMixin, websocket.WebSocketHandler, JupyterHandler):
     auth_resource = AUTH_RESOURCE
     upstream: websocket.WebSocketClientConnection | None = None
+    _subprotocols: list[str] = []
 
     @property
     def services(self) -> Services:
@@ -54,7 +55,8 @@ class DashboardHandler(ExtensionHandlerMixin, WebSocketMixin, websocket.WebSocke
         query = f"?{self.request.query}" if self.request.query else ""
         return f"{scheme}://{host}:{port}/{path}{query}"
 
-    async def get(self, cluster_id: str, path: str) -> None:
+    async def get(self, cluster_id: str, path: str | None = None) -> None:
+        path = path or ""
         await self.services.start()
         host, port = await self._target(cluster_id)
         if self.request.headers.get("Upgrade", "").lower() == "websocket":
@@ -62,18 +64,21 @@ class DashboardHandler(ExtensionHandlerMixin, WebSocketMixin, websocket.WebSocke
             await websocket.WebSocketHandler.get(self, cluster_id, path)
             return
         headers = {k: v for k in REQUEST_HEADERS if (v := self.request.headers.get(k))}
+        # its own client: the shared one's body limit (set by whoever made it first) is not ours to change
+        client = httpclient.AsyncHTTPClient(force_instance=True, max_body_size=MAX_PAGE_BYTES)
         try:
-            answer = await httpclient.AsyncHTTPClient().fetch(
+            answer = await client.fetch(
                 self._url("http", host, port, path),
                 headers=headers,
                 follow_redirects=False,
                 request_timeout=TIMEOUT,
                 raise_error=False,
-                max_body_size=MAX_PAGE_BYTES,
                 decompress_response=False,
             )
         except OSError as e:
             raise web.HTTPError(502, f"The dashboard at {host}:{port} cannot be reached: {e}") from None
+        finally:
+            client.close()
         if answer.code == 599:
             raise web.HTTPError(502, f"The dashboard at {host}:{port} did not answer: {answer.error}")
         self.set_status(answer.code, answer.reason)
@@ -93,17 +98,23 @@ class DashboardHandler(ExtensionHandlerMixin, WebSocketMixin, websocket.WebSocke
 
     # ----- websockets, relayed both ways -----
 
-    async def open(self, cluster_id: str, path: str) -> None:
+    async def open(self, cluster_id: str, path: str | None = None) -> None:
         super().open()  # WebSocketMixin's pings
         try:
             self.upstream = await websocket.websocket_connect(
                 httpclient.HTTPRequest(self._ws_url, connect_timeout=TIMEOUT),
                 on_message_callback=self._from_dashboard,
                 max_message_size=MAX_PAGE_BYTES,
+                subprotocols=self._subprotocols or None,
             )
         except (OSError, httpclient.HTTPClientError, websocket.WebSocketClosedError) as e:
             self.log.info("dask dashboard websocket %s: %s", self._ws_url, e)
             self.close(1011, "The dashboard cannot be reached.")
+
+    def select_subprotocol(self, subprotocols: list[str]) -> str | None:
+        # Bokeh's session token travels as a subprotocol: passed on as the browser offered it
+        self._subprotocols = list(subprotocols)
+        return subprotocols[0] if subprotocols else None
 
     def _from_dashboard(self, message: str | bytes | None) -> None:
         if message is None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from conftest import ENV, members
+from dask_local import ENV, members
 from distributed import Client
 from helpers import wait_until
 
