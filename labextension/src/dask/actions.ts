@@ -160,7 +160,8 @@ export class DaskActions {
       h(
         'p',
         {},
-        'Clients connected to it lose their data and running computations.'
+        'Clients connected to it lose their data and running computations; ' +
+          'its dashboard tab closes.'
       )
     );
     const result = await showDialog({
@@ -176,6 +177,12 @@ export class DaskActions {
     }
     try {
       this.model.update(await this.model.client.stop(cluster.id));
+      // Its dashboard goes with it: close its tab.
+      const id = dashboardId(cluster.id);
+      const { shell } = this._options.app;
+      Array.from(shell.widgets('main'))
+        .find(widget => widget.id === id)
+        ?.close();
     } catch (reason) {
       notifyError(`Could not shut down '${cluster.name}'`, reason);
     }
