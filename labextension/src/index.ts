@@ -5,6 +5,7 @@
  */
 import { JupyterFrontEndPlugin } from '@jupyterlab/application';
 
+import { daskPlugin } from './dask/plugin';
 import { environmentsPlugin } from './environments/plugin';
 import { gpuPlugin } from './gpu/plugin';
 import { imagesPlugin } from './images/plugin';
@@ -25,7 +26,8 @@ const plugins: JupyterFrontEndPlugin<unknown>[] = [
   environmentsPlugin,
   imagesPlugin,
   jobsPlugin,
-  pipelinesPlugin
+  pipelinesPlugin,
+  daskPlugin
 ];
 
 export default plugins;

@@ -6,3 +6,4 @@ import './schedules.css';
 import './gpu.css';
 import './forms.css';
 import './pipelines.css';
+import './dask.css';

@@ -242,3 +242,21 @@ export type IPipelineRequest = Omit<
   RequestOf<Schemas['PipelineRequest'], 'name' | 'nodes'>,
   'nodes'
 > & { nodes: IPipelineNodeRequest[] };
+
+// -- Dask clusters (dask/clusters)
+
+/** A Dask cluster as it stands: scheduler address, dashboard, workers. */
+export type IDaskCluster = S<'DaskCluster'>;
+export type DaskClusterState = IDaskCluster['state'];
+export type IDaskWorkers = S<'DaskWorkers'>;
+export type IDaskPendingWorker = S<'DaskPendingWorker'>;
+export type IDaskAdapt = S<'DaskAdapt'>;
+/** `GET dask/clusters`: one page of clusters, newest first. */
+export type IDaskClusterList = S<'DaskClusterList'>;
+/** `POST dask/clusters`. At most one of kernel, environment and image. */
+export type IDaskClusterRequest = Omit<
+  RequestOf<Schemas['DaskClusterRequest'], never>,
+  'resources'
+> & { resources?: IResourceRequest };
+/** `POST dask/clusters/{id}/scale`: a number of workers, or adapt bounds. */
+export type IDaskScaleRequest = RequestOf<Schemas['DaskScaleRequest'], never>;

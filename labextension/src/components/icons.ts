@@ -80,3 +80,11 @@ export const kernelUnregisterIcon = icon(
   'kernel-unregister',
   KERNEL_BOX + '<path d="M14.5 17.5H24V20h-9.5z"/>'
 );
+
+/** A scheduler linked to three workers: a Dask cluster. */
+export const daskIcon = icon(
+  'dask',
+  '<path d="M12 2a3 3 0 1 1 0 6 3 3 0 0 1 0-6z"/>' +
+    '<path d="M11 7.5h2v4.5h6.5v4H17.5v-2h-4.5v2h-2v-2H6.5v2h-2v-4H11z"/>' +
+    '<path d="M3 16.5h5V22H3zm6.5 0h5V22h-5zm6.5 0h5V22h-5z"/>'
+);

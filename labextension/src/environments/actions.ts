@@ -268,9 +268,15 @@ export class EnvironmentActions {
     await this.model.refresh();
   }
 
-  /** Add or remove packages of one of the user's environments. */
-  editPackages(env: IEnvironment): Promise<void> {
-    return this._packages.edit(env);
+  /**
+   * Add or remove packages of one of the user's environments; `add`: conda
+   * specs filled in to start with (e.g. `distributed` for a Dask cluster).
+   */
+  editPackages(env: IEnvironment, add: string[] = []): Promise<void> {
+    return this._packages.edit(
+      env,
+      add.length ? { add, remove: [], pip_add: [], pip_remove: [] } : undefined
+    );
   }
 
   /** Show an environment's history, with undo (or redo) when a state is kept. */

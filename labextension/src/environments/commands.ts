@@ -116,7 +116,10 @@ export function registerEnvironmentCommands(options: {
    */
   const onEnv =
     (
-      action: (env: IEnvironment) => Promise<void>,
+      action: (
+        env: IEnvironment,
+        args: ReadonlyPartialJSONObject
+      ) => Promise<void>,
       ask: { title: string; ok: string; own?: boolean } = {
         title: 'Which environment?',
         ok: 'Next'
@@ -130,13 +133,13 @@ export function registerEnvironmentCommands(options: {
         });
         const env = actions.model.environments?.find(e => e.name === chosen);
         if (env) {
-          await action(env);
+          await action(env, args);
         }
         return;
       }
       const env = envOf(args);
       if (env) {
-        await action(env);
+        await action(env, args);
       } else {
         Notification.warning(
           `No environment named '${named(args)}' is listed.`
@@ -189,7 +192,10 @@ export function registerEnvironmentCommands(options: {
     id: string,
     label: string,
     caption: string,
-    action: (env: IEnvironment) => Promise<void>,
+    action: (
+      env: IEnvironment,
+      args: ReadonlyPartialJSONObject
+    ) => Promise<void>,
     inPalette?: { label: string; ok: string }
   ): void => {
     commands.addCommand(id, {
@@ -209,7 +215,8 @@ export function registerEnvironmentCommands(options: {
     EnvCommandIDs.editPackages,
     'Add or remove packages…',
     'Add or remove conda and PyPI packages, after seeing the plan',
-    env => actions.editPackages(env),
+    // `add`: conda specs filled in (a Dask cluster's missing `distributed`).
+    (env, args) => actions.editPackages(env, texts(args, 'add')),
     { label: 'Add or remove packages in an environment…', ok: 'Next' }
   );
   addOwnCommand(
@@ -329,6 +336,13 @@ export function registerEnvironmentCommands(options: {
       args: { isPalette: true }
     });
   }
+}
+
+/** A command's list of strings argument (a string: a list of one). */
+export function texts(args: ReadonlyPartialJSONObject, key: string): string[] {
+  const value = args[key];
+  const list = Array.isArray(value) ? value : [value];
+  return list.filter((item): item is string => typeof item === 'string');
 }
 
 /** A command's string argument, if given. */

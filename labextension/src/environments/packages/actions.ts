@@ -22,9 +22,9 @@ export class PackageActions {
    * Add or remove packages of one of the user's environments: the dialog
    * plans what was asked and stays open when that fails; the plan is shown
    * before anything changes, and backing out of it returns to the dialog
-   * with what was typed.
+   * with what was typed (`typed`: what to start with).
    */
-  async edit(env: IEnvironment): Promise<void> {
+  async edit(env: IEnvironment, typed?: IPackagesValue): Promise<void> {
     let packages: IPackage[];
     try {
       packages = (await this._client.get(env.name)).packages;
@@ -32,7 +32,6 @@ export class PackageActions {
       notifyError(`Could not read the packages of '${env.name}'`, reason);
       return;
     }
-    let typed: IPackagesValue | undefined;
     for (;;) {
       const dialog = new PlanningDialog<IPackagesValue>({
         title: `Packages of '${env.name}'`,

@@ -1,0 +1,248 @@
+/**
+ * The Dask dialogs that ask the server: "New cluster…" and "Scale…". Each
+ * stays open when the server refuses (400, 409) with its message and what
+ * was typed; a 409 `dask_not_installed` offers to add `distributed` to the
+ * environment through its packages flow. They close once the server
+ * answers with the cluster.
+ */
+import { Dialog } from '@jupyterlab/apputils';
+import { KernelSpec } from '@jupyterlab/services';
+import { CommandRegistry } from '@lumino/commands';
+import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
+
+import { ApiError, messageOf } from '../api/request';
+import type { IDaskCluster, IDaskScaleRequest } from '../api/types';
+import { h } from '../components/form';
+import { EnvironmentsClient } from '../environments/client';
+import { EnvCommandIDs } from '../environments/commands';
+import { notifyError } from '../environments/notify';
+import { ImagesClient } from '../images/client';
+import { kernelChoices } from '../jobs/submit/dialog';
+import { ILastUsed } from '../jobs/submit/resource-fields';
+import { DaskClient } from './client';
+import { ClusterForm, DaskFormBody, WorkerFields } from './form';
+import { missingDask, workerTexts } from './format';
+
+const SEND = 1;
+
+/** A dialog whose accept button sends the form and closes on success. */
+export class SendingDialog<T> extends Dialog<T> {
+  constructor(options: {
+    title: string;
+    body: DaskFormBody<T>;
+    accept: string;
+    send: (value: T) => Promise<IDaskCluster>;
+    /** What a refusal offers besides its message (buttons). */
+    actions?: (error: ApiError) => HTMLElement[];
+  }) {
+    super({
+      title: options.title,
+      body: options.body,
+      buttons: [
+        Dialog.cancelButton(),
+        Dialog.okButton({ label: options.accept })
+      ],
+      defaultButton: SEND
+    });
+    this._form = options.body;
+    this._send = options.send;
+    this._actions = options.actions ?? (() => []);
+    this.addClass('jp-GpuEnv-daskDialog');
+  }
+
+  /** The cluster the server answered with. */
+  cluster: IDaskCluster | null = null;
+
+  override resolve(index?: number): void {
+    if ((index ?? SEND) !== SEND || this.cluster) {
+      if (!this._sending) {
+        super.resolve(index);
+      }
+      return;
+    }
+    if (!this._sending) {
+      void this._submit();
+    }
+  }
+
+  override reject(): void {
+    // A request in flight may start the cluster: wait for its answer.
+    if (!this._sending) {
+      super.reject();
+    }
+  }
+
+  private async _submit(): Promise<void> {
+    const button = this.node.querySelector<HTMLButtonElement>(
+      '.jp-Dialog-button.jp-mod-accept'
+    );
+    let value: T;
+    try {
+      value = this._form.getValue();
+    } catch (error) {
+      this._form.showError(messageOf(error));
+      return;
+    }
+    this._sending = true;
+    this._form.clearError();
+    this.node.dataset.sending = 'true';
+    if (button) {
+      button.disabled = true;
+    }
+    try {
+      this.cluster = await this._send(value);
+    } catch (error) {
+      this._form.showError(
+        messageOf(error),
+        ...(error instanceof ApiError ? this._actions(error) : [])
+      );
+    } finally {
+      this._sending = false;
+      delete this.node.dataset.sending;
+      if (button) {
+        button.disabled = false;
+      }
+    }
+    if (this.cluster) {
+      super.resolve(SEND);
+    }
+  }
+
+  private _form: DaskFormBody<T>;
+  private _send: (value: T) => Promise<IDaskCluster>;
+  private _actions: (error: ApiError) => HTMLElement[];
+  private _sending = false;
+}
+
+export interface INewClusterOptions {
+  client: DaskClient;
+  commands: CommandRegistry;
+  kernelspecs: KernelSpec.IManager;
+  /** The active notebook's kernel name, selected first. */
+  kernel: string | null;
+  last: () => Promise<ILastUsed | null>;
+  remember: (last: ILastUsed) => void;
+}
+
+/**
+ * A button that opens the environment's packages flow with the missing
+ * packages filled in; none when the environment is not the user's own.
+ */
+function addPackagesButton(
+  commands: CommandRegistry,
+  error: ApiError
+): HTMLElement[] {
+  // `dask_versions_differ` names the version that matches distributed.
+  if (
+    error.reason !== 'dask_not_installed' &&
+    error.reason !== 'dask_versions_differ'
+  ) {
+    return [];
+  }
+  const missing = missingDask(error.details);
+  if (!missing.environment) {
+    return [];
+  }
+  const args: ReadonlyPartialJSONObject = {
+    environment: missing.environment,
+    add: missing.packages
+  };
+  if (!commands.isVisible(EnvCommandIDs.editPackages, args)) {
+    return [
+      h(
+        'div',
+        { class: 'jp-GpuEnv-fieldHint' },
+        `'${missing.environment}' is not one of your environments: ask its ` +
+          `owner to add ${missing.packages.join(', ')}, or choose another.`
+      )
+    ];
+  }
+  const button = h(
+    'button',
+    {
+      type: 'button',
+      class: 'jp-Button jp-mod-styled jp-mod-accept jp-mod-small',
+      'data-testid': 'gpu-env-dask-add-packages'
+    },
+    `Add ${missing.packages.join(', ')} to '${missing.environment}'…`
+  );
+  button.addEventListener('click', () => {
+    void commands.execute(EnvCommandIDs.editPackages, args);
+  });
+  return [button];
+}
+
+/** "New cluster…": ask, start it; the cluster, or null. */
+export async function newCluster(
+  options: INewClusterOptions
+): Promise<IDaskCluster | null> {
+  const { client } = options;
+  const environments = new EnvironmentsClient(client.serverSettings);
+  const images = new ImagesClient(client.serverSettings);
+  const [backends, kernels, envs, imageList, last] = await Promise.all([
+    client.backends().catch((error: unknown) => error),
+    kernelChoices(options.kernelspecs),
+    environments.list().catch(() => null),
+    images.list().catch(() => null),
+    options.last().catch(() => null)
+  ]);
+  if (!Array.isArray(backends) || backends.length === 0) {
+    notifyError(
+      'Cannot start a Dask cluster',
+      Array.isArray(backends)
+        ? new Error('the server has no batch backend configured')
+        : backends
+    );
+    return null;
+  }
+  const form = new ClusterForm({
+    kernel: options.kernel,
+    kernels,
+    environments: envs,
+    images: imageList,
+    backends,
+    last
+  });
+  const dialog = new SendingDialog({
+    title: 'New Dask cluster',
+    body: form,
+    accept: 'Start',
+    send: request => client.create(request),
+    actions: error => addPackagesButton(options.commands, error)
+  });
+  const result = await dialog.launch();
+  if (!result.button.accept || !dialog.cluster) {
+    return null;
+  }
+  options.remember(form.lastUsed());
+  return dialog.cluster;
+}
+
+class ScaleForm extends DaskFormBody<IDaskScaleRequest> {
+  constructor(cluster: IDaskCluster) {
+    super();
+    this._fields = new WorkerFields(workerTexts(cluster));
+    this.node.append(this._fields.node, this.error);
+  }
+
+  getValue(): IDaskScaleRequest {
+    return this._fields.value();
+  }
+
+  private _fields: WorkerFields;
+}
+
+/** "Scale…": a new number of workers, or adaptive bounds. */
+export async function scaleCluster(
+  client: DaskClient,
+  cluster: IDaskCluster
+): Promise<IDaskCluster | null> {
+  const dialog = new SendingDialog({
+    title: `Scale '${cluster.name}'`,
+    body: new ScaleForm(cluster),
+    accept: 'Scale',
+    send: request => client.scale(cluster.id, request)
+  });
+  const result = await dialog.launch();
+  return result.button.accept ? dialog.cluster : null;
+}

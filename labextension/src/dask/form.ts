@@ -1,0 +1,280 @@
+/**
+ * The bodies of the Dask dialogs: the workers fields (a number, or adaptive
+ * bounds), shared by "New cluster…" and "Scale…", and the new cluster's
+ * form: what to run in (prefilled with the notebook's kernel), the backend
+ * and each worker's resources as the send dialog offers them, the workers.
+ */
+import { FormBody, field, h, select, textInput } from '../components/form';
+import type {
+  IBackendInfo,
+  IDaskClusterRequest,
+  IDaskScaleRequest,
+  IEnvironment,
+  IImage
+} from '../api/types';
+import { ILastUsed, ResourceFields } from '../jobs/submit/resource-fields';
+import { IKernelChoice } from '../jobs/submit/form';
+import { IWorkerTexts, readWorkers } from './format';
+
+/** A fixed number of workers, or adaptive minimum and maximum. */
+export class WorkerFields {
+  constructor(texts: IWorkerTexts) {
+    const number = (testid: string, value: string, min: number) =>
+      h('input', {
+        type: 'number',
+        class: 'jp-mod-styled',
+        min,
+        step: 1,
+        value,
+        'data-testid': testid
+      });
+    this._adaptive = h('input', {
+      type: 'checkbox',
+      'data-testid': 'gpu-env-dask-adaptive'
+    });
+    this._adaptive.checked = texts.adaptive;
+    this._workers = number('gpu-env-dask-workers', texts.workers, 0);
+    this._minimum = number('gpu-env-dask-minimum', texts.minimum, 0);
+    this._maximum = number('gpu-env-dask-maximum', texts.maximum, 1);
+    this._fixed = field(
+      'Workers',
+      this._workers,
+      'Each worker is a batch job; 0 keeps the scheduler alone.'
+    );
+    // A grid's display would override `hidden`: hidden is its wrapper.
+    this._bounds = h(
+      'div',
+      {},
+      h(
+        'div',
+        { class: 'jp-GpuEnv-resourceGrid' },
+        field('Minimum', this._minimum, 'Kept even when idle.'),
+        field('Maximum', this._maximum, 'Asked for at most.')
+      )
+    );
+    this.node = h(
+      'div',
+      { class: 'jp-GpuEnv-daskWorkers' },
+      h(
+        'label',
+        { class: 'jp-GpuEnv-check' },
+        this._adaptive,
+        ' Adaptive: as many workers as the work needs'
+      ),
+      this._fixed,
+      this._bounds
+    );
+    this._adaptive.addEventListener('change', () => this._sync());
+    this._sync();
+  }
+
+  readonly node: HTMLDivElement;
+
+  /** `{workers}` or `{adapt}`; throws an Error saying what is wrong. */
+  value(): IDaskScaleRequest {
+    return readWorkers({
+      adaptive: this._adaptive.checked,
+      workers: this._workers.value,
+      minimum: this._minimum.value,
+      maximum: this._maximum.value
+    });
+  }
+
+  private _sync(): void {
+    this._fixed.hidden = this._adaptive.checked;
+    this._bounds.hidden = !this._adaptive.checked;
+  }
+
+  private _adaptive: HTMLInputElement;
+  private _workers: HTMLInputElement;
+  private _minimum: HTMLInputElement;
+  private _maximum: HTMLInputElement;
+  private _fixed: HTMLDivElement;
+  private _bounds: HTMLDivElement;
+}
+
+/** A form whose dialog shows the server's refusal in it. */
+export abstract class DaskFormBody<T> extends FormBody<T> {
+  constructor() {
+    super();
+    this.error = h('div', {
+      class: 'jp-GpuEnv-error jp-GpuEnv-submitError',
+      role: 'alert',
+      hidden: true,
+      'data-testid': 'gpu-env-dask-error'
+    });
+    this.addClass('jp-GpuEnv-daskForm');
+  }
+
+  /** Where a refusal shows, with what the user can do about it. */
+  readonly error: HTMLDivElement;
+
+  showError(message: string, ...actions: HTMLElement[]): void {
+    this.error.replaceChildren(
+      h('div', {}, message.replace(/Value error, /g, '')),
+      ...actions
+    );
+    this.error.hidden = false;
+    this.error.scrollIntoView({ block: 'nearest' });
+  }
+
+  clearError(): void {
+    this.error.hidden = true;
+    this.error.replaceChildren();
+  }
+}
+
+/** What the new-cluster form offers. */
+export interface IClusterChoices {
+  /** The active notebook's kernel, selected first. */
+  kernel: string | null;
+  kernels: IKernelChoice[];
+  /** Null when they could not be listed. */
+  environments: IEnvironment[] | null;
+  images: IImage[] | null;
+  backends: IBackendInfo[];
+  last: ILastUsed | null;
+}
+
+/** "New cluster…": where it runs, its workers and what each asks for. */
+export class ClusterForm extends DaskFormBody<IDaskClusterRequest> {
+  constructor(choices: IClusterChoices) {
+    super();
+    this._target = targetSelect(choices);
+    this._name = textInput({
+      placeholder: 'the environment’s name',
+      maxlength: 100,
+      'data-testid': 'gpu-env-dask-name'
+    });
+    this._resources = new ResourceFields(choices.backends, choices.last);
+    this.workers = new WorkerFields({
+      adaptive: false,
+      workers: '1',
+      minimum: '0',
+      maximum: '4'
+    });
+    // The send dialog's time limit is a worker's walltime here.
+    const walltime = this._resources.inputs.time_limit;
+    const label = walltime.closest('.jp-GpuEnv-field')?.querySelector('label');
+    if (label) {
+      label.textContent = 'Walltime';
+      label.title =
+        'How long each worker job may run; workers retire a few minutes ' +
+        'before it, staggered, and are replaced';
+    }
+    this.node.append(
+      field(
+        'Run in',
+        this._target,
+        'Scheduler and workers run this Python, so versions match the notebook’s.'
+      ),
+      this._resources.backendField,
+      section('Workers', this.workers.node),
+      section('Each worker', this._resources.node),
+      field('Name', this._name, 'Shown in the list and the usage ledger.'),
+      this.error
+    );
+  }
+
+  readonly workers: WorkerFields;
+
+  /** The backend, queue and resources chosen (remembered for next time). */
+  lastUsed(): ILastUsed {
+    return {
+      backend: this._resources.backend.value,
+      queue: this._resources.queue(),
+      resources: this._resources.resources()
+    };
+  }
+
+  /** The request; throws an Error saying what is wrong. */
+  getValue(): IDaskClusterRequest {
+    const { time_limit: walltime, ...resources } = this._resources.resources();
+    const request: IDaskClusterRequest = {
+      backend: this._resources.backend.value,
+      resources,
+      ...this.workers.value()
+    };
+    const [kind, ...rest] = this._target.value.split(':');
+    const target = rest.join(':');
+    if (kind === 'kernel' || kind === 'environment' || kind === 'image') {
+      request[kind] = target;
+    }
+    const name = this._name.value.trim();
+    if (name) {
+      request.name = name;
+    }
+    if (walltime !== undefined) {
+      request.walltime = walltime;
+    }
+    const queue = this._resources.queue();
+    if (queue) {
+      request.queue = queue;
+    }
+    return request;
+  }
+
+  private _target: HTMLSelectElement;
+  private _name: HTMLInputElement;
+  private _resources: ResourceFields;
+}
+
+/** Kernels (the notebook's first), conda environments, packed images. */
+function targetSelect(choices: IClusterChoices): HTMLSelectElement {
+  const { kernels, kernel, environments, images } = choices;
+  const kernelGroup = h('optgroup', { label: 'Kernels' });
+  for (const k of kernels) {
+    const own = k.name === kernel ? ' — the notebook’s kernel' : '';
+    kernelGroup.append(
+      h('option', { value: `kernel:${k.name}` }, `${k.displayName}${own}`)
+    );
+  }
+  const node = select([], undefined, { 'data-testid': 'gpu-env-dask-target' });
+  node.append(kernelGroup);
+  if (environments?.length) {
+    const group = h('optgroup', { label: 'Conda environments' });
+    for (const env of environments) {
+      const python = env.python_version
+        ? ` (Python ${env.python_version})`
+        : '';
+      group.append(
+        h(
+          'option',
+          { value: `environment:${env.name}` },
+          `${env.name}${python}`
+        )
+      );
+    }
+    node.append(group);
+  }
+  if (images?.length) {
+    const group = h('optgroup', { label: 'Packed images' });
+    for (const image of images) {
+      group.append(
+        h(
+          'option',
+          { value: `image:${image.id}` },
+          `${image.environment} · ${image.id.slice(0, 12)} (${image.format})`
+        )
+      );
+    }
+    node.append(group);
+  }
+  const known = kernels.some(k => k.name === kernel);
+  node.value =
+    kernel && known
+      ? `kernel:${kernel}`
+      : kernels.length
+        ? `kernel:${kernels[0].name}`
+        : (node.querySelector('option')?.value ?? '');
+  return node;
+}
+
+function section(title: string, ...children: HTMLElement[]): HTMLElement {
+  return h(
+    'fieldset',
+    { class: 'jp-GpuEnv-formSection' },
+    h('legend', {}, title),
+    ...children
+  );
+}
