@@ -1,0 +1,105 @@
+"""Dask clusters on a real single-node SLURM 22.05 (scripts/slurm-local.sh): the scheduler a batch job,
+its workers job-array tasks the keeper submits, scaled, replaced at their lifetime, and shut down so that
+squeue lists nothing of them. One cluster is shared by the tests of a module (starting one costs
+seconds on a 2-core machine)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+
+import pytest
+from distributed import Client
+from helpers import wait_until_sync
+
+from jupyter_gpu_env.dask.slurm import script
+
+from .conftest import Cluster, launcher, run
+
+N = 10**7
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::ResourceWarning")
+
+
+def squeue(conf: str, *names: str) -> list[str]:
+    """This cluster's jobs SLURM still lists (any state but ended), one line per array task."""
+    out = subprocess.run(
+        ["squeue", "-h", "--array", f"--name={','.join(names)}", "-o", "%i %T %j"],
+        env={**os.environ, "SLURM_CONF": conf},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    )
+    return out.stdout.split("\n")[:-1]
+
+
+def names(c: Cluster) -> tuple[str, str]:
+    return script.scheduler_job_name(c.spec.id), script.workers_job_name(c.spec.id)
+
+
+def running(c: Cluster, n: int, within: float = 90) -> None:
+    def check() -> bool:
+        s = c.state()
+        return s is not None and s.running == n and s.pending_count == 0
+
+    wait_until_sync(check, within=within, every=0.5, what=lambda: f"{n} workers running: {c.state()!r}")
+
+
+@pytest.fixture(scope="module")
+def cluster(slurm_conf: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    c = Cluster(launcher(slurm_conf), tmp_path_factory.mktemp("dask") / "two", workers=2, walltime=600)
+    yield c
+    run(c.launcher.stop(c.ref))
+
+
+@pytest.fixture(scope="module")
+def client(cluster: Cluster) -> Iterator[Client]:
+    wait_until_sync(
+        lambda: (cluster.folder / "scheduler.json").exists(), within=60, every=0.2, what="the scheduler file"
+    )
+    with Client(scheduler_file=str(cluster.folder / "scheduler.json"), timeout=30) as c:
+        yield c
+
+
+def test_two_array_tasks_compute_a_sum_through_the_client(cluster, client, slurm_conf):
+    client.wait_for_workers(2, timeout=90)
+    chunks = [(i, min(i + N // 20, N)) for i in range(0, N, N // 20)]
+    parts = client.map(lambda r: sum(range(*r)), chunks)
+    assert client.submit(sum, parts).result(timeout=60) == N * (N - 1) // 2
+
+    # The workers are the tasks of one job array, named after their task; the scheduler is a job of its own.
+    workers = sorted(str(w["name"]) for w in client.scheduler_info()["workers"].values())
+    array = workers[0].removeprefix("slurm-").split("_")[0]
+    assert workers == [f"slurm-{array}_0", f"slurm-{array}_1"]
+    listed = squeue(slurm_conf, *names(cluster))
+    assert sorted(listed) == sorted(
+        [f"{cluster.handle} RUNNING {names(cluster)[0]}"]
+        + [f"{w.removeprefix('slurm-')} RUNNING {names(cluster)[1]}" for w in workers]
+    )
+    text = (cluster.folder / script.WORKER_SCRIPT).read_text()
+    assert "#SBATCH --cpus-per-task=1" in text and "#SBATCH --mem=1G" in text and "#SBATCH --time=10" in text
+
+    seen = run(cluster.launcher.observe([cluster.ref]))[cluster.spec.id]
+    assert seen.state == "running" and seen.host == "localhost" and not seen.workers
+    running(cluster, 2)
+    assert cluster.state().address == client.scheduler.address
+
+
+def test_scale_to_three_and_back_to_two(cluster, client, slurm_conf):
+    running(cluster, 2)
+    cluster.scale(1, 3)
+    client.wait_for_workers(3, timeout=90)
+    running(cluster, 3)
+    assert len(squeue(slurm_conf, names(cluster)[1])) == 3
+    before = {str(w["name"]) for w in client.scheduler_info()["workers"].values()}
+
+    cluster.scale(2, 2)
+    running(cluster, 2)
+    wait_until_sync(
+        lambda: len(squeue(slurm_conf, names(cluster)[1])) == 2, within=30, every=0.5, what="one task ended"
+    )
+    after = {str(w["name"]) for w in client.scheduler_info()["workers"].values()}
+    assert len(after) == 2 and after < before  # one retired, none started in its place
+    assert client.submit(lambda x: x + 1, 41).result(timeout=30) == 42
+    assert cluster.state().requested == 2 and cluster.state().generation == 2
