@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from collections.abc import Iterator
 
 import pytest
-from distributed import Client
+from distributed import Client, as_completed
 from helpers import wait_until_sync
 
 from jupyter_gpu_env.dask.slurm import script
@@ -103,3 +104,55 @@ def test_scale_to_three_and_back_to_two(cluster, client, slurm_conf):
     assert len(after) == 2 and after < before  # one retired, none started in its place
     assert client.submit(lambda x: x + 1, 41).result(timeout=30) == 42
     assert cluster.state().requested == 2 and cluster.state().generation == 2
+
+
+def test_a_worker_retiring_at_its_lifetime_is_replaced_and_the_computation_finishes(
+    slurm_conf, tmp_path_factory
+):
+    """Walltime 1 minute: each worker retires 30-50 s after it started (--lifetime 40 s ± 10 s), the
+    keeper submits its replacement, and a computation running across it ends with the right answer."""
+    c = Cluster(launcher(slurm_conf), tmp_path_factory.mktemp("dask") / "short", workers=2, walltime=60)
+    try:
+        assert c.spec.lifetime.lifetime == 40 and c.spec.lifetime.stagger == 10
+        wait_until_sync(
+            lambda: (c.folder / "scheduler.json").exists(), within=60, every=0.2, what="scheduler"
+        )
+        with Client(scheduler_file=str(c.folder / "scheduler.json"), timeout=30) as client:
+            client.wait_for_workers(2, timeout=90)
+            first = {str(w["name"]) for w in client.scheduler_info()["workers"].values()}
+
+            def slow(i: int) -> int:
+                time.sleep(0.25)
+                return i * i
+
+            # 60 s of work on two one-thread workers, each result taken as it comes (as a notebook
+            # would collect them): what the retiring worker was running is done again elsewhere.
+            total, deadline = 0, time.monotonic() + 150
+            for _, value in as_completed(client.map(slow, range(480)), with_results=True):
+                total += value
+                assert time.monotonic() < deadline, "the computation took too long"
+            assert total == sum(i * i for i in range(480))
+
+            state = c.state()
+            left = [name for name, _, end in state.spans if end is not None]
+            assert set(left) & first, f"no first worker retired during the computation: {state.spans}"
+            assert state.started_total >= 3
+            running(c, 2)
+            now = {str(w["name"]) for w in client.scheduler_info()["workers"].values()}
+            assert now - first  # a replacement joined
+    finally:
+        run(c.launcher.stop(c.ref))
+    assert squeue(slurm_conf, *names(c)) == []
+
+
+def test_shutdown_leaves_nothing_in_squeue(cluster, client, slurm_conf):
+    """Last: the shared cluster stopped by the launcher, as DELETE does."""
+    assert squeue(slurm_conf, *names(cluster))
+    started = time.monotonic()
+    run(cluster.launcher.stop(cluster.ref))
+    assert squeue(slurm_conf, *names(cluster)) == []
+    assert time.monotonic() - started < 30  # the keeper retired its workers: no grace spent waiting
+    state = cluster.state()
+    assert state.state == "stopped" and state.ended == "stopped" and state.running == 0
+    seen = run(cluster.launcher.observe([cluster.ref]))[cluster.spec.id]
+    assert seen.state in ("ended", "gone")
