@@ -127,7 +127,10 @@ class SlurmLauncher:
         )
         request = JobRequest.model_construct(queue=placement.queue, resources=resources)
         self.backend.validate(request)
-        check_against_info(self.backend.info(), request)
+        info = self.backend.info()
+        # before the backend's first sinfo it knows no queue: SLURM then judges the queue at sbatch
+        known = request if info.queues else request.model_copy(update={"queue": None})
+        check_against_info(info, known)
 
     def _options(self, spec: ClusterSpec, placement: Placement) -> SbatchOptions:
         if spec.python is None:
