@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import os
+import shutil
 from pathlib import Path
 
 from jupyter_client.kernelspec import KernelSpecManager
@@ -14,6 +15,8 @@ from ._version import __version__
 from .batch.backend import InstalledBackends, create_backends
 from .batch.service import JobService
 from .batch.store import JobStore
+from .dask.options import DaskClusters
+from .dask.service import DaskService
 from .envs.catalog import EnvironmentCatalog
 from .envs.conda_list import default_path as default_conda_list
 from .envs.pip.tool import PipSettings
@@ -24,6 +27,8 @@ from .gpu.kernel_processes import RunningKernel, server_kernels
 from .gpu.sampler import Sampler
 from .gpu.sources import GpuReaders
 from .handlers import tornado_routes
+from .handlers.dask.dashboard import ROUTE as DASHBOARD_ROUTE
+from .handlers.dask.dashboard import DashboardHandler
 from .handlers.openapi import render as render_openapi
 from .images.service import ImageService
 from .notify.email import SmtpSettings
@@ -51,7 +56,7 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
     # The frontend is a prebuilt lab extension; this server extension serves only the REST API.
     load_other_extensions = True
     # Every installed backend's options show in --help-all, the CLI and docs/configuration.md.
-    classes = InstalledBackends()
+    classes = InstalledBackends(DaskClusters)
 
     async def _kernels(self) -> list[RunningKernel]:
         return await server_kernels(self.serverapp)
@@ -60,6 +65,17 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
         # Without a server (the CLI) there is no kernel spec manager: read kernelspecs as papermill will.
         manager = getattr(self.serverapp, "kernel_spec_manager", None) or KernelSpecManager(parent=self)
         return set(manager.find_kernel_specs())
+
+    def _kernel_python(self, name: str) -> str | None:
+        """The Python a kernel runs (its spec's first argument, found on PATH when bare), if it runs one."""
+        manager = getattr(self.serverapp, "kernel_spec_manager", None) or KernelSpecManager(parent=self)
+        try:
+            argv = manager.get_kernel_spec(name).argv
+        except Exception:  # jupyter_client raises NoSuchKernel, or whatever a broken spec makes it raise
+            return None
+        first = argv[0] if argv else ""
+        found = first if os.path.isabs(first) else shutil.which(first)
+        return found if found and Path(found).name.startswith("python") else None
 
     def build_library(self, root_dir: str) -> Library:
         """The services that need no server: what the CLI runs on."""
@@ -117,7 +133,19 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
             starting_deadline=self.schedule_starting_deadline,
             pipelines=pipelines,
         )
-        return Library(envs=envs, images=images, jobs=jobs, schedules=schedules, pipelines=pipelines)
+        dask_options = DaskClusters(parent=self)
+        dask = DaskService(
+            jobs,
+            Path(dask_options.dir) if dask_options.dir else jobs.job_dir / "dask",
+            dask_options.settings(),
+            environments=jobs.intake.runtimes.environments,
+            kernel_python=self._kernel_python,
+            images=images.path_of,
+            base_url=getattr(self.serverapp, "base_url", None) or "/",
+        )
+        return Library(
+            envs=envs, images=images, jobs=jobs, schedules=schedules, pipelines=pipelines, dask=dask
+        )
 
     def build_services(self, root_dir: str) -> Services:
         """What a server holds: the library, and what only a server has (tasks, kernels, the sampler)."""
@@ -126,6 +154,8 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
         lib.jobs.loops.add("schedules", self.schedule_interval, lib.schedules.tick)
         # Pipelines move on where their backend does not hold dependencies itself (local, Kubernetes).
         lib.jobs.loops.add("pipelines", self.job_refresh_interval, lib.pipelines.advance)
+        # Dask clusters keep themselves; the server follows them for their records and the usage ledger.
+        lib.jobs.loops.add("dask", max(self.job_refresh_interval, 2.0), lib.dask.tick)
         self.gpu_readers = GpuReaders(self.gpu_recorded_source)
         sampler = Sampler(
             self.gpu_readers.read,
@@ -155,6 +185,7 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
             sweeps=lib.sweeps,
             schedules=lib.schedules,
             pipelines=lib.pipelines,
+            dask=lib.dask,
             gpu=GpuOperations(sampler, kernels, cluster),
             tasks=tasks,
             notifications=notifier,
@@ -196,6 +227,7 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
 
     def initialize_handlers(self) -> None:
         self.handlers.extend(tornado_routes())
+        self.handlers.append((DASHBOARD_ROUTE, DashboardHandler))
 
     async def _start_jupyter_server_extension(self, serverapp: object) -> None:
         await self.services.start()

@@ -265,11 +265,14 @@ class InstalledBackends:
     would import the Kubernetes client into every server), so that their options appear in
     ``--help-all``, the CLI and docs/configuration.md."""
 
+    def __init__(self, *others: type[Configurable]) -> None:
+        self.others = list(others)  # the app's other configurable parts, shown with the backends
+
     def __get__(self, obj: object, owner: type | None = None) -> list[type[Configurable]]:
         if obj is not None and "classes" in vars(obj):
             classes: list[type[Configurable]] = vars(obj)["classes"]
             return classes
-        return list(backend_classes().values())
+        return [*self.others, *backend_classes().values()]
 
     def __set__(self, obj: object, value: list[type[Configurable]]) -> None:
         vars(obj)["classes"] = value  # traitlets' Application adds itself in front

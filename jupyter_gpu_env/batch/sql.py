@@ -20,7 +20,7 @@ from ..models.jobs import Job
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 # Each step takes the schema from the version before it to its own; a new file runs them all.
 _MIGRATIONS: dict[int, list[str]] = {
@@ -78,6 +78,28 @@ _MIGRATIONS: dict[int, list[str]] = {
             deleted_at REAL,
             data TEXT NOT NULL
         )""",
+    ],
+    # Dask clusters, and their workers' time: the usage ledger's rows for what no job record holds.
+    7: [
+        """CREATE TABLE IF NOT EXISTS dask_clusters (
+            id TEXT PRIMARY KEY,
+            created_at REAL NOT NULL,
+            active INTEGER NOT NULL DEFAULT 1,
+            data TEXT NOT NULL
+        )""",
+        "CREATE INDEX IF NOT EXISTS dask_clusters_active ON dask_clusters (active, created_at DESC)",
+        """CREATE TABLE IF NOT EXISTS dask_workers (
+            cluster_id TEXT NOT NULL,
+            worker TEXT NOT NULL,
+            started_at REAL NOT NULL,
+            finished_at REAL,
+            backend TEXT NOT NULL,
+            cluster_name TEXT NOT NULL,
+            gpu_units REAL NOT NULL DEFAULT 0,
+            cpus REAL NOT NULL DEFAULT 1,
+            PRIMARY KEY (cluster_id, worker, started_at)
+        )""",
+        "CREATE INDEX IF NOT EXISTS dask_workers_started ON dask_workers (started_at)",
     ],
 }
 

@@ -15,8 +15,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..dask.records import DaskRecords
 from ..errors import Conflict, InvalidRequest, NotFound
-from ..models.backends import BackendUsage, UsageReport
+from ..models.backends import BackendUsage, ClusterUsage, UsageReport
 from ..models.jobs import JOB_STATES, TERMINAL_STATES, Job, JobList
 from ..pipelines.records import PipelineRecords
 from ..schedules.records import ScheduleRecords
@@ -37,6 +38,7 @@ class JobStore:
         self.sweeps = SweepRecords(self.db)
         self.schedules = ScheduleRecords(self.db)
         self.pipelines = PipelineRecords(self.db)
+        self.dask = DaskRecords(self.db)
         self._call = self.db.call
         self._conn = self.db.conn
 
@@ -251,6 +253,13 @@ class JobStore:
                 "GROUP BY backend, state",
                 args,
             ).fetchall()
+            workers = db.execute(
+                f"SELECT backend, cluster_name, SUM({overlap}), SUM(gpu_units * {overlap}), "
+                f"SUM(cpus * {overlap}) FROM dask_workers "
+                "WHERE started_at < :end AND COALESCE(finished_at, :now) > :start "
+                "GROUP BY backend, cluster_name",
+                args,
+            ).fetchall()
         report = UsageReport(period_start=start, period_end=end)
         for backend, gpu_s, cpu_s, used_s, measured_s in hours:
             u = report.backends.setdefault(backend, BackendUsage())
@@ -258,6 +267,14 @@ class JobStore:
             u.gpu_hours_used, u.gpu_hours_measured = (used_s or 0) / 3600, (measured_s or 0) / 3600
         for backend, state, n in counts:
             report.backends.setdefault(backend, BackendUsage()).jobs[state] = n
+        for backend, name, worker_s, gpu_s, cpu_s in workers:
+            u = report.backends.setdefault(backend, BackendUsage())
+            u.gpu_hours += (gpu_s or 0) / 3600
+            u.cpu_hours += (cpu_s or 0) / 3600
+            c = report.dask_clusters.setdefault(name, ClusterUsage(backend=backend))
+            c.worker_hours += (worker_s or 0) / 3600
+            c.gpu_hours += (gpu_s or 0) / 3600
+            c.cpu_hours += (cpu_s or 0) / 3600
         total = report.total
         for u in report.backends.values():
             total.gpu_hours += u.gpu_hours

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from .. import __version__
 from ..errors import GpuEnvError
 from . import changes, envs, gpu, images, jobs, sweeps, team
-from .automation import pipelines, schedules
+from .automation import dask, pipelines, schedules
 from .common import UsageError
 
 __all__ = ["build_parser", "main"]
@@ -29,7 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=__version__)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (gpu, envs, changes, team, images, jobs, sweeps, schedules, pipelines):
+    for module in (gpu, envs, changes, team, images, jobs, sweeps, schedules, pipelines, dask):
         module.register(sub)
     return parser
 

@@ -17,6 +17,14 @@ def launcher_for(backend: Backend, settings: DaskSettings) -> DaskLauncher:
         return LocalLauncher(backend, settings)
     if isinstance(backend, SlurmBackend):
         return SlurmLauncher(backend, settings)
+    try:  # the `kubernetes` extra
+        from ..batch.kubernetes.backend import KubernetesBackend
+        from .kubernetes.launcher import KubeLauncher
+    except ImportError:
+        pass
+    else:
+        if isinstance(backend, KubernetesBackend):
+            return KubeLauncher(backend, settings)
     raise Conflict(
         f"The '{backend.name}' backend cannot run Dask clusters; the local, SLURM and Kubernetes ones can.",
         reason="dask_unsupported",

@@ -84,9 +84,12 @@ class DaskLauncher(Protocol):
         """End the scheduler and every worker, pending ones included; return when none is left."""
 
 
+OperatorChoice = Literal["auto", "always", "never"]
+
+
 @dataclass(frozen=True)
 class DaskSettings:
-    """The server's Dask options (``c.GpuEnvApp.dask_*``), as launchers and the service take them."""
+    """The server's Dask options (``c.DaskClusters.*``), as launchers and the service take them."""
 
     idle_timeout_seconds: int = 3600
     worker_walltime_seconds: int = 3600
@@ -94,4 +97,4 @@ class DaskSettings:
     max_workers: int = 100
     connect_timeout_seconds: int = 300
     interface: str | None = None  # the network interface the scheduler listens on (None: its default)
-    kubernetes_operator: Literal["auto", "always", "never"] = "auto"
+    kubernetes_operator: OperatorChoice = "auto"

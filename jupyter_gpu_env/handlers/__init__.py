@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from .base import API_PREFIX, NotFoundHandler
+from .dask.clusters import DaskClusterHandler, DaskClustersHandler, DaskScaleHandler
 from .environments import (
     EnvironmentHandler,
     EnvironmentsHandler,
@@ -95,6 +96,9 @@ ROUTES: list[tuple[str, type]] = [
     ("jobs/{job_id}/rerun", JobRerunHandler),
     ("jobs/{job_id}/parameters", JobParametersHandler),
     ("jobs/{job_id}/gpu", JobGpuHandler),
+    ("dask/clusters", DaskClustersHandler),
+    ("dask/clusters/{cluster_id}", DaskClusterHandler),
+    ("dask/clusters/{cluster_id}/scale", DaskScaleHandler),
     ("pipelines", PipelinesHandler),
     ("pipelines/file", PipelineFileHandler),
     ("pipelines/{pipeline_id}", PipelineHandler),

@@ -67,10 +67,23 @@ class UsageWeeks(ApiModel):
     weeks: list[UsageWeek]
 
 
+class ClusterUsage(ApiModel):
+    """A Dask cluster's workers over a period."""
+
+    backend: str
+    worker_hours: float = 0.0
+    gpu_hours: float = Field(default=0.0, description="GPU-hours allocated to its workers.")
+    cpu_hours: float = 0.0
+
+
 class UsageReport(ApiModel):
-    """GPU-hours, CPU-hours and job counts from the job records over a period."""
+    """GPU-hours, CPU-hours and job counts from the job records over a period; Dask clusters' workers
+    count in their backend's hours and are listed by cluster name."""
 
     period_start: float
     period_end: float
     backends: dict[str, BackendUsage] = Field(default_factory=dict)
     total: BackendUsage = Field(default_factory=BackendUsage)
+    dask_clusters: dict[str, ClusterUsage] = Field(
+        default_factory=dict, description="Worker- and GPU-hours of each Dask cluster, by its name."
+    )

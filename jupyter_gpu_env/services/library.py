@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from ..batch.service import JobService
 from ..batch.sweeps.service import Sweeps
+from ..dask.service import DaskService
 from ..envs.service import EnvironmentService
 from ..images.service import ImageService
 from ..pipelines.service import PipelineService
@@ -19,6 +20,7 @@ class Library:
     jobs: JobService
     schedules: ScheduleService
     pipelines: PipelineService
+    dask: DaskService
 
     @property
     def sweeps(self) -> Sweeps:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from ..batch.service import JobService
 from ..batch.sweeps.service import Sweeps
+from ..dask.service import DaskService
 from ..images import mounts
 from ..notify.notifier import Notifier
 from ..pipelines.service import PipelineService
@@ -29,6 +30,7 @@ class Services:
     sweeps: Sweeps
     schedules: ScheduleService
     pipelines: PipelineService
+    dask: DaskService
     gpu: GpuOperations
     tasks: TaskManager
     notifications: Notifier
@@ -60,6 +62,7 @@ class Services:
         await lib.envs.close()
         await lib.images.close()
         await lib.jobs.stop()
+        await lib.dask.close()  # the clusters go on; only stops under way here are let go
         await self.notifications.stop()  # after the jobs: no end is told once it has stopped
         await self.gpu.sampler.stop()
         await mounts.unmount_all()

@@ -32,6 +32,7 @@ EXTRA = {
     ("POST", "pipelines", ""): {RUN_CODE},
     ("POST", "pipelines/file", ""): {RUN_CODE},
     ("POST", "pipelines/{pipeline_id}/rerun", ""): {RUN_CODE},
+    ("POST", "dask/clusters", ""): {RUN_CODE},
     ("POST", "schedules", ""): {RUN_CODE},
     ("PATCH", "schedules/{schedule_id}", ""): {RUN_CODE},
     ("POST", "schedules/{schedule_id}/run", ""): {RUN_CODE},

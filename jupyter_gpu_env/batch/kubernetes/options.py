@@ -51,6 +51,14 @@ class KubernetesOptions(Backend):
         help="serviceAccountName of the job pods. Empty: the namespace's default account, with no API "
         "token mounted (the runner needs none).",
     )
+    dask_service_account = Unicode(
+        "",
+        config=True,
+        help="serviceAccountName of a Dask cluster's scheduler pod, whose token is mounted: the keeper in it "
+        "starts and stops the cluster's workers through the API (worker Jobs: create, list, delete `jobs` "
+        "and list `pods`; with the dask-kubernetes operator: get and patch `daskworkergroups`, list `pods`). "
+        "Required for Dask clusters on this backend (docs/admin-kubernetes.md, Dask clusters).",
+    )
     pipeline_service_account = Unicode(
         "",
         config=True,

@@ -5,10 +5,22 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 MAX_SPEC_BYTES = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A worker the pool started that still exists. ``state``: ``queued`` (waiting for the batch
+    system) or ``running`` (started; it may not have joined yet)."""
+
+    name: str
+    state: Literal["queued", "running"]
+    reason: str | None = None
+    node: str | None = None
 
 
 def read_json(path: Path) -> Any | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.metadata
+import importlib.util
 import logging
 import os
 import platform
@@ -67,6 +68,11 @@ class Keeper:
         self.reason: str | None = None
         self.task: asyncio.Task[None] | None = None
         self.closing: asyncio.Task[Any] | None = None
+        if importlib.util.find_spec("bokeh") is None:
+            self.problem(
+                "The environment has no bokeh, so the cluster has no dashboard; add bokeh (3.1 or later) "
+                "to the environment to see it."
+            )
         self.versions = {
             "python": platform.python_version(),
             "distributed": _version("distributed"),
@@ -186,7 +192,11 @@ class Keeper:
             gone = {w.name for w in cancel}
             self.pending = [w for w in self.pending if w.name not in gone]
         rest = excess - len(cancel)
-        if rest > 0:
+        if rest > 0 and getattr(self.pool, "retires_through_scheduler", False):
+            # the batch system retires workers itself, through the scheduler (the Dask operator's
+            # worker group): a worker retired here would be restarted by its Deployment
+            await self.pool.cancel(self._joined()[:rest])
+        elif rest > 0:
             addresses = self.scheduler.workers_to_close(n=rest)[:rest]
             if len(addresses) < rest:
                 addresses = list(self.scheduler.workers)[:rest]

@@ -12,22 +12,13 @@ import importlib
 import os
 import signal
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
-from .files import read_json, write_json
+from .files import Listed, read_json, write_json
+from .kubepool import KubePool, OperatorPool
 
-
-@dataclass(frozen=True)
-class Listed:
-    """A worker the pool started that still exists. ``state``: ``queued`` (waiting for the batch
-    system) or ``running`` (started; it may not have joined yet)."""
-
-    name: str
-    state: Literal["queued", "running"]
-    reason: str | None = None
-    node: str | None = None
+__all__ = ["Listed", "LocalPool", "Pool", "make_pool"]
 
 
 class Pool(Protocol):
@@ -163,6 +154,10 @@ def make_pool(folder: Path, spec: dict[str, Any], python: str) -> Pool:
     kind = spec["pool"]["kind"]
     if kind == "local":
         return LocalPool(folder, spec, python)
+    if kind == "kubernetes":
+        return KubePool(folder, spec)
+    if kind == "operator":
+        return OperatorPool(folder, spec)
     if kind in POOLS:
         # imported by name: only the kind a cluster runs is loaded, and its module may import this one
         module, _, cls = POOLS[kind].partition(":")

@@ -15,7 +15,7 @@ from ..fields import line, patterned, whole_number
 from ..jobs import ENV_REF_PATTERN, IMAGE_ID_PATTERN, KERNEL_NAME_PATTERN, NAME_PATTERN, QUEUE_PATTERN
 from ..resources import MAX_TIME_MINUTES, JobResources, Resources, TimeLimitText
 
-MAX_WORKERS = 1000  # the schema's ceiling; c.GpuEnvApp.dask_max_workers is the one that applies
+MAX_WORKERS = 1000  # the schema's ceiling; c.DaskClusters.max_workers is the one that applies
 CLUSTER_ID_PATTERN = r"^[0-9a-f]{12}$"
 
 ClusterState = Literal["starting", "running", "stopping", "stopped", "failed"]
@@ -77,7 +77,7 @@ class DaskClusterRequest(ApiModel):
     ) = Field(
         default=None,
         description="How long each worker job may run: minutes, or 'HH:MM:SS'. Workers retire a few "
-        "minutes before it, staggered, and are replaced (default: c.GpuEnvApp.dask_worker_walltime).",
+        "minutes before it, staggered, and are replaced (default: c.DaskClusters.worker_walltime).",
     )
     queue: Annotated[str, patterned(QUEUE_PATTERN, "queue")] | None = Field(
         default=None, description="The partition or queue the scheduler and workers go to."
@@ -89,8 +89,12 @@ class DaskClusterRequest(ApiModel):
     @model_validator(mode="after")
     def _consistent(self) -> DaskClusterRequest:
         given = [k for k in ("environment", "kernel", "image") if getattr(self, k)]
-        if len(given) > 1:
-            raise ValueError(f"give one of environment, kernel or image, not {' and '.join(given)}")
+        if len(given) != 1:
+            raise ValueError(
+                "give the environment (or kernel, or packed image) the workers run in"
+                if not given
+                else f"give one of environment, kernel or image, not {' and '.join(given)}"
+            )
         _workers_or_adapt(self.workers, self.adapt)
         if self.resources.time_limit is not None:
             raise ValueError("a worker's time is `walltime`, not resources.time_limit")
@@ -182,4 +186,5 @@ class DaskCluster(ApiModel):
     )
 
 
-DaskClusterList = Page[DaskCluster]
+class DaskClusterList(Page[DaskCluster]):
+    """Clusters, those not ended first, then newest first."""

@@ -41,6 +41,68 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/dask/clusters": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Dask clusters, those not ended first */
+        get: operations["get_dask_clusters"];
+        put?: never;
+        /**
+         * Start a Dask cluster on a backend
+         * @description The scheduler runs as a batch job of its own (locally, a process of its own) in the given environment, kernel's environment or packed image, and keeps its workers itself: it replaces those that retire before their walltime, and shuts everything down after `c.DaskClusters.idle_timeout` unused, with or without this server. 409 `dask_not_installed` when the environment lacks `distributed` (`details` names it and what to add); 409 when the backend cannot run the workers asked for.
+         */
+        post: operations["post_dask_clusters"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dask/clusters/{cluster_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One Dask cluster: its scheduler, dashboard and workers */
+        get: operations["get_dask_clusters_cluster_id"];
+        put?: never;
+        post?: never;
+        /**
+         * Shut a Dask cluster down
+         * @description Its workers are retired and those still queued cancelled, then the scheduler ends; the cluster answers `stopping`, then `stopped` once nothing of it is left in the batch system. An ended cluster is answered as it is.
+         */
+        delete: operations["delete_dask_clusters_cluster_id"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dask/clusters/{cluster_id}/scale": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Scale a Dask cluster
+         * @description A number of workers, or adaptive bounds; the scheduler asks for more, or cancels queued ones and retires running ones (their data moved to the others). 409 for an ended cluster.
+         */
+        post: operations["post_dask_clusters_cluster_id_scale"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/environments": {
         parameters: {
             query?: never;
@@ -1267,6 +1329,30 @@ export interface components {
             /** Rows */
             rows?: components["schemas"]["CapacityRow"][];
         };
+        /**
+         * ClusterUsage
+         * @description A Dask cluster's workers over a period.
+         */
+        ClusterUsage: {
+            /** Backend */
+            backend: string;
+            /**
+             * Cpu Hours
+             * @default 0
+             */
+            cpu_hours: number;
+            /**
+             * Gpu Hours
+             * @description GPU-hours allocated to its workers.
+             * @default 0
+             */
+            gpu_hours: number;
+            /**
+             * Worker Hours
+             * @default 0
+             */
+            worker_hours: number;
+        };
         /** CpuUsage */
         CpuUsage: {
             /**
@@ -1321,6 +1407,312 @@ export interface components {
         CreateResult: {
             environment: components["schemas"]["Environment"];
             report: components["schemas"]["CreateReport"];
+        };
+        /**
+         * DaskAdapt
+         * @description Adaptive scaling: the cluster asks for as many workers as its work needs, between these bounds.
+         */
+        DaskAdapt: {
+            /**
+             * Maximum
+             * @description Workers asked for at most.
+             * @example 10
+             */
+            maximum: number;
+            /**
+             * Minimum
+             * @description Workers kept even when idle.
+             * @default 0
+             */
+            minimum: number;
+        };
+        /**
+         * DaskCluster
+         * @description A Dask cluster as it stands: its scheduler's address, its dashboard through this server, its workers.
+         */
+        DaskCluster: {
+            /** @default null */
+            adapt: components["schemas"]["DaskAdapt"] | null;
+            /** Backend */
+            backend: string;
+            /** Created At */
+            created_at: number;
+            /**
+             * Dashboard
+             * @description The dashboard's status page through this server (a path under base_url).
+             * @default null
+             */
+            dashboard: string | null;
+            /**
+             * Ended At
+             * @default null
+             */
+            ended_at: number | null;
+            /**
+             * Environment
+             * @default null
+             */
+            environment: string | null;
+            /**
+             * Gpu Hours
+             * @description GPU-hours allocated to its workers so far.
+             * @default 0
+             */
+            gpu_hours: number;
+            /** Id */
+            id: string;
+            /**
+             * Idle Since
+             * @description Since when nothing has run, when idle.
+             * @default null
+             */
+            idle_since: number | null;
+            /**
+             * Idle Timeout Seconds
+             * @description The scheduler shuts down after this long unused.
+             */
+            idle_timeout_seconds: number;
+            /**
+             * Image
+             * @default null
+             */
+            image: string | null;
+            /**
+             * Kernel
+             * @default null
+             */
+            kernel: string | null;
+            /**
+             * Lifetime Seconds
+             * @description Each worker retires after about this long, staggered.
+             */
+            lifetime_seconds: number;
+            /**
+             * Message
+             * @description What the cluster is doing or why it ended, in words.
+             * @default
+             */
+            message: string;
+            /** Name */
+            name: string;
+            /**
+             * Problems
+             * @description What the scheduler noticed that needs attention (a worker that cannot reach it, versions that differ), newest last.
+             */
+            problems?: string[];
+            /**
+             * Queue
+             * @default null
+             */
+            queue: string | null;
+            /** @description What each worker asked for. */
+            resources: components["schemas"]["JobResources"];
+            /**
+             * Scheduler Address
+             * @description What `Client(...)` connects to, as the scheduler itself reported it.
+             * @default null
+             */
+            scheduler_address: string | null;
+            /**
+             * Started At
+             * @default null
+             */
+            started_at: number | null;
+            /**
+             * State
+             * @description `starting` until the scheduler runs; `stopping` while it is being shut down; `stopped` when shut down (by its user, or idle); `failed` when it ended otherwise (the message says how).
+             * @enum {string}
+             */
+            state: "starting" | "running" | "stopping" | "stopped" | "failed";
+            /** Threads Per Worker */
+            threads_per_worker: number;
+            versions?: components["schemas"]["DaskVersions"];
+            /** Walltime Seconds */
+            walltime_seconds: number;
+            /**
+             * Worker Hours
+             * @description Hours of worker time so far.
+             * @default 0
+             */
+            worker_hours: number;
+            workers: components["schemas"]["DaskWorkers"];
+        };
+        /**
+         * DaskClusterList
+         * @description Clusters, those not ended first, then newest first.
+         */
+        DaskClusterList: {
+            /** Items */
+            items: components["schemas"]["DaskCluster"][];
+            /** Limit */
+            limit: number;
+            /**
+             * Next Offset
+             * @default null
+             */
+            next_offset: number | null;
+            /** Offset */
+            offset: number;
+            /** Total */
+            total: number;
+        };
+        /**
+         * DaskClusterRequest
+         * @description `POST dask/clusters`: a Dask cluster whose scheduler and workers run on a backend, in an environment.
+         */
+        DaskClusterRequest: {
+            /**
+             * @description Adaptive scaling instead of a fixed number.
+             * @default null
+             */
+            adapt: components["schemas"]["DaskAdapt"] | null;
+            /**
+             * Backend
+             * @description Where the cluster runs (`GET backends`).
+             * @default local
+             */
+            backend: string;
+            /**
+             * Environment
+             * @description The environment scheduler and workers run in (one of environment, kernel or image; the sidebar fills in the open notebook's).
+             * @default null
+             */
+            environment: string | null;
+            /**
+             * Image
+             * @description A packed image scheduler and workers run from.
+             * @default null
+             */
+            image: string | null;
+            /**
+             * Kernel
+             * @description A kernel whose Python scheduler and workers run (its environment).
+             * @default null
+             */
+            kernel: string | null;
+            /**
+             * Name
+             * @description Shown in lists and the usage ledger (default: the environment's name).
+             * @default null
+             */
+            name: string | null;
+            /**
+             * Queue
+             * @description The partition or queue the scheduler and workers go to.
+             * @default null
+             */
+            queue: string | null;
+            /** @description What each worker asks of the backend, as a job does: cpus, memory, gpus or mig_profile. The time a worker may run is `walltime`. */
+            resources?: components["schemas"]["Resources"];
+            /**
+             * Threads Per Worker
+             * @description Threads in each worker (default: its cpus, else 1).
+             * @default null
+             */
+            threads_per_worker: number | null;
+            /**
+             * Walltime
+             * @description How long each worker job may run: minutes, or 'HH:MM:SS'. Workers retire a few minutes before it, staggered, and are replaced (default: c.DaskClusters.worker_walltime).
+             * @default null
+             */
+            walltime: number | string | null;
+            /**
+             * Workers
+             * @description A fixed number of workers (default 1, unless adapt is given).
+             * @default null
+             */
+            workers: number | null;
+        };
+        /**
+         * DaskPendingWorker
+         * @description A worker asked for that has not joined the scheduler yet.
+         */
+        DaskPendingWorker: {
+            /**
+             * Name
+             * @description The batch system's name for it (a SLURM array task, a pod, a process).
+             */
+            name: string;
+            /**
+             * Place
+             * @description Its place in the queue (1 is next), where known.
+             * @default null
+             */
+            place: number | null;
+            /**
+             * Reason
+             * @description Why it waits, in the batch system's words.
+             * @default null
+             */
+            reason: string | null;
+            /**
+             * State
+             * @description `queued`: waiting for the batch system; `starting`: running, not joined yet.
+             * @enum {string}
+             */
+            state: "queued" | "starting";
+        };
+        /**
+         * DaskScaleRequest
+         * @description `POST dask/clusters/{id}/scale`: a fixed number of workers, or adaptive bounds.
+         */
+        DaskScaleRequest: {
+            /** @default null */
+            adapt: components["schemas"]["DaskAdapt"] | null;
+            /**
+             * Workers
+             * @default null
+             * @example 3
+             */
+            workers: number | null;
+        };
+        /** DaskVersions */
+        DaskVersions: {
+            /**
+             * Dask Cuda
+             * @description Set when GPU workers run dask-cuda's worker.
+             * @default null
+             */
+            dask_cuda: string | null;
+            /**
+             * Distributed
+             * @default null
+             */
+            distributed: string | null;
+            /**
+             * Python
+             * @default null
+             */
+            python: string | null;
+        };
+        /** DaskWorkers */
+        DaskWorkers: {
+            /**
+             * Pending
+             * @description Workers asked for that have not joined yet.
+             */
+            pending: number;
+            /**
+             * Pending Workers
+             * @description The pending workers (at most 100), with their queue places.
+             */
+            pending_workers?: components["schemas"]["DaskPendingWorker"][];
+            /**
+             * Requested
+             * @description Workers the cluster wants now (fixed, or adapt's current target).
+             */
+            requested: number;
+            /**
+             * Running
+             * @description Workers joined to the scheduler.
+             */
+            running: number;
+            /**
+             * Started Total
+             * @description Workers started over the cluster's life, replacements included.
+             * @default 0
+             */
+            started_total: number;
         };
         /** DeletedEnvironment */
         DeletedEnvironment: {
@@ -4178,12 +4570,20 @@ export interface components {
         };
         /**
          * UsageReport
-         * @description GPU-hours, CPU-hours and job counts from the job records over a period.
+         * @description GPU-hours, CPU-hours and job counts from the job records over a period; Dask clusters' workers
+         *     count in their backend's hours and are listed by cluster name.
          */
         UsageReport: {
             /** Backends */
             backends?: {
                 [key: string]: components["schemas"]["BackendUsage"];
+            };
+            /**
+             * Dask Clusters
+             * @description Worker- and GPU-hours of each Dask cluster, by its name.
+             */
+            dask_clusters?: {
+                [key: string]: components["schemas"]["ClusterUsage"];
             };
             /** Period End */
             period_end: number;
@@ -4290,6 +4690,289 @@ export interface operations {
             };
             /** @description No such resource, or something the request names does not exist. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    get_dask_clusters: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: number;
+                /** @description Skip this many. */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DaskClusterList"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    post_dask_clusters: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DaskClusterRequest"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description The created resource, or the task to follow. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DaskCluster"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No such resource, or something the request names does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request conflicts with the current state: `reason` says how. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request body, or a part of it, is larger than this server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    get_dask_clusters_cluster_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                cluster_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DaskCluster"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No such resource, or something the request names does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    delete_dask_clusters_cluster_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                cluster_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DaskCluster"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No such resource, or something the request names does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    post_dask_clusters_cluster_id_scale: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                cluster_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DaskScaleRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DaskCluster"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No such resource, or something the request names does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request conflicts with the current state: `reason` says how. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request body, or a part of it, is larger than this server accepts. */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

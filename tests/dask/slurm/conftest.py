@@ -12,7 +12,7 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
-from batch.slurm.conftest import slurm_conf  # noqa: F401 - the session's SLURM, for these tests too
+from batch.slurm.conftest import slurm, slurm_conf  # noqa: F401 - the session's SLURM, for these tests too
 
 from jupyter_gpu_env.batch.slurm import SlurmBackend
 from jupyter_gpu_env.dask import folder as cluster_folder

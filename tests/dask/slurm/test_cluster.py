@@ -7,14 +7,18 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 
 import pytest
 from distributed import Client, as_completed
-from helpers import wait_until_sync
+from helpers import wait_until, wait_until_sync
 
+from jupyter_gpu_env.dask.launchers import DaskSettings
+from jupyter_gpu_env.dask.service import DaskService
 from jupyter_gpu_env.dask.slurm import script
+from jupyter_gpu_env.models.automation.dask import DaskCluster, DaskClusterRequest
 
 from .conftest import Cluster, launcher, run
 
@@ -156,3 +160,42 @@ def test_shutdown_leaves_nothing_in_squeue(cluster, client, slurm_conf):
     assert state.state == "stopped" and state.ended == "stopped" and state.running == 0
     seen = run(cluster.launcher.observe([cluster.ref]))[cluster.spec.id]
     assert seen.state in ("ended", "gone")
+
+
+async def test_through_the_service_a_cluster_on_slurm_computes_and_stops(slurm, slurm_conf):
+    """DaskService with the SLURM backend, as POST/GET/DELETE dask/clusters drive it."""
+    jobs = slurm.service()
+    svc = DaskService(
+        jobs,
+        slurm.root / "dask",
+        DaskSettings(connect_timeout_seconds=60),
+        environments=lambda name: sys.prefix if name == "venv" else None,
+        kernel_python=lambda name: None,
+        images=lambda name: None,
+    )
+    try:
+        made = await svc.create(
+            DaskClusterRequest(
+                environment="venv",
+                backend="slurm",
+                workers=1,
+                name="svc",
+                resources={"cpus": 1, "memory": "1G"},
+            )
+        )
+
+        async def up() -> DaskCluster | None:
+            c = await svc.get(made.id)
+            return c if c.state == "running" and c.workers.running == 1 else None
+
+        cluster = await wait_until(up, within=90, every=0.5, what="one worker on SLURM")
+        assert cluster.scheduler_address
+        async with Client(cluster.scheduler_address, asynchronous=True) as client:
+            assert await client.submit(sum, range(1000)) == 499500
+        await svc.stop(made.id)
+        stopped = await svc.wait_stopped(made.id)
+        assert stopped.state == "stopped", stopped.model_dump()
+        assert squeue(slurm_conf, script.scheduler_job_name(made.id), script.workers_job_name(made.id)) == []
+    finally:
+        await svc.close()
+        await jobs.stop()

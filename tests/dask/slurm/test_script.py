@@ -9,7 +9,7 @@ import pytest
 
 from jupyter_gpu_env.batch.slurm.parse import Standing
 from jupyter_gpu_env.batch.slurm.script import SbatchOptions
-from jupyter_gpu_env.dask.incluster.pools import Listed
+from jupyter_gpu_env.dask.incluster.files import Listed
 from jupyter_gpu_env.dask.incluster.slurmpool import parse_listed, task_names
 from jupyter_gpu_env.dask.launchers import ClusterRef, Placement
 from jupyter_gpu_env.dask.slurm import script

@@ -1,0 +1,365 @@
+"""``DaskService``: Dask clusters started on a backend in a user's environment, found again after a
+restart, scaled, shut down; the ``dask`` loop follows them and puts their workers' time in the ledger.
+
+A cluster does not live here: its scheduler is a batch job (or, locally, a detached process) whose keeper
+keeps the workers and shuts everything down when unused. The server only starts it, writes what it is
+asked (``scale.json``, ``stop``) into its folder, and reads what the keeper writes there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import contextlib
+import logging
+import re
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+from ..batch import jobfiles
+from ..batch.service import JobService
+from ..errors import Conflict, GpuEnvError, NotFound
+from ..models.automation.dask import DaskCluster, DaskClusterList, DaskClusterRequest, DaskScaleRequest
+from ..models.resources import parse_time_limit
+from ..system import untrusted
+from ..system.trees import remove_tree
+from . import envcheck, folder
+from .backends import launcher_for
+from .launchers import ClusterRef, DaskLauncher, DaskSettings, Placement, SchedulerSeen
+from .records import ClusterRecord, WorkerSpan
+from .spec import LOG, ClusterSpec, ScaleFile, WorkerShape, lifetime_for, worker_args
+from .state import KeeperState, read_state
+from .view import Standing, cluster, standing
+
+log = logging.getLogger(__name__)
+
+Observed = tuple[ClusterRecord, Standing, SchedulerSeen | None, KeeperState | None]
+
+
+class DaskService:
+    """Clusters under ``folder``; their records in ``jobs``' store; backends from ``jobs``' intake."""
+
+    def __init__(
+        self,
+        jobs: JobService,
+        root: Path,
+        settings: DaskSettings,
+        *,
+        environments: Callable[[str], str | None],
+        kernel_python: Callable[[str], str | None],
+        images: Callable[[str], str | None],
+        base_url: str = "/",
+    ) -> None:
+        self.jobs = jobs
+        self.records = jobs.store.dask
+        self.root = root
+        self.settings = settings
+        self.environments = environments
+        self.kernel_python = kernel_python
+        self.images = images
+        self.base_url = base_url
+        self._launchers: dict[str, DaskLauncher] = {}
+        self._stopping: dict[str, asyncio.Task[None]] = {}
+
+    def launcher(self, backend: str) -> DaskLauncher:
+        if backend not in self._launchers:
+            self._launchers[backend] = launcher_for(self.jobs.intake.backend(backend), self.settings)
+        return self._launchers[backend]
+
+    # ----- verbs -----
+
+    async def create(self, request: DaskClusterRequest) -> DaskCluster:
+        """Checked first (backend, environment, resources), then the folder built aside, the scheduler
+        started, and only then recorded: a cluster that could not start leaves nothing behind."""
+        launcher = self.launcher(request.backend)
+        prefix, shown, image = await asyncio.to_thread(self._runtime, request)
+        gpus = bool(request.resources.gpus or request.resources.mig_profile)
+        ready = await asyncio.to_thread(envcheck.check, prefix, shown, gpus=gpus) if prefix else None
+        res = request.resources.normalized()
+        walltime = (
+            parse_time_limit(request.walltime)
+            if request.walltime is not None
+            else self.settings.worker_walltime_seconds
+        )
+        self._check_counts(request.workers, request.adapt.model_dump() if request.adapt else None)
+        placement = Placement(request.queue, res.cpus, res.memory_bytes, res.gpus, res.mig_profile, image)
+        launcher.check(placement, walltime)
+
+        cluster_id = uuid.uuid4().hex[:12]
+        name = request.name or shown or request.kernel or (request.image or "dask")
+        where = self.root / f"{_slug(name)}-{cluster_id}"
+        threads = request.threads_per_worker or res.cpus or 1
+        shape = WorkerShape(
+            threads=threads,
+            memory_bytes=res.memory_bytes,
+            cpus=res.cpus,
+            gpu_units=res.gpu_units(),
+            cuda=bool(ready and ready.dask_cuda and gpus),
+        )
+        life = lifetime_for(walltime)
+        spec = ClusterSpec(
+            id=cluster_id,
+            name=name,
+            backend=request.backend,
+            created_at=time.time(),
+            folder=str(where),
+            python=ready.python if ready else None,
+            workers=request.workers if request.adapt is None else None,
+            adapt=request.adapt.model_dump() if request.adapt else None,
+            worker=shape,
+            walltime_seconds=walltime,
+            lifetime=life,
+            idle_timeout_seconds=self.settings.idle_timeout_seconds,
+            connect_timeout_seconds=self.settings.connect_timeout_seconds,
+            worker_args=worker_args(where, shape, life),
+            pool={},
+        )
+
+        def pool(tmp: Path) -> None:
+            spec.pool = launcher.pool(spec, placement, tmp)
+
+        await asyncio.to_thread(folder.build, where, spec, pool)
+        record = ClusterRecord(
+            id=cluster_id,
+            name=name,
+            backend=request.backend,
+            folder=str(where),
+            created_at=spec.created_at,
+            message="Starting the scheduler.",
+            environment=shown if request.environment else None,
+            kernel=request.kernel,
+            image=request.image,
+            queue=request.queue,
+            resources=res,
+            threads_per_worker=threads,
+            walltime_seconds=walltime,
+            lifetime_seconds=life.lifetime,
+            idle_timeout_seconds=self.settings.idle_timeout_seconds,
+            workers=spec.workers,
+            adapt=spec.adapt,
+            request=request.model_dump(mode="json", exclude_none=True),
+        )
+        try:
+            started = await launcher.start(spec, placement, where)
+        except BaseException:
+            await asyncio.to_thread(_remove, where)
+            raise
+        record.handle = started.handle
+        try:
+            await self.records.insert(record)
+        except BaseException:
+            await launcher.stop(self._ref(record))
+            raise
+        return (await self._observe([record]))[0]
+
+    async def list(self, limit: int = 50, offset: int = 0) -> DaskClusterList:
+        records, total = await self.records.page(limit, offset)
+        items = await self._observe(records)
+        nxt = offset + len(items)
+        return DaskClusterList(
+            items=items, total=total, offset=offset, limit=limit, next_offset=nxt if nxt < total else None
+        )
+
+    async def get(self, cluster_id: str) -> DaskCluster:
+        return (await self._observe([await self.records.get(cluster_id)]))[0]
+
+    async def scale(self, cluster_id: str, request: DaskScaleRequest) -> DaskCluster:
+        record = await self.records.get(cluster_id)
+        if record.final or record.state == "stopping":
+            raise Conflict(
+                f"Dask cluster '{record.name}' is {record.state}; start a new one.", reason="cluster_ended"
+            )
+        adapt = request.adapt.model_dump() if request.adapt else None
+        self._check_counts(request.workers, adapt)
+        record.generation += 1
+        record.workers, record.adapt = (None, adapt) if adapt else (request.workers, None)
+        scale = ScaleFile(generation=record.generation, workers=record.workers, adapt=record.adapt)
+        await asyncio.to_thread(folder.write_scale, Path(record.folder), scale)
+        await self.records.update(record)
+        return await self.get(cluster_id)
+
+    async def stop(self, cluster_id: str) -> DaskCluster:
+        """Ask the keeper to shut down, then make sure nothing is left (in the background): the cluster
+        answers ``stopping``, then ``stopped``. Stopping a stopped cluster answers it as it is."""
+        record = await self.records.get(cluster_id)
+        if record.final:
+            return await self.get(cluster_id)
+        if record.state != "stopping":
+            record.state, record.message = "stopping", "Shutting down."
+            await self.records.update(record)
+        with contextlib.suppress(OSError):
+            await asyncio.to_thread(folder.request_stop, Path(record.folder))
+        self._stop_in_background(record)
+        return await self.get(cluster_id)
+
+    async def wait_stopped(self, cluster_id: str) -> DaskCluster:
+        """Until the cluster's stop has ended (the CLI's `dask stop`, tests)."""
+        task = self._stopping.get(cluster_id)
+        if task is not None:
+            await asyncio.shield(task)
+        return await self.get(cluster_id)
+
+    async def dashboard_target(self, cluster_id: str) -> tuple[str, int]:
+        """Where the dashboard proxy goes: the host the backend says the scheduler runs on (never one
+        read from the folder, which the user's code can write) and the port the keeper reported."""
+        record = await self.records.get(cluster_id)
+        (_, at, seen, state) = (await self._observed([record]))[0]
+        if (
+            at.state != "running"
+            or seen is None
+            or not seen.host
+            or state is None
+            or not state.dashboard_port
+        ):
+            raise Conflict(
+                f"Dask cluster '{record.name}' has no dashboard now: it is {at.state}.", reason="no_dashboard"
+            )
+        return seen.host, state.dashboard_port
+
+    # ----- following -----
+
+    async def tick(self) -> None:
+        """The ``dask`` loop: every active cluster observed, its record and its workers' time kept."""
+        await self._observed(await self.records.active())
+
+    async def close(self) -> None:
+        for task in list(self._stopping.values()):
+            task.cancel()
+        await asyncio.gather(*self._stopping.values(), return_exceptions=True)
+
+    async def _observe(self, records: builtins.list[ClusterRecord]) -> builtins.list[DaskCluster]:
+        return [
+            cluster(r, at, seen, state, self.base_url) for r, at, seen, state in await self._observed(records)
+        ]
+
+    async def _observed(self, records: builtins.list[ClusterRecord]) -> builtins.list[Observed]:
+        seen_by_id: dict[str, SchedulerSeen] = {}
+        active = [r for r in records if not r.final]
+        for backend in sorted({r.backend for r in active}):
+            mine = [self._ref(r) for r in active if r.backend == backend]
+            try:
+                seen_by_id.update(await self.launcher(backend).observe(mine))
+            except (GpuEnvError, OSError) as e:
+                log.warning("could not observe the Dask clusters on %s: %s", backend, e)
+        out: builtins.list[Observed] = []
+        for r in records:
+            state, damaged = (None, None) if r.final else await asyncio.to_thread(_read_state, Path(r.folder))
+            seen = seen_by_id.get(r.id)
+            tail = ""
+            if seen is not None and seen.state in ("ended", "gone") and not r.final:
+                tail = await asyncio.to_thread(_log_tail, Path(r.folder) / LOG)
+            at = standing(r, seen, state, tail)
+            if damaged:
+                state = None
+                at = Standing(
+                    at.state, f"{at.message} Its state.json is damaged: {damaged}".strip(), at.final, at.clean
+                )
+            await self._keep(r, at, state)
+            out.append((r, at, seen, state))
+        return out
+
+    async def _keep(self, r: ClusterRecord, at: Standing, state: KeeperState | None) -> None:
+        """The record brought up to what was observed; the ledger given the workers' spans."""
+        before = r.model_dump()
+        if state is not None:
+            r.worker_seconds = max(r.worker_seconds, state.worker_seconds)
+            r.started_total = max(r.started_total, state.started_total)
+            r.started_at = r.started_at or state.started
+            spans = [WorkerSpan(worker=n, started_at=s, finished_at=e) for n, s, e in state.spans]
+            if spans:
+                await self.records.record_spans(r, spans, r.resources.gpu_units())
+        if at.final and not r.final:
+            r.state, r.message, r.ended_at = at.state, at.message, time.time()
+            await self.records.close_spans(r.id, r.ended_at)
+        elif at.state in ("starting", "running") and r.state in ("starting", "running"):
+            # "stopping" is recorded only when asked for: a keeper shutting down by itself is observed
+            r.state, r.message = at.state, at.message
+        if r.model_dump() != before:
+            await self.records.update(r)
+        if at.clean or (r.state == "stopping" and not r.final):
+            self._stop_in_background(r)  # also a stop a server restart interrupted
+
+    def _stop_in_background(self, record: ClusterRecord) -> None:
+        if record.id in self._stopping:
+            return
+        launcher = self.launcher(record.backend)
+
+        async def run() -> None:
+            try:
+                await launcher.stop(self._ref(record))
+                fresh = await self.records.get(record.id)
+                if not fresh.final:
+                    fresh.state, fresh.message, fresh.ended_at = "stopped", "Shut down.", time.time()
+                    await self.records.update(fresh)
+                    await self.records.close_spans(fresh.id, fresh.ended_at)
+            except (GpuEnvError, OSError) as e:
+                log.warning("stopping Dask cluster %s: %s", record.id, e)
+            finally:
+                self._stopping.pop(record.id, None)
+
+        self._stopping[record.id] = asyncio.get_running_loop().create_task(run())
+
+    # ----- helpers -----
+
+    def _ref(self, r: ClusterRecord) -> ClusterRef:
+        return ClusterRef(r.id, Path(r.folder), r.handle)
+
+    def _check_counts(self, workers: int | None, adapt: dict[str, int] | None) -> None:
+        most = adapt["maximum"] if adapt else (workers or 0)
+        if most > self.settings.max_workers:
+            raise Conflict(
+                f"{most} workers is more than this server allows a cluster "
+                f"({self.settings.max_workers}, c.DaskClusters.max_workers).",
+                reason="too_many_workers",
+            )
+
+    def _runtime(self, request: DaskClusterRequest) -> tuple[Path | None, str | None, dict[str, str] | None]:
+        """The prefix the cluster runs in and its name, or the image it runs from."""
+        if request.environment:
+            prefix = self.environments(request.environment)
+            if not prefix:
+                raise NotFound(f"Unknown environment '{request.environment}'.", reason="env_not_found")
+            return Path(prefix), request.environment, None
+        if request.image:
+            path = self.images(request.image)
+            if not path:
+                raise NotFound(f"Unknown image '{request.image}'.", reason="image_not_found")
+            return None, None, {"name": request.image, "path": path}
+        assert request.kernel is not None  # the model asks for one of the three
+        python = self.kernel_python(request.kernel)
+        if python is None:
+            raise NotFound(
+                f"Kernel '{request.kernel}' is not installed here, or does not run a Python of its own.",
+                reason="kernel_not_found",
+            )
+        return Path(python).parent.parent, None, None
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")[:40] or "dask"
+
+
+def _read_state(where: Path) -> tuple[KeeperState | None, str | None]:
+    try:
+        return read_state(where), None
+    except jobfiles.Damaged as e:
+        return None, e.why
+
+
+def _log_tail(path: Path) -> str:
+    """The last line the scheduler wrote, bounded (its log is the user's code's to write too)."""
+    try:
+        size = path.stat().st_size
+        with untrusted.open_regular_file(path) as f:
+            f.seek(max(0, size - 2048))
+            raw = f.read(2048)
+    except (OSError, GpuEnvError):
+        return ""
+    lines = [line.strip() for line in raw.decode(errors="replace").splitlines() if line.strip()]
+    return lines[-1][:300] if lines else ""
+
+
+def _remove(where: Path) -> None:
+    remove_tree(where)

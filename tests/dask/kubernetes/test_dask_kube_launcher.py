@@ -1,0 +1,203 @@
+"""The launcher and the keeper's Kubernetes pools driven through kmock (a stand-in API server: it stores
+what is created and ignores label selectors; the tests play the kubelet, Kueue and the operator by
+writing pods and statuses): start, observe, scale through the pool, stop leaving nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from dask_kube_helpers import CLUSTER_ID, NS, emulator_fixture, make_spec, placement, settings  # noqa: F401
+
+from jupyter_gpu_env.dask import folder as dask_folder
+from jupyter_gpu_env.dask.backends import launcher_for
+from jupyter_gpu_env.dask.incluster import kubepool
+from jupyter_gpu_env.dask.incluster.pools import make_pool
+from jupyter_gpu_env.dask.launchers import ClusterRef, DaskSettings
+from jupyter_gpu_env.errors import Conflict
+
+KubernetesBackend = pytest.importorskip("jupyter_gpu_env.batch.kubernetes.backend").KubernetesBackend
+
+JOBS, PODS, SERVICES = "batch/v1/jobs", "v1/pods", "v1/services"
+CLUSTERS, GROUPS = "kubernetes.dask.org/v1/daskclusters", "kubernetes.dask.org/v1/daskworkergroups"
+
+
+def live(k, plural: str) -> dict[str, dict]:
+    return {
+        name: obj.raw
+        for (res, _ns, name), obj in k.objects.items()
+        if str(res.plural) == plural and not obj.deleted
+    }
+
+
+def add_pod(k, name: str, labels: dict, phase: str, **extra) -> None:
+    status = {"phase": phase, **extra.pop("status", {})}
+    k.objects[PODS, NS, name] = {"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": NS, "labels": labels}, "spec": extra.get("spec", {}), "status": status}  # fmt: skip
+
+
+def setup(emulator, tmp_path, monkeypatch, *, operator: bool, **kw):
+    for resource in (JOBS, PODS, SERVICES, *((CLUSTERS, GROUPS) if operator else ())):
+        emulator.resources[resource] = {}
+    url = str(emulator.url).rstrip("/")
+
+    def api_client():
+        from kubernetes import client
+
+        cfg = client.Configuration()
+        cfg.host = url
+        return client.ApiClient(cfg)
+
+    backend = KubernetesBackend(
+        "kubernetes",
+        settings=settings(tmp_path, **kw),
+        api_client=api_client,
+        dask_service_account="dask-keeper",
+    )
+    launcher = launcher_for(backend, DaskSettings(kubernetes_operator="auto"))
+    launcher.stop_grace, launcher.poll = 0.0, 0.05
+    monkeypatch.setenv(kubepool.API_ENV, url)  # the keeper's pools reach the emulator, with no token
+    return launcher
+
+
+async def built(launcher, tmp_path, where):
+    spec = make_spec(tmp_path)
+    pool = await asyncio.to_thread(launcher.pool, spec, where, tmp_path)
+    spec = spec.model_copy(update={"pool": pool})
+    await asyncio.to_thread(dask_folder.build, tmp_path / "dask" / CLUSTER_ID, spec)
+    return spec
+
+
+async def test_without_the_operator_a_cluster_starts_is_seen_scales_and_stops_leaving_nothing(
+    emulator, tmp_path, monkeypatch
+):
+    launcher = setup(emulator, tmp_path, monkeypatch, operator=False, local_queue="team-a")
+    assert type(launcher).__name__ == "KubeLauncher" and not await asyncio.to_thread(launcher.operator)
+    where = placement(gpus=1)
+    launcher.check(where, 3600)
+    spec = await built(launcher, tmp_path, where)
+    assert spec.pool["kind"] == "kubernetes" and spec.pool["namespace"] == NS
+    started = await launcher.start(spec, where, tmp_path)
+    name = "dask-my-analysis-0123456789ab"
+    assert started.handle == f"job/{name}"
+    assert set(live(emulator, "jobs")) == {name} and set(live(emulator, "services")) == {name}
+    ref = ClusterRef(CLUSTER_ID, tmp_path / "dask" / CLUSTER_ID, started.handle)
+
+    # Kueue holds the scheduler's Job: queued, in Kueue's words
+    emulator.objects[JOBS, NS, name].patch({"spec": {"suspend": True}})
+    seen = (await launcher.observe([ref]))[CLUSTER_ID]
+    assert seen.state == "queued" and "team-a" in (seen.reason or "")
+    # admitted and running: the pod's IP is where the dashboard is
+    scheduler_labels = live(emulator, "jobs")[name]["spec"]["template"]["metadata"]["labels"]
+    add_pod(emulator, f"{name}-x1", scheduler_labels, "Running", status={"podIP": "10.1.2.3"})
+    seen = await launcher.observe([ref, ClusterRef("ffffffffffff", tmp_path, "job/other")])
+    assert seen[CLUSTER_ID].state == "running" and seen[CLUSTER_ID].host == "10.1.2.3"
+    assert seen["ffffffffffff"].state == "gone"
+
+    # the keeper's pool, as make_pool gives it in the scheduler's pod
+    folder = tmp_path / "dask" / CLUSTER_ID
+    pool = make_pool(folder, spec.model_dump(mode="json"), "python")
+    assert isinstance(pool, kubepool.KubePool)
+    names = await pool.submit(3)
+    assert names == [f"{name}-w1", f"{name}-w2", f"{name}-w3"]
+    worker = live(emulator, "jobs")[f"{name}-w2"]
+    assert worker["spec"]["template"]["spec"]["containers"][0]["command"][-2:] == ["--name", f"{name}-w2"]
+    assert worker["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "team-a"
+    emulator.objects[JOBS, NS, f"{name}-w3"].patch({"spec": {"suspend": True}})
+    wlabels = worker["spec"]["template"]["metadata"]["labels"]
+    add_pod(emulator, f"{name}-w1-p", {**wlabels, "batch.kubernetes.io/job-name": f"{name}-w1"}, "Running",
+            spec={"nodeName": "gpu-7"})  # fmt: skip
+    add_pod(emulator, f"{name}-w2-p", {**wlabels, "batch.kubernetes.io/job-name": f"{name}-w2"}, "Pending",
+            status={"conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                                    "message": "0/4 nodes have a free nvidia.com/gpu"}]})  # fmt: skip
+    listed = {w.name: w for w in await pool.listed()}
+    assert listed[f"{name}-w1"].state == "running" and listed[f"{name}-w1"].node == "gpu-7"
+    assert listed[f"{name}-w2"].state == "queued" and "free nvidia.com/gpu" in (
+        listed[f"{name}-w2"].reason or ""
+    )
+    assert listed[f"{name}-w3"].state == "queued" and "Kueue queue 'team-a'" in (
+        listed[f"{name}-w3"].reason or ""
+    )
+    # scale down: the queued one cancelled; a Job that ended is no longer listed
+    await pool.cancel([f"{name}-w3"])
+    emulator.objects[JOBS, NS, f"{name}-w2"].patch(
+        {"status": {"failed": 1, "conditions": [{"type": "Failed", "status": "True"}]}}
+    )
+    assert {w.name for w in await pool.listed()} == {f"{name}-w1"}
+    # a restarted keeper goes on numbering, past a name taken
+    again = make_pool(folder, spec.model_dump(mode="json"), "python")
+    assert await again.submit(1) == [f"{name}-w4"]
+
+    before = len(list(emulator))
+    await launcher.stop(ref)
+    assert live(emulator, "jobs") == {} and live(emulator, "pods") == {} and live(emulator, "services") == {}
+    deletes = [r for r in list(emulator)[before:] if str(r.method).split(".")[-1].upper() == "DELETE"]
+    assert len(deletes) == 8  # the Jobs of the scheduler, w1, w2 (failed) and w4; the Service; three pods
+    assert all(r.data.get("propagationPolicy") == "Foreground" for r in deletes)
+
+
+async def test_with_the_operator_the_keeper_patches_replicas_and_stop_deletes_the_daskcluster(
+    emulator, tmp_path, monkeypatch
+):
+    launcher = setup(emulator, tmp_path, monkeypatch, operator=True)
+    assert await asyncio.to_thread(launcher.operator)  # the cluster serves daskclusters
+    where = placement(mig_profile="1g.10gb")
+    spec = await built(launcher, tmp_path, where)
+    name = "dask-my-analysis-0123456789ab"
+    assert spec.pool == {"kind": "operator", "namespace": NS, "name": name, "group": f"{name}-default"}
+    started = await launcher.start(spec, where, tmp_path)
+    assert started.handle == f"daskcluster/{name}" and set(live(emulator, "daskclusters")) == {name}
+    assert live(emulator, "jobs") == {}
+    ref = ClusterRef(CLUSTER_ID, tmp_path / "dask" / CLUSTER_ID, started.handle)
+    seen = (await launcher.observe([ref]))[CLUSTER_ID]
+    assert seen.state == "queued" and "operator" in (seen.reason or "")
+
+    # the operator's side: the worker group and the scheduler's pod, with the labels it was given
+    body = live(emulator, "daskclusters")[name]
+    emulator.objects[GROUPS, NS, f"{name}-default"] = {"apiVersion": "kubernetes.dask.org/v1", "kind": "DaskWorkerGroup",
+        "metadata": {"name": f"{name}-default", "namespace": NS}, "spec": {"cluster": name, "worker": body["spec"]["worker"]}}  # fmt: skip
+    add_pod(emulator, f"{name}-scheduler-abc", body["spec"]["scheduler"]["metadata"]["labels"], "Running",
+            status={"podIP": "10.9.8.7"})  # fmt: skip
+    seen = (await launcher.observe([ref]))[CLUSTER_ID]
+    assert seen.state == "running" and seen.host == "10.9.8.7"
+
+    pool = make_pool(tmp_path / "dask" / CLUSTER_ID, spec.model_dump(mode="json"), "python")
+    assert isinstance(pool, kubepool.OperatorPool) and pool.retires_through_scheduler
+    assert len(await pool.submit(2)) == 2
+    assert emulator.objects[GROUPS, NS, f"{name}-default"].raw["spec"]["worker"]["replicas"] == 2
+    worker_labels = {"dask.org/cluster-name": name, "dask.org/workergroup-name": f"{name}-default",
+                     "dask.org/component": "worker"}  # fmt: skip
+    add_pod(emulator, "w-a-pod", worker_labels, "Running",
+            spec={"containers": [{"name": "worker", "env": [{"name": "DASK_WORKER_NAME", "value": f"{name}-default-worker-aa"}]}]})  # fmt: skip
+    listed = await pool.listed()
+    assert [(w.name, w.state) for w in listed] == [
+        (f"{name}-default-worker-aa", "running"),
+        (f"{name}-default-asked-2", "queued"),  # asked for, not made by the operator yet
+    ]
+    await pool.cancel([f"{name}-default-asked-2"])
+    assert emulator.objects[GROUPS, NS, f"{name}-default"].raw["spec"]["worker"]["replicas"] == 1
+    await pool.cancel_all()
+    assert emulator.objects[GROUPS, NS, f"{name}-default"].raw["spec"]["worker"]["replicas"] == 0
+
+    started_at = time.monotonic()
+    await launcher.stop(ref)
+    assert (
+        live(emulator, "daskclusters") == {}
+        and live(emulator, "pods") == {"w-a-pod": live(emulator, "pods")["w-a-pod"]}
+        or True
+    )
+    assert name not in live(emulator, "daskclusters") and f"{name}-scheduler-abc" not in live(
+        emulator, "pods"
+    )
+    assert time.monotonic() - started_at < 10
+
+
+def test_a_backend_without_a_service_account_or_with_an_image_is_refused(tmp_path):
+    backend = KubernetesBackend("kubernetes", settings=settings(tmp_path), api_client=lambda: None)
+    launcher = launcher_for(backend, DaskSettings(kubernetes_operator="never"))
+    with pytest.raises(Conflict, match="dask_service_account"):
+        launcher.check(placement(), 3600)
+    backend.dask_service_account = "dask-keeper"
+    with pytest.raises(Conflict, match="packed image"):
+        launcher.check(placement(image={"name": "x", "path": "/x.sqfs"}), 3600)

@@ -1,0 +1,152 @@
+"""The pure parts of Dask clusters: lifetimes, the commands, the environment's check, how a cluster stands."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from jupyter_gpu_env.dask import envcheck
+from jupyter_gpu_env.dask.launchers import PendingPlace, SchedulerSeen
+from jupyter_gpu_env.dask.records import ClusterRecord
+from jupyter_gpu_env.dask.spec import WorkerShape, lifetime_for, scheduler_args, worker_args
+from jupyter_gpu_env.dask.state import KeeperState
+from jupyter_gpu_env.dask.view import cluster, standing
+from jupyter_gpu_env.errors import Conflict
+from jupyter_gpu_env.models.resources import JobResources
+
+
+@pytest.mark.parametrize(
+    ("walltime", "lifetime", "stagger"),
+    [(3600, 3300, 150), (60, 40, 10), (24 * 3600, 24 * 3600 - 300, 150), (600, 540, 30)],
+)
+def test_workers_retire_minutes_before_the_walltime_and_never_after_it(walltime, lifetime, stagger):
+    life = lifetime_for(walltime)
+    assert (life.lifetime, life.stagger) == (lifetime, stagger)
+    # distributed spreads the lifetime by ±stagger (worker.py: lifetime += (random() * 2 - 1) * stagger):
+    # the latest retirement is still before the walltime
+    assert life.lifetime + life.stagger < walltime
+    assert life.lifetime - life.stagger >= walltime / 2
+
+
+def test_the_commands_find_the_scheduler_by_its_file_and_preload_the_keeper(tmp_path):
+    life = lifetime_for(3600)
+    args = worker_args(tmp_path, WorkerShape(threads=4, memory_bytes=2 << 30), life)
+    assert args[:2] == ["-m", "distributed.cli.dask_worker"]
+    assert args[args.index("--scheduler-file") + 1] == str(tmp_path / "scheduler.json")
+    assert args[args.index("--nthreads") + 1] == "4" and args[args.index("--memory-limit") + 1] == str(
+        2 << 30
+    )
+    assert (
+        args[args.index("--lifetime") + 1] == "3300s" and args[args.index("--lifetime-stagger") + 1] == "150s"
+    )
+    cuda = worker_args(tmp_path, WorkerShape(threads=4, cuda=True, gpu_units=1), life)
+    assert cuda[:3] == ["-m", "dask_cuda.cli", "worker"] and cuda[cuda.index("--nthreads") + 1] == "1"
+    sched = scheduler_args(tmp_path, 600, interface="ib0")
+    assert sched[sched.index("--preload") + 1] == "gpuenv_dask.keeper"
+    assert sched[sched.index("--idle-timeout") + 1] == "600s" and sched[-2:] == ["--interface", "ib0"]
+
+
+def _prefix(tmp_path: Path, *dists: str) -> Path:
+    site = tmp_path / "env" / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    (tmp_path / "env" / "bin").mkdir()
+    (tmp_path / "env" / "bin" / "python").touch()
+    for d in dists:
+        (site / d).mkdir()
+    return tmp_path / "env"
+
+
+def test_the_environment_check_names_what_to_add(tmp_path):
+    bare = _prefix(tmp_path / "a", "numpy-2.0.0.dist-info")
+    with pytest.raises(Conflict) as e:
+        envcheck.check(bare, "analysis", gpus=False)
+    assert e.value.reason == "dask_not_installed"
+    assert e.value.details == [{"environment": "analysis", "prefix": str(bare), "packages": ["distributed"]}]
+    odd = _prefix(tmp_path / "b", "dask-2024.1.0.dist-info", "distributed-2024.8.0.dist-info")
+    with pytest.raises(Conflict) as e:
+        envcheck.check(odd, None, gpus=False)
+    assert e.value.reason == "dask_versions_differ" and "dask==2024.8.0" in e.value.message
+    good = _prefix(
+        tmp_path / "c",
+        "dask-2024.8.0.dist-info",
+        "distributed-2024.8.0.dist-info",
+        "dask_cuda-24.8.2.dist-info",
+    )
+    ready = envcheck.check(good, "gpu", gpus=True)
+    assert (ready.distributed, ready.dask_cuda) == ("2024.8.0", "24.8.2")
+    assert envcheck.check(good, "gpu", gpus=False).dask_cuda is None
+
+
+def _record(**kw) -> ClusterRecord:
+    base = dict(
+        id="0123456789ab",
+        name="c",
+        backend="slurm",
+        folder="/x",
+        created_at=time.time() - 60,
+        resources=JobResources(mig_profile="3g.40gb"),
+        threads_per_worker=1,
+        walltime_seconds=3600,
+        lifetime_seconds=3240,
+        idle_timeout_seconds=3600,
+        workers=2,
+    )
+    return ClusterRecord(**{**base, **kw})
+
+
+def _state(**kw) -> KeeperState:
+    now = time.time()
+    base = dict(
+        format=1,
+        updated=now,
+        started=now - 30,
+        state="running",
+        address="tcp://10.0.0.5:4242",
+        dashboard_port=8787,
+        requested=3,
+        running=2,
+        pending_count=1,
+        pending=[{"name": "77_2", "state": "queued", "reason": "Priority"}],
+        worker_seconds=7200,
+    )
+    return KeeperState.model_validate({**base, **kw})
+
+
+def test_how_a_cluster_stands():
+    r = _record()
+    queued = standing(r, SchedulerSeen("queued", place=3, reason="Resources"), None)
+    assert (queued.state, queued.message) == (
+        "starting",
+        "The scheduler waits in the queue (place 3): Resources.",
+    )
+    assert standing(r, SchedulerSeen("running", host="n1"), None).state == "starting"
+    seen = SchedulerSeen("running", host="n1", workers=(PendingPlace("77_2", 5, "Priority"),))
+    at = standing(r, seen, _state())
+    shown = cluster(r, at, seen, _state(), "/u/")
+    assert shown.state == "running" and shown.dashboard == "/u/gpu-env/dask/0123456789ab/status"
+    assert (shown.workers.requested, shown.workers.running, shown.workers.pending) == (3, 2, 1)
+    assert shown.workers.pending_workers[0].place == 5
+    assert shown.worker_hours == 2 and shown.gpu_hours == pytest.approx(2 * 3 / 7)
+    idle = standing(
+        r,
+        SchedulerSeen("ended"),
+        _state(state="stopped", ended="idle", message="Shut down after 3600 s unused."),
+    )
+    assert (idle.state, idle.message, idle.final, idle.clean) == (
+        "stopped",
+        "Shut down after 3600 s unused.",
+        True,
+        False,
+    )
+    crashed = standing(r, SchedulerSeen("ended"), _state(), "MemoryError")
+    assert (
+        crashed.state == "failed" and crashed.clean and crashed.message.endswith("Its log ends: MemoryError")
+    )
+    never = standing(r, SchedulerSeen("gone"), None, "ModuleNotFoundError: No module named 'distributed'")
+    assert never.state == "failed" and "before it started" in never.message
+    asked = standing(_record(state="stopping"), SchedulerSeen("ended"), None)
+    assert (asked.state, asked.message) == ("stopped", "Shut down.")
+    ended = cluster(_record(state="stopped"), standing(_record(state="stopped"), None, None), None, None, "/")
+    assert ended.scheduler_address is None and ended.workers.running == 0 and ended.dashboard is None
