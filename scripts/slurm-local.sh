@@ -10,9 +10,11 @@
 # stderr, so stdout is only the path.
 #
 # Environment: SLURM_LOCAL_DIR, SLURM_LOCAL_GPUS (fake GPUs through gres, default 2; 0 = none),
-# SLURM_LOCAL_CTLD_PORT / SLURM_LOCAL_SLURMD_PORT (default 6817 / 6818).
+# SLURM_LOCAL_CTLD_PORT / SLURM_LOCAL_SLURMD_PORT (default 6817 / 6818), SLURM_LOCAL_CPUS (CPUs the node
+# declares, default 8 or this machine's count if higher: a Dask cluster's scheduler and its workers are one-CPU
+# jobs each, and a 2-core CI machine must still run them side by side; slurmd is told to believe the config).
 #
-# The cluster: node `localhost` with this machine's CPUs and 95% of its memory, partitions `debug`
+# The cluster: node `localhost` with at least SLURM_LOCAL_CPUS CPUs and 95% of its memory, partitions `debug`
 # (default, no time limit) and `short` (at most 10 minutes). Fake GPUs are character devices made with
 # mknod (gres/gpu drops a GPU that has no File=), so jobs that ask for them get CUDA_VISIBLE_DEVICES.
 set -euo pipefail
@@ -20,6 +22,7 @@ set -euo pipefail
 BASE=${SLURM_LOCAL_DIR:-/tmp/jupyter-gpu-env-slurm}
 CONF=$BASE/etc/slurm.conf
 GPUS=${SLURM_LOCAL_GPUS:-2}
+CPUS=${SLURM_LOCAL_CPUS:-8}
 CTLD_PORT=${SLURM_LOCAL_CTLD_PORT:-6817}
 SLURMD_PORT=${SLURM_LOCAL_SLURMD_PORT:-6818}
 export SLURM_CONF=$CONF
@@ -90,11 +93,15 @@ fake_gpus() { # writes gres.conf; prints the node's Gres= clause (empty without 
 }
 
 write_conf() {
-  local hw cpus sockets cores threads mem gres
+  local hw cpus sockets cores threads mem gres overrides
   hw=$(slurmd -C | head -1) # NodeName=vm CPUs=2 Boards=1 SocketsPerBoard=1 CoresPerSocket=2 ... RealMemory=24105
   field() { sed -n "s/.*[ ^]$1=\([0-9]*\).*/\1/p" <<<" $hw"; }
   cpus=$(field CPUs); sockets=$(field SocketsPerBoard); cores=$(field CoresPerSocket)
   threads=$(field ThreadsPerCore); mem=$(field RealMemory)
+  overrides=""
+  if [ "$CPUS" -gt "$cpus" ]; then # more than the machine has: one socket of single-thread cores
+    cpus=$CPUS; sockets=1; cores=$CPUS; threads=1; overrides="SlurmdParameters=config_overrides"
+  fi
   gres=$(fake_gpus)
   cat >"$CONF" <<EOF
 # Written by scripts/slurm-local.sh: a single-node test cluster. Not for production.
@@ -135,6 +142,7 @@ JobCompLoc=$BASE/log/jobcomp.txt
 MpiDefault=none
 SwitchType=switch/none
 ReturnToService=2
+${overrides}
 ${gres:+GresTypes=gpu}
 NodeName=localhost NodeAddr=127.0.0.1 CPUs=$cpus SocketsPerBoard=$sockets CoresPerSocket=$cores ThreadsPerCore=$threads RealMemory=$((mem * 95 / 100))$gres State=UNKNOWN
 PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP

@@ -44,13 +44,13 @@ class Lifetime(BaseModel):
 def lifetime_for(walltime_seconds: int) -> Lifetime:
     """Workers retire a few minutes under the walltime, staggered so they do not leave together.
 
-    distributed spreads ``--lifetime`` by ±stagger/2, so with a stagger equal to the margin a worker
-    retires between 1.5 and 0.5 margins before its walltime: never killed by the batch system with its
-    data, and its replacement is asked for while the others still run.
+    distributed spreads ``--lifetime`` by ±stagger (uniformly), so with a stagger of half the margin a
+    worker retires between 1.5 and 0.5 margins before its walltime: never killed by the batch system
+    with its data, and its replacement is asked for while the others still run.
     """
     margin = max(MIN_MARGIN, min(MAX_MARGIN, walltime_seconds // 10))
     margin = min(margin, walltime_seconds // 3)  # a very short walltime still leaves most of it to work
-    return Lifetime(lifetime=max(1, walltime_seconds - margin), stagger=margin)
+    return Lifetime(lifetime=max(1, walltime_seconds - margin), stagger=max(1, margin // 2))
 
 
 class WorkerShape(BaseModel):

@@ -19,14 +19,15 @@ from jupyter_gpu_env.models.resources import JobResources
 
 @pytest.mark.parametrize(
     ("walltime", "lifetime", "stagger"),
-    [(3600, 3300, 300), (60, 40, 20), (24 * 3600, 24 * 3600 - 300, 300), (600, 540, 60)],
+    [(3600, 3300, 150), (60, 40, 10), (24 * 3600, 24 * 3600 - 300, 150), (600, 540, 30)],
 )
 def test_workers_retire_minutes_before_the_walltime_and_never_after_it(walltime, lifetime, stagger):
     life = lifetime_for(walltime)
     assert (life.lifetime, life.stagger) == (lifetime, stagger)
-    # distributed spreads the lifetime by ±stagger/2: the latest retirement is still before the walltime
-    assert life.lifetime + life.stagger / 2 < walltime
-    assert life.lifetime - life.stagger / 2 >= walltime / 2
+    # distributed spreads the lifetime by ±stagger (worker.py: lifetime += (random() * 2 - 1) * stagger):
+    # the latest retirement is still before the walltime
+    assert life.lifetime + life.stagger < walltime
+    assert life.lifetime - life.stagger >= walltime / 2
 
 
 def test_the_commands_find_the_scheduler_by_its_file_and_preload_the_keeper(tmp_path):
@@ -38,7 +39,7 @@ def test_the_commands_find_the_scheduler_by_its_file_and_preload_the_keeper(tmp_
         2 << 30
     )
     assert (
-        args[args.index("--lifetime") + 1] == "3300s" and args[args.index("--lifetime-stagger") + 1] == "300s"
+        args[args.index("--lifetime") + 1] == "3300s" and args[args.index("--lifetime-stagger") + 1] == "150s"
     )
     cuda = worker_args(tmp_path, WorkerShape(threads=4, cuda=True, gpu_units=1), life)
     assert cuda[:3] == ["-m", "dask_cuda.cli", "worker"] and cuda[cuda.index("--nthreads") + 1] == "1"

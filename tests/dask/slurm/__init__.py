@@ -1,0 +1,1 @@
+"""Tests of jupyter_gpu_env.dask.slurm."""
