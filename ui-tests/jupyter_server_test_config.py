@@ -72,3 +72,5 @@ c.GpuEnvApp.state_dir = str(RUN / "state")  # noqa: F821
 (RUN / "team").mkdir()
 os.chmod(RUN / "team", 0o3775)
 c.GpuEnvApp.shared_env_dirs = [str(RUN / "team")]  # noqa: F821
+# A Dask cluster a failed UI test left behind shuts itself down soon (clusters outlive the server).
+c.DaskClusters.idle_timeout = 60  # noqa: F821

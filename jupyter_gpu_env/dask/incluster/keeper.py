@@ -108,9 +108,11 @@ class Keeper:
         joined = self._joined_pool_names(listed)
         self.pending = [w for w in listed if w.name not in joined]
         running = len(self._joined())
-        target = self._target(running + len(self.pending))
+        # a worker near its lifetime is replaced before it goes, so its data has somewhere to move
+        staying = running - self._leaving()
+        target = self._target(staying + len(self.pending))
         self.requested = target
-        have = running + len(self.pending)
+        have = staying + len(self.pending)
         if have < target:
             names = await self.pool.submit(target - have)
             self.started_total += len(names)
@@ -201,6 +203,22 @@ class Keeper:
             if len(addresses) < rest:
                 addresses = list(self.scheduler.workers)[:rest]
             await self.scheduler.retire_workers(addresses, close_workers=True)
+
+    def _leaving(self) -> int:
+        """Joined workers that may retire at their lifetime before a replacement could join: from the
+        earliest moment distributed may retire one (lifetime - stagger) less a lead of one stagger."""
+        life = self.spec.get("lifetime") or {}
+        lifetime, stagger = float(life.get("lifetime", 0)), float(life.get("stagger", 0))
+        if lifetime <= 0:
+            return 0
+        due = lifetime - stagger - max(10.0, stagger)
+        now = time.time()
+        joined = set(self._joined())
+        return sum(
+            1
+            for name, (start, end) in self.spans.items()
+            if end is None and name in joined and start is not None and now - start >= due
+        )
 
     def _joined(self) -> list[str]:
         return [str(ws.name) for ws in self.scheduler.workers.values()]

@@ -8,7 +8,6 @@ workers that joined the scheduler, by name (each worker is started with ``--name
 from __future__ import annotations
 
 import asyncio
-import importlib
 import os
 import signal
 import subprocess
@@ -17,6 +16,7 @@ from typing import Any, Protocol
 
 from .files import Listed, read_json, write_json
 from .kubepool import KubePool, OperatorPool
+from .slurmpool import SlurmPool
 
 __all__ = ["Listed", "LocalPool", "Pool", "make_pool"]
 
@@ -33,29 +33,6 @@ class Pool(Protocol):
 
     async def cancel_all(self) -> None:
         """Cancel every worker of the cluster, queued or running."""
-
-
-async def run(
-    argv: list[str],
-    timeout: float = 30.0,  # noqa: ASYNC109 - asyncio.timeout is 3.11+; environments may be older
-    env: dict[str, str] | None = None,
-) -> str:
-    """A batch-system command's standard output; its error output in the exception when it fails.
-    ``env``: the command's whole environment (None: the keeper's)."""
-    p = await asyncio.create_subprocess_exec(
-        *argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
-    )
-    try:
-        out, err = await asyncio.wait_for(p.communicate(), timeout)
-    except asyncio.TimeoutError:  # noqa: UP041 - not the builtin TimeoutError before Python 3.11
-        p.kill()
-        await p.wait()
-        raise RuntimeError(f"{argv[0]} did not answer within {timeout:.0f} s") from None
-    if p.returncode != 0:
-        raise RuntimeError(
-            f"{' '.join(argv[:2])} failed ({p.returncode}): {err.decode(errors='replace').strip()}"
-        )
-    return out.decode(errors="replace")
 
 
 class LocalPool:
@@ -166,9 +143,6 @@ def _kill_group(pid: int) -> None:
 
 
 # Pool kinds in modules of their own, as "module:Class" of this package.
-POOLS = {"slurm": "slurmpool:SlurmPool"}
-
-
 def make_pool(folder: Path, spec: dict[str, Any], python: str) -> Pool:
     """The pool ``spec["pool"]["kind"]`` names. Backends add theirs here."""
     kind = spec["pool"]["kind"]
@@ -178,9 +152,6 @@ def make_pool(folder: Path, spec: dict[str, Any], python: str) -> Pool:
         return KubePool(folder, spec)
     if kind == "operator":
         return OperatorPool(folder, spec)
-    if kind in POOLS:
-        # imported by name: only the kind a cluster runs is loaded, and its module may import this one
-        module, _, cls = POOLS[kind].partition(":")
-        made: Pool = getattr(importlib.import_module(f".{module}", __package__), cls)(folder, spec, python)
-        return made
+    if kind == "slurm":
+        return SlurmPool(folder, spec, python)
     raise ValueError(f"unknown worker pool kind {kind!r}")

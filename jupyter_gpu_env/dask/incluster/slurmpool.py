@@ -15,8 +15,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from .commands import run
 from .files import Listed
-from .pools import run
 
 # A worker's name: its array task's id behind a word, since distributed's worker turns a name that int()
 # reads (``123_4`` is 1234 to Python) into a number.
