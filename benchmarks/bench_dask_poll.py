@@ -7,7 +7,7 @@ their schedulers observed through the local launcher (one process lookup each), 
 the usage ledger as the loop does. The baseline is what the Jobs section's poll costs for the same 300
 batch workers shown as 300 running jobs: `JobService.list(limit=300)` over a store holding them. Both
 measured alternately in the same run, median of 30 after 3 warm-ups; with the answers' JSON sizes and
-what polling every 5 s (the section's interval while nothing starts or stops) costs a core.
+what polling every 10 s (the section's interval while nothing starts or stops) costs a core.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from jupyter_gpu_env.models.jobs import Job
 from jupyter_gpu_env.models.resources import JobResources
 
 CLUSTERS, WORKERS, RUNS, WARM = 3, 100, 30, 3
-INTERVAL = 5.0
+INTERVAL = 10.0  # DASK_REFRESH_INTERVAL of labextension/src/dask/model.ts
 
 
 def _state(now: float) -> dict[str, object]:
