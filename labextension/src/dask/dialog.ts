@@ -5,13 +5,17 @@
  * environment through its packages flow. They close once the server
  * answers with the cluster.
  */
-import { Dialog } from '@jupyterlab/apputils';
 import { KernelSpec } from '@jupyterlab/services';
 import { CommandRegistry } from '@lumino/commands';
 import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 
-import { ApiError, messageOf } from '../api/request';
-import type { IDaskCluster, IDaskScaleRequest } from '../api/types';
+import { ApiError } from '../api/request';
+import { SendingDialog } from '../components/dialogs/sending';
+import type {
+  IDaskCluster,
+  IDaskClusterRequest,
+  IDaskScaleRequest
+} from '../api/types';
 import { h } from '../components/form';
 import { EnvironmentsClient } from '../environments/client';
 import { EnvCommandIDs } from '../environments/commands';
@@ -22,97 +26,6 @@ import { ILastUsed } from '../jobs/submit/resource-fields';
 import { DaskClient } from './client';
 import { ClusterForm, DaskFormBody, WorkerFields } from './form';
 import { missingDask, workerTexts } from './format';
-
-const SEND = 1;
-
-/** A dialog whose accept button sends the form and closes on success. */
-export class SendingDialog<T> extends Dialog<T> {
-  constructor(options: {
-    title: string;
-    body: DaskFormBody<T>;
-    accept: string;
-    send: (value: T) => Promise<IDaskCluster>;
-    /** What a refusal offers besides its message (buttons). */
-    actions?: (error: ApiError) => HTMLElement[];
-  }) {
-    super({
-      title: options.title,
-      body: options.body,
-      buttons: [
-        Dialog.cancelButton(),
-        Dialog.okButton({ label: options.accept })
-      ],
-      defaultButton: SEND
-    });
-    this._form = options.body;
-    this._send = options.send;
-    this._actions = options.actions ?? (() => []);
-    this.addClass('jp-GpuEnv-daskDialog');
-  }
-
-  /** The cluster the server answered with. */
-  cluster: IDaskCluster | null = null;
-
-  override resolve(index?: number): void {
-    if ((index ?? SEND) !== SEND || this.cluster) {
-      if (!this._sending) {
-        super.resolve(index);
-      }
-      return;
-    }
-    if (!this._sending) {
-      void this._submit();
-    }
-  }
-
-  override reject(): void {
-    // A request in flight may start the cluster: wait for its answer.
-    if (!this._sending) {
-      super.reject();
-    }
-  }
-
-  private async _submit(): Promise<void> {
-    const button = this.node.querySelector<HTMLButtonElement>(
-      '.jp-Dialog-button.jp-mod-accept'
-    );
-    let value: T;
-    try {
-      value = this._form.getValue();
-    } catch (error) {
-      this._form.showError(messageOf(error));
-      return;
-    }
-    this._sending = true;
-    this._form.clearError();
-    this.node.dataset.sending = 'true';
-    if (button) {
-      button.disabled = true;
-    }
-    try {
-      this.cluster = await this._send(value);
-    } catch (error) {
-      this._form.showError(
-        messageOf(error),
-        ...(error instanceof ApiError ? this._actions(error) : [])
-      );
-    } finally {
-      this._sending = false;
-      delete this.node.dataset.sending;
-      if (button) {
-        button.disabled = false;
-      }
-    }
-    if (this.cluster) {
-      super.resolve(SEND);
-    }
-  }
-
-  private _form: DaskFormBody<T>;
-  private _send: (value: T) => Promise<IDaskCluster>;
-  private _actions: (error: ApiError) => HTMLElement[];
-  private _sending = false;
-}
 
 export interface INewClusterOptions {
   client: DaskClient;
@@ -203,19 +116,20 @@ export async function newCluster(
     backends,
     last
   });
-  const dialog = new SendingDialog({
+  const dialog = new SendingDialog<IDaskClusterRequest, IDaskCluster>({
     title: 'New Dask cluster',
     body: form,
     accept: 'Start',
     send: request => client.create(request),
     actions: error => addPackagesButton(options.commands, error)
   });
+  dialog.addClass('jp-GpuEnv-daskDialog');
   const result = await dialog.launch();
-  if (!result.button.accept || !dialog.cluster) {
+  if (!result.button.accept || !dialog.result) {
     return null;
   }
   options.remember(form.lastUsed());
-  return dialog.cluster;
+  return dialog.result;
 }
 
 class ScaleForm extends DaskFormBody<IDaskScaleRequest> {
@@ -237,12 +151,13 @@ export async function scaleCluster(
   client: DaskClient,
   cluster: IDaskCluster
 ): Promise<IDaskCluster | null> {
-  const dialog = new SendingDialog({
+  const dialog = new SendingDialog<IDaskScaleRequest, IDaskCluster>({
     title: `Scale '${cluster.name}'`,
     body: new ScaleForm(cluster),
     accept: 'Scale',
     send: request => client.scale(cluster.id, request)
   });
+  dialog.addClass('jp-GpuEnv-daskDialog');
   const result = await dialog.launch();
-  return result.button.accept ? dialog.cluster : null;
+  return result.button.accept ? dialog.result : null;
 }

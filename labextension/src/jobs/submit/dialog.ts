@@ -5,11 +5,10 @@
  * the server's message and everything typed kept; it closes once the job is
  * recorded.
  */
-import { Dialog, Notification } from '@jupyterlab/apputils';
+import { Notification } from '@jupyterlab/apputils';
 import { NotebookPanel } from '@jupyterlab/notebook';
 import { KernelSpec } from '@jupyterlab/services';
 
-import { messageOf } from '../../api/request';
 import type {
   IJob,
   IJobRequest,
@@ -18,6 +17,8 @@ import type {
   ISchedule,
   ISweep
 } from '../../api/types';
+import { messageOf } from '../../api/request';
+import { SendingDialog } from '../../components/dialogs/sending';
 import { EnvironmentsClient } from '../../environments/client';
 import { ImagesClient } from '../../images/client';
 import { JobsClient } from '../client';
@@ -51,84 +52,32 @@ export function isSchedule(item: Submitted): item is ISchedule {
   return 'keeper' in item && 'next_runs' in item;
 }
 
-const SUBMIT = 1;
-
 /** A dialog whose Submit sends the request and closes only on success. */
-export class SubmitDialog extends Dialog<IJobRequest> {
+export class SubmitDialog extends SendingDialog<IJobRequest, Submitted> {
   constructor(
-    private readonly _form: SubmitForm,
-    private readonly _send: (request: IJobRequest) => Promise<Submitted>,
+    form: SubmitForm,
+    send: (request: IJobRequest) => Promise<Submitted>,
     title: string
   ) {
     super({
       title,
-      body: _form,
-      buttons: [Dialog.cancelButton(), Dialog.okButton({ label: 'Submit' })],
-      defaultButton: SUBMIT,
+      body: form,
+      accept: 'Submit',
+      send,
       focusNodeSelector: '.jp-GpuEnv-params input'
     });
     this.addClass('jp-GpuEnv-submitDialog');
   }
 
-  /** The job (or the sweep), once the server recorded it. */
-  job: Submitted | null = null;
+  /** The job (or the sweep, schedule or pipeline), once the server recorded it. */
+  get job(): Submitted | null {
+    return this.result;
+  }
+
   /** The request that made it. */
-  request: IJobRequest | null = null;
-
-  override resolve(index?: number): void {
-    if ((index ?? SUBMIT) !== SUBMIT || this.job) {
-      if (!this._sending) {
-        super.resolve(index);
-      }
-      return;
-    }
-    if (!this._sending) {
-      void this._submit();
-    }
+  get request(): IJobRequest | null {
+    return this.sent;
   }
-
-  override reject(): void {
-    // A request in flight may create the job: wait for its answer.
-    if (!this._sending) {
-      super.reject();
-    }
-  }
-
-  private async _submit(): Promise<void> {
-    const button = this.node.querySelector<HTMLButtonElement>(
-      '.jp-Dialog-button.jp-mod-accept'
-    );
-    let request: IJobRequest;
-    try {
-      request = this._form.getValue();
-    } catch (error) {
-      this._form.showError(messageOf(error));
-      return;
-    }
-    this._sending = true;
-    this._form.clearError();
-    this.node.dataset.sending = 'true';
-    if (button) {
-      button.disabled = true;
-    }
-    try {
-      this.job = await this._send(request);
-      this.request = request;
-    } catch (error) {
-      this._form.showError(messageOf(error));
-    } finally {
-      this._sending = false;
-      delete this.node.dataset.sending;
-      if (button) {
-        button.disabled = false;
-      }
-    }
-    if (this.job) {
-      super.resolve(SUBMIT);
-    }
-  }
-
-  private _sending = false;
 }
 
 export interface ISubmitOptions {
