@@ -1,8 +1,8 @@
 """Dask on SLURM: click-to-N-workers-ready with our launcher against dask-jobqueue's SLURMCluster.
 
 Needs the single-node SLURM of scripts/slurm-local.sh (started here when it is not up, and stopped again;
-root). Ours: the cluster folder built, the scheduler's batch job submitted by SlurmLauncher, its keeper
-submitting the workers' job array; timed until a client sees N workers. Baseline: dask-jobqueue's
+root). Ours: the cluster folder built, SlurmLauncher submitting the first workers' job array and the
+scheduler's batch job together (the keeper adopts the workers); timed until a client sees N workers. Baseline: dask-jobqueue's
 SLURMCluster as a notebook starts it (the scheduler in the notebook's process, one sbatch per worker):
 `SLURMCluster(...)`, `cluster.scale(N)`, `client.wait_for_workers(N)`. Same resources (1 CPU, 1 GiB per
 worker), interleaved, each cluster shut down before the next.

@@ -57,6 +57,7 @@ class Keeper:
         self.connect_timeout = float(self.spec.get("connect_timeout_seconds", 300))
         self.started_at = time.time()
         self.started_total = 0
+        self._ticked = False
         self.spans: dict[str, list[float | None]] = {}  # worker name -> [joined, left]
         self.closed_seconds = 0.0
         self.seen_running: dict[str, float] = {}  # pool name -> when first seen running, not joined
@@ -105,6 +106,9 @@ class Keeper:
             return
         self._read_scale()
         listed = await self.pool.listed()
+        if not self._ticked:
+            self.started_total += len(listed)  # workers the launcher started with the scheduler
+        self._ticked = True
         joined = self._joined_pool_names(listed)
         self.pending = [w for w in listed if w.name not in joined]
         running = len(self._joined())

@@ -182,7 +182,28 @@ class SlurmLauncher:
             raise InvalidRequest(f"{e}.", reason="invalid_request") from None
         path = folder / script.SCHEDULER_SCRIPT
         await asyncio.to_thread(path.write_text, text)
-        return Started(handle=await self.controller.sbatch(path, "Dask scheduler"))
+        # The first workers go in with the scheduler, not after it: they wait for its address file
+        # (up to their death timeout), so both jobs start together; the keeper finds them by name.
+        first = spec.workers if spec.workers is not None else (spec.adapt or {}).get("minimum", 0)
+        array = await self._submit_workers(folder / script.WORKER_SCRIPT, first) if first else None
+        try:
+            return Started(handle=await self.controller.sbatch(path, "Dask scheduler"))
+        except BaseException:
+            if array is not None:
+                await self.controller.scancel(array)
+            raise
+
+    async def _submit_workers(self, path: Path, count: int) -> str:
+        """``count`` workers as one job array, as the keeper submits them; its SLURM id."""
+        argv = [self.controller.commands["sbatch"], "--parsable", f"--array=0-{count - 1}", str(path)]
+        res = await self.controller.run(argv, check=False)
+        if res.returncode != 0:
+            said = parse.sbatch_error(res.stderr or res.stdout)
+            raise Conflict(f"SLURM refused the Dask workers: {said}", reason="slurm_refused")
+        try:
+            return parse.parse_sbatch_parsable(res.stdout)
+        except ValueError as e:
+            raise Unavailable(str(e), reason="slurm_unavailable") from None
 
     async def _squeue(self, names: Sequence[str], *, states: str | None = None) -> list[Row]:
         argv = [self.controller.commands["squeue"], "--noheader", "--array", f"--name={','.join(names)}"]
