@@ -35,6 +35,8 @@ from .view import Standing, cluster, standing
 
 log = logging.getLogger(__name__)
 
+TARGET_TTL = 5.0  # seconds a dashboard's host and port are believed without asking the backend again
+
 Observed = tuple[ClusterRecord, Standing, SchedulerSeen | None, KeeperState | None]
 
 
@@ -64,6 +66,7 @@ class DaskService:
         self.base_url = base_url
         self._launchers: dict[str, DaskLauncher] = {}
         self._stopping: dict[str, asyncio.Task[None]] = {}
+        self._targets: dict[str, tuple[float, tuple[str, int]]] = {}  # id -> (when, dashboard's host:port)
 
     def launcher(self, backend: str) -> DaskLauncher:
         if backend not in self._launchers:
@@ -108,7 +111,7 @@ class DaskService:
             created_at=time.time(),
             folder=str(where),
             python=ready.python if ready else None,
-            workers=request.workers if request.adapt is None else None,
+            workers=(1 if request.workers is None else request.workers) if request.adapt is None else None,
             adapt=request.adapt.model_dump() if request.adapt else None,
             worker=shape,
             walltime_seconds=walltime,
@@ -186,6 +189,7 @@ class DaskService:
         """Ask the keeper to shut down, then make sure nothing is left (in the background): the cluster
         answers ``stopping``, then ``stopped``. Stopping a stopped cluster answers it as it is."""
         record = await self.records.get(cluster_id)
+        self._targets.pop(cluster_id, None)
         if record.final:
             return await self.get(cluster_id)
         if record.state != "stopping":
@@ -205,7 +209,11 @@ class DaskService:
 
     async def dashboard_target(self, cluster_id: str) -> tuple[str, int]:
         """Where the dashboard proxy goes: the host the backend says the scheduler runs on (never one
-        read from the folder, which the user's code can write) and the port the keeper reported."""
+        read from the folder, which the user's code can write) and the port the keeper reported. Kept a
+        few seconds: a dashboard page asks for a dozen files at once, each would cost a squeue."""
+        known = self._targets.get(cluster_id)
+        if known is not None and time.monotonic() - known[0] < TARGET_TTL:
+            return known[1]
         record = await self.records.get(cluster_id)
         (_, at, seen, state) = (await self._observed([record]))[0]
         if (
@@ -218,6 +226,7 @@ class DaskService:
             raise Conflict(
                 f"Dask cluster '{record.name}' has no dashboard now: it is {at.state}.", reason="no_dashboard"
             )
+        self._targets[cluster_id] = (time.monotonic(), (seen.host, state.dashboard_port))
         return seen.host, state.dashboard_port
 
     # ----- following -----
