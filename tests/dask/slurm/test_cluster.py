@@ -126,11 +126,12 @@ def test_a_worker_retiring_at_its_lifetime_is_replaced_and_the_computation_finis
             first = {str(w["name"]) for w in client.scheduler_info()["workers"].values()}
 
             def slow(i: int) -> int:
-                time.sleep(0.25)
+                time.sleep(0.5)
                 return i * i
 
-            # 480 quarter-second tasks, a minute on two one-thread workers, gathered at the end: a worker that
-            # retires hands its results to one that stays (the keeper asked for its replacement beforehand)
+            # 480 half-second tasks: at least 70 s on two to four one-thread workers (replacements join
+            # about 20 s in), past the first workers' latest retirement (50 s), gathered at the end: a
+            # worker that retires hands its results to one that stays
             futures = client.map(slow, range(480))
             assert sum(client.gather(futures)) == sum(i * i for i in range(480))
 
