@@ -213,8 +213,8 @@ class Keeper:
         earliest moment distributed may retire one (lifetime - stagger) less a lead of one stagger."""
         life = self.spec.get("lifetime") or {}
         lifetime, stagger = float(life.get("lifetime", 0)), float(life.get("stagger", 0))
-        if lifetime <= 0:
-            return 0
+        if lifetime <= 0 or getattr(self.pool, "retires_through_scheduler", False):
+            return 0  # the operator's Deployment restarts a retired worker itself
         due = lifetime - stagger - max(10.0, stagger)
         now = time.time()
         joined = set(self._joined())
