@@ -35,11 +35,13 @@ from ..schedules.plan import Armed, SchedulePlan
 
 ENTRY_POINTS = "jupyter_gpu_env.backends"
 
-# queued -> running -> succeeded | failed | cancelled; queued -> failed | cancelled. Nothing leaves a
-# terminal state: a late observation (a runner's status arriving after a cancel) must not rewrite history.
+# queued -> running -> succeeded | failed | cancelled; queued -> failed | cancelled; running -> queued
+# only when the backend requeued an opportunistic job it stopped for other work (the tracker checks).
+# Nothing leaves a terminal state: a late observation (a runner's status arriving after a cancel) must
+# not rewrite history.
 TRANSITIONS: Mapping[str, frozenset[str]] = {
     "queued": frozenset({"running", "failed", "cancelled"}),
-    "running": frozenset({"succeeded", "failed", "cancelled"}),
+    "running": frozenset({"queued", "succeeded", "failed", "cancelled"}),
     "succeeded": frozenset(),
     "failed": frozenset(),
     "cancelled": frozenset(),
@@ -80,6 +82,9 @@ class Observation:
     queue_position: int | None = None
     queue_name: str | None = None
     estimated_start: float | None = None
+    # With state ``queued`` for a job that was running: the backend stopped it and queued it again
+    # (``preempted``, ``evicted``, ``node_lost``). Only believed of an opportunistic job.
+    requeued: str | None = None
 
     @classmethod
     def from_status(cls, status: Mapping[str, Any], backend_job_id: str | None = None) -> Observation:
@@ -297,6 +302,13 @@ def check_against_info(info: BackendInfo, request: JobRequest) -> None:
     res = request.resources.normalized()
     lim = info.limits
     where = f"the '{info.name}' backend"
+    priorities = [p.name for p in info.priorities]
+    if request.priority not in priorities:
+        raise Conflict(
+            f"Priority '{request.priority}' is not offered by {where} (priorities: {', '.join(priorities)}); "
+            "send it as 'normal', or ask your administrator to configure opportunistic jobs.",
+            reason="priority_unavailable",
+        )
     if request.queue is not None and request.queue not in info.queues:
         offered = ", ".join(info.queues) if info.queues else "none"
         raise NotFound(

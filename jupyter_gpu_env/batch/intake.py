@@ -21,6 +21,8 @@ from ..models.jobs import Job, JobRequest
 from ..system.offloop import python_work
 from . import jobfiles, submission
 from .backend import Backend
+from .parameters import inspect_notebook
+from .runner.attempts import RESUME_PARAMETERS
 from .tracking import JobTracker
 
 
@@ -33,6 +35,7 @@ class Prepared:
     nb: Any  # parsed
     nb_file: Path
     runtime: dict[str, Any]  # what job.json says to run in
+    resume_parameters: tuple[str, ...] = ()  # of checkpoint_dir and resumed, those the notebook declares
 
 
 @dataclass(frozen=True)
@@ -90,7 +93,8 @@ class Intake:
             )
         )
         backend.validate(request)
-        return Prepared(backend, raw, nb, nb_file, runtime)
+        declared = await python_work(_resume_parameters, nb)
+        return Prepared(backend, raw, nb, nb_file, runtime, declared)
 
     def _read_notebook(self, request: JobRequest, snapshot: bytes | None) -> tuple[bytes, Any, Path]:
         nb_file = submission.resolve_notebook(self.root, request.notebook_path)
@@ -129,10 +133,14 @@ class Intake:
             image=request.image,
             queue=request.queue,
             notify=request.notify,
+            priority=request.priority,
+            checkpoint_dir=f"{shown}/{jobfiles.CHECKPOINT}",
             created_at=time.time(),
             **extra,
         )
-        return job, self.spec(job, ready.runtime, ready.nb_file.parent)
+        spec = self.spec(job, ready.runtime, ready.nb_file.parent)
+        spec["resume_parameters"] = list(ready.resume_parameters)
+        return job, spec
 
     def spec(self, job: Job, runtime: Mapping[str, Any], cwd: Path) -> dict[str, Any]:
         """The job.json of ``job``: what the runner runs is what the record says, in ``runtime``."""
@@ -150,6 +158,7 @@ class Intake:
             "time_limit_seconds": job.resources.time_limit_seconds,
             "resources": job.resources.model_dump(),
             "gpu_sample_interval": self.gpu_sample_interval,
+            "priority": job.priority,
         }
 
     async def snapshot_of(
@@ -194,3 +203,9 @@ class Intake:
             return path.relative_to(self.root).as_posix()
         except ValueError:
             return str(path)
+
+
+def _resume_parameters(nb: Any) -> tuple[str, ...]:
+    """Which of ``checkpoint_dir`` and ``resumed`` the notebook's parameters cell declares."""
+    declared = {p.name for p in inspect_notebook(nb).parameters}
+    return tuple(name for name in RESUME_PARAMETERS if name in declared)

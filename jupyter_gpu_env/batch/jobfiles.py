@@ -22,6 +22,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from ..errors import FileRefused
+from ..models.attempts import JobAttempt
 from ..models.jobs import MAX_CELLS, JobGpuUsage, JobProgress
 from ..system import untrusted
 from ..system.atomic import write_json_atomic
@@ -36,6 +37,13 @@ HEARTBEAT = "heartbeat"
 PID = "runner.pid"
 KERNELS = "kernels"
 GPU_SUMMARY = "gpu.json"
+# Earlier attempts of a job that was stopped and requeued (the runner appends one as it stops).
+ATTEMPTS = "attempts.json"
+# Written by the server before it asks a backend to stop a job: the runner that is then signalled
+# knows the user cancelled it, and does not take the signal for a preemption to resume from.
+CANCEL_MARK = "cancel-requested"
+# The folder a notebook may keep its own state in, to resume from after a preemption.
+CHECKPOINT = "checkpoint"
 
 # What the server reads of a job's files at most: the runner writes far less; more is not believed.
 MAX_SMALL = 4096
@@ -84,6 +92,12 @@ class Status(_FileModel):
         if self.started_at and self.finished_at and self.finished_at < self.started_at:
             raise ValueError("finished_at is before started_at")
         return self
+
+
+class Attempts(_FileModel):
+    """``attempts.json``: the job's earlier attempts, oldest first, as the runner recorded them."""
+
+    attempts: list[JobAttempt] = Field(default_factory=list, max_length=1000)
 
 
 class PidFile(_FileModel):
@@ -231,3 +245,17 @@ def output_name(spec: dict[str, Any]) -> str:
 def read_gpu(folder: Path) -> JobGpuUsage | None:
     """The runner's GPU use summary (``gpu.json``), as it last wrote it; :class:`Damaged` when unbelievable."""
     return read_model(folder / GPU_SUMMARY, JobGpuUsage, MAX_SMALL * 64)
+
+
+def read_attempts(folder: Path) -> list[JobAttempt]:
+    """The earlier attempts the runner recorded; :class:`Damaged` when unbelievable."""
+    found = read_model(folder / ATTEMPTS, Attempts, MAX_JSON)
+    return [] if found is None else found.attempts
+
+
+def mark_cancel(folder: Path) -> None:
+    """Leave :data:`CANCEL_MARK` in a job's folder (a folder already gone needs none)."""
+    try:
+        (folder / CANCEL_MARK).touch()
+    except OSError:
+        pass

@@ -245,6 +245,7 @@ class JobService:
             raise Conflict(f"Job '{job_id}' has already {job.state}.", reason="job_finished")
         backend = self.backends.get(job.backend)
         if backend is not None:
+            await self.tracker.mark_cancelling([job])
             await backend.cancel(job)
         try:
             job = await self.store.update(

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import GpuEnvError
+from ..models.attempts import JobAttempt, attempts_summary
 from ..models.jobs import TERMINAL_STATES, Job, JobGpuUsage, JobProgress
 from . import jobfiles
 from .backend import Backend, IllegalTransition, Observation
@@ -95,6 +96,13 @@ class JobTracker:
             self.on_ended(job)
         except Exception:  # a listener's trouble never changes how a job is recorded
             log.exception("telling of the end of job %s failed", job.id)
+
+    async def mark_cancelling(self, jobs: Sequence[Job]) -> None:
+        """Before a backend is asked to stop ``jobs``: tell their runners it is a cancel. An opportunistic
+        job's runner otherwise takes the signal for a preemption, and its job for one to resume."""
+        resumable = [self.folder_of(j) for j in jobs if j.priority == "opportunistic"]
+        if resumable:
+            await asyncio.to_thread(_mark_all, resumable)
 
     async def _settle_quietly(self) -> None:
         try:
@@ -182,13 +190,19 @@ class JobTracker:
             files = await asyncio.to_thread(read_folder, self.folder_of(job))
         files = files or FolderFiles()
         state = obs.state if obs is not None and obs.state != job.state else None
+        requeued = state == "queued" and job.state == "running"
+        if requeued and (obs is None or not obs.requeued or job.priority != "opportunistic"):
+            state, requeued = None, False  # a normal job is never requeued; a stale "queued" changes nothing
+        attempts = _merged_attempts(job, files.attempts, obs.requeued if requeued and obs else None, now)
+        if attempts != job.attempts:
+            changes["attempts"] = attempts
 
         started = job.started_at or _within(obs.started_at if obs else None, job.created_at, now)
         finished = None
         if state in TERMINAL_STATES and obs is not None:
             finished = _within(obs.finished_at or now, started or job.created_at, now)
         if files.gpu is not None:
-            usage = _capped(files.gpu, job, started, finished or now)
+            usage = _capped(_summed(files.gpu, attempts), job, started, finished or now)
             if usage != job.gpu:
                 changes["gpu"] = usage
         if files.progress is not None and files.progress != job.progress:
@@ -218,11 +232,16 @@ class JobTracker:
                 ):
                     # It ran and ended between two looks: record the run, then the end.
                     job = await self.store.update(job.id, state="running", started_at=started)
-                if state == "running":
-                    changes.update(pending_reason=None, message=obs.message or f"Running on {job.backend}.")
+                if requeued:
+                    changes.update(message=_requeued_words(attempts, obs), exit_code=None)
+                elif state == "running":
+                    again = attempts_summary(attempts)
+                    words = f"Running on {job.backend}" + (f" ({again})." if again else ".")
+                    changes.update(pending_reason=None, message=obs.message or words)
                 else:
                     changes.update(reason=obs.reason, message=obs.message or "", exit_code=obs.exit_code)
-                changes.update(started_at=started, finished_at=finished)
+                if not requeued:
+                    changes.update(started_at=started, finished_at=finished)
             if state is None and not changes:
                 return job
             job = await self.store.update(job.id, state=state, **changes)
@@ -240,6 +259,7 @@ class FolderFiles:
     progress: JobProgress | None = None
     gpu: JobGpuUsage | None = None
     damaged: tuple[str, ...] = ()
+    attempts: tuple[JobAttempt, ...] = ()
 
 
 def read_folder(folder: Path) -> FolderFiles:
@@ -255,7 +275,62 @@ def read_folder(folder: Path) -> FolderFiles:
     except jobfiles.Damaged as e:
         gpu = JobGpuUsage(available=False, reason=f"GPU use is not shown: {e}.")
         damaged.append(str(e))
-    return FolderFiles(progress, gpu, tuple(damaged))
+    try:
+        attempts = tuple(jobfiles.read_attempts(folder))
+    except jobfiles.Damaged as e:
+        attempts = ()
+        damaged.append(str(e))
+    return FolderFiles(progress, gpu, tuple(damaged), attempts)
+
+
+def _merged_attempts(
+    job: Job, written: Sequence[JobAttempt], requeued: str | None, now: float
+) -> list[JobAttempt]:
+    """The record's attempts with what the runner wrote (its word on each attempt it recorded); and,
+    when the backend has just requeued the job but its runner recorded nothing (killed outright, its
+    node lost), an attempt of the tracker's own. The backend's reason stands over the runner's."""
+    by_number = {a.number: a for a in job.attempts}
+    by_number.update({a.number: a for a in written})
+    attempts = [by_number[n] for n in sorted(by_number)][:1000]
+    if requeued is not None and len(attempts) <= len(job.attempts):  # the runner recorded nothing
+        attempts.append(
+            JobAttempt(
+                number=len(attempts) + 1,
+                started_at=None if attempts else job.started_at,
+                ended_at=now,
+                reason="evicted"
+                if requeued == "evicted"
+                else "node_lost"
+                if requeued == "node_lost"
+                else "preempted",
+                cells_done=job.progress.cells_done,
+            )
+        )
+    elif requeued in ("evicted", "node_lost") and attempts and attempts[-1].reason != requeued:
+        attempts[-1] = attempts[-1].model_copy(update={"reason": requeued})
+    return attempts
+
+
+def _summed(usage: JobGpuUsage, attempts: Sequence[JobAttempt]) -> JobGpuUsage:
+    """The current attempt's GPU-hours plus those of the attempts before it."""
+    if not attempts or usage.gpu_hours_allocated is None:
+        return usage
+    alloc = usage.gpu_hours_allocated + sum(a.gpu_hours_allocated or 0 for a in attempts)
+    used = usage.gpu_hours_used
+    if used is not None:
+        used += sum(a.gpu_hours_used or 0 for a in attempts)
+    return usage.model_copy(update={"gpu_hours_allocated": alloc, "gpu_hours_used": used})
+
+
+def _requeued_words(attempts: Sequence[JobAttempt], obs: Observation) -> str:
+    last = attempts[-1].reason if attempts else "preempted"
+    why = {"evicted": "Evicted", "node_lost": "Lost with its node"}.get(last, "Preempted")
+    return obs.message or f"{why}; requeued, it resumes from its checkpoint when it starts again."
+
+
+def _mark_all(folders: Sequence[Path]) -> None:
+    for folder in folders:
+        jobfiles.mark_cancel(folder)
 
 
 def _within(t: float | None, low: float, high: float) -> float | None:

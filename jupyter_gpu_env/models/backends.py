@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from .common import ApiModel
@@ -12,6 +14,20 @@ class ResourceLimits(ApiModel):
     max_memory_bytes: int | None = None
     max_gpus: int | None = None
     max_time_limit_seconds: int | None = None
+
+
+NORMAL_WORDS = "Runs to its end once started; never stopped for other work."
+OPPORTUNISTIC_WORDS = (
+    "Runs on spare GPUs and may be stopped when others need them; it is then requeued and resumes "
+    "(save your state in checkpoint_dir, and load it when resumed is true)."
+)
+
+
+class PriorityOffer(ApiModel):
+    """A priority a backend offers, and what it means there, in words."""
+
+    name: Literal["normal", "opportunistic"]
+    description: str = Field(description="What a job sent with it may expect, for the user.")
 
 
 class BackendInfo(ApiModel):
@@ -29,6 +45,11 @@ class BackendInfo(ApiModel):
         default_factory=list, description="Resources this backend enforces; the others are only recorded."
     )
     notes: list[str] = Field(default_factory=list, description="Sentences for the user about this backend.")
+    priorities: list[PriorityOffer] = Field(
+        default_factory=lambda: [PriorityOffer(name="normal", description=NORMAL_WORDS)],
+        description="The priorities a job may be sent with here: always `normal`, and `opportunistic` "
+        "where the site configured it.",
+    )
 
 
 class BackendList(ApiModel):

@@ -7,12 +7,17 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, Union
 from pydantic import ConfigDict, Field, JsonValue, model_validator
 from typing_extensions import TypeAliasType
 
+from .attempts import JobAttempt
 from .automation.notifications import JobNotify
 from .common import ApiModel, Page
 from .fields import line, patterned, whole_number
 from .resources import JobResources, Resources
 
 JobState = Literal["queued", "running", "succeeded", "failed", "cancelled"]
+# normal: runs to its end, never requeued. opportunistic: may be stopped when others need the GPU
+# (preempted, evicted), then requeued and resumed; only where the site configured a backend for it.
+JobPriority = Literal["normal", "opportunistic"]
+PRIORITIES: tuple[JobPriority, ...] = ("normal", "opportunistic")
 JOB_STATES: tuple[JobState, ...] = ("queued", "running", "succeeded", "failed", "cancelled")
 TERMINAL_STATES: frozenset[str] = frozenset({"succeeded", "failed", "cancelled"})
 ACTIVE_STATES: frozenset[str] = frozenset({"queued", "running"})
@@ -151,6 +156,11 @@ class JobRequest(ApiModel):
         description="Notifications for this job (a sweep: once, when all its runs have ended) over the "
         "user's own (`PUT notifications`).",
     )
+    priority: JobPriority = Field(
+        default="normal",
+        description="`opportunistic`: may be stopped when others need its GPU, then requeued and resumed "
+        "(the notebook gets `checkpoint_dir`, `resumed`), where the backend's `priorities` offer it.",
+    )
 
     @model_validator(mode="after")
     def _one_sweep(self) -> JobRequest:
@@ -212,6 +222,7 @@ class RerunRequest(ApiModel):
     image: Annotated[str, patterned(IMAGE_ID_PATTERN, "image")] | None = Field(
         default=None, description="Run in this packed image instead."
     )
+    priority: JobPriority | None = Field(default=None, description="Another priority; left out, the job's.")
 
     @model_validator(mode="after")
     def _one_runtime(self) -> RerunRequest:
@@ -360,6 +371,16 @@ class Job(ApiModel):
     )
     notify: JobNotify | None = Field(
         default=None, description="The job's own notification choices, over the user's; null: the user's."
+    )
+    priority: JobPriority = "normal"
+    attempts: list[JobAttempt] = Field(
+        default_factory=list,
+        max_length=1000,
+        description="Earlier attempts that were stopped and requeued, oldest first; empty for a job that "
+        "ran once. The job's `gpu` hours are summed over them and the current one.",
+    )
+    checkpoint_dir: str | None = Field(
+        default=None, description="Where the notebook may save state to resume from, kept across attempts."
     )
 
 

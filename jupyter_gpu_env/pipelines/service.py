@@ -236,6 +236,7 @@ class PipelineService:
                     await backend.cancel_sweep([j for j in held if j.backend == name])
             handed = await self.jobs.tracker.settle_ended([j for j in active if not j.waiting_for])
             handed = [j for j in handed if j.state not in TERMINAL_STATES]
+            await self.jobs.tracker.mark_cancelling(handed)
             for name in {j.backend for j in handed}:
                 backend = self.jobs.backends.get(name)
                 if backend is not None:

@@ -33,6 +33,7 @@ def test_state_machine_allows_exactly_the_documented_transitions():
         ("running", "succeeded"),
         ("running", "failed"),
         ("running", "cancelled"),
+        ("running", "queued"),  # requeued after a preemption (the tracker allows it only then)
     }
     for old in JOB_STATES:
         for new in JOB_STATES:

@@ -5,6 +5,9 @@ job folder and installed packages. It executes ``input.ipynb`` with papermill, w
 that job.json names (after the job and its parameters) cell by cell, ``progress.json`` after each cell, a ``heartbeat`` every few seconds and, last,
 ``status.json``. SIGTERM (cancel) and the time limit stop it the same way: kill the kernel, let papermill
 save what ran, record why. Its stdout and stderr are the job's log; the backend captures them.
+
+An opportunistic job may be stopped for other work and started again (see :mod:`.attempts`): then the
+signal is a preemption, not a cancel, and the runner records the attempt instead of a final status.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import Any
 from ...gpu.jobuse import GpuUseSampler, default_reader, gpu_units_of, sample_interval
 from ...kernelspecs import JOB_KERNEL, write_job_kernelspec
 from .. import jobfiles
+from .attempts import Attempt, begin_attempt, record_attempt
 
 log = logging.getLogger("jupyter_gpu_env.runner")
 
@@ -32,6 +36,9 @@ STOP_GRACE = 5.0
 ENGINE_NAME = "gpu-env-runner"
 EXIT_CODES = {"succeeded": 0, "failed": 1, "cancelled": 143}
 EXIT_RUNNER_ERROR = 2
+# A preempted attempt: not an end; the backend starts the job again (a Kubernetes podFailurePolicy
+# ignores this code, so it does not count against the Job's retries).
+EXIT_PREEMPTED = 3
 # Set by a backend's script to where it opened the job's packed image (batch/slurm/script.py sets it).
 IMAGE_PREFIX_ENV = "JUPYTER_GPU_ENV_IMAGE_PREFIX"
 
@@ -54,15 +61,19 @@ class Runner:
         self._finished = False
         self._heartbeat_stop = threading.Event()
         self.gpu_sampler: GpuUseSampler | None = None
+        self.attempt: Attempt | None = None
+        self.cells_done = 0
 
     # ----- what the process does -----
 
     def run(self) -> int:
         signal.signal(signal.SIGTERM, self._on_signal)
         signal.signal(signal.SIGINT, self._on_signal)
+        signal.signal(signal.SIGUSR1, self._on_preempt)
         threading.Thread(target=self._heartbeat, name="heartbeat", daemon=True).start()
         try:
             job = self._load_job()
+            self.attempt = begin_attempt(self.folder, job, self.started_at)
             self._sample_gpus(job)
             outcome, extra = self._execute(job)
         except _RunnerError as e:
@@ -141,6 +152,8 @@ class Runner:
         register_engine(ENGINE_NAME, self)
         nb = nbformat.read(self.folder / jobfiles.INPUT, as_version=4)  # type: ignore[no-untyped-call]  # nbformat has no type hints
         parameters = dict(job.get("parameters") or {})
+        if self.attempt is not None:
+            parameters.update(self.attempt.parameters)
         if isinstance(job.get("upstream"), dict):  # a pipeline node: its parents' folders and results
             from .upstream import upstream_values
 
@@ -183,7 +196,8 @@ class Runner:
         return ("succeeded", None, "All cells ran."), {}
 
     def finish(self, outcome: Outcome, extra: dict[str, Any] | None = None) -> int:
-        """Write status.json once (the main thread and the stop timer may race here); return the exit code."""
+        """Write status.json once (the main thread and the stop timer may race here); return the exit code.
+        A preempted attempt writes no status: it records the attempt, and the job goes on later."""
         state, reason, message = outcome
         code = EXIT_RUNNER_ERROR if reason == "runner_error" else EXIT_CODES.get(state, 1)
         with self._finish_lock:
@@ -192,6 +206,13 @@ class Runner:
             self._finished = True
             self._heartbeat_stop.set()
             gpu = self.gpu_sampler.stop() if self.gpu_sampler is not None else None
+            if state == "preempted" and self.attempt is not None:
+                log.info("attempt %d %s: %s", self.attempt.number, reason, message)
+                try:
+                    record_attempt(self.folder, self.attempt, reason, message, self.cells_done, gpu)
+                except OSError as e:
+                    log.error("could not record the attempt: %s", e)
+                return EXIT_PREEMPTED
             # Logged before the status: once status.json exists, readers treat the log as complete.
             log.info("job %s%s: %s", state, f" ({reason})" if reason else "", message)
             status = {
@@ -213,7 +234,21 @@ class Runner:
     # ----- stopping -----
 
     def _on_signal(self, signum: int, frame: object) -> None:
+        """SIGTERM: a cancel, unless the job may be resumed and no one asked to cancel it (then the
+        scheduler is stopping it for other work, as SLURM and Kubernetes do with SIGTERM)."""
+        if self.attempt is not None and self.attempt.resumable and not self.attempt.cancel_requested():
+            self._on_preempt(signum, frame)
+            return
         self.request_stop(("cancelled", "cancelled", "Cancelled by the user."))
+
+    def _on_preempt(self, signum: int, frame: object) -> None:
+        """SIGUSR1 (SLURM's signal ahead of a preemption), or SIGTERM to a resumable job."""
+        if self.attempt is None or not self.attempt.resumable or self.attempt.cancel_requested():
+            self.request_stop(("cancelled", "cancelled", "Cancelled by the user."))
+            return
+        self.request_stop(
+            ("preempted", "preempted", "Stopped for other work; the job is requeued and resumes.")
+        )
 
     def _time_up(self, limit: int) -> None:
         from ...models.resources import format_time_limit
@@ -272,11 +307,15 @@ class Runner:
         self.cells_total = code + (1 if adds else 0)
 
     def cell_done(self, nb: Any, index: int) -> None:
-        """After papermill finishes cell ``index`` of the running (parameterized) notebook."""
+        """After papermill finishes cell ``index`` of the running (parameterized) notebook; a cell whose
+        kernel was killed to stop the job did not finish."""
+        if self.stop_outcome is not None:
+            return
         done = sum(1 for c in nb.cells[: index + 1] if c.get("cell_type") == "code")
         self.write_progress(done)
 
     def write_progress(self, done: int) -> None:
+        self.cells_done = done
         try:
             jobfiles.write_json_atomic(
                 self.folder / jobfiles.PROGRESS, {"cells_done": done, "cells_total": self.cells_total}

@@ -173,6 +173,7 @@ class Sweeps:
             raise Conflict(f"Every run of sweep '{sweep_id}' has already ended.", reason="job_finished")
         backend = self.backends.get(active[0].backend)
         if backend is not None:
+            await self.tracker.mark_cancelling(active)
             await backend.cancel_sweep(active)
         cancelled = []
         for run in active:

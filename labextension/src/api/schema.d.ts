@@ -1162,6 +1162,11 @@ export interface components {
              * @description Sentences for the user about this backend.
              */
             notes?: string[];
+            /**
+             * Priorities
+             * @description The priorities a job may be sent with here: always `normal`, and `opportunistic` where the site configured it.
+             */
+            priorities?: components["schemas"]["PriorityOffer"][];
             /** Queues */
             queues?: string[];
             /**
@@ -2437,6 +2442,11 @@ export interface components {
          * @description A batch job: one run of a notebook snapshot.
          */
         Job: {
+            /**
+             * Attempts
+             * @description Earlier attempts that were stopped and requeued, oldest first; empty for a job that ran once. The job's `gpu` hours are summed over them and the current one.
+             */
+            attempts?: components["schemas"]["JobAttempt"][];
             /** Backend */
             backend: string;
             /**
@@ -2445,6 +2455,12 @@ export interface components {
              * @default null
              */
             backend_job_id: string | null;
+            /**
+             * Checkpoint Dir
+             * @description Where the notebook may save state to resume from, kept across attempts.
+             * @default null
+             */
+            checkpoint_dir: string | null;
             /** Created At */
             created_at: number;
             /**
@@ -2561,6 +2577,12 @@ export interface components {
              * @default null
              */
             pipeline_node: string | null;
+            /**
+             * Priority
+             * @default normal
+             * @enum {string}
+             */
+            priority: "normal" | "opportunistic";
             progress?: components["schemas"]["JobProgress"];
             /**
              * Queue
@@ -2607,6 +2629,55 @@ export interface components {
              * @description The pipeline nodes this queued job waits for before it is handed to its backend; empty once it has been (or where the backend holds it itself: SLURM's dependencies).
              */
             waiting_for?: string[];
+        };
+        /**
+         * JobAttempt
+         * @description One earlier attempt of a job that was stopped and requeued. The runner writes it in the job's
+         *     folder, where the job's own code can write too: every value is bounded.
+         */
+        JobAttempt: {
+            /**
+             * Cells Done
+             * @description Code cells it had finished.
+             * @default 0
+             */
+            cells_done: number;
+            /**
+             * Ended At
+             * @default null
+             */
+            ended_at: number | null;
+            /**
+             * Gpu Hours Allocated
+             * @default null
+             */
+            gpu_hours_allocated: number | null;
+            /**
+             * Gpu Hours Used
+             * @default null
+             */
+            gpu_hours_used: number | null;
+            /**
+             * Message
+             * @default
+             */
+            message: string;
+            /**
+             * Number
+             * @description 1 for the first attempt.
+             */
+            number: number;
+            /**
+             * Reason
+             * @description Why it ended: `preempted` (the scheduler stopped it for other work), `evicted` (Kueue took its quota back), `node_lost` (its node or pod went away).
+             * @enum {string}
+             */
+            reason: "preempted" | "evicted" | "node_lost";
+            /**
+             * Started At
+             * @default null
+             */
+            started_at: number | null;
         };
         /** JobGpuDevice */
         JobGpuDevice: {
@@ -2954,6 +3025,13 @@ export interface components {
             parameters?: {
                 [key: string]: components["schemas"]["ParameterValue"];
             };
+            /**
+             * Priority
+             * @description `opportunistic`: may be stopped when others need its GPU, then requeued and resumed (the notebook gets `checkpoint_dir`, `resumed`), where the backend's `priorities` offer it.
+             * @default normal
+             * @enum {string}
+             */
+            priority: "normal" | "opportunistic";
             /**
              * Queue
              * @description A queue (SLURM partition, Kueue LocalQueue).
@@ -3815,6 +3893,13 @@ export interface components {
                 [key: string]: components["schemas"]["ParameterValue"];
             };
             /**
+             * Priority
+             * @description `opportunistic`: may be stopped when others need its GPU, then requeued and resumed (the notebook gets `checkpoint_dir`, `resumed`), where the backend's `priorities` offer it.
+             * @default normal
+             * @enum {string}
+             */
+            priority: "normal" | "opportunistic";
+            /**
              * Queue
              * @description A queue (SLURM partition, Kueue LocalQueue).
              * @default null
@@ -3934,6 +4019,22 @@ export interface components {
              */
             version_before: string | null;
         };
+        /**
+         * PriorityOffer
+         * @description A priority a backend offers, and what it means there, in words.
+         */
+        PriorityOffer: {
+            /**
+             * Description
+             * @description What a job sent with it may expect, for the user.
+             */
+            description: string;
+            /**
+             * Name
+             * @enum {string}
+             */
+            name: "normal" | "opportunistic";
+        };
         /** PublishRequest */
         PublishRequest: {
             /**
@@ -4004,6 +4105,12 @@ export interface components {
             parameters?: {
                 [key: string]: components["schemas"]["ParameterValue"];
             };
+            /**
+             * Priority
+             * @description Another priority; left out, the job's.
+             * @default null
+             */
+            priority: ("normal" | "opportunistic") | null;
             /**
              * Queue
              * @description Another queue; null for the backend's default; left out, the job's.
@@ -4333,6 +4440,13 @@ export interface components {
              * @default null
              */
             pipeline_path: string | null;
+            /**
+             * Priority
+             * @description `opportunistic`: may be stopped when others need its GPU, then requeued and resumed (the notebook gets `checkpoint_dir`, `resumed`), where the backend's `priorities` offer it.
+             * @default normal
+             * @enum {string}
+             */
+            priority: "normal" | "opportunistic";
             /**
              * Queue
              * @description A queue (SLURM partition, Kueue LocalQueue).
