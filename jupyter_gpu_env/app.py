@@ -12,6 +12,7 @@ from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_server.extension.application import ExtensionApp
 
 from ._version import __version__
+from .advice.service import Advisor
 from .batch.backend import InstalledBackends, create_backends
 from .batch.service import JobService
 from .batch.store import JobStore
@@ -189,6 +190,13 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
             schedules=lib.schedules,
             pipelines=lib.pipelines,
             dask=lib.dask,
+            advice=Advisor(
+                lib.jobs,
+                kernels=lambda: snap.kernels if (snap := sampler.latest()) else [],
+                devices=lambda: snap.gpus if (snap := sampler.latest()) else [],
+                headroom=self.job_advice_headroom,
+                runs=self.job_advice_runs,
+            ),
             gpu=GpuOperations(sampler, kernels, cluster),
             tasks=tasks,
             notifications=notifier,

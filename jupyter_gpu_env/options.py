@@ -195,6 +195,26 @@ class GpuEnvOptions(Configurable):
         help="A running batch job whose GPUs have all been under 5 % utilization this long gets a warning "
         "in the Jobs section, with cancel at hand.",
     )
+    job_gpu_idle_action = Enum(
+        ["warn", "cancel"],
+        "warn",
+        config=True,
+        help="What happens to a running job whose GPU has been idle `job_gpu_idle_seconds`: 'warn' (the "
+        "Jobs section says so) or 'cancel' (warned, then cancelled after `job_gpu_idle_grace` seconds "
+        "more unless its GPU is used again; the reason is recorded and notified).",
+    )
+    job_gpu_idle_grace = Float(
+        300.0, min=0.0, config=True, help="With job_gpu_idle_action 'cancel': seconds between the warning "
+        "and the cancel, for the job to use its GPU again (or its user to act).",
+    )  # fmt: skip
+    job_advice_headroom = Float(
+        0.2, min=0.0, max=4.0, config=True, help="Right-size advice: GPU memory added over the peak a "
+        "notebook's runs measured before choosing the smallest GPU or MIG slice that holds it (0.2: 20 %).",
+    )  # fmt: skip
+    job_advice_runs = Int(
+        5, min=1, max=100, config=True, help="Right-size advice: how many of a notebook's latest measured "
+        "runs it is based on.",
+    )  # fmt: skip
     backends = List(
         Unicode(),
         default_value=["local"],

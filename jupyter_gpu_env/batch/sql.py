@@ -20,7 +20,8 @@ from ..models.jobs import Job
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
+NOTEBOOK_OF = "json_extract(data, '$.notebook_path')"  # the index's expression, as queries write it
 
 # Each step takes the schema from the version before it to its own; a new file runs them all.
 _MIGRATIONS: dict[int, list[str]] = {
@@ -101,6 +102,8 @@ _MIGRATIONS: dict[int, list[str]] = {
         )""",
         "CREATE INDEX IF NOT EXISTS dask_workers_started ON dask_workers (started_at)",
     ],
+    # Right-size advice reads a notebook's latest runs: found by the notebook, not by reading every row.
+    8: [f"CREATE INDEX IF NOT EXISTS jobs_notebook ON jobs ({NOTEBOOK_OF}, created_at DESC)"],
 }
 
 

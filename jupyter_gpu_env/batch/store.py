@@ -22,7 +22,7 @@ from ..models.jobs import JOB_STATES, TERMINAL_STATES, Job, JobList
 from ..pipelines.records import PipelineRecords
 from ..schedules.records import ScheduleRecords
 from .backend import check_transition
-from .sql import INSERT, VISIBLE, Database, dump, row, transaction
+from .sql import INSERT, NOTEBOOK_OF, VISIBLE, Database, dump, row, transaction
 from .sweeps.records import SweepRecords
 
 MAX_PAGE = 500
@@ -217,6 +217,24 @@ class JobStore:
                 sql += " AND backend = ?"
                 args.append(backend)
             rows = self._conn().execute(sql + " ORDER BY created_at, id", args).fetchall()
+            return [Job.model_validate_json(r[0]) for r in rows]
+
+        return await self._call(fetch)
+
+    async def runs_of(self, notebook_path: str, limit: int) -> builtins.list[Job]:
+        """The newest ended runs of a notebook whose runner measured their GPU memory."""
+
+        def fetch() -> list[Job]:
+            rows = (
+                self._conn()
+                .execute(
+                    f"SELECT data FROM jobs WHERE {NOTEBOOK_OF} = ? AND state IN ('succeeded', 'failed', "
+                    f"'cancelled') AND json_extract(data, '$.gpu.peak_memory_bytes') IS NOT NULL AND {VISIBLE} "
+                    "ORDER BY created_at DESC LIMIT ?",
+                    [notebook_path, limit],
+                )
+                .fetchall()
+            )
             return [Job.model_validate_json(r[0]) for r in rows]
 
         return await self._call(fetch)

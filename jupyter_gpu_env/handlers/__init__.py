@@ -22,6 +22,7 @@ from .environments import (
 from .gpu import ClusterCapacityHandler, GpuHandler, GpuHistoryHandler, GpuReleaseHandler
 from .images import ImageDownloadHandler, ImageHandler, ImageKernelHandler, ImagesHandler
 from .jobs import (
+    AdviceHandler,
     BackendCapacityHandler,
     BackendsHandler,
     JobCancelHandler,
@@ -84,6 +85,7 @@ ROUTES: list[tuple[str, type]] = [
     ("images/{image_id}/kernel", ImageKernelHandler),
     ("jobs", JobsHandler),
     ("jobs/usage", UsageHandler),
+    ("jobs/advice", AdviceHandler),
     ("jobs/usage/weeks", UsageWeeksHandler),
     ("jobs/groups", JobGroupsHandler),
     ("jobs/groups/{group_id}", JobGroupHandler),

@@ -1,12 +1,15 @@
-"""`jobs`, `jobs/{job_id}`, `jobs/{job_id}/log`, `jobs/{job_id}/cancel`, `jobs/usage`, `backends`."""
+"""`jobs`, `jobs/{job_id}`, `jobs/{job_id}/log`, `jobs/{job_id}/cancel`, `jobs/usage`, `jobs/advice`,
+`backends`."""
 
 from __future__ import annotations
 
 from ..batch.usage import as_csv as usage_csv
 from ..models.backends import BackendList, UsageReport, UsageWeeks
 from ..models.cluster import ClusterCapacity
+from ..models.gpu.advice import GpuAdvice
 from ..models.jobs import (
     JOB_STATES,
+    NAME_PATTERN,
     NOTEBOOK_PATTERN,
     Job,
     JobGpuSeries,
@@ -275,6 +278,39 @@ class UsageHandler(GpuEnvHandler):
     )
     async def get(self) -> UsageReport:
         return await self.services.jobs.usage(self.query["start"], self.query["end"])
+
+
+class AdviceHandler(GpuEnvHandler):
+    @operation(
+        "The smallest GPU or MIG slice that fits a notebook, from what its runs measured",
+        response=GpuAdvice,
+        query=(
+            Param(
+                "notebook_path",
+                {"type": "string", "pattern": NOTEBOOK_PATTERN, "maxLength": 4096},
+                "The notebook whose earlier runs (on any backend) and open kernel are measured.",
+            ),
+            Param(
+                "backend",
+                {"type": "string", "pattern": NAME_PATTERN},
+                "The backend to size for; default local.",
+            ),
+            Param(
+                "kernel_id",
+                {"type": "string", "pattern": "^[A-Za-z0-9-]{1,64}$"},
+                "A kernel of this server whose GPU memory is measured (the GPU panel's advice).",
+            ),
+        ),
+        errors=(400, 404),
+        description="The peak GPU memory of the notebook's latest measured runs (and of its open kernel), "
+        "with `c.GpuEnvApp.job_advice_headroom` over it, against the backend's MIG profiles and GPUs; "
+        "`sentence` says it in one line, `soonest` where it would likely start first. With nothing "
+        "measured yet, `based_on` is `nothing` and `sentence` says so.",
+    )
+    async def get(self) -> GpuAdvice:
+        return await self.services.advice.advise(
+            self.query["backend"] or "local", self.query["notebook_path"], self.query["kernel_id"]
+        )
 
 
 class BackendCapacityHandler(GpuEnvHandler):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
+from ..advice.service import Advisor
 from ..batch.service import JobService
 from ..batch.sweeps.service import Sweeps
 from ..dask.service import DaskService
@@ -31,6 +32,7 @@ class Services:
     schedules: ScheduleService
     pipelines: PipelineService
     dask: DaskService
+    advice: Advisor
     gpu: GpuOperations
     tasks: TaskManager
     notifications: Notifier

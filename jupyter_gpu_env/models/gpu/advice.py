@@ -43,7 +43,7 @@ class SuggestedResources(ApiModel):
     """What to ask for: one of a MIG profile or a number of whole GPUs."""
 
     mig_profile: str | None = None
-    gpus: int | None = Field(default=None, ge=1)
+    gpus: int | None = Field(default=None, ge=0, description="Whole GPUs; 0: no GPU at all.")
     memory_bytes: int | None = Field(
         default=None, ge=0, le=_BYTES, description="GPU memory the suggestion gives."
     )

@@ -486,6 +486,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/jobs/advice": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The smallest GPU or MIG slice that fits a notebook, from what its runs measured
+         * @description The peak GPU memory of the notebook's latest measured runs (and of its open kernel), with `c.GpuEnvApp.job_advice_headroom` over it, against the backend's MIG profiles and GPUs; `sentence` says it in one line, `soonest` where it would likely start first. With nothing measured yet, `based_on` is `nothing` and `sentence` says so.
+         */
+        get: operations["get_jobs_advice"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/jobs/groups": {
         parameters: {
             query?: never;
@@ -2066,6 +2086,74 @@ export interface components {
              */
             versions: string[];
         };
+        /**
+         * GpuAdvice
+         * @description `GET jobs/advice`: the smallest GPU or MIG slice that fits, why, and where it starts soonest.
+         */
+        GpuAdvice: {
+            /** Backend */
+            backend: string;
+            /**
+             * Based On
+             * @description What was measured: the notebook's earlier runs, the kernel open on it, both, or nothing.
+             * @enum {string}
+             */
+            based_on: "runs" | "kernel" | "runs_and_kernel" | "nothing";
+            /**
+             * @description What the runs (or the kernel) were given, when the suggestion differs.
+             * @default null
+             */
+            current: components["schemas"]["SuggestedResources"] | null;
+            /**
+             * Headroom
+             * @description The share added over the peak before choosing (0.2 is 20 %).
+             */
+            headroom: number;
+            /**
+             * Idle Percent
+             * @description How much of a whole GPU would sit idle at the measured use (100 - mean utilization).
+             * @default null
+             */
+            idle_percent: number | null;
+            /** @default null */
+            kernel: components["schemas"]["KernelUse"] | null;
+            /**
+             * Notebook Path
+             * @default null
+             */
+            notebook_path: string | null;
+            /**
+             * Peak Memory Bytes
+             * @description The most GPU memory any of them used.
+             * @default null
+             */
+            peak_memory_bytes: number | null;
+            /**
+             * Peak Utilization Percent
+             * @default null
+             */
+            peak_utilization_percent: number | null;
+            /**
+             * Runs
+             * @description The runs used, newest first.
+             */
+            runs?: components["schemas"]["MeasuredRun"][];
+            /**
+             * Sentence
+             * @description The advice in one line, for the dialog or the panel.
+             */
+            sentence: string;
+            /**
+             * Soonest
+             * @description The backends and queues that could run the suggestion, likely soonest first.
+             */
+            soonest?: components["schemas"]["StartOption"][];
+            /**
+             * @description What to ask for; null when nothing was measured or nothing offered fits.
+             * @default null
+             */
+            suggestion: components["schemas"]["SuggestedResources"] | null;
+        };
         /** GpuDevice */
         GpuDevice: {
             /**
@@ -3212,6 +3300,31 @@ export interface components {
             processes: number;
         };
         /**
+         * KernelUse
+         * @description GPU memory an interactive kernel holds now.
+         */
+        KernelUse: {
+            /**
+             * Device
+             * @default null
+             */
+            device: string | null;
+            /** Kernel Id */
+            kernel_id: string;
+            /** Memory Bytes */
+            memory_bytes: number;
+            /**
+             * Memory Total Bytes
+             * @default null
+             */
+            memory_total_bytes: number | null;
+            /**
+             * Whole Gpu
+             * @description True when the kernel sees a whole GPU, not a MIG slice.
+             */
+            whole_gpu: boolean;
+        };
+        /**
          * LogChunk
          * @description A piece of a job's log from a byte offset; ask again from `next_offset` to follow it.
          */
@@ -3227,6 +3340,60 @@ export interface components {
             offset: number;
             /** Text */
             text: string;
+        };
+        /**
+         * MeasuredRun
+         * @description One earlier run of the notebook, as the runner measured it.
+         */
+        MeasuredRun: {
+            /** Backend */
+            backend: string;
+            /** Created At */
+            created_at: number;
+            /**
+             * Device
+             * @description The GPU (or MIG slice) it ran on, by name.
+             * @default null
+             */
+            device: string | null;
+            /**
+             * Gpus
+             * @description GPUs it was given (a MIG slice counts its share).
+             * @default 0
+             */
+            gpus: number;
+            /** Job Id */
+            job_id: string;
+            /**
+             * Mean Utilization Percent
+             * @default null
+             */
+            mean_utilization_percent: number | null;
+            /**
+             * Memory Total Bytes
+             * @default null
+             */
+            memory_total_bytes: number | null;
+            /**
+             * Mig Profile
+             * @default null
+             */
+            mig_profile: string | null;
+            /**
+             * Peak Memory Bytes
+             * @default null
+             */
+            peak_memory_bytes: number | null;
+            /**
+             * Peak Utilization Percent
+             * @default null
+             */
+            peak_utilization_percent: number | null;
+            /**
+             * State
+             * @enum {string}
+             */
+            state: "queued" | "running" | "succeeded" | "failed" | "cancelled";
         };
         /** MemoryUsage */
         MemoryUsage: {
@@ -4535,6 +4702,56 @@ export interface components {
              * @default null
              */
             state: ("queued" | "running" | "succeeded" | "failed" | "cancelled") | null;
+        };
+        /**
+         * StartOption
+         * @description Where a job with the suggested resources could run, and how soon it is likely to start.
+         */
+        StartOption: {
+            /** Backend */
+            backend: string;
+            /**
+             * Free
+             * @description Free GPUs or slices of the suggested kind now; null where not known.
+             * @default null
+             */
+            free: number | null;
+            /**
+             * Queue
+             * @default null
+             */
+            queue: string | null;
+            /**
+             * Queued Ahead
+             * @description Jobs of this user's waiting in that queue now; null where not known.
+             * @default null
+             */
+            queued_ahead: number | null;
+            /** Sentence */
+            sentence: string;
+        };
+        /**
+         * SuggestedResources
+         * @description What to ask for: one of a MIG profile or a number of whole GPUs.
+         */
+        SuggestedResources: {
+            /**
+             * Gpus
+             * @description Whole GPUs; 0: no GPU at all.
+             * @default null
+             */
+            gpus: number | null;
+            /**
+             * Memory Bytes
+             * @description GPU memory the suggestion gives.
+             * @default null
+             */
+            memory_bytes: number | null;
+            /**
+             * Mig Profile
+             * @default null
+             */
+            mig_profile: string | null;
         };
         /**
          * SweepResults
@@ -6459,6 +6676,60 @@ export interface operations {
             };
             /** @description The request body, or a part of it, is larger than this server accepts. */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    get_jobs_advice: {
+        parameters: {
+            query?: {
+                /** @description The notebook whose earlier runs (on any backend) and open kernel are measured. */
+                notebook_path?: string;
+                /** @description The backend to size for; default local. */
+                backend?: string;
+                /** @description A kernel of this server whose GPU memory is measured (the GPU panel's advice). */
+                kernel_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GpuAdvice"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No such resource, or something the request names does not exist. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
