@@ -28,11 +28,11 @@ def jp_server_config(jp_server_config, tmp_path):
     }
 
 
-def _run(notebook: str, peak: int, mean: float, *, ago: float, mig: str | None = None, state="succeeded") -> Job:
+def _run(
+    notebook: str, peak: int, mean: float, *, ago: float, mig: str | None = None, state="succeeded"
+) -> Job:
     now = time.time()
-    device = JobGpuDevice(
-        name=H100, mig_profile=mig, memory_total_bytes=SLICE_BYTES if mig else H100_BYTES
-    )
+    device = JobGpuDevice(name=H100, mig_profile=mig, memory_total_bytes=SLICE_BYTES if mig else H100_BYTES)
     return Job(
         id=f"{int(ago):012x}",
         name="train",
@@ -70,7 +70,9 @@ async def test_the_last_runs_peak_gives_the_smallest_slice_with_one_line_why(api
 
     advice = await body(await api("jobs", "advice", params={"notebook_path": "train.ipynb"}))
     assert advice["based_on"] == "runs" and [r["job_id"] for r in advice["runs"]] == [
-        f"{100:012x}", f"{200:012x}", f"{300:012x}"
+        f"{100:012x}",
+        f"{200:012x}",
+        f"{300:012x}",
     ]
     assert advice["peak_memory_bytes"] == int(3.1 * GB)
     assert advice["suggestion"] == {"mig_profile": "1g.10gb", "gpus": None, "memory_bytes": 10 * GB}
@@ -80,7 +82,11 @@ async def test_the_last_runs_peak_gives_the_smallest_slice_with_one_line_why(api
         "a whole GPU would sit idle 77 % of the time."
     )
     (local,) = advice["soonest"]
-    assert local["backend"] == "local" and local["free"] == 2 and "2 free 1g.10gb slices now" in local["sentence"]
+    assert (
+        local["backend"] == "local"
+        and local["free"] == 2
+        and "2 free 1g.10gb slices now" in local["sentence"]
+    )
 
 
 async def test_a_peak_no_slice_holds_gets_a_whole_gpu_and_nothing_measured_says_so(api, jp_serverapp):
