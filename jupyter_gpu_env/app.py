@@ -12,12 +12,13 @@ from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_server.extension.application import ExtensionApp
 
 from ._version import __version__
-from .advice.service import Advisor
 from .batch.backend import InstalledBackends, create_backends
 from .batch.service import JobService
 from .batch.store import JobStore
 from .dask.options import DaskClusters
 from .dask.service import DaskService
+from .efficiency.advisor import Advisor
+from .efficiency.idle import IdleEnforcer
 from .envs.catalog import EnvironmentCatalog
 from .envs.conda_list import default_path as default_conda_list
 from .envs.pip.tool import PipSettings
@@ -108,7 +109,11 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
             images=images.path_of,
             refresh_interval=self.job_refresh_interval,
             gpu_sample_interval=self.job_gpu_sample_interval,
-            gpu_idle_seconds=self.job_gpu_idle_seconds,
+            gpu_idle=(
+                self.job_gpu_idle_seconds,
+                "cancel" if self.job_gpu_idle_action == "cancel" else "warn",
+                self.job_gpu_idle_grace,
+            ),
             max_parameters_bytes=self.max_parameters_bytes,
             listed_parameters_bytes=self.listed_parameters_bytes,
             max_sweep_runs=self.max_sweep_runs,
@@ -160,6 +165,9 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
         lib.jobs.loops.add("pipelines", self.job_refresh_interval, lib.pipelines.advance)
         # Dask clusters keep themselves; the server follows them for their records and the usage ledger.
         lib.jobs.loops.add("dask", max(self.job_refresh_interval, 2.0), lib.dask.tick)
+        if self.job_gpu_idle_action == "cancel":
+            idle = IdleEnforcer(lib.jobs, self.job_gpu_idle_seconds, self.job_gpu_idle_grace)
+            lib.jobs.loops.add("gpu-idle", self.job_refresh_interval, idle.tick)
         self.gpu_readers = GpuReaders(self.gpu_recorded_source)
         sampler = Sampler(
             self.gpu_readers.read,

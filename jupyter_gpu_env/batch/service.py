@@ -4,17 +4,14 @@ A submission is checked in full before anything is written; then its folder is b
 sibling and renamed into place, the record is inserted, and the backend is handed the job. If the
 backend refuses, the record and the folder go again: a rejected submission leaves nothing behind.
 
-The service is one class that holds its parts, each given only what it needs: an
-:class:`.intake.Intake` (a request checked, and its records and job.json made), a
-:class:`.tracking.JobTracker` (the records kept in step with the backends), :class:`.sweeps.service.Sweeps`
-and :class:`.loops.Loops` (the background work between :meth:`JobService.start` and
-:meth:`JobService.stop`: the job poller, and a feature's own timer added with ``loops.add``).
+It holds its parts, each given only what it needs: an :class:`.intake.Intake` (requests checked, records
+and job.json made), a :class:`.tracking.JobTracker` (records kept in step with the backends),
+:class:`.sweeps.service.Sweeps` and :class:`.loops.Loops` (the job poller, and features' timers).
 """
 
 from __future__ import annotations
 
 import asyncio
-import builtins
 import contextlib
 import json
 import logging
@@ -26,7 +23,7 @@ from typing import Any
 from ..errors import Conflict, InvalidRequest, NotFound, TooLarge
 from ..gpu import jobuse
 from ..images import runtime
-from ..models.backends import BackendInfo, BackendList, UsageReport, UsageWeeks
+from ..models.backends import BackendList, IdleRule, UsageReport, UsageWeeks
 from ..models.cluster import ClusterCapacity
 from ..models.jobs import TERMINAL_STATES, Job, JobGpuSeries, JobList, JobRequest, LogChunk
 from ..models.notebooks import NotebookParameters
@@ -77,7 +74,7 @@ class JobService:
         result_value_bytes: int = results.VALUE_BYTES,
         results_bytes: int = results.TOTAL_BYTES,
         gpu_sample_interval: float = 5.0,
-        gpu_idle_seconds: float = 600.0,
+        gpu_idle: IdleRule = (600.0, "warn", 300.0),
     ) -> None:
         self.store = store
         self.backends = dict(backends)
@@ -86,7 +83,7 @@ class JobService:
         self.refresh_interval = refresh_interval
         self.max_parameters_bytes = max_parameters_bytes
         self.listed_parameters_bytes = listed_parameters_bytes
-        self.gpu_idle_seconds = gpu_idle_seconds
+        self.gpu_idle_seconds, self.gpu_idle_action, self.gpu_idle_grace = gpu_idle
         for backend in self.backends.values():
             backend.job_folder = self.folder_of
         self.tracker = JobTracker(store, self.backends, self.folder_of)
@@ -105,7 +102,7 @@ class JobService:
             self.tracker,
             max_runs=max_sweep_runs,
             max_parameters_bytes=max_parameters_bytes,
-            gpu_idle_seconds=gpu_idle_seconds,
+            gpu_idle_seconds=self.gpu_idle_seconds,
             result_value_bytes=result_value_bytes,
             results_bytes=results_bytes,
         )
@@ -130,10 +127,8 @@ class JobService:
         await asyncio.to_thread(self.store.close)
 
     async def reconcile(self) -> None:
-        """At start: drop half-built folders, then settle every active record against its backend.
-
-        A job whose runner is gone without a status ends failed, saying so; one that finished while
-        the server was down gets its final state from its status file."""
+        """At start: drop half-built folders, then settle every active record against its backend (a
+        runner gone without a status ends failed, saying so; a job ended meanwhile, as its status says)."""
         await asyncio.to_thread(self._clean_temporaries)
         await self.refresh()
 
@@ -236,8 +231,11 @@ class JobService:
 
     # ----- changing -----
 
-    async def cancel(self, job_id: str) -> Job:
-        """Stop a queued or running job and record it cancelled. :class:`Conflict` if it has already ended."""
+    async def cancel(
+        self, job_id: str, why: tuple[str, str] = ("cancelled", "Cancelled by the user.")
+    ) -> Job:
+        """Stop a queued or running job and record it cancelled, ``why`` as its reason and message.
+        :class:`Conflict` if it has already ended."""
         job = await self.store.get(job_id)
         if job.state not in TERMINAL_STATES:
             (job,) = await self.tracker.settle_ended([job])  # it may have ended since the last round
@@ -249,8 +247,7 @@ class JobService:
             await backend.cancel(job)
         try:
             job = await self.store.update(
-                job_id, state="cancelled", reason="cancelled", message="Cancelled by the user.",
-                pending_reason=None,
+                job_id, state="cancelled", reason=why[0], message=why[1], pending_reason=None,
             )  # fmt: skip
         except IllegalTransition:
             job = await self.store.get(job_id)
@@ -349,12 +346,12 @@ class JobService:
         """What the backend can start now: free and total GPUs and MIG slices by profile and model."""
         return await self.intake.backend(backend).capacity()
 
-    def backend_infos(self) -> builtins.list[BackendInfo]:
-        return [b.info() for b in self.backends.values()]
-
     def backend_list(self) -> BackendList:
-        """What each backend offers, and when a job's GPU counts as idle."""
-        return BackendList(backends=self.backend_infos(), gpu_idle_seconds=self.gpu_idle_seconds)
+        """What each backend offers, and when a job's GPU counts as idle (and what then happens)."""
+        return BackendList(
+            backends=[b.info() for b in self.backends.values()], gpu_idle_seconds=self.gpu_idle_seconds,
+            gpu_idle_action=self.gpu_idle_action, gpu_idle_grace_seconds=self.gpu_idle_grace,
+        )  # fmt: skip
 
     async def usage(self, start: float | None = None, end: float | None = None) -> UsageReport:
         """GPU-hours, CPU-hours and jobs per state per backend; by default over the last 7 days."""

@@ -39,10 +39,9 @@ class IdleTracker:
             self._since = snap.sampled_at
         idle_for = max(snap.sampled_at - self._since, 0.0)
         idle = idle_for >= self.threshold
-        minutes = int(idle_for // 60)
         message = (
-            f"Your kernels hold GPU memory but the GPU has been idle for {minutes} min. Release it so "
-            "others can use it."
+            f"Your kernels hold GPU memory but the GPU has been idle for {duration(idle_for)}. Release it "
+            "so others can use it."
             if idle
             else ""
         )
@@ -50,3 +49,15 @@ class IdleTracker:
             idle=idle, idle_seconds=round(idle_for, 1), threshold_seconds=self.threshold, kernels=holders,
             message=message,
         )  # fmt: skip
+
+
+def duration(seconds: float) -> str:
+    """``12 s``, ``3 min``, ``1 h 5 min``: a short idle time is counted in seconds, not as "0 min"."""
+    s = max(0, round(seconds))
+    if s < 60:
+        return f"{s} s"
+    minutes = s // 60
+    if minutes < 60:
+        return f"{minutes} min"
+    hours, rest = divmod(minutes, 60)
+    return f"{hours} h" + (f" {rest} min" if rest else "")

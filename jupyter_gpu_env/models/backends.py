@@ -16,6 +16,8 @@ class ResourceLimits(ApiModel):
     max_time_limit_seconds: int | None = None
 
 
+# A running job's idle GPU: after how many seconds it counts as idle, what then happens, the grace.
+IdleRule = tuple[float, Literal["warn", "cancel"], float]
 NORMAL_WORDS = "Runs to its end once started; never stopped for other work."
 OPPORTUNISTIC_WORDS = (
     "Runs on spare GPUs and may be stopped when others need them; it is then requeued and resumes "
@@ -59,6 +61,12 @@ class BackendList(ApiModel):
         description="A running job whose GPU has been idle this long gets a warning "
         "(`c.GpuEnvApp.job_gpu_idle_seconds`).",
     )
+    gpu_idle_action: Literal["warn", "cancel"] = Field(
+        default="warn",
+        description="What then happens (`c.GpuEnvApp.job_gpu_idle_action`): a warning only, or a warning "
+        "and, `gpu_idle_grace_seconds` later, a cancel unless the GPU works again.",
+    )
+    gpu_idle_grace_seconds: float = Field(default=300.0, description="`c.GpuEnvApp.job_gpu_idle_grace`.")
 
 
 class BackendUsage(ApiModel):

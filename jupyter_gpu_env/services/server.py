@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
-from ..advice.service import Advisor
 from ..batch.service import JobService
 from ..batch.sweeps.service import Sweeps
 from ..dask.service import DaskService
+from ..efficiency.advisor import Advisor
 from ..images import mounts
 from ..notify.notifier import Notifier
 from ..pipelines.service import PipelineService

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jupyter_gpu_env.advice import fit, words
+from jupyter_gpu_env.efficiency import fit, words
 from jupyter_gpu_env.gpu.sources.recorded import capture_devices, devices_from_text
 from jupyter_gpu_env.models.gpu.advice import SuggestedResources
 

@@ -47,3 +47,11 @@ def test_not_idle_without_held_memory_or_without_utilization():
     mig = snap(0, None)
     state = t.update(mig)
     assert not state.idle and "not reported" in state.message
+
+
+def test_a_short_idle_time_is_told_in_seconds_not_as_zero_minutes():
+    t = IdleTracker(10)
+    t.update(snap(0, 0))
+    assert "idle for 12 s." in t.update(snap(12, 0)).message
+    assert "idle for 2 min." in t.update(snap(125, 0)).message
+    assert "idle for 1 h 5 min." in t.update(snap(3900, 0)).message

@@ -1205,6 +1205,19 @@ export interface components {
             /** Backends */
             backends: components["schemas"]["BackendInfo"][];
             /**
+             * Gpu Idle Action
+             * @description What then happens (`c.GpuEnvApp.job_gpu_idle_action`): a warning only, or a warning and, `gpu_idle_grace_seconds` later, a cancel unless the GPU works again.
+             * @default warn
+             * @enum {string}
+             */
+            gpu_idle_action: "warn" | "cancel";
+            /**
+             * Gpu Idle Grace Seconds
+             * @description `c.GpuEnvApp.job_gpu_idle_grace`.
+             * @default 300
+             */
+            gpu_idle_grace_seconds: number;
+            /**
              * Gpu Idle Seconds
              * @description A running job whose GPU has been idle this long gets a warning (`c.GpuEnvApp.job_gpu_idle_seconds`).
              * @default 600

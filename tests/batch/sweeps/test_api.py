@@ -113,7 +113,7 @@ async def test_sweeps_beyond_the_limit_or_ill_typed_are_refused_whole(api, jp_ro
     assert (await body(await api("jobs")))["total"] == 0
     # What the submit dialog shows beside the GPU choice: the local backend cannot tell, and says so.
     capacity = await body(await api("backends", "local", "capacity"))
-    assert capacity["available"] is False and "does not report free GPUs" in capacity["message"]
+    assert capacity["available"] is False and "has no GPU to hand out" in capacity["message"]
     await error(api("backends", "nowhere", "capacity"), 404)
     assert (await body(await api("backends")))["gpu_idle_seconds"] == 600
 

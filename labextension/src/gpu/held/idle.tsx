@@ -6,14 +6,15 @@ import React, { useState } from 'react';
 
 import { IGpuSnapshot } from '../../api/types';
 import { idleWarningIcon } from '../../components/icons';
+import { formatDuration } from '../../jobs/format';
 import { GpuClient } from '../client';
 import { confirmAndRelease } from './release';
 
 function fallbackMessage(snapshot: IGpuSnapshot): string {
-  const minutes = Math.floor((snapshot.idle?.idle_seconds ?? 0) / 60);
+  const idle = formatDuration(snapshot.idle?.idle_seconds ?? 0);
   return (
-    `Your kernels hold GPU memory but the GPU has been idle for ${minutes} ` +
-    'min. Release it so others can use it.'
+    `Your kernels hold GPU memory but the GPU has been idle for ${idle}. ` +
+    'Release it so others can use it.'
   );
 }
 
