@@ -193,7 +193,10 @@ class JobTracker:
         requeued = state == "queued" and job.state == "running"
         if requeued and (obs is None or not obs.requeued or job.priority != "opportunistic"):
             state, requeued = None, False  # a normal job is never requeued; a stale "queued" changes nothing
-        attempts = _merged_attempts(job, files.attempts, obs.requeued if requeued and obs else None, now)
+        # While it runs on, an attempt its runner just recorded belongs to the requeue still to be seen
+        # (SLURM lists a preempted job COMPLETING first): merged then, it is not taken for one missing.
+        written = () if job.state == "running" and state is None else files.attempts
+        attempts = _merged_attempts(job, written, obs.requeued if requeued and obs else None, now)
         if attempts != job.attempts:
             changes["attempts"] = attempts
 
