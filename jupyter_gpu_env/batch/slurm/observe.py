@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ...models.attempts import attempts_summary
 from ...models.jobs import Job, JobState
 from ...models.resources import format_time_limit
 from .. import jobfiles
@@ -33,7 +34,10 @@ from .words import (
     RUNNING_STATES,
     ceil_minutes,
     pending_words,
+    requeued_words,
 )
+
+EXIT_PREEMPTED = 3  # the runner's exit code for an attempt it stopped to be resumed (runner.EXIT_PREEMPTED)
 
 JOB_ID_FILE = "slurm_job_id"  # the SLURM id, beside the script: found again if the record missed it
 LOST_WITHOUT_ID = 600.0  # a record without a SLURM id this old: the server died before sbatch answered
@@ -107,7 +111,7 @@ def observe(
         obs = Observation.from_status(status, slurm_id)
         if ended and row is not None and row.state == "OUT_OF_MEMORY" and status["state"] == "failed":
             return from_slurm_end(job, slurm_id, row, status)
-        return obs
+        return _with_attempts(obs, job)
     if row is None:
         if local.heartbeat and not grace_over():
             return None  # the runner ran; its status may still be on its way through the filesystem
@@ -121,6 +125,11 @@ def observe(
     if row.state in QUEUED_STATES:
         if row.state == "CONFIGURING":
             reason = "Configuring: the nodes allocated to the job are starting."
+        elif was_requeued(job, row, local):
+            reason = requeued_words(row.reason)
+            return Observation(
+                state="queued", backend_job_id=slurm_id, pending_reason=reason, requeued="preempted"
+            )
         else:
             reason = pending_words(row.reason, gpus=bool(job.resources.gpus or job.resources.mig_profile))
         return Observation(state="queued", backend_job_id=slurm_id, pending_reason=reason)
@@ -129,8 +138,9 @@ def observe(
         message = f"Running{where} (SLURM job {slurm_id})."
         if row.state in ("SUSPENDED", "STOPPED"):
             message = f"Suspended by SLURM{where} (SLURM job {slurm_id}); it continues when resumed."
-        return Observation(
-            state="running", backend_job_id=slurm_id, started_at=row.start_time, message=message
+        return _with_attempts(
+            Observation(state="running", backend_job_id=slurm_id, started_at=row.start_time, message=message),
+            job,
         )
     if ended:
         if local.heartbeat and row.state != "CANCELLED" and not grace_over():
@@ -143,11 +153,38 @@ def observe(
     )
 
 
+def was_requeued(job: Job, row: parse.SlurmJob, local: FolderState) -> bool:
+    """Is an opportunistic job SLURM lists as waiting one it ran and put back in its queue (preempted,
+    or its node failed)? The record saw it run, its runner left a heartbeat, or SLURM counts a restart.
+    A normal job is submitted with --no-requeue: it never is."""
+    if job.priority != "opportunistic" or row.state == "CONFIGURING":
+        return False
+    return job.state == "running" or local.heartbeat or bool(row.restarts) or row.state.startswith("REQUEUE")
+
+
+def _with_attempts(obs: Observation, job: Job) -> Observation:
+    """``Running on n1 (SLURM job 7; preempted once, resumed).``: a resumed job says how it got here."""
+    summary = attempts_summary(job.attempts)
+    if not summary or not obs.message:
+        return obs
+    text = obs.message.rstrip(".")
+    text = text[:-1] + f"; {summary})." if text.endswith(")") else f"{text} ({summary})."
+    return replace(obs, message=text)
+
+
 def from_slurm_end(
     job: Job, slurm_id: str, row: parse.SlurmJob, status: dict[str, Any] | None
 ) -> Observation:
     """How SLURM says the job ended, with what the runner said when it said anything."""
     reason, words = ENDED_WORDS.get(row.state, ("slurm_failed", f"SLURM ended the job ({row.state})."))
+    if status is None and row.exit_code == EXIT_PREEMPTED and row.state in ("COMPLETED", "FAILED"):
+        reason, words = (
+            "not_requeued",
+            (
+                "The runner was signalled to stop for other work and saved what ran, but SLURM did not requeue "
+                "the job (its partition or QOS may not preempt with PreemptMode=REQUEUE)."
+            ),
+        )
     never = row.state == "CANCELLED" and row.reason == NEVER_SATISFIED
     if never:  # a pipeline's node whose parents did not end as it needed (--kill-on-invalid-dep)
         reason, words = NEVER_SATISFIED_WORDS
