@@ -15,7 +15,10 @@
 # jobs each, and a 2-core CI machine must still run them side by side; slurmd is told to believe the config).
 #
 # The cluster: node `localhost` with at least SLURM_LOCAL_CPUS CPUs and 95% of its memory, partitions `debug`
-# (default, no time limit) and `short` (at most 10 minutes). Fake GPUs are character devices made with
+# (default, no time limit) and `short` (at most 10 minutes), and under them `scavenger`, a preemptible
+# partition on the same node: a job there that holds what a debug or short job needs is requeued at once
+# (PreemptType=preempt/partition_prio, PreemptMode=REQUEUE): its batch script gets SIGTERM, KillWait (30 s)
+# to save, and it may start again 6 s later (cred_expire=5). Fake GPUs are character devices made with
 # mknod (gres/gpu drops a GPU that has no File=), so jobs that ask for them get CUDA_VISIBLE_DEVICES.
 set -euo pipefail
 
@@ -25,6 +28,11 @@ GPUS=${SLURM_LOCAL_GPUS:-2}
 CPUS=${SLURM_LOCAL_CPUS:-8}
 CTLD_PORT=${SLURM_LOCAL_CTLD_PORT:-6817}
 SLURMD_PORT=${SLURM_LOCAL_SLURMD_PORT:-6818}
+# GraceTime of the preemptible partition: 0 requeues a preempted job at once (its batch script gets SIGTERM,
+# then SIGKILL KillWait = 30 s later); with more, the job runs on until slurmctld's next timeout check past it
+# (it runs every 30 s), since SLURM signals only a job's steps, not its batch script, when grace starts.
+GRACE=0
+CRED_EXPIRE=5 # seconds before a requeued job may run again (SLURM's least)
 export SLURM_CONF=$CONF
 
 say() { echo "slurm-local: $*" >&2; }
@@ -142,11 +150,18 @@ JobCompLoc=$BASE/log/jobcomp.txt
 MpiDefault=none
 SwitchType=switch/none
 ReturnToService=2
+# Preemption by partition tier: a higher PriorityTier's job requeues the jobs of a tier with PreemptMode=REQUEUE
+# that hold what it needs, after their partition's GraceTime.
+PreemptType=preempt/partition_prio
+PreemptMode=REQUEUE
+# A requeued job may start again once its old credential has expired: cred_expire seconds (120 by default).
+AuthInfo=cred_expire=${CRED_EXPIRE}
 ${overrides}
 ${gres:+GresTypes=gpu}
 NodeName=localhost NodeAddr=127.0.0.1 CPUs=$cpus SocketsPerBoard=$sockets CoresPerSocket=$cores ThreadsPerCore=$threads RealMemory=$((mem * 95 / 100))$gres State=UNKNOWN
-PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
-PartitionName=short Nodes=localhost MaxTime=10 State=UP
+PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP PriorityTier=10 PreemptMode=OFF
+PartitionName=short Nodes=localhost MaxTime=10 State=UP PriorityTier=10 PreemptMode=OFF
+PartitionName=scavenger Nodes=localhost MaxTime=INFINITE State=UP PriorityTier=1 PreemptMode=REQUEUE GraceTime=$GRACE
 EOF
 }
 
@@ -200,6 +215,7 @@ stop() {
     # Cancel this cluster's jobs first, so that no job process outlives its slurmstepd.
     scancel --partition=debug 2>/dev/null || true
     scancel --partition=short 2>/dev/null || true
+    scancel --partition=scavenger 2>/dev/null || true
     for i in $(seq 100); do [ -z "$(squeue -h -o %i 2>/dev/null)" ] && break; sleep 0.1; done
   fi
   stop_daemon "$BASE/run/slurmd.pid" slurmd

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import GpuEnvError
-from ..models.attempts import JobAttempt, attempts_summary
+from ..models.attempts import JobAttempt, with_summary
 from ..models.jobs import TERMINAL_STATES, Job, JobGpuUsage, JobProgress
 from . import jobfiles
 from .backend import Backend, IllegalTransition, Observation
@@ -193,7 +193,10 @@ class JobTracker:
         requeued = state == "queued" and job.state == "running"
         if requeued and (obs is None or not obs.requeued or job.priority != "opportunistic"):
             state, requeued = None, False  # a normal job is never requeued; a stale "queued" changes nothing
-        attempts = _merged_attempts(job, files.attempts, obs.requeued if requeued and obs else None, now)
+        # While it runs on, an attempt its runner just recorded belongs to the requeue still to be seen
+        # (SLURM lists a preempted job COMPLETING first): merged then, it is not taken for one missing.
+        written = () if job.state == "running" and state is None else files.attempts
+        attempts = _merged_attempts(job, written, obs.requeued if requeued and obs else None, now)
         if attempts != job.attempts:
             changes["attempts"] = attempts
 
@@ -235,13 +238,11 @@ class JobTracker:
                 if requeued:
                     changes.update(message=_requeued_words(attempts, obs), exit_code=None)
                 elif state == "running":
-                    again = attempts_summary(attempts)
-                    words = f"Running on {job.backend}" + (f" ({again})." if again else ".")
-                    changes.update(pending_reason=None, message=obs.message or words)
+                    words = with_summary(obs.message or f"Running on {job.backend}.", attempts)
+                    changes.update(pending_reason=None, message=words)
                 else:
-                    again = attempts_summary(attempts)
-                    words = (obs.message or "") + (f" ({again[0].upper()}{again[1:]}.)" if again else "")
-                    changes.update(reason=obs.reason, message=words.strip(), exit_code=obs.exit_code)
+                    words = with_summary(obs.message or "", attempts)
+                    changes.update(reason=obs.reason, message=words, exit_code=obs.exit_code)
                 if not requeued:
                     changes.update(started_at=started, finished_at=finished)
             if state is None and not changes:

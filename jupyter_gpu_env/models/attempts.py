@@ -43,3 +43,13 @@ def attempts_summary(attempts: list[JobAttempt]) -> str:
         counts[a.reason] = counts.get(a.reason, 0) + 1
     parts = [f"{_WORDS[r]} {_TIMES.get(n, f'{n} times')}" for r, n in counts.items()]
     return ", ".join(parts) + ", resumed"
+
+
+def with_summary(message: str, attempts: list[JobAttempt]) -> str:
+    """``Running on n1 (SLURM job 7; preempted once, resumed).``, ``All cells ran (preempted once,
+    resumed).``: a message that says how a resumed job got here (once, however often it is applied)."""
+    summary = attempts_summary(attempts)
+    if not summary or not message or summary in message:
+        return message
+    text = message.rstrip(".")
+    return text[:-1] + f"; {summary})." if text.endswith(")") else f"{text} ({summary})."

@@ -26,14 +26,14 @@ from typing import Any
 from traitlets import TraitError
 
 from ...errors import Conflict, GpuEnvError, InvalidRequest, NotFound
-from ...models.backends import BackendInfo, ResourceLimits
+from ...models.backends import NORMAL_WORDS, OPPORTUNISTIC_WORDS, BackendInfo, PriorityOffer, ResourceLimits
 from ...models.cluster import ClusterCapacity
 from ...models.jobs import Job, JobRequest
 from ...models.resources import MIG_PROFILE_RE
 from ...schedules import folder as schedule_files
 from ...schedules.plan import Armed, SchedulePlan
 from .. import jobfiles
-from ..backend import Dependency, Observation, SweepSubmission
+from ..backend import Dependency, Observation, SweepSubmission, check_against_info
 from ..loops import Refresher
 from . import chain, parse, script
 from .chain import SlurmChain
@@ -82,6 +82,8 @@ class SlurmBackend(SlurmOptions):
 
     def _info(self) -> BackendInfo:
         known = self._cluster.partitions if self._cluster else []
+        hidden = self._priority_partition()  # reached by the priority, not offered as a queue of its own
+        known = [p for p in known if p.name != hidden or p.name in self.partitions]
         offered = [p for p in known if not self.partitions or p.name in self.partitions]
         queues = list(self.partitions) or [p.name for p in known]
         default = self.default_partition or next((p.name for p in offered if p.default), None)
@@ -129,7 +131,18 @@ class SlurmBackend(SlurmOptions):
             supports_gpus=supports_gpus,
             enforced=["cpus", "memory", "gpus", "time_limit"],
             notes=notes,
+            priorities=self._priorities(),
         )
+
+    def _priorities(self) -> list[PriorityOffer]:
+        offers = [PriorityOffer(name="normal", description=NORMAL_WORDS)]
+        if (opportunistic := self.priorities.get("opportunistic")) is not None:
+            words = opportunistic.get("description") or OPPORTUNISTIC_WORDS
+            offers.append(PriorityOffer(name="opportunistic", description=words))
+        return offers
+
+    def _priority_partition(self) -> str | None:
+        return (self.priorities.get("opportunistic") or {}).get("partition")
 
     async def refresh_info(self) -> None:
         """Ask ``sinfo`` for the partitions and their per-node limits; keep the last answer on failure."""
@@ -149,13 +162,17 @@ class SlurmBackend(SlurmOptions):
             await self.refresh_info()
 
     def validate(self, request: JobRequest) -> None:
-        """What only we can check; SLURM itself judges the resources when the job is submitted."""
+        """What only we can check; SLURM itself judges the resources when the job is submitted. An
+        opportunistic job runs in its priority's partition, whatever queue it names."""
+        if request.priority != "normal" and request.priority not in self.priorities:
+            check_against_info(self._info(), request)  # its 409 priority_unavailable, in its words
+        moved = request.priority == "opportunistic" and self._priority_partition() is not None
         if request.queue is not None:
             try:
                 script.check_name(request.queue, "Queue")
             except ValueError as e:
                 raise InvalidRequest(f"{e}.", reason="invalid_queue") from None
-            if self.partitions and request.queue not in self.partitions:
+            if self.partitions and request.queue not in self.partitions and not moved:
                 raise NotFound(
                     f"Partition '{request.queue}' is not offered by the '{self.name}' backend "
                     f"(partitions: {', '.join(self.partitions)}).",
@@ -171,9 +188,12 @@ class SlurmBackend(SlurmOptions):
     async def _sbatch_options(self, job: Job, image: script.ImagePlan | None) -> script.SbatchOptions:
         """The options of ``job``'s script: the site's settings, its queue (or the default), its image."""
         await self._ensure_info()
+        opportunistic = self.priorities.get("opportunistic") if job.priority == "opportunistic" else None
+        partition = (opportunistic or {}).get("partition")
         return script.SbatchOptions(
             python=self.python or sys.executable,
-            partition=job.queue or self._info().default_queue,
+            partition=partition or job.queue or self._info().default_queue,
+            qos=(opportunistic or {}).get("qos"),
             account=self.account or None,
             gpu_type=self.gpu_type or None,
             export=self.export,
@@ -209,10 +229,14 @@ class SlurmBackend(SlurmOptions):
             await asyncio.to_thread((folder / JOB_ID_FILE).write_text, slurm_id + "\n")
         if job.id in self.observer.cancel_requested:  # cancelled while sbatch ran
             await self.controller.scancel(slurm_id)
+        where = ""
+        if job.priority == "opportunistic":  # the partition it went to may not be the queue it named
+            where = f" in partition {options.partition}" if options.partition else ""
+            where += ", opportunistic (SLURM may preempt and requeue it; it then resumes)"
         return Observation(
             state="queued",
             backend_job_id=slurm_id,
-            pending_reason=f"Submitted to SLURM as job {slurm_id}; {_waiting(after, dependency)}.",
+            pending_reason=f"Submitted to SLURM as job {slurm_id}{where}; {_waiting(after, dependency)}.",
         )
 
     async def submit_sweep(self, jobs: Sequence[Job], max_concurrent: int) -> SweepSubmission:

@@ -33,7 +33,10 @@ from .words import (
     RUNNING_STATES,
     ceil_minutes,
     pending_words,
+    requeued_words,
 )
+
+EXIT_PREEMPTED = 3  # the runner's exit code for an attempt it stopped to be resumed (runner.EXIT_PREEMPTED)
 
 JOB_ID_FILE = "slurm_job_id"  # the SLURM id, beside the script: found again if the record missed it
 LOST_WITHOUT_ID = 600.0  # a record without a SLURM id this old: the server died before sbatch answered
@@ -121,6 +124,11 @@ def observe(
     if row.state in QUEUED_STATES:
         if row.state == "CONFIGURING":
             reason = "Configuring: the nodes allocated to the job are starting."
+        elif was_requeued(job, row, local):
+            reason = requeued_words(row.reason)
+            return Observation(
+                state="queued", backend_job_id=slurm_id, pending_reason=reason, requeued="preempted"
+            )
         else:
             reason = pending_words(row.reason, gpus=bool(job.resources.gpus or job.resources.mig_profile))
         return Observation(state="queued", backend_job_id=slurm_id, pending_reason=reason)
@@ -143,11 +151,28 @@ def observe(
     )
 
 
+def was_requeued(job: Job, row: parse.SlurmJob, local: FolderState) -> bool:
+    """Is an opportunistic job SLURM lists as waiting one it ran and put back in its queue (preempted,
+    or its node failed)? The record saw it run, its runner left a heartbeat, or SLURM counts a restart.
+    A normal job is submitted with --no-requeue: it never is."""
+    if job.priority != "opportunistic" or row.state == "CONFIGURING":
+        return False
+    return job.state == "running" or local.heartbeat or bool(row.restarts) or row.state.startswith("REQUEUE")
+
+
 def from_slurm_end(
     job: Job, slurm_id: str, row: parse.SlurmJob, status: dict[str, Any] | None
 ) -> Observation:
     """How SLURM says the job ended, with what the runner said when it said anything."""
     reason, words = ENDED_WORDS.get(row.state, ("slurm_failed", f"SLURM ended the job ({row.state})."))
+    if status is None and row.exit_code == EXIT_PREEMPTED and row.state in ("COMPLETED", "FAILED"):
+        reason, words = (
+            "not_requeued",
+            (
+                "The runner was signalled to stop for other work and saved what ran, but SLURM did not requeue "
+                "the job (its partition or QOS may not preempt with PreemptMode=REQUEUE)."
+            ),
+        )
     never = row.state == "CANCELLED" and row.reason == NEVER_SATISFIED
     if never:  # a pipeline's node whose parents did not end as it needed (--kill-on-invalid-dep)
         reason, words = NEVER_SATISFIED_WORDS

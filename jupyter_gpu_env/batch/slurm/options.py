@@ -100,6 +100,15 @@ class SlurmOptions(Backend):
         help="How nodes open packed images: 'apptainer' (needs image_container), 'squashfuse' (mounted in the "
         "node's temporary folder for the job), or '' (jobs in images are refused).",
     )
+    priorities = Dict(
+        config=True,
+        help="Priorities offered besides 'normal', each with where SLURM runs it. Only 'opportunistic' for "
+        "now: jobs that run on spare resources, are requeued when SLURM preempts them, and resume from "
+        "their checkpoint. Its keys: 'partition' (a preemptible partition, PreemptMode=REQUEUE) and/or "
+        "'qos' (a preemptible QOS), and 'description' (what users read; default: the standard words). "
+        "Example: {'opportunistic': {'partition': 'scavenger'}}. The partition wins over the queue a "
+        "job names; the qos replaces a --qos of extra_sbatch_options. Empty: only 'normal'.",
+    )
     image_container = Unicode(
         "",
         config=True,
@@ -124,6 +133,10 @@ class SlurmOptions(Backend):
                 _trait_checked(script.check_name, v, what)
         return value
 
+    @validate("priorities")
+    def _check_priorities(self, proposal: dict[str, Any]) -> dict[str, dict[str, str]]:
+        return dict(_trait_checked(check_priorities, proposal["value"]))
+
     @validate("image_runtime")
     def _check_image_runtime(self, proposal: dict[str, Any]) -> str:
         if proposal["value"] not in ("", "apptainer", "squashfuse"):
@@ -134,6 +147,45 @@ class SlurmOptions(Backend):
     def commands(self) -> dict[str, str]:
         """Each SLURM command by name, as configured (``*_command``)."""
         return {c: getattr(self, f"{c}_command") for c in COMMANDS}
+
+
+PRIORITY_KEYS = ("partition", "qos", "description")
+
+
+def check_priorities(value: Any) -> dict[str, dict[str, str]]:
+    """``c.SlurmBackend.priorities``, checked whole: ValueError naming what is wrong and how to write it."""
+    example = "e.g. {'opportunistic': {'partition': 'scavenger'}}"
+    if not isinstance(value, dict):
+        raise ValueError(f"priorities must be a dict of priority name to its settings, {example}")
+    out: dict[str, dict[str, str]] = {}
+    for name, entry in value.items():
+        if name != "opportunistic":
+            raise ValueError(
+                f"priorities: '{name}' is not a priority that can be configured (only 'opportunistic'; "
+                "'normal' is always offered), {example}"
+            )
+        if not isinstance(entry, dict):
+            raise ValueError(f"priorities['{name}'] must be a dict with 'partition' and/or 'qos', {example}")
+        unknown = sorted(str(k) for k in entry if k not in PRIORITY_KEYS)
+        if unknown:
+            raise ValueError(
+                f"priorities['{name}'] has unknown keys {unknown}; its keys are partition, qos and description"
+            )
+        if not any(entry.get(k) for k in ("partition", "qos")):
+            raise ValueError(
+                f"priorities['{name}'] needs a 'partition' or a 'qos' (where SLURM may preempt and requeue "
+                f"its jobs), {example}"
+            )
+        checked: dict[str, str] = {}
+        for key in PRIORITY_KEYS:
+            v = entry.get(key)
+            if v in (None, ""):
+                continue
+            if not isinstance(v, str):
+                raise ValueError(f"priorities['{name}']['{key}'] must be a string, not {type(v).__name__}")
+            checked[key] = v if key == "description" else script.check_name(v, f"priorities['{name}'] {key}")
+        out[name] = checked
+    return out
 
 
 def _trait_checked(check: Any, *args: Any) -> Any:

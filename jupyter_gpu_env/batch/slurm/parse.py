@@ -38,6 +38,7 @@ class SlurmJob:
     nodes: str | None = None
     exit_code: int | None = None
     exit_signal: int | None = None
+    restarts: int | None = None  # times SLURM requeued it (scontrol's Restarts); None: not said
 
 
 @dataclass
@@ -215,6 +216,7 @@ def parse_scontrol_job(text: str) -> SlurmJob | None:
             nodes=None if f.get("NodeList", "") in _EMPTY else f.get("NodeList"),
             exit_code=exit_code,
             exit_signal=exit_signal,
+            restarts=int(f["Restarts"]) if f.get("Restarts", "").isdigit() else None,
         )
     return None
 

@@ -58,6 +58,8 @@ RESERVED_OPTIONS = frozenset(
         "wait",
         "dependency",  # a pipeline's parents (dependency_option)
         "kill-on-invalid-dep",  # set with it: a job whose parents failed leaves the queue
+        "requeue",  # from the job's priority: only an opportunistic job is ever requeued
+        "no-requeue",
     }
 )
 
@@ -97,6 +99,7 @@ class SbatchOptions:
     prologue: Sequence[str] = ()  # shell lines from the administrator, run before the runner
     image: ImagePlan | None = None
     dependency: str | None = None  # --dependency's value (dependency_option); None: start when it can
+    qos: str | None = None  # an opportunistic job's QOS (c.SlurmBackend.priorities), over extra's --qos
 
 
 def check_name(value: str, what: str) -> str:
@@ -208,14 +211,21 @@ def sbatch_directives(job: Job, folder: Path, options: SbatchOptions) -> list[st
     if options.account is not None:
         out.append(f"--account={check_name(options.account, 'Account')}")
     out.append(f"--export={check_export(options.export)}")
+    # An opportunistic job goes back to the queue when SLURM preempts it (or its node fails) and resumes
+    # from its checkpoint; a normal job is never started again behind its user's back (whatever the
+    # cluster's JobRequeue says).
+    out.append("--requeue" if job.priority == "opportunistic" else "--no-requeue")
     if options.dependency is not None:
         if not _DEPENDENCY.fullmatch(options.dependency):
             raise ValueError(f"dependency {options.dependency!r} is not one dependency_option writes")
         # A dependency that can never be satisfied (a parent failed) cancels the job, rather than leaving
         # it pending forever with the reason DependencyNeverSatisfied.
         out += [f"--dependency={options.dependency}", "--kill-on-invalid-dep=yes"]
-    out.extend(check_extra_option(o) for o in options.extra)
-    return out
+    extra = [check_extra_option(o) for o in options.extra]
+    if options.qos is not None:
+        extra = [o for o in extra if not o.startswith(("--qos=", "--qos "))]
+        extra.append(f"--qos={check_name(options.qos, 'QOS')}")
+    return out + extra
 
 
 def sbatch_script(job: Job, folder: Path, options: SbatchOptions) -> str:
@@ -321,7 +331,8 @@ def sbatch_array_script(
 
 def _run_lines(cmd: str, image: ImagePlan | None, *, gpus: bool) -> list[str]:
     if image is None:
-        # exec: the runner is the job's main process, so scancel's SIGTERM reaches it first-hand.
+        # exec: the runner is the job's main process, so scancel's SIGTERM reaches it first-hand, and so
+        # does a preemption's (SLURM signals a requeued job's batch script, not its other processes).
         return [f"exec {cmd}"]
     src = shlex.quote(check_path(image.image, "The image"))
     if image.tool == "apptainer":
@@ -344,8 +355,10 @@ def _run_lines(cmd: str, image: ImagePlan | None, *, gpus: bool) -> list[str]:
             f'export {IMAGE_PREFIX_ENV}="$mnt"',
             f"{cmd} &",
             "runner=$!",
-            # scancel signals every process of the job; forward anyway, for `scancel --batch`.
+            # scancel signals every process of the job; forward anyway, for `scancel --batch` and for a
+            # preemption's requeue, which signals the batch script alone (SIGTERM; SIGUSR1 by hand).
             "trap 'kill -TERM $runner 2>/dev/null' TERM INT",
+            "trap 'kill -USR1 $runner 2>/dev/null' USR1",
             "wait $runner; code=$?",
             "# wait returns early when a signal arrives: wait again for the runner's own end.",
             "while kill -0 $runner 2>/dev/null; do wait $runner; code=$?; done",

@@ -111,6 +111,17 @@ def pending_words(reason: str | None, *, gpus: bool = False) -> str:
     return f"{key}: {words}" + (f" ({detail})" if detail else "") + "."
 
 
+def requeued_words(reason: str | None) -> str:
+    """Why an opportunistic job SLURM requeued waits, in words: it holds a requeued job back for a while
+    (BeginTime, the cluster's cred_expire) before it may run again, then it waits as any job does."""
+    code = (reason or "").strip().strip("()")
+    if code.startswith("BeginTime"):
+        why = "SLURM holds a requeued job back a little while before it may start again"
+    else:
+        why = pending_words(reason).rstrip(".")
+    return f"Preempted by SLURM for other work and requeued; it resumes from its checkpoint ({why})."
+
+
 def ceil_minutes(seconds: int) -> int:
     """SLURM's ``--time`` is whole minutes: round up, never down to nothing."""
     return max(1, math.ceil(seconds / 60))

@@ -99,7 +99,7 @@ async def test_a_normal_job_preempts_an_opportunistic_one_which_resumes_after_it
         high = await batch.wait_for(svc, high.id, batch.ended)
         low = await batch.wait_for(svc, low.id, batch.ended)
         assert (high.state, low.state) == ("succeeded", "succeeded"), low.message
-        assert low.message == "All cells ran. (Preempted once, resumed.)"
+        assert low.message == "All cells ran (preempted once, resumed)."
         assert low.started_at < high.started_at < low.finished_at
         out = printed(batch.root / low.output_path)
         assert "resumed: True devices: GPU-aaaa" in out

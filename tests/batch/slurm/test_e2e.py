@@ -160,7 +160,7 @@ async def test_info_reads_partitions_and_gpus_from_sinfo(slurm):
     await backend.refresh_info()
     info = backend.info()
     assert info.kind == "slurm"
-    assert info.queues == ["debug", "short"] and info.default_queue == "debug"
+    assert info.queues == ["debug", "short", "scavenger"] and info.default_queue == "debug"
     assert info.supports_gpus and info.limits.max_gpus == 2
     assert info.limits.max_cpus and info.limits.max_memory_bytes
     assert info.limits.max_time_limit_seconds is None  # debug has no limit

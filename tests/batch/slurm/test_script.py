@@ -77,6 +77,7 @@ def test_script_maps_every_resource():
         "--partition=gpu",
         "--account=proj1",
         "--export=ALL",
+        "--no-requeue",  # a normal job is never requeued
         "--qos=high",
     ]
     assert "export OMP_NUM_THREADS=4" in text and "export PYTHONUNBUFFERED=1" in text
@@ -221,7 +222,7 @@ def test_apptainer_binds_the_image_at_its_mount_path():
 
 @pytest.mark.parametrize(
     "option",
-    ["--qos=high", "--constraint=a100", "--exclusive", "--requeue", "--reservation=maint_1"],
+    ["--qos=high", "--constraint=a100", "--exclusive", "--reservation=maint_1"],
 )
 def test_extra_options_accepted(option):
     assert script.check_extra_option(option) == option
