@@ -256,3 +256,28 @@ def test_kueues_evictions_and_the_pods_disruptions_read_as_requeues():
     seen = status.replacement_observation(running, [_pod("a", "Failed", disruption="DeletionByPodGC")])
     assert (seen.state, seen.requeued) == ("queued", "node_lost")
     assert seen.pending_reason.endswith("Waiting for the pod that replaces it.")
+
+
+def test_a_cronjobs_new_pod_of_a_stopped_opportunistic_run_resumes_that_run(tmp_path):
+    from helpers import job_record
+
+    from jupyter_gpu_env.schedules import folder as files
+    from jupyter_gpu_env.schedules.tick import _stopped_run
+
+    where = tmp_path / "schedule"
+
+    def run(name: str, job_name: str, priority: str, ended: bool = False) -> None:
+        path = where / files.RUNS / name
+        path.mkdir(parents=True)
+        files.write_record(path, job_record(name[-12:], backend="kubernetes", backend_job_id=job_name,
+                                            priority=priority))  # fmt: skip
+        if ended:
+            (path / jobfiles.STATUS).write_text('{"state": "succeeded"}')
+
+    run("20260101T0600Z-aaaaaaaaaaa1", "nightly-29400000", "opportunistic", ended=True)
+    run("20260102T0600Z-aaaaaaaaaaa2", "nightly-29401440", "opportunistic")
+    run("20260103T0600Z-aaaaaaaaaaa3", "nightly-29402880", "normal")
+    assert _stopped_run(where, "nightly-29401440") == where / files.RUNS / "20260102T0600Z-aaaaaaaaaaa2"
+    assert _stopped_run(where, "nightly-29400000") is None  # it ended: a new run, as before
+    assert _stopped_run(where, "nightly-29402880") is None  # a normal run is never resumed
+    assert _stopped_run(where, "nightly-29404320") is None  # a Job's first pod
