@@ -293,7 +293,11 @@ def _merged_attempts(
     when the backend has just requeued the job but its runner recorded nothing (killed outright, its
     node lost), an attempt of the tracker's own. The backend's reason stands over the runner's."""
     by_number = {a.number: a for a in job.attempts}
-    by_number.update({a.number: a for a in written})
+    for a in written:  # the runner's word on each attempt, but a reason the backend gave stands
+        kept = by_number.get(a.number)
+        by_number[a.number] = (
+            a if kept is None or kept.reason == "preempted" else a.model_copy(update={"reason": kept.reason})
+        )
     attempts = [by_number[n] for n in sorted(by_number)][:1000]
     if requeued is not None and len(attempts) <= len(job.attempts):  # the runner recorded nothing
         attempts.append(

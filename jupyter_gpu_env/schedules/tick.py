@@ -176,13 +176,33 @@ def run_here(where: Path) -> int:
             print("tick: a scheduled sweep cannot run in one pod", file=sys.stderr, flush=True)
             return 1
         now = time.time()
-        job, run = files.new_run(where, doc, now)
         k8s_job = os.environ.get(K8S_JOB_ENV)
-        if k8s_job:
-            files.write_record(run, job.model_copy(update={"backend_job_id": k8s_job}))
-        files.record_outcome(where, now, "started", job.id)
+        resumed = _stopped_run(where, k8s_job) if k8s_job else None
+        if resumed is not None:  # a new pod of the same Job: the run goes on in its own folder
+            print(f"tick: resuming run {resumed.name} of Job {k8s_job}", flush=True)
+            run = resumed
+        else:
+            job, run = files.new_run(where, doc, now)
+            if k8s_job:
+                files.write_record(run, job.model_copy(update={"backend_job_id": k8s_job}))
+            files.record_outcome(where, now, "started", job.id)
     # The ordinary pod entry point from here: the log both in log.txt and the pod's, SIGTERM passed on.
     os.execv("/bin/sh", ["/bin/sh", "-c", ENTRYPOINT, "gpu-env-runner", str(run), sys.executable])
+
+
+def _stopped_run(where: Path, k8s_job: str, look_back: int = 20) -> Path | None:
+    """The run a pod of Job ``k8s_job`` started before, if it was an opportunistic run stopped for other
+    work (no status.json): Kubernetes replaced its pod (podFailurePolicy) or Kueue admitted its Job again."""
+    for name in reversed(files.run_names(where)[-look_back:]):
+        run = where / files.RUNS / name
+        try:
+            record = files.read_record(run)
+        except jobfiles.Damaged:
+            continue
+        if record is not None and record.backend_job_id == k8s_job:
+            ended = (run / jobfiles.STATUS).exists()
+            return run if record.priority == "opportunistic" and not ended else None
+    return None
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ from kubernetes import client
 from ...errors import Conflict, GpuEnvError, InvalidRequest
 from ...gpu.cluster import KubernetesCapacity
 from ...kube.client import ApiError, KubeApi
-from ...models.backends import BackendInfo, ResourceLimits
+from ...models.backends import NORMAL_WORDS, OPPORTUNISTIC_WORDS, BackendInfo, PriorityOffer, ResourceLimits
 from ...models.cluster import ClusterCapacity
 from ...models.jobs import TERMINAL_STATES, Job, JobRequest, LogChunk
 from ...models.resources import parse_memory
@@ -132,7 +132,21 @@ class KubernetesBackend(KubernetesOptions):
             supports_gpus=bool(any_gpu or profiles or self.max_gpus > 0),
             enforced=["cpus", "memory", "gpus", "mig_profile", "time_limit"],
             notes=notes,
+            priorities=self.offered_priorities(),
         )
+
+    def offered_priorities(self) -> list[PriorityOffer]:
+        """Always ``normal``; ``opportunistic`` where ``c.KubernetesBackend.priorities`` maps it."""
+        configured = self.settings.priorities
+        offers = [
+            PriorityOffer(
+                name="normal", description=configured.get("normal", {}).get("description") or NORMAL_WORDS
+            )
+        ]
+        if "opportunistic" in configured:
+            words = configured["opportunistic"].get("description") or OPPORTUNISTIC_WORDS
+            offers.append(PriorityOffer(name="opportunistic", description=words))
+        return offers
 
     def validate(self, request: JobRequest) -> None:
         info = self.info()

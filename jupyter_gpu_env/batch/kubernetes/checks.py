@@ -15,6 +15,8 @@ from .objects import (
     GPU_RESOURCE,
     LABEL_VALUE_RE,
     MIG_PREFIX,
+    PRIORITY_KEYS,
+    PRIORITY_LABEL,
     QUALIFIED_NAME_RE,
     QUEUE_LABEL,
     K8sSettings,
@@ -76,6 +78,38 @@ def check_settings(settings: K8sSettings) -> list[str]:
     for name in settings.env:
         if not re.fullmatch(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$", name):
             errors.append(f"'{name}' is not a valid environment variable name")
+    errors += priority_problems(settings.priorities)
+    return errors
+
+
+def priority_problems(priorities: Mapping[str, Mapping[str, str]]) -> list[str]:
+    """What is wrong with ``c.KubernetesBackend.priorities``, in words."""
+    errors: list[str] = []
+    for name, entry in priorities.items():
+        where = f"priorities['{name}']"
+        if name not in ("normal", "opportunistic"):
+            errors.append(f"{where}: the priorities are 'normal' and 'opportunistic', not '{name}'")
+            continue
+        unknown = sorted(set(entry) - set(PRIORITY_KEYS))
+        if unknown:
+            errors.append(
+                f"{where} has keys it does not know: {', '.join(unknown)} (it takes {', '.join(PRIORITY_KEYS)})"
+            )
+        pod_class, workload_class = entry.get("priority_class", ""), entry.get("workload_priority_class", "")
+        if pod_class and not (DNS1123_SUBDOMAIN_RE.fullmatch(pod_class) and len(pod_class) <= 253):
+            errors.append(f"{where}: priority_class '{pod_class}' is not a valid PriorityClass name")
+        if workload_class and not (
+            DNS1123_SUBDOMAIN_RE.fullmatch(workload_class) and len(workload_class) <= 63
+        ):
+            errors.append(
+                f"{where}: workload_priority_class '{workload_class}' is not a valid WorkloadPriorityClass "
+                "name (a DNS subdomain of at most 63 characters: it is a label's value)"
+            )
+        if name == "opportunistic" and not (pod_class or workload_class):
+            errors.append(
+                f"{where} needs a priority_class or a workload_priority_class: without one, nothing lets "
+                "other work take its GPU"
+            )
     return errors
 
 
@@ -110,6 +144,16 @@ def problems(job: Mapping[str, Any]) -> list[str]:
                 out.append(f"{where} label '{key}: {value}' has an invalid value")
     if pod.get("restartPolicy") not in ("Never", "OnFailure"):
         out.append(f"restartPolicy is {pod.get('restartPolicy')!r}; a Job needs Never or OnFailure")
+    if spec.get("podFailurePolicy") is not None:
+        if (meta.get("labels") or {}).get(PRIORITY_LABEL) != "opportunistic":
+            out.append("podFailurePolicy on a Job that is not opportunistic: a normal job is never re-run")
+        if pod.get("restartPolicy") != "Never":
+            out.append("podFailurePolicy needs restartPolicy Never")
+        actions = {r.get("action") for r in (spec["podFailurePolicy"].get("rules") or [])}
+        if actions - {"Ignore"}:
+            out.append(
+                f"podFailurePolicy may only ignore a preemption, not {', '.join(sorted(actions - {'Ignore'}))}"
+            )
     if spec.get("completionMode") == "Indexed":  # a sweep: each index fails alone, none is re-run
         if spec.get("backoffLimitPerIndex") != 0 or "backoffLimit" in spec:
             out.append(

@@ -15,6 +15,11 @@ Conventions the backend relies on:
   strategy; ``+me`` is spelled ``.me``), requests equal to limits, never both in one container.
 - Kueue: only the ``kueue.x-k8s.io/queue-name`` label; Kueue's webhook suspends and resumes the Job.
 - ``backoffLimit: 0``, ``restartPolicy: Never``: a notebook is not re-run behind the user's back.
+- An opportunistic job (where ``settings.priorities`` maps it) gets its PriorityClass on the pod, its
+  Kueue WorkloadPriorityClass as the Job's label, and a ``podFailurePolicy`` that ignores a pod stopped
+  for other work (the runner's exit code 3, or the pod's DisruptionTarget condition): ignored failures
+  do not count against ``backoffLimit: 0``, so that pod is replaced and the notebook resumes, while any
+  other failure still fails the Job at once.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from kubernetes import client
 from ...models.jobs import Job
 from ...models.resources import MIG_PROFILE_RE
 from ..runner.pod import ENTRYPOINT
+from ..runner.runner import EXIT_PREEMPTED
 
 CONTAINER = "runner"
 MANAGED_BY_KEY = "app.kubernetes.io/managed-by"
@@ -42,6 +48,9 @@ USER_ANNOTATION = "jupyter-gpu-env/user"
 NAME_ANNOTATION = "jupyter-gpu-env/job-name"
 NOTEBOOK_ANNOTATION = "jupyter-gpu-env/notebook"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+PRIORITY_LABEL = "jupyter-gpu-env/priority"  # on opportunistic Jobs and their pods only
+WORKLOAD_PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+PRIORITY_KEYS = ("priority_class", "workload_priority_class", "description")
 GPU_RESOURCE = "nvidia.com/gpu"
 MIG_PREFIX = "nvidia.com/mig-"
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")
@@ -87,6 +96,9 @@ class K8sSettings:
     run_as_user: int | None = None
     run_as_group: int | None = None
     priority_class_name: str = ""
+    # priority ("normal", "opportunistic") -> {"priority_class", "workload_priority_class", "description"}
+    priorities: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    termination_grace_seconds: int | None = 60
 
 
 # ----- names -----
@@ -194,7 +206,13 @@ def job_object(job: Job, folder: str | Path, settings: K8sSettings) -> client.V1
     """The batch/v1 Job that runs ``job`` from ``folder`` (a path the pod sees at the same place)."""
     name = job_name(job)
     labels = {**settings.labels, **identity_labels(job, settings)}
+    priority = settings.priorities.get(job.priority) or {}
+    opportunistic = job.priority == "opportunistic"
+    if opportunistic:
+        labels[PRIORITY_LABEL] = "opportunistic"
     job_labels = dict(labels)
+    if priority.get("workload_priority_class"):
+        job_labels[WORKLOAD_PRIORITY_LABEL] = priority["workload_priority_class"]
     queue = job.queue if job.queue is not None else (settings.local_queue or None)
     if queue is not None:
         if not (DNS1123_SUBDOMAIN_RE.fullmatch(queue) and len(queue) <= 63):
@@ -243,7 +261,8 @@ def job_object(job: Job, folder: str | Path, settings: K8sSettings) -> client.V1
         automount_service_account_token=bool(account),
         enable_service_links=False,
         security_context=_pod_security_context(settings),
-        priority_class_name=settings.priority_class_name or None,
+        priority_class_name=priority.get("priority_class") or settings.priority_class_name or None,
+        termination_grace_period_seconds=settings.termination_grace_seconds,
     )
     limit = res.time_limit_seconds
     spec = client.V1JobSpec(
@@ -254,6 +273,7 @@ def job_object(job: Job, folder: str | Path, settings: K8sSettings) -> client.V1
         # The runner stops at the limit itself, saving what ran; Kubernetes ends the pod a little
         # later if the runner cannot (the timer also counts scheduling and the image pull).
         active_deadline_seconds=limit + settings.time_limit_grace if limit else None,
+        pod_failure_policy=preemption_policy() if opportunistic else None,
         template=client.V1PodTemplateSpec(
             metadata=client.V1ObjectMeta(labels=labels, annotations=annotations), spec=pod_spec
         ),
@@ -265,6 +285,28 @@ def job_object(job: Job, folder: str | Path, settings: K8sSettings) -> client.V1
             name=name, namespace=settings.namespace or None, labels=job_labels, annotations=annotations
         ),
         spec=spec,
+    )
+
+
+def preemption_policy() -> client.V1PodFailurePolicy:
+    """An opportunistic Job's pod stopped for other work is replaced, not counted as a failure: the
+    runner's :data:`EXIT_PREEMPTED` (it saved the notebook and recorded the attempt), or a pod the
+    cluster disrupted (preempted by the scheduler, evicted, its node drained or lost) before it could."""
+    return client.V1PodFailurePolicy(
+        rules=[
+            client.V1PodFailurePolicyRule(
+                action="Ignore",
+                on_pod_conditions=[
+                    client.V1PodFailurePolicyOnPodConditionsPattern(type="DisruptionTarget", status="True")
+                ],
+            ),
+            client.V1PodFailurePolicyRule(
+                action="Ignore",
+                on_exit_codes=client.V1PodFailurePolicyOnExitCodesRequirement(
+                    container_name=CONTAINER, operator="In", values=[EXIT_PREEMPTED]
+                ),
+            ),
+        ]
     )
 
 

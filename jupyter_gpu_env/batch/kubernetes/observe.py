@@ -9,6 +9,11 @@ What a job's state is, in order of authority:
    when the Job is queued through Kueue, else the pod's (Unschedulable, image pull, ...); and, for one
    that Kueue holds, its place in its LocalQueue and ClusterQueue (the visibility API).
 
+An opportunistic job stopped for other work is observed ``queued`` with ``requeued`` (the tracker then
+records the attempt): Kueue evicted its Workload (Evicted true, the Job suspended, its pod deleted), or
+its pod ended by a preemption (DisruptionTarget, or the runner's exit code 3) while the Job lives on
+and its podFailurePolicy makes a new pod. It is running again once a new pod runs.
+
 A sweep's runs are read from the same one listing of Jobs: their Indexed Job (:mod:`.indexed`), their
 folders and the Job's ``failedIndexes``; a schedule's runs (each a Job its CronJob made, see
 :mod:`.schedules.cronjob`) are found there by the Job name each run recorded.
@@ -77,6 +82,7 @@ class KubernetesObserver:
         out: dict[str, Observation] = {}
         pending: list[Job] = []  # not running: ask the pods (and Kueue) why
         ended: list[Job] = []  # ended without the runner's status: ask the pods how
+        doubtful: list[Job] = []  # opportunistic, no pod ready: its pod may have been stopped for other work
         for job in jobs:
             folder = folder_of(job)
             written = jobfiles.read_status(folder)
@@ -93,6 +99,8 @@ class KubernetesObserver:
                 out[job.id] = obs
             elif self._running(item, folder):
                 st = item.get("status") or {}
+                if job.priority == "opportunistic" and not st.get("ready"):
+                    doubtful.append(job)
                 out[job.id] = Observation(
                     state="running",
                     backend_job_id=(item.get("metadata") or {}).get("name"),
@@ -104,10 +112,13 @@ class KubernetesObserver:
                     state="queued", backend_job_id=(item.get("metadata") or {}).get("name")
                 )
 
-        if pending or ended:
-            by_job = pods.by_job(self.ns.api, api_client, ns, selector, {j.id for j in (*pending, *ended)})
+        if pending or ended or doubtful:
+            asked = {j.id for j in (*pending, *ended, *doubtful)}
+            by_job = pods.by_job(self.ns.api, api_client, ns, selector, asked)
             for job in ended:
                 out[job.id] = status.explain_end(out[job.id], k8s_jobs[job.id], by_job.get(job.id, []))
+            for job in doubtful:
+                out[job.id] = status.replacement_observation(out[job.id], by_job.get(job.id, []))
             queued_in_kueue = [k8s_jobs[j.id] for j in pending if status.kueue_managed(k8s_jobs[j.id])]
             workloads = self.kueue.workloads(ns, queued_in_kueue) if queued_in_kueue else None
             for job in pending:

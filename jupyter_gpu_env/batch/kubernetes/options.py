@@ -206,7 +206,34 @@ class KubernetesOptions(Backend):
         help="securityContext of the job container, as Kubernetes JSON (e.g. {'allowPrivilegeEscalation': "
         "False, 'capabilities': {'drop': ['ALL']}}).",
     )
-    priority_class_name = Unicode("", config=True, help="priorityClassName of the job pods (empty: none).")
+    priority_class_name = Unicode(
+        "",
+        config=True,
+        help="priorityClassName of the job pods (empty: none); a priority configured in `priorities` "
+        "gives its own.",
+    )
+    priorities = Dict(
+        value_trait=Dict(value_trait=Unicode()),
+        config=True,
+        help="What each job priority maps to here: {'opportunistic': {'priority_class': 'batch-low', "
+        "'workload_priority_class': 'opportunistic', 'description': 'optional words for users'}}. "
+        "`priority_class` is the pods' PriorityClass (the kube-scheduler may preempt them for pods of "
+        "higher priority), `workload_priority_class` the Kueue WorkloadPriorityClass put on the Job as "
+        "the label kueue.x-k8s.io/priority-class (Kueue may evict it for workloads of higher "
+        "priority); an `opportunistic` entry needs at least one. Only then do users see "
+        "'opportunistic' offered; such a Job's pod stopped for other work is started again "
+        "(podFailurePolicy: exit code 3 and DisruptionTarget ignored), and the notebook resumes from "
+        "its checkpoint folder. A `normal` entry may also give normal jobs classes and words "
+        "(docs/admin-kubernetes.md, Opportunistic jobs and preemption).",
+    )
+    termination_grace_seconds = Int(
+        60,
+        min=10,
+        config=True,
+        help="terminationGracePeriodSeconds of the job pods: the time a pod stopped by a cancel, a "
+        "preemption or an eviction has, after SIGTERM, for the runner to stop the kernel, save the "
+        "notebook executed so far and record the attempt on the shared folder before it is killed.",
+    )
     capacity_ttl = Float(
         60.0, min=1.0, config=True, help="Seconds the nodes' MIG profiles and GPU counts are cached."
     )
@@ -257,6 +284,8 @@ class KubernetesOptions(Backend):
             run_as_user=os.getuid() if self.run_as_server_user else None,
             run_as_group=os.getgid() if self.run_as_server_user else None,
             priority_class_name=self.priority_class_name,
+            priorities={k: dict(v) for k, v in self.priorities.items()},
+            termination_grace_seconds=self.termination_grace_seconds,
         )
         errors = check_settings(settings)
         if errors:

@@ -13,6 +13,7 @@ from typing import Any
 
 from ...gpu.cluster import GPU, allocatable_from_labels, capacity, gpu_resources
 from ..backend import Observation
+from ..runner.runner import EXIT_PREEMPTED
 from . import objects
 
 log = logging.getLogger(__name__)
@@ -25,6 +26,19 @@ _PENDING_WAITING = {
     "CreateContainerError",
     "RunContainerError",
 }
+
+# Why a pod was stopped, from its DisruptionTarget condition's reason (Kubernetes 1.26+): the requeue's
+# reason for an opportunistic job, and words for the user.
+_DISRUPTIONS = {
+    "PreemptionByScheduler": ("preempted", "preempted by the scheduler for a pod of higher priority"),
+    "PreemptionByKubeScheduler": ("preempted", "preempted by the scheduler for a pod of higher priority"),
+    "EvictionByEvictionAPI": ("evicted", "evicted (its node was drained)"),
+    "TerminationByKubelet": ("evicted", "stopped by its node (resource pressure or a node shutdown)"),
+    "DeletionByTaintManager": ("node_lost", "deleted because its node became unreachable"),
+    "DeletionByPodGC": ("node_lost", "deleted because its node is gone"),
+}
+# Kueue's reasons for deactivating a workload, before and since 0.9: it is not requeued by itself.
+_DEACTIVATED = ("InactiveWorkload", "Deactivated")
 
 
 @dataclass
@@ -183,6 +197,73 @@ def _container_limit(pod: Mapping[str, Any], resource: str) -> str | None:
     return None
 
 
+def kueue_requeue(workload: Mapping[str, Any] | None) -> str | None:
+    """``evicted`` (``node_lost`` for Kueue's NodeFailures) while Kueue holds a workload it evicted and
+    has not admitted again: its Evicted condition is True (Kueue resets it to False on readmission)."""
+    evicted = _condition(workload, "Evicted") if workload is not None else None
+    if not _true(evicted):
+        return None
+    return "node_lost" if (evicted or {}).get("reason") == "NodeFailures" else "evicted"
+
+
+def stopped_for_other_work(pod: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(requeue reason, words) when ``pod`` was stopped for other work: a DisruptionTarget condition
+    (preempted, evicted, its node lost), or the runner's exit code for a preemption it saw itself."""
+    cond = _pod_condition(pod, "DisruptionTarget")
+    if _true(cond):
+        cond = cond or {}
+        requeued, words = _DISRUPTIONS.get(cond.get("reason") or "", ("preempted", "stopped for other work"))
+        return requeued, words + (f" ({cond['message']})" if cond.get("message") else "")
+    if _exit_code(pod) == EXIT_PREEMPTED:
+        return "preempted", "stopped for other work (the runner saved the notebook and the attempt)"
+    return None
+
+
+def replacement_observation(obs: Observation, pods: list[dict[str, Any]]) -> Observation:
+    """An opportunistic job whose pod (``pods``: newest first) was stopped for other work while its Job
+    lives on: queued again, requeued, until the pod that replaces it runs; a job whose newest pod is
+    pending (Kueue admitted it again) is queued, whatever an earlier pod's heartbeat says."""
+    newest = pods[0] if pods else None
+    if newest is None or _live(newest):
+        return obs
+    for pod in pods:
+        stopped = stopped_for_other_work(pod)
+        if stopped is None:
+            continue
+        name = (pod.get("metadata") or {}).get("name")
+        then = "Waiting for the pod that replaces it." if pod is newest else pod_reason(newest)
+        return replace(
+            obs,
+            state="queued",
+            requeued=stopped[0],
+            started_at=None,
+            pending_reason=f"Pod {name} was {stopped[1]}; requeued, the notebook resumes from its "
+            f"checkpoint. {then}",
+        )
+    if (newest.get("status") or {}).get("phase") == "Pending":  # the heartbeat is an earlier pod's
+        return replace(obs, state="queued", started_at=None, pending_reason=pod_reason(newest))
+    return obs
+
+
+def _live(pod: Mapping[str, Any]) -> bool:
+    """Running and not being stopped."""
+    meta, st = pod.get("metadata") or {}, pod.get("status") or {}
+    return (
+        st.get("phase") == "Running"
+        and not meta.get("deletionTimestamp")
+        and not _true(_pod_condition(pod, "DisruptionTarget"))
+    )
+
+
+def _exit_code(pod: Mapping[str, Any]) -> int | None:
+    for cs in (pod.get("status") or {}).get("containerStatuses") or []:
+        if cs.get("name") == objects.CONTAINER:
+            term = (cs.get("state") or {}).get("terminated") or {}
+            code = term.get("exitCode")
+            return code if isinstance(code, int) else None
+    return None
+
+
 def pending_observation(
     obs: Observation,
     item: Mapping[str, Any],
@@ -191,11 +272,13 @@ def pending_observation(
     *,
     kueue: bool = True,
 ) -> Observation:
-    """Why a Job is not running yet: Kueue's word while it holds the Job, then the pod's."""
+    """Why a Job is not running yet: Kueue's word while it holds the Job, then the pod's. A Job that Kueue
+    evicted, or whose pod was stopped for other work, is said to be requeued (believed of an
+    opportunistic job only)."""
     spec = item.get("spec") or {}
     queue = labels_of(item).get(objects.QUEUE_LABEL)
     pod = pods[0] if pods else None
-    if pod is not None and (pod.get("status") or {}).get("phase") == "Running":
+    if pod is not None and _live(pod):
         started = None
         for cs in (pod.get("status") or {}).get("containerStatuses") or []:
             started = timestamp(((cs.get("state") or {}).get("running") or {}).get("startedAt")) or started
@@ -208,10 +291,11 @@ def pending_observation(
             if queue
             else "The Job is suspended (spec.suspend) and nothing resumes it."
         )
-        return replace(obs, pending_reason=reason)
+        requeued = kueue_requeue(workload) if workload is not None else ("evicted" if queue else None)
+        return replace(obs, pending_reason=reason, requeued=requeued)
     if pod is None:
         return replace(obs, pending_reason=why or "Waiting for the Job's pod to be created.")
-    return replace(obs, pending_reason=pod_reason(pod))
+    return replacement_observation(replace(obs, pending_reason=pod_reason(pod)), pods)
 
 
 def workload_reason(workload: Mapping[str, Any] | None, queue: str | None) -> str | None:
@@ -225,12 +309,13 @@ def workload_reason(workload: Mapping[str, Any] | None, queue: str | None) -> st
     if _true(_condition(workload, "Finished")):
         return None
     if evicted is not None and _true(evicted) and not _true(admitted):
-        return (
-            f"Evicted by Kueue ({evicted.get('reason') or 'evicted'}): {evicted.get('message') or ''}".rstrip(
-                ": "
-            )
-            + f"; waiting in {where} to be admitted again."
+        why = evicted.get("reason") or "evicted"
+        then = (
+            "; it waits, deactivated, until an administrator activates it again (spec.active)."
+            if why.startswith(_DEACTIVATED)
+            else f"; waiting in {where} to be admitted again."
         )
+        return f"Evicted by Kueue ({why}): {evicted.get('message') or ''}".rstrip(": ") + then
     if reserved is not None and not _true(reserved):
         msg = reserved.get("message") or reserved.get("reason") or "no quota yet"
         return f"Waiting in {where}: {msg}"

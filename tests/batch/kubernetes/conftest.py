@@ -100,7 +100,9 @@ class FakeCluster:
         self.patch_job(name, {"metadata": {"uid": uid}})
         return uid
 
-    def add_pod(self, job_name: str, status: dict[str, Any], *, suffix: str = "abcde") -> str:
+    def add_pod(
+        self, job_name: str, status: dict[str, Any], *, suffix: str = "abcde", created: float | None = None
+    ) -> str:
         job = self.job(job_name)
         template = job["spec"]["template"]
         pod_name = f"{job_name}-{suffix}"
@@ -111,7 +113,7 @@ class FakeCluster:
                 "name": pod_name,
                 "namespace": NS,
                 "labels": {**template["metadata"]["labels"], "batch.kubernetes.io/job-name": job_name},
-                "creationTimestamp": rfc3339(),
+                "creationTimestamp": rfc3339(created),
             },
             "spec": template["spec"],
             "status": status,
@@ -189,6 +191,15 @@ class FakeCluster:
         status = {"active": 0, "ready": 0, "conditions": [cond]}
         status.update({"succeeded": 1, "completionTime": now} if ok else {"failed": 1})
         self.patch_job(name, {"status": status})
+
+    async def start_pod(self, name: str) -> asyncio.subprocess.Process:
+        """Start the Job's container command here and leave it running (a pod that a test stops)."""
+        job = self.job(name)
+        container = job["spec"]["template"]["spec"]["containers"][0]
+        argv = [*container["command"][:-1], sys.executable]
+        env = {e["name"]: e["value"] for e in container.get("env") or []}
+        self.mark_running(name)
+        return await asyncio.create_subprocess_exec(*argv, env={**os.environ, **env})
 
     async def run_pod(self, name: str, timeout: float = 90.0) -> tuple[int, bytes]:
         """Run the Job's container command here, as a kubelet would on a node sharing the folder.
