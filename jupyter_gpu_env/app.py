@@ -3,6 +3,7 @@ lifetime of its background services."""
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import os
 import shutil
@@ -152,9 +153,11 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
             ),
             base_url=getattr(self.serverapp, "base_url", None) or "/",
         )
+        advice = Advisor(jobs, headroom=self.job_advice_headroom, runs=self.job_advice_runs)
         return Library(
-            envs=envs, images=images, jobs=jobs, schedules=schedules, pipelines=pipelines, dask=dask
-        )
+            envs=envs, images=images, jobs=jobs, schedules=schedules, pipelines=pipelines, dask=dask,
+            advice=advice,
+        )  # fmt: skip
 
     def build_services(self, root_dir: str) -> Services:
         """What a server holds: the library, and what only a server has (tasks, kernels, the sampler)."""
@@ -198,12 +201,10 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
             schedules=lib.schedules,
             pipelines=lib.pipelines,
             dask=lib.dask,
-            advice=Advisor(
-                lib.jobs,
+            advice=dataclasses.replace(
+                lib.advice,
                 kernels=lambda: snap.kernels if (snap := sampler.latest()) else [],
                 devices=lambda: snap.gpus if (snap := sampler.latest()) else [],
-                headroom=self.job_advice_headroom,
-                runs=self.job_advice_runs,
             ),
             gpu=GpuOperations(sampler, kernels, cluster),
             tasks=tasks,

@@ -1,10 +1,11 @@
-"""`gpu` (memory, CPU and GPUs visible here), `check` (does an environment see the GPU?) and `openapi`
-(the REST API's document)."""
+"""`gpu` (memory, CPU and GPUs visible here), `check` (does an environment see the GPU?), `advice` (the
+smallest GPU or MIG slice a notebook needs) and `openapi` (the REST API's document)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -114,6 +115,24 @@ def cmd_openapi(args: argparse.Namespace) -> int:
     return 0
 
 
+def _under(notebook: str, root: object) -> str:
+    """A notebook's path as the job records keep it: relative to the root."""
+    return os.path.relpath(os.path.abspath(notebook), str(root))
+
+
+@with_services
+async def cmd_advice(s: Library, args: argparse.Namespace) -> int:
+    """Suggest the smallest GPU or MIG slice a backend offers that holds what a notebook's runs used."""
+    advice = await s.advice.advise(args.backend, _under(args.notebook, s.jobs.root))
+    if args.json:
+        print_json(advice)
+        return 0
+    print(advice.sentence)
+    for option in advice.soonest:
+        print(f"  {option.sentence}")
+    return 0
+
+
 def register(sub: Any) -> None:
     gpu = sub.add_parser("gpu", help=cmd_gpu.__doc__, description=cmd_gpu.__doc__)
     gpu.add_argument("--json", action="store_true", help="print the snapshot as JSON")
@@ -122,5 +141,9 @@ def register(sub: Any) -> None:
     check = command_parser(sub, "check", cmd_check)
     check.add_argument("env", metavar="ENV", help="an environment (managed or your own): a name or a prefix")
     check.add_argument("--json", action="store_true", help="print the check as JSON")
+    advice = command_parser(sub, "advice", cmd_advice)
+    advice.add_argument("notebook", metavar="NOTEBOOK", help="the notebook whose earlier runs are measured")
+    advice.add_argument("--backend", default="local", help="the backend to size for (default: local)")
+    advice.add_argument("--json", action="store_true", help="print the advice as JSON")
     api = sub.add_parser("openapi", help=cmd_openapi.__doc__, description=cmd_openapi.__doc__)
     api.set_defaults(func=cmd_openapi)

@@ -18,7 +18,7 @@ from pydantic import JsonValue
 
 from ..batch.sweeps.plan import range_values
 from ..errors import GpuEnvError, InvalidRequest
-from ..models.jobs import JOB_STATES, TERMINAL_STATES, Job
+from ..models.jobs import JOB_STATES, PRIORITIES, TERMINAL_STATES, Job
 from ..models.sweeps import JobGroup
 from .common import UsageError, human_duration, parse_value, print_json, print_table
 from .config import Session, command_parser, run_command, with_services
@@ -70,6 +70,7 @@ def run_request(args: argparse.Namespace, root: str) -> dict[str, Any]:
         "resources": {k: v for k, v in resources.items() if v is not None},
         "queue": args.queue,
         "name": args.name,
+        "priority": args.priority,
     } | ({"sweep": sweep, "max_concurrent": args.max_concurrent} if sweep else {})
 
 
@@ -355,4 +356,9 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--memory", metavar="SIZE", help="memory, e.g. 512M, 4G")
     p.add_argument("--time", metavar="LIMIT", help="time limit: minutes, HH:MM:SS or D-HH:MM:SS")
     p.add_argument("--queue", metavar="Q", help="a queue of the backend")
+    p.add_argument(
+        "--priority", choices=PRIORITIES, default="normal",
+        help="opportunistic: may be stopped when others need the GPU, then requeued and resumed (where the "
+        "backend offers it; the notebook gets checkpoint_dir and resumed)",
+    )  # fmt: skip
     p.add_argument("--name", metavar="N", help="a label (default: the notebook's name)")

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from ..batch.service import JobService
 from ..batch.sweeps.service import Sweeps
 from ..dask.service import DaskService
+from ..efficiency.advisor import Advisor
 from ..envs.service import EnvironmentService
 from ..images.service import ImageService
 from ..pipelines.service import PipelineService
@@ -21,6 +22,7 @@ class Library:
     schedules: ScheduleService
     pipelines: PipelineService
     dask: DaskService
+    advice: Advisor
 
     @property
     def sweeps(self) -> Sweeps:

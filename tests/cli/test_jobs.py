@@ -236,3 +236,17 @@ def test_from_a_subfolder_jobs_land_where_the_running_server_looks(cli, capsys, 
     assert job["notebook_path"] == "work/sq.ipynb" and not job["job_dir"].startswith("/")
     # The server's service, rooted where the server is, finds the job's folder and its output.
     assert printed(cli.root / job["output_path"]).strip().endswith("16")
+
+
+def test_advice_and_an_opportunistic_job_where_no_backend_offers_it(cli, capsys):
+    nb = write_notebook(cli.root, "fit.ipynb", ["print('fits')"])
+    code, out, err = run(capsys, "advice", nb)
+    assert code == 0, err
+    assert out.startswith("No run of this notebook has measured its GPU use yet")
+    code, out, _ = run(capsys, "advice", nb, "--json")
+    assert json.loads(out)["based_on"] == "nothing"
+
+    # this machine hands out no GPU, so the local backend offers no opportunistic jobs
+    code, out, err = run(capsys, "submit", nb, "--priority", "opportunistic")
+    assert code == 1 and "Priority 'opportunistic' is not offered by the 'local' backend" in err
+    assert listed(capsys) == []
