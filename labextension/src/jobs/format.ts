@@ -309,6 +309,23 @@ export function isGpuIdle(job: IJob, threshold: number): boolean {
   );
 }
 
+/**
+ * What to tell of a running job whose GPU idles: the server's own warning
+ * where the site cancels such jobs (its message says when), else a nudge.
+ */
+export function describeGpuIdle(
+  job: Pick<IJob, 'name' | 'message' | 'gpu'>
+): string {
+  if (job.message.startsWith('Its GPU has been idle for ')) {
+    return `Job '${job.name}': ${job.message}`;
+  }
+  const idle = formatDuration(job.gpu?.idle_seconds ?? 0);
+  return (
+    `Job '${job.name}' has left its GPU idle for ${idle}. ` +
+    'Cancel it if it no longer needs the GPU.'
+  );
+}
+
 /** `12 min`, `1 h 5 min`, `40 s`. */
 export function formatDuration(seconds: number): string {
   const s = Math.max(0, Math.round(seconds));

@@ -10,7 +10,12 @@ import { CommandRegistry } from '@lumino/commands';
 
 import { JobActions } from './actions';
 import { JobCommandIDs } from './command-ids';
-import { elapsedSeconds, formatClock, formatDuration } from './format';
+import {
+  describeGpuIdle,
+  elapsedSeconds,
+  formatClock,
+  formatDuration
+} from './format';
 import { JobsModel } from './model';
 import { outputOpenable } from './row';
 import { IJob, IPipeline, ISweep } from '../api/types';
@@ -121,25 +126,20 @@ export function notifyPipelineEnd(
 
 /** A running job's GPU has idled too long: say so, with its cancel. */
 export function notifyGpuIdle(job: IJob, actions: JobActions): void {
-  const idle = formatDuration(job.gpu?.idle_seconds ?? 0);
-  Notification.warning(
-    `Job '${job.name}' has left its GPU idle for ${idle}. ` +
-      'Cancel it if it no longer needs the GPU.',
-    {
-      autoClose: false,
-      actions: [
-        {
-          label: 'Cancel job',
-          caption: `Cancel '${job.name}' (asks first)`,
-          callback: () => void actions.cancel(actions.model.find(job.id) ?? job)
-        },
-        {
-          label: 'Show log',
-          caption: job.log_path,
-          callback: () => actions.showLog(job),
-          displayType: 'link'
-        }
-      ]
-    }
-  );
+  Notification.warning(describeGpuIdle(job), {
+    autoClose: false,
+    actions: [
+      {
+        label: 'Cancel job',
+        caption: `Cancel '${job.name}' (asks first)`,
+        callback: () => void actions.cancel(actions.model.find(job.id) ?? job)
+      },
+      {
+        label: 'Show log',
+        caption: job.log_path,
+        callback: () => actions.showLog(job),
+        displayType: 'link'
+      }
+    ]
+  });
 }

@@ -8,6 +8,7 @@ import type {
   IJobResources
 } from '../../src/api/types';
 import {
+  describeGpuIdle,
   describeEfficiency,
   describeNoGpuHours,
   describeGpuUse,
@@ -258,6 +259,24 @@ describe('an empty GPU-hours chart', () => {
       'No GPU-hours in the last 8 weeks: no job that ended in them asked ' +
         'for a GPU. Jobs sent with one or more GPUs fill this chart as they ' +
         'finish.'
+    );
+  });
+});
+
+describe('describeGpuIdle', () => {
+  const gpu = { idle_seconds: 12 } as IJobGpuUsage;
+  it('counts a short idle time in seconds and nudges', () => {
+    expect(
+      describeGpuIdle({ name: 'train', message: 'Running on local.', gpu })
+    ).toBe(
+      "Job 'train' has left its GPU idle for 12 s. Cancel it if it no longer needs the GPU."
+    );
+  });
+  it("gives the server's warning where the site cancels idle jobs", () => {
+    const message =
+      'Its GPU has been idle for 11 min: it will be cancelled in 4 min unless it uses the GPU again.';
+    expect(describeGpuIdle({ name: 'train', message, gpu })).toBe(
+      `Job 'train': ${message}`
     );
   });
 });
