@@ -10,12 +10,7 @@ import { CommandRegistry } from '@lumino/commands';
 
 import { JobActions } from './actions';
 import { JobCommandIDs } from './command-ids';
-import {
-  describeGpuIdle,
-  elapsedSeconds,
-  formatClock,
-  formatDuration
-} from './format';
+import { describeGpuIdle, elapsedSeconds, formatClock } from './format';
 import { JobsModel } from './model';
 import { outputOpenable } from './row';
 import { IJob, IPipeline, ISweep } from '../api/types';
