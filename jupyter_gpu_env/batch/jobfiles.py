@@ -107,6 +107,7 @@ class PidFile(_FileModel):
     create_time: Annotated[float, _EPOCH] | None = None
     started_at: Annotated[float, _EPOCH] | None = None
     launching_at: Annotated[float, _EPOCH] | None = None
+    devices: list[Annotated[str, Field(max_length=128)]] = Field(default_factory=list, max_length=64)
 
 
 class Damaged(Exception):

@@ -239,7 +239,9 @@ class JobTracker:
                     words = f"Running on {job.backend}" + (f" ({again})." if again else ".")
                     changes.update(pending_reason=None, message=obs.message or words)
                 else:
-                    changes.update(reason=obs.reason, message=obs.message or "", exit_code=obs.exit_code)
+                    again = attempts_summary(attempts)
+                    words = (obs.message or "") + (f" ({again[0].upper()}{again[1:]}.)" if again else "")
+                    changes.update(reason=obs.reason, message=words.strip(), exit_code=obs.exit_code)
                 if not requeued:
                     changes.update(started_at=started, finished_at=finished)
             if state is None and not changes:

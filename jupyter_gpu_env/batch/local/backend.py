@@ -9,8 +9,6 @@ the service's refresh loop calls, starts them as slots free up, oldest first.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
 import os
 import signal
 import sys
@@ -19,17 +17,24 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import psutil
-from traitlets import Float, Int, Unicode
+from traitlets import Float, Int, List, Unicode
 
 from ... import proc
-from ...models.backends import BackendInfo, ResourceLimits
-from ...models.jobs import Job
+from ...errors import Conflict
+from ...gpu.sources.smi import parse_smi_list
+from ...models.backends import NORMAL_WORDS, BackendInfo, PriorityOffer, ResourceLimits
+from ...models.cluster import ClusterCapacity
+from ...models.jobs import Job, JobRequest
 from .. import jobfiles
-from ..backend import Backend, Observation, SweepSubmission
+from ..backend import Backend, Observation, SweepSubmission, check_against_info
+from . import gpus as gpu_inventory
+from .observe import devices_of, live_pid, observe
+from .processes import launch_runner, pid_alive, recorded_pid, signal_group
 
-# A pid file that still says "launching" this long after the launch began means the server died
-# between writing it and starting the runner.
-_LAUNCH_TIMEOUT = 30.0
+OPPORTUNISTIC_LOCAL = (
+    "Runs while GPUs are free and is stopped when a normal job needs its GPU; it is then requeued and "
+    "resumes (save your state in checkpoint_dir, and load it when resumed is true)."
+)
 _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")
 
 
@@ -62,6 +67,15 @@ class LocalBackend(Backend):
         help="GPUs a job may ask for on this machine; 0 refuses GPU jobs; -1: 0 where the machine has no "
         "NVIDIA driver, else no check.",
     )
+    gpus = List(
+        Unicode(),
+        default_value=[],
+        config=True,
+        help="The GPUs handed out to jobs that ask for their own (gpus: k, or a MIG profile), each "
+        "as CUDA_VISIBLE_DEVICES names it: an index or a GPU-… UUID for a whole GPU, a MIG-… UUID "
+        "followed by its profile for a slice ('MIG-1a2b…:1g.10gb'). Empty: every GPU nvidia-smi -L "
+        "lists (a GPU with MIG as its slices).",
+    )
     max_time_limit = Int(
         0,
         min=0,
@@ -91,14 +105,45 @@ class LocalBackend(Backend):
             str, int
         ] = {}  # sweep id -> runs at once (read from job.json after a restart)
         self._sweep_running: dict[str, str] = {}  # job id -> sweep id, of the live runners of sweeps
+        # The GPUs handed out (None until nvidia-smi has been asked), and which each running job holds.
+        self._inventory = gpu_inventory.parse_inventory(self.gpus) if self.gpus else None
+        self._held: dict[str, list[str]] = {}
+        self._preempting: dict[str, int] = {}  # job id -> pid of an opportunistic runner being stopped
 
     def _gpus(self) -> int | None:
         if self.gpu_count >= 0:
             return self.gpu_count
+        if self._inventory:
+            return sum(1 for g in self._inventory if g.profile is None)
         return None if os.path.exists("/proc/driver/nvidia/version") else 0
+
+    async def _gpu_inventory(self) -> list[gpu_inventory.LocalGpu]:
+        """The GPUs to hand out: configured, or what nvidia-smi -L lists (asked once)."""
+        if self._inventory is None:
+            found: list[gpu_inventory.LocalGpu] = []
+            if await asyncio.to_thread(os.path.exists, "/proc/driver/nvidia/version"):
+                result = await proc.run(["nvidia-smi", "-L"], timeout=20, check=False)
+                if result.returncode == 0:
+                    found = gpu_inventory.from_listing(parse_smi_list(result.stdout))
+            self._inventory = found
+        return self._inventory
+
+    def validate(self, request: JobRequest) -> None:
+        check_against_info(self.info(), request)
+        res = request.resources.normalized()
+        if self._inventory and gpu_inventory.wants_gpus(res):
+            why = gpu_inventory.can_ever_fit(self._inventory, res)
+            if why:
+                raise Conflict(
+                    f"The '{self.name}' backend cannot run it: {why}.", reason="resources_unavailable"
+                )
 
     def info(self) -> BackendInfo:
         gpus = self._gpus()
+        inventory = self._inventory or []
+        priorities = [PriorityOffer(name="normal", description=NORMAL_WORDS)]
+        if inventory:
+            priorities.append(PriorityOffer(name="opportunistic", description=OPPORTUNISTIC_LOCAL))
         return BackendInfo(
             name=self.name,
             kind=self.kind,
@@ -108,26 +153,59 @@ class LocalBackend(Backend):
                 max_gpus=gpus,
                 max_time_limit_seconds=self.max_time_limit or None,
             ),
-            supports_gpus=bool(gpus) if gpus is not None else True,
+            supports_gpus=bool(gpus or inventory) if gpus is not None else True,
+            mig_profiles=sorted({g.profile for g in inventory if g.profile}),
+            priorities=priorities,
             supports_images=False,
             enforced=["time_limit"],
             notes=[
                 f"Runs at most {self.max_concurrent} jobs at a time on this machine; more wait in the queue.",
                 "CPUs set the thread count of numerical libraries (OMP_NUM_THREADS and kin); cores are not pinned.",
                 "Memory is recorded, not enforced: an address-space limit breaks CUDA and many Python libraries.",
-                "GPUs are shared with this server: gpus=0 hides them from the job, "
-                "any other number leaves the server's GPUs visible.",
+                "A job that asks for GPUs (a number, or a MIG profile) gets its own and waits while none "
+                "are free; one that asks nothing of GPUs shares this server's; gpus=0 hides them.",
             ],
         )
 
     # ----- contract -----
 
     async def submit(self, job: Job) -> Observation:
+        devices = await self._devices_for(job)
         async with self._lock:
-            if len(self._running) >= self.max_concurrent or self._waiting or not self._sweep_allows(job):
+            if (
+                len(self._running) >= self.max_concurrent
+                or self._waiting
+                or not self._sweep_allows(job)
+                or devices is None
+            ):
                 self._waiting += 1
-                return self._queued_observation(self._waiting)
-            return await self._start(job)
+                return self._queued_observation(job, self._waiting)
+            return await self._start(job, devices)
+
+    async def _devices_for(self, job: Job) -> list[str] | None:
+        """The GPUs to give ``job`` now ([] when it asks for none of its own), None while none are free;
+        Conflict when this machine can never give what it asks."""
+        res = job.resources
+        if not gpu_inventory.wants_gpus(res):
+            return []
+        inventory = await self._gpu_inventory()
+        if not inventory:
+            return []  # no GPU to hand out: the job sees what the machine has, as before
+        why = gpu_inventory.can_ever_fit(inventory, res)
+        if why:
+            raise Conflict(f"The '{self.name}' backend cannot run it: {why}.", reason="resources_unavailable")
+        return gpu_inventory.allocate(inventory, self._taken(), res)
+
+    def _taken(self) -> set[str]:
+        return gpu_inventory.taken_by(self._held, self._inventory or [])
+
+    async def capacity(self) -> ClusterCapacity:
+        inventory = await self._gpu_inventory()
+        if not inventory:
+            return ClusterCapacity(available=False, message="This machine has no GPU to hand out.")
+        return ClusterCapacity(
+            available=True, rows=gpu_inventory.capacity_rows(inventory, self._taken()), read_at=time.time()
+        )
 
     async def submit_sweep(self, jobs: Sequence[Job], max_concurrent: int) -> SweepSubmission:
         """The runs go through the same queue as single jobs, at most ``max_concurrent`` of them at once."""
@@ -153,37 +231,93 @@ class LocalBackend(Backend):
         return sum(1 for g in self._sweep_running.values() if g == job.group_id) < limit
 
     async def poll(self, jobs: Sequence[Job]) -> dict[str, Observation]:
+        if any(gpu_inventory.wants_gpus(j.resources) for j in jobs):
+            await self._gpu_inventory()
         async with self._lock:
             seen, others = await asyncio.to_thread(self._observe_all, jobs)
             self._running = {j.id: self.job_folder(j) for j in jobs if seen[j.id].state == "running"} | others
             self._sweep_running = {
                 j.id: j.group_id for j in jobs if j.group_id and seen[j.id].state == "running"
             }
-            waiting = [j for j in jobs if seen[j.id].state == "queued" and j.id not in self._cancelled]
+            self._held = {jid: d for jid, d in self._held.items() if jid in self._running}
+            for job in jobs:  # after a restart: what the running ones hold, from their pid files
+                if job.id in self._running and job.id not in self._held:
+                    self._held[job.id] = await asyncio.to_thread(devices_of, self.job_folder(job))
+            self._preempting = {j: p for j, p in self._preempting.items() if j in self._running}
+            # Normal jobs first, then opportunistic ones, each oldest first: opportunistic work yields.
+            waiting = sorted(
+                (j for j in jobs if seen[j.id].state == "queued" and j.id not in self._cancelled),
+                key=lambda j: j.priority == "opportunistic",
+            )
+            # A GPU job that must wait keeps later jobs wanting the same kind (whole GPUs, a profile) from
+            # passing it: a 2-GPU job is not starved by 1-GPU jobs taking each GPU that frees.
+            blocked: set[str] = set()
             for job in waiting:
                 if len(self._running) >= self.max_concurrent:
                     break
                 if not self._sweep_allows(job):
                     continue
-                seen[job.id] = await self._start(job)
+                kind = job.resources.mig_profile or "whole"
+                wants = gpu_inventory.wants_gpus(job.resources) and bool(self._inventory)
+                devices = None if wants and kind in blocked else self._allocate(job)
+                if devices is None:
+                    blocked.add(kind)
+                    if job.priority == "normal":
+                        self._preempt_for(job, [j for j in jobs if j.id in self._running])
+                    continue
+                seen[job.id] = await self._start(job, devices)
             self._waiting = sum(1 for o in seen.values() if o.state == "queued")
             self._cancelled.intersection_update(seen)  # a cancel is remembered until its record says so
-            # jobs arrive oldest first, the order slots are given in: that is each one's place
             place = 0
-            for job in jobs:
+            for job in waiting:
                 if seen[job.id].state == "queued":
                     place += 1
-                    seen[job.id] = self._queued_observation(place)
+                    seen[job.id] = self._queued_observation(job, place, seen[job.id].requeued)
             return seen
+
+    def _allocate(self, job: Job) -> list[str] | None:
+        if not gpu_inventory.wants_gpus(job.resources) or not self._inventory:
+            return []
+        return gpu_inventory.allocate(self._inventory, self._taken(), job.resources)
+
+    def _preempt_for(self, job: Job, running: Sequence[Job]) -> None:
+        """Stop opportunistic jobs, newest first, until what ``job`` waits for would be free. Their
+        runners take the signal for a preemption (no cancel was asked): each records its attempt and
+        ends, and its job is queued again behind the normal ones."""
+        inventory = self._inventory or []
+        victims = sorted(
+            (j for j in running if j.priority == "opportunistic" and self._held.get(j.id)),
+            key=lambda j: j.created_at,
+            reverse=True,
+        )
+        freed: set[str] = set(self._preempting_devices())
+        for victim in victims:
+            if gpu_inventory.allocate(inventory, self._taken() - freed, job.resources) is not None:
+                break
+            if victim.id in self._preempting:
+                continue
+            pid = live_pid(self.job_folder(victim), recorded_pid(victim))
+            if pid is None:
+                continue
+            signal_group(pid, signal.SIGTERM)
+            self._preempting[victim.id] = pid
+            freed |= set(self._held.get(victim.id, ()))
+            self._kill_after_grace(pid)
+
+    def _preempting_devices(self) -> list[str]:
+        return [d for jid in self._preempting for d in self._held.get(jid, ())]
 
     async def cancel(self, job: Job) -> None:
         async with self._lock:
             self._cancelled.add(job.id)  # a queued job must never be started after this
-            pid = await asyncio.to_thread(self._live_pid, self.job_folder(job), _recorded_pid(job))
+            pid = await asyncio.to_thread(live_pid, self.job_folder(job), recorded_pid(job))
             self._running.pop(job.id, None)
         if pid is None:
             return
-        _signal_group(pid, signal.SIGTERM)
+        signal_group(pid, signal.SIGTERM)
+        self._kill_after_grace(pid)
+
+    def _kill_after_grace(self, pid: int) -> None:
         task = asyncio.get_running_loop().create_task(self._kill_later(pid))
         self._killers.add(task)
         task.add_done_callback(self._killers.discard)
@@ -196,45 +330,25 @@ class LocalBackend(Backend):
 
     # ----- starting -----
 
-    async def _start(self, job: Job) -> Observation:
+    async def _start(self, job: Job, devices: list[str]) -> Observation:
         folder = self.job_folder(job)
-        env = self._env(job)
+        env = self._env(job, devices)
         argv = [self.python or sys.executable, "-m", "jupyter_gpu_env.runner", str(folder)]
 
-        def launch() -> Observation:
-            # Claim the job first, exclusively: of two processes polling the same store (the server
-            # and a CLI), only one starts it; and a server that dies before the pid is written
-            # leaves a trace, not a job that a restart would start a second time.
-            try:
-                fd = os.open(folder / jobfiles.PID, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            except FileExistsError:
-                return Observation(state="running")
-            with os.fdopen(fd, "w") as f:
-                json.dump({"pid": None, "launching_at": time.time()}, f)
-            pid = proc.spawn_detached(
-                argv, cwd=folder, env=env, stdout_path=folder / jobfiles.LOG, nice=self.nice
-            )
-            started = time.time()
-            try:
-                create_time = psutil.Process(pid).create_time()
-            except psutil.Error:
-                create_time = None  # already gone: its status.json (or its absence) tells the rest
-            jobfiles.write_json_atomic(
-                folder / jobfiles.PID, {"pid": pid, "create_time": create_time, "started_at": started}
-            )
-            return Observation(state="running", backend_job_id=str(pid), started_at=started)
-
-        obs = await asyncio.to_thread(launch)
+        obs = await asyncio.to_thread(launch_runner, folder, argv, env, self.nice, devices)
         self._running[job.id] = folder
+        self._held[job.id] = devices
         if job.group_id:
             self._sweep_running[job.id] = job.group_id
         return obs
 
-    def _env(self, job: Job) -> dict[str, str]:
+    def _env(self, job: Job, devices: list[str]) -> dict[str, str]:
         env = dict(os.environ if self._base_env is None else self._base_env)
         env["PYTHONUNBUFFERED"] = "1"
         res = job.resources
-        if res.gpus == 0:
+        if devices:
+            env["CUDA_VISIBLE_DEVICES"] = ",".join(devices)
+        elif res.gpus == 0:
             # The job asked for no GPU: on a shared machine it must not grab one by default.
             env["CUDA_VISIBLE_DEVICES"] = ""
         if res.cpus:
@@ -242,131 +356,34 @@ class LocalBackend(Backend):
                 env[var] = str(res.cpus)
         return env
 
-    def _queued_observation(self, position: int) -> Observation:
+    def _queued_observation(self, job: Job, position: int, requeued: str | None = None) -> Observation:
+        res = job.resources
+        if len(self._running) < self.max_concurrent and self._inventory and gpu_inventory.wants_gpus(res):
+            reason = gpu_inventory.waiting_words(self._inventory, self._taken(), res)
+        else:
+            reason = f"Waiting for a free slot: {len(self._running)} of {self.max_concurrent} running."
+        if job.priority == "opportunistic":
+            reason += " Opportunistic: it starts after the normal jobs waiting."
         return Observation(
             state="queued",
-            pending_reason=f"Waiting for a free slot: {len(self._running)} of {self.max_concurrent} running.",
+            pending_reason=reason,
             queue_position=position,
             queue_name="local",
+            requeued=requeued,
         )
 
     # ----- observing -----
 
-    def _observe(self, job: Job) -> Observation:
-        """The runner's process first, then its status: the process is what the server can check.
-
-        The pid comes from the job's record (the server saw the launch) or, for a launch not yet
-        recorded, from ``runner.pid``; either way it counts only while that pid is the runner of this
-        job's folder, so a pid file the job rewrote can neither keep it "running" nor aim a cancel at
-        another process.
-        """
-        folder = self.job_folder(job)
-        if not folder.is_dir():
-            return Observation(
-                state="failed", reason="lost", message=f"The job folder {folder} no longer exists."
-            )
-        damaged: str | None = None
-        try:
-            info = jobfiles.read_pid(folder)
-        except jobfiles.Damaged as e:
-            info, damaged = None, str(e)
-        pid = _recorded_pid(job) or (info.pid if info is not None else None)
-        if pid is not None:
-            started = _runner_started(pid, folder)
-            if started is not None:
-                return Observation(state="running", backend_job_id=str(pid), started_at=started)
-            status = jobfiles.read_status(folder)
-            if status is not None:
-                return Observation.from_status(status, str(pid))
-            return Observation(
-                state="failed",
-                reason="lost",
-                message="The runner process ended without a status (killed, out of memory, or the machine restarted).",
-            )
-        if damaged is not None:
-            return Observation(
-                state="failed", reason="files_damaged", message=f"The runner cannot be found: {damaged}."
-            )
-        if info is None:
-            return Observation(state="queued")
-        since = time.time() - (info.launching_at or 0)
-        if 0 <= since < _LAUNCH_TIMEOUT:
-            return Observation(state="running", started_at=info.launching_at)
-        return Observation(
-            state="failed", reason="lost", message="The server stopped while starting the runner."
-        )
-
     def _observe_all(self, jobs: Sequence[Job]) -> tuple[dict[str, Observation], dict[str, Path]]:
         """Observe ``jobs``; also keep the runners started since the caller's snapshot that still live."""
-        seen = {j.id: self._observe(j) for j in jobs}
-        others = {jid: f for jid, f in self._running.items() if jid not in seen and self._live_pid(f, None)}
+        seen = {j.id: observe(j, self.job_folder(j)) for j in jobs}
+        others = {jid: f for jid, f in self._running.items() if jid not in seen and live_pid(f, None)}
         return seen, others
-
-    def _live_pid(self, folder: Path, recorded: int | None) -> int | None:
-        """The pid of this folder's runner while it runs (the record's, else runner.pid's), verified."""
-        pid = recorded
-        if pid is None:
-            try:
-                info = jobfiles.read_pid(folder)
-            except jobfiles.Damaged:
-                return None
-            pid = info.pid if info is not None else None
-        if pid is None:
-            return None
-        return pid if _runner_of(pid, folder) is not None else None
 
     async def _kill_later(self, pid: int) -> None:
         deadline = time.monotonic() + self.kill_grace
         while time.monotonic() < deadline:
             await asyncio.sleep(0.2)
-            if not _pid_alive(pid):
+            if not pid_alive(pid):
                 return
-        _signal_group(pid, signal.SIGKILL)
-
-
-def _recorded_pid(job: Job) -> int | None:
-    """The runner's pid as the server recorded it at the launch."""
-    bid = job.backend_job_id
-    return int(bid) if bid is not None and bid.isdigit() else None
-
-
-def _runner_started(pid: int, folder: Path) -> float | None:
-    """When the runner of ``folder`` started, while ``pid`` is that runner."""
-    p = _runner_of(pid, folder)
-    try:
-        return None if p is None else float(p.create_time())
-    except psutil.Error:
-        return None
-
-
-def _runner_of(pid: int, folder: Path) -> psutil.Process | None:
-    """The live process ``pid`` when it is the runner of ``folder``: it leads its own session and its
-    command line is ``... -m jupyter_gpu_env.runner FOLDER`` (or ``nice`` about to become that).
-
-    Or a child this server started moments ago: between its fork and its exec a child still bears the
-    server's command line (and, before its ``setsid``, its session). A job's own code cannot make one:
-    what it starts are the runner's descendants, not the server's children."""
-    try:
-        p = psutil.Process(pid)
-        if p.status() == psutil.STATUS_ZOMBIE:
-            return None
-        if p.ppid() == os.getpid() and time.time() - p.create_time() < _LAUNCH_TIMEOUT:
-            return p
-        argv = p.cmdline()
-        if os.getsid(pid) == pid and "jupyter_gpu_env.runner" in argv and argv[-1:] == [str(folder)]:
-            return p
-    except (psutil.Error, OSError):
-        pass
-    return None
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
-    except psutil.Error:
-        return False
-
-
-def _signal_group(pid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, sig)  # the runner leads its own session: its group is everything it started
+        signal_group(pid, signal.SIGKILL)

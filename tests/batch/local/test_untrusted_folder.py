@@ -174,7 +174,7 @@ async def wait_sweep_ended(svc: Any, group_id: str) -> Any:
 def test_a_runner_between_its_fork_and_its_exec_counts_as_running(tmp_path):
     """A poll in the first milliseconds once saw the server's own command line on the new runner and
     recorded the job lost; a process the job's code made (not the server's child) never counts."""
-    from jupyter_gpu_env.batch.local.backend import _runner_of
+    from jupyter_gpu_env.batch.local.processes import runner_of
 
     child = subprocess.Popen(
         ["sleep", "30"], start_new_session=True
@@ -184,8 +184,8 @@ def test_a_runner_between_its_fork_and_its_exec_counts_as_running(tmp_path):
     )
     orphan = int(out.stdout)  # its parent, sh, has ended: it is nobody's child of ours
     try:
-        assert _runner_of(child.pid, tmp_path) is not None
-        assert _runner_of(orphan, tmp_path) is None
+        assert runner_of(child.pid, tmp_path) is not None
+        assert runner_of(orphan, tmp_path) is None
     finally:
         child.kill()
         child.wait()

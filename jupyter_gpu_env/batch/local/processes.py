@@ -1,0 +1,100 @@
+"""The local backend's runners as processes: which live process is a job's runner, and signalling it.
+
+A pid is believed only while it is the runner of the job's folder (its command line names the folder and
+it leads its own session), so that a pid file the job's own code rewrote can neither keep a job
+"running" nor aim a signal at another process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+import psutil
+
+from ... import proc
+from ...models.jobs import Job
+from .. import jobfiles
+from ..backend import Observation
+
+# A pid file that still says "launching" this long after the launch began means the server died
+# between writing it and starting the runner.
+LAUNCH_TIMEOUT = 30.0
+
+
+def recorded_pid(job: Job) -> int | None:
+    """The runner's pid as the server recorded it at the launch."""
+    bid = job.backend_job_id
+    return int(bid) if bid is not None and bid.isdigit() else None
+
+
+def runner_started(pid: int, folder: Path) -> float | None:
+    """When the runner of ``folder`` started, while ``pid`` is that runner."""
+    p = runner_of(pid, folder)
+    try:
+        return None if p is None else float(p.create_time())
+    except psutil.Error:
+        return None
+
+
+def runner_of(pid: int, folder: Path) -> psutil.Process | None:
+    """The live process ``pid`` when it is the runner of ``folder``: it leads its own session and its
+    command line is ``... -m jupyter_gpu_env.runner FOLDER`` (or ``nice`` about to become that).
+
+    Or a child this server started moments ago: between its fork and its exec a child still bears the
+    server's command line (and, before its ``setsid``, its session). A job's own code cannot make one:
+    what it starts are the runner's descendants, not the server's children."""
+    try:
+        p = psutil.Process(pid)
+        if p.status() == psutil.STATUS_ZOMBIE:
+            return None
+        if p.ppid() == os.getpid() and time.time() - p.create_time() < LAUNCH_TIMEOUT:
+            return p
+        argv = p.cmdline()
+        if os.getsid(pid) == pid and "jupyter_gpu_env.runner" in argv and argv[-1:] == [str(folder)]:
+            return p
+    except (psutil.Error, OSError):
+        pass
+    return None
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
+    except psutil.Error:
+        return False
+
+
+def signal_group(pid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)  # the runner leads its own session: its group is everything it started
+
+
+def launch_runner(
+    folder: Path, argv: list[str], env: dict[str, str], nice: int, devices: list[str]
+) -> Observation:
+    """Start the runner of ``folder`` detached, unless another process has claimed the job first."""
+    # Claim the job first, exclusively: of two processes polling the same store (the server
+    # and a CLI), only one starts it; and a server that dies before the pid is written
+    # leaves a trace, not a job that a restart would start a second time.
+    try:
+        fd = os.open(folder / jobfiles.PID, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        return Observation(state="running")
+    with os.fdopen(fd, "w") as f:
+        json.dump({"pid": None, "launching_at": time.time()}, f)
+    pid = proc.spawn_detached(argv, cwd=folder, env=env, stdout_path=folder / jobfiles.LOG, nice=nice)
+    started = time.time()
+    try:
+        create_time = psutil.Process(pid).create_time()
+    except psutil.Error:
+        create_time = None  # already gone: its status.json (or its absence) tells the rest
+    jobfiles.write_json_atomic(
+        folder / jobfiles.PID,
+        {"pid": pid, "create_time": create_time, "started_at": started, "devices": devices},
+    )
+    return Observation(state="running", backend_job_id=str(pid), started_at=started)
