@@ -191,13 +191,15 @@ export class SubmitForm
           ...(rerun ? [] : [field('Job name', this._name)])
         ),
         this._resources.node,
-        ...(this._advice ? [this._advice.node] : []),
         this._priority.node
       ),
       ...(this.repeat ? [section('Repeat', this.repeat.node)] : []),
       ...(_context.sections ?? []),
       this._error
     );
+    if (this._advice) {
+      this._resources.placeUnderFields(this._advice.node);
+    }
     this._resources.onBackendChanged = info => {
       this._priority.setBackend(info);
       this._advice?.ask(info?.name ?? '');

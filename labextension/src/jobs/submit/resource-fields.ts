@@ -150,6 +150,11 @@ export class ResourceFields {
     this.inputs.gpus.dispatchEvent(new Event('change', { bubbles: true }));
   }
 
+  /** Put `node` right under the resource fields (above what is free). */
+  placeUnderFields(node: HTMLElement): void {
+    this.node.firstElementChild?.after(node);
+  }
+
   /** Choose another backend, as if picked in its select. */
   chooseBackend(name: string): void {
     if (this._backends.some(b => b.name === name)) {
