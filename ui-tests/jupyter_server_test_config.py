@@ -67,6 +67,12 @@ c.GpuEnvApp.pip_no_index = True  # noqa: F821
 c.GpuEnvApp.user_env_dir = str(RUN / "envs")  # noqa: F821
 c.GpuEnvApp.image_dir = str(RUN / "images")  # noqa: F821
 c.GpuEnvApp.state_dir = str(RUN / "state")  # noqa: F821
+# Where this run's state is, for seed_runs.py (a test's job history goes into the real job store).
+(DEMO / "runs" / f"port-{c.ServerApp.port}.state").write_text(str(RUN / "state"))  # noqa: F821
+# The local backend hands out one whole GPU and two 1g.10gb MIG slices (no GPU is touched: a job that
+# asks for one is only given its name), so it offers MIG profiles and opportunistic jobs as on a GPU
+# machine. Jobs that ask for no GPU, as every other test's do, run as before.
+c.LocalBackend.gpus = ["GPU-0b1c:whole", "MIG-11aa:1g.10gb", "MIG-22bb:1g.10gb"]  # noqa: F821
 # A team's shared folder, made as administrators are told to (group-writable, setgid, sticky), so the
 # user can publish into it and unpublish what they published.
 (RUN / "team").mkdir()

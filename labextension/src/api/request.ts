@@ -76,6 +76,8 @@ export interface IRequestOptions {
   body?: object;
   /** Query parameters; undefined values are left out. */
   query?: Record<string, string | number | boolean | undefined>;
+  /** Aborts the request (a newer one replaced it). */
+  signal?: AbortSignal;
 }
 
 /** Where `path` (under the API root) is, with its query. */
@@ -117,7 +119,7 @@ export async function requestApi<T>(
   options: IRequestOptions = {}
 ): Promise<T> {
   const url = apiUrl(settings, path, options.query);
-  const init: RequestInit = { method };
+  const init: RequestInit = { method, signal: options.signal };
   if (options.body !== undefined) {
     init.body = JSON.stringify(options.body);
     init.headers = { 'Content-Type': 'application/json' };

@@ -177,6 +177,17 @@ export type IUsageWeek = S<'UsageWeek'>;
 /** `GET backends/{name}/capacity`: what could start now. */
 export type IClusterCapacity = S<'ClusterCapacity'>;
 export type ICapacityRow = S<'CapacityRow'>;
+/** `normal` (the default) or `opportunistic` (may be stopped, then resumes). */
+export type JobPriority = IJob['priority'];
+/** A priority a backend offers, with what it means there in words. */
+export type IPriorityOffer = S<'PriorityOffer'>;
+/** An earlier attempt of a job that was stopped and requeued. */
+export type IJobAttempt = S<'JobAttempt'>;
+/** `GET jobs/advice`: the smallest GPU or MIG slice that fits, and why. */
+export type IGpuAdvice = S<'GpuAdvice'>;
+export type ISuggestedResources = S<'SuggestedResources'>;
+/** Where the suggestion could run, likely soonest first. */
+export type IStartOption = S<'StartOption'>;
 
 // -- Notifications (GET/PUT notifications, POST notifications/test)
 

@@ -4,6 +4,7 @@
  */
 import { ApiClient, enc } from '../api/request';
 import type {
+  IGpuAdvice,
   IGpuHistory,
   IGpuSnapshot,
   IReleaseResult,
@@ -20,6 +21,19 @@ export class GpuClient extends ApiClient {
   history(seconds?: number): Promise<IGpuHistory> {
     return this.request('GET', 'gpu/history', { query: { seconds } });
   }
+
+  /**
+   * Right-size advice for a kernel's GPU memory on the local backend (an
+   * arrow: the GPU panel passes it on as it is).
+   */
+  readonly kernelAdvice = (
+    kernelId: string,
+    signal?: AbortSignal
+  ): Promise<IGpuAdvice> =>
+    this.request('GET', 'jobs/advice', {
+      query: { kernel_id: kernelId, backend: 'local' },
+      signal
+    });
 
   /** Shut down this server's kernels that hold GPU memory. */
   release(): Promise<IReleaseResult> {

@@ -1,6 +1,7 @@
 /**
  * Memory per kernel: this server's kernels with the host memory of their
- * process trees and the GPU memory they hold; a row opens its notebook.
+ * process trees and the GPU memory they hold; a row opens its notebook. A
+ * kernel holding memory on a whole GPU gets a right-size hint under it.
  */
 import { notebookIcon, kernelIcon } from '@jupyterlab/ui-components';
 import React from 'react';
@@ -8,6 +9,7 @@ import React from 'react';
 import { formatBytes } from '../components/format';
 import { DataTable } from '../components/table';
 import { IKernelUsage } from '../api/types';
+import { KernelAdvisor, RightSizeHint } from './rightsize';
 
 function basename(path: string): string {
   const parts = path.split('/');
@@ -79,7 +81,12 @@ export function KernelTable(props: {
   /** Whether a GPU is visible: the GPU column is shown then. */
   gpuVisible: boolean;
   onOpen: (path: string) => void;
+  /** Whether this server holds whole GPUs (not a MIG slice). */
+  wholeGpu?: boolean;
+  /** The right-size advice for a kernel; no hint without it. */
+  advise?: KernelAdvisor;
 }): JSX.Element {
+  const { advise } = props;
   const { kernels } = props;
   const showGpu =
     props.gpuVisible ||
@@ -111,12 +118,23 @@ export function KernelTable(props: {
           }
         >
           {kernels.map(kernel => (
-            <KernelRow
-              key={kernel.kernel_id}
-              kernel={kernel}
-              showGpu={showGpu}
-              onOpen={props.onOpen}
-            />
+            <React.Fragment key={kernel.kernel_id}>
+              <KernelRow
+                kernel={kernel}
+                showGpu={showGpu}
+                onOpen={props.onOpen}
+              />
+              {advise &&
+                props.wholeGpu &&
+                (kernel.gpu_memory_bytes ?? 0) > 0 && (
+                  <RightSizeHint
+                    kernelId={kernel.kernel_id}
+                    bytes={kernel.gpu_memory_bytes ?? 0}
+                    advise={advise}
+                    columns={showGpu ? 3 : 2}
+                  />
+                )}
+            </React.Fragment>
           ))}
         </DataTable>
       )}

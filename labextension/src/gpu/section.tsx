@@ -97,6 +97,8 @@ function Snapshot(props: {
           kernels={snapshot.kernels}
           gpuVisible={held.length > 0}
           onOpen={path => openPath?.(path)}
+          wholeGpu={held.length > 0 && held.every(d => d.kind === 'gpu')}
+          advise={options.monitor.client.kernelAdvice}
         />
       )}
       {snapshot.gpus.length > 0 && (

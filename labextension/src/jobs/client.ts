@@ -8,6 +8,7 @@ import type {
   IBackendInfo,
   IBackendList,
   IClusterCapacity,
+  IGpuAdvice,
   IJob,
   IJobGpuSeries,
   IJobList,
@@ -174,5 +175,16 @@ export class JobsClient extends ApiClient {
   /** The saved notebook's `parameters` cell, read as `POST jobs` checks it. */
   notebookParameters(path: string): Promise<INotebookParameters> {
     return this.request('GET', 'notebooks/parameters', { query: { path } });
+  }
+
+  /**
+   * The smallest GPU or MIG slice that fits a notebook's earlier runs (or a
+   * kernel's use) on `backend`, why, and where it would start soonest.
+   */
+  advice(
+    query: { backend: string; notebook_path?: string; kernel_id?: string },
+    signal?: AbortSignal
+  ): Promise<IGpuAdvice> {
+    return this.request('GET', 'jobs/advice', { query, signal });
   }
 }

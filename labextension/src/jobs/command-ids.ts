@@ -23,6 +23,8 @@ export namespace JobCommandIDs {
   export const sweepResults = 'jupyter-gpu-env:sweep-results';
   export const cancelSweep = 'jupyter-gpu-env:sweep-cancel';
   export const retrySweep = 'jupyter-gpu-env:sweep-retry';
+  /** The right-size advice for the current notebook, in a dialog. */
+  export const suggestGpu = 'jupyter-gpu-env:suggest-gpu-size';
   /** The "Notifications…" dialog: e-mail, webhook, browser notifications. */
   export const notificationSettings = 'jupyter-gpu-env:notification-settings';
 }

@@ -24,6 +24,7 @@ import { JobsClient } from './client';
 import { JobCommandIDs } from './command-ids';
 import { PipelineCommandIDs } from './pipelines/command-ids';
 import { registerJobCommands } from './commands';
+import { registerAdviceCommand } from '../advice/command';
 import { registerJobsView } from './view/command';
 import { JobsModel } from './model';
 import {
@@ -122,8 +123,10 @@ export const jobsPlugin: JupyterFrontEndPlugin<JobsModel> = {
       return widget && widget === shell.currentWidget ? widget : null;
     };
 
-    const refreshEnabled = (): void =>
+    const refreshEnabled = (): void => {
       commands.notifyCommandChanged(JobCommandIDs.submit);
+      commands.notifyCommandChanged(JobCommandIDs.suggestGpu);
+    };
     tracker?.currentChanged.connect(refreshEnabled);
     shell.currentChanged?.connect(refreshEnabled);
 
@@ -141,6 +144,12 @@ export const jobsPlugin: JupyterFrontEndPlugin<JobsModel> = {
       category: PALETTE_CATEGORY
     });
     registerJobsView(app, { actions, palette, category: PALETTE_CATEGORY });
+    registerAdviceCommand(app, {
+      client,
+      current,
+      palette,
+      category: PALETTE_CATEGORY
+    });
     registerScheduleCommands(commands, {
       actions: schedules,
       palette,

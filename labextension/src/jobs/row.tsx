@@ -32,6 +32,7 @@ import { BarLevel, ProgressBar } from '../components/figures/progress';
 import { IListRowProps, ListRow } from '../components/row';
 import { describeParameters } from './sweeps/values';
 import { GpuIdleBadge, GpuUse } from './run/gpu-use';
+import { Attempts, PriorityBadge } from './run/attempts';
 
 /** `alpha=0.1 · lr=0.01`, cut to one line; every value in the tooltip. */
 export function Parameters(props: {
@@ -275,6 +276,7 @@ export function JobRow(props: {
       </div>
       <div className="jp-GpuEnv-jobStatus">
         <StateBadge state={job.state} />
+        <PriorityBadge job={job} />
         {ran && (
           <span
             className="jp-GpuEnv-jobElapsed jp-GpuEnv-note"
@@ -290,6 +292,7 @@ export function JobRow(props: {
       <Parameters parameters={job.parameters} />
       <Progress job={job} />
       <Detail job={job} now={now} />
+      <Attempts job={job} />
       <GpuUse job={job} client={actions.model.client} />
       <div
         className="jp-GpuEnv-note"

@@ -140,6 +140,8 @@ export async function submitNotebook(
     ...choices,
     last,
     capacity: name => options.client.capacity(name),
+    advice: (backend, signal) =>
+      options.client.advice({ backend, notebook_path: context.path }, signal),
     repeat: schedules && {
       preview: (text, zone) => schedules.client.preview(text, zone),
       timezone: browserTimeZone()

@@ -11,6 +11,7 @@ import { field, h, textInput } from '../../components/form';
 import type {
   IBackendInfo,
   IEnvironment,
+  IGpuAdvice,
   IImage,
   IJob,
   IJobRequest,
@@ -25,6 +26,9 @@ import {
   ResourceKey
 } from './resource-fields';
 import { SWEEP_LIMIT, describeRuns } from '../sweeps/values';
+import { offerImages, targetSelect } from './target-select';
+import { PriorityField } from './priority-field';
+import { AdviceLine } from '../../advice/line';
 
 export interface IKernelChoice {
   name: string;
@@ -48,6 +52,8 @@ export interface ISubmitContext {
   last: ILastUsed | null;
   /** What a backend could start now; not shown without it. */
   capacity?: CapacityLoader;
+  /** Right-size advice for the notebook on a backend; no line without it. */
+  advice?: (backend: string, signal: AbortSignal) => Promise<IGpuAdvice>;
   /**
    * "Run again…": the job whose snapshot runs (one run: no sweep mode,
    * its name follows its values), and the run target to start at.
@@ -116,7 +122,7 @@ export class SubmitForm
       this._runs,
       this._atOnceField
     );
-    this._target = this._targetSelect();
+    this._target = targetSelect(_context);
     const stem =
       path
         .split('/')
@@ -135,6 +141,17 @@ export class SubmitForm
     });
 
     const { rerun } = _context;
+    this._priority = new PriorityField(rerun?.job.priority);
+    const resources = this._resources;
+    const advise = _context.advice;
+    this._advice = advise
+      ? new AdviceLine({
+          load: advise,
+          fields: () => resources.gpuFields(),
+          apply: suggestion => resources.useSuggestion(suggestion),
+          switchBackend: name => resources.chooseBackend(name)
+        })
+      : null;
     this.repeat =
       _context.repeat && !rerun
         ? new RepeatFields({ ..._context.repeat, toggle: true })
@@ -173,24 +190,36 @@ export class SubmitForm
           this._resources.backendField,
           ...(rerun ? [] : [field('Job name', this._name)])
         ),
-        this._resources.node
+        this._resources.node,
+        this._priority.node
       ),
       ...(this.repeat ? [section('Repeat', this.repeat.node)] : []),
       ...(_context.sections ?? []),
       this._error
     );
+    if (this._advice) {
+      this._resources.placeUnderFields(this._advice.node);
+    }
     this._resources.onBackendChanged = info => {
-      this._offerImages(info?.supports_images ?? false);
+      this._priority.setBackend(info);
+      this._advice?.ask(info?.name ?? '');
+      offerImages(this._target, info?.supports_images ?? false);
       this.repeat?.setBackend(info);
     };
     this.repeat?.setBackend(this._resources.info);
-    this._offerImages(this._resources.info?.supports_images ?? false);
+    this._priority.setBackend(this._resources.info);
+    this._advice?.ask(this._resources.backend.value);
+    offerImages(this._target, this._resources.info?.supports_images ?? false);
     // A field the server complained about is marked until it changes.
     this.node.addEventListener('input', event => {
       (event.target as HTMLElement).classList?.remove('jp-GpuEnv-inputError');
       this._showRuns();
+      this._advice?.refresh();
     });
-    this.node.addEventListener('change', () => this._showRuns());
+    this.node.addEventListener('change', () => {
+      this._showRuns();
+      this._advice?.refresh();
+    });
   }
 
   /** The sweep mode's switch, and its run count and "runs at once". */
@@ -249,6 +278,7 @@ export class SubmitForm
 
   override dispose(): void {
     this.repeat?.dispose();
+    this._advice?.dispose();
     super.dispose();
   }
 
@@ -259,7 +289,8 @@ export class SubmitForm
       notebook_path: this._context.path,
       backend: this._resources.backend.value,
       parameters: this._params.changed(),
-      resources: this._resources.resources()
+      resources: this._resources.resources(),
+      priority: this._priority.value()
     };
     if (this._params.sweep) {
       const { fixed, swept, count } = this._params.sweepValues();
@@ -304,79 +335,6 @@ export class SubmitForm
     this._error.textContent = '';
   }
 
-  /** Options grouped as kernels, environments and images. */
-  private _targetSelect(): HTMLSelectElement {
-    const { kernels, kernel, environments, images } = this._context;
-    const node = h('select', {
-      class: 'jp-mod-styled',
-      'data-testid': 'gpu-env-submit-target'
-    });
-    const kernelGroup = h('optgroup', { label: 'Kernels' });
-    const known = kernels.some(k => k.name === kernel);
-    if (kernel && !known) {
-      kernelGroup.append(
-        h('option', { value: `kernel:${kernel}` }, `${kernel} (not installed)`)
-      );
-    }
-    for (const k of kernels) {
-      const own = k.name === kernel ? ' — the notebook’s kernel' : '';
-      kernelGroup.append(
-        h('option', { value: `kernel:${k.name}` }, `${k.displayName}${own}`)
-      );
-    }
-    node.append(kernelGroup);
-    if (environments?.length) {
-      const group = h('optgroup', { label: 'Conda environments' });
-      for (const env of environments) {
-        const missing = env.has_ipykernel ? '' : ' — no ipykernel';
-        group.append(
-          h(
-            'option',
-            {
-              value: `environment:${env.name}`,
-              disabled: !env.has_ipykernel
-            },
-            `${env.name}${env.python_version ? ` (Python ${env.python_version})` : ''}${missing}`
-          )
-        );
-      }
-      node.append(group);
-    }
-    if (images?.length) {
-      const group = h('optgroup', { label: 'Packed images' });
-      for (const image of images) {
-        group.append(
-          h(
-            'option',
-            { value: `image:${image.id}`, 'data-image': true },
-            `${image.environment} · ${image.id.slice(0, 12)} (${image.format})`
-          )
-        );
-      }
-      node.append(group);
-    }
-    node.value = kernel
-      ? `kernel:${kernel}`
-      : kernels.length
-        ? `kernel:${kernels[0].name}`
-        : '';
-    this._defaultTarget = node.value;
-    return node;
-  }
-
-  /** Images run only where the backend supports them. */
-  private _offerImages(supported: boolean): void {
-    const options =
-      this._target.querySelectorAll<HTMLOptionElement>('option[data-image]');
-    options.forEach(option => {
-      option.disabled = !supported;
-      option.title = supported ? '' : 'This backend cannot run packed images';
-    });
-    if (!supported && this._target.value.startsWith('image:')) {
-      this._target.value = this._defaultTarget;
-    }
-  }
-
   private _params: ParameterFields;
   private _sweepToggle: HTMLInputElement;
   private _sweepSummary: HTMLDivElement;
@@ -384,8 +342,9 @@ export class SubmitForm
   private _atOnce: HTMLInputElement;
   private _atOnceField: HTMLDivElement;
   private _resources: ResourceFields;
+  private _priority: PriorityField;
+  private _advice: AdviceLine | null;
   private _target: HTMLSelectElement;
-  private _defaultTarget = '';
   private _name: HTMLInputElement;
   private _error: HTMLDivElement;
 }

@@ -122,7 +122,8 @@ export function rerunRequest(request: IJobRequest): IRerunRequest {
     parameters: request.parameters ?? {},
     backend: request.backend,
     queue: request.queue ?? null,
-    resources: request.resources ?? {}
+    resources: request.resources ?? {},
+    priority: request.priority ?? 'normal'
   };
   for (const key of ['kernel', 'environment', 'image'] as const) {
     if (request[key]) {

@@ -60,6 +60,8 @@ export async function runAgain(
       resources: resourceTexts(job.resources)
     },
     capacity: name => client.capacity(name),
+    advice: (backend, signal) =>
+      client.advice({ backend, notebook_path: job.notebook_path }, signal),
     rerun: { job, target: targetOf(job) }
   });
   form.node.dataset.rerunOf = job.id;

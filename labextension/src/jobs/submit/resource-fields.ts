@@ -18,8 +18,10 @@ import type {
   IBackendInfo,
   IClusterCapacity,
   ICapacityRow,
-  IResourceRequest
+  IResourceRequest,
+  ISuggestedResources
 } from '../../api/types';
+import { IGpuFields, fieldsFor } from '../../advice/values';
 
 /** Asks what a backend could start now (`GET backends/{name}/capacity`). */
 export type CapacityLoader = (backend: string) => Promise<IClusterCapacity>;
@@ -129,6 +131,36 @@ export class ResourceFields {
       },
       { gpus: this._gpusOffered(), mig: this._migOffered() }
     );
+  }
+
+  /** The GPU fields as typed (the advice compares its suggestion). */
+  gpuFields(): IGpuFields {
+    return { gpus: this.inputs.gpus.value, mig_profile: this._mig.value };
+  }
+
+  /** Fill the GPU fields with a suggestion: a MIG slice or whole GPUs. */
+  useSuggestion(suggestion: ISuggestedResources): void {
+    const fields = fieldsFor(suggestion);
+    const offered = Array.from(this._mig.options).map(o => o.value);
+    this._mig.value = offered.includes(fields.mig_profile)
+      ? fields.mig_profile
+      : '';
+    this.inputs.gpus.value = fields.gpus;
+    this._syncGpus();
+    this.inputs.gpus.dispatchEvent(new Event('change', { bubbles: true }));
+  }
+
+  /** Put `node` right under the resource fields (above what is free). */
+  placeUnderFields(node: HTMLElement): void {
+    this.node.firstElementChild?.after(node);
+  }
+
+  /** Choose another backend, as if picked in its select. */
+  chooseBackend(name: string): void {
+    if (this._backends.some(b => b.name === name)) {
+      this.backend.value = name;
+      this.backend.dispatchEvent(new Event('change', { bubbles: true }));
+    }
   }
 
   /** The queue chosen, or undefined for the backend's default. */

@@ -21,6 +21,7 @@ import { NODE_TONES } from '../pipelines/format';
 import { JobActionButtons } from '../row';
 import { SweepActionButtons } from '../sweeps/row';
 import { describeGpuMeanPeak, IRowFacts } from './rows';
+import { AttemptsBadge, PriorityBadge } from '../run/attempts';
 
 /** The cells every row has, from the state to the parameters. */
 export function FactCells(props: {
@@ -107,6 +108,8 @@ export function JobTableRow(props: {
           .join('\n')}
       >
         {job.name}
+        <PriorityBadge job={job} />
+        <AttemptsBadge job={job} />
       </td>
       <FactCells
         facts={facts}

@@ -126,7 +126,8 @@ describe('targetOf and rerunRequest', () => {
       backend: 'local',
       queue: null,
       resources: { cpus: 2 },
-      kernel: 'python3'
+      kernel: 'python3',
+      priority: 'normal'
     });
     expect(
       rerunRequest({
@@ -138,7 +139,18 @@ describe('targetOf and rerunRequest', () => {
       parameters: {},
       backend: 'slurm',
       queue: 'gpu',
-      resources: {}
+      resources: {},
+      priority: 'normal'
     });
+  });
+
+  it('keeps the priority chosen (the job’s, unless changed)', () => {
+    expect(
+      rerunRequest({
+        notebook_path: 'a.ipynb',
+        backend: 'slurm',
+        priority: 'opportunistic'
+      }).priority
+    ).toBe('opportunistic');
   });
 });
