@@ -281,28 +281,24 @@ class LocalBackend(Backend):
         return gpu_inventory.allocate(self._inventory, self._taken(), job.resources)
 
     def _preempt_for(self, job: Job, running: Sequence[Job]) -> None:
-        """Stop opportunistic jobs, newest first, until what ``job`` waits for would be free. Their
-        runners take the signal for a preemption (no cancel was asked): each records its attempt and
-        ends, and its job is queued again behind the normal ones."""
-        inventory = self._inventory or []
-        victims = sorted(
-            (j for j in running if j.priority == "opportunistic" and self._held.get(j.id)),
-            key=lambda j: j.created_at,
-            reverse=True,
+        """Stop the opportunistic jobs whose GPUs ``job`` waits for (newest first, no more than it needs).
+        Their runners take the signal for a preemption (no cancel was asked): each records its attempt
+        and ends, and its job is queued again behind the normal ones."""
+        candidates = [
+            j.id
+            for j in sorted(running, key=lambda j: j.created_at, reverse=True)
+            if j.priority == "opportunistic" and j.id not in self._preempting
+        ]
+        stopping = set(self._preempting_devices())
+        victims = gpu_inventory.to_preempt(
+            self._inventory or [], self._held, self._taken() - stopping, candidates, job.resources
         )
-        freed: set[str] = set(self._preempting_devices())
-        for victim in victims:
-            if gpu_inventory.allocate(inventory, self._taken() - freed, job.resources) is not None:
-                break
-            if victim.id in self._preempting:
-                continue
+        for victim in (j for j in running if j.id in victims):
             pid = live_pid(self.job_folder(victim), recorded_pid(victim))
-            if pid is None:
-                continue
-            signal_group(pid, signal.SIGTERM)
-            self._preempting[victim.id] = pid
-            freed |= set(self._held.get(victim.id, ()))
-            self._kill_after_grace(pid)
+            if pid is not None:
+                signal_group(pid, signal.SIGTERM)
+                self._preempting[victim.id] = pid
+                self._kill_after_grace(pid)
 
     def _preempting_devices(self) -> list[str]:
         return [d for jid in self._preempting for d in self._held.get(jid, ())]

@@ -123,6 +123,28 @@ def capacity_rows(inventory: Sequence[LocalGpu], taken: Iterable[str]) -> list[C
     ]
 
 
+def to_preempt(
+    inventory: Sequence[LocalGpu],
+    held: Mapping[str, Sequence[str]],
+    taken: set[str],
+    candidates: Sequence[str],
+    res: JobResources,
+) -> list[str]:
+    """Which of ``candidates`` (opportunistic jobs, in the order to stop them) to stop so that a job
+    asking ``res`` can start: only those holding GPUs of the kind it asks for, no more than it needs, and
+    none at all when stopping every one of them would not be enough (normal jobs hold the rest)."""
+    useful = {g.id for g in inventory if g.profile == res.mig_profile}
+    holding = [c for c in candidates if useful & set(held.get(c, ()))]
+    if allocate(inventory, taken - {d for c in holding for d in held[c]}, res) is None:
+        return []
+    chosen: list[str] = []
+    for c in holding:
+        if allocate(inventory, taken - {d for x in chosen for d in held[x]}, res) is not None:
+            break
+        chosen.append(c)
+    return chosen
+
+
 def taken_by(held: Mapping[str, Sequence[str]], inventory: Sequence[LocalGpu]) -> set[str]:
     """The inventory's devices that running jobs hold (an id no longer in the inventory is ignored)."""
     known = {g.id for g in inventory}
