@@ -255,13 +255,20 @@ class JobStore:
         # A running job counts up to now; the overlap of [started, finished) with the period is what is billed.
         overlap = "MAX(0, MIN(:end, COALESCE(finished_at, :now)) - MAX(:start, started_at))"
         args = {"start": start, "end": end, "now": now}
+        # less the time a stopped opportunistic job waited in its queue before it started again
+        waited = (
+            "(SELECT COALESCE(SUM(MAX(0, MIN(:end, COALESCE(json_extract(a.value, '$.resumed_at'), "
+            "finished_at, :now)) - MAX(:start, started_at, json_extract(a.value, '$.ended_at')))), 0) "
+            "FROM json_each(jobs.data, '$.attempts') a WHERE json_extract(a.value, '$.ended_at') IS NOT NULL)"
+        )
+        billed = f"MAX(0, {overlap} - {waited})"
         with transaction(db):
             # used: the allocated hours weighted by the run's mean utilization, where it was measured
             util = "json_extract(data, '$.gpu.mean_utilization_percent')"
             hours = db.execute(
-                f"SELECT backend, SUM(gpu_units * {overlap}), SUM(cpus * {overlap}), "
-                f"SUM(CASE WHEN {util} IS NOT NULL THEN gpu_units * {overlap} * {util} / 100.0 ELSE 0 END), "
-                f"SUM(CASE WHEN {util} IS NOT NULL THEN gpu_units * {overlap} ELSE 0 END) FROM jobs "
+                f"SELECT backend, SUM(gpu_units * {billed}), SUM(cpus * {billed}), "
+                f"SUM(CASE WHEN {util} IS NOT NULL THEN gpu_units * {billed} * {util} / 100.0 ELSE 0 END), "
+                f"SUM(CASE WHEN {util} IS NOT NULL THEN gpu_units * {billed} ELSE 0 END) FROM jobs "
                 "WHERE started_at IS NOT NULL AND started_at < :end AND COALESCE(finished_at, :now) > :start "
                 "GROUP BY backend",
                 args,

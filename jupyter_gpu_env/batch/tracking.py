@@ -238,6 +238,10 @@ class JobTracker:
                 if requeued:
                     changes.update(message=_requeued_words(attempts, obs), exit_code=None)
                 elif state == "running":
+                    if attempts and attempts[-1].resumed_at is None:  # started again: its wait ends
+                        again = _within(obs.started_at, attempts[-1].ended_at or job.created_at, now) or now
+                        attempts[-1] = attempts[-1].model_copy(update={"resumed_at": again})
+                        changes["attempts"] = attempts
                     words = with_summary(obs.message or f"Running on {job.backend}.", attempts)
                     changes.update(pending_reason=None, message=words)
                 else:
@@ -293,11 +297,9 @@ def _merged_attempts(
     when the backend has just requeued the job but its runner recorded nothing (killed outright, its
     node lost), an attempt of the tracker's own. The backend's reason stands over the runner's."""
     by_number = {a.number: a for a in job.attempts}
-    for a in written:  # the runner's word on each attempt, but a reason the backend gave stands
+    for a in written:  # the runner's word on each attempt, but the backend's reason and the restart stand
         kept = by_number.get(a.number)
-        by_number[a.number] = (
-            a if kept is None or kept.reason == "preempted" else a.model_copy(update={"reason": kept.reason})
-        )
+        by_number[a.number] = a if kept is None else a.model_copy(update=_tracked(kept))
     attempts = [by_number[n] for n in sorted(by_number)][:1000]
     if requeued is not None and len(attempts) <= len(job.attempts):  # the runner recorded nothing
         attempts.append(
@@ -316,6 +318,15 @@ def _merged_attempts(
     elif requeued in ("evicted", "node_lost") and attempts and attempts[-1].reason != requeued:
         attempts[-1] = attempts[-1].model_copy(update={"reason": requeued})
     return attempts
+
+
+def _tracked(kept: JobAttempt) -> dict[str, Any]:
+    """What the tracker knows of an attempt better than its runner: a reason the backend gave (evicted,
+    node lost), and when the job started again."""
+    known: dict[str, Any] = {"resumed_at": kept.resumed_at}
+    if kept.reason != "preempted":
+        known["reason"] = kept.reason
+    return known
 
 
 def _summed(usage: JobGpuUsage, attempts: Sequence[JobAttempt]) -> JobGpuUsage:

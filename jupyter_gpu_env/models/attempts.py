@@ -28,6 +28,9 @@ class JobAttempt(ApiModel):
     cells_done: int = Field(default=0, ge=0, le=_CELLS, description="Code cells it had finished.")
     gpu_hours_allocated: float | None = Field(default=None, ge=0, le=_HOURS)
     gpu_hours_used: float | None = Field(default=None, ge=0, le=_HOURS)
+    resumed_at: float | None = Field(
+        default=None, ge=0, description="When the next attempt started: between, the job waited in its queue."
+    )
 
 
 _WORDS = {"preempted": "preempted", "evicted": "evicted", "node_lost": "lost with its node"}

@@ -193,6 +193,35 @@ async def test_usage_sums_gpu_and_cpu_hours_inside_the_period(tmp_path):
         store.close()
 
 
+async def test_a_resumed_job_is_not_billed_for_its_waits_in_the_queue(tmp_path):
+    from jupyter_gpu_env.models.attempts import JobAttempt
+
+    store = JobStore(tmp_path / "jobs.sqlite")
+    h = 3600.0
+    try:
+        ran_twice = [
+            JobAttempt(
+                number=1, started_at=110 * h, ended_at=112 * h, reason="preempted", resumed_at=115 * h
+            ),
+            JobAttempt(number=2, started_at=115 * h, ended_at=116 * h, reason="evicted", resumed_at=120 * h),
+        ]
+        waiting = [JobAttempt(number=1, started_at=180 * h, ended_at=181 * h, reason="preempted")]
+        await store.insert_many([
+            # ran 110-112, 115-116, 120-125 on 2 GPUs: 16 GPU-h, not the 30 of its first start to its end
+            make_job(1, state="succeeded", created=110 * h, started_at=110 * h, finished_at=125 * h,
+                     resources=JobResources(gpus=2), attempts=ran_twice, priority="opportunistic"),
+            # stopped at 181 h and waiting again at "now" (190 h): 1 GPU-h so far
+            make_job(2, state="queued", created=180 * h, started_at=180 * h, resources=JobResources(gpus=1),
+                     attempts=waiting, priority="opportunistic"),
+        ])  # fmt: skip
+        report = await store.usage(100 * h, 200 * h, now=190 * h)
+        assert report.backends["local"].gpu_hours == pytest.approx(16 + 1)
+        # a period that cuts a wait: 114-118 holds 1 h of running (115-116), not 4
+        assert (await store.usage(114 * h, 118 * h, now=190 * h)).total.gpu_hours == pytest.approx(2)
+    finally:
+        store.close()
+
+
 async def test_used_gpu_hours_weigh_allocated_hours_by_measured_utilization(tmp_path):
     from jupyter_gpu_env.batch.usage import as_csv, weekly
     from jupyter_gpu_env.models.jobs import JobGpuUsage

@@ -100,6 +100,8 @@ async def test_a_normal_job_preempts_an_opportunistic_one_which_resumes_after_it
         low = await batch.wait_for(svc, low.id, batch.ended)
         assert (high.state, low.state) == ("succeeded", "succeeded"), low.message
         assert low.message == "All cells ran (preempted once, resumed)."
+        (first,) = low.attempts
+        assert first.ended_at <= first.resumed_at <= low.finished_at  # the wait between, not billed
         assert low.started_at < high.started_at < low.finished_at
         out = printed(batch.root / low.output_path)
         assert "resumed: True devices: GPU-aaaa" in out
