@@ -232,5 +232,6 @@ def request_of(
             "queue": queue,
             "name": name,
             "notify": job.notify.model_dump(exclude_none=True) if job.notify else None,
+            "priority": changes.get("priority") or job.priority,
         }
     )

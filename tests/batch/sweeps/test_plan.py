@@ -178,3 +178,13 @@ def test_a_runs_name_fits_a_jobs_name_and_is_renewed_when_sent_again():
     assert len(changed.name) <= MAX_NAME and changed.name.endswith("n… [alpha=12345]")
     # A run whose sweep record is gone keeps its own name.
     assert request_of(run, {"alpha": 3}).name == name
+
+
+def test_a_job_sent_again_keeps_its_priority_unless_the_rerun_changes_it():
+    from jupyter_gpu_env.batch.submission import request_of
+    from jupyter_gpu_env.models.jobs import RerunRequest
+
+    run = job_record("ba9876543210", "jobs/x", name="train", state="failed", priority="opportunistic")
+    assert request_of(run).priority == "opportunistic"
+    changes = RerunRequest.model_validate({"priority": "normal"}).changes()
+    assert request_of(run, None, None, changes).priority == "normal"
