@@ -25,6 +25,7 @@ from .. import jobfiles, submission
 from ..backend import Backend
 from ..intake import Intake, Prepared
 from ..parameters import inspect_notebook
+from ..runner.attempts import RESUME_PARAMETERS
 from ..store import JobStore
 from ..tracking import JobTracker
 from . import plan, results
@@ -280,9 +281,15 @@ class Sweeps:
             update={
                 "job_dir": shown, "input_path": f"{shown}/{jobfiles.INPUT}",
                 "output_path": f"{shown}/{Path(old.output_path).name}", "log_path": f"{shown}/{jobfiles.LOG}",
+                "attempts": [], "checkpoint_dir": f"{shown}/{jobfiles.CHECKPOINT}",
             }
         )  # fmt: skip
         spec = self.intake.spec(job, runtime, (self.intake.root / old.notebook_path).parent)
+        # which of checkpoint_dir and resumed the notebook declares, as the first run's job.json says
+        earlier = await python_work(jobfiles.read_json, folder / jobfiles.JOB_JSON) or {}
+        spec["resume_parameters"] = [
+            p for p in RESUME_PARAMETERS if p in (earlier.get("resume_parameters") or ())
+        ]
         spec["group"] = {"id": sweep.id, "index": old.group_index, "max_concurrent": sweep.max_concurrent}
         await python_work(make_run, new_folder, raw, spec)
         return job
