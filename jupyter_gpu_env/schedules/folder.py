@@ -109,8 +109,7 @@ class Outcome(BaseModel):
 def doc_of(
     record: ScheduleRecord, *, minimum_period: float, starting_deadline: int, root: str, **what: Any
 ) -> ScheduleDoc:
-    """A new schedule's schedule.json from its record and the server's limits; ``what`` runs: a template,
-    a spec and a sweep, or a pipeline file."""
+    """schedule.json from the record and the server's limits; runs: a template, spec and sweep, or a pipeline."""
     return ScheduleDoc(
         id=record.id,
         name=record.name,
@@ -222,6 +221,8 @@ def _run_of(
             "schedule_id": doc.id,
             "group_id": None,
             "group_index": None,
+            "attempts": [],
+            "checkpoint_dir": f"{where}/{jobfiles.CHECKPOINT}",
             **extra,
         }
     )
@@ -258,8 +259,8 @@ def new_run(folder: Path, doc: ScheduleDoc, due_at: float, *, now: float | None 
 
 
 def new_sweep(folder: Path, doc: ScheduleDoc, due_at: float) -> tuple[JobGroup, list[Job], Path]:
-    """A scheduled sweep's folder under ``runs/``: one folder per run (as :func:`new_run` makes one)
-    and ``sweep.json``, the sweep's record, made aside and renamed into place whole."""
+    """A scheduled sweep's folder under ``runs/`` (a folder per run, as :func:`new_run` makes one, and
+    ``sweep.json``, its record), made aside and renamed into place whole."""
     assert doc.sweep is not None
     now = time.time()
     sweep_id = uuid.uuid4().hex[:12]
@@ -352,14 +353,9 @@ def record_outcome(
 ) -> None:
     """Append what became of ``due_at``: one write of one line, so concurrent writers never interleave."""
     line = Outcome(
-        due_at=due_at,
-        outcome=outcome,
-        job_id=job_id,
-        group_id=group_id,
-        pipeline_id=pipeline_id,
-        message=message[:2000],
-        at=time.time(),
-    )
+        due_at=due_at, outcome=outcome, job_id=job_id, group_id=group_id, pipeline_id=pipeline_id,
+        message=message[:2000], at=time.time(),
+    )  # fmt: skip
     append_regular_file(folder / OUTCOMES, (line.model_dump_json() + "\n").encode(), name=OUTCOMES)
 
 

@@ -378,6 +378,8 @@ def _as_adopted(job: Job, record: ScheduleRecord, run: Path, shown: Any, kept: b
             "finished_at": time.time() if unsubmitted else None,
             "group_id": None,
             "group_index": None,
+            "attempts": [],  # its runner's attempts.json says, once the tracker reads it
+            "checkpoint_dir": f"{where}/{jobfiles.CHECKPOINT}",
             "created_at": max(min(job.created_at, time.time()), record.created_at),
         }
     )
