@@ -11,7 +11,11 @@ import { expect, test } from '@jupyterlab/galata';
 import type { IJupyterLabPageFixture } from '@jupyterlab/galata';
 import type { Locator } from '@playwright/test';
 
-import type { ISweep, ITask } from '../../labextension/src/api/types';
+import type {
+  ISweep,
+  ITask,
+  IUsageWeeks
+} from '../../labextension/src/api/types';
 import {
   API,
   PANEL_ID,
@@ -246,7 +250,25 @@ test.describe('Dialogs at the default sidebar width', () => {
     await expect(dialog(page).getByRole('alert')).toBeHidden();
     await dialogButton(page, 'Cancel').click();
 
-    // No job of the test server asked for a GPU: the chart says so.
+    // A ledger with no GPU-hours: the server's own weeks, emptied, since other specs on this shared
+    // test server send jobs that ask for a GPU (a MIG slice of its configured ones).
+    await page.route('**/gpu-env/api/jobs/usage/weeks**', async route => {
+      const real = await route.fetch();
+      const answer = (await real.json()) as IUsageWeeks;
+      const none = {
+        gpu_hours: 0,
+        gpu_hours_used: 0,
+        gpu_hours_measured: 0,
+        cpu_hours: 0,
+        jobs: {}
+      };
+      const weeks = answer.weeks.map(week => ({
+        ...week,
+        backends: {},
+        total: none
+      }));
+      await route.fulfill({ response: real, json: { weeks } });
+    });
     await page.sidebar.openTab(PANEL_ID);
     await page.getByTestId('gpu-env-usage-weeks-toggle').click();
     await expect(page.getByTestId('gpu-env-usage-weeks-empty')).toContainText(
