@@ -233,25 +233,9 @@ test.describe('Dialogs at the default sidebar width', () => {
     page,
     tmpPath
   }) => {
-    await openNotebook(
-      page,
-      `${tmpPath}/rates.ipynb`,
-      notebook([['parameters'], 'rate = 0.5'], [[], 'print(rate)'])
-    );
-    await sendButton(page).click();
-    const rate = dialog(page).locator('[data-param="rate"]');
-    await expect(rate).toHaveValue('0.5');
-    await rate.fill('fast');
-    await expect(dialog(page).getByRole('alert')).toHaveText(
-      '“fast” is not a number: rate takes a number, like 0.5.'
-    );
-    await expect(dialogButton(page, 'Submit')).toBeDisabled();
-    await rate.fill('0.25');
-    await expect(dialog(page).getByRole('alert')).toBeHidden();
-    await dialogButton(page, 'Cancel').click();
-
     // A ledger with no GPU-hours: the server's own weeks, emptied, since other specs on this shared
-    // test server send jobs that ask for a GPU (a MIG slice of its configured ones).
+    // test server send jobs that ask for a GPU (a MIG slice of its configured ones). The page is loaded
+    // again so that the Jobs section asks for its chart through this route.
     await page.route('**/gpu-env/api/jobs/usage/weeks**', async route => {
       const real = await route.fetch();
       const answer = (await real.json()) as IUsageWeeks;
@@ -269,6 +253,24 @@ test.describe('Dialogs at the default sidebar width', () => {
       }));
       await route.fulfill({ response: real, json: { weeks } });
     });
+    await page.goto();
+    await openNotebook(
+      page,
+      `${tmpPath}/rates.ipynb`,
+      notebook([['parameters'], 'rate = 0.5'], [[], 'print(rate)'])
+    );
+    await sendButton(page).click();
+    const rate = dialog(page).locator('[data-param="rate"]');
+    await expect(rate).toHaveValue('0.5');
+    await rate.fill('fast');
+    await expect(dialog(page).getByRole('alert')).toHaveText(
+      '“fast” is not a number: rate takes a number, like 0.5.'
+    );
+    await expect(dialogButton(page, 'Submit')).toBeDisabled();
+    await rate.fill('0.25');
+    await expect(dialog(page).getByRole('alert')).toBeHidden();
+    await dialogButton(page, 'Cancel').click();
+
     await page.sidebar.openTab(PANEL_ID);
     await page.getByTestId('gpu-env-usage-weeks-toggle').click();
     await expect(page.getByTestId('gpu-env-usage-weeks-empty')).toContainText(
