@@ -2775,6 +2775,12 @@ export interface components {
              */
             reason: "preempted" | "evicted" | "node_lost";
             /**
+             * Resumed At
+             * @description When the next attempt started: between, the job waited in its queue.
+             * @default null
+             */
+            resumed_at: number | null;
+            /**
              * Started At
              * @default null
              */
