@@ -235,13 +235,13 @@ class JobTracker:
                 ):
                     # It ran and ended between two looks: record the run, then the end.
                     job = await self.store.update(job.id, state="running", started_at=started)
+                again = _restarted(attempts, obs, state, job.created_at, now)
+                if again is not None:  # it started again: its wait in the queue ends
+                    attempts[-1] = attempts[-1].model_copy(update={"resumed_at": again})
+                    changes["attempts"] = attempts
                 if requeued:
                     changes.update(message=_requeued_words(attempts, obs), exit_code=None)
                 elif state == "running":
-                    if attempts and attempts[-1].resumed_at is None:  # started again: its wait ends
-                        again = _within(obs.started_at, attempts[-1].ended_at or job.created_at, now) or now
-                        attempts[-1] = attempts[-1].model_copy(update={"resumed_at": again})
-                        changes["attempts"] = attempts
                     words = with_summary(obs.message or f"Running on {job.backend}.", attempts)
                     changes.update(pending_reason=None, message=words)
                 else:
@@ -318,6 +318,19 @@ def _merged_attempts(
     elif requeued in ("evicted", "node_lost") and attempts and attempts[-1].reason != requeued:
         attempts[-1] = attempts[-1].model_copy(update={"reason": requeued})
     return attempts
+
+
+def _restarted(
+    attempts: Sequence[JobAttempt], obs: Observation, state: str, created: float, now: float
+) -> float | None:
+    """When a stopped job started again, if it just did: it runs again, or it ran and ended between two
+    looks (its backend's start time is after the last stop)."""
+    if not attempts or attempts[-1].resumed_at is not None or state == "queued":
+        return None
+    stopped = attempts[-1].ended_at or created
+    if state == "running":
+        return _within(obs.started_at, stopped, now) or now
+    return obs.started_at if obs.started_at and stopped < obs.started_at <= now else None
 
 
 def _tracked(kept: JobAttempt) -> dict[str, Any]:
