@@ -92,7 +92,7 @@ class Advisor:
                 "peak_memory_bytes": peak,
                 "peak_utilization_percent": max(peak_utils) if peak_utils else None,
                 "suggestion": suggestion,
-                "current": current if current != suggestion else None,
+                "current": None if words.same_size(current, suggestion) else current,
                 "idle_percent": idle,
                 "sentence": sentence,
                 "soonest": await self._soonest(suggestion, backend) if suggestion else [],

@@ -28,6 +28,11 @@ def size(n: int) -> str:
     return f"{gb:.1f} GB" if gb < 100 else f"{gb:.0f} GB"
 
 
+def same_size(a: SuggestedResources | None, b: SuggestedResources | None) -> bool:
+    """The same slice or number of GPUs (however their memory was learned)."""
+    return a is not None and b is not None and (a.mig_profile, a.gpus) == (b.mig_profile, b.gpus)
+
+
 def offer_words(s: SuggestedResources) -> str:
     if s.mig_profile:
         return f"a {s.mig_profile} slice"
@@ -73,7 +78,7 @@ def sentence(
             f"{subject} {held}: nothing the '{backend}' backend offers holds that with "
             f"{headroom:.0%} headroom."
         )
-    if current is not None and current == suggestion:
+    if same_size(current, suggestion):
         return f"{subject} {held}: {offer_words(suggestion)} is already the smallest that fits."
     text = f"{subject} {held}: {offer_words(suggestion)} fits"
     if idle_percent is not None and suggestion.mig_profile:
