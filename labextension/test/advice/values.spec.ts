@@ -172,7 +172,8 @@ describe('priorities and attempts', () => {
       message: '',
       cells_done: 3,
       gpu_hours_allocated: null,
-      gpu_hours_used: null
+      gpu_hours_used: null,
+      resumed_at: 90
     });
     expect(attemptsSummary([])).toBe('');
     expect(attemptsSummary([attempt(1, 'preempted')])).toBe(
