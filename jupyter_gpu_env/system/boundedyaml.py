@@ -4,6 +4,10 @@
 (a "billion laughs" of aliases) or how deep it nests. Both are counted here as the document is
 composed, before anything is built from it: each node once, each alias as the size of what it stands
 for, so nine aliases of nine aliases of ... cost what they expand to.
+
+A mapping that names a key twice is refused (a ``yaml.YAMLError`` naming the key and both lines):
+YAML's readers keep the last silently, so a pipeline file naming node ``a`` twice would run one node
+where its JSON form is refused. Keys a merge (``<<``) brings in may still be overridden.
 """
 
 from __future__ import annotations
@@ -49,6 +53,27 @@ def load_yaml(text: str, max_depth: int, max_nodes: int) -> Any:
                     else f"it holds more than {max_nodes} values"
                 )
             return node
+
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            # Checked before the merge keys are flattened in: those may be overridden, by design.
+            seen: dict[Any, Any] = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    first = seen.setdefault(key, key_node)
+                except TypeError:  # unhashable: the constructor refuses it, saying so
+                    continue
+                if first is not key_node:
+                    named = repr(key) if len(repr(key)) <= 80 else repr(key)[:77] + "..."
+                    raise yaml.constructor.ConstructorError(
+                        "while reading a mapping",
+                        node.start_mark,
+                        f"found duplicate key {named} (first on line {first.start_mark.line + 1})",
+                        key_node.start_mark,
+                    )
+            return super().construct_mapping(node, deep)
 
     loader = Bounded(text)
     try:

@@ -57,3 +57,11 @@ def test_what_is_wrong_is_said_with_the_file_s_name(text, message):
 def test_which_files_are_pipeline_files():
     assert is_pipeline_file("a.pipeline.yaml") and is_pipeline_file("A.Pipeline.YML")
     assert not is_pipeline_file("pipeline.yaml") and not is_pipeline_file("a.yaml")
+
+
+def test_a_node_named_twice_is_refused_as_the_json_form_refuses_it():
+    text = "nodes:\n  a: {notebook_path: a.ipynb}\n  b: b.ipynb\n  a: {notebook_path: c.ipynb}\n"
+    with pytest.raises(InvalidRequest) as e:
+        parse_text(text, "p.pipeline.yaml")
+    assert "'p.pipeline.yaml' is not valid YAML (line 4)" in e.value.message
+    assert "duplicate key 'a'" in e.value.message and e.value.status == 400

@@ -132,3 +132,9 @@ def test_too_many_entries_are_refused_while_reading_not_after():
     many = "dependencies:\n" + "".join(f"  - p{i}\n" for i in range(2001))
     with pytest.raises(InvalidRequest, match="lists more than 2000 packages"):
         parse("env.yml", many)
+
+
+def test_a_key_named_twice_is_refused_naming_it_and_its_line():
+    text = "name: a\ndependencies:\n  - numpy\nname: b\ndependencies:\n  - scipy\n"
+    with pytest.raises(InvalidRequest, match=r"env.yml, line 4: not valid YAML \(found duplicate key 'name'"):
+        parse("env.yml", text)
