@@ -4,15 +4,28 @@ when configured, a login when a user is configured, and a timeout on every step.
 from __future__ import annotations
 
 import asyncio
+import re
 import smtplib
 import ssl
 from dataclasses import dataclass
+from email.errors import MessageError
+from email.header import Header
 from email.message import EmailMessage
+from email.policy import Policy
 from email.utils import formatdate, make_msgid
+
+# What ends a line for Python's email package (str.splitlines: CR, LF, VT, FF, FS, GS, RS, NEL, U+2028,
+# U+2029), and every other control character: none of them belongs in a one-line header.
+_NOT_ONE_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 
 
 class DeliveryFailed(Exception):
-    """A message was not delivered; the words say why (no secret in them)."""
+    """A message was not delivered; the words say why (no secret in them). ``permanent``: trying again
+    would fail the same way."""
+
+    def __init__(self, words: str, *, permanent: bool = False) -> None:
+        super().__init__(words)
+        self.permanent = permanent
 
 
 @dataclass(frozen=True)
@@ -32,17 +45,47 @@ class SmtpSettings:
         return bool(self.host)
 
 
+def one_line(text: str) -> str:
+    """``text`` as one header line: each run of line breaks (of any kind) and control characters one space.
+    A job's name may hold U+2028 or U+0085 (the API takes them), or anything at all in a record kept from
+    before its checks; its message is sent all the same."""
+    return _NOT_ONE_LINE.sub(" ", text)
+
+
+@dataclass(frozen=True)
+class _EncodedWhole:
+    """A header written as encoded-words from its first character to its last (RFC 2047), for text that
+    holds ``=?``: the email package writes such text as it is, and every mail reader would then decode a
+    name such as ``=?utf-8?q?x?=`` into something else."""
+
+    name: str
+    text: str
+
+    def fold(self, *, policy: Policy) -> str:
+        words = Header(self.text, "utf-8", header_name=self.name).encode(linesep=policy.linesep)
+        return f"{self.name}: {words}{policy.linesep}"
+
+    def __str__(self) -> str:
+        return self.text
+
+
 def build(smtp: SmtpSettings, to: str, subject: str, text: str) -> EmailMessage:
-    """The message: plain text, UTF-8, with a date and a message id."""
+    """The message: plain text, UTF-8, with a date and a message id; the subject on one line, encoded
+    where it must be. Raises a permanent :class:`DeliveryFailed` where no message can be made (an address
+    the site or the user wrote that no header can hold)."""
+    subject = one_line(subject).strip()
     msg = EmailMessage()
-    msg["From"] = smtp.sender
-    msg["To"] = to
-    msg["Subject"] = subject
-    msg["Date"] = formatdate(localtime=True)
-    domain = smtp.sender.rpartition("@")[2] or None
-    msg["Message-ID"] = make_msgid(domain=domain)
-    msg["Auto-Submitted"] = "auto-generated"  # RFC 3834: no vacation replies to it
-    msg.set_content(text)
+    try:
+        msg["From"] = smtp.sender
+        msg["To"] = to
+        msg["Subject"] = _EncodedWhole("Subject", subject) if "=?" in subject else subject
+        msg["Date"] = formatdate(localtime=True)
+        domain = smtp.sender.rpartition("@")[2] or None
+        msg["Message-ID"] = make_msgid(domain=domain)
+        msg["Auto-Submitted"] = "auto-generated"  # RFC 3834: no vacation replies to it
+        msg.set_content(text)
+    except (ValueError, TypeError, MessageError) as e:
+        raise DeliveryFailed(f"the message to {to} could not be made: {e}", permanent=True) from e
     return msg
 
 

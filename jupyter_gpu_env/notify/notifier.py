@@ -212,10 +212,9 @@ class Notifier:
             try:
                 await self._send(channel, to, msg)
             except DeliveryFailed as e:
-                if attempt == self.attempts:
-                    log.warning(
-                        "%s of %s not delivered to %s after %d tries: %s", channel, what, where, attempt, e
-                    )
+                if e.permanent or attempt == self.attempts:
+                    tries = "1 try" if attempt == 1 else f"{attempt} tries"
+                    log.warning("%s of %s not delivered to %s after %s: %s", channel, what, where, tries, e)
                     return
                 wait = self.backoff * 2 ** (attempt - 1)
                 log.info("%s of %s to %s failed (%s); trying again in %g s", channel, what, where, e, wait)
@@ -225,10 +224,18 @@ class Notifier:
                 return
 
     async def _send(self, channel: Channel, to: str, msg: message.Message) -> None:
-        if channel == "email":
-            await email.send(self.smtp, to, msg.subject, msg.text)
-        else:
-            await webhook.post(to, msg.payload, self.webhook_timeout)
+        """Send once; whatever goes wrong is a :class:`DeliveryFailed`, so that each delivery is recorded as
+        delivered or not, and none ends the others sent with it."""
+        try:
+            if channel == "email":
+                await email.send(self.smtp, to, msg.subject, msg.text)
+            else:
+                await webhook.post(to, msg.payload, self.webhook_timeout)
+        except (DeliveryFailed, asyncio.CancelledError):
+            raise
+        except Exception as e:
+            log.exception("%s to %s failed unexpectedly", channel, _shown(channel, to))
+            raise DeliveryFailed(f"sending failed unexpectedly ({type(e).__name__})", permanent=True) from e
 
     # ----- a test -----
 

@@ -25,6 +25,7 @@ class Inbox:
 
     def __init__(self) -> None:
         self.messages: list[EmailMessage] = []
+        self.raw: list[bytes] = []  # each message as it came, to check what was written on the wire
         self.recipients: list[list[str]] = []
         self.logins: list[str] = []
         # Bound now, so that a server's configuration can name the port before the test starts serving.
@@ -46,6 +47,7 @@ class Inbox:
         self._socket.close()
 
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        self.raw.append(envelope.original_content or envelope.content)
         parsed = message_from_bytes(envelope.content, policy=policy.default)
         assert isinstance(parsed, EmailMessage)
         self.messages.append(parsed)
