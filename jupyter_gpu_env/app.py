@@ -18,6 +18,7 @@ from .batch.service import JobService
 from .batch.store import JobStore
 from .dask.options import DaskClusters
 from .dask.service import DaskService
+from .dask.spec import DIR_ENV as DASK_DIR_ENV
 from .efficiency.advisor import Advisor
 from .efficiency.idle import IdleEnforcer
 from .envs.catalog import EnvironmentCatalog
@@ -154,6 +155,9 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
             base_url=getattr(self.serverapp, "base_url", None) or "/",
         )
         advice = Advisor(jobs, headroom=self.job_advice_headroom, runs=self.job_advice_runs)
+        # what this server or command starts (kernels, terminals, scripts) finds the clusters there:
+        # jupyter_gpu_env.dask.connect(id)
+        os.environ[DASK_DIR_ENV] = str(dask.root.absolute())
         return Library(
             envs=envs, images=images, jobs=jobs, schedules=schedules, pipelines=pipelines, dask=dask,
             advice=advice,

@@ -18,7 +18,9 @@ def _normalized(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def installed(prefix: Path, names: tuple[str, ...] = ("dask", "distributed", "dask-cuda")) -> dict[str, str]:
+def installed(
+    prefix: Path, names: tuple[str, ...] = ("dask", "distributed", "dask-cuda", "jupyter-gpu-env")
+) -> dict[str, str]:
     """The versions of ``names`` installed in ``prefix`` (conda's and pip's alike leave a dist-info)."""
     wanted = set(names)
     found: dict[str, str] = {}
@@ -39,6 +41,7 @@ class Readiness:
     python: str
     distributed: str
     dask_cuda: str | None
+    connect_module: bool = False  # jupyter-gpu-env is there too: a notebook can `connect(cluster_id)`
 
 
 def python_of(prefix: Path) -> Path:
@@ -69,4 +72,6 @@ def check(prefix: Path, shown: str | None, *, gpus: bool) -> Readiness:
             reason="dask_versions_differ",
             details=[{"environment": shown, "prefix": str(prefix), "packages": [f"dask=={distributed}"]}],
         )
-    return Readiness(str(python), distributed, have.get("dask-cuda") if gpus else None)
+    return Readiness(
+        str(python), distributed, have.get("dask-cuda") if gpus else None, "jupyter-gpu-env" in have
+    )

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from .spec import ClusterSpec
+from .spec import ClusterSpec, Network
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,7 @@ class ClusterRef:
 
 class DaskLauncher(Protocol):
     name: str
+    network: Network  # where the cluster's processes listen (loopback where all run on this machine)
 
     def check(self, placement: Placement, walltime_seconds: int) -> None:
         """Raise a Conflict (or NotFound for an unknown queue) when the backend cannot run these workers."""

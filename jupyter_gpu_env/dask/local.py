@@ -1,5 +1,6 @@
 """The local backend's clusters: the scheduler a detached process on this machine, its workers the
-keeper's processes beside it (``incluster.pools.LocalPool``)."""
+keeper's processes beside it (``incluster.pools.LocalPool``); all of them, and the dashboard, listen on
+loopback only, behind the cluster's mutual TLS (another user of this machine reaches loopback too)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from .. import proc
 from ..batch.local.backend import LocalBackend
 from ..errors import Conflict
 from .launchers import ClusterRef, DaskSettings, Placement, SchedulerSeen, Started
-from .spec import LOG, SCHEDULER_JSON, ClusterSpec, scheduler_args, scheduler_env
+from .spec import LOG, SCHEDULER_JSON, ClusterSpec, Network, scheduler_args, scheduler_env
 
 STOP_GRACE = 20.0  # seconds the keeper has to retire its workers before everything is killed
 _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
@@ -26,6 +27,7 @@ _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 class LocalLauncher:
     name = "local"
+    network = Network(loopback=True)
 
     def __init__(self, backend: LocalBackend, settings: DaskSettings) -> None:
         self.backend = backend
@@ -78,7 +80,7 @@ class LocalLauncher:
             raise Conflict("A local cluster needs an environment's Python.", reason="no_python")
         argv = [
             spec.python,
-            *scheduler_args(folder, spec.idle_timeout_seconds, interface=self.settings.interface),
+            *scheduler_args(folder, spec.idle_timeout_seconds, self.network),
         ]
         pid = await asyncio.to_thread(
             proc.spawn_detached, argv, cwd=folder, env=self._env(spec, placement), stdout_path=folder / LOG

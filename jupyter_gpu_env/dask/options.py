@@ -57,7 +57,10 @@ class DaskClusters(Configurable):
         "",
         config=True,
         help="The network interface a Dask scheduler listens on (e.g. `ib0`), where the default one is "
-        "not the one workers reach. Default: the scheduler's own choice.",
+        "not the one workers reach. Default: the scheduler's own choice. Its dashboard listens on every "
+        "interface (this server's proxy reaches it at the node's name); both require the cluster's own "
+        "certificate of every client. `lo` puts the scheduler, its dashboard and the workers on loopback: "
+        "for a single-node cluster only. The local backend's clusters are always on loopback.",
     )
     kubernetes_operator = Enum(
         ["auto", "always", "never"],

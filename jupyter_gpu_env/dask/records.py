@@ -45,6 +45,10 @@ class ClusterRecord(BaseModel):
     worker_seconds: float = 0.0
     started_total: int = 0
     request: dict[str, Any] = Field(default_factory=dict, description="What was asked, as sent.")
+    tls: bool = Field(default=False, description="Its folder holds its TLS credentials (every new cluster).")
+    connect_module: bool = Field(
+        default=False, description="Its environment has jupyter-gpu-env, so `connect(id)` works there."
+    )
 
     @property
     def final(self) -> bool:

@@ -13,25 +13,35 @@ import builtins
 import contextlib
 import logging
 import re
+import ssl
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
-from ..batch import jobfiles
 from ..batch.service import JobService
 from ..errors import Conflict, GpuEnvError, NotFound
 from ..models.automation.dask import DaskCluster, DaskClusterList, DaskClusterRequest, DaskScaleRequest
 from ..models.resources import parse_time_limit
-from ..system import untrusted
 from ..system.trees import remove_tree
 from . import envcheck, folder
 from .backends import launcher_for
 from .launchers import ClusterRef, DaskLauncher, DaskSettings, Placement, SchedulerSeen
 from .records import ClusterRecord, WorkerSpan
 from .spec import LOG, ClusterSpec, ScaleFile, WorkerShape, lifetime_for, worker_args
-from .state import KeeperState, read_state
+from .state import KeeperState, log_tail, read_state_or_damage
 from .view import Standing, cluster, standing
+
+
+@dataclass(frozen=True)
+class DashboardTarget:
+    """Where a cluster's dashboard listens, and the TLS context to reach it with (None: plain HTTP)."""
+
+    host: str
+    port: int
+    tls: ssl.SSLContext | None
+
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +76,7 @@ class DaskService:
         self.base_url = base_url
         self._launchers: dict[str, DaskLauncher] = {}
         self._stopping: dict[str, asyncio.Task[None]] = {}
-        self._targets: dict[str, tuple[float, tuple[str, int]]] = {}  # id -> (when, dashboard's host:port)
+        self._targets: dict[str, tuple[float, DashboardTarget]] = {}  # id -> (when, the dashboard's target)
 
     def launcher(self, backend: str) -> DaskLauncher:
         if backend not in self._launchers:
@@ -118,14 +128,16 @@ class DaskService:
             lifetime=life,
             idle_timeout_seconds=self.settings.idle_timeout_seconds,
             connect_timeout_seconds=self.settings.connect_timeout_seconds,
-            worker_args=worker_args(where, shape, life),
+            worker_args=worker_args(where, shape, life, launcher.network),
             pool={},
         )
 
         def pool(tmp: Path) -> None:
             spec.pool = launcher.pool(spec, placement, tmp)
 
-        await asyncio.to_thread(folder.build, where, spec, pool)
+        # the certificate outlives any scheduler this server starts (a local one has no walltime)
+        valid = max(self.settings.scheduler_walltime_seconds, folder.VALID_SECONDS)
+        await asyncio.to_thread(folder.build, where, spec, pool, valid_seconds=valid)
         record = ClusterRecord(
             id=cluster_id,
             name=name,
@@ -145,6 +157,8 @@ class DaskService:
             workers=spec.workers,
             adapt=spec.adapt,
             request=request.model_dump(mode="json", exclude_none=True),
+            tls=True,
+            connect_module=bool(ready and ready.connect_module),
         )
         try:
             started = await launcher.start(spec, placement, where)
@@ -207,9 +221,10 @@ class DaskService:
             await asyncio.shield(task)
         return await self.get(cluster_id)
 
-    async def dashboard_target(self, cluster_id: str) -> tuple[str, int]:
+    async def dashboard_target(self, cluster_id: str) -> DashboardTarget:
         """Where the dashboard proxy goes: the host the backend says the scheduler runs on (never one
-        read from the folder, which the user's code can write) and the port the keeper reported. Kept a
+        read from the folder, which the user's code can write) and the port the keeper reported, with
+        the cluster's certificate to present (None for a cluster made before clusters had TLS). Kept a
         few seconds: a dashboard page asks for a dozen files at once, each would cost a squeue."""
         known = self._targets.get(cluster_id)
         if known is not None and time.monotonic() - known[0] < TARGET_TTL:
@@ -226,8 +241,19 @@ class DaskService:
             raise Conflict(
                 f"Dask cluster '{record.name}' has no dashboard now: it is {at.state}.", reason="no_dashboard"
             )
-        self._targets[cluster_id] = (time.monotonic(), (seen.host, state.dashboard_port))
-        return seen.host, state.dashboard_port
+        tls = None
+        if record.tls:
+            try:
+                tls = await asyncio.to_thread(folder.client_ssl_context, Path(record.folder))
+            except (OSError, ValueError) as e:  # ssl.SSLError is an OSError
+                raise Conflict(
+                    f"Dask cluster '{record.name}''s certificate cannot be read ({e}); its dashboard is "
+                    "reached only with it.",
+                    reason="no_dashboard",
+                ) from None
+        target = DashboardTarget(seen.host, state.dashboard_port, tls)
+        self._targets[cluster_id] = (time.monotonic(), target)
+        return target
 
     # ----- following -----
 
@@ -260,11 +286,13 @@ class DaskService:
                 log.warning("could not observe the Dask clusters on %s: %s", backend, e)
         out: builtins.list[Observed] = []
         for r in records:
-            state, damaged = (None, None) if r.final else await asyncio.to_thread(_read_state, Path(r.folder))
+            state, damaged = (
+                (None, None) if r.final else await asyncio.to_thread(read_state_or_damage, Path(r.folder))
+            )
             seen = seen_by_id.get(r.id)
             tail = ""
             if seen is not None and seen.state in ("ended", "gone") and not r.final:
-                tail = await asyncio.to_thread(_log_tail, Path(r.folder) / LOG)
+                tail = await asyncio.to_thread(log_tail, Path(r.folder) / LOG)
             at = standing(r, seen, state, tail)
             if damaged:
                 state = None
@@ -306,7 +334,7 @@ class DaskService:
                 await launcher.stop(self._ref(record))
                 fresh = await self.records.get(record.id)
                 if not fresh.final:
-                    state, _ = await asyncio.to_thread(_read_state, Path(fresh.folder))
+                    state, _ = await asyncio.to_thread(read_state_or_damage, Path(fresh.folder))
                     await self._keep(fresh, Standing("stopped", "Shut down.", final=True), state, ledger=True)
             except (GpuEnvError, OSError) as e:
                 log.warning("stopping Dask cluster %s: %s", record.id, e)
@@ -355,26 +383,6 @@ class DaskService:
 
 def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")[:40] or "dask"
-
-
-def _read_state(where: Path) -> tuple[KeeperState | None, str | None]:
-    try:
-        return read_state(where), None
-    except jobfiles.Damaged as e:
-        return None, e.why
-
-
-def _log_tail(path: Path) -> str:
-    """The last line the scheduler wrote, bounded (its log is the user's code's to write too)."""
-    try:
-        size = path.stat().st_size
-        with untrusted.open_regular_file(path) as f:
-            f.seek(max(0, size - 2048))
-            raw = f.read(2048)
-    except (OSError, GpuEnvError):
-        return ""
-    lines = [line.strip() for line in raw.decode(errors="replace").splitlines() if line.strip()]
-    return lines[-1][:300] if lines else ""
 
 
 def _remove(where: Path) -> None:

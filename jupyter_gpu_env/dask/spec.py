@@ -9,8 +9,17 @@ The folder is the whole contract between the server and the cluster, as a job fo
 - ``scheduler.json``: distributed's own scheduler file, written by the scheduler where it runs, so
   workers find the address the scheduler itself chose, not one guessed from the Jupyter server's host;
 - ``state.json`` (the keeper, every few seconds; read by the server as untrusted, :mod:`.state`);
+- ``tls/``: the cluster's own authority (``ca.pem``), the certificate it signed (``cluster.pem``) and its
+  key (``cluster.key``, the owner's alone), made with the folder (:mod:`.folder`): scheduler, workers
+  and clients speak ``tls://`` only and each requires that certificate of the other side;
 - ``gpuenv_dask/``: the keeper's package (:mod:`.incluster`), copied so that the scheduler needs nothing
-  of this package where it runs, only ``distributed``.
+  of this package where it runs, only ``distributed``; ``python -m gpuenv_dask.scheduler`` starts the
+  scheduler with the cluster's TLS and the keeper.
+
+Where each listens: on the local backend (one machine, :attr:`Network.loopback`) scheduler, workers and
+dashboards bind 127.0.0.1; on a batch system the scheduler binds ``c.DaskClusters.interface`` (or its
+own choice) and its dashboard every interface, behind the same mutual TLS, so that only this server's
+authenticated proxy (which holds the certificate) reaches it. Workers serve no dashboard.
 """
 
 from __future__ import annotations
@@ -28,6 +37,15 @@ SCHEDULER_JSON = "scheduler.json"
 STOP = "stop"
 LOG = "scheduler.log"
 KEEPER_PACKAGE = "gpuenv_dask"  # where incluster/ is copied, importable with PYTHONPATH=<folder>
+# The TLS files; incluster/scheduler.py names them too (it cannot import this package where it runs).
+TLS_DIR = "tls"
+CA_PEM = f"{TLS_DIR}/ca.pem"
+CERT_PEM = f"{TLS_DIR}/cluster.pem"
+KEY_PEM = f"{TLS_DIR}/cluster.key"
+LOOPBACK = "127.0.0.1"
+# Set by the server and the CLI for everything they start (kernels, terminals, scripts): the folder of
+# the clusters' folders, where jupyter_gpu_env.dask.connect(id) looks first.
+DIR_ENV = "JUPYTER_GPU_ENV_DASK_DIR"
 WORKER_LOGS = "workers"  # a folder of one log per worker
 
 MIN_MARGIN = 20  # seconds a worker retires before its walltime, at least
@@ -95,6 +113,20 @@ class ClusterSpec(BaseModel):
     )
 
 
+class Network(BaseModel):
+    """Where a cluster's processes listen: ``loopback`` where all of them run on this machine (the
+    local backend), else the scheduler on ``interface`` (None: its own choice)."""
+
+    loopback: bool = False
+    interface: str | None = None
+
+    @classmethod
+    def on(cls, interface: str | None) -> Network:
+        """A batch system's cluster on ``c.DaskClusters.interface``: ``lo`` (a single-node cluster, as the
+        tests run one) puts every process and the dashboard on loopback, as the local backend does."""
+        return cls(loopback=interface == "lo", interface=interface)
+
+
 class ScaleFile(BaseModel):
     """``scale.json``."""
 
@@ -103,9 +135,12 @@ class ScaleFile(BaseModel):
     adapt: dict[str, int] | None = None
 
 
-def worker_args(folder: Path, shape: WorkerShape, life: Lifetime, *, death_timeout: int = 120) -> list[str]:
+def worker_args(
+    folder: Path, shape: WorkerShape, life: Lifetime, network: Network, *, death_timeout: int = 120
+) -> list[str]:
     """A worker's command after its Python: ``-m`` the worker (dask-cuda's with GPUs and dask-cuda),
-    finding the scheduler by its file. The keeper adds ``--name`` per worker."""
+    finding the scheduler by its file, speaking TLS with the cluster's certificate, serving no
+    dashboard. The keeper adds ``--name`` per worker."""
     module: list[str] = (
         ["-m", "dask_cuda.cli", "worker"] if shape.cuda else ["-m", "distributed.cli.dask_worker"]
     )
@@ -125,33 +160,65 @@ def worker_args(folder: Path, shape: WorkerShape, life: Lifetime, *, death_timeo
         f"{death_timeout}s",
         "--local-directory",
         str(folder / WORKER_LOGS),
+        *_tls_args(folder),
+        "--no-dashboard",
     ]
+    if network.loopback:
+        # its HTTP server (health, metrics) still listens: on loopback, with the worker and its nanny
+        args += ["--host", LOOPBACK, "--dashboard-address", f"{LOOPBACK}:0"]
     return args
 
 
-def scheduler_args(folder: Path, idle_timeout: int, *, interface: str | None = None) -> list[str]:
-    """The scheduler's command after its Python: any free port on the interface it picks (or
-    ``interface``), a dashboard on any free port, our keeper preloaded, shut down after ``idle_timeout``.
-    Run with ``PYTHONPATH=<folder>`` so that the preload imports the copied keeper."""
+def _tls_args(folder: Path) -> list[str]:
+    return [
+        "--protocol",
+        "tls",
+        "--tls-ca-file",
+        str(folder / CA_PEM),
+        "--tls-cert",
+        str(folder / CERT_PEM),
+        "--tls-key",
+        str(folder / KEY_PEM),
+    ]
+
+
+def scheduler_args(
+    folder: Path, idle_timeout: int, network: Network, *, port: int = 0, dashboard_port: int = 0
+) -> list[str]:
+    """The scheduler's command after its Python: the keeper's own entry point
+    (``incluster/scheduler.py``), which starts distributed's scheduler with the cluster's TLS, its
+    dashboard requiring the cluster's certificate, and the keeper preloaded; any free ports unless
+    given; shut down after ``idle_timeout``. Run with ``PYTHONPATH=<folder>`` (:func:`scheduler_env`)."""
+    dashboard_host = LOOPBACK if network.loopback else ""
     args = [
         "-m",
-        "distributed.cli.dask_scheduler",
+        f"{KEEPER_PACKAGE}.scheduler",
         "--scheduler-file",
         str(folder / SCHEDULER_JSON),
         "--port",
-        "0",
+        str(port),
         "--dashboard-address",
-        ":0",
+        f"{dashboard_host}:{dashboard_port}",
         "--idle-timeout",
         f"{idle_timeout}s",
-        "--preload",
-        f"{KEEPER_PACKAGE}.keeper",
     ]
-    if interface:
-        args += ["--interface", interface]
+    if network.loopback:
+        args += ["--host", LOOPBACK]
+    elif network.interface:
+        args += ["--interface", network.interface]
     return args
 
 
 def scheduler_env(folder: Path) -> dict[str, str]:
-    """What the scheduler's environment adds: the copied keeper importable, the spec found."""
-    return {"PYTHONPATH": str(folder), "GPU_ENV_DASK_FOLDER": str(folder)}
+    """What the scheduler's environment adds: the copied keeper importable, the spec found, and what
+    every process of the cluster is told (:func:`worker_env`)."""
+    return {"PYTHONPATH": str(folder), "GPU_ENV_DASK_FOLDER": str(folder), **worker_env()}
+
+
+def worker_env() -> dict[str, str]:
+    """What a worker's environment adds: no connection of any of the cluster's processes without TLS,
+    and no route on a worker's HTTP server (its health and metrics pages are nobody's business here)."""
+    return {
+        "DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION": "True",
+        "DASK_DISTRIBUTED__WORKER__HTTP__ROUTES": "[]",
+    }

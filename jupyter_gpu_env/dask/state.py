@@ -1,5 +1,6 @@
-"""What the keeper writes (``state.json``), read as untrusted: the user's code runs beside it and may
-rewrite it, so every value is bounded and a damaged file concerns that cluster alone."""
+"""What the cluster writes, read as untrusted: the keeper's ``state.json`` and the scheduler's log. The
+user's code runs beside them and may rewrite them, so every value is bounded and a damaged file
+concerns that cluster alone."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from ..batch import jobfiles
+from ..errors import GpuEnvError
+from ..system import untrusted
 from .spec import STATE_JSON
 
 MAX_STATE_BYTES = 1 << 20
@@ -65,3 +68,24 @@ class KeeperState(BaseModel):
 def read_state(folder: Path) -> KeeperState | None:
     """The keeper's last state, None before it wrote one; :class:`jobfiles.Damaged` when unbelievable."""
     return jobfiles.read_model(folder / STATE_JSON, KeeperState, MAX_STATE_BYTES)
+
+
+def read_state_or_damage(folder: Path) -> tuple[KeeperState | None, str | None]:
+    """The keeper's last state, or None and why it cannot be believed."""
+    try:
+        return read_state(folder), None
+    except jobfiles.Damaged as e:
+        return None, e.why
+
+
+def log_tail(path: Path) -> str:
+    """The last line the scheduler wrote, bounded (its log is the user's code's to write too)."""
+    try:
+        size = path.stat().st_size
+        with untrusted.open_regular_file(path) as f:
+            f.seek(max(0, size - 2048))
+            raw = f.read(2048)
+    except (OSError, GpuEnvError):
+        return ""
+    lines = [line.strip() for line in raw.decode(errors="replace").splitlines() if line.strip()]
+    return lines[-1][:300] if lines else ""

@@ -10,11 +10,13 @@ from ..models.automation.dask import (
     DaskAdapt,
     DaskCluster,
     DaskPendingWorker,
+    DaskTls,
     DaskVersions,
     DaskWorkers,
 )
 from .launchers import SchedulerSeen
 from .records import ClusterRecord
+from .spec import CA_PEM, CERT_PEM, KEY_PEM
 from .state import KeeperState
 
 MAX_PENDING_SHOWN = 100
@@ -112,6 +114,8 @@ def cluster(
         if live and at.state == "running" and state is not None and state.dashboard_port
         else None
     )
+    address = state.address if live and state is not None else None
+    tls = tls_files(record)
     versions = (
         DaskVersions.model_validate(state.versions.model_dump()) if state is not None else DaskVersions()
     )
@@ -125,7 +129,9 @@ def cluster(
         kernel=record.kernel,
         image=record.image,
         queue=record.queue,
-        scheduler_address=state.address if live and state is not None else None,
+        scheduler_address=address,
+        tls=tls,
+        client_code=client_code(record, address, tls) if address else None,
         dashboard=dashboard,
         workers=workers,
         adapt=DaskAdapt.model_validate(record.adapt) if record.adapt else None,
@@ -142,4 +148,45 @@ def cluster(
         gpu_hours=worker_seconds / 3600 * record.resources.gpu_units(),
         versions=versions,
         problems=list(state.problems) if state is not None else [],
+    )
+
+
+def tls_files(record: ClusterRecord) -> DaskTls | None:
+    if not record.tls:
+        return None
+    return DaskTls(
+        ca_file=f"{record.folder}/{CA_PEM}",
+        cert_file=f"{record.folder}/{CERT_PEM}",
+        key_file=f"{record.folder}/{KEY_PEM}",
+    )
+
+
+def client_code(record: ClusterRecord, address: str, tls: DaskTls | None) -> str:
+    """The code cell that connects a client: ``connect`` where the cluster's environment has this
+    package, else distributed's own ``Security`` with the cluster's files (every value a Python literal)."""
+    if tls is None:  # a cluster made before clusters had TLS
+        return "\n".join(["from distributed import Client", "", f"client = Client({address!r})", "client"])
+    if record.connect_module:
+        return "\n".join(
+            [
+                "from jupyter_gpu_env.dask import connect",
+                "",
+                f"client = connect({record.id!r})  # over the cluster's mutual TLS",
+                "client",
+            ]
+        )
+    return "\n".join(
+        [
+            "from distributed import Client, Security",
+            "",
+            "# the cluster's own certificate: it accepts no connection without it",
+            "security = Security(",
+            f"    tls_ca_file={tls.ca_file!r},",
+            f"    tls_client_cert={tls.cert_file!r},",
+            f"    tls_client_key={tls.key_file!r},",
+            "    require_encryption=True,",
+            ")",
+            f"client = Client({address!r}, security=security)",
+            "client",
+        ]
     )

@@ -27,7 +27,18 @@ def test_a_cluster_is_started_listed_scaled_and_stopped_from_a_terminal(cli, cap
     assert code == 0, err
     cluster_id = out.splitlines()[0]
     assert "running: 1/1 workers" in err
-    assert 'client = Client("tcp://' in out and f"/gpu-env/dask/{cluster_id}/status" in out
+    assert "scheduler  tls://127.0.0.1:" in out and f"/gpu-env/dask/{cluster_id}/status" in out
+    # the client code it prints runs as printed, in this Python (which has this package)
+    code_lines = out.split("  client\n", 1)[1].split("  dashboard", 1)[0]
+    client_code = "\n".join(line.removeprefix("    ") for line in code_lines.splitlines())
+    assert f"client = connect('{cluster_id}')" in client_code
+    scope: dict[str, object] = {}
+    exec(client_code, scope)  # the code the command printed is what is tested
+    client = scope["client"]
+    try:
+        assert client.submit(sum, range(10)).result(timeout=30) == 45  # type: ignore[attr-defined]
+    finally:
+        client.close()  # type: ignore[attr-defined]
 
     code, out, _ = run(capsys, "dask", "list")
     assert code == 0 and cluster_id in out and "running" in out and "1/1" in out

@@ -32,6 +32,10 @@ async def test_a_cluster_through_the_api_with_its_dashboard(api, jp_fetch, jp_ws
 
     up = await wait_until(running, within=60, what="the cluster running with its worker")
     assert up["dashboard"] == f"{jp_base_url}gpu-env/dask/{made['id']}/status"
+    # the scheduler speaks TLS only; the dashboard answers only this server's proxy, which holds the
+    # cluster's certificate (tests/dask/test_dask_local.py shows another user refused at its port)
+    assert up["scheduler_address"].startswith("tls://127.0.0.1:")
+    assert up["tls"]["key_file"].endswith("/tls/cluster.key") and "connect(" in up["client_code"]
     listed = await body(await api("dask/clusters"))
     assert [c["id"] for c in listed["items"]] == [made["id"]] and listed["total"] == 1
 

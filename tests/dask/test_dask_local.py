@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import signal
+import stat
 import sys
 import time
 from pathlib import Path
@@ -11,11 +14,15 @@ from pathlib import Path
 import psutil
 import pytest
 from dask_local import ENV, members
-from distributed import Client
+from distributed import Client, Security
 from helpers import wait_until
+from intruder import assert_all_refused, attempts_as_nobody
 
+from jupyter_gpu_env.dask import connect
 from jupyter_gpu_env.dask.incluster.pools import LocalPool
 from jupyter_gpu_env.dask.service import DaskService
+from jupyter_gpu_env.dask.spec import DIR_ENV
+from jupyter_gpu_env.dask.state import read_state
 from jupyter_gpu_env.errors import Conflict, NotFound
 from jupyter_gpu_env.models.automation.dask import DaskCluster, DaskClusterRequest, DaskScaleRequest
 
@@ -39,8 +46,19 @@ def _running(n: int):
     return lambda c: c.state == "running" and c.workers.running == n and c.workers.pending == 0
 
 
-async def _sum(address: str) -> int:
-    async with Client(address, asynchronous=True) as client:
+def security(c: DaskCluster) -> Security:
+    """What the owner's client presents: the files the API names."""
+    assert c.tls is not None
+    return Security(
+        tls_ca_file=c.tls.ca_file,
+        tls_client_cert=c.tls.cert_file,
+        tls_client_key=c.tls.key_file,
+        require_encryption=True,
+    )
+
+
+async def _sum(c: DaskCluster) -> int:
+    async with Client(c.scheduler_address, security=security(c), asynchronous=True) as client:
         step = N // 10
         parts = client.map(sum, [range(i, i + step) for i in range(0, N, step)])
         return int(await client.submit(sum, parts))
@@ -52,10 +70,10 @@ async def test_a_cluster_computes_scales_and_shuts_down_leaving_nothing(dask_env
     assert made.state == "starting" and made.name == "analysis" and made.backend == "local"
     folder = Path((await svc.records.get(made.id)).folder)
     up = await _until(svc, made.id, _running(2), "two workers joining")
-    assert up.scheduler_address and up.scheduler_address.startswith("tcp://")
+    assert up.scheduler_address and up.scheduler_address.startswith("tls://127.0.0.1:")
     assert up.dashboard == f"/base/gpu-env/dask/{made.id}/status"
     assert up.versions.distributed and up.lifetime_seconds < up.walltime_seconds
-    assert await _sum(up.scheduler_address) == N * (N - 1) // 2
+    assert await _sum(up) == N * (N - 1) // 2
 
     await svc.scale(made.id, DaskScaleRequest(workers=3))
     assert (await _until(svc, made.id, _running(3), "a third worker")).workers.requested == 3
@@ -99,10 +117,82 @@ async def test_a_restarted_server_finds_its_cluster_and_a_killed_worker_is_repla
     replaced = await _until(
         again, made.id, lambda c: _running(2)(c) and c.workers.started_total == 3, "a replacement"
     )
-    assert await _sum(replaced.scheduler_address or "") == N * (N - 1) // 2
+    assert await _sum(replaced) == N * (N - 1) // 2
     assert (await again.stop(made.id)).state in ("stopping", "stopped")
     assert (await again.wait_stopped(made.id)).state == "stopped"
     assert members(folder) == []
+
+
+async def test_the_cluster_is_the_owners_alone(dask_env):
+    """Every port of the cluster (scheduler, workers, nannies, dashboards) is on loopback and refuses
+    another user of this machine: no plain tcp://, no tls:// without the cluster's own certificate, no
+    dashboard page without it either. The key is the owner's alone."""
+    svc = dask_env.service()
+    made = await svc.create(DaskClusterRequest(environment=ENV, workers=1))
+    up = await _until(svc, made.id, _running(1), "one worker")
+    folder = Path((await svc.records.get(made.id)).folder)
+    state = read_state(folder)
+    assert state is not None and state.dashboard_port
+    said = await asyncio.to_thread(attempts_as_nobody, up.scheduler_address or "", state.dashboard_port)
+    assert_all_refused(said, dashboard=True)
+
+    assert up.tls is not None and stat.S_IMODE(os.stat(up.tls.key_file).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(folder / "tls").st_mode) == 0o700
+    for p in members(folder):  # every listening socket of every process of the cluster
+        for conn in p.net_connections(kind="inet"):
+            if conn.status == psutil.CONN_LISTEN:
+                assert conn.laddr.ip == "127.0.0.1", (p.cmdline(), conn)
+    # the owner, with the files the API names, computes
+    assert await _sum(up) == N * (N - 1) // 2
+    await svc.stop(made.id)
+    await svc.wait_stopped(made.id)
+
+
+async def test_connect_finds_the_cluster_by_its_id_and_loads_its_certificate(dask_env, tmp_path, monkeypatch):
+    """``jupyter_gpu_env.dask.connect(id)`` as a notebook calls it (its kernel's event loop running in
+    this thread): through ``$JUPYTER_GPU_ENV_DASK_DIR``, which the server gives what it starts, and
+    without it through the configuration files the server and the CLI read."""
+    svc = dask_env.service()
+    made = await svc.create(DaskClusterRequest(environment=ENV, workers=1))
+    up = await _until(svc, made.id, _running(1), "one worker")
+    # the venv has this package: the code the API offers is connect's
+    assert up.client_code == (
+        f"from jupyter_gpu_env.dask import connect\n\nclient = connect('{made.id}')"
+        "  # over the cluster's mutual TLS\nclient"
+    )
+    config = tmp_path / "config"
+    config.mkdir()
+    batch = dask_env.batch
+    (config / "jupyter_server_config.json").write_text(
+        json.dumps(
+            {
+                "ServerApp": {"root_dir": str(batch.root)},
+                "GpuEnvApp": {"job_store": str(batch.db), "job_dir": "jobs", "backends": ["local"]},
+            }
+        )
+    )
+    monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(config))
+    monkeypatch.setenv("JUPYTER_CONFIG_PATH", str(config))
+    for where in (str(svc.root), None):
+        if where is None:
+            monkeypatch.delenv(DIR_ENV, raising=False)
+        else:
+            monkeypatch.setenv(DIR_ENV, where)
+        client = connect(made.id, timeout=30)
+        try:
+            assert client.scheduler.address == up.scheduler_address
+            assert client.submit(sum, range(100)).result(timeout=30) == 4950
+        finally:
+            client.close()
+    monkeypatch.setenv(DIR_ENV, str(svc.root))
+    with pytest.raises(LookupError, match="0123456789ab"):
+        connect("0123456789ab")
+    with pytest.raises(LookupError, match="not a Dask cluster id"):
+        connect("../../etc")
+    await svc.stop(made.id)
+    await svc.wait_stopped(made.id)
+    with pytest.raises(ConnectionError, match="is stopped"):
+        connect(made.id)
 
 
 async def test_an_unused_cluster_shuts_itself_down(dask_env):

@@ -2,15 +2,30 @@
 
 from __future__ import annotations
 
+import socket
+import ssl
+import stat
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from jupyter_gpu_env.dask import envcheck
+from jupyter_gpu_env.dask.folder import client_ssl_context, make_credentials
+from jupyter_gpu_env.dask.incluster import scheduler as incluster
 from jupyter_gpu_env.dask.launchers import PendingPlace, SchedulerSeen
 from jupyter_gpu_env.dask.records import ClusterRecord
-from jupyter_gpu_env.dask.spec import WorkerShape, lifetime_for, scheduler_args, worker_args
+from jupyter_gpu_env.dask.spec import (
+    CA_PEM,
+    CERT_PEM,
+    KEY_PEM,
+    Network,
+    WorkerShape,
+    lifetime_for,
+    scheduler_args,
+    worker_args,
+)
 from jupyter_gpu_env.dask.state import KeeperState
 from jupyter_gpu_env.dask.view import cluster, standing
 from jupyter_gpu_env.errors import Conflict
@@ -30,9 +45,9 @@ def test_workers_retire_minutes_before_the_walltime_and_never_after_it(walltime,
     assert life.lifetime - life.stagger >= walltime / 2
 
 
-def test_the_commands_find_the_scheduler_by_its_file_and_preload_the_keeper(tmp_path):
+def test_the_commands_find_the_scheduler_by_its_file_and_speak_tls_with_the_clusters_certificate(tmp_path):
     life = lifetime_for(3600)
-    args = worker_args(tmp_path, WorkerShape(threads=4, memory_bytes=2 << 30), life)
+    args = worker_args(tmp_path, WorkerShape(threads=4, memory_bytes=2 << 30), life, Network())
     assert args[:2] == ["-m", "distributed.cli.dask_worker"]
     assert args[args.index("--scheduler-file") + 1] == str(tmp_path / "scheduler.json")
     assert args[args.index("--nthreads") + 1] == "4" and args[args.index("--memory-limit") + 1] == str(
@@ -41,11 +56,90 @@ def test_the_commands_find_the_scheduler_by_its_file_and_preload_the_keeper(tmp_
     assert (
         args[args.index("--lifetime") + 1] == "3300s" and args[args.index("--lifetime-stagger") + 1] == "150s"
     )
-    cuda = worker_args(tmp_path, WorkerShape(threads=4, cuda=True, gpu_units=1), life)
+    tls = {
+        "--protocol": "tls",
+        "--tls-ca-file": str(tmp_path / "tls/ca.pem"),
+        "--tls-cert": str(tmp_path / "tls/cluster.pem"),
+        "--tls-key": str(tmp_path / "tls/cluster.key"),
+    }
+    assert {k: args[args.index(k) + 1] for k in tls} == tls and "--no-dashboard" in args
+    assert "--host" not in args  # on a batch system a worker listens where its node reaches the scheduler
+    cuda = worker_args(tmp_path, WorkerShape(threads=4, cuda=True, gpu_units=1), life, Network(loopback=True))
     assert cuda[:3] == ["-m", "dask_cuda.cli", "worker"] and cuda[cuda.index("--nthreads") + 1] == "1"
-    sched = scheduler_args(tmp_path, 600, interface="ib0")
-    assert sched[sched.index("--preload") + 1] == "gpuenv_dask.keeper"
+    assert {k: cuda[cuda.index(k) + 1] for k in tls} == tls
+    assert cuda[cuda.index("--host") + 1] == "127.0.0.1"
+    assert cuda[cuda.index("--dashboard-address") + 1] == "127.0.0.1:0"
+
+    sched = scheduler_args(tmp_path, 600, Network(interface="ib0"))
+    assert sched[:2] == ["-m", "gpuenv_dask.scheduler"]  # the keeper's entry point: TLS, keeper preloaded
     assert sched[sched.index("--idle-timeout") + 1] == "600s" and sched[-2:] == ["--interface", "ib0"]
+    assert sched[sched.index("--dashboard-address") + 1] == ":0"  # every interface, behind mutual TLS
+    local = scheduler_args(tmp_path, 600, Network(loopback=True, interface="ib0"))
+    assert local[local.index("--host") + 1] == "127.0.0.1" and "--interface" not in local
+    assert local[local.index("--dashboard-address") + 1] == "127.0.0.1:0"
+    # the in-cluster entry point names the files the server writes (it cannot import this package)
+    assert (incluster.CA_PEM, incluster.CERT_PEM, incluster.KEY_PEM) == (CA_PEM, CERT_PEM, KEY_PEM)
+
+
+def _handshake(server: ssl.SSLContext, client: ssl.SSLContext) -> str:
+    """A TLS handshake between the two contexts over a socket pair; what the server saw of the client."""
+    a, b = socket.socketpair()
+    with a, b:
+        out: dict[str, object] = {}
+
+        def serve() -> None:
+            try:
+                with server.wrap_socket(a, server_side=True) as s:
+                    out["peer"] = s.getpeercert()
+            except (ssl.SSLError, OSError) as e:
+                out["error"] = e
+
+        t = threading.Thread(target=serve)
+        t.start()
+        try:
+            with client.wrap_socket(b) as c:
+                c.sendall(b"x")
+        except (ssl.SSLError, OSError):
+            pass
+        t.join(10)
+        if "error" in out:
+            raise out["error"]  # type: ignore[misc]
+        peer = out["peer"]
+        return str(dict(x[0] for x in peer["subject"])["commonName"])  # type: ignore[index]
+
+
+def test_each_cluster_has_its_own_authority_and_a_key_only_its_owner_reads(tmp_path):
+    """The files pass OpenSSL's strict checks (Python 3.13's default) both ways, mutual TLS holds, and
+    another cluster's certificate is refused."""
+    (tmp_path / "a").mkdir()
+    make_credentials(tmp_path / "a", "aaaaaaaaaaaa", 3600)
+    (tmp_path / "b").mkdir()
+    make_credentials(tmp_path / "b", "bbbbbbbbbbbb", 3600)
+    for name in ("ca.pem", "cluster.pem", "cluster.key"):
+        assert stat.S_IMODE((tmp_path / "a" / "tls" / name).stat().st_mode) == 0o600
+    assert stat.S_IMODE((tmp_path / "a" / "tls").stat().st_mode) == 0o700
+    with pytest.raises(FileExistsError):  # never made over what is there
+        make_credentials(tmp_path / "a", "aaaaaaaaaaaa", 3600)
+
+    def server_of(folder: Path) -> ssl.SSLContext:  # as distributed makes a scheduler's
+        ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH, cafile=str(folder / "tls/ca.pem"))
+        ctx.verify_flags |= ssl.VERIFY_X509_STRICT
+        ctx.verify_mode = ssl.CERT_REQUIRED
+        ctx.load_cert_chain(str(folder / "tls/cluster.pem"), str(folder / "tls/cluster.key"))
+        return ctx
+
+    def client_of(folder: Path) -> ssl.SSLContext:
+        ctx = client_ssl_context(folder)
+        ctx.verify_flags |= ssl.VERIFY_X509_STRICT
+        return ctx
+
+    assert _handshake(server_of(tmp_path / "a"), client_of(tmp_path / "a")) == "dask-aaaaaaaaaaaa"
+    with pytest.raises(ssl.SSLError):  # a certificate of another cluster is nobody here
+        _handshake(server_of(tmp_path / "a"), client_of(tmp_path / "b"))
+    nocert = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=str(tmp_path / "a/tls/ca.pem"))
+    nocert.check_hostname = False
+    with pytest.raises(ssl.SSLError):  # and no certificate at all is nobody either
+        _handshake(server_of(tmp_path / "a"), nocert)
 
 
 def _prefix(tmp_path: Path, *dists: str) -> Path:

@@ -113,14 +113,16 @@ test.describe('Dask', () => {
     );
     await section.screenshot({ path: screenshotPath('dask-section.png') });
 
-    // A client at the top of the notebook, run: the kernel connects.
-    const address = (await clusterNamed(page, name))?.scheduler_address;
-    expect(address).toMatch(/^tcp:\/\//);
+    // A client at the top of the notebook, run: the kernel connects over the
+    // cluster's mutual TLS (the kernel's environment has this package).
+    const running = await clusterNamed(page, name);
+    const address = running?.scheduler_address;
+    expect(address).toMatch(/^tls:\/\/127\.0\.0\.1:/);
     await fromMenu(page, row, 'Insert client into notebook');
     const panel = page.locator('.jp-NotebookPanel:not(.lm-mod-hidden)');
     const first = panel.locator('.jp-Cell').first();
     await expect(first.locator('.jp-InputArea')).toContainText(
-      `client = Client("${address}")`
+      `client = connect('${running?.id}')`
     );
     await expect(panel.locator('.jp-Cell')).toHaveCount(2);
     await page.notebook.runCell(0);

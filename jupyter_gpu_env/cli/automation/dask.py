@@ -30,10 +30,12 @@ def _describe(c: DaskCluster, out: TextIO) -> None:
     print(f"{c.id}  {c.name} on {c.backend}: {c.state}" + (f" ({c.message})" if c.message else ""), file=out)
     if c.scheduler_address:
         print(f"  scheduler  {c.scheduler_address}", file=out)
-        print(
-            f'  client     from dask.distributed import Client; client = Client("{c.scheduler_address}")',
-            file=out,
-        )
+    if c.tls is not None:
+        print(f"  tls        {c.tls.cert_file} (its key readable by you alone)", file=out)
+    if c.client_code:
+        print("  client", file=out)
+        for line in c.client_code.splitlines():
+            print(f"    {line}" if line else "", file=out)
     if c.dashboard:
         print(f"  dashboard  {c.dashboard} (through the Jupyter server)", file=out)
     scale = f" (adapt {c.adapt.minimum}..{c.adapt.maximum})" if c.adapt else ""

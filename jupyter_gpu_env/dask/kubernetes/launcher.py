@@ -27,7 +27,7 @@ from ...batch.kubernetes.namespace import gone_already
 from ...errors import Conflict, Unavailable
 from ...kube.client import ApiError
 from ..launchers import ClusterRef, DaskSettings, Placement, SchedulerSeen, Started
-from ..spec import ClusterSpec
+from ..spec import ClusterSpec, Network
 from . import objects
 
 DISCOVERY_TTL = 600.0
@@ -49,6 +49,7 @@ class KubeLauncher:
         poll: float = 1.0,
     ) -> None:
         self.backend = backend
+        self.network = Network.on(settings.interface)
         self.settings = settings
         self.ns = backend.ns
         self.api = backend.api

@@ -28,7 +28,7 @@ from kubernetes import client
 from ...batch.kubernetes import objects as k8s
 from ...models.resources import MIG_PROFILE_RE
 from ..launchers import Placement
-from ..spec import ClusterSpec, scheduler_args, scheduler_env
+from ..spec import ClusterSpec, Network, scheduler_args, scheduler_env
 
 CLUSTER_LABEL = "jupyter-gpu-env/dask-cluster"
 SCHEDULER = "dask-scheduler"  # app.kubernetes.io/component of the scheduler's objects
@@ -208,10 +208,9 @@ def _python(spec: ClusterSpec) -> str:
 
 
 def _scheduler_argv(spec: ClusterSpec, idle_timeout: int, interface: str | None) -> list[str]:
-    args = scheduler_args(_folder(spec), idle_timeout, interface=interface)
-    # fixed ports, so the Service (and the operator) can name them
-    args[args.index("--port") + 1] = str(COMM_PORT)
-    args[args.index("--dashboard-address") + 1] = f":{DASHBOARD_PORT}"
+    # fixed ports, so the Service (and the operator) can name them; both behind the cluster's mutual TLS
+    net = Network(interface=interface)
+    args = scheduler_args(_folder(spec), idle_timeout, net, port=COMM_PORT, dashboard_port=DASHBOARD_PORT)
     return [_python(spec), *args]
 
 

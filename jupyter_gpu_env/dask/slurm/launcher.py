@@ -25,7 +25,7 @@ from ...models.resources import Resources
 from .. import folder as cluster_folder
 from ..incluster.slurmpool import PREFIX as PREFIX_OF_TASK
 from ..launchers import ClusterRef, DaskSettings, PendingPlace, Placement, SchedulerSeen, Started
-from ..spec import ClusterSpec
+from ..spec import ClusterSpec, Network
 from . import script
 
 log = logging.getLogger(__name__)
@@ -107,6 +107,7 @@ class SlurmLauncher:
         self.backend = backend
         self.settings = settings
         self.controller = backend.controller
+        self.network = Network.on(settings.interface)
 
     # ----- before anything is made -----
 
@@ -177,7 +178,7 @@ class SlurmLauncher:
         limit = next((p.max_time_seconds for p in partitions if p.name == wanted), None)
         seconds = min(self.settings.scheduler_walltime_seconds, limit or sys.maxsize)
         try:
-            text = script.scheduler_script(spec, options, seconds, self.settings.interface)
+            text = script.scheduler_script(spec, options, seconds, self.network)
         except ValueError as e:
             raise InvalidRequest(f"{e}.", reason="invalid_request") from None
         path = folder / script.SCHEDULER_SCRIPT

@@ -32,7 +32,7 @@ from ...batch.slurm.words import ceil_minutes
 from ...models.resources import MIG_PROFILE_RE
 from ..incluster.slurmpool import PREFIX as PREFIX_OF_TASK
 from ..launchers import Placement
-from ..spec import LOG, WORKER_LOGS, ClusterSpec, scheduler_args, scheduler_env
+from ..spec import LOG, WORKER_LOGS, ClusterSpec, Network, scheduler_args, scheduler_env, worker_env
 
 SCHEDULER_SCRIPT = "scheduler.sbatch"
 WORKER_SCRIPT = "worker.sbatch"
@@ -91,9 +91,7 @@ def _command(python: str, args: Sequence[str]) -> str:
     return " ".join(shlex.quote(a) for a in (check_path(python, "The environment's Python"), *args))
 
 
-def scheduler_script(
-    spec: ClusterSpec, options: SbatchOptions, time_seconds: int, interface: str | None = None
-) -> str:
+def scheduler_script(spec: ClusterSpec, options: SbatchOptions, time_seconds: int, network: Network) -> str:
     """The scheduler's batch job: one CPU, modest memory, ``time_seconds`` (the server's
     ``dask_scheduler_walltime``, within the partition's limit), the keeper preloaded. ``exec``: the
     scheduler is the job's main process, so scancel's SIGTERM reaches distributed, whose teardown runs
@@ -121,8 +119,7 @@ def scheduler_script(
         *(f"#SBATCH {d}" for d in directives),
         *_environment(env, options),
         "",
-        "exec "
-        + _command(options.python, scheduler_args(folder, spec.idle_timeout_seconds, interface=interface)),
+        "exec " + _command(options.python, scheduler_args(folder, spec.idle_timeout_seconds, network)),
     ]
     return "\n".join(lines) + "\n"
 
@@ -150,7 +147,7 @@ def worker_script(spec: ClusterSpec, placement: Placement, options: SbatchOption
         directives.append(f"--gres={g}")
     directives += [f"--time={ceil_minutes(spec.walltime_seconds)}", *_site_directives(options)]
     # Dask's threads are the parallelism: nested BLAS threads would oversubscribe the worker's CPUs.
-    env = {"PYTHONUNBUFFERED": "1", **{v: "1" for v in THREAD_VARS}}
+    env = {"PYTHONUNBUFFERED": "1", **worker_env(), **{v: "1" for v in THREAD_VARS}}
     if not (placement.gpus or placement.mig_profile):
         env["CUDA_VISIBLE_DEVICES"] = ""  # asked for none: never pick up a GPU by default
     lines = [

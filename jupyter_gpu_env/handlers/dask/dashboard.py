@@ -3,11 +3,14 @@ pages and its websockets (Bokeh's live plots), authenticated like the rest of th
 
 Not under the API's path (that answers JSON only): it serves the dashboard's own HTML. It goes only to
 the host the backend says the scheduler runs on and the port the keeper reported (see
-``DaskService.dashboard_target``), never to an address read from the cluster's folder.
+``DaskService.dashboard_target``), never to an address read from the cluster's folder, and over the
+cluster's mutual TLS: the dashboard answers nobody who does not present the cluster's certificate, so
+this authenticated proxy is the one way a browser sees it.
 """
 
 from __future__ import annotations
 
+import ssl
 from typing import Any
 
 from jupyter_core.utils import ensure_async
@@ -16,6 +19,7 @@ from jupyter_server.base.websocket import WebSocketMixin
 from jupyter_server.extension.handler import ExtensionHandlerMixin
 from tornado import httpclient, web, websocket
 
+from ...dask.service import DashboardTarget
 from ...errors import GpuEnvError
 from ...services.server import Services
 from ..base import AUTH_RESOURCE
@@ -31,6 +35,7 @@ RESPONSE_HEADERS = ("Content-Type", "Cache-Control", "ETag", "Last-Modified", "C
 class DashboardHandler(ExtensionHandlerMixin, WebSocketMixin, websocket.WebSocketHandler, JupyterHandler):
     auth_resource = AUTH_RESOURCE
     upstream: websocket.WebSocketClientConnection | None = None
+    _ws_tls: ssl.SSLContext | None = None
     _subprotocols: list[str] = []
 
     @property
@@ -38,7 +43,7 @@ class DashboardHandler(ExtensionHandlerMixin, WebSocketMixin, websocket.WebSocke
         services: Services = self.settings["gpu_env_services"]
         return services
 
-    async def _target(self, cluster_id: str) -> tuple[str, int]:
+    async def _target(self, cluster_id: str) -> DashboardTarget:
         if not self.current_user:
             raise web.HTTPError(403, "Log in to Jupyter to see this dashboard.")
         allowed = await ensure_async(
@@ -51,16 +56,19 @@ class DashboardHandler(ExtensionHandlerMixin, WebSocketMixin, websocket.WebSocke
         except GpuEnvError as e:
             raise web.HTTPError(e.status, e.message) from None
 
-    def _url(self, scheme: str, host: str, port: int, path: str) -> str:
+    def _url(self, scheme: str, target: DashboardTarget, path: str) -> str:
         query = f"?{self.request.query}" if self.request.query else ""
-        return f"{scheme}://{host}:{port}/{path}{query}"
+        secure = "s" if target.tls is not None else ""
+        return f"{scheme}{secure}://{target.host}:{target.port}/{path}{query}"
 
     async def get(self, cluster_id: str, path: str | None = None) -> None:
         path = path or ""
         await self.services.start()
-        host, port = await self._target(cluster_id)
+        target = await self._target(cluster_id)
+        where = f"{target.host}:{target.port}"
         if self.request.headers.get("Upgrade", "").lower() == "websocket":
-            self._ws_url = self._url("ws", host, port, path)
+            self._ws_url = self._url("ws", target, path)
+            self._ws_tls = target.tls
             await websocket.WebSocketHandler.get(self, cluster_id, path)
             return
         headers = {k: v for k in REQUEST_HEADERS if (v := self.request.headers.get(k))}
@@ -68,7 +76,8 @@ class DashboardHandler(ExtensionHandlerMixin, WebSocketMixin, websocket.WebSocke
         client = httpclient.AsyncHTTPClient(force_instance=True, max_body_size=MAX_PAGE_BYTES)
         try:
             answer = await client.fetch(
-                self._url("http", host, port, path),
+                self._url("http", target, path),
+                ssl_options=target.tls,
                 headers=headers,
                 follow_redirects=False,
                 request_timeout=TIMEOUT,
@@ -76,11 +85,11 @@ class DashboardHandler(ExtensionHandlerMixin, WebSocketMixin, websocket.WebSocke
                 decompress_response=False,
             )
         except OSError as e:
-            raise web.HTTPError(502, f"The dashboard at {host}:{port} cannot be reached: {e}") from None
+            raise web.HTTPError(502, f"The dashboard at {where} cannot be reached: {e}") from None
         finally:
             client.close()
         if answer.code == 599:
-            raise web.HTTPError(502, f"The dashboard at {host}:{port} did not answer: {answer.error}")
+            raise web.HTTPError(502, f"The dashboard at {where} did not answer: {answer.error}")
         self.set_status(answer.code, answer.reason)
         for name in RESPONSE_HEADERS:
             if name in answer.headers:
@@ -102,7 +111,7 @@ class DashboardHandler(ExtensionHandlerMixin, WebSocketMixin, websocket.WebSocke
         super().open()  # WebSocketMixin's pings
         try:
             self.upstream = await websocket.websocket_connect(
-                httpclient.HTTPRequest(self._ws_url, connect_timeout=TIMEOUT),
+                httpclient.HTTPRequest(self._ws_url, connect_timeout=TIMEOUT, ssl_options=self._ws_tls),
                 on_message_callback=self._from_dashboard,
                 max_message_size=MAX_PAGE_BYTES,
                 subprotocols=self._subprotocols or None,

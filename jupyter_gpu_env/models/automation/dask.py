@@ -168,6 +168,15 @@ class DaskVersions(ApiModel):
     dask_cuda: str | None = Field(default=None, description="Set when GPU workers run dask-cuda's worker.")
 
 
+class DaskTls(ApiModel):
+    """The cluster's own TLS files, which every client presents and requires (mutual TLS); the key is
+    readable by its owner alone."""
+
+    ca_file: str = Field(description="The cluster's own certificate authority.")
+    cert_file: str = Field(description="The certificate scheduler, workers and clients present.")
+    key_file: str = Field(description="Its key (mode 0600).")
+
+
 class DaskCluster(ApiModel):
     """A Dask cluster as it stands: its scheduler's address, its dashboard through this server, its workers."""
 
@@ -184,7 +193,18 @@ class DaskCluster(ApiModel):
     image: str | None = None
     queue: str | None = None
     scheduler_address: str | None = Field(
-        default=None, description="What `Client(...)` connects to, as the scheduler itself reported it."
+        default=None,
+        description="What a client connects to (`tls://…`), as the scheduler itself reported it, with the "
+        "cluster's certificate (`tls`).",
+    )
+    tls: DaskTls | None = Field(
+        default=None, description="The files a client presents; null for a cluster made without TLS."
+    )
+    client_code: str | None = Field(
+        default=None,
+        description="Python that connects a `distributed.Client` to the cluster from a notebook: "
+        "`jupyter_gpu_env.dask.connect(id)` where its environment has jupyter-gpu-env, else "
+        "`Client(address, security=Security(...))` with the cluster's files.",
     )
     dashboard: str | None = Field(
         default=None, description="The dashboard's status page through this server (a path under base_url)."

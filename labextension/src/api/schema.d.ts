@@ -1473,6 +1473,12 @@ export interface components {
             adapt: components["schemas"]["DaskAdapt"] | null;
             /** Backend */
             backend: string;
+            /**
+             * Client Code
+             * @description Python that connects a `distributed.Client` to the cluster from a notebook: `jupyter_gpu_env.dask.connect(id)` where its environment has jupyter-gpu-env, else `Client(address, security=Security(...))` with the cluster's files.
+             * @default null
+             */
+            client_code: string | null;
             /** Created At */
             created_at: number;
             /**
@@ -1547,7 +1553,7 @@ export interface components {
             resources: components["schemas"]["JobResources"];
             /**
              * Scheduler Address
-             * @description What `Client(...)` connects to, as the scheduler itself reported it.
+             * @description What a client connects to (`tls://…`), as the scheduler itself reported it, with the cluster's certificate (`tls`).
              * @default null
              */
             scheduler_address: string | null;
@@ -1564,6 +1570,11 @@ export interface components {
             state: "starting" | "running" | "stopping" | "stopped" | "failed";
             /** Threads Per Worker */
             threads_per_worker: number;
+            /**
+             * @description The files a client presents; null for a cluster made without TLS.
+             * @default null
+             */
+            tls: components["schemas"]["DaskTls"] | null;
             versions?: components["schemas"]["DaskVersions"];
             /** Walltime Seconds */
             walltime_seconds: number;
@@ -1713,6 +1724,28 @@ export interface components {
             workers: number;
         } | {
             adapt: Record<string, never>;
+        };
+        /**
+         * DaskTls
+         * @description The cluster's own TLS files, which every client presents and requires (mutual TLS); the key is
+         *     readable by its owner alone.
+         */
+        DaskTls: {
+            /**
+             * Ca File
+             * @description The cluster's own certificate authority.
+             */
+            ca_file: string;
+            /**
+             * Cert File
+             * @description The certificate scheduler, workers and clients present.
+             */
+            cert_file: string;
+            /**
+             * Key File
+             * @description Its key (mode 0600).
+             */
+            key_file: string;
         };
         /** DaskVersions */
         DaskVersions: {

@@ -22,7 +22,7 @@ import { notifyError } from '../environments/notify';
 import { ILastUsed } from '../jobs/submit/resource-fields';
 import { createDashboard, dashboardId } from './dashboard';
 import { newCluster, scaleCluster } from './dialog';
-import { clientCode, dashboardUrl, describeWorkers, isLive } from './format';
+import { dashboardUrl, describeWorkers, isLive } from './format';
 import { DaskModel } from './model';
 
 export interface IDaskActionsOptions {
@@ -113,7 +113,12 @@ export class DaskActions {
     }
   }
 
-  /** A code cell connecting a Client, at the top of the notebook. */
+  /**
+   * A code cell connecting a Client, at the top of the notebook: the code
+   * the server gives (`connect(id)`, or the cluster's certificate files when
+   * the cluster's environment lacks this package), since the cluster refuses
+   * any client without its certificate.
+   */
   async insertClient(cluster: IDaskCluster): Promise<void> {
     const panel = this.notebook;
     if (!panel) {
@@ -123,7 +128,8 @@ export class DaskActions {
       );
       return;
     }
-    if (!cluster.scheduler_address) {
+    const source = cluster.client_code;
+    if (!source) {
       Notification.warning(
         `'${cluster.name}' has no scheduler address yet: wait until it runs.`,
         { autoClose: 5000 }
@@ -134,7 +140,7 @@ export class DaskActions {
     const notebook = panel.content;
     notebook.model?.sharedModel.insertCell(0, {
       cell_type: 'code',
-      source: clientCode(cluster.scheduler_address)
+      source
     });
     notebook.activeCellIndex = 0;
     notebook.deselectAll();

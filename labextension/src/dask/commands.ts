@@ -107,11 +107,11 @@ export function registerDaskCommands(options: {
       'Add a cell that connects a dask.distributed Client to the cluster, ' +
       'at the top of the notebook',
     isEnabled: args =>
-      actions.notebook !== null && enabled(c => !!c.scheduler_address)(args),
+      actions.notebook !== null && enabled(c => !!c.client_code)(args),
     execute: onCluster(
       c => actions.insertClient(c),
       'Insert a client into the notebook',
-      c => running(c) && !!c.scheduler_address
+      c => running(c) && !!c.client_code
     )
   });
   commands.addCommand(DaskCommandIDs.shutdown, {

@@ -1,7 +1,7 @@
 /**
  * The pure rules of the Dask section: how a cluster's workers read, what its
- * row's title says about pending workers, the code "Insert client" adds,
- * the dashboard's address, and what a workers field asks for.
+ * row's title says about pending workers, the dashboard's address, and what
+ * a workers field asks for.
  */
 import type {
   DaskClusterState,
@@ -77,16 +77,6 @@ export function pendingTitle(workers: IDaskWorkers): string {
     lines.push(`… and ${unlisted} more`);
   }
   return ['Pending workers:', ...lines].join('\n');
-}
-
-/** The code cell "Insert client" adds: connect, and show the client. */
-export function clientCode(address: string): string {
-  return [
-    'from dask.distributed import Client',
-    '',
-    `client = Client(${JSON.stringify(address)})`,
-    'client'
-  ].join('\n');
 }
 
 /**

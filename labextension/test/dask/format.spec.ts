@@ -5,7 +5,6 @@
  */
 import type { IDaskCluster, IDaskWorkers } from '../../src/api/types';
 import {
-  clientCode,
   dashboardUrl,
   describePending,
   describeWorkers,
@@ -149,15 +148,6 @@ describe('states', () => {
     expect(isLive(cluster({ state: 'starting' }))).toBe(true);
     expect(isLive(cluster({ state: 'stopping' }))).toBe(false);
     expect(isLive(cluster({ state: 'failed' }))).toBe(false);
-  });
-});
-
-describe('clientCode', () => {
-  it('imports, connects and shows the client', () => {
-    expect(clientCode('tcp://10.0.0.5:8786')).toBe(
-      'from dask.distributed import Client\n\n' +
-        'client = Client("tcp://10.0.0.5:8786")\nclient'
-    );
   });
 });
 

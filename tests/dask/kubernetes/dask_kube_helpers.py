@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from jupyter_gpu_env.dask.launchers import Placement
-from jupyter_gpu_env.dask.spec import ClusterSpec, WorkerShape, lifetime_for, worker_args
+from jupyter_gpu_env.dask.spec import ClusterSpec, Network, WorkerShape, lifetime_for, worker_args
 
 k8s = pytest.importorskip("jupyter_gpu_env.batch.kubernetes.objects", reason="the `kubernetes` extra")
 
@@ -28,7 +28,7 @@ def make_spec(root: Path, *, name: str = "My analysis", cuda: bool = False, **kw
     base: dict[str, Any] = dict(
         id=CLUSTER_ID, name=name, backend="kubernetes", created_at=time.time(), folder=str(folder),
         python=str(root / "envs" / "ana" / "bin" / "python"), workers=2, worker=shape, walltime_seconds=3600,
-        lifetime=life, idle_timeout_seconds=1800, worker_args=worker_args(folder, shape, life),
+        lifetime=life, idle_timeout_seconds=1800, worker_args=worker_args(folder, shape, life, Network()),
         pool={"kind": "kubernetes"},
     )  # fmt: skip
     base.update(kw)

@@ -66,11 +66,12 @@ def test_without_the_operator_every_object_is_valid_and_labelled(tmp_path, where
         assert pod["volumes"][0]["persistentVolumeClaim"]["claimName"] == "claim-alice"
     scheduler_pod = job["spec"]["template"]["spec"]
     argv = scheduler_pod["containers"][0]["command"]
-    assert argv[0] == spec.python and "gpuenv_dask.keeper" in argv
+    assert argv[:3] == [spec.python, "-m", "gpuenv_dask.scheduler"]  # TLS on both ports, the keeper in it
     assert argv[argv.index("--port") + 1] == "8786" and argv[argv.index("--dashboard-address") + 1] == ":8787"
     assert argv[argv.index("--scheduler-file") + 1] == f"{spec.folder}/scheduler.json"
     env = {e["name"]: e["value"] for e in scheduler_pod["containers"][0]["env"]}
     assert env["PYTHONPATH"] == spec.folder and env["GPU_ENV_DASK_FOLDER"] == spec.folder
+    assert env["DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION"] == "True"  # for the workers it starts too
     assert env["NVIDIA_VISIBLE_DEVICES"] == "void"  # the scheduler holds no GPU
     assert (
         scheduler_pod["serviceAccountName"] == "dask-keeper" and scheduler_pod["automountServiceAccountToken"]

@@ -13,12 +13,23 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from batch.slurm.conftest import slurm, slurm_conf  # noqa: F401 - the session's SLURM, for these tests too
+from distributed import Security
 
 from jupyter_gpu_env.batch.slurm import SlurmBackend
 from jupyter_gpu_env.dask import folder as cluster_folder
 from jupyter_gpu_env.dask.launchers import ClusterRef, DaskSettings, Placement
 from jupyter_gpu_env.dask.slurm.launcher import SlurmLauncher
-from jupyter_gpu_env.dask.spec import ClusterSpec, ScaleFile, WorkerShape, lifetime_for, worker_args
+from jupyter_gpu_env.dask.spec import (
+    CA_PEM,
+    CERT_PEM,
+    KEY_PEM,
+    ClusterSpec,
+    Network,
+    ScaleFile,
+    WorkerShape,
+    lifetime_for,
+    worker_args,
+)
 from jupyter_gpu_env.dask.state import KeeperState, read_state
 
 T = TypeVar("T")
@@ -29,11 +40,15 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
 
 
 def launcher(conf: str, **settings: Any) -> SlurmLauncher:
+    """The cluster on loopback (``lo``): this SLURM's one node is this machine, and tests bind nothing else."""
+    settings.setdefault("interface", "lo")
     backend = SlurmBackend("slurm", slurm_conf=conf, command_timeout=20.0)
     return SlurmLauncher(backend, DaskSettings(**settings))
 
 
-def make_spec(folder: Path, *, workers: int, walltime: int, cpus: int = 1, idle: int = 600) -> ClusterSpec:
+def make_spec(
+    folder: Path, network: Network, *, workers: int, walltime: int, cpus: int = 1, idle: int = 600
+) -> ClusterSpec:
     shape = WorkerShape(threads=1, cpus=cpus, memory_bytes=1 << 30)
     life = lifetime_for(walltime)
     return ClusterSpec(
@@ -49,7 +64,7 @@ def make_spec(folder: Path, *, workers: int, walltime: int, cpus: int = 1, idle:
         lifetime=life,
         idle_timeout_seconds=idle,
         interval_seconds=1.0,
-        worker_args=worker_args(folder, shape, life),
+        worker_args=worker_args(folder, shape, life, network),
         pool={},
     )
 
@@ -62,7 +77,7 @@ class Cluster:
     ) -> None:
         self.launcher = launch
         self.folder = folder
-        self.spec = make_spec(folder, workers=workers, walltime=walltime)
+        self.spec = make_spec(folder, launch.network, workers=workers, walltime=walltime)
         self.placement = Placement(
             queue=placed.get("queue"), cpus=1, memory_bytes=1 << 30, gpus=None, mig_profile=None
         )
@@ -71,9 +86,18 @@ class Cluster:
         def scripts(tmp: Path) -> None:  # the pool section, with worker.sbatch written aside
             self.spec.pool.update(launch.pool(self.spec, self.placement, tmp))
 
-        cluster_folder.build(folder, self.spec, scripts)
+        cluster_folder.build(folder, self.spec, scripts, valid_seconds=3600)
         self.handle = run(launch.start(self.spec, self.placement, folder)).handle
         self.ref = ClusterRef(self.spec.id, folder, self.handle)
+
+    def security(self) -> Security:
+        """What the owner's client presents: the cluster's own certificate."""
+        return Security(
+            tls_ca_file=str(self.folder / CA_PEM),
+            tls_client_cert=str(self.folder / CERT_PEM),
+            tls_client_key=str(self.folder / KEY_PEM),
+            require_encryption=True,
+        )
 
     def state(self) -> KeeperState | None:
         return read_state(self.folder)

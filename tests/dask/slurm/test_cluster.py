@@ -12,8 +12,9 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from distributed import Client
+from distributed import Client, Security
 from helpers import wait_until, wait_until_sync
+from intruder import assert_all_refused, attempts_as_nobody
 
 from jupyter_gpu_env.dask.launchers import DaskSettings
 from jupyter_gpu_env.dask.service import DaskService
@@ -63,7 +64,9 @@ def client(cluster: Cluster) -> Iterator[Client]:
     wait_until_sync(
         lambda: (cluster.folder / "scheduler.json").exists(), within=60, every=0.2, what="the scheduler file"
     )
-    with Client(scheduler_file=str(cluster.folder / "scheduler.json"), timeout=30) as c:
+    with Client(
+        scheduler_file=str(cluster.folder / "scheduler.json"), security=cluster.security(), timeout=30
+    ) as c:
         yield c
 
 
@@ -89,6 +92,17 @@ def test_two_array_tasks_compute_a_sum_through_the_client(cluster, client, slurm
     assert seen.state == "running" and seen.host == "localhost" and not seen.workers
     running(cluster, 2)
     assert cluster.state().address == client.scheduler.address
+
+
+def test_another_user_is_refused_at_the_scheduler_and_its_dashboard(cluster, client):
+    """Another user of the scheduler's node reaches its ports (here loopback, ``c.DaskClusters.interface
+    = "lo"``; on a real cluster, the node's interfaces): each refuses them without the cluster's
+    certificate."""
+    running(cluster, 2)
+    state = cluster.state()
+    assert state is not None and state.address and state.address.startswith("tls://127.0.0.1:")
+    assert state.dashboard_port
+    assert_all_refused(attempts_as_nobody(state.address, state.dashboard_port), dashboard=True)
 
 
 def test_scale_to_three_and_back_to_two(cluster, client, slurm_conf):
@@ -121,7 +135,9 @@ def test_a_worker_retiring_at_its_lifetime_is_replaced_and_the_computation_finis
         wait_until_sync(
             lambda: (c.folder / "scheduler.json").exists(), within=60, every=0.2, what="scheduler"
         )
-        with Client(scheduler_file=str(c.folder / "scheduler.json"), timeout=30) as client:
+        with Client(
+            scheduler_file=str(c.folder / "scheduler.json"), security=c.security(), timeout=30
+        ) as client:
             client.wait_for_workers(2, timeout=90)
             first = {str(w["name"]) for w in client.scheduler_info()["workers"].values()}
 
@@ -173,7 +189,7 @@ async def test_through_the_service_a_cluster_on_slurm_computes_and_stops(slurm, 
     svc = DaskService(
         jobs,
         slurm.root / "dask",
-        DaskSettings(connect_timeout_seconds=60),
+        DaskSettings(connect_timeout_seconds=60, interface="lo"),
         environments=lambda name: sys.prefix if name == "venv" else None,
         kernel_python=lambda name: None,
         images=lambda name: None,
@@ -194,8 +210,15 @@ async def test_through_the_service_a_cluster_on_slurm_computes_and_stops(slurm, 
             return c if c.state == "running" and c.workers.running == 1 else None
 
         cluster = await wait_until(up, within=90, every=0.5, what="one worker on SLURM")
-        assert cluster.scheduler_address
-        async with Client(cluster.scheduler_address, asynchronous=True) as client:
+        assert cluster.scheduler_address and cluster.scheduler_address.startswith("tls://")
+        assert cluster.tls is not None
+        security = Security(
+            tls_ca_file=cluster.tls.ca_file,
+            tls_client_cert=cluster.tls.cert_file,
+            tls_client_key=cluster.tls.key_file,
+            require_encryption=True,
+        )
+        async with Client(cluster.scheduler_address, security=security, asynchronous=True) as client:
             assert await client.submit(sum, range(1000)) == 499500
         await svc.stop(made.id)
         stopped = await svc.wait_stopped(made.id)

@@ -14,6 +14,7 @@ from jupyter_gpu_env.dask.incluster.slurmpool import parse_listed, task_names
 from jupyter_gpu_env.dask.launchers import ClusterRef, Placement
 from jupyter_gpu_env.dask.slurm import script
 from jupyter_gpu_env.dask.slurm.launcher import parse_rows, seen_from
+from jupyter_gpu_env.dask.spec import Network
 
 from .conftest import make_spec
 
@@ -28,7 +29,7 @@ def placement(**kw):
 
 
 def test_the_workers_script_is_one_task_per_worker_named_after_it():
-    spec = make_spec(FOLDER, workers=2, walltime=3600)
+    spec = make_spec(FOLDER, Network.on(None), workers=2, walltime=3600)
     opts = SbatchOptions(python=PY, partition="gpu", account="astro", extra=["--qos=short"])
     text = script.worker_script(spec, placement(gpus=2), opts)
     lines = text.splitlines()
@@ -51,16 +52,23 @@ def test_the_workers_script_is_one_task_per_worker_named_after_it():
         "--qos=short",
     ]
     assert "export OMP_NUM_THREADS=1" in lines and "CUDA_VISIBLE_DEVICES" not in text
+    # no connection without TLS, no page on a worker's own HTTP server
+    assert "export DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION=True" in lines
+    assert "export DASK_DISTRIBUTED__WORKER__HTTP__ROUTES='[]'" in lines
     last = lines[-1]
     assert last.startswith(
         f"exec {PY} -m distributed.cli.dask_worker --scheduler-file {FOLDER}/scheduler.json"
     )
     assert "--lifetime 3300s --lifetime-stagger 150s" in last
+    assert (
+        f"--protocol tls --tls-ca-file {FOLDER}/tls/ca.pem --tls-cert {FOLDER}/tls/cluster.pem "
+        f"--tls-key {FOLDER}/tls/cluster.key --no-dashboard"
+    ) in last
     assert last.endswith('--name "slurm-${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}"')
 
 
 def test_gpus_as_the_backend_asks_them_and_none_hidden():
-    spec = make_spec(FOLDER, workers=1, walltime=600)
+    spec = make_spec(FOLDER, Network.on(None), workers=1, walltime=600)
     mig = script.worker_script(
         spec, placement(mig_profile="1g.10gb"), SbatchOptions(python=PY, gpu_type="a100")
     )
@@ -76,8 +84,10 @@ def test_gpus_as_the_backend_asks_them_and_none_hidden():
 
 
 def test_the_scheduler_is_a_small_job_that_execs_the_scheduler_with_the_keeper():
-    spec = make_spec(FOLDER, workers=2, walltime=600, idle=1800)
-    text = script.scheduler_script(spec, SbatchOptions(python=PY, partition="debug"), 7 * 86400, "ib0")
+    spec = make_spec(FOLDER, Network.on(None), workers=2, walltime=600, idle=1800)
+    text = script.scheduler_script(
+        spec, SbatchOptions(python=PY, partition="debug"), 7 * 86400, Network.on("ib0")
+    )
     lines = text.splitlines()
     for d in (
         f"--job-name=gpuenv-dask-{spec.id}",
@@ -89,9 +99,15 @@ def test_the_scheduler_is_a_small_job_that_execs_the_scheduler_with_the_keeper()
     ):
         assert f"#SBATCH {d}" in lines
     assert f"export PYTHONPATH={FOLDER}" in lines and f"export GPU_ENV_DASK_FOLDER={FOLDER}" in lines
+    assert "export DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION=True" in lines
+    # the keeper's entry point: the cluster's TLS on every port, the keeper preloaded
     assert lines[-1] == (
-        f"exec {PY} -m distributed.cli.dask_scheduler --scheduler-file {FOLDER}/scheduler.json --port 0 "
-        "--dashboard-address :0 --idle-timeout 1800s --preload gpuenv_dask.keeper --interface ib0"
+        f"exec {PY} -m gpuenv_dask.scheduler --scheduler-file {FOLDER}/scheduler.json --port 0 "
+        "--dashboard-address :0 --idle-timeout 1800s --interface ib0"
+    )
+    single = script.scheduler_script(spec, SbatchOptions(python=PY), 600, Network.on("lo"))
+    assert single.splitlines()[-1].endswith(
+        "--dashboard-address 127.0.0.1:0 --idle-timeout 1800s --host 127.0.0.1"
     )
 
 
@@ -100,7 +116,7 @@ def test_the_scheduler_is_a_small_job_that_execs_the_scheduler_with_the_keeper()
     [("partition", "gpu\n#SBATCH --x"), ("python", "/env/bin/python; rm -rf ~"), ("extra", ["--output=/x"])],
 )
 def test_nothing_unchecked_reaches_the_scripts(field, value):
-    spec = make_spec(FOLDER, workers=1, walltime=600)
+    spec = make_spec(FOLDER, Network.on(None), workers=1, walltime=600)
     with pytest.raises(ValueError):
         script.worker_script(spec, placement(), SbatchOptions(**{"python": PY, field: value}))
 
