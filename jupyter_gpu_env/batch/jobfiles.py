@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -44,6 +45,10 @@ ATTEMPTS = "attempts.json"
 CANCEL_MARK = "cancel-requested"
 # The folder a notebook may keep its own state in, to resume from after a preemption.
 CHECKPOINT = "checkpoint"
+# The time limit as the job's record says, in seconds (0: none), set by a backend in the runner's
+# environment: the runner takes it over job.json's, which another job's code may rewrite while this
+# one waits in a queue.
+TIME_LIMIT_ENV = "JUPYTER_GPU_ENV_TIME_LIMIT"
 
 # What the server reads of a job's files at most: the runner writes far less; more is not believed.
 MAX_SMALL = 4096
@@ -227,6 +232,22 @@ def _incomplete_tail(raw: bytes) -> int:
         if byte & 0xC0 != 0x80:  # a lead byte (or ASCII): how long should its character be?
             return back if _char_length(byte) > back else 0
     return 0
+
+
+def time_limit_of(spec: dict[str, Any], environ: Mapping[str, str]) -> float | None:
+    """The runner's time limit in seconds: the backend's word (:data:`TIME_LIMIT_ENV`) where it gave
+    one, else job.json's; None for none."""
+    given = environ.get(TIME_LIMIT_ENV)
+    if given is not None:
+        try:
+            seconds = float(given)
+        except ValueError:
+            seconds = 0.0
+        return seconds if seconds > 0 and seconds != float("inf") else None
+    limit = spec.get("time_limit_seconds")
+    return (
+        float(limit) if isinstance(limit, int | float) and not isinstance(limit, bool) and limit > 0 else None
+    )
 
 
 def first_tagged_cell(nb: Any, tag: str) -> int:

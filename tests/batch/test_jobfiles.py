@@ -136,3 +136,13 @@ def test_an_output_notebook_that_is_a_fifo_is_noted_not_waited_on(tmp_path):
     out.write_text("[" * 100_000)
     recorded = read_recorded(out)
     assert recorded is not None and "could not be read" in recorded.notes[0]
+
+
+def test_the_time_limit_a_backend_gives_the_runner_stands_over_job_json():
+    spec = {"time_limit_seconds": 5}
+    assert jobfiles.time_limit_of(spec, {}) == 5.0
+    assert jobfiles.time_limit_of(spec, {jobfiles.TIME_LIMIT_ENV: "60"}) == 60.0
+    assert jobfiles.time_limit_of(spec, {jobfiles.TIME_LIMIT_ENV: "0"}) is None  # the record has none
+    assert jobfiles.time_limit_of({"time_limit_seconds": None}, {jobfiles.TIME_LIMIT_ENV: "7"}) == 7.0
+    for odd in ({"time_limit_seconds": True}, {"time_limit_seconds": "5"}, {"time_limit_seconds": -1}, {}):
+        assert jobfiles.time_limit_of(odd, {}) is None

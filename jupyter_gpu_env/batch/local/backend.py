@@ -347,6 +347,8 @@ class LocalBackend(Backend):
         elif res.gpus == 0:
             # The job asked for no GPU: on a shared machine it must not grab one by default.
             env["CUDA_VISIBLE_DEVICES"] = ""
+        # The record's limit (0: none), which the runner takes over its job.json's.
+        env[jobfiles.TIME_LIMIT_ENV] = str(int(res.time_limit_seconds or 0))
         if res.cpus:
             for var in _THREAD_VARS:
                 env[var] = str(res.cpus)

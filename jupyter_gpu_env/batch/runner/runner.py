@@ -133,7 +133,7 @@ class Runner:
                 p for p in (str(self.folder), os.environ.get("JUPYTER_PATH", "")) if p
             )
             kernel_name = JOB_KERNEL
-        limit = job.get("time_limit_seconds")
+        limit = jobfiles.time_limit_of(job, os.environ)
         if limit:
             timer = threading.Timer(float(limit), self._time_up, args=(int(limit),))
             timer.daemon = True

@@ -1,0 +1,65 @@
+"""What the server assigned and recorded stands, whatever a job writes in a job folder (its own or a
+queued one's): the queue goes on, a retry runs its record's limits, the GPUs stay the server's to give."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from helpers import wait_until, write_notebook
+
+FOLDER = "import json, os, time, psutil\nfolder = psutil.Process(os.getppid()).cmdline()[-1]"
+HOLD = "while not os.path.exists(os.path.join(folder, 'release')):\n    time.sleep(0.05)"
+
+
+async def test_a_queued_retry_whose_job_json_another_job_rewrote_keeps_its_record_s_limit(batch):
+    """The run lifts the time limit in its own job.json and fails; then another job's code lifts it in
+    the job.json of the retry waiting in the queue: the retry still stops at its record's 5 s (it once
+    ran on, as the rewritten job.json said)."""
+    nb = write_notebook(
+        batch.root, "sweep/fails.ipynb",
+        [
+            FOLDER + "\nspec_path = os.path.join(folder, 'job.json')\nmarker = os.path.join(os.getcwd(), 'once')",
+            "if not os.path.exists(marker):\n"
+            "    spec = json.load(open(spec_path))\n"
+            "    spec['time_limit_seconds'] = spec['resources']['time_limit_seconds'] = None\n"
+            "    json.dump(spec, open(spec_path, 'w'))\n"
+            "    open(marker, 'w').close()\n"
+            "    raise ValueError('first try fails')",
+            "time.sleep(120)",
+        ],
+        parameters="alpha = 1",
+    )  # fmt: skip
+    holder = batch.notebook("hold.ipynb", [FOLDER, HOLD])
+    svc = batch.service(max_concurrent=1)
+    try:
+        group = await svc.submit(
+            {"notebook_path": nb, "sweep": {"alpha": [1]}, "resources": {"time_limit": "0:00:05"}}
+        )
+        group = await _sweep_ended(svc, group.id)
+        first = await svc.submit({"notebook_path": holder})
+        group = await svc.sweeps.retry_failed(group.id)
+        (run,) = await svc.sweeps.records.runs(group.id)
+        assert run.state == "queued"
+        spec_path = batch.root / run.job_dir / "job.json"
+        spec = json.loads(spec_path.read_text())
+        spec["time_limit_seconds"] = None
+        spec["resources"]["time_limit_seconds"] = None
+        spec_path.write_text(json.dumps(spec))
+        (batch.root / first.job_dir / "release").touch()
+        run = await batch.wait_for(svc, run.id, batch.ended, within=90)
+        assert (run.state, run.reason) == ("failed", "time_limit"), run.message
+        assert run.finished_at - run.started_at < 60
+    finally:
+        for folder in batch.job_folders():
+            (folder / "release").touch()
+        await svc.stop()
+
+
+async def _sweep_ended(svc: Any, group_id: str) -> Any:
+    async def check() -> Any:
+        await svc.refresh()
+        group = await svc.sweeps.get(group_id)
+        return group if group.state not in ("queued", "running") else None
+
+    return await wait_until(check, within=120, every=0.2, what=f"sweep {group_id} ending")
