@@ -2,9 +2,11 @@
 ``notify`` whether and where to send word, and delivers it in the background.
 
 A sweep's runs are one thing to the user: its word goes once, when its last run has ended, with how many
-succeeded and failed. A scheduled run's names its schedule. A delivery that fails is logged and tried
-again a few times, each wait longer; nothing here raises into the tracker that tells it, or changes a
-job. :meth:`Notifier.stop` cancels what is still pending.
+succeeded and failed. A scheduled run's names its schedule. Each delivery goes in its own slot, with its
+timeout (:mod:`.lanes`: a receiver that hangs delays only what is sent to it). A delivery that fails is
+logged and tried again a few times, each wait longer (its slot given back while it waits); nothing here
+raises into the tracker that tells it, or changes a job. :meth:`Notifier.stop` cancels what is still
+pending.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from ..models.jobs import TERMINAL_STATES, Job
 from ..models.sweeps import JobGroup
 from . import email, message, webhook
 from .email import DeliveryFailed, SmtpSettings
+from .lanes import Lanes
 from .settings import SettingsFile
 
 log = logging.getLogger(__name__)
@@ -59,6 +62,7 @@ class Notifier:
         attempts: int = ATTEMPTS,
         backoff: float = BACKOFF,
         webhook_timeout: float = 20.0,
+        lanes: Lanes | None = None,
     ) -> None:
         self.settings = settings
         self.smtp = smtp
@@ -69,6 +73,7 @@ class Notifier:
         self.attempts = max(1, attempts)
         self.backoff = backoff
         self.webhook_timeout = webhook_timeout
+        self.lanes = lanes or Lanes()
         self._pending: set[asyncio.Task[None]] = set()
         self._sweeps_told: OrderedDict[str, tuple[Any, ...]] = OrderedDict()
         self._sweep_lock = asyncio.Lock()
@@ -108,6 +113,7 @@ class Notifier:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        self.lanes.close()
 
     def _spawn(self, work: Coroutine[Any, Any, None], what: str) -> None:
         task = asyncio.get_running_loop().create_task(self._guarded(work, what))
@@ -228,9 +234,9 @@ class Notifier:
         delivered or not, and none ends the others sent with it."""
         try:
             if channel == "email":
-                await email.send(self.smtp, to, msg.subject, msg.text)
+                await email.send(self.smtp, to, msg.subject, msg.text, self.lanes)
             else:
-                await webhook.post(to, msg.payload, self.webhook_timeout)
+                await webhook.post(to, msg.payload, self.lanes, self.webhook_timeout)
         except (DeliveryFailed, asyncio.CancelledError):
             raise
         except Exception as e:

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from .receivers import Hooks, Inbox
+from .receivers import Hooks, Inbox, Tarpit
 
 
 @pytest.fixture
@@ -23,3 +23,11 @@ def webhook_server() -> Iterator[Hooks]:
     hooks = Hooks()
     yield hooks
     hooks.close()
+
+
+@pytest.fixture
+def tarpit() -> Iterator[Tarpit]:
+    """A receiver on 127.0.0.1 that takes connections and answers nothing until released."""
+    pit = Tarpit()
+    yield pit
+    pit.close()

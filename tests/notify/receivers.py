@@ -99,3 +99,57 @@ class HookHandler(RequestHandler):
         status = self.hooks.answers.pop(0) if self.hooks.answers else 200
         self.set_status(status)
         self.finish("ok" if status == 200 else "try later")
+
+
+class Tarpit:
+    """A receiver that hangs: it takes each connection and answers nothing (or, with ``drip``, sends it
+    again and again, ``every`` seconds: an SMTP greeting that never ends) until :meth:`release`, which
+    closes them all. ``connections`` counts those it took, ``closed`` those that have ended (the client
+    gave up, or the release)."""
+
+    def __init__(self, drip: bytes = b"", every: float = 0.2) -> None:
+        self.drip, self.every = drip, every
+        self.connections = 0
+        self.closed = 0
+        self.port = 0
+        self._released = asyncio.Event()
+        self._server: asyncio.Server | None = None
+
+    async def start(self) -> Tarpit:
+        self._server = await asyncio.start_server(self._hold, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    def url(self, path: str = "/hooks/T000/B000/HUNG") -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def release(self) -> None:
+        self._released.set()
+
+    def close(self) -> None:
+        self.release()
+        if self._server is not None:
+            self._server.close()
+
+    @property
+    def open(self) -> int:
+        return self.connections - self.closed
+
+    async def _hold(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        waits = [asyncio.ensure_future(reader.read()), asyncio.ensure_future(self._released.wait())]
+        if self.drip:
+            waits.append(asyncio.ensure_future(self._dripping(writer)))
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiting in waits:
+                waiting.cancel()
+            writer.close()
+            self.closed += 1
+
+    async def _dripping(self, writer: asyncio.StreamWriter) -> None:
+        while True:
+            writer.write(self.drip)
+            await writer.drain()
+            await asyncio.sleep(self.every)  # the receiver's pace, not the test's synchronisation
