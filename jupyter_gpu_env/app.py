@@ -42,6 +42,7 @@ from .notify.settings import FILE_NAME as NOTIFICATIONS_FILE
 from .notify.settings import SettingsFile
 from .options import GpuEnvOptions
 from .pipelines.service import PipelineService
+from .proc import SECRET_VARIABLES
 from .schedules.service import ScheduleService
 from .services import Library, Services
 from .services.environments import EnvironmentOperations
@@ -238,8 +239,17 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
         server = getattr(self.serverapp, "connection_url", "") if self.serverapp is not None else ""
         return public_base(self.public_url, os.environ, server)
 
+    def take_secrets(self) -> None:
+        """The site's secrets given in the server's environment become its configuration, then leave that
+        environment, which every kernel, terminal and job runner the server starts would inherit (jupyter's
+        own children too, not only those started through ``proc``, which drops them again anyway)."""
+        self.smtp_password = self.smtp_password  # its default reads GPU_ENV_SMTP_PASSWORD: read it now
+        for name in SECRET_VARIABLES:
+            os.environ.pop(name, None)
+
     def initialize_settings(self) -> None:
         assert self.serverapp is not None  # linked before its settings are asked for
+        self.take_secrets()  # before anything is started
         self.services = self.build_services(self.serverapp.root_dir)
         self.settings["gpu_env_services"] = self.services
         self.settings["gpu_env_max_body"] = self.max_request_bytes

@@ -239,7 +239,8 @@ class GpuEnvOptions(Configurable):
     smtp_username = Unicode("", config=True, help="Log in to the SMTP server as this user; empty: no login.")
     smtp_password = Unicode(
         config=True, help="The SMTP user's password. Default: the environment variable GPU_ENV_SMTP_PASSWORD, "
-        "which keeps it out of configuration files.",
+        "which keeps it out of configuration files; the server reads it as it starts and removes it from its "
+        "environment, so that no kernel, terminal, batch job or Dask cluster it starts inherits it.",
     )  # fmt: skip
     public_url = Unicode(
         "", config=True, help="The server's URL as users reach it, for the links in notifications (e.g. "

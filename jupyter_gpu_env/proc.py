@@ -1,4 +1,5 @@
-"""The one subprocess seam: asyncio, argv lists only, timeouts, cancellation, line callbacks.
+"""The one subprocess seam: asyncio, argv lists only, timeouts, cancellation, line callbacks; no child
+gets the site's secrets (:data:`SECRET_VARIABLES`).
 
 Nothing else in the package starts processes. A shell string is refused outright, so no
 request value can ever reach a shell. A child ``tethered`` ends, with everything it started, when this
@@ -47,11 +48,21 @@ class Result:
 
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[1])
 
+# The site's secrets, which the server may be given in its environment. The server takes them into its
+# configuration when it starts and removes them from its environment (app.py); should one be set again,
+# or be in an environment a caller hands in, no child gets it all the same.
+SECRET_VARIABLES = frozenset({"GPU_ENV_SMTP_PASSWORD"})
+
+
+def child_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """What a child's environment is: ``env`` (by default this process's) without the site's secrets."""
+    return {k: v for k, v in (os.environ if env is None else env).items() if k not in SECRET_VARIABLES}
+
 
 def own_package_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
     """``env`` (by default this process's) with this package's folder first on PYTHONPATH: a child
     ``python -m jupyter_gpu_env...`` then runs this very copy, installed or not."""
-    out = dict(os.environ if env is None else env)
+    out = child_env(env)
     out["PYTHONPATH"] = os.pathsep.join(filter(None, [_PACKAGE_ROOT, out.get("PYTHONPATH")]))
     return out
 
@@ -216,7 +227,7 @@ async def start(
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
-            env=dict(env) if env is not None else None,
+            env=child_env(env),
             cwd=cwd,
             start_new_session=True,
             preexec_fn=preexec,
@@ -341,7 +352,7 @@ def spawn_detached(
             stdout=out,
             stderr=subprocess.STDOUT,
             cwd=cwd,
-            env=dict(env) if env is not None else None,
+            env=child_env(env),
             start_new_session=True,
             close_fds=True,
             preexec_fn=preexec,

@@ -179,3 +179,27 @@ async def test_a_tethered_command_whose_tether_is_killed_alone_ends_too():
     tether.kill()
     await wait_until(lambda: not _alive(command.pid), what="the command ending with its tether")
     await asyncio.wait_for(started.stop(kill_grace=1.0), 20)
+
+
+async def test_no_child_carries_the_sites_secrets(tmp_path, monkeypatch):
+    """Set again in this process after the server took it, or handed in a child's own environment, the
+    SMTP password reaches no child: run, started or detached; the other variables do."""
+    monkeypatch.setenv("GPU_ENV_SMTP_PASSWORD", "s3cret")
+    monkeypatch.setenv("GPU_ENV_TEST_KEPT", "kept")
+    show = [
+        sys.executable,
+        "-c",
+        "import os; print(os.environ.get('GPU_ENV_SMTP_PASSWORD'), os.environ.get('GPU_ENV_TEST_KEPT'))",
+    ]
+    assert (await proc.run(show)).stdout == "None kept\n"
+    given = {**os.environ, "GPU_ENV_TEST_KEPT": "given"}
+    assert (await proc.run(show, env=given)).stdout == "None given\n"
+    assert (await proc.run(show, env=proc.own_package_env())).stdout == "None kept\n"
+    started = await proc.start(show, tethered=True)
+    assert (await started.finish()).stdout == "None kept\n"
+
+    out = tmp_path / "out.txt"
+    proc.spawn_detached(show, cwd=tmp_path, env=None, stdout_path=out)
+    await wait_until(lambda: out.read_text() == "None kept\n", what=lambda: f"out.txt: {out.read_text()!r}")
+    proc.spawn_detached(show, cwd=tmp_path, env=given, stdout_path=out)
+    await wait_until(lambda: out.read_text() == "None kept\nNone given\n", what=lambda: repr(out.read_text()))
