@@ -8,7 +8,7 @@ from pathlib import Path
 from ...models.jobs import Job
 from .. import jobfiles
 from ..backend import Observation
-from .processes import LAUNCH_TIMEOUT, recorded_pid, runner_of, runner_started
+from .processes import LAUNCH_TIMEOUT, find_runner, recorded_pid, runner_of, runner_started
 
 
 def observe(job: Job, folder: Path) -> Observation:
@@ -44,16 +44,27 @@ def observe(job: Job, folder: Path) -> Observation:
             reason="lost",
             message="The runner process ended without a status (killed, out of memory, or the machine restarted).",
         )
-    if damaged is not None:
-        return Observation(
-            state="failed", reason="files_damaged", message=f"The runner cannot be found: {damaged}."
-        )
-    if info is None:
+    if info is None and damaged is None:
         return Observation(state="queued")
-    since = time.time() - (info.launching_at or 0)
-    if 0 <= since < LAUNCH_TIMEOUT:
-        return Observation(state="running", started_at=info.launching_at)
-    return Observation(state="failed", reason="lost", message="The server stopped while starting the runner.")
+    if info is not None and info.launching_at is not None:  # a launch under way, or one that died
+        since = time.time() - info.launching_at
+        if 0 <= since < LAUNCH_TIMEOUT:
+            return Observation(state="running", started_at=info.launching_at)
+        return Observation(
+            state="failed", reason="lost", message="The server stopped while starting the runner."
+        )
+    # Damaged, or naming neither runner nor launch: no launcher of ours wrote it (another job's code
+    # can write into this folder). A runner found among the processes is this job's; else a queued job
+    # is still queued, and its start replaces the file.
+    found = find_runner(folder)
+    if found is not None:
+        return Observation(
+            state="running", backend_job_id=str(found), started_at=runner_started(found, folder)
+        )
+    if job.state == "queued":
+        return Observation(state="queued")
+    why = damaged or "its runner.pid names no runner"
+    return Observation(state="failed", reason="files_damaged", message=f"The runner cannot be found: {why}.")
 
 
 def live_pid(folder: Path, recorded: int | None) -> int | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import signal
 import time
@@ -20,6 +21,8 @@ from ... import proc
 from ...models.jobs import Job
 from .. import jobfiles
 from ..backend import Observation
+
+log = logging.getLogger(__name__)
 
 # A pid file that still says "launching" this long after the launch began means the server died
 # between writing it and starting the runner.
@@ -39,6 +42,29 @@ def runner_started(pid: int, folder: Path) -> float | None:
         return None if p is None else float(p.create_time())
     except psutil.Error:
         return None
+
+
+def find_runner(folder: Path) -> int | None:
+    """The pid of a live runner of ``folder`` found among all processes, when no pid can be believed:
+    a session leader whose command line is ``... -m jupyter_gpu_env.runner FOLDER``."""
+    for p in psutil.process_iter(["cmdline", "status"]):
+        try:
+            argv = p.info["cmdline"] or []
+            if (
+                p.info["status"] != psutil.STATUS_ZOMBIE
+                and argv[-1:] == [str(folder)]
+                and "jupyter_gpu_env.runner" in argv
+                and os.getsid(p.pid) == p.pid
+            ):
+                return int(p.pid)
+        except (psutil.Error, OSError):
+            continue
+    return None
+
+
+def believable(info: jobfiles.PidFile | None) -> bool:
+    """Could a launcher of ours have written this pid file? Each names its runner, or its launch."""
+    return info is not None and (info.pid is not None or info.launching_at is not None)
 
 
 def runner_of(pid: int, folder: Path) -> psutil.Process | None:
@@ -81,12 +107,8 @@ def launch_runner(
     # Claim the job first, exclusively: of two processes polling the same store (the server
     # and a CLI), only one starts it; and a server that dies before the pid is written
     # leaves a trace, not a job that a restart would start a second time.
-    try:
-        fd = os.open(folder / jobfiles.PID, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    except FileExistsError:
+    if not _claim(folder) and not (_clear_stray(folder) and _claim(folder)):
         return Observation(state="running")
-    with os.fdopen(fd, "w") as f:
-        json.dump({"pid": None, "launching_at": time.time()}, f)
     pid = proc.spawn_detached(argv, cwd=folder, env=env, stdout_path=folder / jobfiles.LOG, nice=nice)
     started = time.time()
     try:
@@ -98,3 +120,54 @@ def launch_runner(
         {"pid": pid, "create_time": create_time, "started_at": started, "devices": devices},
     )
     return Observation(state="running", backend_job_id=str(pid), started_at=started)
+
+
+def _claim(folder: Path) -> bool:
+    """Write the launch's pid file if there is none, whole or not at all (linked into place), so that
+    another process never reads a claim half-written and takes it for a stray one."""
+    path = folder / jobfiles.PID
+    draft = folder / f".{jobfiles.PID}.{os.getpid()}-{time.monotonic_ns()}"
+    draft.write_text(json.dumps({"pid": None, "launching_at": time.time()}))
+    try:
+        os.link(draft, path)
+        return True
+    except FileExistsError:
+        return False
+    except OSError:  # a filesystem without hard links: create exclusively, then fill
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            return False
+        with os.fdopen(fd, "w") as f:
+            f.write(draft.read_text())
+        return True
+    finally:
+        draft.unlink(missing_ok=True)
+
+
+def _clear_stray(folder: Path) -> bool:
+    """Take away a pid file no launcher of ours wrote (damaged, or naming neither runner nor launch:
+    another job's code may write into a queued job's folder) while no runner of the folder lives;
+    True when it is gone. It is moved aside before it is read: a claim another process made meanwhile
+    is put back, never removed."""
+    if find_runner(folder) is not None:
+        return False
+    path = folder / jobfiles.PID
+    aside = folder / f".{jobfiles.PID}.stray-{os.getpid()}-{time.monotonic_ns()}"
+    try:
+        os.rename(path, aside)
+    except FileNotFoundError:
+        return True
+    try:
+        try:
+            info = jobfiles.read_model(aside, jobfiles.PidFile, jobfiles.MAX_SMALL)
+        except jobfiles.Damaged:
+            info = None
+        if believable(info):
+            with contextlib.suppress(FileExistsError):
+                os.link(aside, path)
+            return False
+        log.warning("%s: a runner.pid no launch wrote was removed before the job started", folder)
+        return True
+    finally:
+        aside.unlink(missing_ok=True)

@@ -4,6 +4,7 @@ never hold up another's."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -190,3 +191,42 @@ def test_a_runner_between_its_fork_and_its_exec_counts_as_running(tmp_path):
         child.kill()
         child.wait()
         os.kill(orphan, signal.SIGKILL)
+
+
+async def test_a_pid_file_not_believed_in_a_queued_job_s_folder_does_not_hold_the_queue(batch):
+    """A runner.pid saying launching_at: "soon" (written by another job's code into a queued job's
+    folder) once kept that job from ever starting (failed, its runner not found); one naming neither a
+    runner nor a launch is as little the server's. Both jobs start, in their turn."""
+    holder = batch.notebook("hold.ipynb", [FOLDER, HOLD])
+    quick = batch.notebook("quick.ipynb", ["x = 1"])
+    svc = batch.service(max_concurrent=1)
+    try:
+        first = await svc.submit({"notebook_path": holder})
+        second = await svc.submit({"notebook_path": quick})
+        third = await svc.submit({"notebook_path": quick})
+        assert (first.state, second.state, third.state) == ("running", "queued", "queued")
+        (batch.root / second.job_dir / "runner.pid").write_text(json.dumps({"launching_at": "soon"}))
+        (batch.root / third.job_dir / "runner.pid").write_text(json.dumps({"pid": None}))
+        await svc.refresh()
+        assert [(await svc.get(j.id)).state for j in (second, third)] == ["queued", "queued"]
+        (batch.root / first.job_dir / "release").touch()
+        for job in (first, second, third):
+            done = await batch.wait_for(svc, job.id, batch.ended)
+            assert done.state == "succeeded", (job.id, done.message)
+    finally:
+        release(batch)
+        await svc.stop()
+
+
+def test_only_a_pid_file_no_launch_wrote_is_taken_away(tmp_path):
+    """A claim another process made (a launch under way, a runner) is kept, whatever raced it."""
+    from jupyter_gpu_env.batch.local.processes import _clear_stray
+
+    pid_file = tmp_path / "runner.pid"
+    for stray in ('{"launching_at": "soon"}', "{}", "not json", '{"pid": null}'):
+        pid_file.write_text(stray)
+        assert _clear_stray(tmp_path) and not pid_file.exists()
+    for claim in (f'{{"launching_at": {time.time()}}}', f'{{"pid": {os.getpid()}}}'):
+        pid_file.write_text(claim)
+        assert not _clear_stray(tmp_path) and pid_file.read_text() == claim
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runner.pid"]  # nothing left aside
