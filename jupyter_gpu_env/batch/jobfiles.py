@@ -112,6 +112,8 @@ class PidFile(_FileModel):
     create_time: Annotated[float, _EPOCH] | None = None
     started_at: Annotated[float, _EPOCH] | None = None
     launching_at: Annotated[float, _EPOCH] | None = None
+    # What it was given, for whoever reads the folder; the server takes it from the runner's own
+    # environment, which the job's code cannot rewrite.
     devices: list[Annotated[str, Field(max_length=128)]] = Field(default_factory=list, max_length=64)
 
 

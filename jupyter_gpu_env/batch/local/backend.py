@@ -240,9 +240,13 @@ class LocalBackend(Backend):
                 j.id: j.group_id for j in jobs if j.group_id and seen[j.id].state == "running"
             }
             self._held = {jid: d for jid, d in self._held.items() if jid in self._running}
-            for job in jobs:  # after a restart: what the running ones hold, from their pid files
+            for job in jobs:  # after a restart: what the running ones were given, as their runners were
                 if job.id in self._running and job.id not in self._held:
-                    self._held[job.id] = await asyncio.to_thread(devices_of, self.job_folder(job))
+                    self._held[job.id] = (
+                        await asyncio.to_thread(devices_of, self.job_folder(job), recorded_pid(job))
+                        if gpu_inventory.wants_gpus(job.resources)
+                        else []  # it sees the machine's GPUs, shared, or none: it holds none of them
+                    )
             self._preempting = {j: p for j, p in self._preempting.items() if j in self._running}
             # Normal jobs first, then opportunistic ones, each oldest first: opportunistic work yields.
             waiting = sorted(

@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import psutil
+
 from ...models.jobs import Job
 from .. import jobfiles
 from ..backend import Observation
@@ -81,13 +83,18 @@ def live_pid(folder: Path, recorded: int | None) -> int | None:
     return pid if runner_of(pid, folder) is not None else None
 
 
-def devices_of(folder: Path) -> list[str]:
-    """The GPUs the runner of ``folder`` was given, as its pid file says (read after a restart)."""
-    try:
-        info = jobfiles.read_pid(folder)
-    except jobfiles.Damaged:
+def devices_of(folder: Path, recorded: int | None) -> list[str]:
+    """The GPUs the server gave the runner of ``folder`` (read after a restart): its
+    ``CUDA_VISIBLE_DEVICES`` as the operating system keeps the environment it was started with, never
+    runner.pid's ``devices``, which the job's own code can rewrite. [] when it no longer runs."""
+    pid = live_pid(folder, recorded)
+    if pid is None:
         return []
-    return list(info.devices) if info is not None else []
+    try:
+        given = psutil.Process(pid).environ().get("CUDA_VISIBLE_DEVICES", "")
+    except psutil.Error:
+        return []
+    return [d for d in given.split(",") if d]
 
 
 def was_preempted(job: Job, folder: Path, info: jobfiles.PidFile | None) -> bool:

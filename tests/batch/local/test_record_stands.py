@@ -6,7 +6,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from batch_fixtures import installed_kernels
 from helpers import wait_until, write_notebook
+
+from jupyter_gpu_env.batch.local import LocalBackend
+from jupyter_gpu_env.batch.service import JobService
+from jupyter_gpu_env.batch.store import JobStore
 
 FOLDER = "import json, os, time, psutil\nfolder = psutil.Process(os.getppid()).cmdline()[-1]"
 HOLD = "while not os.path.exists(os.path.join(folder, 'release')):\n    time.sleep(0.05)"
@@ -54,6 +59,54 @@ async def test_a_queued_retry_whose_job_json_another_job_rewrote_keeps_its_recor
         for folder in batch.job_folders():
             (folder / "release").touch()
         await svc.stop()
+
+
+async def test_after_a_restart_the_gpus_held_are_the_ones_the_server_gave(batch):
+    """A job rewrote the devices in its runner.pid (GPU-bbbb for its GPU-aaaa); after a restart a new
+    job was once given GPU-aaaa, which the first still used."""
+    swap = (
+        "path = os.path.join(folder, 'runner.pid')\n"
+        "spec = json.load(open(path))\n"
+        "spec['devices'] = ['GPU-bbbb']\n"
+        "json.dump(spec, open(path, 'w'))\n"
+    )
+    seen = "open(os.path.join(folder, 'devices'), 'w').write(os.environ['CUDA_VISIBLE_DEVICES'])"
+    liar = batch.notebook("liar.ipynb", [FOLDER, seen, swap, HOLD])
+    honest = batch.notebook("honest.ipynb", [FOLDER, seen, HOLD])
+
+    def server() -> JobService:
+        backend = LocalBackend(max_concurrent=4, kill_grace=3.0, gpus=["GPU-aaaa", "GPU-bbbb"])
+        return JobService(
+            JobStore(batch.db), {"local": backend}, batch.root, "jobs", kernel_names=installed_kernels,
+            refresh_interval=0.2,
+        )  # fmt: skip
+
+    first = server()
+    try:
+        held = await first.submit({"notebook_path": liar, "resources": {"gpus": 1}})
+        pid_file = batch.root / held.job_dir / "runner.pid"
+        await wait_until(lambda: "GPU-bbbb" in pid_file.read_text(), what="the pid file rewritten")
+    finally:
+        await first.stop()  # the job runs on
+    second = server()
+    sent = [held]
+    try:
+        await second.reconcile()
+        given = await second.submit({"notebook_path": honest, "resources": {"gpus": 1}})
+        waits = await second.submit({"notebook_path": honest, "resources": {"gpus": 1}})
+        sent += [given, waits]
+        await batch.wait_for(second, given.id, lambda j: j.state == "running")
+        assert (await second.get(waits.id)).state == "queued"
+        out = batch.root / given.job_dir / "devices"
+        await wait_until(out.exists, what="the second job's devices written")
+        assert out.read_text() == "GPU-bbbb"
+        assert (batch.root / held.job_dir / "devices").read_text() == "GPU-aaaa"
+    finally:
+        for folder in batch.job_folders():
+            (folder / "release").touch()
+        for job in sent:
+            await batch.wait_for(second, job.id, batch.ended)
+        await second.stop()
 
 
 async def _sweep_ended(svc: Any, group_id: str) -> Any:
