@@ -1,4 +1,5 @@
-"""Five-field cron lines: read strictly, with errors that say how to write them, and evaluated fast.
+"""Five-field cron lines: read strictly, with errors that say how to write them, evaluated fast, and put
+in words.
 
 ``minute hour day-of-month month day-of-week``, each ``*``, a number, a range ``a-b``, a step ``*/n``,
 ``a-b/n`` or ``a/n`` (``a`` to the end), or a comma list of those; months ``jan``-``dec`` and weekdays
@@ -52,6 +53,7 @@ FIELDS = [
     ("weekday", 0, 7, WEEKDAYS, "0-7 or sun-sat, 0 and 7 both Sunday"),
 ]
 PER = ["hour", "day", "month", "year"]
+_DAY_NAMES = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
 DAY = 86400
 HORIZON_DAYS = 9 * 366  # 29 February can be eight years away (2096, then 2104)
 _EPOCH = datetime(1970, 1, 1)
@@ -305,3 +307,85 @@ def _check_some_day(line: CronLine, expression: str) -> None:
     days = ", ".join(str(d) for d in sorted(line.days))
     verb = "has" if len(months) == 1 else "have"
     raise bad(f"{expression!r} never runs: {named} {verb} no day {days}")
+
+
+def line_words(line: CronLine) -> str:
+    """The line in words: "every day at 06:00", "every 2 hours on weekdays"."""
+    times, minutes, hours = line.times, sorted(line.minutes), sorted(line.hours)
+    every_day, on_days = _days_words(line)
+    contiguous = hours == list(range(hours[0], hours[-1] + 1))
+    if len(times) <= 6 or (len(minutes) == 1 and not contiguous and not _step(hours, 24)):
+        return f"{every_day} at {joined([_clock(t) for t in times])}"
+    hour_step, minute_step = _step(hours, 24), _step(minutes, 60)
+    if len(minutes) == 1 and hour_step and hour_step > 1 and hours[0] < hour_step:
+        often = f"every {hour_step} hours" + (f" from {_clock(times[0])}" if times[0] else "")
+    else:
+        if len(minutes) == 1:
+            often = "every hour"
+        elif minute_step and minutes[0] < minute_step:
+            often = "every minute" if minute_step == 1 else f"every {minute_step} minutes"
+        else:
+            often = f"at minutes {joined([str(m) for m in minutes])} of every hour"
+            minute_step = None
+        if line.every_hour:
+            if minutes[0] and (len(minutes) == 1 or minute_step):
+                often += f" at minute {minutes[0]}" if len(minutes) == 1 else f" from minute {minutes[0]}"
+        elif contiguous:
+            often += f" from {_clock(times[0])} to {_clock(times[-1])}"
+        else:
+            often += f" in hours {joined([str(h) for h in hours])}"
+    return f"{often} {on_days}" if on_days else often
+
+
+def _days_words(line: CronLine) -> tuple[str, str]:
+    """The days it runs, as "every Monday" and as "on Mondays" ("" for every day)."""
+    months = sorted(line.months)
+    in_months = "" if len(months) == 12 else " in " + joined([calendar.month_name[m] for m in months])
+    weekdays = sorted(line.weekdays)
+    all_days, all_weekdays = len(line.days) == 31, len(weekdays) == 7
+    either = not (line.days_star or line.weekdays_star)  # Vixie's rule: a day that matches either runs
+    if (all_days and all_weekdays) or (either and (all_days or all_weekdays)):
+        return "every day" + in_months, in_months.strip()
+    if weekdays == [1, 2, 3, 4, 5]:
+        every, on = "every weekday", "on weekdays"
+    elif weekdays == [0, 6]:
+        every, on = "every Saturday and Sunday", "at weekends"
+    else:
+        every = "every " + joined([_DAY_NAMES[d] for d in weekdays])
+        on = "on " + joined([_DAY_NAMES[d] + "s" for d in weekdays])
+    days = sorted(line.days)
+    step = _step(days, 32)
+    if step and step > 1 and len(days) > 3:
+        ordinals = f"every {_ordinal(step)} day" + (f" from the {_ordinal(days[0])}" if days[0] > 1 else "")
+    elif len(days) > 3 and days == list(range(days[0], days[-1] + 1)):
+        ordinals = f"the {_ordinal(days[0])} to the {_ordinal(days[-1])}"
+    else:
+        ordinals = "the " + joined([_ordinal(d) for d in days])
+    if either:
+        both = f"on {ordinals} and {on}" + in_months
+        return both, both
+    if all_days:
+        return every + in_months, on + in_months
+    of = "every month" if len(months) == 12 else joined([calendar.month_name[m] for m in months])
+    return f"on {ordinals} of {of}", f"on {ordinals} of {of}"
+
+
+def _step(values: list[int], size: int) -> int | None:
+    """n when ``values`` are every n-th from the first on, round the whole field."""
+    if len(values) == 1:
+        return None
+    step = values[1] - values[0]
+    return step if values == list(range(values[0], size, step)) else None
+
+
+def _clock(seconds: int) -> str:
+    return f"{seconds // 3600:02d}:{seconds % 3600 // 60:02d}"
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def joined(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]

@@ -56,6 +56,7 @@ class Keeping:
         self.armed: dict[str, Armed] = {}
         self._armed_at = -float("inf")
         self._seen: dict[str, set[str]] = {}  # run folders already looked at, by schedule
+        self._unreadable: set[str] = set()  # schedules whose times cannot be computed, said once
         # One round at a time, and no run made by hand (run now) while a round looks for runs to adopt.
         self.lock = asyncio.Lock()
 
@@ -96,7 +97,13 @@ class Keeping:
 
     async def run_due(self, record: ScheduleRecord) -> None:
         now = time.time()
-        timing = parse(record.expression, record.timezone, minimum_period=0)
+        try:
+            timing = parse(record.expression, record.timezone, minimum_period=0)
+        except GpuEnvError as e:  # stored by an older version, or by hand: listed saying so, never run
+            if record.id not in self._unreadable:
+                self._unreadable.add(record.id)
+                log.warning("schedule %s is not run: its times cannot be computed: %s", record.id, e)
+            return
         due = timing.runs_between(record.checked_until, now, limit=1000)
         if not due:
             return
@@ -280,8 +287,11 @@ class Keeping:
     # ----- helpers -----
 
     def plan(self, record: ScheduleRecord, doc: files.ScheduleDoc | None) -> SchedulePlan:
-        timing = parse(record.expression, record.timezone, minimum_period=0)
-        upcoming = timing.next_runs(time.time(), 1)
+        try:
+            timing = parse(record.expression, record.timezone, minimum_period=0)
+            cron, upcoming = timing.cron, timing.next_runs(time.time(), 1)
+        except GpuEnvError:  # stored by an older version, or by hand: armed to run nothing, deleted
+            cron, upcoming = None, []
         template = Job.model_validate(doc.template) if doc is not None else _bare_template(record)
         return SchedulePlan(
             id=record.id,
@@ -289,7 +299,7 @@ class Keeping:
             folder=Path(record.folder),
             template=template,
             expression=record.expression,
-            cron=timing.cron,
+            cron=cron,
             timezone=record.timezone,
             overlap=record.overlap,
             active=record.active,

@@ -12,14 +12,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 import time
 import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from pydantic import ValidationError
 
@@ -52,8 +50,6 @@ log = logging.getLogger(__name__)
 
 LISTED_RUNS = 10
 SHOWN_RUNS = 50
-_OUTPUT = re.compile(r"^output-\d{8}-\d{4}\.ipynb$")  # as folder.new_run names it
-SERVER_KEPT = "Runs only while this Jupyter server runs: the local backend has no scheduler of its own."
 
 
 class ScheduleService:
@@ -171,12 +167,11 @@ class ScheduleService:
     def preview(self, expression: str, timezone: str = "UTC") -> SchedulePreview:
         """The expression checked as a schedule would be, in words, with its next three due times."""
         timing = self.timing(expression, timezone)
-        zone = ZoneInfo(timing.timezone)
         return SchedulePreview(
             schedule=timing.expression,
             timezone=timing.timezone,
             description=describe(timing),
-            next_runs=[_due(t, zone) for t in timing.next_runs(time.time(), 3)],
+            next_runs=_upcoming(timing),
         )
 
     async def list(self) -> ScheduleList:
@@ -195,9 +190,12 @@ class ScheduleService:
         return await self._shown(await self.records.get(schedule_id), SHOWN_RUNS)
 
     async def _shown(self, record: ScheduleRecord, runs: int) -> Schedule:
-        timing = parse(record.expression, record.timezone, minimum_period=0)
-        zone = ZoneInfo(record.timezone)
-        due = timing.next_runs(time.time(), 3) if record.active else []
+        try:
+            timing = parse(record.expression, record.timezone, minimum_period=0)
+            description, due = describe(timing), _upcoming(timing) if record.active else []
+        except (GpuEnvError, OverflowError, ValueError) as e:  # stored by an older version, or by hand:
+            # shown saying so, not a 500 for the whole list
+            description, due = f"Its times cannot be computed: {e}. Change its schedule or delete it.", []
         last = await asyncio.to_thread(files.read_outcomes, Path(record.folder), runs)
         states = await self.records.states([r.job_id for r in last if r.job_id])
         for gid in {r.group_id for r in last if r.group_id}:
@@ -217,7 +215,7 @@ class ScheduleService:
             notebook_path=record.notebook_path,
             pipeline_path=record.pipeline_path,
             schedule=record.expression,
-            description=describe(timing),
+            description=description,
             timezone=record.timezone,
             overlap=record.overlap,
             active=record.active,
@@ -231,7 +229,7 @@ class ScheduleService:
             created_at=record.created_at,
             updated_at=record.updated_at,
             snapshot_at=record.snapshot_at,
-            next_runs=[_due(t, zone) for t in due],
+            next_runs=due,
             keeper=self.keeping.keeper(record),
             last_runs=last,
         )
@@ -384,6 +382,11 @@ def _parse(data: Mapping[str, Any]) -> ScheduleRequest:
         raise InvalidRequest(f"Invalid schedule: {e.errors()[0]['msg']}", reason="invalid_request") from None
 
 
-def _due(at: float, zone: ZoneInfo) -> DueTime:
-    utc = datetime.fromtimestamp(at, UTC)
-    return DueTime(at=at, utc=utc.strftime("%Y-%m-%dT%H:%M:%SZ"), local=utc.astimezone(zone).isoformat())
+def _upcoming(timing: Timing) -> list[DueTime]:
+    """The next three due times, in UTC and on the zone's clocks (every one a date: ``timing.LATEST``)."""
+    found = []
+    for at in timing.next_runs(time.time(), 3):
+        utc = datetime.fromtimestamp(at, UTC)
+        local = utc.astimezone(timing.zone).isoformat()
+        found.append(DueTime(at=at, utc=utc.strftime("%Y-%m-%dT%H:%M:%SZ"), local=local))
+    return found

@@ -13,11 +13,19 @@ ISO-8601 repeating interval as Chronos writes it, ``R[n]/start/period``:
 
 A wall time a calendar step lands on is resolved as the cron times are (``cron.instant``): one that does
 not exist runs at the moment the clocks jump, one that occurs twice runs at the first.
+
+Every time is an instant from EARLIEST to LATEST: Python's dates end at the years 1 and 9999, and a day
+short of each end every instant is a date and time in UTC and on any zone's clocks (no offset is a day),
+so whatever computes with a schedule's times (next runs, previews, the runs between two times, the
+local times shown) can never overflow. An interval is checked against them when it is read (its start,
+its second run, its last when it has one: a 400 saying how to write it); a schedule that runs for ever
+ends at LATEST, as a cron line does.
 """
 
 from __future__ import annotations
 
 import calendar
+import contextlib
 import itertools
 import math
 import re
@@ -29,7 +37,11 @@ from typing import Literal
 from zoneinfo import ZoneInfo, available_timezones
 
 from ..errors import InvalidRequest
-from .cron import CronLine, bad, instant, parse_cron
+from .cron import CronLine, bad, instant, joined, line_words, parse_cron
+
+EARLIEST = datetime(1, 1, 2, tzinfo=UTC).timestamp()
+LATEST = datetime(9999, 12, 30, tzinfo=UTC).timestamp()
+_ENDS = "from 0001-01-02 to 9999-12-30 UTC"
 
 _NUMBER = r"(\d+(?:[.,]\d+)?)"
 _PERIOD = re.compile(
@@ -37,7 +49,6 @@ _PERIOD = re.compile(
 )
 _UNITS = ["year", "month", "week", "day", "hour", "minute", "second"]
 _EXAMPLE = "'0 6 * * *' (every day at 06:00) or 'R/2026-12-01T06:00:00Z/P1D' (every day from a start)"
-_DAY_NAMES = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
 
 
 @dataclass(frozen=True)
@@ -78,7 +89,7 @@ class Period:
         parts = [(value, unit) for value, unit in zip(values, _UNITS, strict=True) if value]
         if len(parts) == 1 and parts[0][0] == 1:
             return f"every {parts[0][1]}"
-        return "every " + _joined([f"{value:g} {unit}{'' if value == 1 else 's'}" for value, unit in parts])
+        return "every " + joined([f"{value:g} {unit}{'' if value == 1 else 's'}" for value, unit in parts])
 
     def step(self, wall: datetime, k: int) -> datetime:
         """``wall`` moved k calendar steps (the exact part not added)."""
@@ -136,8 +147,12 @@ class Timing:
         return math.inf if self.repeats == 1 else self.period.shortest
 
     def _runs(self, after: float) -> Iterator[float]:
+        if not after < LATEST:
+            return
         if self.kind == "cron":
-            yield from self.line.runs(self.zone, after)
+            # The last days before the calendar's end cannot be stepped over: the runs end there.
+            with contextlib.suppress(OverflowError, ValueError):
+                yield from itertools.takewhile(lambda t: t <= LATEST, self.line.runs(self.zone, after))
             return
         k = self._first_index(after)
         while self.repeats is None or k < self.repeats:
@@ -148,28 +163,34 @@ class Timing:
             k += 1
 
     def _run(self, k: int) -> float | None:
-        """The k-th run (from 0), None past the year 9999."""
+        """The k-th run (from 0), None past LATEST."""
         assert self.period is not None and self.start is not None and self.local_start is not None
-        if not self.period.calendar:
-            return self.start.timestamp() + k * self.period.exact
         try:
-            wall = self.period.step(self.local_start, k)
+            if self.period.calendar:
+                moment = instant(self.period.step(self.local_start, k), self.zone) + k * self.period.exact
+            else:
+                moment = self.start.timestamp() + k * self.period.exact
         except (OverflowError, ValueError):
             return None
-        return instant(wall, self.zone) + k * self.period.exact
+        return moment if EARLIEST <= moment <= LATEST else None
 
     def _first_index(self, after: float) -> int:
-        """The index of the first run after ``after``: estimated arithmetically, then settled exactly."""
+        """The index of the first run after ``after`` (before LATEST): estimated arithmetically, then
+        settled exactly."""
         assert self.period is not None and self.start is not None
         first = self.start.timestamp()
         if after < first:
             return 0
         k = max(0, int((after - first) // self.period.average) - 1)
-        while k > 0 and (moment := self._run(k)) is not None and moment > after:
+        while k > 0 and _or_end(self._run(k)) > after:  # an estimate past the end is past ``after``
             k -= 1
-        while (moment := self._run(k)) is not None and moment <= after:
+        while _or_end(self._run(k)) <= after:
             k += 1
         return k
+
+
+def _or_end(moment: float | None) -> float:
+    return math.inf if moment is None else moment
 
 
 def parse(expression: str, timezone: str = "UTC", *, minimum_period: float = 60.0) -> Timing:
@@ -239,13 +260,22 @@ def _interval(text: str, zone_name: str) -> Timing:
             f"the start {start_text!r} is not an ISO-8601 date and time: write it like 2026-12-01T06:00:00Z "
             f"(UTC), 2026-12-01T06:00:00+01:00, or 2026-12-01T06:00:00 (in the schedule's time zone)"
         ) from None
-    if written.tzinfo is None:
-        local_start = written
-        start = datetime.fromtimestamp(instant(written, zone), UTC)
-    else:
-        local_start = written.astimezone(zone).replace(tzinfo=None)
-        start = written.astimezone(UTC)
-    return Timing(
+    try:  # near the years 1 and 9999, the start may not be a date in UTC or on the zone's clocks
+        if written.tzinfo is None:
+            local_start = written
+            start = datetime.fromtimestamp(instant(written, zone), UTC)
+        else:
+            local_start = written.astimezone(zone).replace(tzinfo=None)
+            start = written.astimezone(UTC)
+        within = EARLIEST <= start.timestamp() <= LATEST
+    except (OverflowError, ValueError):
+        within = False
+    if not within:
+        raise bad(
+            f"the start {start_text.strip()} is outside the times this server computes, {_ENDS}: write "
+            f"a start within them, such as 2026-12-01T06:00:00Z"
+        )
+    timing = Timing(
         expression=text,
         kind="interval",
         timezone=zone_name,
@@ -255,6 +285,18 @@ def _interval(text: str, zone_name: str) -> Timing:
         repeats=repeats,
         local_start=local_start,
     )
+    if repeats != 1 and timing._run(1) is None:
+        raise bad(
+            f"the period {period_text.strip()} puts the second run past 9999-12-30 UTC, where the times "
+            f"this server computes end: write a shorter period (such as PT6H or P1D), an earlier start, or "
+            f"R1/{start_text.strip()}/... for a single run"
+        )
+    if repeats is not None and timing._run(repeats - 1) is None:
+        raise bad(
+            f"{head} runs would go on past 9999-12-30 UTC, where the times this server computes end: "
+            f"write fewer runs, or R to repeat until then"
+        )
+    return timing
 
 
 def _period(text: str) -> Period:
@@ -267,6 +309,8 @@ def _period(text: str) -> Period:
     whole = [int(g or 0) for g in match.groups()[:4]]
     exact = [float((g or "0").replace(",", ".")) for g in match.groups()[4:]]
     period = Period(text.strip().upper(), *whole, *exact)
+    if not math.isfinite(period.exact):  # only a hand-edited record can be this long: 1e309 seconds
+        raise bad(f"the period {period.text} is too long: write a shorter one, such as P1D")
     if not period.calendar and period.exact == 0:
         raise bad(f"the period {period.text} is zero: a schedule has to move on; write PT1H for every hour")
     return period
@@ -276,93 +320,12 @@ def describe(timing: Timing) -> str:
     """The schedule in words on one line: "every day at 06:00 (Europe/Rome)", "every 6 hours from
     2026-12-01 06:00 UTC, 5 times"."""
     if timing.kind == "cron":
-        return f"{_cron_words(timing.line)} ({timing.timezone})"
+        return f"{line_words(timing.line)} ({timing.timezone})"
     assert timing.period is not None and timing.local_start is not None
     wall = timing.local_start
     when = wall.strftime("%Y-%m-%d %H:%M" + (":%S" if wall.second or wall.microsecond else ""))
     times = {None: "", 1: ", once"}.get(timing.repeats, f", {timing.repeats} times")
     return f"{timing.period.words()} from {when} {timing.timezone}{times}"
-
-
-def _cron_words(line: CronLine) -> str:
-    times, minutes, hours = line.times, sorted(line.minutes), sorted(line.hours)
-    every_day, on_days = _days_words(line)
-    contiguous = hours == list(range(hours[0], hours[-1] + 1))
-    if len(times) <= 6 or (len(minutes) == 1 and not contiguous and not _step(hours, 24)):
-        return f"{every_day} at {_joined([_clock(t) for t in times])}"
-    hour_step, minute_step = _step(hours, 24), _step(minutes, 60)
-    if len(minutes) == 1 and hour_step and hour_step > 1 and hours[0] < hour_step:
-        often = f"every {hour_step} hours" + (f" from {_clock(times[0])}" if times[0] else "")
-    else:
-        if len(minutes) == 1:
-            often = "every hour"
-        elif minute_step and minutes[0] < minute_step:
-            often = "every minute" if minute_step == 1 else f"every {minute_step} minutes"
-        else:
-            often = f"at minutes {_joined([str(m) for m in minutes])} of every hour"
-            minute_step = None
-        if line.every_hour:
-            if minutes[0] and (len(minutes) == 1 or minute_step):
-                often += f" at minute {minutes[0]}" if len(minutes) == 1 else f" from minute {minutes[0]}"
-        elif contiguous:
-            often += f" from {_clock(times[0])} to {_clock(times[-1])}"
-        else:
-            often += f" in hours {_joined([str(h) for h in hours])}"
-    return f"{often} {on_days}" if on_days else often
-
-
-def _days_words(line: CronLine) -> tuple[str, str]:
-    """The days it runs, as "every Monday" and as "on Mondays" ("" for every day)."""
-    months = sorted(line.months)
-    in_months = "" if len(months) == 12 else " in " + _joined([calendar.month_name[m] for m in months])
-    weekdays = sorted(line.weekdays)
-    all_days, all_weekdays = len(line.days) == 31, len(weekdays) == 7
-    either = not (line.days_star or line.weekdays_star)  # Vixie's rule: a day that matches either runs
-    if (all_days and all_weekdays) or (either and (all_days or all_weekdays)):
-        return "every day" + in_months, in_months.strip()
-    if weekdays == [1, 2, 3, 4, 5]:
-        every, on = "every weekday", "on weekdays"
-    elif weekdays == [0, 6]:
-        every, on = "every Saturday and Sunday", "at weekends"
-    else:
-        every = "every " + _joined([_DAY_NAMES[d] for d in weekdays])
-        on = "on " + _joined([_DAY_NAMES[d] + "s" for d in weekdays])
-    days = sorted(line.days)
-    step = _step(days, 32)
-    if step and step > 1 and len(days) > 3:
-        ordinals = f"every {_ordinal(step)} day" + (f" from the {_ordinal(days[0])}" if days[0] > 1 else "")
-    elif len(days) > 3 and days == list(range(days[0], days[-1] + 1)):
-        ordinals = f"the {_ordinal(days[0])} to the {_ordinal(days[-1])}"
-    else:
-        ordinals = "the " + _joined([_ordinal(d) for d in days])
-    if either:
-        both = f"on {ordinals} and {on}" + in_months
-        return both, both
-    if all_days:
-        return every + in_months, on + in_months
-    of = "every month" if len(months) == 12 else _joined([calendar.month_name[m] for m in months])
-    return f"on {ordinals} of {of}", f"on {ordinals} of {of}"
-
-
-def _step(values: list[int], size: int) -> int | None:
-    """n when ``values`` are every n-th from the first on, round the whole field."""
-    if len(values) == 1:
-        return None
-    step = values[1] - values[0]
-    return step if values == list(range(values[0], size, step)) else None
-
-
-def _clock(seconds: int) -> str:
-    return f"{seconds // 3600:02d}:{seconds % 3600 // 60:02d}"
-
-
-def _ordinal(n: int) -> str:
-    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    return f"{n}{suffix}"
-
-
-def _joined(words: list[str]) -> str:
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
 def _span(seconds: float) -> str:

@@ -537,3 +537,71 @@ def test_across_a_dst_change_runs_rise_and_each_is_its_wall_time_or_the_jump_pas
             assert moment == at(jump) and skipped_hour in hours
     if "-03-" in jump and skipped_hour in hours and runs[0] <= at(jump) <= runs[-1]:
         assert at(jump) in runs
+
+
+# --- the calendar's ends ----------------------------------------------------------------------------
+
+# A day short of each end of Python's dates (the years 1 and 9999): what the parser guarantees.
+EARLIEST = datetime.fromisoformat("0001-01-02T00:00:00+00:00").timestamp()
+LATEST = datetime.fromisoformat("9999-12-30T00:00:00+00:00").timestamp()
+EAST, WEST = ZoneInfo("Pacific/Kiritimati"), ZoneInfo("Pacific/Pago_Pago")  # +14:00, -11:00
+
+
+def _shown_everywhere(moments: list[float]) -> None:
+    for m in moments:
+        assert EARLIEST <= m <= LATEST
+        for zone in (EAST, WEST):
+            datetime.fromtimestamp(m, zone).isoformat()  # a date on every zone's clocks
+
+
+@pytest.mark.parametrize(
+    ("expression", "zone"),
+    [
+        ("R/9999-12-29T00:00:00Z/PT1H", "UTC"),
+        ("R/9999-12-01T06:00:00/P1D", "Pacific/Kiritimati"),
+        ("R/9999-01-31T06:00:00/P1M", "Pacific/Pago_Pago"),
+        ("R/2026-12-01T06:00:00Z/P1000Y", "UTC"),
+        ("0 6 * * *", "Pacific/Kiritimati"),
+        ("0 0 29 2 *", "Pacific/Pago_Pago"),
+    ],
+)
+def test_every_time_computed_is_a_date_in_any_zone_and_the_runs_end_with_the_calendar(expression, zone):
+    timing = parse(expression, zone)
+    for after in (LATEST - 40 * DAY, LATEST - DAY, LATEST, LATEST + DAY, 1e300):
+        _shown_everywhere(timing.next_runs(after, 50))
+    _shown_everywhere(timing.runs_between(LATEST - 400 * DAY, 1e300, limit=500))
+    assert timing.next_runs(LATEST) == [] and timing.runs_between(LATEST, 1e300) == []
+
+
+def test_an_interval_runs_up_to_the_last_instant_and_no_further():
+    timing = parse("R/9999-12-29T00:00:00Z/PT1H")
+    runs = timing.next_runs(0, 100)
+    assert len(runs) == 25 and runs[-1] == LATEST
+    assert timing.runs_between(LATEST - 2 * HOUR, 1e300) == [LATEST - HOUR, LATEST]
+
+
+@pytest.mark.parametrize(
+    ("expression", "zone", "words"),
+    [
+        ("R/9999-12-31T23:00:00Z/PT1H", "UTC", "the start 9999-12-31T23:00:00Z is outside"),
+        ("R/9999-12-30T00:00:01Z/PT1H", "UTC", "the start 9999-12-30T00:00:01Z is outside"),
+        ("R/0001-01-01T23:59:59Z/PT1H", "UTC", "the start 0001-01-01T23:59:59Z is outside"),
+        ("R/9999-12-31T23:59:00/PT1H", "America/New_York", "is outside"),
+        ("R/0001-01-01T00:30:00/PT1H", "Asia/Tokyo", "is outside"),
+        ("R/9999-12-29T23:30:00Z/PT1H", "UTC", "puts the second run past 9999-12-30 UTC"),
+        ("R/2026-12-01T06:00:00Z/P8000Y", "UTC", "puts the second run past 9999-12-30 UTC"),
+        (f"R/2026-12-01T06:00:00Z/PT{'9' * 150}S", "UTC", "write a shorter period"),
+        ("R100000000/2026-12-01T06:00:00Z/PT1H", "UTC", "R100000000 runs would go on past 9999-12-30 UTC"),
+        ("R4/9999-12-29T00:00:00Z/PT12H", "UTC", "write fewer runs, or R to repeat until then"),
+    ],
+)
+def test_an_interval_whose_times_pass_the_calendars_ends_is_refused_saying_how_to_write_it(
+    expression, zone, words
+):
+    assert words in refused(expression, zone).message
+
+
+def test_what_fits_the_calendar_is_taken():
+    assert len(parse("R2/9999-12-29T00:00:00Z/PT24H").next_runs(0)) == 2
+    assert len(parse("R1/2026-12-01T06:00:00Z/P9000Y").next_runs(0)) == 1  # one run: no period passes
+    assert parse("R/0001-01-02T00:00:00Z/P1D", "Pacific/Pago_Pago").next_runs(at("2026-12-01T00:00:00+00:00"))
