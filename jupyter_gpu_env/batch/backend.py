@@ -163,6 +163,11 @@ class Backend(LoggingConfigurable, metaclass=_ConfigurableABC):
         Jobs missing from the result are left as they are.
         """
 
+    async def look(self, jobs: Sequence[Job]) -> dict[str, Observation]:
+        """:meth:`poll`, doing nothing else: what a cancel acts on, looked at first. Default: poll;
+        a backend whose poll also starts queued jobs (the local queue) starts none here."""
+        return await self.poll(jobs)
+
     @abstractmethod
     async def cancel(self, job: Job) -> None:
         """Ask the backend to stop the job; return without waiting for it to be gone."""

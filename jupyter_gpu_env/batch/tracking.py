@@ -157,7 +157,7 @@ class JobTracker:
             if backend is None:
                 continue
             try:
-                seen |= await backend.poll([j for j in jobs if j.backend == name])
+                seen |= await backend.look([j for j in jobs if j.backend == name])
             except GpuEnvError as e:
                 log.warning("backend %s could not be polled: %s", name, e)
         return seen

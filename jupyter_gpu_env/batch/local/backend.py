@@ -24,12 +24,12 @@ from ...errors import Conflict
 from ...gpu.sources.smi import parse_smi_list
 from ...models.backends import NORMAL_WORDS, BackendInfo, PriorityOffer, ResourceLimits
 from ...models.cluster import ClusterCapacity
-from ...models.jobs import Job, JobRequest
+from ...models.jobs import TERMINAL_STATES, Job, JobRequest
 from .. import jobfiles
 from ..backend import Backend, Observation, SweepSubmission, check_against_info
 from . import gpus as gpu_inventory
 from .observe import devices_of, live_pid, observe
-from .processes import launch_runner, pid_alive, recorded_pid, signal_group
+from .processes import clear_ended, launch_runner, recorded_pid, signal_group, stop_within
 
 OPPORTUNISTIC_LOCAL = (
     "Runs while GPUs are free and is stopped when a normal job needs its GPU; it is then requeued and "
@@ -315,10 +315,16 @@ class LocalBackend(Backend):
         if pid is None:
             return
         signal_group(pid, signal.SIGTERM)
-        self._kill_after_grace(pid)
+        self._kill_after_grace(pid, self.job_folder(job))
 
-    def _kill_after_grace(self, pid: int) -> None:
-        task = asyncio.get_running_loop().create_task(self._kill_later(pid))
+    async def look(self, jobs: Sequence[Job]) -> dict[str, Observation]:
+        """How the jobs stand, starting none: a cancel looks first, and must not start what it stops."""
+        async with self._lock:
+            seen, _ = await asyncio.to_thread(self._observe_all, jobs)
+        return seen
+
+    def _kill_after_grace(self, pid: int, folder: Path | None = None) -> None:
+        task = asyncio.get_running_loop().create_task(stop_within(pid, self.kill_grace, folder))
         self._killers.add(task)
         task.add_done_callback(self._killers.discard)
 
@@ -379,13 +385,8 @@ class LocalBackend(Backend):
     def _observe_all(self, jobs: Sequence[Job]) -> tuple[dict[str, Observation], dict[str, Path]]:
         """Observe ``jobs``; also keep the runners started since the caller's snapshot that still live."""
         seen = {j.id: observe(j, self.job_folder(j)) for j in jobs}
+        for job in jobs:  # its end recorded with the pid of its runner: no runner.pid says it lives
+            if seen[job.id].state in TERMINAL_STATES and recorded_pid(job) is not None:
+                clear_ended(self.job_folder(job))
         others = {jid: f for jid, f in self._running.items() if jid not in seen and live_pid(f, None)}
         return seen, others
-
-    async def _kill_later(self, pid: int) -> None:
-        deadline = time.monotonic() + self.kill_grace
-        while time.monotonic() < deadline:
-            await asyncio.sleep(0.2)
-            if not pid_alive(pid):
-                return
-        signal_group(pid, signal.SIGKILL)

@@ -7,12 +7,14 @@ it leads its own session), so that a pid file the job's own code rewrote can nei
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
 import os
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
@@ -145,29 +147,66 @@ def _claim(folder: Path) -> bool:
         draft.unlink(missing_ok=True)
 
 
+async def stop_within(pid: int, grace: float, folder: Path | None) -> None:
+    """SIGKILL the group of ``pid`` (already sent SIGTERM) when it has not ended within ``grace``
+    seconds; for a cancel, take ``folder``'s pid file away once the runner is gone."""
+    if not await _ended_within(pid, grace, 0.2):
+        signal_group(pid, signal.SIGKILL)
+        await _ended_within(pid, 10.0, 0.05)  # a killed group is reaped at once: a bound, not a wait
+    if folder is not None and not pid_alive(pid):
+        await asyncio.to_thread(clear_ended, folder)
+
+
+async def _ended_within(pid: int, seconds: float, every: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not pid_alive(pid):
+            return True
+        await asyncio.sleep(every)
+    return not pid_alive(pid)
+
+
 def _clear_stray(folder: Path) -> bool:
     """Take away a pid file no launcher of ours wrote (damaged, or naming neither runner nor launch:
     another job's code may write into a queued job's folder) while no runner of the folder lives;
-    True when it is gone. It is moved aside before it is read: a claim another process made meanwhile
-    is put back, never removed."""
-    if find_runner(folder) is not None:
+    True when it is gone. A claim another process made meanwhile is kept."""
+    if find_runner(folder) is not None or not _take_away(folder, believable):
         return False
+    log.warning("%s: a runner.pid no launch wrote was removed before the job started", folder)
+    return True
+
+
+def clear_ended(folder: Path) -> None:
+    """Take away the pid file of a job that has ended, unless it names a live runner of the folder:
+    nothing in the folder of an ended job says a runner lives."""
+
+    def live(info: jobfiles.PidFile | None) -> bool:
+        return info is not None and info.pid is not None and runner_of(info.pid, folder) is not None
+
+    _take_away(folder, live)
+
+
+def _take_away(folder: Path, keep: Callable[[jobfiles.PidFile | None], bool]) -> bool:
+    """Remove ``folder``'s pid file unless ``keep`` says otherwise of it (None: damaged); True when it
+    is gone. It is moved aside before it is read, so a claim another process made meanwhile is put
+    back, never removed."""
     path = folder / jobfiles.PID
-    aside = folder / f".{jobfiles.PID}.stray-{os.getpid()}-{time.monotonic_ns()}"
+    aside = folder / f".{jobfiles.PID}.aside-{os.getpid()}-{time.monotonic_ns()}"
     try:
         os.rename(path, aside)
     except FileNotFoundError:
         return True
+    except OSError:
+        return False
     try:
         try:
             info = jobfiles.read_model(aside, jobfiles.PidFile, jobfiles.MAX_SMALL)
         except jobfiles.Damaged:
             info = None
-        if believable(info):
+        if keep(info):
             with contextlib.suppress(FileExistsError):
                 os.link(aside, path)
             return False
-        log.warning("%s: a runner.pid no launch wrote was removed before the job started", folder)
         return True
     finally:
         aside.unlink(missing_ok=True)
