@@ -3,6 +3,7 @@ with progress and clear failures."""
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import json
 import os
@@ -13,7 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .. import proc
-from ..errors import CommandFailed, Conflict, GpuEnvError, Unavailable
+from ..envs.building import disk_full
+from ..envs.catalog.prefix import disk_usage
+from ..errors import CommandFailed, Conflict, DiskFull, GpuEnvError, Unavailable
 from ..system.spare import SpareProcess
 from . import runtime
 
@@ -26,7 +29,7 @@ class PackFailed(GpuEnvError):
 
 
 def _explain(err: CommandFailed, out_dir: Path, max_bytes: int | None) -> GpuEnvError:
-    """Turn a tool's failure into a sentence the user can act on."""
+    """Turn a tool's failure into a sentence the user can act on (a full disk: :func:`_disk_full`)."""
     text = err.output
     if err.returncode in (-25, 128 + 25) or "File too large" in text or "SIGXFSZ" in text:
         limit = f" of {max_bytes / (1 << 30):.1f} GiB" if max_bytes else ""
@@ -36,12 +39,6 @@ def _explain(err: CommandFailed, out_dir: Path, max_bytes: int | None) -> GpuEnv
             "c.GpuEnvApp.image_max_bytes.",
             reason="too_large",
         )
-    if "No space left" in text or f"[Errno {errno.ENOSPC}]" in text:
-        return PackFailed(
-            f"The disk holding {out_dir} is full, so the image could not be written. Delete old images "
-            "(Images list → delete) or free space, then pack again.",
-            reason="disk_full",
-        )
     if "Permission denied" in text or f"[Errno {errno.EACCES}]" in text:
         return PackFailed(
             f"Permission denied while writing the image to {out_dir}. Ask your administrator to make "
@@ -50,6 +47,30 @@ def _explain(err: CommandFailed, out_dir: Path, max_bytes: int | None) -> GpuEnv
         )
     tail = text.strip().splitlines()[-3:]
     return PackFailed("Packing failed: " + " ".join(tail) if tail else str(err))
+
+
+# Less free than this where the image goes, and a failed pack is the full disk's doing, whatever the
+# tool made of it: no image fits there (conda-pack, reading a package cache that the full disk left
+# half written, says a package's info/files is missing).
+_FULL_BELOW = 1 << 20
+_FULL_WORDS = ("No space left on device", f"[Errno {errno.ENOSPC}]", "Disk quota exceeded")
+
+
+def _disk_full(text: str, out_dir: Path, needs: int | None, said: str = "") -> DiskFull | None:
+    """The full disk in words, with what the image needs (``needs`` bytes at most) and what is free,
+    when the tool said the disk was full or it is full now; None otherwise. ``said``: what the tool
+    made of it, kept after."""
+    try:
+        free: int | None = shutil.disk_usage(out_dir).free
+    except OSError:
+        free = None
+    if not any(w in text for w in _FULL_WORDS) and (free is None or free >= _FULL_BELOW):
+        return None
+    size = (
+        f"up to about {round(needs / 1e6)} MB (the environment's size, before compression)" if needs else ""
+    )
+    full = disk_full("the image", out_dir, needs=size, free=free)
+    return DiskFull(f"{full.message} ({said})" if said else full.message)
 
 
 def packers(max_bytes: int | None = None) -> SpareProcess:
@@ -118,11 +139,17 @@ async def squashfs_image(
         finally:
             processes.replenish()
     except CommandFailed as e:
+        said = refused[-1] if refused else ""
+        needs = await asyncio.to_thread(lambda: disk_usage(prefix)[0])
+        full = await asyncio.to_thread(_disk_full, e.output, output.parent, needs, said)
+        if full is not None:
+            raise full from e
         if refused:  # the environment, not the server: conda-pack says what to fix
-            raise Conflict(refused[-1], reason="not_packable") from e
+            raise Conflict(said, reason="not_packable") from e
         raise _explain(e, output.parent, max_bytes) from e
     except OSError as e:
-        raise PackFailed(f"Could not start the packer: {e}") from e
+        full = await asyncio.to_thread(_disk_full, str(e), output.parent, None)
+        raise full or PackFailed(f"Could not start the packer: {e}") from e
 
 
 def sif_definition(squashfs_path: Path, dest_prefix: str, base_image: str) -> str:
@@ -164,7 +191,8 @@ async def build_sif(
     try:
         await proc.run([tool, "build", "--force", str(output), str(definition)])
     except CommandFailed as e:
-        raise _explain(e, output.parent, None) from e
+        full = await asyncio.to_thread(_disk_full, e.output, output.parent, None)
+        raise full or _explain(e, output.parent, None) from e
     finally:
         definition.unlink(missing_ok=True)
 
