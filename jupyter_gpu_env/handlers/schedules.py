@@ -44,7 +44,8 @@ class SchedulesHandler(GpuEnvHandler):
         "schedules/{id}/snapshot` takes a new snapshot). Where the backend has a scheduler (SLURM: a job "
         "waiting for the next due time, which submits its successor when it starts; Kubernetes: a "
         "CronJob), the schedule lives there and goes on with no Jupyter server; on the local backend this "
-        "server runs it while it runs (`keeper` says which). A bad expression, a period under "
+        "server runs it while it runs (`keeper` says which). A bad expression (one whose times leave the "
+        "years 0001 to 9999 too: a start, a period or a repeat count too large), a period under "
         "`c.GpuEnvApp.schedule_minimum_period` or an unknown time zone is a 400 saying what is wrong; "
         "the rest is checked as `POST jobs` checks it.",
     )
@@ -89,7 +90,9 @@ class ScheduleHandler(GpuEnvHandler):
         permissions=RUN_CODE,
         description="What is left out stays as it was. The batch system's waiting job (or CronJob) is "
         "replaced in the same step: never two for one schedule; pausing removes it, resuming sets it up "
-        "for the next due time (the times passed meanwhile are not run).",
+        "for the next due time (the times passed meanwhile are not run). A 409 `busy` when the schedule's "
+        "lock stays held for a few seconds (its batch job starting a run, another change of it): nothing is "
+        "changed; try again.",
     )
     async def patch(self, schedule_id: str, body: SchedulePatch) -> Schedule:
         return await self.services.schedules.update(schedule_id, body)
@@ -97,9 +100,11 @@ class ScheduleHandler(GpuEnvHandler):
     @operation(
         "Delete a schedule",
         status=204,
-        errors=(404,),
+        errors=(404, 409),
         description="Stops it where it is kept (the waiting SLURM job cancelled, the CronJob deleted); "
-        "its runs stay, as jobs.",
+        "its runs stay, as jobs. A 409 `busy` when the schedule's "
+        "lock stays held for a few seconds (its batch job starting a run, another change of it): nothing is "
+        "changed; try again.",
     )
     async def delete(self, schedule_id: str) -> None:
         await self.services.schedules.delete(schedule_id)

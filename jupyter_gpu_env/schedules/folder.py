@@ -2,8 +2,9 @@
 
 ``schedule.json`` says what runs and when (written by the server only, replaced whole), ``input.ipynb``
 is the notebook's snapshot, ``runs/`` holds one job folder per run with its own ``record.json`` (the
-record the server adopts), ``runs.jsonl`` says what became of each due time (started, skipped, missed),
-and ``schedule.lock`` is held by whoever starts a run or changes the waiting job, so two never race.
+record the server adopts) and ``runs.jsonl`` says what became of each due time (started, skipped,
+missed). Whoever starts a run or changes the waiting job holds the schedule's lock, so two never race:
+it is kept beside this folder, not in it (:mod:`.locking` says why).
 
 What a run's notebook writes can reach this folder (the same user's files): the server reads
 everything here through :mod:`..batch.jobfiles`' bounded readers into models with ranges.
@@ -11,15 +12,11 @@ everything here through :mod:`..batch.jobfiles`' bounded readers into models wit
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import fcntl
 import json
 import os
 import shutil
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -35,7 +32,6 @@ from ..system.untrusted import append_regular_file, open_regular_file
 from .records import ScheduleRecord
 
 DOC = "schedule.json"
-LOCK = "schedule.lock"
 RUNS = "runs"
 OUTCOMES = "runs.jsonl"
 RECORD = "record.json"
@@ -154,32 +150,6 @@ def build(folder: Path, doc: ScheduleDoc, raw: bytes | None) -> None:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-
-
-class HeldLock:
-    """The schedule folder's flock, taken in a worker thread (it may wait for a tick) and held across awaits."""
-
-    def __init__(self, where: Path) -> None:
-        self.where = where
-        self._cm: Any = None
-
-    async def __aenter__(self) -> None:
-        self._cm = locked(self.where)
-        await asyncio.to_thread(self._cm.__enter__)
-
-    async def __aexit__(self, *exc: object) -> None:
-        self._cm.__exit__(None, None, None)
-
-
-@contextlib.contextmanager
-def locked(folder: Path) -> Iterator[None]:
-    """Hold the schedule's lock (across processes and nodes that share the folder, as flock allows)."""
-    fd = os.open(folder / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
 
 
 def shown(root: Path, path: Path) -> str:

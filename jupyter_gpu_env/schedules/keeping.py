@@ -14,6 +14,7 @@ import builtins
 import logging
 import re
 import time
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ from ..models.sweeps import JobGroup
 from ..pipelines.service import PipelineService
 from ..system.offloop import python_work
 from . import folder as files
-from . import pipelined
+from . import locking, pipelined
 from .pipelined import PIPELINE_KEPT
 from .plan import Armed, SchedulePlan
 from .records import ScheduleRecord
@@ -46,7 +47,11 @@ class Keeping:
     """The schedules' timer, arming and adoption, over a :class:`JobService`."""
 
     def __init__(
-        self, jobs: JobService, starting_deadline: int, pipelines: PipelineService | None = None
+        self,
+        jobs: JobService,
+        starting_deadline: int,
+        pipelines: PipelineService | None = None,
+        lock_wait: float = locking.WAIT,
     ) -> None:
         self.jobs = jobs
         self.pipelines = pipelines
@@ -59,6 +64,7 @@ class Keeping:
         self._unreadable: set[str] = set()  # schedules whose times cannot be computed, said once
         # One round at a time, and no run made by hand (run now) while a round looks for runs to adopt.
         self.lock = asyncio.Lock()
+        self.locks = locking.ScheduleLocks(lock_wait)  # each schedule's, shared with its tick
 
     def keeper(self, record: ScheduleRecord) -> Keeper:
         if record.pipeline_path is not None:
@@ -323,19 +329,17 @@ class Keeping:
     async def arm(self, record: ScheduleRecord, backend: Backend) -> None:
         """Hand the schedule, as it now is, to the backend that keeps it: a paused one (or one with no
         run left) starts nothing there, as that backend does it (no waiting SLURM job; a suspended
-        CronJob)."""
-        where = Path(record.folder)
+        CronJob). Call it holding the schedule's lock (:meth:`locked`)."""
         doc = await self.doc(record)
-        async with self.locked(where):
-            self.armed[record.id] = await backend.arm_schedule(self.plan(record, doc))
+        self.armed[record.id] = await backend.arm_schedule(self.plan(record, doc))
 
     async def rewrite(
         self, where: Path, doc: files.ScheduleDoc, record: ScheduleRecord, backend: Backend
     ) -> None:
-        async with self.locked(where):
-            await asyncio.to_thread(files.write_doc, where, doc)
-            if self.kept_by(record) is not None:
-                self.armed[record.id] = await backend.arm_schedule(self.plan(record, doc))
+        """schedule.json replaced, and the schedule armed anew; holding the schedule's lock (:meth:`locked`)."""
+        await asyncio.to_thread(files.write_doc, where, doc)
+        if self.kept_by(record) is not None:
+            self.armed[record.id] = await backend.arm_schedule(self.plan(record, doc))
 
     def kept_by(self, record: ScheduleRecord) -> Backend | None:
         """The backend that keeps the schedule itself; None: this server runs it."""
@@ -343,8 +347,9 @@ class Keeping:
         keeps = backend is not None and backend.keeps_schedules and record.pipeline_path is None
         return backend if keeps else None
 
-    def locked(self, where: Path) -> files.HeldLock:
-        return files.HeldLock(where)
+    def locked(self, record: ScheduleRecord) -> AbstractAsyncContextManager[None]:
+        """The schedule's lock, here and against its tick; a 409 ``busy`` after a wait (:mod:`.locking`)."""
+        return self.locks.hold(record.id, Path(record.folder), record.name)
 
 
 def _bare_template(record: ScheduleRecord) -> Job:

@@ -4,7 +4,8 @@ adopted (runs the cluster started). A schedule is checked as a job would be (the
 resources) and its notebook snapshotted; then its folder is built aside and renamed into place, the
 record inserted and, where the backend keeps schedules (SLURM, Kubernetes), armed there. A backend
 that refuses leaves nothing behind. Every change to what runs or when bumps the document's
-generation and re-arms, under the folder's lock, so a tick of the old chain does nothing.
+generation and re-arms, under the schedule's lock (:mod:`.locking`: a 409 ``busy`` after a few
+seconds), so a tick of the old chain does nothing.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import logging
 import time
 import uuid
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +41,7 @@ from ..pipelines.service import PipelineService
 from ..system.offloop import python_work
 from ..system.trees import remove_tree
 from . import folder as files
-from . import pipelined
+from . import locking, pipelined
 from .keeping import Keeping
 from .records import ScheduleRecord
 from .timing import Timing, describe, parse
@@ -62,6 +62,7 @@ class ScheduleService:
         minimum_period: float = 60.0,
         starting_deadline: int = 300,
         pipelines: PipelineService | None = None,
+        lock_wait: float = locking.WAIT,
     ) -> None:
         self.jobs = jobs
         self.store = jobs.store
@@ -70,7 +71,7 @@ class ScheduleService:
         self.starting_deadline = starting_deadline
         self.base = jobs.job_dir / "schedules"
         self.pipelines = pipelines
-        self.keeping = Keeping(jobs, starting_deadline, pipelines)
+        self.keeping = Keeping(jobs, starting_deadline, pipelines, lock_wait)
 
     # ----- making -----
 
@@ -132,7 +133,8 @@ class ScheduleService:
         try:
             await self.records.insert(record)
             if ready.backend.keeps_schedules:
-                await self.keeping.arm(record, ready.backend)
+                async with self.keeping.locked(record):
+                    await self.keeping.arm(record, ready.backend)
         except BaseException:
             await asyncio.to_thread(remove_tree, where)
             await asyncio.shield(self._forget(schedule_id))
@@ -243,10 +245,16 @@ class ScheduleService:
     async def update(self, schedule_id: str, patch: SchedulePatch | Mapping[str, Any]) -> Schedule:
         p = patch if isinstance(patch, SchedulePatch) else SchedulePatch.model_validate(patch)
         record = await self.records.get(schedule_id)
-        changes: dict[str, Any] = {k: v for k, v in p.model_dump(exclude_unset=True).items() if v is not None}
-        expression = changes.pop("schedule", record.expression)
-        timezone = changes.pop("timezone", record.timezone)
-        timing = self.timing(expression, timezone)
+        self._changed_timing(record, p)  # before any wait for the lock
+        async with self.keeping.locked(record):  # one change at a time, each from what the last left
+            await self._update(await self.records.get(schedule_id), p)
+        return await self.get(schedule_id)
+
+    async def _update(self, record: ScheduleRecord, p: SchedulePatch) -> None:
+        schedule_id = record.id
+        given = p.model_dump(exclude_unset=True, exclude={"schedule", "timezone"})  # those: ``timing``
+        changes: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
+        timing = self._changed_timing(record, p)
         backend = self.jobs.intake.backend(record.backend)
         where = Path(record.folder)
         doc = await self.keeping.doc(record)
@@ -305,7 +313,17 @@ class ScheduleService:
             }
         )
         await self.keeping.rewrite(where, doc, new, backend)
-        return await self.get(schedule_id)
+
+    def _changed_timing(self, record: ScheduleRecord, p: SchedulePatch) -> Timing:
+        """When it runs after the change: a 400 for what the change sends, a 409 for what is stored (an
+        older version's, or a hand's)."""
+        try:
+            return self.timing(p.schedule or record.expression, p.timezone or record.timezone)
+        except InvalidRequest as e:
+            if p.schedule is not None or p.timezone is not None:
+                raise
+            said = f"Schedule '{record.name}': its times cannot be computed: {e}. Send its schedule anew."
+            raise Conflict(said, reason="invalid_schedule") from None
 
     async def _snapshot(self, record: ScheduleRecord) -> bytes:
         """The notebook the schedule runs, read as untrusted (the runs' code can reach the folder)."""
@@ -332,14 +350,9 @@ class ScheduleService:
         nb_file = await python_work(submission.resolve_notebook, self.jobs.root, record.notebook_path)
         raw, nb = await python_work(submission.read_notebook, nb_file, None)
         await python_work(submission.check_parameters, nb, record.parameters)
-        where = Path(record.folder)
-
-        def write() -> None:
-            with files.locked(where):  # a tick making a run links the snapshot whole, old or new
-                files.write_snapshot(where, raw)
-
-        await asyncio.to_thread(write)
-        await self.records.update(schedule_id, snapshot_at=time.time(), updated_at=time.time())
+        async with self.keeping.locked(record):  # a tick making a run links the snapshot whole, old or new
+            await asyncio.to_thread(files.write_snapshot, Path(record.folder), raw)
+            await self.records.update(schedule_id, snapshot_at=time.time(), updated_at=time.time())
         return await self.get(schedule_id)
 
     async def rearm(self, schedule_id: str) -> Schedule:
@@ -352,26 +365,27 @@ class ScheduleService:
             raise Conflict(
                 f"Schedule '{record.name}' is paused: resume it instead.", reason="schedule_paused"
             )
-        await self.keeping.arm(record, backend)
+        async with self.keeping.locked(record):
+            await self.keeping.arm(record, backend)
         return await self.get(schedule_id)
 
     async def delete(self, schedule_id: str) -> None:
         """Stop the schedule where it is kept, then forget it; its runs stay, as jobs."""
         record = await self.records.get(schedule_id)
-        backend = self.jobs.backends.get(record.backend)
         where = Path(record.folder)
-        async with self.keeping.locked(where):
-            if backend is not None and self.keeping.kept_by(record) is not None:
+        async with self.keeping.locked(record):
+            if (backend := self.keeping.kept_by(record)) is not None:
                 await backend.disarm_schedule(self.keeping.plan(record, None))
             await asyncio.to_thread((where / files.DOC).unlink, True)  # a tick that starts now does nothing
-        await self.records.delete(schedule_id)
+            await self.records.delete(schedule_id)
         self.keeping.armed.pop(schedule_id, None)
 
     async def run_now(self, schedule_id: str) -> Job | JobGroup | Pipeline:
         """One run (a sweep, a pipeline) at once, outside the schedule (overlap does not apply: the user asked)."""
         record = await self.records.get(schedule_id)
         doc = await self.keeping.doc(record)
-        async with self.keeping.lock:  # made and recorded before a round could adopt it
+        busy = locking.timer_busy(record.name)  # made and recorded before a round could adopt it:
+        async with locking.bounded(self.keeping.lock, self.keeping.locks.wait, busy):
             return await self.keeping.start(Path(record.folder), doc, time.time(), "Run now, by the user.")
 
 
@@ -383,10 +397,4 @@ def _parse(data: Mapping[str, Any]) -> ScheduleRequest:
 
 
 def _upcoming(timing: Timing) -> list[DueTime]:
-    """The next three due times, in UTC and on the zone's clocks (every one a date: ``timing.LATEST``)."""
-    found = []
-    for at in timing.next_runs(time.time(), 3):
-        utc = datetime.fromtimestamp(at, UTC)
-        local = utc.astimezone(timing.zone).isoformat()
-        found.append(DueTime(at=at, utc=utc.strftime("%Y-%m-%dT%H:%M:%SZ"), local=local))
-    return found
+    return [DueTime.of(at, timing.zone) for at in timing.next_runs(time.time(), 3)]

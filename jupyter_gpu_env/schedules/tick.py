@@ -32,6 +32,7 @@ from ..batch.slurm.controller import SlurmController
 from ..batch.slurm.observe import JOB_ID_FILE, read_id
 from ..batch.slurm.words import ENDED_STATES
 from . import folder as files
+from .locking import locked
 from .timing import parse
 
 log = logging.getLogger("jupyter_gpu_env.schedules.tick")
@@ -56,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 async def slurm_tick(where: Path, due: float, generation: int) -> int:
-    with files.locked(where):
+    with locked(where):
         doc = files.read_doc(where)
         if doc is None or not doc.active or doc.generation != generation:
             log.info("schedule paused, deleted or changed since this job was submitted: nothing to do")
@@ -167,7 +168,7 @@ async def _still_running(where: Path, controller: SlurmController) -> str | None
 
 def run_here(where: Path) -> int:
     """A CronJob's pod: the run's folder and record made here, then this process becomes its runner."""
-    with files.locked(where):
+    with locked(where):
         doc = files.read_doc(where)
         if doc is None or not doc.active:
             print("tick: the schedule was paused or deleted: nothing to do", flush=True)

@@ -145,6 +145,11 @@ async def test_a_stored_schedule_whose_times_cannot_be_computed_is_listed_saying
     one = await body(await api("schedules", damaged[0]))
     assert "9999-12-30" in one["description"]
     await services.schedules.tick()  # the server's timer passes over them, and goes on
+    # A change that leaves its times as stored conflicts with what is stored; one that sends new ones is taken.
+    err = await error(api("schedules", damaged[0], method="PATCH", body=json.dumps({"name": "x"})), 409)
+    assert err["reason"] == "invalid_schedule" and "Send its schedule anew" in err["message"]
+    plan = services.schedules.keeping.plan(await services.jobs.store.schedules.get(damaged[0]), None)
+    assert (plan.next_due, plan.cron) == (None, None)  # what a batch system would be told: nothing to run
     change = {"schedule": "R/2027-01-01T00:00:00Z/P1D"}
     changed = await body(await api("schedules", damaged[0], method="PATCH", body=json.dumps(change)))
     assert len(changed["next_runs"]) == 3 and changed["description"].startswith("every day")

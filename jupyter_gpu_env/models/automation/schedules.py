@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, tzinfo
 from typing import Annotated, Literal
 
 from pydantic import Field, JsonValue, StrictBool, model_validator
@@ -117,6 +118,13 @@ class DueTime(ApiModel):
         description="ISO-8601 in the schedule's time zone, with its offset.",
         examples=["2026-12-01T06:00:00+01:00"],
     )
+
+    @classmethod
+    def of(cls, at: float, zone: tzinfo) -> DueTime:
+        """``at`` in UTC and on the zone's clocks: a time a schedule computes, so a date in both (its
+        parser keeps every one a day within Python's years 1 and 9999)."""
+        utc = datetime.fromtimestamp(at, UTC)
+        return cls(at=at, utc=utc.strftime("%Y-%m-%dT%H:%M:%SZ"), local=utc.astimezone(zone).isoformat())
 
 
 class SchedulePreview(ApiModel):

@@ -972,7 +972,7 @@ export interface paths {
         put?: never;
         /**
          * Run a notebook on a schedule
-         * @description Takes what `POST jobs` takes for one run, and when to run it. The notebook is snapshotted now: the schedule runs what was scheduled, not what is edited later (`POST schedules/{id}/snapshot` takes a new snapshot). Where the backend has a scheduler (SLURM: a job waiting for the next due time, which submits its successor when it starts; Kubernetes: a CronJob), the schedule lives there and goes on with no Jupyter server; on the local backend this server runs it while it runs (`keeper` says which). A bad expression, a period under `c.GpuEnvApp.schedule_minimum_period` or an unknown time zone is a 400 saying what is wrong; the rest is checked as `POST jobs` checks it.
+         * @description Takes what `POST jobs` takes for one run, and when to run it. The notebook is snapshotted now: the schedule runs what was scheduled, not what is edited later (`POST schedules/{id}/snapshot` takes a new snapshot). Where the backend has a scheduler (SLURM: a job waiting for the next due time, which submits its successor when it starts; Kubernetes: a CronJob), the schedule lives there and goes on with no Jupyter server; on the local backend this server runs it while it runs (`keeper` says which). A bad expression (one whose times leave the years 0001 to 9999 too: a start, a period or a repeat count too large), a period under `c.GpuEnvApp.schedule_minimum_period` or an unknown time zone is a 400 saying what is wrong; the rest is checked as `POST jobs` checks it.
          */
         post: operations["post_schedules"];
         delete?: never;
@@ -1014,14 +1014,14 @@ export interface paths {
         post?: never;
         /**
          * Delete a schedule
-         * @description Stops it where it is kept (the waiting SLURM job cancelled, the CronJob deleted); its runs stay, as jobs.
+         * @description Stops it where it is kept (the waiting SLURM job cancelled, the CronJob deleted); its runs stay, as jobs. A 409 `busy` when the schedule's lock stays held for a few seconds (its batch job starting a run, another change of it): nothing is changed; try again.
          */
         delete: operations["delete_schedules_schedule_id"];
         options?: never;
         head?: never;
         /**
          * Change, pause or resume a schedule
-         * @description What is left out stays as it was. The batch system's waiting job (or CronJob) is replaced in the same step: never two for one schedule; pausing removes it, resuming sets it up for the next due time (the times passed meanwhile are not run).
+         * @description What is left out stays as it was. The batch system's waiting job (or CronJob) is replaced in the same step: never two for one schedule; pausing removes it, resuming sets it up for the next due time (the times passed meanwhile are not run). A 409 `busy` when the schedule's lock stays held for a few seconds (its batch job starting a run, another change of it): nothing is changed; try again.
          */
         patch: operations["patch_schedules_schedule_id"];
         trace?: never;
@@ -8371,6 +8371,15 @@ export interface operations {
             };
             /** @description No such resource, or something the request names does not exist. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request conflicts with the current state: `reason` says how. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
