@@ -199,29 +199,31 @@ class JobService:
         return job
 
     async def list(
-        self,
-        state: str | Iterable[str] | None = None,
-        *,
-        limit: int = 50,
-        offset: int = 0,
-        sweep: str | None = None,
-        schedule: str | None = None,
-        pipeline: str | None = None,
-    ) -> JobList:
+        self, state: str | Iterable[str] | None = None, *, limit: int = 50, offset: int = 0,
+        sweep: str | None = None, schedule: str | None = None, pipeline: str | None = None,
+    ) -> JobList:  # fmt: skip
         """A page of jobs, newest first; of one sweep in its order (or none's: "none"), of one schedule,
-        or of one pipeline (or none's)."""
-        states = [state] if isinstance(state, str) else state
+        or of one pipeline (or none's): the API's answer (:meth:`list_json`), read back."""
+        return JobList.model_validate_json(await self.list_json(
+            state, limit=limit, offset=offset, sweep=sweep, schedule=schedule, pipeline=pipeline
+        ))  # fmt: skip
+
+    async def list_json(
+        self, state: str | Iterable[str] | None = None, *, limit: int = 50, offset: int = 0,
+        sweep: str | None = None, schedule: str | None = None, pipeline: str | None = None,
+    ) -> bytes:  # fmt: skip
+        """:meth:`list` as JSON, read and made once per change of the records and shared by every poller."""
         if sweep not in (None, "none"):
             await self.store.sweeps.get(sweep)  # an unknown sweep is a 404, not an empty page
-        page = await self.store.list(
-            states, limit=limit, offset=offset, sweep=sweep, schedule=schedule, pipeline=pipeline
-        )
-        if any(j.state not in TERMINAL_STATES for j in page.items):
+        states = [state] if isinstance(state, str) else state
+        body, active = await self.store.list_json(
+            self._listed, states, limit=limit, offset=offset, sweep=sweep, schedule=schedule, pipeline=pipeline
+        )  # fmt: skip
+        if active:
             # Someone watches active jobs: settle them soon, so a row lags its job by a poll rather than
             # a round; never wait for it here (with a 1,000-run sweep a refresh polls 1,000 runs).
             self.tracker.settle_soon()
-        page.items = [self._listed(job) for job in page.items]
-        return page
+        return body
 
     def _listed(self, job: Job) -> Job:
         """A job as listings show it: parameters too large for a listing are left out, and it says so."""

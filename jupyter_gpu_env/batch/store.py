@@ -11,7 +11,7 @@ from __future__ import annotations
 import builtins
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +26,14 @@ from .sql import INSERT, NOTEBOOK_OF, VISIBLE, Database, dump, row, transaction
 from .sweeps.records import SweepRecords
 
 MAX_PAGE = 500
+KEPT_PAGES = 64  # serialized listing pages kept for pollers (the UI's few pages, a few filters)
 
 
 class JobStore:
     """Async API over a SQLite file; every call runs on the database's own thread. A sweep's record
     and the queries over its runs are :attr:`sweeps`', on the same connection."""
+
+    STANDING = ("pending_reason", "queue_position", "queue_name", "estimated_start")  # update_standing's
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -41,6 +44,9 @@ class JobStore:
         self.dask = DaskRecords(self.db)
         self._call = self.db.call
         self._conn = self.db.conn
+        # query -> (the database's version it was read at, its JSON, whether it shows an active job);
+        # touched on the database's thread only
+        self._pages: dict[tuple[Any, ...], tuple[tuple[int, int], bytes, bool]] = {}
 
     def close(self) -> None:
         self.db.close()
@@ -115,6 +121,25 @@ class JobStore:
             )
         return new
 
+    async def update_standing(self, changes: dict[str, dict[str, Any]]) -> None:
+        """Where each of many queued jobs stands (``pending_reason``, ``queue_position``, ``queue_name``,
+        ``estimated_start``: job id -> values), in one transaction; a job no longer queued is left as
+        it is (it started, or was cancelled, meanwhile)."""
+        if changes:
+            await self._call(self._standing, changes)
+
+    def _standing(self, changes: dict[str, dict[str, Any]]) -> None:
+        db = self._conn()
+        with transaction(db, immediate=True):
+            for job_id, fields in changes.items():
+                paths = ", ".join(f"'$.{key}', ?" for key in fields if key in self.STANDING)
+                values = [fields[key] for key in fields if key in self.STANDING]
+                if values:
+                    db.execute(
+                        f"UPDATE jobs SET data = json_set(data, {paths}) WHERE id = ? AND state = 'queued'",
+                        [*values, job_id],
+                    )
+
     async def delete(self, job_id: str) -> None:
         await self._call(self._delete, job_id)
 
@@ -145,15 +170,41 @@ class JobStore:
     ) -> JobList:
         """Newest first, ``limit`` records from ``offset``, with the total over all pages; of one sweep
         in its order, of one schedule, or of one pipeline (``none``: of no pipeline)."""
-        wanted = sorted(set(states)) if states is not None else None
-        for s in wanted or ():
-            if s not in JOB_STATES:
-                raise InvalidRequest(f"'{s}' is not a job state; states are {', '.join(JOB_STATES)}.")
-        if not 1 <= limit <= MAX_PAGE:
-            raise InvalidRequest(f"limit must be from 1 to {MAX_PAGE}.")
-        if offset < 0:
-            raise InvalidRequest("offset must not be negative.")
+        wanted = _checked(states, limit, offset)
         return await self._call(self._list, wanted, limit, offset, backend, sweep, schedule, pipeline)
+
+    async def list_json(
+        self,
+        shape: Callable[[Job], Job],
+        states: Iterable[str] | None = None,
+        *,
+        limit: int = 50,
+        offset: int = 0,
+        sweep: str | None = None,
+        schedule: str | None = None,
+        pipeline: str | None = None,
+    ) -> tuple[bytes, bool]:
+        """:meth:`list` as the API answers it, each job through ``shape``, serialized; and whether it
+        shows an active job. Read and made once per change of the database (by this server or another
+        process), then served as it is until the next: fifty clients polling one page cost one reading."""
+        wanted = _checked(states, limit, offset)
+        key = (None if wanted is None else tuple(wanted), limit, offset, None, sweep, schedule, pipeline)
+        return await self._call(self._page, key, shape)
+
+    def _page(self, key: tuple[Any, ...], shape: Callable[[Job], Job]) -> tuple[bytes, bool]:
+        db = self._conn()
+        # this connection's writes, and other connections' commits: either makes a page stale
+        version = (db.total_changes, db.execute("PRAGMA data_version").fetchone()[0])
+        kept = self._pages.pop(key, None)
+        if kept is None or kept[0] != version:
+            page = self._list(*key)
+            page.items = [shape(job) for job in page.items]
+            active = any(job.state not in TERMINAL_STATES for job in page.items)
+            kept = (version, page.model_dump_json().encode(), active)
+        self._pages[key] = kept  # the most recently asked last: the oldest go first
+        while len(self._pages) > KEPT_PAGES:
+            del self._pages[next(iter(self._pages))]
+        return kept[1], kept[2]
 
     def _list(
         self,
@@ -309,3 +360,16 @@ class JobStore:
             for state, n in u.jobs.items():
                 total.jobs[state] = total.jobs.get(state, 0) + n
         return report
+
+
+def _checked(states: Iterable[str] | None, limit: int, offset: int) -> list[str] | None:
+    """The states asked for, sorted; InvalidRequest for an unknown state or a page out of range."""
+    wanted = sorted(set(states)) if states is not None else None
+    for s in wanted or ():
+        if s not in JOB_STATES:
+            raise InvalidRequest(f"'{s}' is not a job state; states are {', '.join(JOB_STATES)}.")
+    if not 1 <= limit <= MAX_PAGE:
+        raise InvalidRequest(f"limit must be from 1 to {MAX_PAGE}.")
+    if offset < 0:
+        raise InvalidRequest("offset must not be negative.")
+    return wanted

@@ -22,6 +22,7 @@ from .loops import Refresher
 from .store import JobStore
 
 log = logging.getLogger(__name__)
+STANDING = frozenset(JobStore.STANDING)  # where a queued job stands, written many at once
 
 # Someone watches a job or a sweep: their records are settled at most this often (seconds), a few
 # times a second however many watchers ask (callers share the refresh lock).
@@ -173,14 +174,23 @@ class JobTracker:
             log.warning("backend %s could not be polled: %s", name, e)
             return
         self._polled.add(name)
-        folders = await asyncio.to_thread(lambda: {j.id: read_folder(self.folder_of(j)) for j in jobs})
+        # A normal job that waits and has never run has no files yet: a 1,000-run sweep's queued runs
+        # are most of a round, 3,000 reads. Their places in the queue shift together as one run ends:
+        # written in one transaction, not 1,000.
+        read = [j for j in jobs if j.state != "queued" or _ran(j, seen.get(j.id))]
+        folders = await asyncio.to_thread(lambda: {j.id: read_folder(self.folder_of(j)) for j in read})
+        places: dict[str, dict[str, Any]] = {}
         for job in jobs:
             try:
-                await self.apply(job, seen.get(job.id), folders[job.id])
+                await self.apply(job, seen.get(job.id), folders.get(job.id, FolderFiles()), places)
             except Exception:  # one job's trouble must not keep the others from being recorded
                 log.exception("job %s could not be brought up to date", job.id)
+        await self.store.update_standing(places)
 
-    async def apply(self, job: Job, obs: Observation | None, files: FolderFiles | None) -> Job:
+    async def apply(
+        self, job: Job, obs: Observation | None, files: FolderFiles | None,
+        places: dict[str, dict[str, Any]] | None = None,
+    ) -> Job:  # fmt: skip
         """Bring a record in line with an observation and what the job's folder says of its progress and
         GPU use. The record's times are the server's: the first start it saw stands, and every time is
         kept between the job's creation and now, whatever a file in the folder claims."""
@@ -251,6 +261,9 @@ class JobTracker:
                     changes.update(started_at=started, finished_at=finished)
             if state is None and not changes:
                 return job
+            if places is not None and state is None and job.state == "queued" and set(changes) <= STANDING:
+                places[job.id] = changes  # where a queued job stands: the caller writes all at once
+                return job
             job = await self.store.update(job.id, state=state, **changes)
         except IllegalTransition:
             return await self.store.get(job.id)  # someone else (a cancel) ended it first; theirs stands
@@ -267,6 +280,11 @@ class FolderFiles:
     gpu: JobGpuUsage | None = None
     damaged: tuple[str, ...] = ()
     attempts: tuple[JobAttempt, ...] = ()
+
+
+def _ran(job: Job, obs: Observation | None) -> bool:
+    """May a queued job's folder hold what a runner wrote? Not a normal job's, still waiting."""
+    return obs is None or obs.state != "queued" or job.priority != "normal" or bool(job.attempts)
 
 
 def read_folder(folder: Path) -> FolderFiles:

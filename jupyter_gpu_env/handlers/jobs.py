@@ -67,9 +67,9 @@ class JobsHandler(GpuEnvHandler):
         description="Parameters larger than `c.GpuEnvApp.listed_parameters_bytes` are left out of a "
         "listing (`parameters_omitted` says so); `GET jobs/{job_id}` has them.",
     )
-    async def get(self) -> JobList:
+    async def get(self) -> bytes:
         state = self.query["state"]
-        return await self.services.jobs.list(
+        return await self.services.jobs.list_json(
             state.split(",") if state else None,
             limit=self.query["limit"],
             offset=self.query["offset"],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 
@@ -281,5 +282,45 @@ async def test_a_sweeps_idle_runs_are_named(tmp_path):
         await store.sweeps.insert(group, runs)
         assert await store.sweeps.idle_runs([group.id], 600.0) == {group.id: [runs[1].id]}
         assert await store.sweeps.idle_runs([group.id], 5000.0) == {}
+    finally:
+        store.close()
+
+
+async def test_a_listing_page_is_made_once_per_change_of_the_records(tmp_path):
+    """Fifty pollers of one page cost one reading: the same bytes until a write, by this store or by
+    another process's connection to the same file (the CLI), makes a new page."""
+    store, other = JobStore(tmp_path / "jobs.sqlite"), JobStore(tmp_path / "jobs.sqlite")
+    try:
+        await store.insert_many(make_job(i, state="succeeded") for i in range(3))
+        first, active = await store.list_json(lambda job: job, limit=2)
+        again, _ = await store.list_json(lambda job: job, limit=2)
+        assert again is first and not active  # kept, not made again
+        assert [j["id"] for j in json.loads(first)["items"]] == ["job000002", "job000001"]
+        await store.insert(make_job(3))
+        mine, active = await store.list_json(lambda job: job, limit=2)
+        assert json.loads(mine)["items"][0]["id"] == "job000003" and active
+        await other.update("job000003", state="running")
+        theirs, _ = await store.list_json(lambda job: job, limit=2)
+        assert json.loads(theirs)["items"][0]["state"] == "running"
+        assert (await store.list_json(lambda job: job, states=["queued"]))[0] != theirs  # by query
+    finally:
+        store.close()
+        other.close()
+
+
+async def test_where_many_queued_jobs_stand_is_written_at_once_and_only_while_queued(tmp_path):
+    store = JobStore(tmp_path / "jobs.sqlite")
+    try:
+        await store.insert_many(make_job(i) for i in range(3))
+        await store.update("job000002", state="cancelled")
+        places = {
+            f"job{i:06d}": {"queue_position": i + 1, "queue_name": "local", "pending_reason": f"#{i}"}
+            for i in range(3)
+        }
+        await store.update_standing(places)
+        first, second, gone = [await store.get(f"job{i:06d}") for i in range(3)]
+        assert (first.queue_position, first.queue_name, first.pending_reason) == (1, "local", "#0")
+        assert (second.queue_position, second.pending_reason) == (2, "#1")
+        assert gone.queue_position is None and gone.pending_reason is None  # it left the queue first
     finally:
         store.close()
