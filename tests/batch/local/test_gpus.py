@@ -64,7 +64,7 @@ async def test_jobs_get_gpus_and_slices_of_their_own_and_wait_while_none_is_free
 
         go.touch()
         done = [await batch.wait_for(svc, j.id, batch.ended) for j in (first, second, third, sliced, cpu)]
-        assert [j.state for j in done] == ["succeeded"] * 5
+        assert [j.state for j in done] == ["succeeded"] * 5, [(j.state, j.message) for j in done]
         seen = [printed(batch.root / j.output_path).split("devices: ")[1].strip() for j in done]
         assert seen[:2] == ["GPU-aaaa", "GPU-bbbb"] and seen[2] in ("GPU-aaaa", "GPU-bbbb")
         assert seen[3] == "MIG-cccc" and seen[4] == ""  # gpus: 0 sees none
