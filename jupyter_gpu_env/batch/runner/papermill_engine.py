@@ -6,9 +6,13 @@ runner per process, set before execution starts.
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
+import tempfile
 from typing import Any, Protocol
 
+from jupyter_core.utils import run_sync
 from papermill.clientwrap import PapermillNotebookClient
 from papermill.engines import NBClientEngine, NotebookExecutionManager, papermill_engines
 from papermill.log import logger
@@ -26,6 +30,8 @@ class Watcher(Protocol):
 
 
 _runner: Watcher | None = None
+
+_SOCKET_PATH_ROOM = 96  # sun_path holds 107 bytes; "/k-" and a port number follow the folder
 
 
 def register_engine(name: str, runner: Watcher) -> None:
@@ -48,6 +54,39 @@ class _Manager(NotebookExecutionManager):  # type: ignore[misc]  # papermill has
 
 
 class _Client(PapermillNotebookClient):  # type: ignore[misc]  # papermill has no type hints
+    _ipc_dir: str | None = None
+
+    def create_kernel_manager(self) -> Any:
+        km = super().create_kernel_manager()
+        # A TCP kernel picks five free ports by binding and releasing them, then starts: another process
+        # on the machine (a second job, a Dask worker) can take one in between, and the kernel dies with
+        # "Address already in use". An IPython kernel listens on Unix sockets in a folder only this user
+        # can open instead: no ports to race for, and nobody else can connect. Other kernels keep TCP
+        # (not all of them speak ipc).
+        argv = getattr(getattr(km, "kernel_spec", None), "argv", None) or []
+        if _runner is None or not any("ipykernel" in str(arg) for arg in argv):
+            return km
+        try:
+            folder = tempfile.mkdtemp(prefix="gpuenv-kernel-")  # 0700
+        except OSError:
+            return km  # no writable temporary folder: TCP as before
+        if len(folder) > _SOCKET_PATH_ROOM:
+            os.rmdir(folder)  # a Unix socket's path has ~107 bytes; a long $TMPDIR keeps TCP
+            return km
+        self._ipc_dir = folder
+        km.transport = "ipc"
+        km.ip = os.path.join(folder, "k")
+        return km
+
+    async def _async_cleanup_kernel(self) -> None:
+        try:
+            await super()._async_cleanup_kernel()
+        finally:
+            if self._ipc_dir is not None:
+                shutil.rmtree(self._ipc_dir, ignore_errors=True)
+
+    _cleanup_kernel = run_sync(_async_cleanup_kernel)  # the base binds its own coroutine here
+
     def start_new_kernel(self, **kwargs: Any) -> None:
         # The kernel process's own output (start-up warnings, what C libraries write to fd 2) is not
         # the notebook's: it comes through pipes the runner reads and labels in the log.
