@@ -3,7 +3,7 @@ gets the site's secrets (:data:`SECRET_VARIABLES`).
 
 Nothing else in the package starts processes. A shell string is refused outright, so no
 request value can ever reach a shell. A child ``tethered`` ends, with everything it started, when this
-process dies, ``kill -9`` included (:mod:`.system.tether`): for work that only makes sense while its
+process dies, ``kill -9`` included (:mod:`.tether`): for work that only makes sense while its
 server lives, such as an installer writing into a copy of an environment.
 """
 
@@ -25,8 +25,8 @@ from pathlib import Path
 
 import psutil
 
+from . import tether
 from .errors import CommandFailed, CommandTimeout, Conflict
-from .system import tether
 
 LineCallback = Callable[[str], Awaitable[None] | None]
 
@@ -187,7 +187,7 @@ def _launch(
 
 
 def _tethered(launched: list[str]) -> list[str]:
-    """``launched`` run by a tether to this process (see :mod:`.system.tether`)."""
+    """``launched`` run by a tether to this process (see :mod:`.tether`)."""
     if shutil.which(launched[0]) is None:
         raise FileNotFoundError(launched[0])
     python = sys.executable or "python3"

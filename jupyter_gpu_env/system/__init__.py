@@ -1,6 +1,5 @@
 """What the package asks of the operating system besides subprocesses (``proc.py``): files replaced in
 one rename (``atomic``), Python work on one thread off the event loop (``offloop``), files someone else
 controls read bounded, regular files only, without waiting on a named pipe (``untrusted``), folders
-removed whole whatever their modes (``trees``), processes started ahead of need, waiting for their
-request (``spare``), and the child end of a tether, a command ended with all it started when its server
-dies (``tether``)."""
+removed whole whatever their modes (``trees``), and processes started ahead of need, waiting for their
+request (``spare``, on ``proc``; ``proc``'s own child end of a tether is ``tether.py`` beside it)."""

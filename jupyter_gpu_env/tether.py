@@ -1,7 +1,7 @@
 """The child end of a tether (``proc.run(..., tethered=True)``): run a command, and end it, with all it
 started, as soon as the process that started it dies, ``kill -9`` included.
 
-``python -I -S tether.py PARENT_PID -- ARGV...``, started by :mod:`..proc` as the leader of a process
+``python -I -S tether.py PARENT_PID -- ARGV...``, started by :mod:`.proc` as the leader of a process
 group of its own: it asks the kernel for a signal when its parent dies (``PR_SET_PDEATHSIG``), runs ARGV
 in the same group, and ends as ARGV ends. On that signal it kills the whole group, itself included: an
 installer killed with its server does not leave behind the build backend it started, still writing into
