@@ -62,9 +62,9 @@ def test_every_command_has_help(capsys):
         assert out.startswith(f"usage: jupyter gpu-env {command}")
 
 
-def readme_command_lines() -> list[list[str]]:
-    """The `jupyter gpu-env ...` command lines of the README's "From a terminal" block, as argv."""
-    section = (ROOT / "README.md").read_text().split("## From a terminal", 1)[1]
+def documented_command_lines() -> list[list[str]]:
+    """The `jupyter gpu-env ...` command lines of docs/cli.md's blocks, as argv."""
+    section = (ROOT / "docs" / "cli.md").read_text()
     block = section.split("```bash", 1)[1].split("```", 1)[0]
     return [
         shlex.split(found)
@@ -73,20 +73,20 @@ def readme_command_lines() -> list[list[str]]:
     ]
 
 
-def test_the_readme_terminal_examples_are_valid_command_lines():
+def test_the_documented_terminal_examples_are_valid_command_lines():
     """Each one runs against the demo (tried by hand after scripts/lab.sh; the commands themselves are
     tested in test_envs.py and test_jobs.py): here, each still parses, and what it names exists."""
-    lines = readme_command_lines()
+    lines = documented_command_lines()
     assert {argv[0] for argv in lines} >= set(COMMANDS)  # every command is shown
     parser = build_parser()
     for argv in lines:
         try:
             args = parser.parse_args(argv)
         except SystemExit:
-            pytest.fail(f"README: `jupyter gpu-env {shlex.join(argv)}` is not a valid command line")
+            pytest.fail(f"docs/cli.md: `jupyter gpu-env {shlex.join(argv)}` is not a valid command line")
         if argv[0] == "submit":
             assert (ROOT / args.notebook).is_file(), (
-                f"README submits {args.notebook}, which is not in the checkout"
+                f"docs/cli.md submits {args.notebook}, which is not in the checkout"
             )
 
 
