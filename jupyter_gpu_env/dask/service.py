@@ -93,11 +93,8 @@ class DaskService:
         gpus = bool(request.resources.gpus or request.resources.mig_profile)
         ready = await asyncio.to_thread(envcheck.check, prefix, shown, gpus=gpus) if prefix else None
         res = request.resources.normalized()
-        walltime = (
-            parse_time_limit(request.walltime)
-            if request.walltime is not None
-            else self.settings.worker_walltime_seconds
-        )
+        given = request.time_limit
+        walltime = parse_time_limit(given) if given is not None else self.settings.worker_walltime_seconds
         self._check_counts(request.workers, request.adapt.model_dump() if request.adapt else None)
         placement = Placement(request.queue, res.cpus, res.memory_bytes, res.gpus, res.mig_profile, image)
         launcher.check(placement, walltime)

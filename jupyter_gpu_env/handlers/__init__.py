@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from .base import API_PREFIX, NotFoundHandler
-from .dask.clusters import DaskClusterHandler, DaskClustersHandler, DaskScaleHandler
+from .dask.clusters import DaskClusterCancelHandler, DaskClusterHandler, DaskClustersHandler, DaskScaleHandler
 from .environments import (
     EnvironmentHandler,
     EnvironmentsHandler,
@@ -27,11 +27,6 @@ from .jobs import (
     BackendsHandler,
     JobCancelHandler,
     JobGpuHandler,
-    JobGroupCancelHandler,
-    JobGroupHandler,
-    JobGroupResultsHandler,
-    JobGroupRetryHandler,
-    JobGroupsHandler,
     JobHandler,
     JobLogHandler,
     JobParametersHandler,
@@ -58,6 +53,7 @@ from .schedules import (
     SchedulesHandler,
     ScheduleSnapshotHandler,
 )
+from .sweeps import SweepCancelHandler, SweepHandler, SweepRerunHandler, SweepResultsHandler, SweepsHandler
 from .tasks import TaskHandler, TasksHandler
 
 # (path under {base_url}gpu-env/api/, handler). Path parameters use OpenAPI's {name} form and
@@ -87,11 +83,6 @@ ROUTES: list[tuple[str, type]] = [
     ("jobs/usage", UsageHandler),
     ("jobs/advice", AdviceHandler),
     ("jobs/usage/weeks", UsageWeeksHandler),
-    ("jobs/groups", JobGroupsHandler),
-    ("jobs/groups/{group_id}", JobGroupHandler),
-    ("jobs/groups/{group_id}/cancel", JobGroupCancelHandler),
-    ("jobs/groups/{group_id}/retry", JobGroupRetryHandler),
-    ("jobs/groups/{group_id}/results", JobGroupResultsHandler),
     ("jobs/{job_id}", JobHandler),
     ("jobs/{job_id}/log", JobLogHandler),
     ("jobs/{job_id}/cancel", JobCancelHandler),
@@ -101,6 +92,12 @@ ROUTES: list[tuple[str, type]] = [
     ("dask/clusters", DaskClustersHandler),
     ("dask/clusters/{cluster_id}", DaskClusterHandler),
     ("dask/clusters/{cluster_id}/scale", DaskScaleHandler),
+    ("dask/clusters/{cluster_id}/cancel", DaskClusterCancelHandler),
+    ("sweeps", SweepsHandler),
+    ("sweeps/{sweep_id}", SweepHandler),
+    ("sweeps/{sweep_id}/cancel", SweepCancelHandler),
+    ("sweeps/{sweep_id}/rerun", SweepRerunHandler),
+    ("sweeps/{sweep_id}/results", SweepResultsHandler),
     ("pipelines", PipelinesHandler),
     ("pipelines/file", PipelineFileHandler),
     ("pipelines/{pipeline_id}", PipelineHandler),
@@ -121,12 +118,24 @@ ROUTES: list[tuple[str, type]] = [
     ("tasks/{task_id}", TaskHandler),
 ]
 
+# Older paths, served as the current ones they name for a release and marked deprecated in the
+# OpenAPI document: a sweep was a "job group", and a sweep's rerun of its failed runs was "retry".
+ALIASES: list[tuple[str, str]] = [
+    ("jobs/groups", "sweeps"),
+    ("jobs/groups/{sweep_id}", "sweeps/{sweep_id}"),
+    ("jobs/groups/{sweep_id}/cancel", "sweeps/{sweep_id}/cancel"),
+    ("jobs/groups/{sweep_id}/retry", "sweeps/{sweep_id}/rerun"),
+    ("jobs/groups/{sweep_id}/results", "sweeps/{sweep_id}/results"),
+]
+
 _PARAM = r"(?P<{}>[^/]+)"
 
 
 def tornado_routes() -> list[tuple[str, type]]:
+    handlers = dict(ROUTES)
+    # Aliases first: `jobs/groups` would otherwise be taken for the job whose id is "groups".
     out = []
-    for path, handler in ROUTES:
+    for path, handler in [(old, handlers[new]) for old, new in ALIASES] + ROUTES:
         pattern = re.sub(r"\{(\w+)\}", lambda m: _PARAM.format(m.group(1)), path.replace(".", r"\."))
         out.append((rf"/{API_PREFIX}/{pattern}/?", handler))
     out.append((rf"/{API_PREFIX}(/.*)?", NotFoundHandler))

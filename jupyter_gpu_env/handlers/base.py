@@ -80,6 +80,7 @@ class OperationSpec:
     permissions: tuple[Permission, ...] = ()
     links: tuple[tuple[str, str, dict[str, str]], ...] = ()
     also_text: tuple[str, ...] = ()  # other content types of the success answer (text/csv), as text
+    deprecated: str = ""  # what to call instead ("POST dask/clusters/{cluster_id}/cancel"); empty: current
 
 
 class ApiHttpError(web.HTTPError):
@@ -114,6 +115,7 @@ def operation(
     response_content_type: str = "application/json",
     links: tuple[tuple[str, str, dict[str, str]], ...] = (),
     also_text: tuple[str, ...] = (),
+    deprecated: str = "",
 ) -> Callable[[Callable[..., Awaitable[Any]]], Callable[..., Any]]:
     """Authenticate, authorize, parse, map errors, write the returned model; record the OpenAPI spec.
 
@@ -122,7 +124,8 @@ def operation(
     success answers a handler may choose with ``override_status`` (one with the operation's own status
     is another model it may answer with). ``links`` are OpenAPI links from the success answer:
     ``(name, operationId, parameters)``. ``also_text``: other content types the answer may take (a
-    handler that writes one finishes the request itself).
+    handler that writes one finishes the request itself). ``deprecated``: the operation that replaces
+    this one; it is still served, and marked deprecated in the document.
     """
 
     spec = OperationSpec(
@@ -138,6 +141,7 @@ def operation(
         permissions,
         links,
         also_text,
+        deprecated,
     )
 
     def decorate(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Any]:

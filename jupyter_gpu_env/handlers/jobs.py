@@ -19,7 +19,7 @@ from ..models.jobs import (
     RerunRequest,
 )
 from ..models.notebooks import NotebookParameters
-from ..models.sweeps import JobGroup, JobGroupList, SweepResults
+from ..models.sweeps import JobGroup
 from .base import PAGE, GpuEnvHandler, Param, operation
 
 _STATE = "|".join(JOB_STATES)
@@ -49,7 +49,7 @@ class JobsHandler(GpuEnvHandler):
                 "group",
                 {"type": "string", "pattern": "^([0-9a-f]{12}|none)$"},
                 "Only the runs of this sweep, in the sweep's order; `none`: only jobs that are no sweep's "
-                "run (a listing that shows sweeps from `GET jobs/groups` beside them).",
+                "run (a listing that shows sweeps from `GET sweeps` beside them).",
             ),
             Param(
                 "schedule",
@@ -99,7 +99,7 @@ class JobsHandler(GpuEnvHandler):
     )
     async def post(self, body: JobRequest) -> Job | JobGroup:
         made = await self.services.jobs.submit(body)
-        where = ("jobs", "groups", made.id) if isinstance(made, JobGroup) else ("jobs", made.id)
+        where = ("sweeps", made.id) if isinstance(made, JobGroup) else ("jobs", made.id)
         self.set_header("Location", self.api_url(*where))
         return made
 
@@ -114,82 +114,6 @@ class JobGpuHandler(GpuEnvHandler):
     )
     async def get(self, job_id: str) -> JobGpuSeries:
         return await self.services.jobs.gpu_series(job_id)
-
-
-class JobGroupsHandler(GpuEnvHandler):
-    @operation(
-        "Sweeps, newest first, their runs counted per state",
-        response=JobGroupList,
-        query=(
-            *PAGE,
-            Param(
-                "pipeline",
-                {"type": "string", "enum": ["none"]},
-                "`none`: not the sweeps that are nodes of a pipeline (`GET pipelines` shows those).",
-            ),
-        ),
-        errors=(400,),
-    )
-    async def get(self) -> JobGroupList:
-        return await self.services.sweeps.list(
-            limit=self.query["limit"], offset=self.query["offset"], pipelines=self.query["pipeline"] is None
-        )
-
-
-class JobGroupHandler(GpuEnvHandler):
-    @operation(
-        "A sweep: its runs counted per state",
-        response=JobGroup,
-        errors=(404,),
-        description="404 also once every run of it was deleted: a sweep is its runs.",
-    )
-    async def get(self, group_id: str) -> JobGroup:
-        return await self.services.sweeps.get(group_id)
-
-
-class JobGroupCancelHandler(GpuEnvHandler):
-    @operation("Cancel every run of a sweep still queued or running", response=JobGroup, errors=(404, 409))
-    async def post(self, group_id: str) -> JobGroup:
-        return await self.services.sweeps.cancel(group_id)
-
-
-class JobGroupRetryHandler(GpuEnvHandler):
-    @operation(
-        "Run the failed and cancelled runs of a sweep again",
-        response=JobGroup,
-        errors=(404, 409),
-        permissions=RUN_CODE,
-        description="With the same snapshot, parameters and resources; the runs that succeeded or are "
-        "still going are left alone. 409 when no run failed or was cancelled, or when a run's folder no "
-        "longer holds its snapshot (`snapshot_missing`, naming the run).",
-    )
-    async def post(self, group_id: str) -> JobGroup:
-        return await self.services.sweeps.retry_failed(group_id)
-
-
-class JobGroupResultsHandler(GpuEnvHandler):
-    @operation(
-        "A sweep's runs side by side: parameters, recorded values, state, duration",
-        response=SweepResults,
-        query=(
-            Param("format", {"type": "string", "enum": ["json", "csv"], "default": "json"}, "json or csv."),
-        ),
-        errors=(404,),
-        also_text=("text/csv",),
-        description="Recorded values are those of a cell tagged `results` whose last expression is a dict, "
-        "and values glued with scrapbook. `format=csv` answers text/csv, a row per run. A value longer than "
-        "`c.GpuEnvApp.sweep_result_value_bytes` is cut there, and so is what comes after "
-        "`c.GpuEnvApp.sweep_results_bytes` of values in all: the row's `cut` names those values and its `note` "
-        "says where the whole is (the run's output notebook). CSV cells that a spreadsheet would run as a "
-        "formula begin with a `'`.",
-    )
-    async def get(self, group_id: str) -> SweepResults | None:
-        if self.query["format"] != "csv":
-            return await self.services.sweeps.results(group_id)
-        text = await self.services.sweeps.results_csv(group_id)
-        self.set_header("Content-Disposition", f'attachment; filename="sweep-{group_id}.csv"')
-        self.finish(text, set_content_type="text/csv; charset=utf-8")
-        return None
 
 
 class JobRerunHandler(GpuEnvHandler):

@@ -10,6 +10,7 @@ the operations on it.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel
@@ -53,15 +54,19 @@ def operation_id(verb: str, path: str) -> str:
 
 
 def _operations() -> list[tuple[str, str, OperationSpec]]:
-    from . import ROUTES  # this module is one of them
+    from . import ALIASES, ROUTES  # this module is one of them
 
+    handlers = dict(ROUTES)
     ops = []
-    for path, handler in ROUTES:
+    for path, handler, current in [(p, h, "") for p, h in ROUTES] + [(a, handlers[n], n) for a, n in ALIASES]:
         for verb in VERBS:
             fn = handler.__dict__.get(verb)
             spec = getattr(fn, "__openapi__", None)
             if spec is not None:
-                ops.append((path, verb, spec))
+                # An older path of an operation: the same operation, pointing at its current path.
+                ops.append(
+                    (path, verb, replace(spec, deprecated=f"{verb.upper()} {current}") if current else spec)
+                )
     return ops
 
 
@@ -85,6 +90,9 @@ def _operation(path: str, verb: str, spec: OperationSpec, refs: dict[type[BaseMo
     }
     if spec.description:
         op["description"] = spec.description
+    if spec.deprecated:
+        op["deprecated"] = True
+        op["description"] = f"Deprecated (still served): use `{spec.deprecated}`. {spec.description}".strip()
     params: list[dict[str, Any]] = [
         {"name": name, "in": "path", "required": True, "schema": dict(_SEGMENT)}
         for name in re.findall(r"\{(\w+)\}", path)

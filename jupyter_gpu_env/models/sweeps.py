@@ -27,7 +27,7 @@ class JobGroup(ApiModel):
     )
     cancelled_at: float | None = Field(
         default=None,
-        description="When the sweep as a whole was cancelled (`POST jobs/groups/{id}/cancel`); null again "
+        description="When the sweep as a whole was cancelled (`POST sweeps/{id}/cancel`); null again "
         "once its runs are retried or one is sent again.",
     )
     created_at: float

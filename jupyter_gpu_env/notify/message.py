@@ -178,7 +178,7 @@ def lab_link(base_url: str, path: str) -> str | None:
 
 
 def results_link(base_url: str, sweep_id: str) -> str | None:
-    return f"{base_url}gpu-env/api/jobs/groups/{quote(sweep_id)}/results?format=csv" if base_url else None
+    return f"{base_url}gpu-env/api/sweeps/{quote(sweep_id)}/results?format=csv" if base_url else None
 
 
 def runs_text(sweep: JobGroup) -> str:

@@ -20,9 +20,11 @@ def jp_server_config(jp_server_config):
 
 
 async def test_a_cluster_through_the_api_with_its_dashboard(api, jp_fetch, jp_ws_fetch, jp_base_url):
-    resp = await api("dask/clusters", method="POST", body=json.dumps({"kernel": "python3", "workers": 1}))
+    request = {"kernel": "python3", "workers": 1, "resources": {"time_limit": "0:10:00"}}
+    resp = await api("dask/clusters", method="POST", body=json.dumps(request))
     assert resp.code == 201
     made = await body(resp)
+    assert made["walltime_seconds"] == 600  # a worker's time limit is said as a job's is
     assert resp.headers["Location"].endswith(f"/gpu-env/api/dask/clusters/{made['id']}")
     assert made["state"] == "starting" and made["workers"]["requested"] == 1
 
@@ -69,7 +71,7 @@ async def test_a_cluster_through_the_api_with_its_dashboard(api, jp_fetch, jp_ws
         )
     )
     assert scaled["adapt"] == {"minimum": 0, "maximum": 2}
-    gone = await body(await api("dask/clusters", made["id"], method="DELETE"))
+    gone = await body(await api("dask/clusters", made["id"], "cancel", method="POST", body=b""))
     assert gone["state"] in ("stopping", "stopped")
 
     async def stopped():
@@ -100,6 +102,12 @@ async def test_bad_requests_are_4xx(api, jp_fetch):
     assert err["reason"] == "kernel_not_found"
     err = await error(api("dask/clusters/0123456789ab"), 404)
     assert err["reason"] == "cluster_not_found"
+    # DELETE is the older spelling of its cancel, still served
+    err = await error(api("dask/clusters/0123456789ab", method="DELETE"), 404)
+    assert err["reason"] == "cluster_not_found"
+    two = {"kernel": "python3", "resources": {"time_limit": 10}, "walltime": 20}
+    err = await error(api("dask/clusters", method="POST", body=json.dumps(two)), 400)
+    assert "resources.time_limit (10) and walltime (20) differ" in err["message"]
     with pytest.raises(HTTPClientError) as e:
         await jp_fetch("gpu-env", "dask", "0123456789ab", "status")
     assert e.value.code == 404

@@ -34,3 +34,38 @@ async def test_served_document_matches(api):
     gpu = served["paths"]["/gpu"]["get"]
     assert gpu["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].endswith("/GpuSnapshot")
     assert "HostResources" in served["components"]["schemas"]
+
+
+def test_older_spellings_are_served_and_marked_deprecated_pointing_at_the_current_ones():
+    """One grammar: a sweep is `sweeps`, cancelling is `POST .../cancel`. The older paths and verbs stay
+    for a release; the document marks each deprecated and names the operation to call instead, and every
+    current operation is not deprecated."""
+    doc = build_openapi()
+    deprecated = {
+        (verb.upper(), path.lstrip("/")): op["description"]
+        for path, ops in doc["paths"].items()
+        for verb, op in ops.items()
+        if op.get("deprecated")
+    }
+    assert deprecated.keys() == {
+        ("GET", "jobs/groups"),
+        ("GET", "jobs/groups/{sweep_id}"),
+        ("POST", "jobs/groups/{sweep_id}/cancel"),
+        ("POST", "jobs/groups/{sweep_id}/retry"),
+        ("GET", "jobs/groups/{sweep_id}/results"),
+        ("DELETE", "dask/clusters/{cluster_id}"),
+    }
+    for text in deprecated.values():
+        verb, path = text.split("`")[1].split(" ")
+        assert verb.lower() in doc["paths"][f"/{path}"] and not doc["paths"][f"/{path}"][verb.lower()].get(
+            "deprecated"
+        ), text
+    assert "use `POST sweeps/{sweep_id}/rerun`" in deprecated[("POST", "jobs/groups/{sweep_id}/retry")]
+    # every way to stop something that runs is a POST to its cancel
+    for what in (
+        "jobs/{job_id}",
+        "sweeps/{sweep_id}",
+        "pipelines/{pipeline_id}",
+        "dask/clusters/{cluster_id}",
+    ):
+        assert "post" in doc["paths"][f"/{what}/cancel"], what

@@ -14,7 +14,7 @@ import pytest
 from jupyter_server.auth.authorizer import Authorizer
 from tornado.httpclient import HTTPClientError
 
-from jupyter_gpu_env.handlers import ROUTES
+from jupyter_gpu_env.handlers import ALIASES, ROUTES
 from jupyter_gpu_env.handlers.base import VERBS
 from jupyter_gpu_env.handlers.openapi import build_openapi
 
@@ -26,7 +26,8 @@ STOP_KERNELS = ("write", "kernels")
 EXTRA = {
     ("POST", "jobs", ""): {RUN_CODE},
     ("POST", "jobs/{job_id}/rerun", ""): {RUN_CODE},
-    ("POST", "jobs/groups/{group_id}/retry", ""): {RUN_CODE},
+    ("POST", "sweeps/{sweep_id}/rerun", ""): {RUN_CODE},
+    ("POST", "jobs/groups/{sweep_id}/retry", ""): {RUN_CODE},  # its older path, still served
     ("POST", "environments/{name}/gpu-check", ""): {RUN_CODE},
     # A schedule runs code later: making, changing and running one needs what running it now would.
     ("POST", "pipelines", ""): {RUN_CODE},
@@ -68,7 +69,8 @@ def jp_server_config(jp_server_config):
 
 
 def _operations():
-    for path, handler in ROUTES:
+    handlers = dict(ROUTES)
+    for path, handler in [*ROUTES, *((old, handlers[new]) for old, new in ALIASES)]:
         for verb in VERBS:
             if verb in handler.__dict__:
                 queries = [q for (v, p, q) in EXTRA if v == verb.upper() and p == path] or [""]

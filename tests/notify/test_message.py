@@ -78,7 +78,7 @@ def test_a_sweep_message_counts_its_runs_and_links_its_results():
     )
     msg = message.sweep_message(sweep, BASE)
     assert msg.subject == 'Sweep "grid" failed after 1 min 00 s: 3 runs: 2 succeeded, 1 failed'
-    assert f"Results (CSV): {BASE}gpu-env/api/jobs/groups/0123456789ab/results?format=csv" in msg.text
+    assert f"Results (CSV): {BASE}gpu-env/api/sweeps/0123456789ab/results?format=csv" in msg.text
     assert msg.payload["props"]["jupyter-gpu-env"]["counts"] == {"succeeded": 2, "failed": 1}
 
 

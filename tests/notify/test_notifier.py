@@ -208,7 +208,7 @@ async def test_a_sweep_is_told_once_when_all_its_runs_have_ended(batch, tmp_path
             and "2 runs: 1 succeeded, 1 failed" in posted["text"]
         )
         fields = {f["title"]: f["value"] for f in posted["attachments"][0]["fields"]}
-        assert fields["Results (CSV)"] == f"{BASE}gpu-env/api/jobs/groups/{sweep.id}/results?format=csv"
+        assert fields["Results (CSV)"] == f"{BASE}gpu-env/api/sweeps/{sweep.id}/results?format=csv"
     finally:
         await note.stop()
         await svc.stop()

@@ -294,9 +294,7 @@ test.describe('Dialogs at the default sidebar width', () => {
     await expect
       .poll(
         async () => {
-          const response = await page.request.get(
-            `${API}/jobs/groups/${sweep.id}`
-          );
+          const response = await page.request.get(`${API}/sweeps/${sweep.id}`);
           const current = (await response.json()) as ISweep;
           return current.counts.succeeded ?? 0;
         },

@@ -388,7 +388,7 @@ test.describe('GPU use and queues in the Jobs section', () => {
       backend_job_id: null,
       gpu_idle_runs: [run.id]
     };
-    await page.route(at('jobs/groups'), async (route: Route) => {
+    await page.route(at('sweeps'), async (route: Route) => {
       if (route.request().method() !== 'GET') {
         return route.fallback();
       }
@@ -399,7 +399,7 @@ test.describe('GPU use and queues in the Jobs section', () => {
         json: { ...list, items: [sweep, ...list.items], total: list.total + 1 }
       });
     });
-    await page.route(at(`jobs/groups/${sweep.id}`), route =>
+    await page.route(at(`sweeps/${sweep.id}`), route =>
       route.fulfill({ json: sweep })
     );
     await page.route(at(`jobs/${run.id}`), route =>
@@ -591,7 +591,7 @@ test.describe('Jobs section against the real server', () => {
     expect(lines.filter(line => line.split(',')[1] === 'all')).toHaveLength(8);
   });
 
-  test('lists a sweep once, from jobs/groups, beside the other jobs', async ({
+  test('lists a sweep once, from GET sweeps, beside the other jobs', async ({
     page,
     tmpPath
   }) => {
@@ -605,10 +605,10 @@ test.describe('Jobs section against the real server', () => {
       { name, sweep: { alpha: [1, 2, 3] } }
     );
 
-    // The section asks GET jobs/groups, and finds the sweep there.
+    // The section asks GET sweeps, and finds the sweep there.
     const sweepsAnswer = page.waitForResponse(
       async answer =>
-        answer.url().includes(`${API}/jobs/groups?`) &&
+        answer.url().includes(`${API}/sweeps?`) &&
         answer.request().method() === 'GET' &&
         ((await answer.json()) as { items: { id: string }[] }).items.some(
           s => s.id === sweep.id

@@ -170,7 +170,7 @@ test.describe('Job commands in the palette', () => {
     await expect
       .poll(
         async () =>
-          (await apiGet<ISweep>(page.request, `jobs/groups/${sweep.id}`)).state,
+          (await apiGet<ISweep>(page.request, `sweeps/${sweep.id}`)).state,
         { timeout: 120000 }
       )
       .toBe('succeeded');

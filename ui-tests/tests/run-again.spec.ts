@@ -168,7 +168,7 @@ test.describe('Run again', () => {
       timeout: 120000
     });
     const csv = await page.request.get(
-      `${API}/jobs/groups/${sweep.id}/results?format=csv`
+      `${API}/sweeps/${sweep.id}/results?format=csv`
     );
     const lines = (await csv.text()).trim().split(/\r?\n/);
     expect(lines.slice(1).map(line => line.split(',').slice(0, 3))).toEqual([
@@ -182,7 +182,7 @@ test.describe('Run again', () => {
         async () => {
           const after = await apiGet<ISweep>(
             page.request,
-            `jobs/groups/${sweep.id}`
+            `sweeps/${sweep.id}`
           );
           return [after.size, after.counts.succeeded];
         },
@@ -253,7 +253,7 @@ test.describe('Run again', () => {
       results.getByTestId('gpu-env-sweep-chart-y').locator('option')
     ).toHaveText(['value: alpha']);
     const csv = await page.request.get(
-      `${API}/jobs/groups/${sweep.id}/results?format=csv`
+      `${API}/sweeps/${sweep.id}/results?format=csv`
     );
     expect((await csv.text()).split(/\r?\n/)[0]).toMatch(
       /^run,alpha,value: alpha,state,/

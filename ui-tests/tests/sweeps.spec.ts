@@ -207,7 +207,7 @@ test.describe('Sweeps', () => {
     await expect(csv).toBeVisible();
     const sweep = await apiGet<ISweep>(
       page.request,
-      `jobs/groups/${await row.getAttribute('data-id')}`
+      `sweeps/${await row.getAttribute('data-id')}`
     );
     const [download] = await Promise.all([
       page.waitForEvent('download'),

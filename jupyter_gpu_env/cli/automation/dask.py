@@ -124,8 +124,13 @@ def _request(args: argparse.Namespace) -> DaskClusterRequest:
         backend=args.backend,
         workers=args.start_workers,
         adapt=_adapt(args.adapt) if args.adapt else None,
-        resources=Resources(cpus=args.cpus, memory=args.memory, gpus=args.gpus, mig_profile=args.mig),
-        walltime=args.walltime,
+        resources=Resources(
+            cpus=args.cpus,
+            memory=args.memory,
+            gpus=args.gpus,
+            mig_profile=args.mig,
+            time_limit=args.time_limit,
+        ),
         queue=args.queue,
         threads_per_worker=args.threads,
     )
@@ -151,7 +156,13 @@ def register(sub: Any) -> None:
     p.add_argument("--gpus", type=int, metavar="N", help="each worker's whole GPUs")
     p.add_argument("--mig", metavar="PROFILE", help="each worker's MIG slice, e.g. 1g.10gb")
     p.add_argument("--threads", type=int, metavar="N", help="threads in each worker (default: its cpus)")
-    p.add_argument("--walltime", metavar="LIMIT", help="each worker job's time: minutes or HH:MM:SS")
+    p.add_argument(
+        "--time-limit",
+        "--walltime",  # the older name, still read
+        dest="time_limit",
+        metavar="LIMIT",
+        help="each worker job's time limit: minutes or HH:MM:SS (--walltime is the older name)",
+    )
     p.add_argument("--queue", metavar="Q", help="the partition or queue")
     p.add_argument("--wait", action="store_true", help="start: wait until the workers have joined")
     p.add_argument("--limit", type=int, default=50, help="list: at most this many")

@@ -1,4 +1,7 @@
-"""`dask/clusters`, `dask/clusters/{cluster_id}` and its scale: Dask clusters on the batch system."""
+"""`dask/clusters`, `dask/clusters/{cluster_id}` and its scale and cancel: Dask clusters on the batch system.
+
+A cluster is shut down as everything that runs is cancelled, with `POST .../cancel`; its `DELETE` is the
+older spelling, still served and marked deprecated."""
 
 from __future__ import annotations
 
@@ -8,7 +11,14 @@ from ..jobs import RUN_CODE
 
 CLUSTER_LINKS = (
     ("GetCluster", "get_dask_clusters_cluster_id", {"cluster_id": "$response.body#/id"}),
-    ("StopCluster", "delete_dask_clusters_cluster_id", {"cluster_id": "$response.body#/id"}),
+    ("CancelCluster", "post_dask_clusters_cluster_id_cancel", {"cluster_id": "$response.body#/id"}),
+)
+
+
+_STOP = (
+    "Its workers are retired and those still queued cancelled, then the scheduler ends; the cluster "
+    "answers `stopping`, then `stopped` once nothing of it is left in the batch system. An ended cluster "
+    "is answered as it is."
 )
 
 
@@ -29,7 +39,7 @@ class DaskClustersHandler(GpuEnvHandler):
         links=CLUSTER_LINKS,
         description="The scheduler runs as a batch job of its own (locally, a process of its own) in the "
         "given environment, kernel's environment or packed image, and keeps its workers itself: it "
-        "replaces those that retire before their walltime, and shuts everything down after "
+        "replaces those that retire before their time limit, and shuts everything down after "
         "`c.DaskClusters.idle_timeout` unused, with or without this server. 409 `dask_not_installed` "
         "when the environment lacks `distributed` (`details` names it and what to add); 409 when the "
         "backend cannot run the workers asked for.",
@@ -49,11 +59,16 @@ class DaskClusterHandler(GpuEnvHandler):
         "Shut a Dask cluster down",
         response=DaskCluster,
         errors=(404,),
-        description="Its workers are retired and those still queued cancelled, then the scheduler ends; "
-        "the cluster answers `stopping`, then `stopped` once nothing of it is left in the batch system. "
-        "An ended cluster is answered as it is.",
+        description=_STOP,
+        deprecated="POST dask/clusters/{cluster_id}/cancel",
     )
     async def delete(self, cluster_id: str) -> DaskCluster:
+        return await self.services.dask.stop(cluster_id)
+
+
+class DaskClusterCancelHandler(GpuEnvHandler):
+    @operation("Shut a Dask cluster down", response=DaskCluster, errors=(404,), description=_STOP)
+    async def post(self, cluster_id: str) -> DaskCluster:
         return await self.services.dask.stop(cluster_id)
 
 

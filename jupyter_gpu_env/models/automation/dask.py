@@ -14,7 +14,7 @@ from pydantic.config import JsonDict
 from ..common import ApiModel, Page
 from ..fields import line, patterned, whole_number
 from ..jobs import ENV_REF_PATTERN, IMAGE_ID_PATTERN, KERNEL_NAME_PATTERN, NAME_PATTERN, QUEUE_PATTERN
-from ..resources import MAX_TIME_MINUTES, JobResources, Resources, TimeLimitText
+from ..resources import MAX_TIME_MINUTES, JobResources, Resources, TimeLimitText, parse_time_limit
 
 MAX_WORKERS = 1000  # the schema's ceiling; c.DaskClusters.max_workers is the one that applies
 CLUSTER_ID_PATTERN = r"^[0-9a-f]{12}$"
@@ -89,15 +89,17 @@ class DaskClusterRequest(ApiModel):
     adapt: DaskAdapt | None = Field(default=None, description="Adaptive scaling instead of a fixed number.")
     resources: Resources = Field(
         default_factory=Resources,
-        description="What each worker asks of the backend, as a job does: cpus, memory, gpus or mig_profile. "
-        "The time a worker may run is `walltime`.",
+        description="What each worker asks of the backend, as a job does: cpus, memory, gpus or mig_profile, "
+        "and `time_limit`, how long each worker job may run (minutes, or 'HH:MM:SS'): workers retire a few "
+        "minutes before it, staggered, and are replaced (default: c.DaskClusters.worker_walltime).",
     )
     walltime: (
         Annotated[int, whole_number("walltime in minutes", 1, MAX_TIME_MINUTES)] | TimeLimitText | None
     ) = Field(
         default=None,
-        description="How long each worker job may run: minutes, or 'HH:MM:SS'. Workers retire a few "
-        "minutes before it, staggered, and are replaced (default: c.DaskClusters.worker_walltime).",
+        json_schema_extra={"deprecated": True},  # in the document; pydantic's own flag warns on each read
+        description="The older name of `resources.time_limit` (one word for a time limit, as jobs have), "
+        "still read; giving both with different values is refused.",
     )
     queue: Annotated[str, patterned(QUEUE_PATTERN, "queue")] | None = Field(
         default=None, description="The partition or queue the scheduler and workers go to."
@@ -116,9 +118,17 @@ class DaskClusterRequest(ApiModel):
                 else f"give one of environment, kernel or image, not {' and '.join(given)}"
             )
         _workers_or_adapt(self.workers, self.adapt)
-        if self.resources.time_limit is not None:
-            raise ValueError("a worker's time is `walltime`, not resources.time_limit")
+        old, new = self.walltime, self.resources.time_limit
+        if old is not None and new is not None and parse_time_limit(old) != parse_time_limit(new):
+            raise ValueError(
+                f"resources.time_limit ({new}) and walltime ({old}) differ: give resources.time_limit alone"
+            )
         return self
+
+    @property
+    def time_limit(self) -> int | str | None:
+        """Each worker's time limit as given, under either name."""
+        return self.resources.time_limit if self.resources.time_limit is not None else self.walltime
 
 
 class DaskScaleRequest(ApiModel):

@@ -53,7 +53,7 @@ export interface paths {
         put?: never;
         /**
          * Start a Dask cluster on a backend
-         * @description The scheduler runs as a batch job of its own (locally, a process of its own) in the given environment, kernel's environment or packed image, and keeps its workers itself: it replaces those that retire before their walltime, and shuts everything down after `c.DaskClusters.idle_timeout` unused, with or without this server. 409 `dask_not_installed` when the environment lacks `distributed` (`details` names it and what to add); 409 when the backend cannot run the workers asked for.
+         * @description The scheduler runs as a batch job of its own (locally, a process of its own) in the given environment, kernel's environment or packed image, and keeps its workers itself: it replaces those that retire before their time limit, and shuts everything down after `c.DaskClusters.idle_timeout` unused, with or without this server. 409 `dask_not_installed` when the environment lacks `distributed` (`details` names it and what to add); 409 when the backend cannot run the workers asked for.
          */
         post: operations["post_dask_clusters"];
         delete?: never;
@@ -75,9 +75,30 @@ export interface paths {
         post?: never;
         /**
          * Shut a Dask cluster down
-         * @description Its workers are retired and those still queued cancelled, then the scheduler ends; the cluster answers `stopping`, then `stopped` once nothing of it is left in the batch system. An ended cluster is answered as it is.
+         * @deprecated
+         * @description Deprecated (still served): use `POST dask/clusters/{cluster_id}/cancel`. Its workers are retired and those still queued cancelled, then the scheduler ends; the cluster answers `stopping`, then `stopped` once nothing of it is left in the batch system. An ended cluster is answered as it is.
          */
         delete: operations["delete_dask_clusters_cluster_id"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dask/clusters/{cluster_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Shut a Dask cluster down
+         * @description Its workers are retired and those still queued cancelled, then the scheduler ends; the cluster answers `stopping`, then `stopped` once nothing of it is left in the batch system. An ended cluster is answered as it is.
+         */
+        post: operations["post_dask_clusters_cluster_id_cancel"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -513,7 +534,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Sweeps, newest first, their runs counted per state */
+        /**
+         * Sweeps, newest first, their runs counted per state
+         * @deprecated
+         * @description Deprecated (still served): use `GET sweeps`.
+         */
         get: operations["get_jobs_groups"];
         put?: never;
         post?: never;
@@ -523,7 +548,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/jobs/groups/{group_id}": {
+    "/jobs/groups/{sweep_id}": {
         parameters: {
             query?: never;
             header?: never;
@@ -532,9 +557,10 @@ export interface paths {
         };
         /**
          * A sweep: its runs counted per state
-         * @description 404 also once every run of it was deleted: a sweep is its runs.
+         * @deprecated
+         * @description Deprecated (still served): use `GET sweeps/{sweep_id}`. 404 also once every run of it was deleted: a sweep is its runs.
          */
-        get: operations["get_jobs_groups_group_id"];
+        get: operations["get_jobs_groups_sweep_id"];
         put?: never;
         post?: never;
         delete?: never;
@@ -543,7 +569,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/jobs/groups/{group_id}/cancel": {
+    "/jobs/groups/{sweep_id}/cancel": {
         parameters: {
             query?: never;
             header?: never;
@@ -552,15 +578,19 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Cancel every run of a sweep still queued or running */
-        post: operations["post_jobs_groups_group_id_cancel"];
+        /**
+         * Cancel every run of a sweep still queued or running
+         * @deprecated
+         * @description Deprecated (still served): use `POST sweeps/{sweep_id}/cancel`.
+         */
+        post: operations["post_jobs_groups_sweep_id_cancel"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "/jobs/groups/{group_id}/results": {
+    "/jobs/groups/{sweep_id}/results": {
         parameters: {
             query?: never;
             header?: never;
@@ -569,9 +599,10 @@ export interface paths {
         };
         /**
          * A sweep's runs side by side: parameters, recorded values, state, duration
-         * @description Recorded values are those of a cell tagged `results` whose last expression is a dict, and values glued with scrapbook. `format=csv` answers text/csv, a row per run. A value longer than `c.GpuEnvApp.sweep_result_value_bytes` is cut there, and so is what comes after `c.GpuEnvApp.sweep_results_bytes` of values in all: the row's `cut` names those values and its `note` says where the whole is (the run's output notebook). CSV cells that a spreadsheet would run as a formula begin with a `'`.
+         * @deprecated
+         * @description Deprecated (still served): use `GET sweeps/{sweep_id}/results`. Recorded values are those of a cell tagged `results` whose last expression is a dict, and values glued with scrapbook. `format=csv` answers text/csv, a row per run. A value longer than `c.GpuEnvApp.sweep_result_value_bytes` is cut there, and so is what comes after `c.GpuEnvApp.sweep_results_bytes` of values in all: the row's `cut` names those values and its `note` says where the whole is (the run's output notebook). CSV cells that a spreadsheet would run as a formula begin with a `'`.
          */
-        get: operations["get_jobs_groups_group_id_results"];
+        get: operations["get_jobs_groups_sweep_id_results"];
         put?: never;
         post?: never;
         delete?: never;
@@ -580,7 +611,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/jobs/groups/{group_id}/retry": {
+    "/jobs/groups/{sweep_id}/retry": {
         parameters: {
             query?: never;
             header?: never;
@@ -591,9 +622,10 @@ export interface paths {
         put?: never;
         /**
          * Run the failed and cancelled runs of a sweep again
-         * @description With the same snapshot, parameters and resources; the runs that succeeded or are still going are left alone. 409 when no run failed or was cancelled, or when a run's folder no longer holds its snapshot (`snapshot_missing`, naming the run).
+         * @deprecated
+         * @description Deprecated (still served): use `POST sweeps/{sweep_id}/rerun`. With the same snapshot, parameters and resources; the runs that succeeded or are still going are left alone. 409 when no run failed or was cancelled, or when a run's folder no longer holds its snapshot (`snapshot_missing`, naming the run).
          */
-        post: operations["post_jobs_groups_group_id_retry"];
+        post: operations["post_jobs_groups_sweep_id_retry"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1080,6 +1112,100 @@ export interface paths {
          * @description The notebook as saved now becomes what the next runs run; runs already started keep theirs.
          */
         post: operations["post_schedules_schedule_id_snapshot"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sweeps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Sweeps, newest first, their runs counted per state */
+        get: operations["get_sweeps"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sweeps/{sweep_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A sweep: its runs counted per state
+         * @description 404 also once every run of it was deleted: a sweep is its runs.
+         */
+        get: operations["get_sweeps_sweep_id"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sweeps/{sweep_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel every run of a sweep still queued or running */
+        post: operations["post_sweeps_sweep_id_cancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sweeps/{sweep_id}/rerun": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run the failed and cancelled runs of a sweep again
+         * @description With the same snapshot, parameters and resources; the runs that succeeded or are still going are left alone. 409 when no run failed or was cancelled, or when a run's folder no longer holds its snapshot (`snapshot_missing`, naming the run).
+         */
+        post: operations["post_sweeps_sweep_id_rerun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sweeps/{sweep_id}/results": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A sweep's runs side by side: parameters, recorded values, state, duration
+         * @description Recorded values are those of a cell tagged `results` whose last expression is a dict, and values glued with scrapbook. `format=csv` answers text/csv, a row per run. A value longer than `c.GpuEnvApp.sweep_result_value_bytes` is cut there, and so is what comes after `c.GpuEnvApp.sweep_results_bytes` of values in all: the row's `cut` names those values and its `note` says where the whole is (the run's output notebook). CSV cells that a spreadsheet would run as a formula begin with a `'`.
+         */
+        get: operations["get_sweeps_sweep_id_results"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1651,7 +1777,7 @@ export interface components {
              * @default null
              */
             queue: string | null;
-            /** @description What each worker asks of the backend, as a job does: cpus, memory, gpus or mig_profile. The time a worker may run is `walltime`. */
+            /** @description What each worker asks of the backend, as a job does: cpus, memory, gpus or mig_profile, and `time_limit`, how long each worker job may run (minutes, or 'HH:MM:SS'): workers retire a few minutes before it, staggered, and are replaced (default: c.DaskClusters.worker_walltime). */
             resources?: components["schemas"]["Resources"];
             /**
              * Threads Per Worker
@@ -1661,7 +1787,8 @@ export interface components {
             threads_per_worker: number | null;
             /**
              * Walltime
-             * @description How long each worker job may run: minutes, or 'HH:MM:SS'. Workers retire a few minutes before it, staggered, and are replaced (default: c.DaskClusters.worker_walltime).
+             * @deprecated
+             * @description The older name of `resources.time_limit` (one word for a time limit, as jobs have), still read; giving both with different values is refused.
              * @default null
              */
             walltime: number | string | null;
@@ -2955,7 +3082,7 @@ export interface components {
             backend_job_id: string | null;
             /**
              * Cancelled At
-             * @description When the sweep as a whole was cancelled (`POST jobs/groups/{id}/cancel`); null again once its runs are retried or one is sent again.
+             * @description When the sweep as a whole was cancelled (`POST sweeps/{id}/cancel`); null again once its runs are retried or one is sent again.
              * @default null
              */
             cancelled_at: number | null;
@@ -5304,6 +5431,55 @@ export interface operations {
             };
         };
     };
+    post_dask_clusters_cluster_id_cancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                cluster_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DaskCluster"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No such resource, or something the request names does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
     post_dask_clusters_cluster_id_scale: {
         parameters: {
             query?: never;
@@ -6615,7 +6791,7 @@ export interface operations {
                 limit?: number;
                 /** @description Skip this many. */
                 offset?: number;
-                /** @description Only the runs of this sweep, in the sweep's order; `none`: only jobs that are no sweep's run (a listing that shows sweeps from `GET jobs/groups` beside them). */
+                /** @description Only the runs of this sweep, in the sweep's order; `none`: only jobs that are no sweep's run (a listing that shows sweeps from `GET sweeps` beside them). */
                 group?: string;
                 /** @description Only the runs of this schedule (a deleted schedule's runs included), newest first. */
                 schedule?: string;
@@ -6836,12 +7012,12 @@ export interface operations {
             };
         };
     };
-    get_jobs_groups_group_id: {
+    get_jobs_groups_sweep_id: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                group_id: string;
+                sweep_id: string;
             };
             cookie?: never;
         };
@@ -6885,12 +7061,12 @@ export interface operations {
             };
         };
     };
-    post_jobs_groups_group_id_cancel: {
+    post_jobs_groups_sweep_id_cancel: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                group_id: string;
+                sweep_id: string;
             };
             cookie?: never;
         };
@@ -6943,7 +7119,7 @@ export interface operations {
             };
         };
     };
-    get_jobs_groups_group_id_results: {
+    get_jobs_groups_sweep_id_results: {
         parameters: {
             query?: {
                 /** @description json or csv. */
@@ -6951,7 +7127,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                group_id: string;
+                sweep_id: string;
             };
             cookie?: never;
         };
@@ -6996,12 +7172,12 @@ export interface operations {
             };
         };
     };
-    post_jobs_groups_group_id_retry: {
+    post_jobs_groups_sweep_id_retry: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                group_id: string;
+                sweep_id: string;
             };
             cookie?: never;
         };
@@ -8627,6 +8803,269 @@ export interface operations {
             };
             /** @description The request conflicts with the current state: `reason` says how. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    get_sweeps: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: number;
+                /** @description Skip this many. */
+                offset?: number;
+                /** @description `none`: not the sweeps that are nodes of a pipeline (`GET pipelines` shows those). */
+                pipeline?: "none";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobGroupList"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    get_sweeps_sweep_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                sweep_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobGroup"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No such resource, or something the request names does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    post_sweeps_sweep_id_cancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                sweep_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobGroup"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No such resource, or something the request names does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request conflicts with the current state: `reason` says how. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    post_sweeps_sweep_id_rerun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                sweep_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobGroup"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No such resource, or something the request names does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request conflicts with the current state: `reason` says how. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    get_sweeps_sweep_id_results: {
+        parameters: {
+            query?: {
+                /** @description json or csv. */
+                format?: "json" | "csv";
+            };
+            header?: never;
+            path: {
+                sweep_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SweepResults"];
+                    "text/csv": string;
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No such resource, or something the request names does not exist. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

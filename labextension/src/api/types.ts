@@ -147,7 +147,7 @@ export type IUsageReport = S<'UsageReport'>;
 /** A sweep: one notebook run once per set of parameter values. */
 export type ISweep = S<'JobGroup'>;
 export type SweepState = ISweep['state'];
-/** `GET jobs/groups/{id}/results`: the runs side by side. */
+/** `GET sweeps/{id}/results`: the runs side by side. */
 export type ISweepResults = S<'SweepResults'>;
 export type ISweepRow = S<'SweepRow'>;
 /**
@@ -164,7 +164,7 @@ export type INotebookParameters = S<'NotebookParameters'>;
 export type INotebookParameter = S<'NotebookParameter'>;
 /** How a parameter is edited: typed inputs, or any JSON value as text. */
 export type ParamKind = INotebookParameter['kind'];
-/** `GET jobs/groups`: sweeps, newest first. */
+/** `GET sweeps`: sweeps, newest first. */
 export type ISweepList = S<'JobGroupList'>;
 /** How a job used its GPUs, from the runner's samples. */
 export type IJobGpuUsage = S<'JobGpuUsage'>;

@@ -39,7 +39,7 @@ export class DaskClient extends ApiClient {
 
   /** Shut the cluster down: it answers `stopping` (or `stopped`). */
   stop(id: string): Promise<IDaskCluster> {
-    return this.request('DELETE', `dask/clusters/${enc(id)}`);
+    return this.request('POST', `dask/clusters/${enc(id)}/cancel`);
   }
 
   /** The backends a cluster can run on. */

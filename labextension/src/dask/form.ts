@@ -153,11 +153,10 @@ export class ClusterForm extends DaskFormBody<IDaskClusterRequest> {
       minimum: '0',
       maximum: '4'
     });
-    // The send dialog's time limit is a worker's walltime here.
-    const walltime = this._resources.inputs.time_limit;
-    const label = walltime.closest('.jp-GpuEnv-field')?.querySelector('label');
+    // The send dialog's time limit is each worker's here.
+    const timeLimit = this._resources.inputs.time_limit;
+    const label = timeLimit.closest('.jp-GpuEnv-field')?.querySelector('label');
     if (label) {
-      label.textContent = 'Walltime';
       label.title =
         'How long each worker job may run; workers retire a few minutes ' +
         'before it, staggered, and are replaced';
@@ -189,7 +188,7 @@ export class ClusterForm extends DaskFormBody<IDaskClusterRequest> {
 
   /** The request; throws an Error saying what is wrong. */
   getValue(): IDaskClusterRequest {
-    const { time_limit: walltime, ...resources } = this._resources.resources();
+    const resources = this._resources.resources();
     const request: IDaskClusterRequest = {
       backend: this._resources.backend.value,
       resources,
@@ -203,9 +202,6 @@ export class ClusterForm extends DaskFormBody<IDaskClusterRequest> {
     const name = this._name.value.trim();
     if (name) {
       request.name = name;
-    }
-    if (walltime !== undefined) {
-      request.walltime = walltime;
     }
     const queue = this._resources.queue();
     if (queue) {

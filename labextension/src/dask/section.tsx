@@ -32,7 +32,7 @@ function ClusterRow(props: {
   const facts = [
     cluster.backend + (cluster.queue ? ` · ${cluster.queue}` : ''),
     `each worker ${asked || 'the backend’s default'}, ${cluster.threads_per_worker} thread${cluster.threads_per_worker === 1 ? '' : 's'}`,
-    `walltime ${formatDuration(cluster.walltime_seconds)}`
+    `time limit ${formatDuration(cluster.walltime_seconds)}`
   ];
   const live = isLive(cluster);
   return (

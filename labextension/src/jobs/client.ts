@@ -81,7 +81,7 @@ export class JobsClient extends ApiClient {
     options: { limit?: number; offset?: number; pipeline?: string } = {}
   ): Promise<ISweepList> {
     const { limit, offset, pipeline } = options;
-    return this.request('GET', 'jobs/groups', {
+    return this.request('GET', 'sweeps', {
       query: { limit, offset, pipeline }
     });
   }
@@ -93,27 +93,27 @@ export class JobsClient extends ApiClient {
 
   /** A sweep, its runs counted per state. */
   getSweep(id: string): Promise<ISweep> {
-    return this.request('GET', `jobs/groups/${enc(id)}`);
+    return this.request('GET', `sweeps/${enc(id)}`);
   }
 
   /** Cancel the runs of a sweep still queued or running; 409 if none is. */
   cancelSweep(id: string): Promise<ISweep> {
-    return this.request('POST', `jobs/groups/${enc(id)}/cancel`);
+    return this.request('POST', `sweeps/${enc(id)}/cancel`);
   }
 
   /** Run the failed and cancelled runs again; 409 if there is none. */
   retrySweep(id: string): Promise<ISweep> {
-    return this.request('POST', `jobs/groups/${enc(id)}/retry`);
+    return this.request('POST', `sweeps/${enc(id)}/rerun`);
   }
 
   /** The runs side by side: parameters, recorded values, state, duration. */
   sweepResults(id: string): Promise<ISweepResults> {
-    return this.request('GET', `jobs/groups/${enc(id)}/results`);
+    return this.request('GET', `sweeps/${enc(id)}/results`);
   }
 
   /** Where the browser downloads the results as CSV (cookie-authenticated). */
   sweepResultsCsvUrl(id: string): string {
-    return this._csvUrl(`jobs/groups/${enc(id)}/results`, {});
+    return this._csvUrl(`sweeps/${enc(id)}/results`, {});
   }
 
   private _csvUrl(

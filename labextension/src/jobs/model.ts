@@ -1,7 +1,7 @@
 /**
  * JobsModel: the jobs, sweeps, pipelines and usage, polled. Jobs of no
  * sweep or pipeline (`GET jobs?group=none&pipeline=none`), sweeps of no
- * pipeline (`GET jobs/groups?pipeline=none`) and pipelines (`GET
+ * pipeline (`GET sweeps?pipeline=none`) and pipelines (`GET
  * pipelines`) are paged and merged newest first, a sweep or a pipeline one
  * entry. An expanded sweep's runs are asked with `GET jobs?group=…`
  * (FollowedSweeps); a sweep is announced once through `sweepEnded`.

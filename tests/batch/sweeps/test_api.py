@@ -34,11 +34,11 @@ async def test_sweep_results_and_rerun(api, jp_root_dir):
     )
     assert resp.code == 201
     group = await body(resp)
-    assert resp.headers["Location"].endswith(f"/gpu-env/api/jobs/groups/{group['id']}")
+    assert resp.headers["Location"].endswith(f"/gpu-env/api/sweeps/{group['id']}")
     assert group["size"] == 2 and group["varied"] == ["alpha"]
 
     async def ended():
-        g = await body(await api("jobs", "groups", group["id"]))
+        g = await body(await api("sweeps", group["id"]))
         return g if g["state"] not in ("queued", "running") else None
 
     group = await wait_until(ended, within=90, every=0.2, what="the sweep ending")
@@ -46,12 +46,12 @@ async def test_sweep_results_and_rerun(api, jp_root_dir):
     runs = (await body(await api("jobs", params={"group": group["id"]})))["items"]
     assert [r["parameters"] for r in runs] == [{"alpha": 2}, {"alpha": 3}]
 
-    table = await body(await api("jobs", "groups", group["id"], "results"))
+    table = await body(await api("sweeps", group["id"], "results"))
     assert [(r["parameters"], r["values"]) for r in table["rows"]] == [
         ({"alpha": 2}, {"square": 4}),
         ({"alpha": 3}, {"square": 9}),
     ]
-    resp = await api("jobs", "groups", group["id"], "results", params={"format": "csv"})
+    resp = await api("sweeps", group["id"], "results", params={"format": "csv"})
     assert resp.headers["Content-Type"].startswith("text/csv")
     assert resp.body.decode().splitlines()[1].startswith("1,2,4,succeeded,")
 
@@ -66,11 +66,11 @@ async def test_sweep_results_and_rerun(api, jp_root_dir):
     assert again["name"] == "sq [alpha=5]"  # named after its own values, not the run's it came from
 
     # A listing of sweeps beside the jobs that are no sweep's run: the sweep once, not its runs.
-    groups = (await body(await api("jobs", "groups")))["items"]
+    groups = (await body(await api("sweeps")))["items"]
     assert [(g["id"], g["counts"]["succeeded"], g["size"]) for g in groups] == [(group["id"], 3, 3)]
     alone = (await body(await api("jobs", params={"group": "none"})))["items"]
     assert alone == []
-    table = await body(await api("jobs", "groups", group["id"], "results"))
+    table = await body(await api("sweeps", group["id"], "results"))
     assert [(r["index"], r["values"]) for r in table["rows"]][-1] == (2, {"square": 25})
     # what "Run again…" edits: the snapshot's parameters cell
     declared = await body(await api("jobs", again["id"], "parameters"))
@@ -84,9 +84,9 @@ async def test_sweep_results_and_rerun(api, jp_root_dir):
     assert series["points"] == [] and series["summary"]["available"] is False  # no GPU on this machine
     assert series["summary"]["reason"]
 
-    err = await error(api("jobs", "groups", group["id"], "retry", method="POST", body=b"{}"), 409)
+    err = await error(api("sweeps", group["id"], "rerun", method="POST", body=b"{}"), 409)
     assert "No run of sweep" in err["message"]
-    await error(api("jobs", "groups", "0123456789ab"), 404)
+    await error(api("sweeps", "0123456789ab"), 404)
     await error(api("jobs", params={"group": "0123456789ab"}), 404)
 
 
@@ -119,7 +119,8 @@ async def test_sweeps_beyond_the_limit_or_ill_typed_are_refused_whole(api, jp_ro
 
 
 async def test_results_are_bounded_and_their_csv_runs_nothing_in_a_spreadsheet(api, jp_root_dir):
-    """Runs that record 300 KB each answer a few KB: each large value cut, saying so and where the whole is."""
+    """Runs that record 300 KB each answer a few KB: each large value cut, saying so and where the whole is.
+    (Through the older paths, `jobs/groups/...`, which are still served.)"""
     path = write_notebook(
         jp_root_dir, "big.ipynb", [], parameters="alpha = 1",
         results="{'square': alpha ** 2, 'big': str(alpha) * 300_000, 'formula': '=1+1', 'after': -alpha}",
