@@ -29,8 +29,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=__version__)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (gpu, envs, changes, team, images, jobs, sweeps, schedules, pipelines, dask):
+    modules = (gpu, envs, changes, team, images, jobs, sweeps, schedules, pipelines, dask)
+    for module in modules:
         module.register(sub)
+    for module in modules:  # the spellings of before the noun-first grammar, still served
+        getattr(module, "register_older", lambda sub: None)(sub)
     return parser
 
 
@@ -53,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{parser.prog} {args.command}: error: {e}", file=sys.stderr)
         return 2
     except BrokenPipeError:
-        # The reader went away (`jupyter gpu-env jobs | head`): it has what it wanted. Point stdout at
+        # The reader went away (`jupyter gpu-env job list | head`): it has what it wanted. Point stdout at
         # /dev/null so that the interpreter's last flush does not fail again, and end quietly.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0

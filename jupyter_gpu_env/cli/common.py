@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import time
@@ -12,6 +13,7 @@ from pydantic import BaseModel, JsonValue, ValidationError
 
 from ..errors import InvalidRequest
 from ..models.common import describe_validation_error
+from ..models.jobs import PRIORITIES
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -108,3 +110,56 @@ def parse_value(text: str) -> JsonValue:
     except ValueError:
         pass
     return {"True": True, "False": False, "None": None}.get(text, text)
+
+
+def add_run_arguments(p: argparse.ArgumentParser) -> None:
+    """What a run takes besides its notebook: parameters, where and how it runs (submit, schedule)."""
+    p.add_argument(
+        "-p",
+        "--parameter",
+        nargs=2,
+        metavar=("NAME", "VALUE"),
+        action="append",
+        default=[],
+        help="a parameter for the notebook's `parameters` cell; VALUE is read as JSON where it parses "
+        "(5, 0.1, true, [1, 2]), else as text. Several values (1,2,3) or a range (start:stop:step, stop "
+        "included) make a sweep: one run per combination, as one job array",
+    )
+    p.add_argument(
+        "-r",
+        "--raw-parameter",
+        nargs=2,
+        metavar=("NAME", "VALUE"),
+        action="append",
+        default=[],
+        help="a parameter whose VALUE is always text",
+    )
+    p.add_argument(
+        "--max-concurrent",
+        type=int,
+        metavar="N",
+        help="with a sweep (a -p with several values: 1,2,3 or a range 0:1:0.25): runs at once at most",
+    )
+    p.add_argument("--backend", default="local", help="the backend that runs it (default: local)")
+    runtime = p.add_mutually_exclusive_group()
+    runtime.add_argument("--kernel", metavar="K", help="run with this kernel (default: the notebook's own)")
+    runtime.add_argument("--env", metavar="E", help="run in this conda environment")
+    runtime.add_argument("--image", metavar="I", help="run in this packed image")
+    p.add_argument("--gpus", type=int, metavar="N", help="whole GPUs")
+    p.add_argument("--mig", metavar="PROFILE", help="a MIG slice instead of whole GPUs, e.g. 1g.10gb")
+    p.add_argument("--cpus", type=int, metavar="N", help="CPU cores")
+    p.add_argument("--memory", metavar="SIZE", help="memory, e.g. 512M, 4G")
+    p.add_argument(
+        "--time-limit",
+        "--time",  # the older name, still read
+        dest="time",
+        metavar="LIMIT",
+        help="time limit: minutes, HH:MM:SS or D-HH:MM:SS (--time is the older name)",
+    )
+    p.add_argument("--queue", metavar="Q", help="a queue of the backend")
+    p.add_argument(
+        "--priority", choices=PRIORITIES, default="normal",
+        help="opportunistic: may be stopped when others need the GPU, then requeued and resumed (where the "
+        "backend offers it; the notebook gets checkpoint_dir and resumed)",
+    )  # fmt: skip
+    p.add_argument("--name", metavar="N", help="a label (default: the notebook's name)")

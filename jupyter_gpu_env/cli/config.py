@@ -188,6 +188,34 @@ def command_parser(sub: Any, name: str, func: Callable[[argparse.Namespace], int
     return parser
 
 
+def verb_parsers(sub: Any, noun: str, summary: str) -> Any:
+    """``jupyter gpu-env NOUN VERB ...``: the sub-command ``noun``, whose verbs are added to what this
+    returns with :func:`command_parser`. Everything that runs is a noun with the same verbs (list, show,
+    cancel, rerun, logs where they apply), so that one grammar serves them all."""
+    parser: argparse.ArgumentParser = sub.add_parser(noun, help=summary, description=summary)
+    return parser.add_subparsers(dest="verb", metavar="VERB", required=True)
+
+
+def older_spelling(
+    sub: Any, name: str, now: str, func: Callable[[argparse.Namespace], int]
+) -> argparse.ArgumentParser:
+    """The command ``name`` as it was spelt before the noun-first grammar: it still runs ``func``, after
+    a note on standard error saying what it is called ``now`` (standard output is left as it was, for
+    the scripts that read it)."""
+
+    @functools.wraps(func)
+    def noted(args: argparse.Namespace) -> int:
+        print(
+            f"note: `jupyter gpu-env {name}` is now `jupyter gpu-env {now}`; the old spelling will go in a "
+            "later release",
+            file=sys.stderr,
+        )
+        return func(args)
+
+    noted.__doc__ = f"(older spelling of `{now}`) {func.__doc__ or ''}"
+    return command_parser(sub, name, noted)
+
+
 def run_command(args: argparse.Namespace, command: Callable[[Library], Awaitable[T]]) -> T:
     """Run ``command`` with the services configured as ``args`` say, then clean up."""
     with Session(args) as session:

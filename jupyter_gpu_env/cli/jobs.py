@@ -1,4 +1,5 @@
-"""Batch jobs: `submit`, `jobs`, `logs`, `cancel`, `rerun`.
+"""Batch jobs: `job run|list|show|logs|cancel|rerun` (and their older spellings `submit`, `jobs`, `logs`,
+`cancel`, `rerun`).
 
 Jobs run detached from this process (the local backend starts the runner in its own session), so
 the command may end while its job runs; a server or a later command follows it. ``--wait`` and
@@ -18,10 +19,10 @@ from pydantic import JsonValue
 
 from ..batch.sweeps.plan import range_values
 from ..errors import GpuEnvError, InvalidRequest
-from ..models.jobs import JOB_STATES, PRIORITIES, TERMINAL_STATES, Job
+from ..models.jobs import JOB_STATES, TERMINAL_STATES, Job
 from ..models.sweeps import JobGroup
-from .common import UsageError, human_duration, parse_value, print_json, print_table
-from .config import Session, command_parser, run_command, with_services
+from .common import UsageError, add_run_arguments, human_duration, parse_value, print_json, print_table
+from .config import Session, command_parser, older_spelling, run_command, verb_parsers, with_services
 from .progress import ProgressBar
 from .sweeps import follow_sweep
 
@@ -131,7 +132,7 @@ async def _wait(svc: JobService, job: Job, verbose: bool) -> Job:
                 await lines.read()
     except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C: stop waiting, never stop the job
         bar.close("Stopped waiting; the job goes on")
-        print(f"Follow it with: jupyter gpu-env logs --follow {job.id}", file=sys.stderr)
+        print(f"Follow it with: jupyter gpu-env job logs --follow {job.id}", file=sys.stderr)
         raise
     if lines is not None:
         while await lines.read():
@@ -190,8 +191,8 @@ def _sweep_row(g: JobGroup) -> tuple[object, ...]:
 
 
 def cmd_jobs(args: argparse.Namespace) -> int:
-    """List batch jobs, newest first: a sweep is one row, with its id (``results ID``, ``cancel``); --runs
-    lists its runs one by one."""
+    """List batch jobs, newest first: a sweep is one row, with its id (``sweep results ID``, ``sweep
+    cancel ID``); --runs lists its runs one by one."""
 
     if args.limit < 1:
         raise UsageError("--limit must be at least 1")
@@ -282,15 +283,41 @@ async def cmd_rerun(s: Library, args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
-    p = command_parser(sub, "submit", cmd_submit)
+@with_services
+async def cmd_show(s: Library, args: argparse.Namespace) -> int:
+    """One job: its state and message, where and how it runs, its output and log."""
+    await s.jobs.refresh()
+    job = await s.jobs.get(args.job)
+    if args.json:
+        print_json(job)
+        return 0
+    facts = [
+        ("job", f"{job.id} ({job.name})"),
+        ("state", f"{job.state}: {job.message}" if job.message else job.state),
+        ("backend", job.backend + (f", queue {job.queue}" if job.queue else "")),
+        ("notebook", job.notebook_path),
+        ("parameters", ", ".join(f"{k}={v!r}" for k, v in job.parameters.items()) or None),
+        ("progress", _status(job)),
+        ("elapsed", _elapsed(job)),
+        ("output", job.output_path),
+        ("log", job.log_path),
+        ("sweep", f"{job.group_id} (run {job.group_index})" if job.group_id else None),
+    ]
+    for name, value in facts:
+        if value:
+            print(f"{name + ':':12}{value}")
+    return 0
+
+
+def _run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("notebook", metavar="NOTEBOOK", help="the notebook to run (inside the root directory)")
     add_run_arguments(p)
     p.add_argument(
         "--wait", action="store_true", help="follow the job until it ends; exit 1 unless it succeeded"
     )
 
-    p = command_parser(sub, "jobs", cmd_jobs)
+
+def _list_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--state", choices=JOB_STATES, action="append", help="only jobs in this state (repeatable)"
     )
@@ -302,63 +329,43 @@ def register(sub: Any) -> None:
         "--json", action="store_true", help="print the listing as JSON (as the API lists jobs: runs too)"
     )
 
-    p = command_parser(sub, "logs", cmd_logs)
-    p.add_argument("job", metavar="JOB", help="the job's id")
-    p.add_argument("-f", "--follow", action="store_true", help="keep printing until the job ends")
 
-    p = command_parser(sub, "cancel", cmd_cancel)
-    p.add_argument("job", metavar="JOB", help="the job's id")
+def _job_argument(p: argparse.ArgumentParser, text: str = "the job's id") -> argparse.ArgumentParser:
+    p.add_argument("job", metavar="JOB", help=text)
+    return p
 
-    p = command_parser(sub, "rerun", cmd_rerun)
-    p.add_argument("job", metavar="JOB", help="a job's id, or one run's of a sweep")
-    p.add_argument(
+
+def _logs_arguments(p: argparse.ArgumentParser) -> None:
+    _job_argument(p).add_argument(
+        "-f", "--follow", action="store_true", help="keep printing until the job ends"
+    )
+
+
+def _rerun_arguments(p: argparse.ArgumentParser) -> None:
+    _job_argument(p, "a job's id, or one run's of a sweep").add_argument(
         "-p", "--parameter", nargs=2, metavar=("NAME", "VALUE"), action="append", default=[],
         help="a parameter to change (VALUE read as JSON where it parses, else text)",
     )  # fmt: skip
 
 
-def add_run_arguments(p: argparse.ArgumentParser) -> None:
-    """What a run takes besides its notebook: parameters, where and how it runs (submit, schedule)."""
-    p.add_argument(
-        "-p",
-        "--parameter",
-        nargs=2,
-        metavar=("NAME", "VALUE"),
-        action="append",
-        default=[],
-        help="a parameter for the notebook's `parameters` cell; VALUE is read as JSON where it parses "
-        "(5, 0.1, true, [1, 2]), else as text. Several values (1,2,3) or a range (start:stop:step, stop "
-        "included) make a sweep: one run per combination, as one job array",
+def register(sub: Any) -> None:
+    verbs = verb_parsers(
+        sub, "job", "Batch jobs: run a notebook, list, show, follow its log, cancel, run again."
     )
-    p.add_argument(
-        "-r",
-        "--raw-parameter",
-        nargs=2,
-        metavar=("NAME", "VALUE"),
-        action="append",
-        default=[],
-        help="a parameter whose VALUE is always text",
+    _run_arguments(command_parser(verbs, "run", cmd_submit))
+    _list_arguments(command_parser(verbs, "list", cmd_jobs))
+    _job_argument(command_parser(verbs, "show", cmd_show)).add_argument(
+        "--json", action="store_true", help="print the job as JSON, as the API gives it"
     )
-    p.add_argument(
-        "--max-concurrent",
-        type=int,
-        metavar="N",
-        help="with a sweep (a -p with several values: 1,2,3 or a range 0:1:0.25): runs at once at most",
-    )
-    p.add_argument("--backend", default="local", help="the backend that runs it (default: local)")
-    runtime = p.add_mutually_exclusive_group()
-    runtime.add_argument("--kernel", metavar="K", help="run with this kernel (default: the notebook's own)")
-    runtime.add_argument("--env", metavar="E", help="run in this conda environment")
-    runtime.add_argument("--image", metavar="I", help="run in this packed image")
-    p.add_argument("--gpus", type=int, metavar="N", help="whole GPUs")
-    p.add_argument("--mig", metavar="PROFILE", help="a MIG slice instead of whole GPUs, e.g. 1g.10gb")
-    p.add_argument("--cpus", type=int, metavar="N", help="CPU cores")
-    p.add_argument("--memory", metavar="SIZE", help="memory, e.g. 512M, 4G")
-    p.add_argument("--time", metavar="LIMIT", help="time limit: minutes, HH:MM:SS or D-HH:MM:SS")
-    p.add_argument("--queue", metavar="Q", help="a queue of the backend")
-    p.add_argument(
-        "--priority", choices=PRIORITIES, default="normal",
-        help="opportunistic: may be stopped when others need the GPU, then requeued and resumed (where the "
-        "backend offers it; the notebook gets checkpoint_dir and resumed)",
-    )  # fmt: skip
-    p.add_argument("--name", metavar="N", help="a label (default: the notebook's name)")
+    _logs_arguments(command_parser(verbs, "logs", cmd_logs))
+    _job_argument(command_parser(verbs, "cancel", cmd_cancel))
+    _rerun_arguments(command_parser(verbs, "rerun", cmd_rerun))
+
+
+def register_older(sub: Any) -> None:
+    """The older spellings of these commands, still served (listed after every current one)."""
+    _run_arguments(older_spelling(sub, "submit", "job run", cmd_submit))
+    _list_arguments(older_spelling(sub, "jobs", "job list", cmd_jobs))
+    _logs_arguments(older_spelling(sub, "logs", "job logs", cmd_logs))
+    _job_argument(older_spelling(sub, "cancel", "job cancel", cmd_cancel))
+    _rerun_arguments(older_spelling(sub, "rerun", "job rerun", cmd_rerun))

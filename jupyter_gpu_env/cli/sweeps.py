@@ -1,4 +1,4 @@
-"""Sweeps from a terminal: following one `submit` made, and `results SWEEP`."""
+"""Sweeps from a terminal: following one `job run` made, and `sweep list|show|cancel|rerun|results`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from ..batch.sweeps.results import as_csv
 from ..models.jobs import TERMINAL_STATES
 from ..models.sweeps import JobGroup
 from .common import print_json, print_table
-from .config import command_parser, with_services
+from .config import command_parser, older_spelling, verb_parsers, with_services
 from .progress import ProgressBar
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ async def follow_sweep(svc: JobService, sweep: JobGroup, args: argparse.Namespac
         f"Submitted a sweep of {sweep.size} runs of '{sweep.name}' to {sweep.backend}{at_once}",
         file=sys.stderr,
     )
-    print(f"  results: jupyter gpu-env results {sweep.id}", file=sys.stderr)
+    print(f"  results: jupyter gpu-env sweep results {sweep.id}", file=sys.stderr)
     if not args.wait:
         return 0
     bar = ProgressBar(f"sweep {sweep.id}", verbose=False)
@@ -76,9 +76,80 @@ async def cmd_results(s: Library, args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
-    p = command_parser(sub, "results", cmd_results)
-    p.add_argument("sweep", metavar="SWEEP", help="a sweep's id (what submit printed)")
-    out = p.add_mutually_exclusive_group()
+@with_services
+async def cmd_sweeps(s: Library, args: argparse.Namespace) -> int:
+    """List sweeps, newest first: each one's runs counted per state."""
+    await s.jobs.refresh()
+    listing = await s.sweeps.list(limit=args.limit)
+    if args.json:
+        print_json(listing)
+        return 0
+    rows = [(g.id, g.name, g.state, g.backend, f"{g.size} runs", counts(g)) for g in listing.items]
+    print_table(("ID", "NAME", "STATE", "BACKEND", "SIZE", "RUNS"), rows, "No sweeps.")
+    if listing.next_offset is not None:
+        print(f"(the newest {args.limit}; see more with --limit)", file=sys.stderr)
+    return 0
+
+
+@with_services
+async def cmd_show(s: Library, args: argparse.Namespace) -> int:
+    """One sweep: its state, what it varies, its runs counted per state."""
+    await s.jobs.refresh()
+    sweep = await s.sweeps.get(args.sweep)
+    if args.json:
+        print_json(sweep)
+        return 0
+    print(f"sweep:      {sweep.id} ({sweep.name})")
+    print(f"state:      {sweep.state}")
+    print(f"backend:    {sweep.backend}, {sweep.max_concurrent} at a time")
+    print(f"varies:     {', '.join(sweep.varied) or '-'}")
+    print(f"runs:       {sweep.size}: {counts(sweep)}")
+    print(f"its runs:   jupyter gpu-env job list --runs; results: jupyter gpu-env sweep results {sweep.id}")
+    return 0
+
+
+@with_services
+async def cmd_cancel(s: Library, args: argparse.Namespace) -> int:
+    """Cancel every run of a sweep still queued or running."""
+    sweep = await s.sweeps.cancel(args.sweep)
+    print(f"Cancelled sweep {sweep.id} ({sweep.name}): {counts(sweep)}")
+    return 0
+
+
+@with_services
+async def cmd_rerun(s: Library, args: argparse.Namespace) -> int:
+    """Run the failed and cancelled runs of a sweep again (the others are left as they are)."""
+    sweep = await s.sweeps.retry_failed(args.sweep)
+    print(f"Sweep {sweep.id} ({sweep.name}) runs again what failed or was cancelled: {counts(sweep)}")
+    return 0
+
+
+def _sweep_argument(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    p.add_argument("sweep", metavar="SWEEP", help="a sweep's id (what `job run` printed)")
+    return p
+
+
+def _results_arguments(p: argparse.ArgumentParser) -> None:
+    out = _sweep_argument(p).add_mutually_exclusive_group()
     out.add_argument("--csv", action="store_true", help="print CSV: a row per run")
     out.add_argument("--json", action="store_true", help="print the table as JSON")
+
+
+def register(sub: Any) -> None:
+    verbs = verb_parsers(
+        sub, "sweep", "Sweeps: one notebook run once per set of values (`job run -p a 1,2,3`)."
+    )
+    p = command_parser(verbs, "list", cmd_sweeps)
+    p.add_argument("--limit", type=int, default=50, metavar="N", help="at most N rows (default: 50)")
+    p.add_argument("--json", action="store_true", help="print the listing as JSON, as the API gives it")
+    _sweep_argument(command_parser(verbs, "show", cmd_show)).add_argument(
+        "--json", action="store_true", help="print the sweep as JSON, as the API gives it"
+    )
+    _sweep_argument(command_parser(verbs, "cancel", cmd_cancel))
+    _sweep_argument(command_parser(verbs, "rerun", cmd_rerun))
+    _results_arguments(command_parser(verbs, "results", cmd_results))
+
+
+def register_older(sub: Any) -> None:
+    """The older spellings of these commands, still served (listed after every current one)."""
+    _results_arguments(older_spelling(sub, "results", "sweep results", cmd_results))

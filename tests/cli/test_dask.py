@@ -50,7 +50,7 @@ def test_a_cluster_is_started_listed_scaled_and_stopped_from_a_terminal(cli, cap
     code, out, err = run(capsys, "dask", "scale", cluster_id)
     assert code == 2 and "--adapt MIN:MAX" in err
 
-    code, out, err = run(capsys, "dask", "stop", cluster_id)
+    code, out, err = run(capsys, "dask", "cancel", cluster_id)
     assert code == 0, err
     assert f"{cluster_id}  t on local: stopped (Shut down.)" in out
 

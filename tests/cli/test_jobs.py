@@ -1,4 +1,5 @@
-"""`jupyter gpu-env submit|jobs|logs|cancel` on the real local backend (runner, papermill, python3 kernel).
+"""`jupyter gpu-env job run|list|show|logs|cancel|rerun` (and their older spellings) on the real local
+backend (runner, papermill, python3 kernel).
 
 The root is the batch fixture's root (the current directory of each test); the job store, the job
 folders and the Jupyter folders all live under tmp_path.
@@ -33,7 +34,7 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 
 
 def listed(capsys, *argv: str) -> list[dict]:
-    code, out, err = run(capsys, "jobs", "--json", *argv)
+    code, out, err = run(capsys, "job", "list", "--json", *argv)
     assert code == 0, err
     return json.loads(out)["items"]
 
@@ -55,32 +56,45 @@ def test_submit_wait_jobs_and_logs(cli, capsys):
     assert code == 0, err
     job_id = out.strip()
     assert len(job_id) == 12 and f"Job {job_id} succeeded" in err
+    # `submit` is the older spelling of `job run`: it still runs, and says so where scripts do not read
+    assert "note: `jupyter gpu-env submit` is now `jupyter gpu-env job run`" in err
 
     [job] = listed(capsys)
     assert (job["id"], job["state"], job["parameters"]) == (job_id, "succeeded", {"alpha": 5})
     assert job["resources"]["cpus"] == 1
     assert "alpha is 5 int" in printed(cli.root / job["output_path"])
 
-    code, out, _ = run(capsys, "jobs")
+    code, out, _ = run(capsys, "job", "list")
     header, row = out.splitlines()
     assert header.split() == ["ID", "NAME", "STATE", "BACKEND", "PROGRESS", "ELAPSED"]
     assert row.split()[:5] == [job_id, "train", "succeeded", "local", "3/3"]
 
-    code, out, _ = run(capsys, "logs", job_id)
+    assert run(capsys, "jobs")[1] == out  # the older spelling lists the same
+
+    code, out, _ = run(capsys, "job", "logs", job_id)
     assert code == 0 and "alpha is 5 int" in out and "job succeeded" in out
     assert out == (cli.root / job["log_path"]).read_text()
+
+    code, out, err = run(capsys, "job", "show", job_id)
+    assert code == 0, err
+    shown = dict(line.split(":", 1) for line in out.splitlines())
+    assert shown["job"].split() == [job_id, "(train)"]
+    assert shown["state"].strip() == "succeeded: All cells ran."
+    assert shown["parameters"].strip() == "alpha=5" and shown["output"].strip() == job["output_path"]
+    code, out, _ = run(capsys, "job", "show", job_id, "--json")
+    assert json.loads(out)["id"] == job_id
 
 
 def test_failed_job_follow_and_wait_exit_status(cli, capsys):
     cli.notebook("fails.ipynb", ["x = 1", "1 / 0"])
-    code, out, _ = run(capsys, "submit", "fails.ipynb")
+    code, out, _ = run(capsys, "job", "run", "fails.ipynb")
     assert code == 0
     job_id = out.strip()
-    code, out, _ = run(capsys, "logs", job_id, "--follow")  # returns once the job has ended
+    code, out, _ = run(capsys, "job", "logs", job_id, "--follow")  # returns once the job has ended
     assert code == 0 and "ZeroDivisionError" in out and "job failed" in out
     assert [j["id"] for j in listed(capsys, "--state", "failed")] == [job_id]
 
-    code, _, err = run(capsys, "submit", "fails.ipynb", "--wait")
+    code, _, err = run(capsys, "job", "run", "fails.ipynb", "--wait")
     assert code == 1 and "failed: " in err and "ZeroDivisionError" in err
 
 
@@ -96,10 +110,10 @@ def test_bad_submissions_exit_1_and_record_nothing(cli, capsys, tmp_path):
         (["missing.ipynb"], "missing.ipynb"),
         ([str(outside)], "outside the root directory"),
     ]:
-        code, out, err = run(capsys, "submit", *argv)
+        code, out, err = run(capsys, "job", "run", *argv)
         assert (code, out) == (1, ""), argv
         assert err.startswith("error: ") and expected in err, err
-    assert main(["submit", "nb.ipynb", "--kernel", "python3", "--env", "x"]) == 2
+    assert main(["job", "run", "nb.ipynb", "--kernel", "python3", "--env", "x"]) == 2
     assert listed(capsys) == []
 
 
@@ -119,18 +133,18 @@ def test_cancel_a_running_job_from_another_process(cli, capsys):
     [job] = listed(capsys)
     assert job["state"] == "running"
 
-    code, out, _ = run(capsys, "cancel", job_id)
+    code, out, _ = run(capsys, "job", "cancel", job_id)
     assert code == 0 and f"Cancelled job {job_id}" in out
     assert listed(capsys)[0]["state"] == "cancelled"
-    code, _, err = run(capsys, "cancel", job_id)
+    code, _, err = run(capsys, "job", "cancel", job_id)
     assert code == 1 and "has already cancelled" in err
-    code, _, err = run(capsys, "logs", "nope")
+    code, _, err = run(capsys, "job", "logs", "nope")
     assert code == 1 and err.startswith("error: ")
 
 
 def test_the_cli_refuses_a_value_of_the_wrong_kind_as_the_api_does(cli, capsys):
     cli.notebook("typed.ipynb", ["print(alpha)"], parameters="alpha = 1  # an int")
-    code, out, err = run(capsys, "submit", "typed.ipynb", "-p", "alpha", "abc")
+    code, out, err = run(capsys, "job", "run", "typed.ipynb", "-p", "alpha", "abc")
     assert (code, out) == (1, "")
     assert "'alpha' must be a whole number like its default 1, not \"abc\"" in err
     assert listed(capsys) == []
@@ -152,7 +166,7 @@ def test_a_listing_cut_off_by_head_ends_quietly(cli, capsys):
     asyncio.run(store.insert_many(job(i) for i in range(400)))
     store.close()
     lister = subprocess.Popen(
-        [sys.executable, "-m", "jupyter", "gpu-env", "jobs", "--json", "--limit", "400"],
+        [sys.executable, "-m", "jupyter", "gpu-env", "job", "list", "--json", "--limit", "400"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
@@ -167,13 +181,13 @@ def test_a_sweep_from_the_command_line_its_results_and_a_rerun(cli, capsys):
     write_notebook(
         cli.root, "sweep.ipynb", [], parameters="alpha = 1\nsteps = 1", results="{'product': alpha * steps}"
     )
-    code, out, err = run(capsys, "submit", "sweep.ipynb", "-p", "alpha", "1,2", "-p", "steps", "10:20:10",
+    code, out, err = run(capsys, "job", "run", "sweep.ipynb", "-p", "alpha", "1,2", "-p", "steps", "10:20:10",
                          "--max-concurrent", "2", "--wait")  # fmt: skip
     assert code == 0, err
     group = out.strip()
     assert "Submitted a sweep of 4 runs of 'sweep' to local, 2 at a time" in err
     assert f"Sweep {group} succeeded: 4 succeeded" in err
-    code, out, _ = run(capsys, "results", group, "--csv")
+    code, out, _ = run(capsys, "sweep", "results", group, "--csv")
     rows = [line.split(",") for line in out.strip().splitlines()]
     assert rows[0][:4] == ["run", "alpha", "steps", "product"]
     assert [r[1:4] for r in rows[1:]] == [
@@ -182,7 +196,7 @@ def test_a_sweep_from_the_command_line_its_results_and_a_rerun(cli, capsys):
         ["2", "10", "20"],
         ["2", "20", "40"],
     ]
-    code, out, _ = run(capsys, "results", group)
+    code, out, _ = run(capsys, "sweep", "results", group)
     assert code == 0 and out.splitlines()[0].split() == [
         "RUN",
         "alpha",
@@ -192,21 +206,30 @@ def test_a_sweep_from_the_command_line_its_results_and_a_rerun(cli, capsys):
         "SECONDS",
     ]
     # `jobs` lists the sweep as one row with its id (what `results` and `cancel` take), not 4 run rows
-    code, out, _ = run(capsys, "jobs")
+    code, out, _ = run(capsys, "job", "list")
     rows = [line.split() for line in out.strip().splitlines()[1:]]
     assert code == 0 and [r[0] for r in rows] == [group]
     assert "sweep of 4" in out and "succeeded" in rows[0] and "4/4 runs" in out
     runs = [j["id"] for j in listed(capsys)]
     assert len(runs) == 4 and not any(r in out for r in runs)
-    code, out, _ = run(capsys, "jobs", "--runs")
+    code, out, _ = run(capsys, "job", "list", "--runs")
     assert sorted(line.split()[0] for line in out.strip().splitlines()[1:]) == sorted(runs)
-    code, out, _ = run(capsys, "jobs", "--state", "failed")
+    code, out, _ = run(capsys, "job", "list", "--state", "failed")
     assert group not in out
+    # the sweep as a noun of its own: listed, shown, and refused in words where there is nothing to do
+    code, out, err = run(capsys, "sweep", "list")
+    assert code == 0 and [line.split()[0] for line in out.splitlines()[1:]] == [group], err
+    code, out, _ = run(capsys, "sweep", "show", group)
+    assert "state:      succeeded" in out and "varies:     alpha, steps" in out and "4 succeeded" in out
+    code, out, err = run(capsys, "sweep", "rerun", group)
+    assert code == 1 and "No run of sweep" in err
+    code, out, err = run(capsys, "sweep", "cancel", group)
+    assert code == 1 and err.startswith("error: "), err
     job = listed(capsys, "--limit", "1")[0]["id"]  # the newest: one of the sweep's runs
-    code, out, err = run(capsys, "rerun", job, "-p", "alpha", "7")
+    code, out, err = run(capsys, "job", "rerun", job, "-p", "alpha", "7")
     assert code == 0, err
     assert "Sent 'sweep [" in err and out.strip() != job
-    code, _, err = run(capsys, "submit", "sweep.ipynb", "--max-concurrent", "2")
+    code, _, err = run(capsys, "job", "run", "sweep.ipynb", "--max-concurrent", "2")
     assert code == 2 and "--max-concurrent applies to a sweep" in err
 
 
@@ -224,13 +247,13 @@ def test_from_a_subfolder_jobs_land_where_the_running_server_looks(cli, capsys, 
         json.dumps({"pid": int(dead.stdout), "root_dir": str(cli.root / "work")})
     )
 
-    code, out, err = run(capsys, "submit", "sq.ipynb", "-p", "alpha", "3", "--wait")
+    code, out, err = run(capsys, "job", "run", "sq.ipynb", "-p", "alpha", "3", "--wait")
     assert code == 0, err
     [job] = listed(capsys)
     assert job["notebook_path"] == "sq.ipynb"  # no live server: the current folder is the root
 
     (runtime / "jpserver-2.json").write_text(json.dumps({"pid": os.getpid(), "root_dir": str(cli.root)}))
-    code, out, err = run(capsys, "submit", "sq.ipynb", "-p", "alpha", "4", "--wait")
+    code, out, err = run(capsys, "job", "run", "sq.ipynb", "-p", "alpha", "4", "--wait")
     assert code == 0, err
     job = next(j for j in listed(capsys) if j["id"] == out.strip())
     assert job["notebook_path"] == "work/sq.ipynb" and not job["job_dir"].startswith("/")
@@ -247,6 +270,6 @@ def test_advice_and_an_opportunistic_job_where_no_backend_offers_it(cli, capsys)
     assert json.loads(out)["based_on"] == "nothing"
 
     # this machine hands out no GPU, so the local backend offers no opportunistic jobs
-    code, out, err = run(capsys, "submit", nb, "--priority", "opportunistic")
+    code, out, err = run(capsys, "job", "run", nb, "--priority", "opportunistic")
     assert code == 1 and "Priority 'opportunistic' is not offered by the 'local' backend" in err
     assert listed(capsys) == []

@@ -49,7 +49,26 @@ def test_runs_as_jupyter_subcommand():
 # -- the parser ----------------------------------------------------------------------------------
 
 COMMANDS = ["gpu", "check", "openapi", "envs", "clone", "install", "remove-env", "kernel", "export", "pack"]
-COMMANDS += ["images", "submit", "jobs", "logs", "cancel", "history", "undo"]
+COMMANDS += ["images", "job", "sweep", "schedule", "pipeline", "dask", "history", "undo"]
+# What runs is a noun with the same verbs where they apply; each of these parses.
+VERBS = {
+    "job": ["run x.ipynb", "list", "show J", "logs J", "cancel J", "rerun J"],
+    "sweep": ["list", "show S", "cancel S", "rerun S", "results S"],
+    "schedule": ["create x.ipynb --cron @daily", "list", "show S", "run S", "pause S", "delete S"],
+    "pipeline": ["run x.pipeline.yaml", "list", "show P", "cancel P", "rerun P --from a"],
+    "dask": ["start --env e", "list", "show D", "scale D 2", "cancel D"],
+}
+# The spellings of before, still served: (old, what it is now).
+OLDER = [
+    ("submit x.ipynb", "job run"),
+    ("jobs", "job list"),
+    ("logs J", "job logs"),
+    ("cancel J", "job cancel"),
+    ("rerun J", "job rerun"),
+    ("results S", "sweep results"),
+    ("schedules", "schedule list"),
+    ("pipelines", "pipeline list"),
+]
 
 
 def test_every_command_has_help(capsys):
@@ -84,17 +103,40 @@ def test_the_documented_terminal_examples_are_valid_command_lines():
             args = parser.parse_args(argv)
         except SystemExit:
             pytest.fail(f"docs/cli.md: `jupyter gpu-env {shlex.join(argv)}` is not a valid command line")
-        if argv[0] == "submit":
+        if argv[:2] == ["job", "run"]:
             assert (ROOT / args.notebook).is_file(), (
                 f"docs/cli.md submits {args.notebook}, which is not in the checkout"
             )
 
 
+def test_everything_that_runs_takes_the_same_verbs_noun_first():
+    parser = build_parser()
+    for noun, lines in VERBS.items():
+        for line in lines:
+            args = parser.parse_args([noun, *shlex.split(line)])
+            assert callable(args.func), (noun, line)
+
+
+def test_the_older_spellings_still_parse_and_say_what_they_are_now(capsys):
+    parser = build_parser()
+    for old, now in OLDER:
+        parser.parse_args([*shlex.split(now), *shlex.split(old)[1:]])  # what it is now takes the same
+        older = parser.parse_args(shlex.split(old))
+        assert older.func.__wrapped__ is not None, old  # the command, behind the note
+        assert main([*shlex.split(old), "--help"]) == 0
+        assert f"(older spelling of `{now}`)" in capsys.readouterr().out
+
+
 def test_usage_errors_exit_2(capsys):
     assert main(["no-such-command"]) == 2
     assert main(["clone", "only-source"]) == 2
-    assert main(["submit", "x.ipynb", "--gpus", "many"]) == 2
+    assert main(["job", "run", "x.ipynb", "--gpus", "many"]) == 2
     assert "invalid int value" in capsys.readouterr().err
+    assert main(["job"]) == 2  # a noun wants its verb
+    assert main(["schedule", "create"]) == 2
+    assert "schedule create takes the notebook" in capsys.readouterr().err
+    assert main(["pipeline", "list", "0123456789ab"]) == 2
+    assert "pipeline list takes no id" in capsys.readouterr().err
 
 
 # -- configuration -------------------------------------------------------------------------------
@@ -132,7 +174,7 @@ def test_bad_overrides_are_errors(capsys):
     for bad in ["job_dir=x", "GpuEnvApp.nope=1", "ServerApp.port=1"]:
         with pytest.raises(InvalidRequest):
             override_config([bad])
-    assert main(["jobs", "--config", "GpuEnvApp.conda_timeout=soon"]) == 1
+    assert main(["job", "list", "--config", "GpuEnvApp.conda_timeout=soon"]) == 1
     assert "error: Invalid configuration" in capsys.readouterr().err
 
 

@@ -33,7 +33,7 @@ def test_a_pipeline_file_runs_to_its_end_with_wait_and_can_be_run_again_from_a_n
     pipeline_id = out.strip()
     assert "check: waiting" in err and "check: succeeded" in err and f"{pipeline_id}  two: succeeded" in err
 
-    code, out, _ = run(capsys, "pipelines")
+    code, out, _ = run(capsys, "pipeline", "list")
     assert code == 0 and pipeline_id in out and "✓✓" in out and "work/two.pipeline.yaml" in out
 
     code, out, err = run(capsys, "pipeline", "rerun", pipeline_id, "--from", "check", "--json")
@@ -58,10 +58,10 @@ def test_a_pipeline_file_is_scheduled_like_a_notebook(cli, capsys):
         "nodes:\n  prepare: prepare.ipynb\n  check: {notebook_path: check.ipynb, after: [prepare]}\n"
     )
     code, out, err = run(
-        capsys, "schedule", "work/two.pipeline.yaml", "--cron", "@daily", "--name", "nightly"
+        capsys, "schedule", "create", "work/two.pipeline.yaml", "--cron", "@daily", "--name", "nightly"
     )
     assert code == 0, err
     assert "nightly: every day at 00:00" in err and "the server starts each run of a pipeline" in err
-    code, out, err = run(capsys, "schedules", "--json")
+    code, out, err = run(capsys, "schedule", "list", "--json")
     listed = json.loads(out)["items"]
     assert [s["pipeline_path"] for s in listed] == ["work/two.pipeline.yaml"]

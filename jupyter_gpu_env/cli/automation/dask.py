@@ -70,7 +70,8 @@ async def _until_ready(s: Library, cluster_id: str, interval: float = 1.0) -> Da
 
 
 def cmd_dask(args: argparse.Namespace) -> int:
-    """Dask clusters on the batch system, in an environment: start, list, scale, stop."""
+    """Dask clusters on the batch system, in an environment: start, list, show, scale, cancel (shut down;
+    `stop` is its older spelling)."""
 
     async def run(s: Library) -> int:
         if args.action == "list":
@@ -97,7 +98,13 @@ def cmd_dask(args: argparse.Namespace) -> int:
                     raise UsageError("give a number of workers or --adapt MIN:MAX")
                 adapt = _adapt(args.adapt) if args.adapt else None
                 shown = await s.dask.scale(args.id, DaskScaleRequest(workers=args.workers, adapt=adapt))
-            elif args.action == "stop":
+            elif args.action in ("cancel", "stop"):
+                if args.action == "stop":
+                    print(
+                        "note: `jupyter gpu-env dask stop` is now `jupyter gpu-env dask cancel`; the old "
+                        "spelling will go in a later release",
+                        file=sys.stderr,
+                    )
                 await s.dask.stop(args.id)
                 shown = await s.dask.wait_stopped(args.id)
             else:
@@ -138,8 +145,8 @@ def _request(args: argparse.Namespace) -> DaskClusterRequest:
 
 def register(sub: Any) -> None:
     p = command_parser(sub, "dask", cmd_dask)
-    p.add_argument("action", choices=("start", "list", "show", "scale", "stop"))
-    p.add_argument("id", nargs="?", metavar="ID", help="the cluster (show, scale, stop)")
+    p.add_argument("action", choices=("start", "list", "show", "scale", "cancel", "stop"))
+    p.add_argument("id", nargs="?", metavar="ID", help="the cluster (show, scale, cancel)")
     p.add_argument("workers", nargs="?", type=int, metavar="N", help="scale: this many workers")
     runtime = p.add_mutually_exclusive_group()
     runtime.add_argument("--env", metavar="E", help="start: the environment scheduler and workers run in")

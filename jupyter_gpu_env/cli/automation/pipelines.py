@@ -1,5 +1,5 @@
-"""Pipelines: `pipeline run FILE [--wait]`, `pipelines`, `pipeline show|cancel ID`, and
-`pipeline rerun ID --from NODE`.
+"""Pipelines: `pipeline run FILE [--wait]`, `pipeline list`, `pipeline show|cancel ID`, and
+`pipeline rerun ID --from NODE` (`pipelines` is the older spelling of `pipeline list`).
 
 A pipeline sent from here is the same as one sent from the sidebar. On SLURM it is submitted whole,
 with dependencies, and goes on with no server; on the local backend (and for Kubernetes after a
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ...models.automation.pipelines import Pipeline
 from ..common import UsageError, print_json, print_table
-from ..config import Session, command_parser, run_command
+from ..config import Session, command_parser, older_spelling, run_command
 
 if TYPE_CHECKING:
     from ...services import Library
@@ -72,8 +72,17 @@ async def _follow(s: Library, pipeline_id: str, interval: float = 1.0) -> int:
 
 
 def cmd_pipeline(args: argparse.Namespace) -> int:
-    """Run a pipeline file (`pipeline run FILE`), or act on a pipeline: `pipeline show|cancel ID`,
-    `pipeline rerun ID --from NODE`."""
+    """Run a pipeline file (`pipeline run FILE`), list them (`pipeline list`), or act on one: `pipeline
+    show|cancel ID`, `pipeline rerun ID --from NODE`."""
+    if args.action == "list":
+        if args.target is not None:
+            raise UsageError("pipeline list takes no id (pipeline show ID shows one)")
+        return cmd_pipelines(args)
+    if args.target is None:
+        raise UsageError(
+            f"pipeline {args.action} takes "
+            + ("a *.pipeline.yaml file" if args.action == "run" else "a pipeline's id")
+        )
     if args.action == "run":
         with Session(args) as session:
             path = relative_to_root(args.target, session.root)
@@ -130,14 +139,20 @@ def cmd_pipelines(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     p = command_parser(sub, "pipeline", cmd_pipeline)
-    p.add_argument("action", choices=("run", *ACTIONS), help="run a file, or act on a pipeline")
-    p.add_argument("target", metavar="FILE|ID", help="run: a *.pipeline.yaml file; else the pipeline's id")
+    p.add_argument("action", choices=("run", "list", *ACTIONS), help="run a file, list them, or act on one")
+    p.add_argument(
+        "target", metavar="FILE|ID", nargs="?", help="run: a *.pipeline.yaml file; else the pipeline's id"
+    )
+    p.add_argument("--limit", type=int, default=50, help="list: at most this many, newest first")
     p.add_argument("--from", dest="from_node", metavar="NODE", help="rerun: the node to run again from")
     p.add_argument(
         "--wait", action="store_true", help="run: follow it until it ends, moving it on (exit 1 if it fails)"
     )
     p.add_argument("--json", action="store_true", help="print the pipeline as JSON, as the API gives it")
 
-    p = command_parser(sub, "pipelines", cmd_pipelines)
+
+def register_older(sub: Any) -> None:
+    """The older spellings of these commands, still served (listed after every current one)."""
+    p = older_spelling(sub, "pipelines", "pipeline list", cmd_pipelines)
     p.add_argument("--limit", type=int, default=50, help="at most this many, newest first")
     p.add_argument("--json", action="store_true", help="print the listing as JSON, as the API gives it")

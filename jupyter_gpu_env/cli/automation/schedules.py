@@ -1,5 +1,6 @@
-"""Schedules: `schedule NOTEBOOK --cron ...` (or `--every` an ISO-8601 interval), `schedules`, and
-`schedule pause|resume|run|rearm|snapshot|show|delete ID`.
+"""Schedules: `schedule create NOTEBOOK --cron ...` (or `--every` an ISO-8601 interval), `schedule list`,
+and `schedule pause|resume|run|rearm|snapshot|show|delete ID` (older spellings: `schedule NOTEBOOK ...`,
+`schedules`).
 
 A schedule made here is the same as one made in the sidebar: on SLURM or Kubernetes the batch system
 keeps it and runs it with no server; on the local backend a Jupyter server runs it while it runs.
@@ -15,9 +16,9 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ...models.automation.schedules import Schedule
 from ...pipelines.pipelinefile import is_pipeline_file
-from ..common import UsageError, print_json, print_table
-from ..config import Session, command_parser, run_command
-from ..jobs import add_run_arguments, run_request
+from ..common import UsageError, add_run_arguments, print_json, print_table
+from ..config import Session, command_parser, older_spelling, run_command
+from ..jobs import run_request
 from .pipelines import relative_to_root
 
 if TYPE_CHECKING:
@@ -64,12 +65,31 @@ def _describe(s: Schedule, out: TextIO | None = None) -> None:
 
 
 def cmd_schedule(args: argparse.Namespace) -> int:
-    """Run a notebook (or a *.pipeline.yaml, whole) on a schedule (a cron line with --cron, an ISO-8601
-    interval with --every), or act on one: `schedule pause|resume|run|rearm|snapshot|show|delete ID`."""
+    """Run a notebook (or a *.pipeline.yaml, whole) on a schedule: `schedule create NOTEBOOK` with a cron
+    line (--cron) or an ISO-8601 interval (--every); `schedule list`; or act on one: `schedule
+    pause|resume|run|rearm|snapshot|show|delete ID`."""
+    if args.target == "list":
+        if args.id is not None:
+            raise UsageError("schedule list takes no id (schedule show ID shows one)")
+        return cmd_schedules(args)
     if args.target in ACTIONS and args.id is not None:
         return run_command(args, lambda s: _act(s, args.target, args.id))
+    if args.target == "create":
+        if args.id is None:
+            raise UsageError("schedule create takes the notebook (or *.pipeline.yaml) to run")
+        args.target, args.id = args.id, None
+    elif args.target in ACTIONS:
+        raise UsageError(f"schedule {args.target} takes a schedule's id")
+    elif args.id is None:
+        print(
+            "note: `jupyter gpu-env schedule NOTEBOOK` is now `jupyter gpu-env schedule create NOTEBOOK`; "
+            "the old spelling will go in a later release",
+            file=sys.stderr,
+        )
     if args.id is not None:
-        raise UsageError(f"give a notebook, or one of {', '.join(ACTIONS)} and a schedule's id")
+        raise UsageError(
+            f"give create and a notebook, list, or one of {', '.join(ACTIONS)} and a schedule's id"
+        )
     expression = args.cron or args.every
     if not expression:
         raise UsageError("say when: --cron '0 6 * * *' (or @daily), or --every R/2026-12-01T06:00:00Z/PT6H")
@@ -153,9 +173,12 @@ def cmd_schedules(args: argparse.Namespace) -> int:
 def register(sub: Any) -> None:
     p = command_parser(sub, "schedule", cmd_schedule)
     p.add_argument(
-        "target", metavar="NOTEBOOK|ACTION", help=f"the notebook to schedule, or one of {', '.join(ACTIONS)}"
+        "target", metavar="VERB", help=f"create (then the notebook), list, or one of {', '.join(ACTIONS)}"
     )
-    p.add_argument("id", metavar="ID", nargs="?", help="with an action: the schedule's id")
+    p.add_argument(
+        "id", metavar="ID", nargs="?", help="create: the notebook to schedule; else the schedule's id"
+    )
+    p.add_argument("--json", action="store_true", help="list: print the listing as JSON, as the API gives it")
     when = p.add_mutually_exclusive_group()
     when.add_argument(
         "--cron",
@@ -175,5 +198,8 @@ def register(sub: Any) -> None:
     p.add_argument("--paused", action="store_true", help="make it paused (resume it later)")
     add_run_arguments(p)
 
-    p = command_parser(sub, "schedules", cmd_schedules)
+
+def register_older(sub: Any) -> None:
+    """The older spellings of these commands, still served (listed after every current one)."""
+    p = older_spelling(sub, "schedules", "schedule list", cmd_schedules)
     p.add_argument("--json", action="store_true", help="print the listing as JSON, as the API gives it")
