@@ -81,6 +81,7 @@ class OperationSpec:
     links: tuple[tuple[str, str, dict[str, str]], ...] = ()
     also_text: tuple[str, ...] = ()  # other content types of the success answer (text/csv), as text
     deprecated: str = ""  # what to call instead ("POST dask/clusters/{cluster_id}/cancel"); empty: current
+    beyond_schema: str = ""  # what is checked that JSON Schema cannot say (min <= max), in words
 
 
 class ApiHttpError(web.HTTPError):
@@ -116,6 +117,7 @@ def operation(
     links: tuple[tuple[str, str, dict[str, str]], ...] = (),
     also_text: tuple[str, ...] = (),
     deprecated: str = "",
+    beyond_schema: str = "",
 ) -> Callable[[Callable[..., Awaitable[Any]]], Callable[..., Any]]:
     """Authenticate, authorize, parse, map errors, write the returned model; record the OpenAPI spec.
 
@@ -125,7 +127,10 @@ def operation(
     is another model it may answer with). ``links`` are OpenAPI links from the success answer:
     ``(name, operationId, parameters)``. ``also_text``: other content types the answer may take (a
     handler that writes one finishes the request itself). ``deprecated``: the operation that replaces
-    this one; it is still served, and marked deprecated in the document.
+    this one; it is still served, and marked deprecated in the document. ``beyond_schema``: what the
+    operation checks that its schema cannot state (two values compared, what a cron field means), said in
+    its description and as ``x-beyond-schema``, so that a request the document calls valid and the server
+    refuses is always one named there.
     """
 
     spec = OperationSpec(
@@ -142,6 +147,7 @@ def operation(
         links,
         also_text,
         deprecated,
+        beyond_schema,
     )
 
     def decorate(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Any]:

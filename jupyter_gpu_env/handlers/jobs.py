@@ -230,6 +230,7 @@ class AdviceHandler(GpuEnvHandler):
         "with `c.GpuEnvApp.job_advice_headroom` over it, against the backend's MIG profiles and GPUs; "
         "`sentence` says it in one line, `soonest` where it would likely start first. With nothing "
         "measured yet, `based_on` is `nothing` and `sentence` says so.",
+        beyond_schema="notebook_path or kernel_id, at least one (no OpenAPI query parameter can say so; with neither it is a 400 saying to give one).",
     )
     async def get(self) -> GpuAdvice:
         return await self.services.advice.advise(

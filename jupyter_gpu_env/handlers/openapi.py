@@ -90,9 +90,16 @@ def _operation(path: str, verb: str, spec: OperationSpec, refs: dict[type[BaseMo
     }
     if spec.description:
         op["description"] = spec.description
+    if spec.beyond_schema:
+        op["x-beyond-schema"] = spec.beyond_schema
+        op["description"] = (
+            f"{op.get('description', '')} Beyond what its schema says: {spec.beyond_schema}".strip()
+        )
     if spec.deprecated:
         op["deprecated"] = True
-        op["description"] = f"Deprecated (still served): use `{spec.deprecated}`. {spec.description}".strip()
+        op["description"] = (
+            f"Deprecated (still served): use `{spec.deprecated}`. {op.get('description', '')}".strip()
+        )
     params: list[dict[str, Any]] = [
         {"name": name, "in": "path", "required": True, "schema": dict(_SEGMENT)}
         for name in re.findall(r"\{(\w+)\}", path)

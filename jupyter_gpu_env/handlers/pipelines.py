@@ -57,6 +57,7 @@ class PipelinesHandler(GpuEnvHandler):
         '`{"folder": ..., "results": ...}` (a sweep parent\'s results: its runs\' rows). On SLURM every '
         "node is submitted at once with `--dependency`, so the pipeline goes on with no Jupyter server; "
         "elsewhere a node is handed to its backend when its parents have ended.",
+        beyond_schema="the graph: each parent a node of it, no cycle (a 400 names the node).",
     )
     async def post(self, body: PipelineRequest) -> Pipeline:
         made = await self.services.pipelines.submit(body)
@@ -76,6 +77,7 @@ class PipelineFileHandler(GpuEnvHandler):
         description="The file holds what `POST pipelines` takes, in YAML (`nodes` may also map each id to "
         "its node); its notebook paths are relative to its folder. What is wrong with the file is a 400 "
         "naming it (and, for YAML, the line).",
+        beyond_schema="the file's content: YAML that holds what `POST pipelines` takes, and its graph (a 400 names the file and, for YAML, the line).",
     )
     async def post(self, body: PipelineFileRequest) -> Pipeline:
         made = await self.services.pipelines.submit_file(body.path)

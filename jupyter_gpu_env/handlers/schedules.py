@@ -26,6 +26,14 @@ SCHEDULE_LINKS = (
 )
 
 
+# What no JSON Schema pattern can say about an expression (a 400 says which part is wrong).
+_EXPRESSION_MEANING = (
+    "what the schedule expression means: each cron field within its range (minute 0-59, ...), an ISO "
+    "date that exists, times within the years 0001 to 9999, a period of at least "
+    "`c.GpuEnvApp.schedule_minimum_period`, a time zone the server knows."
+)
+
+
 class SchedulesHandler(GpuEnvHandler):
     @operation("Schedules, newest first", response=ScheduleList)
     async def get(self) -> ScheduleList:
@@ -48,6 +56,7 @@ class SchedulesHandler(GpuEnvHandler):
         "years 0001 to 9999 too: a start, a period or a repeat count too large), a period under "
         "`c.GpuEnvApp.schedule_minimum_period` or an unknown time zone is a 400 saying what is wrong; "
         "the rest is checked as `POST jobs` checks it.",
+        beyond_schema=_EXPRESSION_MEANING,
     )
     async def post(self, body: ScheduleRequest) -> Schedule:
         made = await self.services.schedules.create(body)
@@ -72,6 +81,7 @@ class SchedulePreviewHandler(GpuEnvHandler):
         ),
         errors=(400,),
         description="Checked as `POST schedules` checks it (a 400 says what is wrong); nothing is made.",
+        beyond_schema=_EXPRESSION_MEANING,
     )
     async def get(self) -> SchedulePreview:
         return self.services.schedules.preview(self.query["schedule"], self.query["timezone"] or "UTC")
@@ -93,6 +103,7 @@ class ScheduleHandler(GpuEnvHandler):
         "for the next due time (the times passed meanwhile are not run). A 409 `busy` when the schedule's "
         "lock stays held for a few seconds (its batch job starting a run, another change of it): nothing is "
         "changed; try again.",
+        beyond_schema=_EXPRESSION_MEANING,
     )
     async def patch(self, schedule_id: str, body: SchedulePatch) -> Schedule:
         return await self.services.schedules.update(schedule_id, body)

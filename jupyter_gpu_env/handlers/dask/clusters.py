@@ -43,6 +43,7 @@ class DaskClustersHandler(GpuEnvHandler):
         "`c.DaskClusters.idle_timeout` unused, with or without this server. 409 `dask_not_installed` "
         "when the environment lacks `distributed` (`details` names it and what to add); 409 when the "
         "backend cannot run the workers asked for.",
+        beyond_schema="adapt.minimum not above adapt.maximum, and resources.time_limit equal to walltime where both are given (JSON Schema cannot compare two values; a 400 says so).",
     )
     async def post(self, body: DaskClusterRequest) -> DaskCluster:
         made = await self.services.dask.create(body)
@@ -80,6 +81,7 @@ class DaskScaleHandler(GpuEnvHandler):
         errors=(404, 409),
         description="A number of workers, or adaptive bounds; the scheduler asks for more, or cancels "
         "queued ones and retires running ones (their data moved to the others). 409 for an ended cluster.",
+        beyond_schema="adapt.minimum not above adapt.maximum (JSON Schema cannot compare two values; a 400 says so).",
     )
     async def post(self, cluster_id: str, body: DaskScaleRequest) -> DaskCluster:
         return await self.services.dask.scale(cluster_id, body)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, tzinfo
-from typing import Annotated, Literal
+from typing import Annotated, Literal, cast
 
-from pydantic import Field, JsonValue, StrictBool, model_validator
+from pydantic import ConfigDict, Field, JsonValue, StrictBool, model_validator
+from pydantic.config import JsonDict
 
 from ..common import ApiModel, Page
 from ..fields import line, patterned
@@ -48,6 +49,22 @@ _NODE_FIELDS = ("kernel", "environment", "image", "parameters", "resources", "qu
 class ScheduleRequest(JobRequest):
     """`POST schedules`: what `POST jobs` takes for one run (or a sweep), and when to run it; or a
     pipeline file (`pipeline_path`) to run whole at those times."""
+
+    # A notebook or a pipeline file, one of them (said in the document as the validator below checks it);
+    # a pipeline takes its nodes' settings from its file, so none of them comes with it.
+    model_config = ConfigDict(
+        json_schema_extra={
+            **cast(JsonDict, JobRequest.model_config.get("json_schema_extra")),
+            "oneOf": [
+                {"required": ["notebook_path"], "properties": {"notebook_path": {"type": "string"}}},
+                {
+                    "required": ["pipeline_path"],
+                    "properties": {"pipeline_path": {"type": "string"}},
+                    "not": {"anyOf": [{"required": [k]} for k in (*_NODE_FIELDS, "backend")]},
+                },
+            ],
+        }
+    )
 
     notebook_path: _OptionalNotebook = Field(  # type: ignore[assignment]  # or a pipeline file instead
         default=None, description="The notebook, relative to the server's root (or give `pipeline_path`)."
