@@ -53,7 +53,7 @@ export interface paths {
         put?: never;
         /**
          * Start a Dask cluster on a backend
-         * @description The scheduler runs as a batch job of its own (locally, a process of its own) in the given environment, kernel's environment or packed image, and keeps its workers itself: it replaces those that retire before their time limit, and shuts everything down after `c.DaskClusters.idle_timeout` unused, with or without this server. 409 `dask_not_installed` when the environment lacks `distributed` (`details` names it and what to add); 409 when the backend cannot run the workers asked for.
+         * @description The scheduler runs as a batch job of its own (locally, a process of its own) in the given environment, kernel's environment or packed image, and keeps its workers itself: it replaces those that retire before their time limit, and shuts everything down after `c.DaskClusters.idle_timeout` unused, with or without this server. 409 `dask_not_installed` when the environment lacks `distributed` (`details` names it and what to add); 409 when the backend cannot run the workers asked for. Beyond what its schema says: adapt.minimum not above adapt.maximum, and resources.time_limit equal to walltime where both are given (JSON Schema cannot compare two values; a 400 says so).
          */
         post: operations["post_dask_clusters"];
         delete?: never;
@@ -115,7 +115,7 @@ export interface paths {
         put?: never;
         /**
          * Scale a Dask cluster
-         * @description A number of workers, or adaptive bounds; the scheduler asks for more, or cancels queued ones and retires running ones (their data moved to the others). 409 for an ended cluster.
+         * @description A number of workers, or adaptive bounds; the scheduler asks for more, or cancels queued ones and retires running ones (their data moved to the others). 409 for an ended cluster. Beyond what its schema says: adapt.minimum not above adapt.maximum (JSON Schema cannot compare two values; a 400 says so).
          */
         post: operations["post_dask_clusters_cluster_id_scale"];
         delete?: never;
@@ -516,7 +516,7 @@ export interface paths {
         };
         /**
          * The smallest GPU or MIG slice that fits a notebook, from what its runs measured
-         * @description The peak GPU memory of the notebook's latest measured runs (and of its open kernel), with `c.GpuEnvApp.job_advice_headroom` over it, against the backend's MIG profiles and GPUs; `sentence` says it in one line, `soonest` where it would likely start first. With nothing measured yet, `based_on` is `nothing` and `sentence` says so.
+         * @description The peak GPU memory of the notebook's latest measured runs (and of its open kernel), with `c.GpuEnvApp.job_advice_headroom` over it, against the backend's MIG profiles and GPUs; `sentence` says it in one line, `soonest` where it would likely start first. With nothing measured yet, `based_on` is `nothing` and `sentence` says so. Beyond what its schema says: notebook_path or kernel_id, at least one (no OpenAPI query parameter can say so; with neither it is a 400 saying to give one).
          */
         get: operations["get_jobs_advice"];
         put?: never;
@@ -906,7 +906,7 @@ export interface paths {
         put?: never;
         /**
          * Run notebooks as a pipeline
-         * @description Each node is what `POST jobs` takes for one job or one sweep, with `after` (its parents) and `when`. Everything is checked first and whole: the graph (unknown parents, cycles), then each node as its own submission would be (a missing notebook, a parameter of the wrong type, a backend that cannot run it): a 400 naming the node; nothing is made unless all pass (409: more nodes than `c.GpuEnvApp.max_pipeline_nodes`). A node's notebook receives the parameter `upstream`: per parent, `{"folder": ..., "results": ...}` (a sweep parent's results: its runs' rows). On SLURM every node is submitted at once with `--dependency`, so the pipeline goes on with no Jupyter server; elsewhere a node is handed to its backend when its parents have ended.
+         * @description Each node is what `POST jobs` takes for one job or one sweep, with `after` (its parents) and `when`. Everything is checked first and whole: the graph (unknown parents, cycles), then each node as its own submission would be (a missing notebook, a parameter of the wrong type, a backend that cannot run it): a 400 naming the node; nothing is made unless all pass (409: more nodes than `c.GpuEnvApp.max_pipeline_nodes`). A node's notebook receives the parameter `upstream`: per parent, `{"folder": ..., "results": ...}` (a sweep parent's results: its runs' rows). On SLURM every node is submitted at once with `--dependency`, so the pipeline goes on with no Jupyter server; elsewhere a node is handed to its backend when its parents have ended. Beyond what its schema says: the graph: each parent a node of it, no cycle (a 400 names the node).
          */
         post: operations["post_pipelines"];
         delete?: never;
@@ -926,7 +926,7 @@ export interface paths {
         put?: never;
         /**
          * Run a pipeline file (`*.pipeline.yaml`)
-         * @description The file holds what `POST pipelines` takes, in YAML (`nodes` may also map each id to its node); its notebook paths are relative to its folder. What is wrong with the file is a 400 naming it (and, for YAML, the line).
+         * @description The file holds what `POST pipelines` takes, in YAML (`nodes` may also map each id to its node); its notebook paths are relative to its folder. What is wrong with the file is a 400 naming it (and, for YAML, the line). Beyond what its schema says: the file's content: YAML that holds what `POST pipelines` takes, and its graph (a 400 names the file and, for YAML, the line).
          */
         post: operations["post_pipelines_file"];
         delete?: never;
@@ -1004,7 +1004,7 @@ export interface paths {
         put?: never;
         /**
          * Run a notebook on a schedule
-         * @description Takes what `POST jobs` takes for one run, and when to run it. The notebook is snapshotted now: the schedule runs what was scheduled, not what is edited later (`POST schedules/{id}/snapshot` takes a new snapshot). Where the backend has a scheduler (SLURM: a job waiting for the next due time, which submits its successor when it starts; Kubernetes: a CronJob), the schedule lives there and goes on with no Jupyter server; on the local backend this server runs it while it runs (`keeper` says which). A bad expression (one whose times leave the years 0001 to 9999 too: a start, a period or a repeat count too large), a period under `c.GpuEnvApp.schedule_minimum_period` or an unknown time zone is a 400 saying what is wrong; the rest is checked as `POST jobs` checks it.
+         * @description Takes what `POST jobs` takes for one run, and when to run it. The notebook is snapshotted now: the schedule runs what was scheduled, not what is edited later (`POST schedules/{id}/snapshot` takes a new snapshot). Where the backend has a scheduler (SLURM: a job waiting for the next due time, which submits its successor when it starts; Kubernetes: a CronJob), the schedule lives there and goes on with no Jupyter server; on the local backend this server runs it while it runs (`keeper` says which). A bad expression (one whose times leave the years 0001 to 9999 too: a start, a period or a repeat count too large), a period under `c.GpuEnvApp.schedule_minimum_period` or an unknown time zone is a 400 saying what is wrong; the rest is checked as `POST jobs` checks it. Beyond what its schema says: what the schedule expression means: each cron field within its range (minute 0-59, ...), an ISO date that exists, times within the years 0001 to 9999, a period of at least `c.GpuEnvApp.schedule_minimum_period`, a time zone the server knows.
          */
         post: operations["post_schedules"];
         delete?: never;
@@ -1022,7 +1022,7 @@ export interface paths {
         };
         /**
          * What a schedule expression means
-         * @description Checked as `POST schedules` checks it (a 400 says what is wrong); nothing is made.
+         * @description Checked as `POST schedules` checks it (a 400 says what is wrong); nothing is made. Beyond what its schema says: what the schedule expression means: each cron field within its range (minute 0-59, ...), an ISO date that exists, times within the years 0001 to 9999, a period of at least `c.GpuEnvApp.schedule_minimum_period`, a time zone the server knows.
          */
         get: operations["get_schedules_preview"];
         put?: never;
@@ -1053,7 +1053,7 @@ export interface paths {
         head?: never;
         /**
          * Change, pause or resume a schedule
-         * @description What is left out stays as it was. The batch system's waiting job (or CronJob) is replaced in the same step: never two for one schedule; pausing removes it, resuming sets it up for the next due time (the times passed meanwhile are not run). A 409 `busy` when the schedule's lock stays held for a few seconds (its batch job starting a run, another change of it): nothing is changed; try again.
+         * @description What is left out stays as it was. The batch system's waiting job (or CronJob) is replaced in the same step: never two for one schedule; pausing removes it, resuming sets it up for the next due time (the times passed meanwhile are not run). A 409 `busy` when the schedule's lock stays held for a few seconds (its batch job starting a run, another change of it): nothing is changed; try again. Beyond what its schema says: what the schedule expression means: each cron field within its range (minute 0-59, ...), an ISO date that exists, times within the years 0001 to 9999, a period of at least `c.GpuEnvApp.schedule_minimum_period`, a time zone the server knows.
          */
         patch: operations["patch_schedules_schedule_id"];
         trace?: never;
@@ -4839,7 +4839,11 @@ export interface components {
              * @example Europe/Rome
              */
             timezone: string;
-        };
+        } & ({
+            notebook_path: string;
+        } | {
+            pipeline_path: string;
+        });
         /**
          * ScheduleRun
          * @description One due time of a schedule and what became of it.
