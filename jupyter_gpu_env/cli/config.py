@@ -196,6 +196,15 @@ def verb_parsers(sub: Any, noun: str, summary: str) -> Any:
     return parser.add_subparsers(dest="verb", metavar="VERB", required=True)
 
 
+def say_older(name: str, now: str) -> None:
+    """The note an older spelling prints on standard error (standard output stays the scripts')."""
+    print(
+        f"note: `jupyter gpu-env {name}` is now `jupyter gpu-env {now}`; the old spelling will go in a "
+        "later release",
+        file=sys.stderr,
+    )
+
+
 def older_spelling(
     sub: Any, name: str, now: str, func: Callable[[argparse.Namespace], int]
 ) -> argparse.ArgumentParser:
@@ -205,11 +214,7 @@ def older_spelling(
 
     @functools.wraps(func)
     def noted(args: argparse.Namespace) -> int:
-        print(
-            f"note: `jupyter gpu-env {name}` is now `jupyter gpu-env {now}`; the old spelling will go in a "
-            "later release",
-            file=sys.stderr,
-        )
+        say_older(name, now)
         return func(args)
 
     noted.__doc__ = f"(older spelling of `{now}`) {func.__doc__ or ''}"

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from ...models.automation.dask import DaskAdapt, DaskCluster, DaskClusterRequest, DaskScaleRequest
 from ...models.resources import Resources
 from ..common import UsageError, print_json, print_table
-from ..config import command_parser, run_command
+from ..config import command_parser, run_command, say_older
 
 if TYPE_CHECKING:
     from ...services import Library
@@ -100,11 +100,7 @@ def cmd_dask(args: argparse.Namespace) -> int:
                 shown = await s.dask.scale(args.id, DaskScaleRequest(workers=args.workers, adapt=adapt))
             elif args.action in ("cancel", "stop"):
                 if args.action == "stop":
-                    print(
-                        "note: `jupyter gpu-env dask stop` is now `jupyter gpu-env dask cancel`; the old "
-                        "spelling will go in a later release",
-                        file=sys.stderr,
-                    )
+                    say_older("dask stop", "dask cancel")
                 await s.dask.stop(args.id)
                 shown = await s.dask.wait_stopped(args.id)
             else:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from ...models.automation.schedules import Schedule
 from ...pipelines.pipelinefile import is_pipeline_file
 from ..common import UsageError, add_run_arguments, print_json, print_table
-from ..config import Session, command_parser, older_spelling, run_command
+from ..config import Session, command_parser, older_spelling, run_command, say_older
 from ..jobs import run_request
 from .pipelines import relative_to_root
 
@@ -81,11 +81,7 @@ def cmd_schedule(args: argparse.Namespace) -> int:
     elif args.target in ACTIONS:
         raise UsageError(f"schedule {args.target} takes a schedule's id")
     elif args.id is None:
-        print(
-            "note: `jupyter gpu-env schedule NOTEBOOK` is now `jupyter gpu-env schedule create NOTEBOOK`; "
-            "the old spelling will go in a later release",
-            file=sys.stderr,
-        )
+        say_older("schedule NOTEBOOK", "schedule create NOTEBOOK")
     if args.id is not None:
         raise UsageError(
             f"give create and a notebook, list, or one of {', '.join(ACTIONS)} and a schedule's id"
