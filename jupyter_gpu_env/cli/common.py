@@ -158,8 +158,10 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--queue", metavar="Q", help="a queue of the backend")
     p.add_argument(
-        "--priority", choices=PRIORITIES, default="normal",
+        "--priority",
+        choices=PRIORITIES,
+        default="normal",
         help="opportunistic: may be stopped when others need the GPU, then requeued and resumed (where the "
         "backend offers it; the notebook gets checkpoint_dir and resumed)",
-    )  # fmt: skip
+    )
     p.add_argument("--name", metavar="N", help="a label (default: the notebook's name)")

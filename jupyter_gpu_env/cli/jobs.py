@@ -343,9 +343,14 @@ def _logs_arguments(p: argparse.ArgumentParser) -> None:
 
 def _rerun_arguments(p: argparse.ArgumentParser) -> None:
     _job_argument(p, "a job's id, or one run's of a sweep").add_argument(
-        "-p", "--parameter", nargs=2, metavar=("NAME", "VALUE"), action="append", default=[],
+        "-p",
+        "--parameter",
+        nargs=2,
+        metavar=("NAME", "VALUE"),
+        action="append",
+        default=[],
         help="a parameter to change (VALUE read as JSON where it parses, else text)",
-    )  # fmt: skip
+    )
 
 
 def register(sub: Any) -> None:
