@@ -23,10 +23,10 @@ from pathlib import Path
 from distributed import Client
 
 from jupyter_gpu_env.batch.slurm import SlurmBackend
-from jupyter_gpu_env.dask import folder as cluster_folder
+from jupyter_gpu_env.contracts.dask import folder as cluster_folder
+from jupyter_gpu_env.contracts.dask.spec import ClusterSpec, WorkerShape, lifetime_for, worker_args
 from jupyter_gpu_env.dask.launchers import ClusterRef, DaskSettings, Placement
 from jupyter_gpu_env.dask.slurm.launcher import SlurmLauncher
-from jupyter_gpu_env.dask.spec import ClusterSpec, WorkerShape, lifetime_for, worker_args
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "slurm-local.sh"

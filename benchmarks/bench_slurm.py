@@ -22,10 +22,10 @@ import nbformat
 from jupyter_client.kernelspec import KernelSpecManager
 
 from jupyter_gpu_env import proc
-from jupyter_gpu_env.batch import jobfiles
 from jupyter_gpu_env.batch.service import JobService
 from jupyter_gpu_env.batch.slurm import SlurmBackend
 from jupyter_gpu_env.batch.store import JobStore
+from jupyter_gpu_env.contracts import jobfiles
 from jupyter_gpu_env.models.jobs import Job
 
 REPO = Path(__file__).resolve().parents[1]

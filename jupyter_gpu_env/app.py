@@ -16,9 +16,9 @@ from ._version import __version__
 from .batch.backend import InstalledBackends, create_backends
 from .batch.service import JobService
 from .batch.store import JobStore
+from .contracts.dask.spec import DIR_ENV as DASK_DIR_ENV
 from .dask.options import DaskClusters
 from .dask.service import DaskService
-from .dask.spec import DIR_ENV as DASK_DIR_ENV
 from .efficiency.advisor import Advisor
 from .efficiency.idle import IdleEnforcer
 from .envs.catalog import EnvironmentCatalog

@@ -27,11 +27,11 @@ from typing import Any
 from traitlets.config import Configurable, LoggingConfigurable
 from traitlets.traitlets import MetaHasTraits
 
+from ..contracts.schedules.plan import Armed, SchedulePlan
 from ..errors import Conflict, NotFound
 from ..models.backends import BackendInfo
 from ..models.cluster import ClusterCapacity
 from ..models.jobs import TERMINAL_STATES, Job, JobRequest, JobState, LogChunk
-from ..schedules.plan import Armed, SchedulePlan
 
 ENTRY_POINTS = "jupyter_gpu_env.backends"
 

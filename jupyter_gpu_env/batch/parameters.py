@@ -17,9 +17,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from ..contracts.jobfiles import first_tagged_cell
 from ..errors import Conflict
 from ..models.notebooks import NotebookParameter, NotebookParameters, ParameterKind
-from .jobfiles import first_tagged_cell
 
 # Longer default texts are not evaluated: a literal that large is data, not a parameter default.
 _MAX_LITERAL = 10_000

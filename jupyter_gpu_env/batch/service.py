@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..contracts import jobfiles
 from ..errors import Conflict, InvalidRequest, NotFound, TooLarge
 from ..gpu import jobuse
 from ..images import runtime
@@ -30,7 +31,7 @@ from ..models.notebooks import NotebookParameters
 from ..models.sweeps import JobGroup
 from ..system.offloop import python_work
 from ..system.trees import remove_tree
-from . import jobfiles, submission, usage
+from . import submission, usage
 from .backend import Backend, IllegalTransition
 from .intake import Intake, Runtimes
 from .loops import Loops

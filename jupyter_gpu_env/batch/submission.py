@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..contracts import jobfiles
 from ..errors import Conflict, FileRefused, InvalidRequest, NotFound, TooLarge
 from ..inputs import check_tree, resolve_in_root
 from ..models.common import describe_validation_error
@@ -22,7 +23,6 @@ from ..models.jobs import MAX_NAME, Job, JobRequest
 from ..models.resources import format_time_limit
 from ..models.sweeps import JobGroup
 from ..system import untrusted
-from . import jobfiles
 from .backend import Backend
 from .parameters import check_values, inspect_notebook, notebook_kernel
 from .sweeps.plan import label, run_name

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..contracts import jobfiles
 from ..errors import GpuEnvError
 from ..models.attempts import JobAttempt, with_summary
 from ..models.jobs import TERMINAL_STATES, Job, JobGpuUsage, JobProgress
-from . import jobfiles
 from .backend import Backend, IllegalTransition, Observation
 from .loops import Refresher
 from .store import JobStore

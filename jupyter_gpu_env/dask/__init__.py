@@ -1,5 +1,5 @@
 """Dask clusters on the batch system, in a user's environment: the scheduler a batch job that keeps its own
-workers (``incluster/``, copied into each cluster's folder), the server's records and view of them
+workers (``contracts/dask/keeper/``, copied into each cluster's folder), the server's records and view of them
 (``service.py``), and how each backend starts, observes and stops one (``launchers.py`` and the
 per-backend launchers).
 
@@ -32,8 +32,8 @@ def connect(cluster_id: str, **client_options: Any) -> Client:
     ``ConnectionError`` while the cluster does not run."""
     import distributed
 
-    from .spec import CA_PEM, CERT_PEM, DIR_ENV, KEY_PEM
-    from .state import read_state_or_damage
+    from ..contracts.dask.spec import CA_PEM, CERT_PEM, DIR_ENV, KEY_PEM
+    from ..contracts.dask.state import read_state_or_damage
 
     if not _ID.fullmatch(cluster_id):
         raise LookupError(f"'{cluster_id}' is not a Dask cluster id (12 hexadecimal digits).")

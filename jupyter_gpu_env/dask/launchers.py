@@ -4,7 +4,7 @@ launcher a configured backend has.
 A launcher starts the scheduler (a batch job of its own, or a process here) in a folder the service has
 built, observes every cluster's scheduler in one query, and stops a cluster so that nothing of it is
 left (the scheduler and every worker, queued ones included). Workers are the keeper's business once the
-scheduler runs (``incluster/``): ``pool(spec)`` says what the keeper needs to start them.
+scheduler runs (``contracts/dask/keeper/``): ``pool(spec)`` says what the keeper needs to start them.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from .spec import ClusterSpec, Network
+from ..contracts.dask.spec import ClusterSpec, Network
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """The local backend's clusters: the scheduler a detached process on this machine, its workers the
-keeper's processes beside it (``incluster.pools.LocalPool``); all of them, and the dashboard, listen on
+keeper's processes beside it (``keeper.pools.LocalPool``); all of them, and the dashboard, listen on
 loopback only, behind the cluster's mutual TLS (another user of this machine reaches loopback too)."""
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import psutil
 
 from .. import proc
 from ..batch.local.backend import LocalBackend
+from ..contracts.dask.spec import LOG, SCHEDULER_JSON, ClusterSpec, Network, scheduler_args, scheduler_env
 from ..errors import Conflict
 from .launchers import ClusterRef, DaskSettings, Placement, SchedulerSeen, Started
-from .spec import LOG, SCHEDULER_JSON, ClusterSpec, Network, scheduler_args, scheduler_env
 
 STOP_GRACE = 20.0  # seconds the keeper has to retire its workers before everything is killed
 _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")

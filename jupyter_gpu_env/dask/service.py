@@ -21,16 +21,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..batch.service import JobService
+from ..contracts.dask import folder
+from ..contracts.dask.spec import LOG, ClusterSpec, ScaleFile, WorkerShape, lifetime_for, worker_args
+from ..contracts.dask.state import KeeperState, log_tail, read_state_or_damage
 from ..errors import Conflict, GpuEnvError, NotFound
 from ..models.automation.dask import DaskCluster, DaskClusterList, DaskClusterRequest, DaskScaleRequest
 from ..models.resources import parse_time_limit
 from ..system.trees import remove_tree
-from . import envcheck, folder
+from . import envcheck
 from .backends import launcher_for
 from .launchers import ClusterRef, DaskLauncher, DaskSettings, Placement, SchedulerSeen
 from .records import ClusterRecord, WorkerSpan
-from .spec import LOG, ClusterSpec, ScaleFile, WorkerShape, lifetime_for, worker_args
-from .state import KeeperState, log_tail, read_state_or_damage
 from .view import Standing, cluster, standing
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..contracts.dask.spec import CA_PEM, CERT_PEM, KEY_PEM
+from ..contracts.dask.state import KeeperState
 from ..models.automation.dask import (
     ClusterState,
     DaskAdapt,
@@ -16,8 +18,6 @@ from ..models.automation.dask import (
 )
 from .launchers import SchedulerSeen
 from .records import ClusterRecord
-from .spec import CA_PEM, CERT_PEM, KEY_PEM
-from .state import KeeperState
 
 MAX_PENDING_SHOWN = 100
 

@@ -21,6 +21,8 @@ from ..batch.parameters import inspect_notebook
 from ..batch.service import JobService
 from ..batch.sweeps import plan
 from ..batch.sweeps.folders import build_sweep_folder
+from ..contracts.pipelines import folder as files
+from ..contracts.pipelines.graph import Edge, GraphError, order
 from ..errors import GpuEnvError, InvalidRequest
 from ..inputs import check_tree
 from ..models.automation.pipelines import UPSTREAM, PipelineNodeRequest, PipelineRequest
@@ -28,8 +30,6 @@ from ..models.common import describe_validation_error
 from ..models.jobs import Job
 from ..models.sweeps import JobGroup
 from ..system.offloop import python_work
-from . import folder as files
-from .graph import Edge, GraphError, order
 from .records import NodeRecord, PipelineRecord
 from .view import node_jobs
 

@@ -12,10 +12,10 @@ from collections.abc import Mapping, Sequence
 
 from ..batch.backend import Dependency, IllegalTransition
 from ..batch.service import JobService
+from ..contracts.pipelines import folder as files
+from ..contracts.pipelines.graph import ACTIVE, ENDED, WAITING, Edge, decide, order, refusal
 from ..errors import GpuEnvError, NotFound
 from ..models.jobs import Job
-from . import folder as files
-from .graph import ACTIVE, ENDED, WAITING, Edge, decide, order, refusal
 from .records import PipelineRecord
 from .view import node_jobs, standing
 

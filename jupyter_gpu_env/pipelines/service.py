@@ -28,6 +28,8 @@ from typing import Any
 from ..batch import submission
 from ..batch.backend import IllegalTransition
 from ..batch.service import JobService
+from ..contracts.pipelines import folder as files
+from ..contracts.pipelines.graph import ACTIVE, below, order
 from ..errors import Conflict, GpuEnvError, InvalidRequest, NotFound
 from ..models.automation.pipelines import (
     Pipeline,
@@ -39,8 +41,6 @@ from ..models.jobs import TERMINAL_STATES, Job
 from ..system.offloop import python_work
 from ..system.trees import remove_tree
 from . import build
-from . import folder as files
-from .graph import ACTIVE, below, order
 from .handover import Handover, edges
 from .pipelinefile import read_pipeline_file
 from .records import PipelineRecord

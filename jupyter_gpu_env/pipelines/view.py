@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from ..contracts.pipelines.folder import combined
+from ..contracts.pipelines.graph import ACTIVE, ENDED, WAITING, refusal
 from ..models.automation.pipelines import NodeState, Pipeline, PipelineNode
 from ..models.jobs import TERMINAL_STATES, Job, JobState
 from ..models.sweeps import JobGroup
-from .folder import combined
-from .graph import ACTIVE, ENDED, WAITING, refusal
 from .records import NodeRecord, PipelineRecord
 
 # A job that never ran because of its parents: skipped by the pipeline, or by SLURM's dependency.

@@ -1,10 +1,6 @@
-"""How schedules are kept: the server's own timer for a backend that keeps none (local), the
-arming of those a backend keeps (a SLURM chain, a CronJob), and the adoption of runs the cluster
-started, so that nothing a schedule ran is missing from the jobs, and nothing is listed twice.
-
-The server makes its own schedules' runs and records them at once; a run of a kept schedule writes
-its own ``record.json`` (:mod:`.tick`), read here as untrusted: what the server keeps of it is
-checked (where it is, what it runs, a state still to be observed).
+"""How schedules are kept: the server's own timer for a backend that keeps none (local), and the
+arming of those a backend keeps (a SLURM chain, a CronJob). The runs the cluster started are adopted
+by :mod:`.adoption`.
 """
 
 from __future__ import annotations
@@ -12,15 +8,17 @@ from __future__ import annotations
 import asyncio
 import builtins
 import logging
-import re
 import time
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any
 
-from ..batch import jobfiles
 from ..batch.backend import Backend
 from ..batch.service import JobService
+from ..contracts import jobfiles
+from ..contracts.schedules import folder as files
+from ..contracts.schedules import locking
+from ..contracts.schedules.plan import Armed, SchedulePlan
+from ..contracts.schedules.timing import parse
 from ..errors import Conflict, GpuEnvError
 from ..models.automation.pipelines import Pipeline
 from ..models.automation.schedules import Keeper
@@ -28,18 +26,14 @@ from ..models.jobs import Job
 from ..models.sweeps import JobGroup
 from ..pipelines.service import PipelineService
 from ..system.offloop import python_work
-from . import folder as files
-from . import locking, pipelined
+from . import pipelined
+from .adoption import Adoption
 from .pipelined import PIPELINE_KEPT
-from .plan import Armed, SchedulePlan
 from .records import ScheduleRecord
-from .timing import parse
 
 log = logging.getLogger(__name__)
 
-_OUTPUT = re.compile(r"^output-\d{8}-\d{4}\.ipynb$")  # as folder.new_run names it
 ARMED_TTL = 30.0  # seconds between two looks at how the backends hold their schedules
-_BACKEND_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$")  # a SLURM id, a Job's name
 SERVER_KEPT = "Runs only while this Jupyter server runs: the local backend has no scheduler of its own."
 
 
@@ -60,11 +54,11 @@ class Keeping:
         self.starting_deadline = starting_deadline
         self.armed: dict[str, Armed] = {}
         self._armed_at = -float("inf")
-        self._seen: dict[str, set[str]] = {}  # run folders already looked at, by schedule
         self._unreadable: set[str] = set()  # schedules whose times cannot be computed, said once
         # One round at a time, and no run made by hand (run now) while a round looks for runs to adopt.
         self.lock = asyncio.Lock()
         self.locks = locking.ScheduleLocks(lock_wait)  # each schedule's, shared with its tick
+        self.adoption = Adoption(jobs, self.records)
 
     def keeper(self, record: ScheduleRecord) -> Keeper:
         if record.pipeline_path is not None:
@@ -94,7 +88,7 @@ class Keeping:
                     backend = self.jobs.backends.get(record.backend)
                     if backend is None:
                         continue
-                    await self.adopt(record, backend)
+                    await self.adoption.adopt(record, backend)
                     if self.kept_by(record) is None and record.active:
                         await self.run_due(record)
                 except Exception:  # one schedule's trouble is its own
@@ -180,97 +174,7 @@ class Keeping:
 
     async def adopt_all(self) -> builtins.list[str]:
         """Adopt every schedule's runs the store lacks (what a round of :meth:`tick` does); their ids."""
-        adopted: builtins.list[str] = []
-        for record in await self.records.list():
-            if (backend := self.jobs.backends.get(record.backend)) is not None:
-                adopted += await self.adopt(record, backend)
-        return adopted
-
-    async def adopt(self, record: ScheduleRecord, backend: Backend) -> builtins.list[str]:
-        """Insert the record of every run (and scheduled sweep) the cluster started that the store does
-        not have yet. The server makes its own schedules' runs and records them at once: one of those it
-        lacks was left by a crash before its start, and is recorded so, not started late."""
-        where = Path(record.folder)
-        seen = self._seen.setdefault(record.id, set())
-        names = [n for n in await asyncio.to_thread(files.run_names, where) if n not in seen]
-        if not names:
-            return []
-        known = await self.records.known_runs(record.id)
-        adopted: builtins.list[str] = []
-        for name in names:
-            seen.add(name)  # looked at once: a damaged record is said once, not every round
-            run = where / files.RUNS / name
-            try:
-                if "-sweep-" in name:
-                    adopted += await self._adopt_sweep(record, backend, run, known)
-                elif (job := await self._adopted(record, backend, run, known)) is not None:
-                    await self.store.insert(job)
-                    adopted.append(job.id)
-            except jobfiles.Damaged as e:
-                log.warning("schedule %s: %s cannot be adopted: %s", record.id, name, e)
-            except Conflict:  # recorded meanwhile
-                continue
-        if adopted:
-            log.info("schedule %s: adopted %s", record.id, ", ".join(adopted))
-        return adopted
-
-    async def _adopted(
-        self, record: ScheduleRecord, backend: Backend, run: Path, known: set[str], **extra: Any
-    ) -> Job | None:
-        """What the server keeps of a run's own record, or None when it is not one to adopt."""
-        run_id = run.name.rsplit("-", 1)[-1]
-        if run_id in known and not extra:
-            return None
-        job = await asyncio.to_thread(files.read_record, run)
-        if job is None or job.schedule_id != record.id or (not extra and job.id != run_id) or job.id in known:
-            return None
-        job = _as_adopted(job, record, run, self.jobs.intake.shown, backend.keeps_schedules).model_copy(
-            update=extra
-        )
-        if not backend.keeps_schedules and job.state == "queued":
-            job = job.model_copy(
-                update={
-                    "state": "failed",
-                    "reason": "lost",
-                    "message": "The server stopped before starting this run.",
-                    "finished_at": time.time(),
-                }
-            )
-        return job
-
-    async def _adopt_sweep(
-        self, record: ScheduleRecord, backend: Backend, base: Path, known: set[str]
-    ) -> builtins.list[str]:
-        """A scheduled sweep's record and all its runs, in one transaction."""
-        sweep_id = base.name.rsplit("-", 1)[-1]
-        sweep = await asyncio.to_thread(files.read_sweep, base)
-        if sweep is None or sweep.id != sweep_id:
-            return []
-        runs: list[Job] = []
-        for folder in await asyncio.to_thread(files.sweep_runs, base):
-            index = folder.name.split("-", 1)[0]  # the folder says its place, as new_sweep named it
-            if not (index.isdigit() and int(index) < files.MAX_SWEEP):
-                continue
-            job = await self._adopted(
-                record, backend, folder, known, group_id=sweep_id, group_index=int(index)
-            )
-            if job is not None:
-                runs.append(job)
-        if not runs:
-            return []
-        kept = sweep.model_copy(
-            update={
-                "backend": record.backend,
-                "schedule_id": record.id,
-                "size": len(runs),
-                "counts": {"queued": len(runs)},
-                "state": "queued",
-                "backend_job_id": None,
-                "created_at": max(min(sweep.created_at, time.time()), record.created_at),
-            }
-        )
-        await self.store.sweeps.insert(kept, runs)
-        return [j.id for j in runs]
+        return await self.adoption.adopt_all()
 
     async def refresh_armed(self, *, force: bool = False) -> None:
         """Ask each backend how it holds its schedules: at most once per ARMED_TTL, one query each (a
@@ -367,34 +271,4 @@ def _bare_template(record: ScheduleRecord) -> Job:
         queue=record.queue,
         image=record.image,
         created_at=record.created_at,
-    )
-
-
-def _as_adopted(job: Job, record: ScheduleRecord, run: Path, shown: Any, kept: bool) -> Job:
-    """A run's record as its maker wrote it, with what the server decides itself: where it is (the
-    server's view of the folder), what it runs (the schedule's), and a state still to be observed."""
-    where = shown(run)
-    output = Path(job.output_path).name
-    if not _OUTPUT.fullmatch(output):
-        output = jobfiles.OUTPUT
-    unsubmitted = job.state == "failed" and job.reason == "submit_failed"
-    backend_id = job.backend_job_id if kept and _BACKEND_ID.fullmatch(job.backend_job_id or "") else None
-    return job.model_copy(
-        update={
-            "backend_job_id": backend_id,
-            "backend": record.backend,
-            "schedule_id": record.id,
-            "job_dir": where,
-            "input_path": f"{where}/{jobfiles.INPUT}",
-            "output_path": f"{where}/{output}",
-            "log_path": f"{where}/{jobfiles.LOG}",
-            "state": "failed" if unsubmitted else "queued",
-            "started_at": None,
-            "finished_at": time.time() if unsubmitted else None,
-            "group_id": None,
-            "group_index": None,
-            "attempts": [],  # its runner's attempts.json says, once the tracker reads it
-            "checkpoint_dir": f"{where}/{jobfiles.CHECKPOINT}",
-            "created_at": max(min(job.created_at, time.time()), record.created_at),
-        }
     )

@@ -16,15 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from ..batch.submission import slug
+from ..contracts.schedules import folder as files
+from ..contracts.schedules.timing import Timing
 from ..errors import Conflict, GpuEnvError
 from ..models.automation.pipelines import Pipeline
 from ..models.automation.schedules import ScheduleRequest
 from ..pipelines.service import PipelineService
 from ..system.offloop import python_work
 from ..system.trees import remove_tree
-from . import folder as files
 from .records import ScheduleRecord
-from .timing import Timing
 
 PIPELINE_KEPT = (
     "Runs only while this Jupyter server runs: the server starts each run of a pipeline; its nodes then "
@@ -82,10 +82,12 @@ async def make(
         snapshot_at=now,
         checked_until=now,
     )
-    doc = files.doc_of(
-        record, minimum_period=minimum_period, starting_deadline=starting_deadline,
-        root=str(pipelines.jobs.root), pipeline_path=req.pipeline_path,
-    )  # fmt: skip
+    doc = record.doc(
+        minimum_period=minimum_period,
+        starting_deadline=starting_deadline,
+        root=str(pipelines.jobs.root),
+        pipeline_path=req.pipeline_path,
+    )
     return record, doc
 
 

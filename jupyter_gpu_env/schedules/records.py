@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from ..batch.sql import Database, transaction
+from ..contracts.schedules.folder import ScheduleDoc
 from ..errors import Conflict, NotFound
 from ..models.resources import JobResources
 
@@ -43,6 +44,22 @@ class ScheduleRecord(BaseModel):
     snapshot_at: float
     generation: int = 0
     checked_until: float = Field(description="The server's timer has dealt with every due time up to here.")
+
+    def doc(self, *, minimum_period: float, starting_deadline: int, root: str, **what: Any) -> ScheduleDoc:
+        """``schedule.json`` from this record and the server's limits; ``what``: a template, spec and
+        sweep, or a pipeline. The fields both shapes hold are copied by name, not one by one."""
+        shared = self.model_dump(include=_SHARED_WITH_DOC)
+        return ScheduleDoc(
+            **shared,
+            minimum_period=minimum_period,
+            starting_deadline_seconds=starting_deadline,
+            root=root,
+            **what,
+        )
+
+
+# What a record and schedule.json both hold (the rest of the document is the run's, or the server's limits).
+_SHARED_WITH_DOC = {"id", "name", "backend", "expression", "timezone", "overlap", "active"}
 
 
 class ScheduleRecords:

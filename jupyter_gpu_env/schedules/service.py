@@ -21,10 +21,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..batch import jobfiles, submission
+from ..batch import submission
 from ..batch.parameters import inspect_notebook
 from ..batch.service import JobService
 from ..batch.sweeps import plan
+from ..contracts import jobfiles
+from ..contracts.schedules import folder as files
+from ..contracts.schedules import locking
+from ..contracts.schedules.timing import Timing, describe, parse
 from ..errors import Conflict, GpuEnvError, InvalidRequest, NotFound
 from ..models.automation.pipelines import Pipeline
 from ..models.automation.schedules import (
@@ -40,16 +44,16 @@ from ..models.sweeps import JobGroup
 from ..pipelines.service import PipelineService
 from ..system.offloop import python_work
 from ..system.trees import remove_tree
-from . import folder as files
-from . import locking, pipelined
+from . import pipelined
 from .keeping import Keeping
 from .records import ScheduleRecord
-from .timing import Timing, describe, parse
 
 log = logging.getLogger(__name__)
 
 LISTED_RUNS = 10
 SHOWN_RUNS = 50
+# What a schedule shows as its record holds it (the rest is computed: its times in words, its runs).
+_SHOWN_AS_KEPT = set(Schedule.model_fields) & set(ScheduleRecord.model_fields)
 
 
 class ScheduleService:
@@ -125,10 +129,14 @@ class ScheduleService:
             snapshot_at=now,
             checked_until=now,
         )
-        doc = files.doc_of(
-            record, minimum_period=self.minimum_period, starting_deadline=self.starting_deadline,
-            root=str(self.jobs.root), template=template.model_dump(mode="json"), spec=spec, sweep=sweep,
-        )  # fmt: skip
+        doc = record.doc(
+            minimum_period=self.minimum_period,
+            starting_deadline=self.starting_deadline,
+            root=str(self.jobs.root),
+            template=template.model_dump(mode="json"),
+            spec=spec,
+            sweep=sweep,
+        )
         await python_work(files.build, where, doc, ready.raw)
         try:
             await self.records.insert(record)
@@ -211,26 +219,9 @@ class ScheduleService:
             for r in last
         ]
         return Schedule(
-            id=record.id,
-            name=record.name,
-            backend=record.backend,
-            notebook_path=record.notebook_path,
-            pipeline_path=record.pipeline_path,
+            **record.model_dump(include=_SHOWN_AS_KEPT),
             schedule=record.expression,
             description=description,
-            timezone=record.timezone,
-            overlap=record.overlap,
-            active=record.active,
-            kernel=record.kernel,
-            environment=record.environment,
-            image=record.image,
-            queue=record.queue,
-            parameters=record.parameters,
-            resources=record.resources,
-            sweep_size=record.sweep_size,
-            created_at=record.created_at,
-            updated_at=record.updated_at,
-            snapshot_at=record.snapshot_at,
             next_runs=due,
             keeper=self.keeping.keeper(record),
             last_runs=last,

@@ -25,15 +25,15 @@ import sys
 import time
 from pathlib import Path
 
-from ..batch import jobfiles
 from ..batch.runner.pod import ENTRYPOINT
 from ..batch.slurm import chain, script
 from ..batch.slurm.controller import SlurmController
 from ..batch.slurm.observe import JOB_ID_FILE, read_id
 from ..batch.slurm.words import ENDED_STATES
-from . import folder as files
-from .locking import locked
-from .timing import parse
+from ..contracts import jobfiles
+from ..contracts.schedules import folder as files
+from ..contracts.schedules.locking import locked
+from ..contracts.schedules.timing import parse
 
 log = logging.getLogger("jupyter_gpu_env.schedules.tick")
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from jupyter_gpu_env.batch import jobfiles
 from jupyter_gpu_env.batch.sweeps.results import read_recorded
 from jupyter_gpu_env.batch.tracking import read_folder
+from jupyter_gpu_env.contracts import jobfiles
 from jupyter_gpu_env.gpu.jobuse import SERIES, WHOLE_SERIES, read_series
 
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import psutil
 
+from jupyter_gpu_env.contracts.dask.spec import SCHEDULER_JSON
 from jupyter_gpu_env.dask.launchers import DaskSettings
 from jupyter_gpu_env.dask.service import DaskService
-from jupyter_gpu_env.dask.spec import SCHEDULER_JSON
 
 ENV = "venv"  # the environment name the tests use: this interpreter's prefix
 

@@ -18,11 +18,11 @@ from distributed import Client, Security
 from helpers import wait_until
 from intruder import assert_all_refused, attempts_as_nobody
 
+from jupyter_gpu_env.contracts.dask.keeper.pools import LocalPool
+from jupyter_gpu_env.contracts.dask.spec import DIR_ENV
+from jupyter_gpu_env.contracts.dask.state import read_state
 from jupyter_gpu_env.dask import connect
-from jupyter_gpu_env.dask.incluster.pools import LocalPool
 from jupyter_gpu_env.dask.service import DaskService
-from jupyter_gpu_env.dask.spec import DIR_ENV
-from jupyter_gpu_env.dask.state import read_state
 from jupyter_gpu_env.errors import Conflict, NotFound
 from jupyter_gpu_env.models.automation.dask import DaskCluster, DaskClusterRequest, DaskScaleRequest
 

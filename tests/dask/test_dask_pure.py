@@ -11,12 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_gpu_env.dask import envcheck
-from jupyter_gpu_env.dask.folder import client_ssl_context, make_credentials
-from jupyter_gpu_env.dask.incluster import scheduler as incluster
-from jupyter_gpu_env.dask.launchers import PendingPlace, SchedulerSeen
-from jupyter_gpu_env.dask.records import ClusterRecord
-from jupyter_gpu_env.dask.spec import (
+from jupyter_gpu_env.contracts.dask.folder import client_ssl_context, make_credentials
+from jupyter_gpu_env.contracts.dask.keeper import scheduler as incluster
+from jupyter_gpu_env.contracts.dask.spec import (
     CA_PEM,
     CERT_PEM,
     KEY_PEM,
@@ -26,7 +23,10 @@ from jupyter_gpu_env.dask.spec import (
     scheduler_args,
     worker_args,
 )
-from jupyter_gpu_env.dask.state import KeeperState
+from jupyter_gpu_env.contracts.dask.state import KeeperState
+from jupyter_gpu_env.dask import envcheck
+from jupyter_gpu_env.dask.launchers import PendingPlace, SchedulerSeen
+from jupyter_gpu_env.dask.records import ClusterRecord
 from jupyter_gpu_env.dask.view import cluster, standing
 from jupyter_gpu_env.errors import Conflict
 from jupyter_gpu_env.models.resources import JobResources

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from jupyter_gpu_env.batch import jobfiles
+from jupyter_gpu_env.contracts import jobfiles
 from jupyter_gpu_env.efficiency.idle import IdleEnforcer
 
 GPU = {"available": True, "devices": [{"name": "NVIDIA H100 80GB HBM3"}], "samples": 10}

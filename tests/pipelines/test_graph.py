@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from jupyter_gpu_env.pipelines.graph import ACTIVE, Decision, Edge, GraphError, below, decide, order, refusal
+from jupyter_gpu_env.contracts.pipelines.graph import (
+    ACTIVE,
+    Decision,
+    Edge,
+    GraphError,
+    below,
+    decide,
+    order,
+    refusal,
+)
 
 DIAMOND = {
     "prepare": Edge(()),

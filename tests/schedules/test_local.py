@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 import pytest
 from helpers import wait_until
 
+from jupyter_gpu_env.contracts.schedules import folder as files
 from jupyter_gpu_env.errors import Conflict, InvalidRequest, NotFound
-from jupyter_gpu_env.schedules import folder as files
 from jupyter_gpu_env.schedules.keeping import SERVER_KEPT
 from jupyter_gpu_env.schedules.service import ScheduleService
 

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 from helpers import body, error, wait_until, write_notebook
 
+from jupyter_gpu_env.contracts.schedules.locking import WAIT, lock_path
 from jupyter_gpu_env.errors import Conflict
-from jupyter_gpu_env.schedules.locking import WAIT, lock_path
 from jupyter_gpu_env.schedules.records import ScheduleRecord
 from jupyter_gpu_env.schedules.service import ScheduleService
 

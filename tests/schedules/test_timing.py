@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from jupyter_gpu_env.contracts.schedules.timing import Timing, describe, parse
 from jupyter_gpu_env.errors import InvalidRequest
-from jupyter_gpu_env.schedules.timing import Timing, describe, parse
 
 HOUR = 3600.0
 DAY = 86400.0

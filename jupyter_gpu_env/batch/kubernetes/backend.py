@@ -26,6 +26,8 @@ from typing import Any
 
 from kubernetes import client
 
+from ...contracts import jobfiles
+from ...contracts.schedules.plan import Armed, SchedulePlan
 from ...errors import Conflict, GpuEnvError, InvalidRequest
 from ...gpu.cluster import KubernetesCapacity
 from ...kube.client import ApiError, KubeApi
@@ -33,8 +35,6 @@ from ...models.backends import NORMAL_WORDS, OPPORTUNISTIC_WORDS, BackendInfo, P
 from ...models.cluster import ClusterCapacity
 from ...models.jobs import TERMINAL_STATES, Job, JobRequest, LogChunk
 from ...models.resources import parse_memory
-from ...schedules.plan import Armed, SchedulePlan
-from .. import jobfiles
 from ..backend import Observation, SweepSubmission, check_against_info
 from ..loops import Refresher
 from . import objects, pods, status

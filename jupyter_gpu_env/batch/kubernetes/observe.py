@@ -32,10 +32,10 @@ from typing import Any
 
 from kubernetes import client
 
+from ...contracts import jobfiles
 from ...errors import GpuEnvError
 from ...kube.client import ApiError
 from ...models.jobs import Job
-from .. import jobfiles
 from ..backend import Observation
 from . import indexed, objects, pods, status
 from .kueue import KueueReader

@@ -13,11 +13,11 @@ from pathlib import Path
 
 from kubernetes import client
 
+from ...contracts import jobfiles
 from ...errors import Conflict, InvalidRequest
 from ...kube.client import ApiError
 from ...models.jobs import Job
 from ...system.atomic import write_atomic
-from .. import jobfiles
 from ..backend import Observation, SweepSubmission
 from . import indexed
 from .namespace import Namespace, gone_already

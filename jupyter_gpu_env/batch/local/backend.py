@@ -20,12 +20,12 @@ import psutil
 from traitlets import Float, Int, List, Unicode
 
 from ... import proc
+from ...contracts import jobfiles
 from ...errors import Conflict
 from ...gpu.sources.smi import parse_smi_list
 from ...models.backends import NORMAL_WORDS, BackendInfo, PriorityOffer, ResourceLimits
 from ...models.cluster import ClusterCapacity
 from ...models.jobs import TERMINAL_STATES, Job, JobRequest
-from .. import jobfiles
 from ..backend import Backend, Observation, SweepSubmission, check_against_info
 from . import gpus as gpu_inventory
 from .observe import devices_of, live_pid, observe

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import psutil
 
+from ...contracts import jobfiles
 from ...models.jobs import Job
-from .. import jobfiles
 from ..backend import Observation
 from .processes import LAUNCH_TIMEOUT, find_runner, recorded_pid, runner_of, runner_started
 

@@ -20,8 +20,8 @@ from pathlib import Path
 import psutil
 
 from ... import proc
+from ...contracts import jobfiles
 from ...models.jobs import Job
-from .. import jobfiles
 from ..backend import Observation
 
 log = logging.getLogger(__name__)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import jobfiles
+from ...contracts import jobfiles
 
 CHECKPOINT_ENV = "GPU_ENV_CHECKPOINT_DIR"
 RESUMED_ENV = "GPU_ENV_RESUMED"

@@ -22,9 +22,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ...contracts import jobfiles
 from ...gpu.jobuse import GpuUseSampler, default_reader, gpu_units_of, sample_interval
 from ...kernelspecs import JOB_KERNEL, write_job_kernelspec
-from .. import jobfiles
 from .attempts import Attempt, begin_attempt, record_attempt
 
 log = logging.getLogger("jupyter_gpu_env.runner")

@@ -25,14 +25,14 @@ from typing import Any
 
 from traitlets import TraitError
 
+from ...contracts import jobfiles
+from ...contracts.schedules import folder as schedule_files
+from ...contracts.schedules.plan import Armed, SchedulePlan
 from ...errors import Conflict, GpuEnvError, InvalidRequest, NotFound
 from ...models.backends import NORMAL_WORDS, OPPORTUNISTIC_WORDS, BackendInfo, PriorityOffer, ResourceLimits
 from ...models.cluster import ClusterCapacity
 from ...models.jobs import Job, JobRequest
 from ...models.resources import MIG_PROFILE_RE
-from ...schedules import folder as schedule_files
-from ...schedules.plan import Armed, SchedulePlan
-from .. import jobfiles
 from ..backend import Dependency, Observation, SweepSubmission, check_against_info
 from ..loops import Refresher
 from . import chain, parse, script

@@ -21,8 +21,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ...contracts.schedules.plan import TICK_MODULE, Armed
 from ...errors import Conflict, Unavailable
-from ...schedules.plan import TICK_MODULE, Armed
 from . import script
 from .controller import SlurmController
 

@@ -18,9 +18,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ...contracts import jobfiles
 from ...models.jobs import Job, JobState
 from ...models.resources import format_time_limit
-from .. import jobfiles
 from ..backend import Observation
 from . import parse
 from .controller import SlurmController

@@ -16,9 +16,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ...contracts import jobfiles
 from ...models.jobs import Job
 from ...models.resources import MIG_PROFILE_RE
-from .. import jobfiles
 from ..submission import slug
 from .words import ceil_minutes
 

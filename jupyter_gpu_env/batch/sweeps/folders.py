@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from .. import jobfiles
+from ...contracts import jobfiles
 
 
 def build_sweep_folder(base: Path, raw: bytes, runs: list[tuple[Path, dict[str, Any]]]) -> None:

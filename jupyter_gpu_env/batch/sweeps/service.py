@@ -17,11 +17,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ...contracts import jobfiles
 from ...errors import Conflict
 from ...models.jobs import TERMINAL_STATES, Job, JobRequest
 from ...models.sweeps import JobGroup, JobGroupList, SweepResults, SweepRow
 from ...system.offloop import python_work
-from .. import jobfiles, submission
+from .. import submission
 from ..backend import Backend
 from ..intake import Intake, Prepared
 from ..parameters import inspect_notebook

@@ -24,10 +24,10 @@ from ...batch.kubernetes import objects as k8s
 from ...batch.kubernetes import status
 from ...batch.kubernetes.backend import KubernetesBackend
 from ...batch.kubernetes.namespace import gone_already
+from ...contracts.dask.spec import ClusterSpec, Network
 from ...errors import Conflict, Unavailable
 from ...kube.client import ApiError
 from ..launchers import ClusterRef, DaskSettings, Placement, SchedulerSeen, Started
-from ..spec import ClusterSpec, Network
 from . import objects
 
 DISCOVERY_TTL = 600.0

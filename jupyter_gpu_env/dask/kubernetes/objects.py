@@ -26,9 +26,9 @@ from typing import Any
 from kubernetes import client
 
 from ...batch.kubernetes import objects as k8s
+from ...contracts.dask.spec import ClusterSpec, Network, scheduler_args, scheduler_env
 from ...models.resources import MIG_PROFILE_RE
 from ..launchers import Placement
-from ..spec import ClusterSpec, Network, scheduler_args, scheduler_env
 
 CLUSTER_LABEL = "jupyter-gpu-env/dask-cluster"
 SCHEDULER = "dask-scheduler"  # app.kubernetes.io/component of the scheduler's objects

@@ -1,5 +1,5 @@
 """The SLURM backend's Dask clusters: the scheduler a batch job (``scheduler.sbatch``), the workers the
-job arrays its keeper submits (``worker.sbatch``, ``incluster/slurmpool.py``). Every command goes through
+job arrays its keeper submits (``worker.sbatch``, ``contracts/dask/keeper/slurmpool.py``). Every command goes through
 the backend's controller (its command paths, timeout, environment and SLURM_CONF)."""
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ from ...batch.slurm import parse
 from ...batch.slurm.backend import SlurmBackend
 from ...batch.slurm.script import SbatchOptions
 from ...batch.slurm.words import ENDED_WORDS, QUEUED_STATES, RUNNING_STATES, ceil_minutes, pending_words
+from ...contracts.dask import folder as cluster_folder
+from ...contracts.dask.keeper.slurmpool import PREFIX as PREFIX_OF_TASK
+from ...contracts.dask.spec import ClusterSpec, Network
 from ...errors import Conflict, InvalidRequest, Unavailable
 from ...models.jobs import JobRequest
 from ...models.resources import Resources
-from .. import folder as cluster_folder
-from ..incluster.slurmpool import PREFIX as PREFIX_OF_TASK
 from ..launchers import ClusterRef, DaskSettings, PendingPlace, Placement, SchedulerSeen, Started
-from ..spec import ClusterSpec, Network
 from . import script
 
 log = logging.getLogger(__name__)

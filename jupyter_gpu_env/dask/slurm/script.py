@@ -29,10 +29,18 @@ from ...batch.slurm.script import (
     memory_option,
 )
 from ...batch.slurm.words import ceil_minutes
+from ...contracts.dask.keeper.slurmpool import PREFIX as PREFIX_OF_TASK
+from ...contracts.dask.spec import (
+    LOG,
+    WORKER_LOGS,
+    ClusterSpec,
+    Network,
+    scheduler_args,
+    scheduler_env,
+    worker_env,
+)
 from ...models.resources import MIG_PROFILE_RE
-from ..incluster.slurmpool import PREFIX as PREFIX_OF_TASK
 from ..launchers import Placement
-from ..spec import LOG, WORKER_LOGS, ClusterSpec, Network, scheduler_args, scheduler_env, worker_env
 
 SCHEDULER_SCRIPT = "scheduler.sbatch"
 WORKER_SCRIPT = "worker.sbatch"

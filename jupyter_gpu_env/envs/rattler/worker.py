@@ -24,9 +24,9 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from jupyter_gpu_env.system.spare import read_request
-from jupyter_gpu_env.system.trees import remove_tree
-from jupyter_gpu_env.system.untrusted import open_regular_file
+from ...system.spare import read_request
+from ...system.trees import remove_tree
+from ...system.untrusted import open_regular_file
 
 _out: TextIO = sys.stdout
 DISK_FULL = "No space left on device"  # ENOSPC as Python and rattler (``… (os error 28)``) say it

@@ -1,6 +1,6 @@
 """Dask clusters on the batch system: what a cluster is asked to be, a scale, and the cluster as it stands.
 
-The scheduler runs as a batch job of its own and keeps its workers itself (``dask/incluster/``), so a
+The scheduler runs as a batch job of its own and keeps its workers itself (``contracts/dask/keeper/``), so a
 cluster outlives the Jupyter server that started it; these are the server's view of it.
 """
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from helpers import job_record
 
-from jupyter_gpu_env.batch import jobfiles
 from jupyter_gpu_env.batch.kubernetes import checks, objects
+from jupyter_gpu_env.contracts import jobfiles
 from jupyter_gpu_env.errors import Conflict, Forbidden, InvalidRequest, NotFound, Unavailable
 from jupyter_gpu_env.models.jobs import Job, JobRequest
 from jupyter_gpu_env.models.resources import Resources

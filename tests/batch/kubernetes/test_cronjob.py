@@ -13,7 +13,7 @@ import pytest
 
 from jupyter_gpu_env.batch.kubernetes import objects
 from jupyter_gpu_env.batch.kubernetes.schedules import cronjob
-from jupyter_gpu_env.schedules.plan import TICK_MODULE, SchedulePlan
+from jupyter_gpu_env.contracts.schedules.plan import TICK_MODULE, SchedulePlan
 
 from .test_objects import CONFIGS, K8S_VERSIONS, MIG_PROFILES, REQUESTS, make_job, settings
 

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 from helpers import ended, wait_for_job, wait_until, write_notebook
 
-from jupyter_gpu_env.batch import jobfiles
 from jupyter_gpu_env.batch.kubernetes import objects
+from jupyter_gpu_env.contracts import jobfiles
 
 NEEDED = ("KUBECONFIG", "GPU_ENV_K8S_IMAGE", "GPU_ENV_K8S_SHARED_DIR")
 pytestmark = pytest.mark.skipif(

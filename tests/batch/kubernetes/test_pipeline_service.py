@@ -17,13 +17,13 @@ import pytest
 from helpers import write_notebook
 from pipeline_notebooks import diamond
 
-from jupyter_gpu_env.batch import jobfiles
 from jupyter_gpu_env.batch.kubernetes import indexed, objects
 from jupyter_gpu_env.batch.kubernetes.pipelines import carry
 from jupyter_gpu_env.batch.sweeps.results import gather
+from jupyter_gpu_env.contracts import jobfiles
+from jupyter_gpu_env.contracts.pipelines import folder as files
 from jupyter_gpu_env.models.automation.pipelines import Pipeline
 from jupyter_gpu_env.models.jobs import Job
-from jupyter_gpu_env.pipelines import folder as files
 from jupyter_gpu_env.pipelines.service import PipelineService
 
 JOBS_PATH = "/apis/batch/v1/namespaces/jhub/jobs"

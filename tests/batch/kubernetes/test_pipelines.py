@@ -17,14 +17,14 @@ import nbformat
 import pytest
 from helpers import job_record, notebook
 
-from jupyter_gpu_env.batch import jobfiles
 from jupyter_gpu_env.batch.kubernetes import checks, indexed, objects
 from jupyter_gpu_env.batch.kubernetes.pipelines import carry
 from jupyter_gpu_env.batch.kubernetes.sweeps import RUNS_FILE
 from jupyter_gpu_env.batch.submission import build_folder
+from jupyter_gpu_env.contracts import jobfiles
+from jupyter_gpu_env.contracts.pipelines import folder as pfolder
 from jupyter_gpu_env.errors import Conflict
 from jupyter_gpu_env.models.jobs import Job
-from jupyter_gpu_env.pipelines import folder as pfolder
 
 kubernetes_validate = pytest.importorskip("kubernetes_validate")
 

@@ -19,11 +19,11 @@ from jupyter_gpu_env.batch.kubernetes.backend import KubernetesBackend
 from jupyter_gpu_env.batch.kubernetes.pipelines.carry import MANIFEST
 from jupyter_gpu_env.batch.kubernetes.schedules import cronjob
 from jupyter_gpu_env.batch.runner.runner import EXIT_PREEMPTED
+from jupyter_gpu_env.contracts.schedules.plan import SchedulePlan
 from jupyter_gpu_env.errors import Conflict
 from jupyter_gpu_env.models.backends import NORMAL_WORDS, OPPORTUNISTIC_WORDS
 from jupyter_gpu_env.models.jobs import Job, JobRequest
 from jupyter_gpu_env.models.resources import JobResources
-from jupyter_gpu_env.schedules.plan import SchedulePlan
 
 kubernetes_validate = pytest.importorskip("kubernetes_validate")
 K8S_VERSIONS = ("1.29.0", "1.37.0")

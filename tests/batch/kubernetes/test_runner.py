@@ -16,9 +16,9 @@ from pathlib import Path
 import nbformat
 from helpers import notebook, wait_until
 
-from jupyter_gpu_env.batch import jobfiles
 from jupyter_gpu_env.batch.runner.pod import ENTRYPOINT
 from jupyter_gpu_env.batch.submission import build_folder
+from jupyter_gpu_env.contracts import jobfiles
 
 
 def job_folder(tmp_path: Path, cells: list[str]) -> Path:

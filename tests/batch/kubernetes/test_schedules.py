@@ -12,9 +12,9 @@ from helpers import job_record
 
 from jupyter_gpu_env.batch.kubernetes import objects
 from jupyter_gpu_env.batch.kubernetes.schedules import cronjob
+from jupyter_gpu_env.contracts.schedules.plan import SchedulePlan
 from jupyter_gpu_env.errors import Conflict, Forbidden, InvalidRequest
 from jupyter_gpu_env.models.resources import Resources
-from jupyter_gpu_env.schedules.plan import SchedulePlan
 
 from .conftest import NS
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import nbformat
 
-from jupyter_gpu_env.batch import jobfiles
 from jupyter_gpu_env.batch.kubernetes import objects
+from jupyter_gpu_env.contracts import jobfiles
 
 
 async def test_submit_wait_in_the_scheduler_run_and_succeed(cluster, ws):

@@ -12,8 +12,8 @@ from pathlib import Path
 import nbformat
 from helpers import printed, wait_until_sync, write_notebook
 
-from jupyter_gpu_env.batch import jobfiles
 from jupyter_gpu_env.batch.runner.runner import EXIT_CODES, EXIT_PREEMPTED
+from jupyter_gpu_env.contracts import jobfiles
 
 CELLS = [
     "import os, pathlib\n"

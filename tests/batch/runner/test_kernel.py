@@ -9,7 +9,7 @@ from pathlib import Path
 
 from helpers import printed, write_notebook
 
-from jupyter_gpu_env.batch import jobfiles
+from jupyter_gpu_env.contracts import jobfiles
 
 CELLS = [
     "import json, os, stat\n"

@@ -12,10 +12,10 @@ from pathlib import Path
 
 from helpers import wait_until
 
-from jupyter_gpu_env.batch import jobfiles
 from jupyter_gpu_env.batch.backend import Dependency
 from jupyter_gpu_env.batch.slurm import SlurmBackend
 from jupyter_gpu_env.batch.slurm.script import SCRIPT
+from jupyter_gpu_env.contracts import jobfiles
 
 
 def held(backend: SlurmBackend) -> list[Dependency]:

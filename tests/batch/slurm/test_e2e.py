@@ -15,8 +15,8 @@ import pytest
 from helpers import printed, wait_until
 
 from jupyter_gpu_env import proc
-from jupyter_gpu_env.batch import jobfiles
 from jupyter_gpu_env.batch.slurm import script
+from jupyter_gpu_env.contracts import jobfiles
 from jupyter_gpu_env.errors import Conflict
 
 PRINT_GPU = "import os; print('CVD=' + repr(os.environ.get('CUDA_VISIBLE_DEVICES')))"

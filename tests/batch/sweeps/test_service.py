@@ -10,8 +10,8 @@ import shutil
 import pytest
 from helpers import wait_until, write_notebook
 
-from jupyter_gpu_env.batch import jobfiles
 from jupyter_gpu_env.batch.sweeps.results import as_csv
+from jupyter_gpu_env.contracts import jobfiles
 from jupyter_gpu_env.errors import Conflict, NotFound
 
 

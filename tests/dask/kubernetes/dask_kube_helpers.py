@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from jupyter_gpu_env.contracts.dask.spec import ClusterSpec, Network, WorkerShape, lifetime_for, worker_args
 from jupyter_gpu_env.dask.launchers import Placement
-from jupyter_gpu_env.dask.spec import ClusterSpec, Network, WorkerShape, lifetime_for, worker_args
 
 k8s = pytest.importorskip("jupyter_gpu_env.batch.kubernetes.objects", reason="the `kubernetes` extra")
 

@@ -10,10 +10,10 @@ import time
 import pytest
 from dask_kube_helpers import CLUSTER_ID, NS, emulator_fixture, make_spec, placement, settings  # noqa: F401
 
-from jupyter_gpu_env.dask import folder as dask_folder
+from jupyter_gpu_env.contracts.dask import folder as dask_folder
+from jupyter_gpu_env.contracts.dask.keeper import kubepool
+from jupyter_gpu_env.contracts.dask.keeper.pools import make_pool
 from jupyter_gpu_env.dask.backends import launcher_for
-from jupyter_gpu_env.dask.incluster import kubepool
-from jupyter_gpu_env.dask.incluster.pools import make_pool
 from jupyter_gpu_env.dask.launchers import ClusterRef, DaskSettings
 from jupyter_gpu_env.errors import Conflict
 

@@ -16,10 +16,8 @@ from batch.slurm.conftest import slurm, slurm_conf  # noqa: F401 - the session's
 from distributed import Security
 
 from jupyter_gpu_env.batch.slurm import SlurmBackend
-from jupyter_gpu_env.dask import folder as cluster_folder
-from jupyter_gpu_env.dask.launchers import ClusterRef, DaskSettings, Placement
-from jupyter_gpu_env.dask.slurm.launcher import SlurmLauncher
-from jupyter_gpu_env.dask.spec import (
+from jupyter_gpu_env.contracts.dask import folder as cluster_folder
+from jupyter_gpu_env.contracts.dask.spec import (
     CA_PEM,
     CERT_PEM,
     KEY_PEM,
@@ -30,7 +28,9 @@ from jupyter_gpu_env.dask.spec import (
     lifetime_for,
     worker_args,
 )
-from jupyter_gpu_env.dask.state import KeeperState, read_state
+from jupyter_gpu_env.contracts.dask.state import KeeperState, read_state
+from jupyter_gpu_env.dask.launchers import ClusterRef, DaskSettings, Placement
+from jupyter_gpu_env.dask.slurm.launcher import SlurmLauncher
 
 T = TypeVar("T")
 

@@ -33,9 +33,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from ....pipelines import folder as pipeline_folder
-from ....pipelines.graph import decide
-from ... import jobfiles
+from ....contracts import jobfiles
+from ....contracts.pipelines import folder as pipeline_folder
+from ....contracts.pipelines.graph import decide
 
 log = logging.getLogger("jupyter_gpu_env.carry")
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from ....contracts import jobfiles
 from ....errors import InvalidRequest
 from ....models.jobs import Job
 from ....system.atomic import write_atomic, write_json_atomic
-from ... import jobfiles
 from .. import objects
 from ..namespace import Namespace
 from ..sweeps import IndexedJobs

@@ -29,7 +29,7 @@ from typing import Any
 
 from kubernetes import client
 
-from ....schedules.plan import TICK_MODULE, SchedulePlan
+from ....contracts.schedules.plan import TICK_MODULE, SchedulePlan
 from ..checks import label_key_ok, problems
 from ..objects import (
     COMPONENT_KEY,

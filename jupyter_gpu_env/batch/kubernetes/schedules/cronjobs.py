@@ -17,9 +17,9 @@ from typing import Any
 
 from kubernetes import client
 
+from ....contracts.schedules.plan import Armed, SchedulePlan
 from ....errors import Conflict, InvalidRequest
 from ....kube.client import ApiError
-from ....schedules.plan import Armed, SchedulePlan
 from .. import objects, status
 from ..kueue import KueueReader
 from ..namespace import Namespace, gone_already

@@ -18,8 +18,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..batch import jobfiles
-from ..system.atomic import write_json_atomic
+from ...system.atomic import write_json_atomic
+from .. import jobfiles
 from .graph import ACTIVE, WAITING, Edge
 
 DOC = "pipeline.json"

@@ -9,9 +9,9 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from ..batch import jobfiles
-from ..errors import GpuEnvError
-from ..system import untrusted
+from ...errors import GpuEnvError
+from ...system import untrusted
+from .. import jobfiles
 from .spec import STATE_JSON
 
 MAX_STATE_BYTES = 1 << 20

@@ -28,7 +28,7 @@ import weakref
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
-from ..errors import Conflict
+from ...errors import Conflict
 
 LOCKS = ".locks"
 WAIT = 5.0  # seconds a request waits for a schedule's lock before it is answered busy

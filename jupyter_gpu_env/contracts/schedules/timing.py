@@ -36,7 +36,7 @@ from functools import cached_property
 from typing import Literal
 from zoneinfo import ZoneInfo, available_timezones
 
-from ..errors import InvalidRequest
+from ...errors import InvalidRequest
 from .cron import CronLine, bad, instant, joined, line_words, parse_cron
 
 EARLIEST = datetime(1, 1, 2, tzinfo=UTC).timestamp()

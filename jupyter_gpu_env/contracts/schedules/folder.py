@@ -22,14 +22,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..batch import jobfiles
-from ..errors import FileRefused
-from ..models.automation.schedules import RunOutcome, ScheduleRun
-from ..models.jobs import Job
-from ..models.sweeps import JobGroup
-from ..system.atomic import write_atomic, write_json_atomic
-from ..system.untrusted import append_regular_file, open_regular_file
-from .records import ScheduleRecord
+from ...errors import FileRefused
+from ...models.automation.schedules import RunOutcome, ScheduleRun
+from ...models.jobs import Job
+from ...models.sweeps import JobGroup
+from ...system.atomic import write_atomic, write_json_atomic
+from ...system.untrusted import append_regular_file, open_regular_file
+from .. import jobfiles
 
 DOC = "schedule.json"
 RUNS = "runs"
@@ -100,25 +99,6 @@ class Outcome(BaseModel):
     pipeline_id: Annotated[str, Field(pattern=r"^[0-9a-f]{12}$")] | None = None
     message: Annotated[str, Field(max_length=2000)] = ""
     at: Annotated[float, _EPOCH]
-
-
-def doc_of(
-    record: ScheduleRecord, *, minimum_period: float, starting_deadline: int, root: str, **what: Any
-) -> ScheduleDoc:
-    """schedule.json from the record and the server's limits; runs: a template, spec and sweep, or a pipeline."""
-    return ScheduleDoc(
-        id=record.id,
-        name=record.name,
-        backend=record.backend,
-        expression=record.expression,
-        timezone=record.timezone,
-        overlap=record.overlap,
-        active=record.active,
-        minimum_period=minimum_period,
-        starting_deadline_seconds=starting_deadline,
-        root=root,
-        **what,
-    )
 
 
 def write_doc(folder: Path, doc: ScheduleDoc) -> None:

@@ -8,7 +8,7 @@ before the event loop ever runs again, so that no connection is accepted in betw
 the cluster's key (its owner's notebooks, the Jupyter server's authenticated proxy) sees a page.
 
 Standard library and ``distributed`` only: it runs from the cluster's folder in the user's environment.
-The files' names are those of ``jupyter_gpu_env.dask.spec`` (CA_PEM, CERT_PEM, KEY_PEM).
+The files' names are those of ``jupyter_gpu_env.contracts.dask.spec`` (CA_PEM, CERT_PEM, KEY_PEM).
 """
 
 from __future__ import annotations

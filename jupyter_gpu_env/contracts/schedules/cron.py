@@ -31,7 +31,7 @@ from datetime import date, datetime, time, timedelta
 from functools import cached_property
 from zoneinfo import ZoneInfo
 
-from ..errors import InvalidRequest
+from ...errors import InvalidRequest
 
 ALIASES = {
     "@hourly": "0 * * * *",

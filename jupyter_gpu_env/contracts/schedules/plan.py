@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from ..models.jobs import Job
+from ...models.jobs import Job
 
 Overlap = Literal["skip", "allow"]
 

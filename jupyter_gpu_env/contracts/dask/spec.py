@@ -12,7 +12,7 @@ The folder is the whole contract between the server and the cluster, as a job fo
 - ``tls/``: the cluster's own authority (``ca.pem``), the certificate it signed (``cluster.pem``) and its
   key (``cluster.key``, the owner's alone), made with the folder (:mod:`.folder`): scheduler, workers
   and clients speak ``tls://`` only and each requires that certificate of the other side;
-- ``gpuenv_dask/``: the keeper's package (:mod:`.incluster`), copied so that the scheduler needs nothing
+- ``gpuenv_dask/``: the keeper's package (:mod:`.keeper`), copied so that the scheduler needs nothing
   of this package where it runs, only ``distributed``; ``python -m gpuenv_dask.scheduler`` starts the
   scheduler with the cluster's TLS and the keeper.
 
@@ -36,8 +36,8 @@ STATE_JSON = "state.json"
 SCHEDULER_JSON = "scheduler.json"
 STOP = "stop"
 LOG = "scheduler.log"
-KEEPER_PACKAGE = "gpuenv_dask"  # where incluster/ is copied, importable with PYTHONPATH=<folder>
-# The TLS files; incluster/scheduler.py names them too (it cannot import this package where it runs).
+KEEPER_PACKAGE = "gpuenv_dask"  # where keeper/ is copied, importable with PYTHONPATH=<folder>
+# The TLS files; keeper/scheduler.py names them too (it cannot import this package where it runs).
 TLS_DIR = "tls"
 CA_PEM = f"{TLS_DIR}/ca.pem"
 CERT_PEM = f"{TLS_DIR}/cluster.pem"
@@ -186,7 +186,7 @@ def scheduler_args(
     folder: Path, idle_timeout: int, network: Network, *, port: int = 0, dashboard_port: int = 0
 ) -> list[str]:
     """The scheduler's command after its Python: the keeper's own entry point
-    (``incluster/scheduler.py``), which starts distributed's scheduler with the cluster's TLS, its
+    (``keeper/scheduler.py``), which starts distributed's scheduler with the cluster's TLS, its
     dashboard requiring the cluster's certificate, and the keeper preloaded; any free ports unless
     given; shut down after ``idle_timeout``. Run with ``PYTHONPATH=<folder>`` (:func:`scheduler_env`)."""
     dashboard_host = LOOPBACK if network.loopback else ""

@@ -25,7 +25,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from ..system.atomic import write_json_atomic
+from ...system.atomic import write_json_atomic
 from .spec import (
     CA_PEM,
     CERT_PEM,
@@ -40,7 +40,7 @@ from .spec import (
     ScaleFile,
 )
 
-INCLUSTER = Path(__file__).with_name("incluster")
+KEEPER = Path(__file__).with_name("keeper")
 CLOCK_SKEW = datetime.timedelta(minutes=10)  # nodes' clocks differ a little: valid a while before now
 VALID_SECONDS = 365 * 86400  # as distributed's Security.temporary(); longer where a scheduler may live longer
 
@@ -60,9 +60,7 @@ def build(
     tmp.mkdir()
     try:
         make_credentials(tmp, spec.id, valid_seconds)
-        shutil.copytree(
-            INCLUSTER, tmp / KEEPER_PACKAGE, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
-        )
+        shutil.copytree(KEEPER, tmp / KEEPER_PACKAGE, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         (tmp / WORKER_LOGS).mkdir()
         if extra is not None:
             extra(tmp)
