@@ -22,10 +22,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from jupyter_gpu_env.batch.local import LocalBackend
+from jupyter_gpu_env.backends.dask import DaskSettings
+from jupyter_gpu_env.backends.local import LocalBackend
 from jupyter_gpu_env.batch.service import JobService
 from jupyter_gpu_env.batch.store import JobStore
-from jupyter_gpu_env.dask.launchers import DaskSettings
 from jupyter_gpu_env.dask.records import ClusterRecord
 from jupyter_gpu_env.dask.service import DaskService
 from jupyter_gpu_env.models.jobs import Job

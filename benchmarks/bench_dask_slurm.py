@@ -22,11 +22,11 @@ from pathlib import Path
 
 from distributed import Client
 
-from jupyter_gpu_env.batch.slurm import SlurmBackend
+from jupyter_gpu_env.backends.dask import ClusterRef, DaskSettings, Placement
+from jupyter_gpu_env.backends.slurm import SlurmBackend
+from jupyter_gpu_env.backends.slurm.dask.launcher import SlurmLauncher
 from jupyter_gpu_env.contracts.dask import folder as cluster_folder
 from jupyter_gpu_env.contracts.dask.spec import ClusterSpec, WorkerShape, lifetime_for, worker_args
-from jupyter_gpu_env.dask.launchers import ClusterRef, DaskSettings, Placement
-from jupyter_gpu_env.dask.slurm.launcher import SlurmLauncher
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "slurm-local.sh"

@@ -23,7 +23,7 @@ from pathlib import Path
 from bench_slurm import held_jobs
 
 from jupyter_gpu_env import proc
-from jupyter_gpu_env.batch.slurm import SlurmBackend
+from jupyter_gpu_env.backends.slurm import SlurmBackend
 from jupyter_gpu_env.gpu.jobuse import SERIES, GpuUseSampler
 from jupyter_gpu_env.gpu.sources.recorded import RecordedSource
 

@@ -24,8 +24,8 @@ import nbformat
 from jupyter_client.kernelspec import KernelSpecManager
 
 from jupyter_gpu_env import proc
+from jupyter_gpu_env.backends.slurm import SlurmBackend
 from jupyter_gpu_env.batch.service import JobService
-from jupyter_gpu_env.batch.slurm import SlurmBackend
 from jupyter_gpu_env.batch.store import JobStore
 
 REPO = Path(__file__).resolve().parents[1]

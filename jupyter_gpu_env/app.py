@@ -13,7 +13,7 @@ from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_server.extension.application import ExtensionApp
 
 from ._version import __version__
-from .batch.backend import InstalledBackends, create_backends
+from .backends.base import InstalledBackends, create_backends
 from .batch.service import JobService
 from .batch.store import JobStore
 from .contracts.dask.spec import DIR_ENV as DASK_DIR_ENV
@@ -26,7 +26,7 @@ from .envs.conda_list import default_path as default_conda_list
 from .envs.pip.tool import PipSettings
 from .envs.rattler.engine import RattlerEngine
 from .envs.service import EnvironmentService
-from .gpu.cluster import capacity_source
+from .gpu.cluster import CapacitySource, NoCapacity
 from .gpu.kernel_processes import RunningKernel, server_kernels
 from .gpu.sampler import Sampler
 from .gpu.sources import GpuReaders
@@ -186,10 +186,7 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
         )
         tasks = TaskManager(Path(self.state_dir) / "tasks.json", recover=lib.envs.interrupted_note)
         kernels = ServerKernels(self._kernels, getattr(self.serverapp, "kernel_manager", None))
-        # The cluster the Kubernetes backend talks to, configured in one place.
-        cluster = capacity_source(
-            self.cluster_capacity, self.cluster_capacity_ttl, self.config.get("KubernetesBackend", {})
-        )
+        cluster = self.build_capacity()
         container = self.image_kernel_container or None
         notifier = self.build_notifier(lib)
         lib.jobs.tracker.on_ended = notifier.ended
@@ -215,6 +212,14 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
             tasks=tasks,
             notifications=notifier,
         )
+
+    def build_capacity(self) -> CapacitySource:
+        """The cluster the GPU panel reads: the one the Kubernetes backend talks to, configured in one place."""
+        if self.cluster_capacity != "kubernetes":
+            return NoCapacity()
+        from .backends.kubernetes.capacity import capacity_source  # the `kubernetes` extra's
+
+        return capacity_source(self.cluster_capacity_ttl, self.config.get("KubernetesBackend", {}))
 
     def build_notifier(self, lib: Library) -> Notifier:
         """Word when a job, sweep or scheduled run ends: e-mail through the site's SMTP, webhooks."""

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..backends.base import Backend
 from ..contracts import jobfiles
 from ..errors import Conflict, NotFound
 from ..models.jobs import Job, JobRequest
 from ..system.offloop import python_work
 from . import submission
-from .backend import Backend
 from .parameters import inspect_notebook
 from .runner.attempts import RESUME_PARAMETERS
 from .tracking import JobTracker

@@ -20,10 +20,12 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..backends.base import Backend, IllegalTransition
 from ..contracts import jobfiles
 from ..errors import Conflict, InvalidRequest, NotFound, TooLarge
 from ..gpu import jobuse
 from ..images import runtime
+from ..loops import Loops
 from ..models.backends import BackendList, IdleRule, UsageReport, UsageWeeks
 from ..models.cluster import ClusterCapacity
 from ..models.jobs import TERMINAL_STATES, Job, JobGpuSeries, JobList, JobRequest, LogChunk
@@ -32,9 +34,7 @@ from ..models.sweeps import JobGroup
 from ..system.offloop import python_work
 from ..system.trees import remove_tree
 from . import submission, usage
-from .backend import Backend, IllegalTransition
 from .intake import Intake, Runtimes
-from .loops import Loops
 from .parameters import inspect_notebook
 from .store import JobStore
 from .sweeps import plan, results
@@ -159,7 +159,7 @@ class JobService:
         await python_work(submission.check_parameters, ready.nb, request.parameters)
         name = request.name or ready.nb_file.stem
         job, spec = self.intake.new_job(
-            request, ready, name, request.parameters, self.job_dir / f"{submission.slug(name)}"
+            request, ready, name, request.parameters, self.job_dir / f"{jobfiles.slug(name)}"
         )
         folder = self.folder_of(job)
         await python_work(submission.build_folder, folder, ready.raw, spec)

@@ -15,13 +15,13 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..backends.base import check_transition
 from ..dask.records import DaskRecords
 from ..errors import Conflict, InvalidRequest, NotFound
 from ..models.backends import BackendUsage, ClusterUsage, UsageReport
 from ..models.jobs import JOB_STATES, TERMINAL_STATES, Job, JobList
 from ..pipelines.records import PipelineRecords
 from ..schedules.records import ScheduleRecords
-from .backend import check_transition
 from .sql import INSERT, NOTEBOOK_OF, VISIBLE, Database, dump, row, transaction
 from .sweeps.records import SweepRecords
 

@@ -7,7 +7,6 @@ import papermill, which takes a second the first time).
 
 from __future__ import annotations
 
-import re
 import shutil
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..backends.base import Backend
 from ..contracts import jobfiles
 from ..errors import Conflict, FileRefused, InvalidRequest, NotFound, TooLarge
 from ..inputs import check_tree, resolve_in_root
@@ -23,7 +23,6 @@ from ..models.jobs import MAX_NAME, Job, JobRequest
 from ..models.resources import format_time_limit
 from ..models.sweeps import JobGroup
 from ..system import untrusted
-from .backend import Backend
 from .parameters import check_values, inspect_notebook, notebook_kernel
 from .sweeps.plan import label, run_name
 
@@ -110,14 +109,8 @@ def output_name(name: str, parameters: Mapping[str, Any]) -> str:
     so downloaded outputs of many runs keep telling which is which. A sweep run's name holds its
     varied values already."""
     shown = name if "[" in name or not parameters else f"{name} {label(parameters, list(parameters), 60)}"
-    stem = slug(shown, 80)
+    stem = jobfiles.slug(shown, 80)
     return f"{stem}-output.ipynb" if stem in ("input", "job") else f"{stem}.ipynb"
-
-
-def slug(text: str, limit: int = 40) -> str:
-    """A folder-name-safe form of a job's name."""
-    s = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-._")
-    return (s[:limit].rstrip("-._") or "job").lower()
 
 
 def resolve_runtime(

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..backends.base import Backend, IllegalTransition, Observation
 from ..contracts import jobfiles
 from ..errors import GpuEnvError
+from ..loops import Refresher
 from ..models.attempts import JobAttempt, with_summary
 from ..models.jobs import TERMINAL_STATES, Job, JobGpuUsage, JobProgress
-from .backend import Backend, IllegalTransition, Observation
-from .loops import Refresher
 from .store import JobStore
 
 log = logging.getLogger(__name__)

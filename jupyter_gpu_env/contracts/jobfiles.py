@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
@@ -27,6 +28,17 @@ from ..models.attempts import JobAttempt
 from ..models.jobs import MAX_CELLS, JobGpuUsage, JobProgress
 from ..system import untrusted
 from ..system.atomic import write_json_atomic
+
+# The runner's exit code for an attempt it stopped to be resumed (an opportunistic job's preemption):
+# how a backend that sees only exit codes (a SLURM job's, a pod's) tells it from a failure.
+EXIT_PREEMPTED = 3
+
+
+def slug(text: str, limit: int = 40) -> str:
+    """A folder-name-safe form of a job's name (and a batch system's job name)."""
+    s = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-._")
+    return (s[:limit].rstrip("-._") or "job").lower()
+
 
 JOB_JSON = "job.json"
 INPUT = "input.ipynb"

@@ -8,7 +8,7 @@ from typing import cast
 from traitlets import Enum, Int, Unicode
 from traitlets.config import Configurable
 
-from .launchers import DaskSettings, OperatorChoice
+from ..backends.dask import DaskSettings, OperatorChoice
 
 
 class DaskClusters(Configurable):

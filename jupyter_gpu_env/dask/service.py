@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..backends.dask import ClusterRef, DaskLauncher, DaskSettings, Placement, SchedulerSeen
 from ..batch.service import JobService
 from ..contracts.dask import folder
 from ..contracts.dask.spec import LOG, ClusterSpec, ScaleFile, WorkerShape, lifetime_for, worker_args
@@ -29,8 +30,6 @@ from ..models.automation.dask import DaskCluster, DaskClusterList, DaskClusterRe
 from ..models.resources import parse_time_limit
 from ..system.trees import remove_tree
 from . import envcheck
-from .backends import launcher_for
-from .launchers import ClusterRef, DaskLauncher, DaskSettings, Placement, SchedulerSeen
 from .records import ClusterRecord, WorkerSpan
 from .view import Standing, cluster, standing
 
@@ -81,7 +80,7 @@ class DaskService:
 
     def launcher(self, backend: str) -> DaskLauncher:
         if backend not in self._launchers:
-            self._launchers[backend] = launcher_for(self.jobs.intake.backend(backend), self.settings)
+            self._launchers[backend] = self.jobs.intake.backend(backend).dask_launcher(self.settings)
         return self._launchers[backend]
 
     # ----- verbs -----

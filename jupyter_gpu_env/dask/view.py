@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..backends.dask import SchedulerSeen
 from ..contracts.dask.spec import CA_PEM, CERT_PEM, KEY_PEM
 from ..contracts.dask.state import KeeperState
 from ..models.automation.dask import (
@@ -16,7 +17,6 @@ from ..models.automation.dask import (
     DaskVersions,
     DaskWorkers,
 )
-from .launchers import SchedulerSeen
 from .records import ClusterRecord
 
 MAX_PENDING_SHOWN = 100

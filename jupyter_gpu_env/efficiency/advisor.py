@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ..batch.backend import Backend
+from ..backends.base import Backend
 from ..batch.service import JobService
 from ..errors import GpuEnvError, InvalidRequest
 from ..models.gpu import GpuDevice, KernelUsage

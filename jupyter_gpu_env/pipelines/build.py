@@ -21,6 +21,7 @@ from ..batch.parameters import inspect_notebook
 from ..batch.service import JobService
 from ..batch.sweeps import plan
 from ..batch.sweeps.folders import build_sweep_folder
+from ..contracts import jobfiles
 from ..contracts.pipelines import folder as files
 from ..contracts.pipelines.graph import Edge, GraphError, order
 from ..errors import GpuEnvError, InvalidRequest
@@ -154,18 +155,18 @@ class Maker:
         made = Made()
         if p.sweep is None:
             job, spec = self.intake.new_job(
-                request, ready, name, node.parameters, self.base / submission.slug(node.id), **extra
+                request, ready, name, node.parameters, self.base / jobfiles.slug(node.id), **extra
             )
             made.jobs.append((job, spec))
             made.folder = self.intake.folder_of(job)
         else:
             group_id = uuid.uuid4().hex[:12]
-            sweep_base = self.base / f"{submission.slug(node.id)}-sweep-{group_id}"
+            sweep_base = self.base / f"{jobfiles.slug(node.id)}-sweep-{group_id}"
             for i, params in enumerate(p.sweep.runs):
                 label = plan.label(params, p.sweep.varied)
                 job, spec = self.intake.new_job(
                     request, ready, plan.run_name(name, params, p.sweep.varied), params,
-                    sweep_base / f"{i:04d}-{submission.slug(label, 30)}",
+                    sweep_base / f"{i:04d}-{jobfiles.slug(label, 30)}",
                     group_id=group_id, group_index=i, **extra,
                 )  # fmt: skip
                 spec["group"] = {"id": group_id, "index": i, "max_concurrent": p.sweep.max_concurrent}

@@ -10,7 +10,7 @@ import builtins
 import logging
 from collections.abc import Mapping, Sequence
 
-from ..batch.backend import Dependency, IllegalTransition
+from ..backends.base import Dependency, IllegalTransition
 from ..batch.service import JobService
 from ..contracts.pipelines import folder as files
 from ..contracts.pipelines.graph import ACTIVE, ENDED, WAITING, Edge, decide, order, refusal

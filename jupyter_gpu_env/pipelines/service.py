@@ -25,9 +25,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..batch import submission
-from ..batch.backend import IllegalTransition
+from ..backends.base import IllegalTransition
 from ..batch.service import JobService
+from ..contracts import jobfiles
 from ..contracts.pipelines import folder as files
 from ..contracts.pipelines.graph import ACTIVE, below, order
 from ..errors import Conflict, GpuEnvError, InvalidRequest, NotFound
@@ -70,7 +70,7 @@ class PipelineService:
         ids, externals, plans = await self._check(request)
         by_id = {n.id: n for n in request.nodes}
         pipeline_id = uuid.uuid4().hex[:12]
-        base = self.jobs.job_dir / f"{submission.slug(request.name)}-pipeline-{pipeline_id}"
+        base = self.jobs.job_dir / f"{jobfiles.slug(request.name)}-pipeline-{pipeline_id}"
         notify = request.notify
         maker = build.Maker(self.jobs.intake, pipeline_id, base, notify, schedule_id)
         parts = {key: maker.external(job) for key, job in externals.items()}

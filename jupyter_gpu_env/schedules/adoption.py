@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..batch.backend import Backend
+from ..backends.base import Backend
 from ..batch.service import JobService
 from ..contracts import jobfiles
 from ..contracts.schedules import folder as files

@@ -12,7 +12,7 @@ import time
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
-from ..batch.backend import Backend
+from ..backends.base import Backend
 from ..batch.service import JobService
 from ..contracts import jobfiles
 from ..contracts.schedules import folder as files

@@ -15,7 +15,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from ..batch.submission import slug
+from ..contracts.jobfiles import slug
 from ..contracts.schedules import folder as files
 from ..contracts.schedules.timing import Timing
 from ..errors import Conflict, GpuEnvError

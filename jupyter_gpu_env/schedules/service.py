@@ -102,7 +102,7 @@ class ScheduleService:
             await python_work(submission.check_parameters, ready.nb, req.parameters)
         schedule_id = uuid.uuid4().hex[:12]
         name = req.name or ready.nb_file.stem
-        where = self.base / f"{submission.slug(name)}-{schedule_id}"
+        where = self.base / f"{jobfiles.slug(name)}-{schedule_id}"
         template, spec = self.jobs.intake.new_job(
             req, ready, name, req.parameters, where / files.RUNS / "run"
         )
@@ -161,7 +161,7 @@ class ScheduleService:
             runs=[
                 files.SweepRun(
                     name=plan.run_name(name, params, planned.varied),
-                    label=submission.slug(plan.label(params, planned.varied), 30),
+                    label=jobfiles.slug(plan.label(params, planned.varied), 30),
                     parameters=params,
                 )
                 for params in planned.runs

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 import pytest
 from helpers import job_record
 
-from jupyter_gpu_env.batch.backend import Backend, Dependency, Observation
-from jupyter_gpu_env.batch.local import LocalBackend
+from jupyter_gpu_env.backends.base import Backend, Dependency, Observation
+from jupyter_gpu_env.backends.local import LocalBackend
 from jupyter_gpu_env.errors import Conflict
 from jupyter_gpu_env.models.backends import BackendInfo
 from jupyter_gpu_env.models.jobs import Job

@@ -16,8 +16,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jupyter_gpu_env.batch.kubernetes import checks, objects
-from jupyter_gpu_env.batch.slurm import script
+from jupyter_gpu_env.backends.kubernetes import checks, objects
+from jupyter_gpu_env.backends.slurm import script
 from jupyter_gpu_env.models.jobs import Job
 from jupyter_gpu_env.models.resources import JobResources
 

@@ -7,10 +7,10 @@ import asyncio
 import pytest
 from helpers import wait_until
 
-from jupyter_gpu_env.batch.local import LocalBackend
-from jupyter_gpu_env.batch.loops import Loops
+from jupyter_gpu_env.backends.local import LocalBackend
 from jupyter_gpu_env.batch.service import JobService
 from jupyter_gpu_env.batch.store import JobStore
+from jupyter_gpu_env.loops import Loops
 
 
 async def test_a_loop_ticks_until_stopped_and_outlives_a_failing_round():

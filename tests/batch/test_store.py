@@ -9,7 +9,7 @@ import time
 import pytest
 from helpers import job_record
 
-from jupyter_gpu_env.batch.backend import TRANSITIONS, IllegalTransition, check_transition
+from jupyter_gpu_env.backends.base import TRANSITIONS, IllegalTransition, check_transition
 from jupyter_gpu_env.batch.sql import SCHEMA_VERSION
 from jupyter_gpu_env.batch.store import JobStore
 from jupyter_gpu_env.errors import Conflict, InvalidRequest, NotFound

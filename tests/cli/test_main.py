@@ -162,7 +162,7 @@ def test_config_files_are_read_like_the_server_reads_them(tmp_path):
     app = make_app(config)
     assert (app.job_dir, app.conda_timeout, app.image_threads) == ("high-jobs", 5.0, 3)
     assert app.backends == ["local"]
-    from jupyter_gpu_env.batch.local import LocalBackend
+    from jupyter_gpu_env.backends.local import LocalBackend
 
     assert LocalBackend(parent=app).max_concurrent == 4
 

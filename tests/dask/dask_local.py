@@ -11,8 +11,8 @@ from typing import Any
 
 import psutil
 
+from jupyter_gpu_env.backends.dask import DaskSettings
 from jupyter_gpu_env.contracts.dask.spec import SCHEDULER_JSON
-from jupyter_gpu_env.dask.launchers import DaskSettings
 from jupyter_gpu_env.dask.service import DaskService
 
 ENV = "venv"  # the environment name the tests use: this interpreter's prefix

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from jupyter_gpu_env.backends.dask import PendingPlace, SchedulerSeen
 from jupyter_gpu_env.contracts.dask.folder import client_ssl_context, make_credentials
 from jupyter_gpu_env.contracts.dask.keeper import scheduler as incluster
 from jupyter_gpu_env.contracts.dask.spec import (
@@ -25,7 +26,6 @@ from jupyter_gpu_env.contracts.dask.spec import (
 )
 from jupyter_gpu_env.contracts.dask.state import KeeperState
 from jupyter_gpu_env.dask import envcheck
-from jupyter_gpu_env.dask.launchers import PendingPlace, SchedulerSeen
 from jupyter_gpu_env.dask.records import ClusterRecord
 from jupyter_gpu_env.dask.view import cluster, standing
 from jupyter_gpu_env.errors import Conflict

@@ -2,7 +2,7 @@
 
 import json
 
-from jupyter_gpu_env.gpu.cluster import allocatable_from_labels, capacity
+from jupyter_gpu_env.backends.kubernetes.capacity import allocatable_from_labels, capacity
 
 H100_LABELS = "cnd-h100-gfd-node-labels-mig-mixed-all-balanced-550.54.15.json"
 

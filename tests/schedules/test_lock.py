@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import json
 import os
+import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -174,7 +175,7 @@ async def test_the_tick_waits_for_the_lock_the_server_holds(batch):
         folder = Path(record.folder)
         async with sched.keeping.locked(record):
             tick = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "jupyter_gpu_env.schedules.tick", str(folder),
+                sys.executable, "-m", "jupyter_gpu_env.backends.slurm.tick", str(folder),
                 "--due", "0", "--generation", "999",
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
             )  # fmt: skip
@@ -185,3 +186,33 @@ async def test_the_tick_waits_for_the_lock_the_server_holds(batch):
         assert not (folder / "schedule.lock").exists()  # nothing in the schedule's folder to find
     finally:
         await svc.stop()
+
+
+def test_a_chain_armed_by_an_earlier_version_still_ticks(tmp_path):
+    """Chains and CronJobs armed before the ticks moved into their backends run the old module: it
+    hands the arguments on (here to the SLURM tick, which finds no schedule and does nothing)."""
+    folder = tmp_path / "schedules" / "gone-0123456789ab"
+    folder.mkdir(parents=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "jupyter_gpu_env.schedules.tick",
+            str(folder),
+            "--due",
+            "0",
+            "--generation",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and "nothing to do" in done.stdout, done
+    refused = subprocess.run(
+        [sys.executable, "-m", "jupyter_gpu_env.schedules.tick", str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert refused.returncode == 2 and "--due" in refused.stderr  # the SLURM tick's own usage error

@@ -38,7 +38,7 @@ EXIT_CODES = {"succeeded": 0, "failed": 1, "cancelled": 143}
 EXIT_RUNNER_ERROR = 2
 # A preempted attempt: not an end; the backend starts the job again (a Kubernetes podFailurePolicy
 # ignores this code, so it does not count against the Job's retries).
-EXIT_PREEMPTED = 3
+EXIT_PREEMPTED = jobfiles.EXIT_PREEMPTED
 # Set by a backend's script to where it opened the job's packed image (batch/slurm/script.py sets it).
 IMAGE_PREFIX_ENV = "JUPYTER_GPU_ENV_IMAGE_PREFIX"
 

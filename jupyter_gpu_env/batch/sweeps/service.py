@@ -17,13 +17,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ...backends.base import Backend
 from ...contracts import jobfiles
 from ...errors import Conflict
 from ...models.jobs import TERMINAL_STATES, Job, JobRequest
 from ...models.sweeps import JobGroup, JobGroupList, SweepResults, SweepRow
 from ...system.offloop import python_work
 from .. import submission
-from ..backend import Backend
 from ..intake import Intake, Prepared
 from ..parameters import inspect_notebook
 from ..runner.attempts import RESUME_PARAMETERS
@@ -70,7 +70,7 @@ class Sweeps:
         await python_work(plan.check, declared, planned, self.max_parameters_bytes)
         sweep_id = uuid.uuid4().hex[:12]
         name = request.name or ready.nb_file.stem
-        base = self.intake.job_dir / f"{submission.slug(name)}-sweep-{sweep_id}"
+        base = self.intake.job_dir / f"{jobfiles.slug(name)}-sweep-{sweep_id}"
         runs = self._runs(request, ready, name, planned, base, sweep_id, range(len(planned.runs)))
         sweep = JobGroup(
             id=sweep_id,
@@ -112,7 +112,7 @@ class Sweeps:
             label = plan.label(params, planned.varied)
             job, spec = self.intake.new_job(
                 request, ready, plan.run_name(name, params, planned.varied), params,
-                base / f"{i:04d}-{submission.slug(label, 30)}",
+                base / f"{i:04d}-{jobfiles.slug(label, 30)}",
                 group_id=sweep_id, group_index=i,
             )  # fmt: skip
             spec["group"] = {"id": sweep_id, "index": i, "max_concurrent": planned.max_concurrent}
@@ -229,7 +229,7 @@ class Sweeps:
             base = self.intake.folder_of(old).parent
             job, spec = self.intake.new_job(
                 request, ready, plan.run_name(sweep.name, params, sweep.varied), params,
-                base / f"{index:04d}-{submission.slug(plan.label(params, sweep.varied), 30)}",
+                base / f"{index:04d}-{jobfiles.slug(plan.label(params, sweep.varied), 30)}",
                 group_id=sweep.id, group_index=index,
             )  # fmt: skip
             spec["group"] = {"id": sweep.id, "index": index, "max_concurrent": sweep.max_concurrent}

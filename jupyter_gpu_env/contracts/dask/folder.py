@@ -71,6 +71,13 @@ def build(
         raise
 
 
+def add_pool_module(folder: Path, name: str, source: Path) -> str:
+    """Copy a backend's pool module (standard library only) into the keeper's package of ``folder``,
+    being built aside, as ``name``; the name ``cluster.json``'s ``pool["module"]`` gives the keeper."""
+    shutil.copyfile(source, folder / KEEPER_PACKAGE / f"{name}.py")
+    return name
+
+
 def make_credentials(folder: Path, cluster_id: str, valid_seconds: int) -> None:
     """``tls/ca.pem`` (the cluster's own authority), ``tls/cluster.pem`` (the one certificate it
     signed, for servers and clients alike) and ``tls/cluster.key``; all 0600 in a 0700 folder.

@@ -3,7 +3,7 @@
 A schedule lives where its runs run, so that a culled Jupyter server stops nothing: SLURM keeps one
 job waiting for the next due time (a chain of ``sbatch --begin``), Kubernetes a CronJob. The schedule's
 folder (``schedule.json``, the notebook's snapshot, ``runs/``) is on the storage the cluster shares; what
-starts a run there is ``python -m jupyter_gpu_env.schedules.tick``, which makes the run's folder and its
+starts a run there is the backend's own tick, which makes the run's folder and its
 record, so the server adopts the run when it next looks. A backend that keeps no schedules (local)
 leaves them to the server's own timer while it runs.
 """
@@ -17,8 +17,6 @@ from typing import Literal
 from ...models.jobs import Job
 
 Overlap = Literal["skip", "allow"]
-
-TICK_MODULE = "jupyter_gpu_env.schedules.tick"
 
 
 @dataclass(frozen=True)

@@ -31,8 +31,8 @@ from jupyter_gpu_env.batch.service import JobService
 from jupyter_gpu_env.batch.store import JobStore
 
 try:  # the `kubernetes` extra; without it these tests are not collected
-    from jupyter_gpu_env.batch.kubernetes import objects
-    from jupyter_gpu_env.batch.kubernetes.backend import KubernetesBackend
+    from jupyter_gpu_env.backends.kubernetes import objects
+    from jupyter_gpu_env.backends.kubernetes.backend import KubernetesBackend
 except ImportError:
     collect_ignore_glob = ["test_*.py"]
 

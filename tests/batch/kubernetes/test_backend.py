@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from helpers import job_record
 
-from jupyter_gpu_env.batch.kubernetes import checks, objects
+from jupyter_gpu_env.backends.kubernetes import checks, objects
 from jupyter_gpu_env.contracts import jobfiles
 from jupyter_gpu_env.errors import Conflict, Forbidden, InvalidRequest, NotFound, Unavailable
 from jupyter_gpu_env.models.jobs import Job, JobRequest

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_gpu_env.batch.kubernetes import objects
-from jupyter_gpu_env.batch.kubernetes.schedules import cronjob
-from jupyter_gpu_env.contracts.schedules.plan import TICK_MODULE, SchedulePlan
+from jupyter_gpu_env.backends.kubernetes import objects
+from jupyter_gpu_env.backends.kubernetes.schedules import cronjob
+from jupyter_gpu_env.contracts.schedules.plan import SchedulePlan
 
 from .test_objects import CONFIGS, K8S_VERSIONS, MIG_PROFILES, REQUESTS, make_job, settings
 
@@ -78,7 +78,8 @@ def check(d: dict, plan: SchedulePlan, s: objects.K8sSettings) -> None:
     assert objects.QUEUE_LABEL not in d["metadata"]["labels"] | pod["metadata"]["labels"]
     assert job["spec"].get("suspend") is (True if queue else None)
     c = pod["spec"]["containers"][0]
-    assert c["command"] == [s.python, "-m", TICK_MODULE, "--run-here", str(plan.folder)]
+    tick = "jupyter_gpu_env.backends.kubernetes.schedules.tick"
+    assert c["command"] == [s.python, "-m", tick, "--run-here", str(plan.folder)]
     assert c["image"] == s.image
     env = {e["name"]: e for e in c["env"]}
     assert "JUPYTER_GPU_ENV_JOB_ID" not in env

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from helpers import ended, wait_for_job, wait_until, write_notebook
 
-from jupyter_gpu_env.batch.kubernetes import objects
+from jupyter_gpu_env.backends.kubernetes import objects
 from jupyter_gpu_env.contracts import jobfiles
 
 NEEDED = ("KUBECONFIG", "GPU_ENV_K8S_IMAGE", "GPU_ENV_K8S_SHARED_DIR")
@@ -33,7 +33,7 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture
 def real(tmp_path):
-    from jupyter_gpu_env.batch.kubernetes.backend import KubernetesBackend
+    from jupyter_gpu_env.backends.kubernetes.backend import KubernetesBackend
 
     shared = Path(os.environ["GPU_ENV_K8S_SHARED_DIR"]) / f"gpu-env-e2e-{uuid.uuid4().hex[:8]}"
     shared.mkdir(parents=True)

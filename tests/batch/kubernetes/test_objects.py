@@ -12,7 +12,7 @@ import pytest
 from helpers import job_record
 from kubernetes.utils import parse_quantity
 
-from jupyter_gpu_env.batch.kubernetes import checks, objects
+from jupyter_gpu_env.backends.kubernetes import checks, objects
 from jupyter_gpu_env.models.jobs import Job
 from jupyter_gpu_env.models.resources import Resources
 

@@ -7,7 +7,7 @@ import os
 import pytest
 from traitlets.config import Config
 
-from jupyter_gpu_env.batch.kubernetes.backend import KubernetesBackend
+from jupyter_gpu_env.backends.kubernetes.backend import KubernetesBackend
 
 
 def build(**options):

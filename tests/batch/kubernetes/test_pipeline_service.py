@@ -17,8 +17,9 @@ import pytest
 from helpers import write_notebook
 from pipeline_notebooks import diamond
 
-from jupyter_gpu_env.batch.kubernetes import indexed, objects
-from jupyter_gpu_env.batch.kubernetes.pipelines import carry
+from jupyter_gpu_env.backends.kubernetes import objects
+from jupyter_gpu_env.backends.kubernetes.pipelines import carry
+from jupyter_gpu_env.backends.kubernetes.sweeps import indexed
 from jupyter_gpu_env.batch.sweeps.results import gather
 from jupyter_gpu_env.contracts import jobfiles
 from jupyter_gpu_env.contracts.pipelines import folder as files

@@ -17,9 +17,10 @@ import nbformat
 import pytest
 from helpers import job_record, notebook
 
-from jupyter_gpu_env.batch.kubernetes import checks, indexed, objects
-from jupyter_gpu_env.batch.kubernetes.pipelines import carry
-from jupyter_gpu_env.batch.kubernetes.sweeps import RUNS_FILE
+from jupyter_gpu_env.backends.kubernetes import checks, objects
+from jupyter_gpu_env.backends.kubernetes.pipelines import carry
+from jupyter_gpu_env.backends.kubernetes.sweeps import indexed
+from jupyter_gpu_env.backends.kubernetes.sweeps.jobs import RUNS_FILE
 from jupyter_gpu_env.batch.submission import build_folder
 from jupyter_gpu_env.contracts import jobfiles
 from jupyter_gpu_env.contracts.pipelines import folder as pfolder

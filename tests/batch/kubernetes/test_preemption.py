@@ -13,8 +13,8 @@ import time
 
 from helpers import printed, wait_until, write_notebook
 
-from jupyter_gpu_env.batch.backend import Observation
-from jupyter_gpu_env.batch.kubernetes import objects, status
+from jupyter_gpu_env.backends.base import Observation
+from jupyter_gpu_env.backends.kubernetes import objects, status
 from jupyter_gpu_env.batch.runner.runner import EXIT_PREEMPTED
 from jupyter_gpu_env.contracts import jobfiles
 
@@ -261,8 +261,8 @@ def test_kueues_evictions_and_the_pods_disruptions_read_as_requeues():
 def test_a_cronjobs_new_pod_of_a_stopped_opportunistic_run_resumes_that_run(tmp_path):
     from helpers import job_record
 
+    from jupyter_gpu_env.backends.kubernetes.schedules.tick import _stopped_run
     from jupyter_gpu_env.contracts.schedules import folder as files
-    from jupyter_gpu_env.schedules.tick import _stopped_run
 
     where = tmp_path / "schedule"
 

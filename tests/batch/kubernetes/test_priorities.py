@@ -14,10 +14,11 @@ import pytest
 from helpers import job_record, run_record
 from traitlets.config import Config
 
-from jupyter_gpu_env.batch.kubernetes import checks, indexed, objects
-from jupyter_gpu_env.batch.kubernetes.backend import KubernetesBackend
-from jupyter_gpu_env.batch.kubernetes.pipelines.carry import MANIFEST
-from jupyter_gpu_env.batch.kubernetes.schedules import cronjob
+from jupyter_gpu_env.backends.kubernetes import checks, objects
+from jupyter_gpu_env.backends.kubernetes.backend import KubernetesBackend
+from jupyter_gpu_env.backends.kubernetes.pipelines.carry import MANIFEST
+from jupyter_gpu_env.backends.kubernetes.schedules import cronjob
+from jupyter_gpu_env.backends.kubernetes.sweeps import indexed
 from jupyter_gpu_env.batch.runner.runner import EXIT_PREEMPTED
 from jupyter_gpu_env.contracts.schedules.plan import SchedulePlan
 from jupyter_gpu_env.errors import Conflict

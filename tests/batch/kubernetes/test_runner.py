@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 from helpers import notebook, wait_until
 
-from jupyter_gpu_env.batch.runner.pod import ENTRYPOINT
+from jupyter_gpu_env.backends.kubernetes.entrypoint import ENTRYPOINT
 from jupyter_gpu_env.batch.submission import build_folder
 from jupyter_gpu_env.contracts import jobfiles
 

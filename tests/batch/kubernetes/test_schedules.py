@@ -10,8 +10,8 @@ import time
 import pytest
 from helpers import job_record
 
-from jupyter_gpu_env.batch.kubernetes import objects
-from jupyter_gpu_env.batch.kubernetes.schedules import cronjob
+from jupyter_gpu_env.backends.kubernetes import objects
+from jupyter_gpu_env.backends.kubernetes.schedules import cronjob
 from jupyter_gpu_env.contracts.schedules.plan import SchedulePlan
 from jupyter_gpu_env.errors import Conflict, Forbidden, InvalidRequest
 from jupyter_gpu_env.models.resources import Resources

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import nbformat
 
-from jupyter_gpu_env.batch.kubernetes import objects
+from jupyter_gpu_env.backends.kubernetes import objects
 from jupyter_gpu_env.contracts import jobfiles
 
 

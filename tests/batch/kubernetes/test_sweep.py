@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from helpers import run_record, write_notebook
 
-from jupyter_gpu_env.batch.kubernetes import checks, indexed, objects
+from jupyter_gpu_env.backends.kubernetes import checks, objects
+from jupyter_gpu_env.backends.kubernetes.sweeps import indexed
 from jupyter_gpu_env.models.jobs import Job
 from jupyter_gpu_env.models.resources import JobResources
 

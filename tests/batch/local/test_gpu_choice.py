@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jupyter_gpu_env.batch.local import gpus
+from jupyter_gpu_env.backends.local import gpus
 from jupyter_gpu_env.models.resources import JobResources
 
 INVENTORY = gpus.parse_inventory(["GPU-a", "GPU-b:whole", "MIG-x:1g.10gb", "MIG-y:1g.10gb"])

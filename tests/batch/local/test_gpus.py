@@ -7,7 +7,7 @@ import pytest
 from batch_fixtures import installed_kernels
 from helpers import printed
 
-from jupyter_gpu_env.batch.local import LocalBackend
+from jupyter_gpu_env.backends.local import LocalBackend
 from jupyter_gpu_env.batch.service import JobService
 from jupyter_gpu_env.batch.store import JobStore
 from jupyter_gpu_env.errors import Conflict

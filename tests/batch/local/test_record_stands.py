@@ -9,7 +9,7 @@ from typing import Any
 from batch_fixtures import installed_kernels
 from helpers import wait_until, write_notebook
 
-from jupyter_gpu_env.batch.local import LocalBackend
+from jupyter_gpu_env.backends.local import LocalBackend
 from jupyter_gpu_env.batch.service import JobService
 from jupyter_gpu_env.batch.store import JobStore
 

@@ -126,7 +126,7 @@ async def test_delete_a_running_job_stops_it_first(batch):
 SERVER = """
 import asyncio, sys
 from jupyter_client.kernelspec import KernelSpecManager
-from jupyter_gpu_env.batch.local import LocalBackend
+from jupyter_gpu_env.backends.local import LocalBackend
 from jupyter_gpu_env.batch.service import JobService
 from jupyter_gpu_env.batch.store import JobStore
 

@@ -15,7 +15,7 @@ import psutil
 from batch_fixtures import installed_kernels, running
 from helpers import wait_until, write_notebook
 
-from jupyter_gpu_env.batch.local import LocalBackend
+from jupyter_gpu_env.backends.local import LocalBackend
 from jupyter_gpu_env.batch.service import JobService
 from jupyter_gpu_env.batch.store import JobStore
 
@@ -175,7 +175,7 @@ async def wait_sweep_ended(svc: Any, group_id: str) -> Any:
 def test_a_runner_between_its_fork_and_its_exec_counts_as_running(tmp_path):
     """A poll in the first milliseconds once saw the server's own command line on the new runner and
     recorded the job lost; a process the job's code made (not the server's child) never counts."""
-    from jupyter_gpu_env.batch.local.processes import runner_of
+    from jupyter_gpu_env.backends.local.processes import runner_of
 
     child = subprocess.Popen(
         ["sleep", "30"], start_new_session=True
@@ -220,7 +220,7 @@ async def test_a_pid_file_not_believed_in_a_queued_job_s_folder_does_not_hold_th
 
 def test_only_a_pid_file_no_launch_wrote_is_taken_away(tmp_path):
     """A claim another process made (a launch under way, a runner) is kept, whatever raced it."""
-    from jupyter_gpu_env.batch.local.processes import _clear_stray
+    from jupyter_gpu_env.backends.local.processes import _clear_stray
 
     pid_file = tmp_path / "runner.pid"
     for stray in ('{"launching_at": "soon"}', "{}", "not json", '{"pid": null}'):

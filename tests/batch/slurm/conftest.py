@@ -19,8 +19,8 @@ from helpers import ended, wait_for_job, write_notebook
 from jupyter_client.kernelspec import KernelSpecManager
 
 from jupyter_gpu_env import proc
+from jupyter_gpu_env.backends.slurm import SlurmBackend
 from jupyter_gpu_env.batch.service import JobService
-from jupyter_gpu_env.batch.slurm import SlurmBackend
 from jupyter_gpu_env.batch.store import JobStore
 from jupyter_gpu_env.models.jobs import Job
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_gpu_env.batch.slurm import chain, script
+from jupyter_gpu_env.backends.slurm import chain, script
 
 
 def _options(**kw) -> script.SbatchOptions:
@@ -27,7 +27,7 @@ def test_the_waiting_job_is_small_named_for_its_schedule_and_runs_the_tick():
     assert "#SBATCH --partition=gpu" in lines and "#SBATCH --account=proj" in lines
     assert lines.index("module load python") < len(lines) - 1
     assert lines[-1] == (
-        "exec /opt/env/bin/python -m jupyter_gpu_env.schedules.tick --due 1795000000.0 --generation 4 "
+        "exec /opt/env/bin/python -m jupyter_gpu_env.backends.slurm.tick --due 1795000000.0 --generation 4 "
         "/shared/jobs/schedules/daily-0123456789ab"
     )
 

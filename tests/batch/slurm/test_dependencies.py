@@ -12,9 +12,9 @@ from pathlib import Path
 
 from helpers import wait_until
 
-from jupyter_gpu_env.batch.backend import Dependency
-from jupyter_gpu_env.batch.slurm import SlurmBackend
-from jupyter_gpu_env.batch.slurm.script import SCRIPT
+from jupyter_gpu_env.backends.base import Dependency
+from jupyter_gpu_env.backends.slurm import SlurmBackend
+from jupyter_gpu_env.backends.slurm.script import SCRIPT
 from jupyter_gpu_env.contracts import jobfiles
 
 

@@ -15,7 +15,7 @@ import pytest
 from helpers import printed, wait_until
 
 from jupyter_gpu_env import proc
-from jupyter_gpu_env.batch.slurm import script
+from jupyter_gpu_env.backends.slurm import script
 from jupyter_gpu_env.contracts import jobfiles
 from jupyter_gpu_env.errors import Conflict
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_gpu_env.batch.slurm import parse, words
+from jupyter_gpu_env.backends.slurm import parse, words
 
 DATA = Path(__file__).parent / "data"
 

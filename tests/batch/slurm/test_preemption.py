@@ -10,8 +10,8 @@ import pytest
 from helpers import printed
 from traitlets import TraitError
 
-from jupyter_gpu_env.batch.slurm import SlurmBackend, parse, script
-from jupyter_gpu_env.batch.slurm.observe import FolderState, observe
+from jupyter_gpu_env.backends.slurm import SlurmBackend, parse, script
+from jupyter_gpu_env.backends.slurm.observe import FolderState, observe
 from jupyter_gpu_env.errors import Conflict
 from jupyter_gpu_env.models.attempts import JobAttempt
 from jupyter_gpu_env.models.backends import OPPORTUNISTIC_WORDS

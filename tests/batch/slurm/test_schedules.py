@@ -14,7 +14,7 @@ from pathlib import Path
 
 from helpers import wait_until
 
-from jupyter_gpu_env.batch.slurm import chain
+from jupyter_gpu_env.backends.slurm import chain
 from jupyter_gpu_env.contracts import jobfiles
 from jupyter_gpu_env.contracts.schedules import folder as files
 from jupyter_gpu_env.schedules.service import ScheduleService

@@ -14,9 +14,9 @@ from traitlets import TraitError
 from traitlets.config import Config
 
 from jupyter_gpu_env import proc
-from jupyter_gpu_env.batch.local import LocalBackend
-from jupyter_gpu_env.batch.slurm import SlurmBackend, script
-from jupyter_gpu_env.batch.slurm.observe import JOB_ID_FILE
+from jupyter_gpu_env.backends.local import LocalBackend
+from jupyter_gpu_env.backends.slurm import SlurmBackend, script
+from jupyter_gpu_env.backends.slurm.observe import JOB_ID_FILE
 from jupyter_gpu_env.contracts import jobfiles
 from jupyter_gpu_env.errors import CommandFailed, InvalidRequest, NotFound, Unavailable
 from jupyter_gpu_env.models.jobs import Job, JobRequest

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from helpers import run_record, wait_until, write_notebook
 
-from jupyter_gpu_env.batch.slurm import script
+from jupyter_gpu_env.backends.slurm import script
 from jupyter_gpu_env.models.jobs import Job
 from jupyter_gpu_env.models.resources import JobResources
 

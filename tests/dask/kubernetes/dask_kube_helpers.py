@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
+from jupyter_gpu_env.backends.dask import Placement
 from jupyter_gpu_env.contracts.dask.spec import ClusterSpec, Network, WorkerShape, lifetime_for, worker_args
-from jupyter_gpu_env.dask.launchers import Placement
 
-k8s = pytest.importorskip("jupyter_gpu_env.batch.kubernetes.objects", reason="the `kubernetes` extra")
+k8s = pytest.importorskip("jupyter_gpu_env.backends.kubernetes.objects", reason="the `kubernetes` extra")
 
 NS = "jhub"
 CLUSTER_ID = "0123456789ab"
@@ -65,3 +65,24 @@ def emulator_fixture(jp_asyncio_loop) -> Iterator[Any]:
     finally:
         jp_asyncio_loop.run_until_complete(server.__aexit__(None, None, None))
         jp_asyncio_loop.run_until_complete(emulator.__aexit__(None, None, None))
+
+
+def copied_make_pool(folder: Path) -> Any:
+    """``make_pool`` as the scheduler's pod has it: from the keeper's package copied into the cluster's
+    folder, with the backend's pool module beside it; imported under a name of its own per folder, so
+    two clusters' copies never mix."""
+    import importlib
+    import importlib.util
+    import sys
+
+    name = f"gpuenv_dask_{abs(hash(str(folder)))}"
+    if name not in sys.modules:
+        package = folder / "gpuenv_dask"
+        spec = importlib.util.spec_from_file_location(
+            name, package / "__init__.py", submodule_search_locations=[str(package)]
+        )
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return importlib.import_module(f"{name}.pools").make_pool

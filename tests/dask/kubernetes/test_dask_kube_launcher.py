@@ -8,16 +8,22 @@ import asyncio
 import time
 
 import pytest
-from dask_kube_helpers import CLUSTER_ID, NS, emulator_fixture, make_spec, placement, settings  # noqa: F401
+from dask_kube_helpers import (  # noqa: F401
+    CLUSTER_ID,
+    NS,
+    copied_make_pool,
+    emulator_fixture,
+    make_spec,
+    placement,
+    settings,
+)
 
+from jupyter_gpu_env.backends.dask import ClusterRef, DaskSettings
+from jupyter_gpu_env.backends.kubernetes.dask.pool import API_ENV
 from jupyter_gpu_env.contracts.dask import folder as dask_folder
-from jupyter_gpu_env.contracts.dask.keeper import kubepool
-from jupyter_gpu_env.contracts.dask.keeper.pools import make_pool
-from jupyter_gpu_env.dask.backends import launcher_for
-from jupyter_gpu_env.dask.launchers import ClusterRef, DaskSettings
 from jupyter_gpu_env.errors import Conflict
 
-KubernetesBackend = pytest.importorskip("jupyter_gpu_env.batch.kubernetes.backend").KubernetesBackend
+KubernetesBackend = pytest.importorskip("jupyter_gpu_env.backends.kubernetes.backend").KubernetesBackend
 
 JOBS, PODS, SERVICES = "batch/v1/jobs", "v1/pods", "v1/services"
 CLUSTERS, GROUPS = "kubernetes.dask.org/v1/daskclusters", "kubernetes.dask.org/v1/daskworkergroups"
@@ -55,17 +61,20 @@ def setup(emulator, tmp_path, monkeypatch, *, operator: bool, **kw):
         api_client=api_client,
         dask_service_account="dask-keeper",
     )
-    launcher = launcher_for(backend, DaskSettings(kubernetes_operator="auto"))
+    launcher = backend.dask_launcher(DaskSettings(kubernetes_operator="auto"))
     launcher.stop_grace, launcher.poll = 0.0, 0.05
-    monkeypatch.setenv(kubepool.API_ENV, url)  # the keeper's pools reach the emulator, with no token
+    monkeypatch.setenv(API_ENV, url)  # the keeper's pools reach the emulator, with no token
     return launcher
 
 
 async def built(launcher, tmp_path, where):
+    """The cluster's folder as the service builds it: the pool written while it is built aside."""
     spec = make_spec(tmp_path)
-    pool = await asyncio.to_thread(launcher.pool, spec, where, tmp_path)
-    spec = spec.model_copy(update={"pool": pool})
-    await asyncio.to_thread(dask_folder.build, tmp_path / "dask" / CLUSTER_ID, spec)
+
+    def pool(tmp):
+        spec.pool = launcher.pool(spec, where, tmp)
+
+    await asyncio.to_thread(dask_folder.build, tmp_path / "dask" / CLUSTER_ID, spec, pool)
     return spec
 
 
@@ -97,8 +106,8 @@ async def test_without_the_operator_a_cluster_starts_is_seen_scales_and_stops_le
 
     # the keeper's pool, as make_pool gives it in the scheduler's pod
     folder = tmp_path / "dask" / CLUSTER_ID
-    pool = make_pool(folder, spec.model_dump(mode="json"), "python")
-    assert isinstance(pool, kubepool.KubePool)
+    pool = copied_make_pool(folder)(folder, spec.model_dump(mode="json"), "python")
+    assert type(pool).__name__ == "KubePool"
     names = await pool.submit(3)
     assert names == [f"{name}-w1", f"{name}-w2", f"{name}-w3"]
     worker = live(emulator, "jobs")[f"{name}-w2"]
@@ -126,7 +135,7 @@ async def test_without_the_operator_a_cluster_starts_is_seen_scales_and_stops_le
     )
     assert {w.name for w in await pool.listed()} == {f"{name}-w1"}
     # a restarted keeper goes on numbering, past a name taken
-    again = make_pool(folder, spec.model_dump(mode="json"), "python")
+    again = copied_make_pool(folder)(folder, spec.model_dump(mode="json"), "python")
     assert await again.submit(1) == [f"{name}-w4"]
 
     before = len(list(emulator))
@@ -145,7 +154,13 @@ async def test_with_the_operator_the_keeper_patches_replicas_and_stop_deletes_th
     where = placement(mig_profile="1g.10gb")
     spec = await built(launcher, tmp_path, where)
     name = "dask-my-analysis-0123456789ab"
-    assert spec.pool == {"kind": "operator", "namespace": NS, "name": name, "group": f"{name}-default"}
+    assert spec.pool == {
+        "kind": "operator",
+        "module": "pool_kubernetes",
+        "namespace": NS,
+        "name": name,
+        "group": f"{name}-default",
+    }
     started = await launcher.start(spec, where, tmp_path)
     assert started.handle == f"daskcluster/{name}" and set(live(emulator, "daskclusters")) == {name}
     assert live(emulator, "jobs") == {}
@@ -162,8 +177,9 @@ async def test_with_the_operator_the_keeper_patches_replicas_and_stop_deletes_th
     seen = (await launcher.observe([ref]))[CLUSTER_ID]
     assert seen.state == "running" and seen.host == "10.9.8.7"
 
-    pool = make_pool(tmp_path / "dask" / CLUSTER_ID, spec.model_dump(mode="json"), "python")
-    assert isinstance(pool, kubepool.OperatorPool) and pool.retires_through_scheduler
+    folder = tmp_path / "dask" / CLUSTER_ID
+    pool = copied_make_pool(folder)(folder, spec.model_dump(mode="json"), "python")
+    assert type(pool).__name__ == "OperatorPool" and pool.retires_through_scheduler
     assert len(await pool.submit(2)) == 2
     assert emulator.objects[GROUPS, NS, f"{name}-default"].raw["spec"]["worker"]["replicas"] == 2
     worker_labels = {"dask.org/cluster-name": name, "dask.org/workergroup-name": f"{name}-default",
@@ -195,7 +211,7 @@ async def test_with_the_operator_the_keeper_patches_replicas_and_stop_deletes_th
 
 def test_a_backend_without_a_service_account_or_with_an_image_is_refused(tmp_path):
     backend = KubernetesBackend("kubernetes", settings=settings(tmp_path), api_client=lambda: None)
-    launcher = launcher_for(backend, DaskSettings(kubernetes_operator="never"))
+    launcher = backend.dask_launcher(DaskSettings(kubernetes_operator="never"))
     with pytest.raises(Conflict, match="dask_service_account"):
         launcher.check(placement(), 3600)
     backend.dask_service_account = "dask-keeper"

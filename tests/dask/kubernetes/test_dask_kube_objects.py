@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from dask_kube_helpers import CLUSTER_ID, NS, make_spec, placement, settings
 
-from jupyter_gpu_env.batch.kubernetes import checks
-from jupyter_gpu_env.batch.kubernetes import objects as k8s
-from jupyter_gpu_env.dask.kubernetes import objects
+from jupyter_gpu_env.backends.kubernetes import checks
+from jupyter_gpu_env.backends.kubernetes import objects as k8s
+from jupyter_gpu_env.backends.kubernetes.dask import objects
 
 kubernetes_validate = pytest.importorskip("kubernetes_validate")
 

@@ -1,1 +1,1 @@
-"""Tests of jupyter_gpu_env.dask.slurm."""
+"""Tests of jupyter_gpu_env.backends.slurm.dask."""

@@ -15,7 +15,9 @@ from typing import Any, TypeVar
 from batch.slurm.conftest import slurm, slurm_conf  # noqa: F401 - the session's SLURM, for these tests too
 from distributed import Security
 
-from jupyter_gpu_env.batch.slurm import SlurmBackend
+from jupyter_gpu_env.backends.dask import ClusterRef, DaskSettings, Placement
+from jupyter_gpu_env.backends.slurm import SlurmBackend
+from jupyter_gpu_env.backends.slurm.dask.launcher import SlurmLauncher
 from jupyter_gpu_env.contracts.dask import folder as cluster_folder
 from jupyter_gpu_env.contracts.dask.spec import (
     CA_PEM,
@@ -29,8 +31,6 @@ from jupyter_gpu_env.contracts.dask.spec import (
     worker_args,
 )
 from jupyter_gpu_env.contracts.dask.state import KeeperState, read_state
-from jupyter_gpu_env.dask.launchers import ClusterRef, DaskSettings, Placement
-from jupyter_gpu_env.dask.slurm.launcher import SlurmLauncher
 
 T = TypeVar("T")
 

@@ -16,9 +16,9 @@ from distributed import Client, Security
 from helpers import wait_until, wait_until_sync
 from intruder import assert_all_refused, attempts_as_nobody
 
-from jupyter_gpu_env.dask.launchers import DaskSettings
+from jupyter_gpu_env.backends.dask import DaskSettings
+from jupyter_gpu_env.backends.slurm.dask import script
 from jupyter_gpu_env.dask.service import DaskService
-from jupyter_gpu_env.dask.slurm import script
 from jupyter_gpu_env.models.automation.dask import DaskCluster, DaskClusterRequest
 
 from .conftest import Cluster, launcher, run

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_gpu_env.batch.slurm.parse import Standing
-from jupyter_gpu_env.batch.slurm.script import SbatchOptions
+from jupyter_gpu_env.backends.dask import ClusterRef, Placement
+from jupyter_gpu_env.backends.slurm.dask import script
+from jupyter_gpu_env.backends.slurm.dask.launcher import parse_rows, seen_from
+from jupyter_gpu_env.backends.slurm.dask.pool import parse_listed, task_names
+from jupyter_gpu_env.backends.slurm.parse import Standing
+from jupyter_gpu_env.backends.slurm.script import SbatchOptions
 from jupyter_gpu_env.contracts.dask.keeper.files import Listed
-from jupyter_gpu_env.contracts.dask.keeper.slurmpool import parse_listed, task_names
 from jupyter_gpu_env.contracts.dask.spec import Network
-from jupyter_gpu_env.dask.launchers import ClusterRef, Placement
-from jupyter_gpu_env.dask.slurm import script
-from jupyter_gpu_env.dask.slurm.launcher import parse_rows, seen_from
 
 from .conftest import make_spec
 

@@ -8,15 +8,15 @@ workers that joined the scheduler, by name (each worker is started with ``--name
 from __future__ import annotations
 
 import asyncio
+import importlib
 import os
+import re
 import signal
 import subprocess
 from pathlib import Path
 from typing import Any, Protocol
 
 from .files import Listed, read_json, write_json
-from .kubepool import KubePool, OperatorPool
-from .slurmpool import SlurmPool
 
 __all__ = ["Listed", "LocalPool", "Pool", "make_pool"]
 
@@ -144,14 +144,13 @@ def _kill_group(pid: int) -> None:
 
 # Pool kinds in modules of their own, as "module:Class" of this package.
 def make_pool(folder: Path, spec: dict[str, Any], python: str) -> Pool:
-    """The pool ``spec["pool"]["kind"]`` names. Backends add theirs here."""
-    kind = spec["pool"]["kind"]
-    if kind == "local":
+    """The pool ``spec["pool"]`` names: the local one here, any other from the module its backend's
+    launcher copied beside this one (``pool["module"]``, say ``pool_slurm``), by that module's ``make``."""
+    pool = spec["pool"]
+    if pool["kind"] == "local":
         return LocalPool(folder, spec, python)
-    if kind == "kubernetes":
-        return KubePool(folder, spec)
-    if kind == "operator":
-        return OperatorPool(folder, spec)
-    if kind == "slurm":
-        return SlurmPool(folder, spec, python)
-    raise ValueError(f"unknown worker pool kind {kind!r}")
+    module = pool.get("module")
+    if not isinstance(module, str) or not re.fullmatch(r"pool_[a-z0-9_]+", module):
+        raise ValueError(f"worker pool kind {pool['kind']!r} names no pool module")
+    made: Pool = importlib.import_module(f".{module}", __package__).make(folder, spec, python)
+    return made
