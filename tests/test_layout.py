@@ -149,27 +149,84 @@ def _top(module: str) -> str:
     return module.split(".")[1] if "." in module else module
 
 
-# Pairs of top-level folders that still import each other, each with what ties them today. They are the
-# debt issue 36 pays off (features' records and their per-system halves moved out of batch/); the list
-# may only shrink: a pair added here needs a reason as good.
-TANGLED = {
-    frozenset({"batch", "dask"}): "batch/store.py composes Dask's records; dask/ asks batch/ for backends",
-    frozenset({"batch", "pipelines"}): "batch/store.py composes pipeline records; the Kubernetes carry",
-    frozenset({"batch", "schedules"}): "the backend contract and the SLURM chain use schedules/plan.py",
-}
-
-
-def test_no_two_folders_import_each_other():
-    """Module cycles are refused above; this is the same at the scale a reader sees first: folder A
-    reaching into B while B reaches into A makes neither one readable alone."""
+def _folder_reaches() -> dict[str, set[str]]:
     reaches: dict[str, set[str]] = {}
     for name, deps in GRAPH.items():
         for dep in deps:
             if _top(name) != _top(dep):
                 reaches.setdefault(_top(name), set()).add(_top(dep))
+    return reaches
+
+
+def test_no_two_folders_import_each_other():
+    """Module cycles are refused above; this is the same at the scale a reader sees first: folder A
+    reaching into B while B reaches into A makes neither one readable alone."""
+    reaches = _folder_reaches()
     both = {frozenset({a, b}) for a, tos in reaches.items() for b in tos if a in reaches.get(b, set())}
-    assert both - TANGLED.keys() == set(), "folders that import each other"
-    assert TANGLED.keys() - both == set(), "untangled: take them off TANGLED"
+    assert both == set(), "folders that import each other"
+
+
+# The house, bottom up: the ground floor of contracts (what passes between the server and a node), the
+# batch systems' wings over it, the jobs feature over those, the features that run on jobs over that.
+GROUND = {"errors", "models", "system", "contracts", "_version"}
+FEATURES = ("batch", "schedules", "pipelines", "dask", "envs", "images", "notify", "efficiency")
+TOP = ("cli", "handlers", "services", "app")
+
+
+def test_the_ground_floor_imports_nothing_above_it():
+    assert _folder_reaches().get("contracts", set()) - GROUND == set()
+
+
+@pytest.mark.parametrize("upper", [*FEATURES, *TOP])
+def test_backends_know_no_feature(upper):
+    """A backend is handed what a feature asks of it through the contract (backends/base.py and
+    backends/dask.py, with the ground floor's documents); it never reaches into the feature."""
+    assert _reaches("jupyter_gpu_env.backends", f"jupyter_gpu_env.{upper}") == []
+
+
+@pytest.mark.parametrize("upper", ["schedules", "pipelines", "dask", "notify", "efficiency"])
+def test_jobs_know_no_feature_built_on_them(upper):
+    """Schedules, pipelines and Dask clusters run on jobs; the jobs' code (store, service, runner)
+    knows none of them: each feature owns its records and hands its own timers to the server."""
+    assert _reaches("jupyter_gpu_env.batch", f"jupyter_gpu_env.{upper}") == []
+
+
+def _sources_outside(folder: str) -> Iterator[tuple[str, ast.AST]]:
+    for name, path in MODULES.items():
+        if name != folder and not name.startswith(folder + "."):
+            yield name, ast.parse(path.read_text(), str(path))
+
+
+SLURM_COMMANDS = {"sbatch", "squeue", "scancel", "scontrol", "sinfo", "sacct", "srun"}
+
+
+def test_no_module_outside_the_slurm_wing_runs_a_slurm_command():
+    """SLURM lives in backends/slurm/: no other module names a SLURM command as a value (an argv's
+    first word, a command table's key). The keeper's generic command runner takes the argv it is given."""
+    slurm = ast.parse(MODULES["jupyter_gpu_env.backends.slurm.controller"].read_text())
+    assert any(isinstance(n, ast.Constant) and n.value == "sbatch" for n in ast.walk(slurm))  # the reader sees
+    found = sorted(
+        f"{name}: {node.value}"
+        for name, tree in _sources_outside("jupyter_gpu_env.backends.slurm")
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and node.value in SLURM_COMMANDS
+    )
+    assert found == []
+
+
+def test_no_module_outside_the_kubernetes_wing_imports_the_kubernetes_client():
+    found = sorted(
+        name
+        for name, tree in _sources_outside("jupyter_gpu_env.backends.kubernetes")
+        for node in ast.walk(tree)
+        if (isinstance(node, ast.Import) and any(a.name.split(".")[0] == "kubernetes" for a in node.names))
+        or (
+            isinstance(node, ast.ImportFrom)
+            and not node.level
+            and (node.module or "").split(".")[0] == "kubernetes"
+        )
+    )
+    assert found == []
 
 
 def _package_folders() -> Iterator[Path]:

@@ -16,12 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from ..backends.base import check_transition
-from ..dask.records import DaskRecords
 from ..errors import Conflict, InvalidRequest, NotFound
 from ..models.backends import BackendUsage, ClusterUsage, UsageReport
 from ..models.jobs import JOB_STATES, TERMINAL_STATES, Job, JobList
-from ..pipelines.records import PipelineRecords
-from ..schedules.records import ScheduleRecords
 from .sql import INSERT, NOTEBOOK_OF, VISIBLE, Database, dump, row, transaction
 from .sweeps.records import SweepRecords
 
@@ -39,9 +36,6 @@ class JobStore:
         self.path = Path(path)
         self.db = Database(self.path)
         self.sweeps = SweepRecords(self.db)
-        self.schedules = ScheduleRecords(self.db)
-        self.pipelines = PipelineRecords(self.db)
-        self.dask = DaskRecords(self.db)
         self._call = self.db.call
         self._conn = self.db.conn
         # query -> (the database's version it was read at, its JSON, whether it shows an active job);

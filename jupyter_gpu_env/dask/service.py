@@ -30,7 +30,7 @@ from ..models.automation.dask import DaskCluster, DaskClusterList, DaskClusterRe
 from ..models.resources import parse_time_limit
 from ..system.trees import remove_tree
 from . import envcheck
-from .records import ClusterRecord, WorkerSpan
+from .records import ClusterRecord, DaskRecords, WorkerSpan
 from .view import Standing, cluster, standing
 
 
@@ -66,7 +66,7 @@ class DaskService:
         base_url: str = "/",
     ) -> None:
         self.jobs = jobs
-        self.records = jobs.store.dask
+        self.records = DaskRecords(jobs.store.db)  # the clusters' part of the jobs' database
         self.root = root
         self.settings = settings
         self.environments = environments

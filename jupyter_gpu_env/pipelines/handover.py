@@ -16,7 +16,7 @@ from ..contracts.pipelines import folder as files
 from ..contracts.pipelines.graph import ACTIVE, ENDED, WAITING, Edge, decide, order, refusal
 from ..errors import GpuEnvError, NotFound
 from ..models.jobs import Job
-from .records import PipelineRecord
+from .records import PipelineRecord, PipelineRecords
 from .view import node_jobs, standing
 
 log = logging.getLogger(__name__)
@@ -25,10 +25,10 @@ log = logging.getLogger(__name__)
 class Handover:
     """Hands nodes over through ``jobs``' backends and records what became of them."""
 
-    def __init__(self, jobs: JobService) -> None:
+    def __init__(self, jobs: JobService, records: PipelineRecords) -> None:
         self.jobs = jobs
         self.store = jobs.store
-        self.records = jobs.store.pipelines
+        self.records = records
 
     async def start(self, record: PipelineRecord, new: set[str], *, strict: bool) -> None:
         """Hand over the nodes of ``new`` that can go now: those whose parents have all ended (or are

@@ -43,7 +43,7 @@ from ..system.trees import remove_tree
 from . import build
 from .handover import Handover, edges
 from .pipelinefile import read_pipeline_file
-from .records import PipelineRecord
+from .records import PipelineRecord, PipelineRecords
 from .view import node_jobs, pipeline_view, standing
 
 log = logging.getLogger(__name__)
@@ -55,9 +55,9 @@ class PipelineService:
     def __init__(self, jobs: JobService, *, max_nodes: int = 200) -> None:
         self.jobs = jobs
         self.store = jobs.store
-        self.records = jobs.store.pipelines
+        self.records = PipelineRecords(jobs.store.db)  # the pipelines' part of the jobs' database
         self.max_nodes = max_nodes
-        self.handover = Handover(jobs)
+        self.handover = Handover(jobs, self.records)
         self._lock = asyncio.Lock()  # one change of any pipeline at a time: advance, cancel, rerun
 
     # ----- submitting -----

@@ -29,7 +29,7 @@ from ..system.offloop import python_work
 from . import pipelined
 from .adoption import Adoption
 from .pipelined import PIPELINE_KEPT
-from .records import ScheduleRecord
+from .records import ScheduleRecord, ScheduleRecords
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +43,7 @@ class Keeping:
     def __init__(
         self,
         jobs: JobService,
+        records: ScheduleRecords,
         starting_deadline: int,
         pipelines: PipelineService | None = None,
         lock_wait: float = locking.WAIT,
@@ -50,7 +51,7 @@ class Keeping:
         self.jobs = jobs
         self.pipelines = pipelines
         self.store = jobs.store
-        self.records = jobs.store.schedules
+        self.records = records
         self.starting_deadline = starting_deadline
         self.armed: dict[str, Armed] = {}
         self._armed_at = -float("inf")

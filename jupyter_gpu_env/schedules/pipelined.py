@@ -24,7 +24,7 @@ from ..models.automation.schedules import ScheduleRequest
 from ..pipelines.service import PipelineService
 from ..system.offloop import python_work
 from ..system.trees import remove_tree
-from .records import ScheduleRecord
+from .records import ScheduleRecord, ScheduleRecords
 
 PIPELINE_KEPT = (
     "Runs only while this Jupyter server runs: the server starts each run of a pipeline; its nodes then "
@@ -33,7 +33,12 @@ PIPELINE_KEPT = (
 
 
 async def create(
-    pipelines: PipelineService | None, req: ScheduleRequest, timing: Timing, base: Path, **limits: Any
+    pipelines: PipelineService | None,
+    records: ScheduleRecords,
+    req: ScheduleRequest,
+    timing: Timing,
+    base: Path,
+    **limits: Any,
 ) -> ScheduleRecord:
     """A scheduled pipeline made: its file checked, its folder built aside, its record inserted (``limits``:
     minimum_period and starting_deadline, as :func:`make` takes them)."""
@@ -42,7 +47,7 @@ async def create(
     record, doc = await make(pipelines, req, timing, base, **limits)
     await python_work(files.build, Path(record.folder), doc, None)
     try:
-        await pipelines.jobs.store.schedules.insert(record)
+        await records.insert(record)
     except BaseException:
         await asyncio.to_thread(remove_tree, Path(record.folder))
         raise

@@ -46,7 +46,7 @@ from ..system.offloop import python_work
 from ..system.trees import remove_tree
 from . import pipelined
 from .keeping import Keeping
-from .records import ScheduleRecord
+from .records import ScheduleRecord, ScheduleRecords
 
 log = logging.getLogger(__name__)
 
@@ -70,12 +70,12 @@ class ScheduleService:
     ) -> None:
         self.jobs = jobs
         self.store = jobs.store
-        self.records = jobs.store.schedules
+        self.records = ScheduleRecords(jobs.store.db)  # the schedules' part of the jobs' database
         self.minimum_period = minimum_period
         self.starting_deadline = starting_deadline
         self.base = jobs.job_dir / "schedules"
         self.pipelines = pipelines
-        self.keeping = Keeping(jobs, starting_deadline, pipelines, lock_wait)
+        self.keeping = Keeping(jobs, self.records, starting_deadline, pipelines, lock_wait)
 
     # ----- making -----
 
@@ -93,7 +93,7 @@ class ScheduleService:
             )
         if req.pipeline_path is not None:
             limits = {"minimum_period": self.minimum_period, "starting_deadline": self.starting_deadline}
-            made = await pipelined.create(self.pipelines, req, timing, self.base, **limits)
+            made = await pipelined.create(self.pipelines, self.records, req, timing, self.base, **limits)
             return await self.get(made.id)
         self.jobs.check_size(req.parameters)
         ready = await self.jobs.intake.prepare(req, None)

@@ -7,8 +7,9 @@ import json
 import pytest
 from jupyter_client.kernelspec import KernelSpecManager
 
-from jupyter_gpu_env.batch.submission import parse_request, slug
+from jupyter_gpu_env.batch.submission import parse_request
 from jupyter_gpu_env.contracts import jobfiles
+from jupyter_gpu_env.contracts.jobfiles import slug
 from jupyter_gpu_env.errors import InvalidRequest
 from jupyter_gpu_env.kernelspecs import JOB_KERNEL, write_job_kernelspec
 from jupyter_gpu_env.models.resources import (

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from helpers import body, error, write_notebook
 
-from jupyter_gpu_env.schedules.records import ScheduleRecord
+from jupyter_gpu_env.schedules.records import ScheduleRecord, ScheduleRecords
 
 NINES = "9" * 150
 
@@ -125,14 +125,14 @@ async def test_a_stored_schedule_whose_times_cannot_be_computed_is_listed_saying
         ],
         strict=True,
     ):
-        await services.jobs.store.schedules.update(sid, expression=expression, timezone=zone)
+        await ScheduleRecords(services.jobs.store.db).update(sid, expression=expression, timezone=zone)
     now = time.time()
     lost = ScheduleRecord(
         id="a" * 12, name="lost", backend="local", notebook_path=nb,
         folder=str(services.schedules.base / "lost-aaaaaaaaaaaa"), expression="R/9999-12-31T23:00:00Z/PT1H",
         timezone="UTC", created_at=now, updated_at=now, snapshot_at=now, checked_until=now,
     )  # fmt: skip
-    await services.jobs.store.schedules.insert(lost)  # and its folder gone too
+    await ScheduleRecords(services.jobs.store.db).insert(lost)  # and its folder gone too
     listed = await body(await api("schedules"))
     assert {s["id"] for s in listed["items"]} == {good, *damaged, lost.id}
     for shown in listed["items"]:
@@ -148,7 +148,9 @@ async def test_a_stored_schedule_whose_times_cannot_be_computed_is_listed_saying
     # A change that leaves its times as stored conflicts with what is stored; one that sends new ones is taken.
     err = await error(api("schedules", damaged[0], method="PATCH", body=json.dumps({"name": "x"})), 409)
     assert err["reason"] == "invalid_schedule" and "Send its schedule anew" in err["message"]
-    plan = services.schedules.keeping.plan(await services.jobs.store.schedules.get(damaged[0]), None)
+    plan = services.schedules.keeping.plan(
+        await ScheduleRecords(services.jobs.store.db).get(damaged[0]), None
+    )
     assert (plan.next_due, plan.cron) == (None, None)  # what a batch system would be told: nothing to run
     change = {"schedule": "R/2027-01-01T00:00:00Z/P1D"}
     changed = await body(await api("schedules", damaged[0], method="PATCH", body=json.dumps(change)))

@@ -16,6 +16,7 @@ from helpers import wait_until
 from jupyter_gpu_env.contracts.schedules import folder as files
 from jupyter_gpu_env.errors import Conflict, InvalidRequest, NotFound
 from jupyter_gpu_env.schedules.keeping import SERVER_KEPT
+from jupyter_gpu_env.schedules.records import ScheduleRecords
 from jupyter_gpu_env.schedules.service import ScheduleService
 
 
@@ -98,7 +99,7 @@ async def test_runs_missed_while_the_server_was_down_are_recorded_not_all_starte
         made = await sched.create({"notebook_path": nb, "schedule": f"R/{_iso(start)}/PT1H"})
         # As if this server had been down since just before the first of them (the last, 10 minutes
         # ago, is past the starting deadline too).
-        await svc.store.schedules.update(made.id, checked_until=start - 1)
+        await ScheduleRecords(svc.store.db).update(made.id, checked_until=start - 1)
         await sched.tick()
         outcomes = (await sched.get(made.id)).last_runs
         assert [r.outcome for r in outcomes] == ["missed"] * 4

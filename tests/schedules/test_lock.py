@@ -24,7 +24,7 @@ from helpers import body, error, wait_until, write_notebook
 
 from jupyter_gpu_env.contracts.schedules.locking import WAIT, lock_path
 from jupyter_gpu_env.errors import Conflict
-from jupyter_gpu_env.schedules.records import ScheduleRecord
+from jupyter_gpu_env.schedules.records import ScheduleRecord, ScheduleRecords
 from jupyter_gpu_env.schedules.service import ScheduleService
 
 HOLD = (
@@ -70,7 +70,7 @@ async def _made(api, jp_root_dir, jp_serverapp) -> tuple[str, Path]:
     req = {"notebook_path": nb, "schedule": "@daily", "name": "nightly"}
     made = await body(await api("schedules", method="POST", body=json.dumps(req)))
     store = jp_serverapp.web_app.settings["gpu_env_services"].jobs.store
-    return made["id"], Path((await store.schedules.get(made["id"])).folder)
+    return made["id"], Path((await ScheduleRecords(store.db).get(made["id"])).folder)
 
 
 async def test_a_run_holding_a_lock_in_its_schedules_folder_stalls_nothing(api, jp_root_dir, jp_serverapp):
@@ -130,7 +130,7 @@ async def test_a_schedule_whose_folder_is_gone_is_deleted(api, jp_root_dir, jp_s
         folder=str(services.schedules.base / "lost-aaaaaaaaaaaa"), expression="@daily", timezone="UTC",
         created_at=now, updated_at=now, snapshot_at=now, checked_until=now,
     )  # fmt: skip
-    await services.jobs.store.schedules.insert(lost)
+    await ScheduleRecords(services.jobs.store.db).insert(lost)
     assert (await api("schedules", lost.id, method="DELETE")).code == 204
     assert (await body(await api("schedules")))["items"] == []
 
@@ -142,7 +142,7 @@ async def test_a_change_waits_for_another_of_the_same_schedule_only_so_long(batc
     try:
         made = await sched.create({"notebook_path": nb, "schedule": "@daily", "name": "held"})
         other = await sched.create({"notebook_path": nb, "schedule": "@daily", "name": "other"})
-        record = await svc.store.schedules.get(made.id)
+        record = await ScheduleRecords(svc.store.db).get(made.id)
         async with sched.keeping.locked(record):  # a change of it under way in this server
             for change in (
                 sched.update(made.id, {"name": "later"}),
@@ -171,7 +171,7 @@ async def test_the_tick_waits_for_the_lock_the_server_holds(batch):
     sched = ScheduleService(svc, minimum_period=1)
     try:
         made = await sched.create({"notebook_path": nb, "schedule": "@daily"})
-        record = await svc.store.schedules.get(made.id)
+        record = await ScheduleRecords(svc.store.db).get(made.id)
         folder = Path(record.folder)
         async with sched.keeping.locked(record):
             tick = await asyncio.create_subprocess_exec(
