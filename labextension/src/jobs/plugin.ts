@@ -146,6 +146,8 @@ export const jobsPlugin: JupyterFrontEndPlugin<JobsModel> = {
     registerJobsView(app, { actions, palette, category: PALETTE_CATEGORY });
     registerAdviceCommand(app, {
       client,
+      id: JobCommandIDs.suggestGpu,
+      send: JobCommandIDs.submit,
       current,
       palette,
       category: PALETTE_CATEGORY
