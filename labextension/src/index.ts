@@ -9,15 +9,17 @@ import { daskPlugin } from './dask/plugin';
 import { environmentsPlugin } from './environments/plugin';
 import { gpuPlugin } from './gpu/plugin';
 import { imagesPlugin } from './images/plugin';
-import { jobsPlugin } from './jobs/plugin';
-import { pipelinesPlugin } from './jobs/pipelines/plugin';
+import { jobsPlugin, jobsRegistryPlugin } from './jobs/plugin';
+import { notificationsPlugin } from './notifications/plugin';
+import { pipelinesPlugin } from './pipelines/plugin';
+import { schedulesPlugin } from './schedules/plugin';
 import { sidebarPlugin } from './sidebar/plugin';
 import { tasksPlugin } from './tasks/plugin';
 
 export { IGpuEnvSidebar } from './sidebar/tokens';
 export type { ISidebarSection } from './sidebar/tokens';
 export { ITaskTracker } from './tasks/tokens';
-export { IJobsModel } from './jobs/tokens';
+export { IJobsModel, IJobsRegistry } from './jobs/tokens';
 
 const plugins: JupyterFrontEndPlugin<unknown>[] = [
   sidebarPlugin,
@@ -25,8 +27,11 @@ const plugins: JupyterFrontEndPlugin<unknown>[] = [
   gpuPlugin,
   environmentsPlugin,
   imagesPlugin,
+  jobsRegistryPlugin,
   jobsPlugin,
+  schedulesPlugin,
   pipelinesPlugin,
+  notificationsPlugin,
   daskPlugin
 ];
 

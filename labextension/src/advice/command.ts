@@ -10,14 +10,25 @@ import { NotebookPanel } from '@jupyterlab/notebook';
 import { Widget } from '@lumino/widgets';
 
 import { messageOf } from '../api/request';
-import type { IBackendInfo } from '../api/types';
+import type { IBackendInfo, IGpuAdvice } from '../api/types';
 import { field, h, select } from '../components/form';
-import { JobsClient } from '../jobs/client';
-import { JobCommandIDs } from '../jobs/command-ids';
 import { AdviceLine } from './line';
 
+/** What the command asks the server: the backends, and advice on one. */
+export interface IAdviceClient {
+  backends(): Promise<IBackendInfo[]>;
+  advice(
+    query: { backend: string; notebook_path: string },
+    signal?: AbortSignal
+  ): Promise<IGpuAdvice>;
+}
+
 export interface IAdviceCommandOptions {
-  client: JobsClient;
+  client: IAdviceClient;
+  /** The command's id. */
+  id: string;
+  /** The send dialog's command, offered as "Send to batch…" where it exists. */
+  send: string;
   /** The notebook in the main area now, if any. */
   current: () => NotebookPanel | null;
   palette: ICommandPalette | null;
@@ -26,7 +37,7 @@ export interface IAdviceCommandOptions {
 
 /** The dialog's body: the backend, and the advice for the notebook there. */
 class AdviceBody extends Widget {
-  constructor(client: JobsClient, path: string, backends: IBackendInfo[]) {
+  constructor(client: IAdviceClient, path: string, backends: IBackendInfo[]) {
     super({ node: h('div', { class: 'jp-GpuEnv-form' }) });
     this.node.dataset.testid = 'gpu-env-advice-dialog';
     const backend = select(
@@ -71,8 +82,8 @@ export function registerAdviceCommand(
   options: IAdviceCommandOptions
 ): void {
   const { commands } = app;
-  const { client, current } = options;
-  commands.addCommand(JobCommandIDs.suggestGpu, {
+  const { client, current, id, send: sendId } = options;
+  commands.addCommand(id, {
     label: 'Suggest a GPU size for this notebook',
     caption:
       'The smallest GPU or MIG slice that holds what earlier runs of this ' +
@@ -98,7 +109,7 @@ export function registerAdviceCommand(
         return;
       }
       const body = new AdviceBody(client, path, backends);
-      const send = commands.hasCommand(JobCommandIDs.submit);
+      const send = commands.hasCommand(sendId);
       const result = await new Dialog({
         title: `GPU size for “${path.split('/').pop()}”`,
         body,
@@ -108,12 +119,12 @@ export function registerAdviceCommand(
         ]
       }).launch();
       if (result.button.accept && send) {
-        await commands.execute(JobCommandIDs.submit);
+        await commands.execute(sendId);
       }
     }
   });
   options.palette?.addItem({
-    command: JobCommandIDs.suggestGpu,
+    command: id,
     category: options.category
   });
 }

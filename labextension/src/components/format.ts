@@ -73,3 +73,17 @@ export function formatCores(cores: number): string {
 export function formatUsage(used: number, total: number): string {
   return `${formatBytes(used)} of ${formatBytes(total)}`;
 }
+
+/** `12 min`, `1 h 5 min`, `40 s`. */
+export function formatDuration(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) {
+    return `${s} s`;
+  }
+  const minutes = Math.floor(s / 60);
+  if (minutes < 60) {
+    return `${minutes} min`;
+  }
+  const rest = minutes % 60;
+  return `${Math.floor(minutes / 60)} h${rest ? ` ${rest} min` : ''}`;
+}

@@ -104,6 +104,34 @@ export abstract class PolledModel implements IDisposable {
     this._changed.emit();
   }
 
+  /** Whether an action on `id` is under way (one run by `busyWhile`). */
+  isBusy(id: string): boolean {
+    return this._busy.has(id);
+  }
+
+  /**
+   * Run an action on `id` (a cancel, a delete): `isBusy(id)` meanwhile, the
+   * views told before and after; then the list asked again, unless
+   * `refresh` is false (the action's answer is all there is to show).
+   */
+  protected async busyWhile<T>(
+    id: string,
+    work: () => Promise<T>,
+    refresh = true
+  ): Promise<T> {
+    this._busy.add(id);
+    this.emitChanged();
+    try {
+      return await work();
+    } finally {
+      this._busy.delete(id);
+      this.emitChanged();
+      if (refresh) {
+        void this.refresh().catch(() => undefined);
+      }
+    }
+  }
+
   /** Stop polling for good (e.g. once what is followed has ended). */
   protected stop(): void {
     // After the current tick has resolved.
@@ -144,6 +172,7 @@ export abstract class PolledModel implements IDisposable {
   private _error: ApiError | null = null;
   private _updatedAt: Date | null = null;
   private _changed = new Signal<this, void>(this);
+  private _busy = new Set<string>();
 }
 
 export namespace PolledModel {

@@ -9,12 +9,14 @@ import { CommandRegistry } from '@lumino/commands';
 import React from 'react';
 
 import type { IDaskCluster } from '../api/types';
+import { StateBadge } from '../components/figures/badge';
 import { useSignals } from '../components/hooks';
 import { daskIcon } from '../components/icons';
 import { ListingStatus } from '../components/listing';
 import { MenuButton } from '../components/menu-button';
 import { ListRow } from '../components/row';
-import { describeResources, formatDuration } from '../jobs/format';
+import { formatDuration } from '../components/format';
+import { describeResources } from '../jobs/format';
 import { SectionWidget } from '../sidebar/section-widget';
 import { DaskCommandIDs } from './command-ids';
 import { clusterMenu } from './commands';
@@ -74,13 +76,11 @@ function ClusterRow(props: {
         </div>
       </div>
       <div className="jp-GpuEnv-envMeta">
-        <span
-          className="jp-GpuEnv-badge"
-          data-tone={DASK_TONES[cluster.state]}
-          data-testid="gpu-env-dask-state"
-        >
-          {cluster.state}
-        </span>
+        <StateBadge
+          state={cluster.state}
+          tone={DASK_TONES[cluster.state]}
+          testId="gpu-env-dask-state"
+        />
         {live && (
           <span
             className="jp-GpuEnv-daskWorkerCount"

@@ -9,6 +9,10 @@ import type {
   IUsageReport,
   JobState
 } from '../api/types';
+import { formatDuration } from '../components/format';
+
+// A job's durations are the shared ones (the GPU and Dask sections use them too).
+export { formatDuration };
 
 /** Whether a job in this state has not ended (queued or running). */
 export function isActiveState(state: JobState): boolean {
@@ -324,20 +328,6 @@ export function describeGpuIdle(
     `Job '${job.name}' has left its GPU idle for ${idle}. ` +
     'Cancel it if it no longer needs the GPU.'
   );
-}
-
-/** `12 min`, `1 h 5 min`, `40 s`. */
-export function formatDuration(seconds: number): string {
-  const s = Math.max(0, Math.round(seconds));
-  if (s < 60) {
-    return `${s} s`;
-  }
-  const minutes = Math.floor(s / 60);
-  if (minutes < 60) {
-    return `${minutes} min`;
-  }
-  const rest = minutes % 60;
-  return `${Math.floor(minutes / 60)} h${rest ? ` ${rest} min` : ''}`;
 }
 
 /** Used GPU-hours as a share of the measured ones: `42%`, or `n/a`. */

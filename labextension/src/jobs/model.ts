@@ -1,17 +1,15 @@
 /**
- * JobsModel: the jobs, sweeps, pipelines and usage, polled. Jobs of no
- * sweep or pipeline (`GET jobs?group=none&pipeline=none`), sweeps of no
- * pipeline (`GET sweeps?pipeline=none`) and pipelines (`GET
- * pipelines`) are paged and merged newest first, a sweep or a pipeline one
- * entry. An expanded sweep's runs are asked with `GET jobs?group=…`
- * (FollowedSweeps); a sweep is announced once through `sweepEnded`.
+ * JobsModel: the jobs, sweeps and usage polled, with the pipelines the
+ * pipelines plugin follows (`followPipelines`): jobs of no sweep or
+ * pipeline, sweeps of no pipeline and pipelines, paged and merged newest
+ * first, a sweep or a pipeline one entry. An expanded sweep's runs are
+ * asked with `GET jobs?group=…` (FollowedSweeps).
  *
- * Every ~2 s while a job is queued or running and the Jobs section is
- * visible; every ~15 s otherwise (so that jobs ending while nobody looks are
- * still announced); nothing while the browser tab is hidden. Failed
- * requests back off up to a minute. A job seen queued or running and then
- * ended is announced once through `ended`; a running job whose GPU has
- * idled past the server's `gpu_idle_seconds`, once through `gpuIdle`.
+ * Every ~2 s while a job is active and the Jobs section visible, every
+ * ~15 s otherwise, nothing while the tab is hidden; failures back off up to
+ * a minute. Ends are announced once each: a job's through `ended`, a
+ * sweep's through `sweepEnded`, a pipeline's through `pipelineEnded`; a
+ * running job whose GPU idled too long through `gpuIdle`.
  */
 import { ISignal, Signal } from '@lumino/signaling';
 
@@ -31,7 +29,7 @@ import { JobUsage } from './usage/model';
 import { FollowedSweeps } from './sweeps/followed';
 import { isActive, isActiveState } from './format';
 import { IdleWarnings } from './usage/idle';
-import { FollowedPipelines } from './pipelines/followed';
+import type { IPipelineSource } from './tokens';
 
 export { MAX_RUNS_LISTED } from './sweeps/followed';
 export type { JobEntry } from './entries';
@@ -55,7 +53,6 @@ export class JobsModel extends PolledModel {
       maxBackoff: MAX_BACKOFF
     });
     this.client = options.client;
-    this.pipelines = new FollowedPipelines(this.client.serverSettings);
     this._idleInterval = options.idleInterval ?? IDLE_INTERVAL;
     this._usage = new JobUsage(this.client);
     this._idle = new IdleWarnings(
@@ -69,8 +66,19 @@ export class JobsModel extends PolledModel {
   }
 
   readonly client: JobsClient;
-  /** The pipelines, each one entry; their client. */
-  readonly pipelines: FollowedPipelines;
+  /** A pipeline seen queued or running has ended (once per end). */
+  get pipelineEnded(): ISignal<this, IPipeline> {
+    return this._pipelineEnded;
+  }
+
+  /** List the pipelines of `source` (the pipelines plugin's) as entries. */
+  followPipelines(source: IPipelineSource | null): void {
+    this._pipelines?.ended.disconnect(this._onPipelineEnded, this);
+    this._pipelines = source;
+    source?.ended.connect(this._onPipelineEnded, this);
+    this.emitChanged();
+    void this.refresh().catch(() => undefined);
+  }
 
   /** Whether someone looks at the jobs (set by the Jobs section). */
   viewed: () => boolean = () => false;
@@ -109,8 +117,11 @@ export class JobsModel extends PolledModel {
       { items: this._jobs, total: this._jobsTotal },
       { items: sweeps.page, total: sweeps.total },
       sweeps.unlisted,
-      { items: this.pipelines.page, total: this.pipelines.total },
-      this.pipelines.unlisted
+      {
+        items: this._pipelines?.page ?? [],
+        total: this._pipelines?.total ?? 0
+      },
+      this._pipelines?.unlisted ?? []
     );
   }
 
@@ -139,7 +150,7 @@ export class JobsModel extends PolledModel {
 
   /** A pipeline just submitted: listed at once. */
   addPipeline(pipeline: IPipeline): void {
-    this.pipelines.add(pipeline);
+    this._pipelines?.add(pipeline);
     this.emitChanged();
     void this.refresh().catch(() => undefined);
   }
@@ -173,7 +184,7 @@ export class JobsModel extends PolledModel {
 
   /** All jobs of no sweep or pipeline, all sweeps and pipelines, recorded. */
   get total(): number {
-    return this._jobsTotal + this._sweeps.total + this.pipelines.total;
+    return this._jobsTotal + this._sweeps.total + (this._pipelines?.total ?? 0);
   }
 
   get limit(): number {
@@ -182,11 +193,6 @@ export class JobsModel extends PolledModel {
 
   get usage(): IUsageReport | null {
     return this._usage.report;
-  }
-
-  /** Whether a cancel or delete of this job is under way. */
-  isBusy(id: string): boolean {
-    return this._busy.has(id);
   }
 
   /** A job known to the list, or a run of an expanded sweep (or null). */
@@ -226,7 +232,7 @@ export class JobsModel extends PolledModel {
 
   /** Cancel the active runs of a sweep (no confirmation here). */
   async cancelSweep(id: string): Promise<ISweep> {
-    return this._withBusy(id, async () => {
+    return this.busyWhile(id, async () => {
       this._cancelled.add(id);
       const sweep = await this.client.cancelSweep(id);
       this._sweeps.set(sweep);
@@ -236,7 +242,7 @@ export class JobsModel extends PolledModel {
 
   /** Run the failed and cancelled runs of a sweep again. */
   async retrySweep(id: string): Promise<ISweep> {
-    return this._withBusy(id, async () => {
+    return this.busyWhile(id, async () => {
       const sweep = await this.client.retrySweep(id);
       this._sweeps.set(sweep, true);
       return sweep;
@@ -250,7 +256,7 @@ export class JobsModel extends PolledModel {
 
   /** Cancel a job (no confirmation here). */
   async cancel(id: string): Promise<IJob> {
-    return this._withBusy(id, async () => {
+    return this.busyWhile(id, async () => {
       this._cancelled.add(id);
       const job = await this.client.cancel(id);
       this._replace(job);
@@ -260,7 +266,7 @@ export class JobsModel extends PolledModel {
 
   /** Delete a job's record and folder (no confirmation here). */
   async remove(id: string): Promise<void> {
-    await this._withBusy(id, async () => {
+    await this.busyWhile(id, async () => {
       await this.client.remove(id);
       this._states.delete(id);
       this._sweeps.removeRun(id);
@@ -280,18 +286,6 @@ export class JobsModel extends PolledModel {
     return this._cancelled.has(id);
   }
 
-  private async _withBusy<T>(id: string, work: () => Promise<T>): Promise<T> {
-    this._busy.add(id);
-    this.emitChanged();
-    try {
-      return await work();
-    } finally {
-      this._busy.delete(id);
-      this.emitChanged();
-      void this.refresh().catch(() => undefined);
-    }
-  }
-
   private _replace(job: IJob): void {
     if (this._jobs) {
       this._jobs = this._jobs.map(j => (j.id === job.id ? job : j));
@@ -304,7 +298,7 @@ export class JobsModel extends PolledModel {
     const active =
       (this._jobs ?? []).some(isActive) ||
       this._sweeps.anyActive ||
-      this.pipelines.anyActive;
+      (this._pipelines?.anyActive ?? false);
     const wait =
       active && this.viewed() ? ACTIVE_INTERVAL / 2 : this._idleInterval;
     return Date.now() - this._fetchedAt >= wait;
@@ -321,7 +315,7 @@ export class JobsModel extends PolledModel {
       this.client.listJobs({ sweep: 'none', pipeline: 'none', limit }),
       this.client.listSweeps({ pipeline: 'none', limit }),
       this._usage.ask(),
-      this.pipelines.update(limit)
+      this._pipelines?.update(limit)
     ]);
     const jobs = list.items;
     const first = this._jobs === null;
@@ -369,7 +363,13 @@ export class JobsModel extends PolledModel {
     );
   }
 
+  private _onPipelineEnded(_: unknown, ended: IPipeline): void {
+    this._pipelineEnded.emit(ended);
+  }
+
   private _idleInterval: number;
+  private _pipelines: IPipelineSource | null = null;
+  private _pipelineEnded = new Signal<this, IPipeline>(this);
   private _jobs: IJob[] | null = null;
   private _jobsTotal = 0;
   private _sweeps: FollowedSweeps;
@@ -379,7 +379,6 @@ export class JobsModel extends PolledModel {
   private _idle: IdleWarnings;
   private _fetchedAt = 0;
   private _states = new Map<string, JobState>();
-  private _busy = new Set<string>();
   private _cancelled = new Set<string>();
   private _ended = new Signal<this, IJob>(this);
   private _sweepEnded = new Signal<this, ISweep>(this);

@@ -2,8 +2,9 @@
  * The `jupyter-gpu-env:jobs` plugin: the jobs model (shared through
  * `IJobsModel`), the sidebar's "Jobs" section, the "Send to batch" notebook
  * toolbar button, the job commands (commands.ts), the Jobs view in the
- * main area (view/), the job-end notifications and the Notifications…
- * dialog (notify/).
+ * main area (view/). What other features add to them (schedules,
+ * pipelines) comes through `IJobsRegistry`, provided by
+ * `jupyter-gpu-env:jobs-registry`.
  */
 import {
   JupyterFrontEnd,
@@ -11,7 +12,6 @@ import {
 } from '@jupyterlab/application';
 import { ICommandPalette, IToolbarWidgetRegistry } from '@jupyterlab/apputils';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
-import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { IStateDB } from '@jupyterlab/statedb';
 import { ToolbarButton } from '@jupyterlab/ui-components';
 import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
@@ -22,27 +22,16 @@ import { IGpuEnvSidebar } from '../sidebar/tokens';
 import { JobActions } from './actions';
 import { JobsClient } from './client';
 import { JobCommandIDs } from './command-ids';
-import { PipelineCommandIDs } from './pipelines/command-ids';
 import { registerJobCommands } from './commands';
 import { registerAdviceCommand } from '../advice/command';
 import { registerJobsView } from './view/command';
 import { JobsModel } from './model';
-import {
-  notifyGpuIdle,
-  notifyJobEnd,
-  notifyPipelineEnd,
-  notifySweepEnd
-} from './notify';
-import { registerNotifications } from './notify/command';
 import { ILastUsed } from './submit/resource-fields';
 import { JobsSection } from './section';
 import { Submitted, submitNotebook } from './submit/dialog';
 import { runAgain } from './submit/rerun';
-import { IJobsModel } from './tokens';
-import { ScheduleActions } from './schedules/actions';
-import { SchedulesClient } from './schedules/client';
-import { registerScheduleCommands } from './schedules/commands';
-import { SchedulesModel } from './schedules/model';
+import { JobsRegistry } from './registry';
+import { IJobsModel, IJobsRegistry } from './tokens';
 
 const PLUGIN_ID = 'jupyter-gpu-env:jobs';
 /** Where the section stands among the sidebar's: after Images. */
@@ -52,25 +41,35 @@ const TOOLBAR_ITEM = 'send-to-batch';
 /** The state database key of the dialog's last-used choices. */
 export const LAST_USED_KEY = 'jupyter-gpu-env:submit-last-used';
 
+/** What other features add to the jobs (`IJobsRegistry`), filled as they activate. */
+export const jobsRegistryPlugin: JupyterFrontEndPlugin<IJobsRegistry> = {
+  id: 'jupyter-gpu-env:jobs-registry',
+  description:
+    'What other features add to the jobs: groups, pipelines, send dialog parts.',
+  autoStart: true,
+  provides: IJobsRegistry,
+  activate: (): IJobsRegistry => new JobsRegistry()
+};
+
 export const jobsPlugin: JupyterFrontEndPlugin<JobsModel> = {
   id: PLUGIN_ID,
   description:
     'Send notebooks to batch backends and follow the jobs in the sidebar.',
   autoStart: true,
   provides: IJobsModel,
+  requires: [IJobsRegistry],
   optional: [
     INotebookTracker,
     ICommandPalette,
-    ISettingRegistry,
     IToolbarWidgetRegistry,
     IStateDB,
     IGpuEnvSidebar
   ],
   activate: (
     app: JupyterFrontEnd,
+    registry: IJobsRegistry,
     tracker: INotebookTracker | null,
     palette: ICommandPalette | null,
-    settingRegistry: ISettingRegistry | null,
     toolbarRegistry: IToolbarWidgetRegistry | null,
     state: IStateDB | null,
     sidebar: IGpuEnvSidebar | null
@@ -79,15 +78,10 @@ export const jobsPlugin: JupyterFrontEndPlugin<JobsModel> = {
     const { serverSettings } = serviceManager;
     const client = new JobsClient(serverSettings);
     const model = new JobsModel({ client });
-    const scheduleClient = new SchedulesClient(serverSettings);
-    const schedules = new ScheduleActions(
-      new SchedulesModel({ client: scheduleClient }),
-      model
-    );
-    let settings: ISettingRegistry.ISettings | null = null;
-
-    const setting = <T>(key: string, fallback: T): T =>
-      (settings?.get(key).composite as T | undefined) ?? fallback;
+    const followPipelines = (): void =>
+      model.followPipelines(registry.pipelines?.source ?? null);
+    followPipelines();
+    registry.changed.connect(followPipelines);
     const openJobs = (job: Submitted | null): void => {
       sidebar?.activate();
       model.reveal(job?.id ?? null);
@@ -110,9 +104,7 @@ export const jobsPlugin: JupyterFrontEndPlugin<JobsModel> = {
           });
         },
         openJobs,
-        schedules: { client: scheduleClient, model: schedules.model },
-        openPipeline: pipeline =>
-          void commands.execute(PipelineCommandIDs.open, { id: pipeline.id }),
+        parts: registry.sendParts,
         openResults: sweep =>
           void commands.execute(JobCommandIDs.sweepResults, {
             sweep: sweep.id
@@ -143,15 +135,17 @@ export const jobsPlugin: JupyterFrontEndPlugin<JobsModel> = {
       palette,
       category: PALETTE_CATEGORY
     });
-    registerJobsView(app, { actions, palette, category: PALETTE_CATEGORY });
-    registerAdviceCommand(app, {
-      client,
-      current,
+    registerJobsView(app, {
+      actions,
+      registry,
       palette,
       category: PALETTE_CATEGORY
     });
-    registerScheduleCommands(commands, {
-      actions: schedules,
+    registerAdviceCommand(app, {
+      client,
+      id: JobCommandIDs.suggestGpu,
+      send: JobCommandIDs.submit,
+      current,
       palette,
       category: PALETTE_CATEGORY
     });
@@ -168,53 +162,16 @@ export const jobsPlugin: JupyterFrontEndPlugin<JobsModel> = {
       );
     }
 
-    model.ended.connect((_, job) => {
-      if (setting('notifyOnEnd', true)) {
-        notifyJobEnd(job, model, commands);
-      }
-    });
-    model.sweepEnded.connect((_, sweep) => {
-      if (setting('notifyOnEnd', true)) {
-        notifySweepEnd(sweep, model, commands);
-      }
-    });
-    model.pipelines.ended.connect((_, pipeline) => {
-      if (setting('notifyOnEnd', true)) {
-        notifyPipelineEnd(pipeline, commands);
-      }
-    });
-    registerNotifications(app, {
-      model,
-      state,
-      palette,
-      category: PALETTE_CATEGORY,
-      enabled: () => setting('notifyOnEnd', true)
-    });
-    const idleActions = new JobActions(model, commands);
-    model.gpuIdle.connect((_, job) => {
-      if (setting('notifyOnGpuIdle', true)) {
-        notifyGpuIdle(job, idleActions);
-      }
-    });
-    if (settingRegistry) {
-      settingRegistry
-        .load(PLUGIN_ID)
-        .then(loaded => {
-          settings = loaded;
-        })
-        .catch(reason => {
-          console.error('jupyter-gpu-env: cannot load job settings.', reason);
-        });
-    }
     sidebar?.addSection({
       id: 'jobs',
       title: 'Jobs',
       rank: JOBS_SECTION_RANK,
-      widget: new JobsSection({ model, commands, schedules }),
+      widget: new JobsSection({ model, commands, registry }),
       refresh: () =>
-        Promise.all([model.refresh(), schedules.model.refresh()]).then(
-          () => undefined
-        )
+        Promise.all([
+          model.refresh(),
+          ...registry.groups.map(group => group.refresh())
+        ]).then(() => undefined)
     });
     return model;
   }

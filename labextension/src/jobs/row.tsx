@@ -28,6 +28,7 @@ import {
   progressFraction
 } from './format';
 import type { IJob } from '../api/types';
+import { StateBadge } from '../components/figures/badge';
 import { BarLevel, ProgressBar } from '../components/figures/progress';
 import { IListRowProps, ListRow } from '../components/row';
 import { describeParameters } from './sweeps/values';
@@ -64,13 +65,6 @@ export function outputOpenable(job: IJob): boolean {
 export const LEVELS: Partial<Record<IJob['state'], BarLevel>> = {
   succeeded: 'success',
   failed: 'critical',
-  cancelled: 'warn'
-};
-
-export const TONES: Partial<Record<IJob['state'], string>> = {
-  running: 'brand',
-  succeeded: 'success',
-  failed: 'error',
   cancelled: 'warn'
 };
 
@@ -230,18 +224,6 @@ export function JobListRow(
 }
 
 /** A job's state as a badge, in the tone of the state. */
-export function StateBadge(props: { state: IJob['state'] }): JSX.Element {
-  return (
-    <span
-      className="jp-GpuEnv-badge"
-      data-tone={TONES[props.state]}
-      data-testid="gpu-env-job-state"
-    >
-      {props.state}
-    </span>
-  );
-}
-
 export function JobRow(props: {
   job: IJob;
   actions: JobActions;

@@ -18,12 +18,10 @@ import { JobActions } from './actions';
 import { JobCommandIDs } from './command-ids';
 import { sendToBatchIcon } from '../components/icons';
 import { isActive } from './format';
-import { ScheduleActions } from './schedules/actions';
-import { SchedulesGroup } from './schedules/row';
 import { SweepRow } from './sweeps/row';
-import { PipelineRow } from './pipelines/row';
 import { JobsModel } from './model';
 import { JobRow } from './row';
+import { IJobsRegistry } from './tokens';
 import { UsagePanel } from './usage/chart';
 
 function Empty(): JSX.Element {
@@ -47,11 +45,13 @@ function Empty(): JSX.Element {
 export function JobsView(props: {
   actions: JobActions;
   highlighted: string | null;
-  schedules?: ScheduleActions;
+  /** The groups above the list and the pipelines' rows, from other plugins. */
+  registry: IJobsRegistry;
 }): JSX.Element {
-  const { actions, highlighted, schedules } = props;
+  const { actions, highlighted, registry } = props;
   const { model } = actions;
-  useSignals([model.changed]);
+  useSignals([model.changed, registry.changed]);
+  const PipelineRow = registry.pipelines?.rows.row;
   const jobs = model.jobs;
   const entries = model.entries;
   const now = useNow(
@@ -94,14 +94,9 @@ export function JobsView(props: {
       >
         Notifications…
       </Button>
-      {schedules && (
-        <SchedulesGroup
-          actions={schedules}
-          jobActions={actions}
-          now={now}
-          highlighted={highlighted}
-        />
-      )}
+      {registry.groups.map(group => (
+        <group.component key={group.id} now={now} highlighted={highlighted} />
+      ))}
       <ListingStatus what="jobs" error={error} pending={jobs === null} />
       {entries === null ? null : entries.length === 0 ? (
         <Empty />
@@ -118,12 +113,14 @@ export function JobsView(props: {
                 highlighted={entry.job.id === highlighted}
               />
             ) : entry.kind === 'pipeline' ? (
-              <PipelineRow
-                key={`pipeline-${entry.id}`}
-                pipeline={entry.pipeline}
-                commands={actions.commands}
-                highlighted={entry.id === highlighted}
-              />
+              PipelineRow && (
+                <PipelineRow
+                  key={`pipeline-${entry.id}`}
+                  pipeline={entry.pipeline}
+                  commands={actions.commands}
+                  highlighted={entry.id === highlighted}
+                />
+              )
             ) : (
               <SweepRow
                 key={`sweep-${entry.id}`}
@@ -151,16 +148,22 @@ export class JobsSection extends SectionWidget {
     super('jobs', 'Jobs');
     this._actions = new JobActions(options.model, options.commands);
     options.model.viewed = () => this.isVisible;
-    this._schedules = options.schedules ?? null;
-    if (this._schedules) {
-      this._schedules.model.viewed = () => this.isVisible;
-    }
+    this._registry = options.registry;
+    // A group added later is told too.
+    const attach = (): void =>
+      this._registry.groups.forEach(group =>
+        group.viewed(() => this.isVisible)
+      );
+    attach();
+    this._registry.changed.connect(attach);
     options.model.revealRequested.connect(this._onReveal, this);
   }
 
   protected onShown(): void {
     void this._actions.model.refresh();
-    void this._schedules?.model.refresh().catch(() => undefined);
+    for (const group of this._registry.groups) {
+      void group.refresh().catch(() => undefined);
+    }
   }
 
   protected render(): JSX.Element {
@@ -168,7 +171,7 @@ export class JobsSection extends SectionWidget {
       <JobsView
         actions={this._actions}
         highlighted={this._highlight}
-        schedules={this._schedules ?? undefined}
+        registry={this._registry}
       />
     );
   }
@@ -191,7 +194,7 @@ export class JobsSection extends SectionWidget {
   }
 
   private _actions: JobActions;
-  private _schedules: ScheduleActions | null;
+  private _registry: IJobsRegistry;
   private _highlight: string | null = null;
   private _timer = 0;
 }
@@ -200,7 +203,7 @@ export namespace JobsSection {
   export interface IOptions {
     model: JobsModel;
     commands: CommandRegistry;
-    /** The schedules, listed above the jobs. */
-    schedules?: ScheduleActions;
+    /** What other plugins add: the groups above the jobs (schedules), the pipelines' rows. */
+    registry: IJobsRegistry;
   }
 }

@@ -6,7 +6,7 @@ import React, { useState } from 'react';
 
 import { IGpuSnapshot } from '../../api/types';
 import { idleWarningIcon } from '../../components/icons';
-import { formatDuration } from '../../jobs/format';
+import { formatDuration } from '../../components/format';
 import { GpuClient } from '../client';
 import { confirmAndRelease } from './release';
 

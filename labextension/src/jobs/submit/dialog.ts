@@ -26,10 +26,7 @@ import { JobsModel } from '../model';
 import { ILastUsed } from './resource-fields';
 import { IKernelChoice, ISubmitContext, SubmitForm } from './form';
 import { describeRuns } from '../sweeps/values';
-import { browserTimeZone } from '../schedules/client';
-import { ISendSchedules, scheduleSent } from '../schedules/actions';
-import { RunAfterField } from '../pipelines/after-field';
-import { runAfterRequest } from '../pipelines/run-after';
+import { ISendPart } from '../tokens';
 
 /**
  * What the dialog made: a job or a sweep (`POST jobs`), a schedule, or a
@@ -40,16 +37,6 @@ export type Submitted = IJob | ISweep | ISchedule | IPipeline;
 /** Whether the answer of `POST jobs` is a sweep. */
 export function isSweep(item: Submitted): item is ISweep {
   return 'size' in item && 'counts' in item;
-}
-
-/** Whether the dialog made a pipeline ("Run after…": `POST pipelines`). */
-export function isPipeline(item: Submitted): item is IPipeline {
-  return 'nodes' in item && 'counts' in item;
-}
-
-/** Whether the dialog made a schedule (`POST schedules`). */
-export function isSchedule(item: Submitted): item is ISchedule {
-  return 'keeper' in item && 'next_runs' in item;
 }
 
 /** A dialog whose Submit sends the request and closes only on success. */
@@ -92,10 +79,8 @@ export interface ISubmitOptions {
   openJobs: (job: Submitted) => void;
   /** Open the results of a sweep. */
   openResults: (sweep: ISweep) => void;
-  /** Offer "Repeat" (a schedule instead of one run). */
-  schedules?: ISendSchedules;
-  /** Offer "Run after…"; open the graph of the pipeline it made. */
-  openPipeline?: (pipeline: IPipeline) => void;
+  /** The parts other features add ("Repeat", "Run after…"), made per dialog. */
+  parts?: readonly ((context: ISendPart.IContext) => ISendPart)[];
 }
 
 /** Save `panel`, ask how to run it, and submit it; the job, sweep or null. */
@@ -104,7 +89,6 @@ export async function submitNotebook(
   options: ISubmitOptions
 ): Promise<Submitted | null> {
   const { context } = panel;
-  const { schedules } = options;
   await context.ready;
   try {
     await context.save();
@@ -130,46 +114,40 @@ export async function submitNotebook(
   if (!choices) {
     return null;
   }
-  const after = options.openPipeline
-    ? new RunAfterField(options.model.jobs ?? [])
-    : null;
+  const parts = (options.parts ?? []).map(make =>
+    make({ path: context.path, jobs: options.model.jobs ?? [] })
+  );
   const form = new SubmitForm({
-    sections: after ? [after.node] : [],
+    parts,
     path: context.path,
     kernel,
     ...choices,
     last,
     capacity: name => options.client.capacity(name),
     advice: (backend, signal) =>
-      options.client.advice({ backend, notebook_path: context.path }, signal),
-    repeat: schedules && {
-      preview: (text, zone) => schedules.client.preview(text, zone),
-      timezone: browserTimeZone()
-    }
+      options.client.advice({ backend, notebook_path: context.path }, signal)
   });
+  // The part that sent what the server made (none: `POST jobs`).
+  let by: ISendPart | null = null;
   const title = `Send “${context.path.split('/').pop()}” to batch`;
   const dialog = new SubmitDialog(
     form,
-    request => {
-      const timing = form.repeat?.timing();
-      const before = after?.job();
-      if (before && timing) {
-        throw new Error('Choose “Run after…” or “Repeat”, not both.');
+    async request => {
+      const active = parts.filter(part => part.active());
+      if (active.length > 1) {
+        const labels = active.map(part => `“${part.label}”`).join(' or ');
+        throw new Error(`Choose ${labels}, not both.`);
       }
-      if (before) {
-        return options.model.pipelines.client.submit(
-          runAfterRequest(request, before)
-        );
-      }
-      return timing && schedules
-        ? schedules.client.create({ ...request, ...timing })
+      by = active[0] ?? null;
+      return by
+        ? ((await by.send(request)) as Submitted)
         : options.client.submit(request);
     },
     title
   );
-  if (form.repeat) {
-    form.repeat.onToggle = on => {
-      const text = on ? 'Schedule' : 'Submit';
+  for (const part of parts) {
+    part.onAcceptLabel = wanted => {
+      const text = wanted ?? 'Submit';
       const button = dialog.node.querySelector<HTMLElement>(
         '.jp-Dialog-button.jp-mod-accept'
       );
@@ -193,18 +171,9 @@ export async function submitNotebook(
     queue: request.queue ?? undefined,
     resources: request.resources
   });
-  if (isPipeline(job)) {
-    options.model.addPipeline(job);
-    options.openPipeline?.(job);
-    Notification.success(
-      `'${job.name}' will run after '${after?.job()?.name ?? 'its job'}'.`,
-      { autoClose: 6000 }
-    );
-    return job;
-  }
-  if (isSchedule(job)) {
-    schedules?.model.add(job);
-    scheduleSent(job, () => options.openJobs(job));
+  const part = by as ISendPart | null;
+  if (part) {
+    part.sent(job, () => options.openJobs(job));
     return job;
   }
   const open: Notification.IAction = {
@@ -232,8 +201,9 @@ export async function submitNotebook(
     );
     return job;
   }
-  options.model.add(job);
-  Notification.success(`Sent '${job.name}' to ${job.backend}.`, {
+  const single = job as IJob;
+  options.model.add(single);
+  Notification.success(`Sent '${single.name}' to ${single.backend}.`, {
     autoClose: 6000,
     actions: [open]
   });

@@ -17,7 +17,6 @@ import type {
   IJobRequest,
   INotebookParameters
 } from '../../api/types';
-import { RepeatFields } from '../schedules/repeat-fields';
 import { ParameterFields } from './param-fields';
 import {
   CapacityLoader,
@@ -29,6 +28,7 @@ import { SWEEP_LIMIT, describeRuns } from '../sweeps/values';
 import { offerImages, targetSelect } from './target-select';
 import { PriorityField } from './priority-field';
 import { AdviceLine } from '../../advice/line';
+import { ISendPart } from '../tokens';
 
 export interface IKernelChoice {
   name: string;
@@ -59,10 +59,8 @@ export interface ISubmitContext {
    * its name follows its values), and the run target to start at.
    */
   rerun?: { job: IJob; target: string | null };
-  /** "Repeat" is offered with this (`GET schedules/preview`) and the zone. */
-  repeat?: Pick<RepeatFields.IOptions, 'preview' | 'timezone'>;
-  /** More parts, after Repeat (the "Run after…" choice). */
-  sections?: HTMLElement[];
+  /** Parts other features add ("Repeat", "Run after…"), after Run. */
+  parts?: readonly ISendPart[];
 }
 
 /** Words in a server message that point at a field. */
@@ -152,10 +150,7 @@ export class SubmitForm
           switchBackend: name => resources.chooseBackend(name)
         })
       : null;
-    this.repeat =
-      _context.repeat && !rerun
-        ? new RepeatFields({ ..._context.repeat, toggle: true })
-        : null;
+    this.parts = rerun ? [] : (_context.parts ?? []);
     if (rerun?.target) {
       this._target.value = rerun.target;
     }
@@ -193,8 +188,9 @@ export class SubmitForm
         this._resources.node,
         this._priority.node
       ),
-      ...(this.repeat ? [section('Repeat', this.repeat.node)] : []),
-      ...(_context.sections ?? []),
+      ...this.parts.map(part =>
+        part.title ? section(part.title, part.node) : part.node
+      ),
       this._error
     );
     if (this._advice) {
@@ -204,9 +200,9 @@ export class SubmitForm
       this._priority.setBackend(info);
       this._advice?.ask(info?.name ?? '');
       offerImages(this._target, info?.supports_images ?? false);
-      this.repeat?.setBackend(info);
+      this.parts.forEach(part => part.setBackend?.(info ?? null));
     };
-    this.repeat?.setBackend(this._resources.info);
+    this.parts.forEach(part => part.setBackend?.(this._resources.info ?? null));
     this._priority.setBackend(this._resources.info);
     this._advice?.ask(this._resources.backend.value);
     offerImages(this._target, this._resources.info?.supports_images ?? false);
@@ -241,7 +237,7 @@ export class SubmitForm
     this._sweepToggle.addEventListener('change', () => {
       this._params.sweep = this._sweepToggle.checked;
       this._sweepSummary.hidden = !this._sweepToggle.checked;
-      this.repeat?.setSweep(this._sweepToggle.checked);
+      this.parts.forEach(part => part.setSweep?.(this._sweepToggle.checked));
       this._showRuns();
     });
     return [toggle, this._sweepSummary];
@@ -273,11 +269,11 @@ export class SubmitForm
             : '');
   }
 
-  /** "Repeat" (a schedule instead of one run), where offered. */
-  readonly repeat: RepeatFields | null;
+  /** The parts other features added (none for "Run again…"). */
+  readonly parts: readonly ISendPart[];
 
   override dispose(): void {
-    this.repeat?.dispose();
+    this.parts.forEach(part => part.dispose());
     this._advice?.dispose();
     super.dispose();
   }

@@ -10,7 +10,7 @@ import React, { useRef, useState } from 'react';
 import type { ISweepResults, ISweepRow } from '../../api/types';
 import { DataTable, SortableHead } from '../../components/table';
 import { formatClock } from '../format';
-import { TONES } from '../row';
+import { StateBadge } from '../../components/figures/badge';
 import { formatValue, valueLabel } from './values';
 
 /** A column of the table: a parameter, a recorded value, or a fact. */
@@ -97,9 +97,7 @@ function Cell(props: { column: IColumn; row: ISweepRow }): JSX.Element {
   if (column.kind === 'state') {
     return (
       <td data-column={column.key} title={row.note ?? undefined}>
-        <span className="jp-GpuEnv-badge" data-tone={TONES[row.state]}>
-          {row.state}
-        </span>
+        <StateBadge state={row.state} testId={null} />
         {row.note ? <span className="jp-GpuEnv-sweepNote"> ⚠</span> : null}
       </td>
     );

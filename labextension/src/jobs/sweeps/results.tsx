@@ -16,6 +16,7 @@ import {
 import React from 'react';
 
 import type { ISweepResults, ISweepRow } from '../../api/types';
+import { StateBadge } from '../../components/figures/badge';
 import { downloadUrl } from '../../components/download';
 import { useSignals } from '../../components/hooks';
 import {
@@ -30,7 +31,6 @@ import { isActiveState } from '../format';
 import { endedRuns } from './row';
 import { Chart } from './results-chart';
 import { Table } from './results-table';
-import { TONES } from '../row';
 import { describeCounts, describeRuns } from './values';
 
 /** Milliseconds between two requests while a run is active. */
@@ -116,9 +116,7 @@ function ResultsView(props: {
         </div>
       )}
       <div className="jp-GpuEnv-sweepSummaryLine">
-        <span className="jp-GpuEnv-badge" data-tone={TONES[sweep.state]}>
-          {sweep.state}
-        </span>
+        <StateBadge state={sweep.state} testId={null} />
         <strong>{sweep.name}</strong>
         <span className="jp-GpuEnv-note">
           {sweep.notebook_path} · {sweep.backend} ·{' '}

@@ -19,7 +19,8 @@ import { JobCommandIDs, sweepMenu } from '../command-ids';
 import { formatDuration, formatTime, isActiveState } from '../format';
 import type { JobEntry } from '../model';
 import { MAX_RUNS_LISTED } from '../model';
-import { JobListRow, JobRow, LEVELS, StateBadge } from '../row';
+import { StateBadge } from '../../components/figures/badge';
+import { JobListRow, JobRow, LEVELS } from '../row';
 import { describeRuns } from './values';
 
 /** What a sweep's row shows, from its record or, until then, its runs. */

@@ -17,7 +17,7 @@ import {
   formatTime,
   ordinal
 } from '../format';
-import { NODE_TONES } from '../pipelines/format';
+import { StateBadge } from '../../components/figures/badge';
 import { JobActionButtons } from '../row';
 import { SweepActionButtons } from '../sweeps/row';
 import { describeGpuMeanPeak, IRowFacts } from './rows';
@@ -35,13 +35,7 @@ export function FactCells(props: {
   return (
     <>
       <td data-column="state">
-        <span
-          className="jp-GpuEnv-badge"
-          data-tone={NODE_TONES[facts.state]}
-          data-testid="gpu-env-job-state"
-        >
-          {facts.state}
-        </span>
+        <StateBadge state={facts.state} />
       </td>
       <td data-column="backend" title={props.backendTitle}>
         {facts.backend}

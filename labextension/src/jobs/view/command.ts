@@ -9,12 +9,15 @@ import { ICommandPalette, MainAreaWidget } from '@jupyterlab/apputils';
 import { jobsIcon } from '../../components/icons';
 import { JobActions } from '../actions';
 import { JobCommandIDs } from '../command-ids';
+import { IJobsRegistry } from '../tokens';
 import { createJobsWidget, JobsMainView } from './view';
 
 export function registerJobsView(
   app: JupyterFrontEnd,
   options: {
     actions: JobActions;
+    /** The pipelines' rows, from the pipelines plugin. */
+    registry: IJobsRegistry;
     palette: ICommandPalette | null;
     category: string;
   }
@@ -29,7 +32,7 @@ export function registerJobsView(
     icon: args => (args['isPalette'] ? undefined : jobsIcon),
     execute: () => {
       if (!widget || widget.isDisposed) {
-        widget = createJobsWidget(options.actions);
+        widget = createJobsWidget(options.actions, options.registry);
         shell.add(widget, 'main');
       }
       shell.activateById(widget.id);

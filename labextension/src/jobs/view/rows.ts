@@ -14,7 +14,6 @@ import type {
   PipelineNodeState
 } from '../../api/types';
 import { formatBytesOf, isActiveState } from '../format';
-import { isNodeActive } from '../pipelines/format';
 import { describeParameters } from '../sweeps/values';
 
 /** The sortable columns. */
@@ -86,9 +85,7 @@ export type TableRow =
 
 /** Whether a row's state may still change: queued, running or waiting. */
 export function isActiveRowState(state: RowState): boolean {
-  return (
-    isNodeActive(state as PipelineNodeState) || isActiveState(state as JobState)
-  );
+  return state === 'waiting' || isActiveState(state as JobState);
 }
 
 function searchText(parts: (string | null | undefined)[]): string {

@@ -28,7 +28,7 @@ import { JobActions } from '../actions';
 import { isActive } from '../format';
 import { MAX_RUNS_LISTED } from '../model';
 import { JobTableRow, NoteRow, SweepTableRow } from './cells';
-import { PipelineRows } from './pipeline-cells';
+import { IJobsRegistry } from '../tokens';
 import {
   ColumnKey,
   IFilter,
@@ -141,24 +141,28 @@ function Rows(props: {
   actions: JobActions;
   now: number;
   onTogglePipeline: (id: string) => void;
+  registry: IJobsRegistry;
 }): JSX.Element {
   const { rows, actions, now } = props;
+  const PipelineRows = props.registry.pipelines?.rows.cells;
   const { model } = actions;
   return (
     <>
       {rows.map(row => {
         if (row.kind === 'pipeline') {
           return (
-            <PipelineRows
-              key={`pipeline-${row.id}`}
-              pipeline={row.pipeline}
-              facts={row.facts}
-              nodes={row.nodes}
-              expanded={row.nodes !== null}
-              onToggle={() => props.onTogglePipeline(row.id)}
-              commands={actions.commands}
-              now={now}
-            />
+            PipelineRows && (
+              <PipelineRows
+                key={`pipeline-${row.id}`}
+                pipeline={row.pipeline}
+                facts={row.facts}
+                nodes={row.nodes}
+                expanded={row.nodes !== null}
+                onToggle={() => props.onTogglePipeline(row.id)}
+                commands={actions.commands}
+                now={now}
+              />
+            )
           );
         }
         if (row.kind === 'job') {
@@ -213,10 +217,13 @@ function Rows(props: {
   );
 }
 
-export function JobsTable(props: { actions: JobActions }): JSX.Element {
-  const { actions } = props;
+export function JobsTable(props: {
+  actions: JobActions;
+  registry: IJobsRegistry;
+}): JSX.Element {
+  const { actions, registry } = props;
   const { model } = actions;
-  useSignals([model.changed]);
+  useSignals([model.changed, registry.changed]);
   const [filter, setFilter] = useState<IFilter>(NO_FILTER);
   const [sort, setSort] = useState<ISort | null>(null);
   // The pipelines whose nodes are listed (their nodes come with them).
@@ -267,6 +274,7 @@ export function JobsTable(props: { actions: JobActions }): JSX.Element {
               actions={actions}
               now={now}
               onTogglePipeline={togglePipeline}
+              registry={registry}
             />
             {all.length > 0 && rows.length === 0 && (
               <NoteRow columns={SPAN}>
@@ -287,7 +295,10 @@ export function JobsTable(props: { actions: JobActions }): JSX.Element {
 
 /** The view inside the main-area widget. */
 export class JobsMainView extends ReactWidget {
-  constructor(readonly actions: JobActions) {
+  constructor(
+    readonly actions: JobActions,
+    readonly registry: IJobsRegistry
+  ) {
     super();
     this.addClass('jp-GpuEnv-jobsMainView');
   }
@@ -297,7 +308,7 @@ export class JobsMainView extends ReactWidget {
   }
 
   protected render(): JSX.Element {
-    return <JobsTable actions={this.actions} />;
+    return <JobsTable actions={this.actions} registry={this.registry} />;
   }
 }
 
@@ -306,10 +317,11 @@ export class JobsMainView extends ReactWidget {
  * (it polls every ~2 s while a job is active), as with the sidebar section.
  */
 export function createJobsWidget(
-  actions: JobActions
+  actions: JobActions,
+  registry: IJobsRegistry
 ): MainAreaWidget<JobsMainView> {
   const { model } = actions;
-  const content = new JobsMainView(actions);
+  const content = new JobsMainView(actions, registry);
   const status = createStatusNode();
   const refresh = new ToolbarButton({
     icon: refreshIcon,
