@@ -153,7 +153,13 @@ def test_no_frontend_folder_cycle():
 
 def test_the_cycle_finder_finds_a_loop():
     # The finder itself, on a loop of three and a clean chain beside it.
-    graph = {"gpu": {"advice"}, "advice": {"jobs"}, "jobs": {"environments"}, "environments": {"gpu"}, "a": {"b"}}
+    graph = {
+        "gpu": {"advice"},
+        "advice": {"jobs"},
+        "jobs": {"environments"},
+        "environments": {"gpu"},
+        "a": {"b"},
+    }
     assert _cycles(graph) == [["advice", "environments", "gpu", "jobs"]]
     assert _cycles({"a": {"b"}, "b": {"c"}}) == []
 
@@ -162,5 +168,10 @@ def test_shared_folders_import_no_feature():
     # api/ and components/ are below every feature; the sidebar knows none of its sections.
     features = {"advice", "dask", "environments", "gpu", "images", "jobs", "notifications", "pipelines"}
     features |= {"schedules", "tasks"}
-    reaching = {f"{low} -> {up}" for low in ("api", "components", "sidebar") for up in GRAPH.get(low, {}) if up in features}
+    reaching = {
+        f"{low} -> {up}"
+        for low in ("api", "components", "sidebar")
+        for up in GRAPH.get(low, {})
+        if up in features
+    }
     assert reaching == set()

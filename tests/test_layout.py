@@ -204,7 +204,9 @@ def test_no_module_outside_the_slurm_wing_runs_a_slurm_command():
     """SLURM lives in backends/slurm/: no other module names a SLURM command as a value (an argv's
     first word, a command table's key). The keeper's generic command runner takes the argv it is given."""
     slurm = ast.parse(MODULES["jupyter_gpu_env.backends.slurm.controller"].read_text())
-    assert any(isinstance(n, ast.Constant) and n.value == "sbatch" for n in ast.walk(slurm))  # the reader sees
+    assert any(
+        isinstance(n, ast.Constant) and n.value == "sbatch" for n in ast.walk(slurm)
+    )  # the reader sees
     found = sorted(
         f"{name}: {node.value}"
         for name, tree in _sources_outside("jupyter_gpu_env.backends.slurm")
