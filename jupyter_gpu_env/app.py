@@ -14,8 +14,6 @@ from jupyter_server.extension.application import ExtensionApp
 
 from ._version import __version__
 from .backends.base import InstalledBackends, create_backends
-from .batch.service import JobService
-from .batch.store import JobStore
 from .contracts.dask.spec import DIR_ENV as DASK_DIR_ENV
 from .dask.options import DaskClusters
 from .dask.service import DaskService
@@ -35,6 +33,8 @@ from .handlers.dask.dashboard import ROUTE as DASHBOARD_ROUTE
 from .handlers.dask.dashboard import DashboardHandler
 from .handlers.openapi import render as render_openapi
 from .images.service import ImageService
+from .jobs.service import JobService
+from .jobs.store import JobStore
 from .notify.email import SmtpSettings
 from .notify.message import public_base
 from .notify.notifier import Notifier

@@ -18,8 +18,8 @@ from helpers import ended, wait_for_job, wait_until, write_notebook
 from jupyter_client.kernelspec import KernelSpecManager
 
 from jupyter_gpu_env.backends.local import LocalBackend
-from jupyter_gpu_env.batch.service import JobService
-from jupyter_gpu_env.batch.store import JobStore
+from jupyter_gpu_env.jobs.service import JobService
+from jupyter_gpu_env.jobs.store import JobStore
 from jupyter_gpu_env.models.jobs import Job
 
 

@@ -1,7 +1,8 @@
 """Root of the tests: fixtures every folder may use.
 
-The folders mirror the package (``batch/``, ``batch/kubernetes/``, ``batch/slurm/``, ``envs/``,
-``images/``, ``gpu/``, ``handlers/``, ``cli/``). Fixtures that more than one folder needs live in
+The folders mirror the package (``jobs/``, ``backends/local/``, ``backends/slurm/`` (with ``dask/``),
+``backends/kubernetes/`` (with ``dask/``), ``schedules/``, ``pipelines/``, ``dask/``, ``envs/``, ``images/``,
+``gpu/``, ``handlers/``, ``cli/``). Fixtures that more than one folder needs live in
 plugin modules beside this file, registered below (``pytest_plugins`` is allowed only here):
 ``conda_fixtures`` (the demo conda channel and environment, environment services) and
 ``batch_fixtures`` (the ``batch`` workspace of a JobService on the local backend). Plain helpers

@@ -127,15 +127,15 @@ def _reaches(source: str, target: str) -> list[str]:
     ("lower", "upper"),
     [
         # Models describe the API; they know no service.
-        *[("jupyter_gpu_env.models", f"jupyter_gpu_env.{up}") for up in ("envs", "batch", "gpu", "images")],
-        # GPU readings serve the batch system, not the other way round.
-        ("jupyter_gpu_env.gpu", "jupyter_gpu_env.batch"),
+        *[("jupyter_gpu_env.models", f"jupyter_gpu_env.{up}") for up in ("envs", "jobs", "gpu", "images")],
+        # GPU readings serve jobs, not the other way round.
+        ("jupyter_gpu_env.gpu", "jupyter_gpu_env.jobs"),
         # The command line uses the services as the server does, not its HTTP layer.
         ("jupyter_gpu_env.cli", "jupyter_gpu_env.handlers"),
         # Nothing below the server knows tornado's handlers, the facade or the app.
         *[
             (f"jupyter_gpu_env.{low}", f"jupyter_gpu_env.{up}")
-            for low in ("envs", "batch", "gpu", "images", "models")
+            for low in ("envs", "jobs", "gpu", "images", "models")
             for up in ("handlers", "services", "app")
         ],
     ],
@@ -145,7 +145,7 @@ def test_layers_point_down(lower, upper):
 
 
 def _top(module: str) -> str:
-    """The top-level folder (or root module) a module belongs to: ``batch`` for ``jupyter_gpu_env.batch.x``."""
+    """The top-level folder (or root module) a module belongs to: ``jobs`` for ``jupyter_gpu_env.jobs.x``."""
     return module.split(".")[1] if "." in module else module
 
 
@@ -169,8 +169,14 @@ def test_no_two_folders_import_each_other():
 # The house, bottom up: the ground floor of contracts (what passes between the server and a node), the
 # batch systems' wings over it, the jobs feature over those, the features that run on jobs over that.
 GROUND = {"errors", "models", "system", "contracts", "_version"}
-FEATURES = ("batch", "schedules", "pipelines", "dask", "envs", "images", "notify", "efficiency")
+FEATURES = ("jobs", "schedules", "pipelines", "dask", "envs", "images", "notify", "efficiency")
 TOP = ("cli", "handlers", "services", "app")
+
+
+def test_the_layer_rules_name_folders_that_exist():
+    # A rule over a folder that was renamed would pass for ever, checking nothing.
+    named = {"models", "gpu", "cli", "envs", "images", "backends", "contracts", *FEATURES, *TOP} - {"app"}
+    assert {f for f in named if f"jupyter_gpu_env.{f}" not in MODULES} == set()
 
 
 def test_the_ground_floor_imports_nothing_above_it():
@@ -188,7 +194,7 @@ def test_backends_know_no_feature(upper):
 def test_jobs_know_no_feature_built_on_them(upper):
     """Schedules, pipelines and Dask clusters run on jobs; the jobs' code (store, service, runner)
     knows none of them: each feature owns its records and hands its own timers to the server."""
-    assert _reaches("jupyter_gpu_env.batch", f"jupyter_gpu_env.{upper}") == []
+    assert _reaches("jupyter_gpu_env.jobs", f"jupyter_gpu_env.{upper}") == []
 
 
 def _sources_outside(folder: str) -> Iterator[tuple[str, ast.AST]]:

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
 
-from ..batch.sweeps.plan import range_values
 from ..errors import GpuEnvError, InvalidRequest
+from ..jobs.sweeps.plan import range_values
 from ..models.jobs import JOB_STATES, TERMINAL_STATES, Job
 from ..models.sweeps import JobGroup
 from .common import UsageError, add_run_arguments, human_duration, parse_value, print_json, print_table
@@ -27,7 +27,7 @@ from .progress import ProgressBar
 from .sweeps import follow_sweep
 
 if TYPE_CHECKING:
-    from ..batch.service import JobService
+    from ..jobs.service import JobService
     from ..services import Library
 
 POLL_SECONDS = 0.5

@@ -7,7 +7,7 @@ import asyncio
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ..batch.sweeps.results import as_csv
+from ..jobs.sweeps.results import as_csv
 from ..models.jobs import TERMINAL_STATES
 from ..models.sweeps import JobGroup
 from .common import print_json, print_table
@@ -15,7 +15,7 @@ from .config import command_parser, older_spelling, verb_parsers, with_services
 from .progress import ProgressBar
 
 if TYPE_CHECKING:
-    from ..batch.service import JobService
+    from ..jobs.service import JobService
     from ..services import Library
 
 POLL_SECONDS = 0.5

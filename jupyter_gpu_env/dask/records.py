@@ -1,4 +1,4 @@
-"""Dask clusters in the job store (:mod:`..batch.store`), on its database: each cluster's record, and
+"""Dask clusters in the job store (:mod:`..jobs.store`), on its database: each cluster's record, and
 its workers' spans, the usage ledger's rows for the worker- and GPU-hours no job record holds."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..batch.sql import Database, transaction
 from ..errors import Conflict, NotFound
+from ..jobs.sql import Database, transaction
 from ..models.resources import JobResources
 
 FINAL = frozenset({"stopped", "failed"})

@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..backends.dask import ClusterRef, DaskLauncher, DaskSettings, Placement, SchedulerSeen
-from ..batch.service import JobService
 from ..contracts.dask import folder
 from ..contracts.dask.spec import LOG, ClusterSpec, ScaleFile, WorkerShape, lifetime_for, worker_args
 from ..contracts.dask.state import KeeperState, log_tail, read_state_or_damage
 from ..errors import Conflict, GpuEnvError, NotFound
+from ..jobs.service import JobService
 from ..models.automation.dask import DaskCluster, DaskClusterList, DaskClusterRequest, DaskScaleRequest
 from ..models.resources import parse_time_limit
 from ..system.trees import remove_tree

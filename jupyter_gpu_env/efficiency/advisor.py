@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..backends.base import Backend
-from ..batch.service import JobService
 from ..errors import GpuEnvError, InvalidRequest
+from ..jobs.service import JobService
 from ..models.gpu import GpuDevice, KernelUsage
 from ..models.gpu.advice import GpuAdvice, KernelUse, MeasuredRun, StartOption, SuggestedResources
 from ..models.jobs import Job

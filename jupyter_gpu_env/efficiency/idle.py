@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import logging
 
-from ..batch.service import JobService
 from ..errors import Conflict
 from ..gpu.idle import duration
+from ..jobs.service import JobService
 from ..models.jobs import Job
 
 log = logging.getLogger(__name__)

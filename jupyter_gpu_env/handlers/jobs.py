@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ..batch.usage import as_csv as usage_csv
+from ..jobs.usage import as_csv as usage_csv
 from ..models.backends import BackendList, UsageReport, UsageWeeks
 from ..models.cluster import ClusterCapacity
 from ..models.gpu.advice import GpuAdvice

@@ -15,17 +15,17 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..batch import submission
-from ..batch.intake import Intake, Prepared
-from ..batch.parameters import inspect_notebook
-from ..batch.service import JobService
-from ..batch.sweeps import plan
-from ..batch.sweeps.folders import build_sweep_folder
 from ..contracts import jobfiles
 from ..contracts.pipelines import folder as files
 from ..contracts.pipelines.graph import Edge, GraphError, order
 from ..errors import GpuEnvError, InvalidRequest
 from ..inputs import check_tree
+from ..jobs import submission
+from ..jobs.intake import Intake, Prepared
+from ..jobs.parameters import inspect_notebook
+from ..jobs.service import JobService
+from ..jobs.sweeps import plan
+from ..jobs.sweeps.folders import build_sweep_folder
 from ..models.automation.pipelines import UPSTREAM, PipelineNodeRequest, PipelineRequest
 from ..models.common import describe_validation_error
 from ..models.jobs import Job

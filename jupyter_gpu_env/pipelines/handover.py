@@ -11,10 +11,10 @@ import logging
 from collections.abc import Mapping, Sequence
 
 from ..backends.base import Dependency, IllegalTransition
-from ..batch.service import JobService
 from ..contracts.pipelines import folder as files
 from ..contracts.pipelines.graph import ACTIVE, ENDED, WAITING, Edge, decide, order, refusal
 from ..errors import GpuEnvError, NotFound
+from ..jobs.service import JobService
 from ..models.jobs import Job
 from .records import PipelineRecord, PipelineRecords
 from .view import node_jobs, standing

@@ -1,4 +1,4 @@
-"""Pipelines in the job store (:mod:`..batch.store`), on its database: each pipeline's record (what was
+"""Pipelines in the job store (:mod:`..jobs.store`), on its database: each pipeline's record (what was
 asked of each node, and which jobs are its current ones) beside the jobs it made, which carry its id."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..batch.sql import INSERT, VISIBLE, Database, row, transaction
 from ..errors import Conflict, NotFound
+from ..jobs.sql import INSERT, VISIBLE, Database, row, transaction
 from ..models.jobs import Job
 from ..models.sweeps import JobGroup
 

@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from ..backends.base import IllegalTransition
-from ..batch.service import JobService
 from ..contracts import jobfiles
 from ..contracts.pipelines import folder as files
 from ..contracts.pipelines.graph import ACTIVE, below, order
 from ..errors import Conflict, GpuEnvError, InvalidRequest, NotFound
+from ..jobs.service import JobService
 from ..models.automation.pipelines import (
     Pipeline,
     PipelineList,

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from ..backends.base import Backend
-from ..batch.service import JobService
 from ..contracts import jobfiles
 from ..contracts.schedules import folder as files
 from ..errors import Conflict
+from ..jobs.service import JobService
 from ..models.jobs import Job
 from .records import ScheduleRecord, ScheduleRecords
 

@@ -13,13 +13,13 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 from ..backends.base import Backend
-from ..batch.service import JobService
 from ..contracts import jobfiles
 from ..contracts.schedules import folder as files
 from ..contracts.schedules import locking
 from ..contracts.schedules.plan import Armed, SchedulePlan
 from ..contracts.schedules.timing import parse
 from ..errors import Conflict, GpuEnvError
+from ..jobs.service import JobService
 from ..models.automation.pipelines import Pipeline
 from ..models.automation.schedules import Keeper
 from ..models.jobs import Job

@@ -1,4 +1,4 @@
-"""Schedules in the job store (:mod:`..batch.store`), on its database: what the server knows of each.
+"""Schedules in the job store (:mod:`..jobs.store`), on its database: what the server knows of each.
 
 The schedule's folder holds what the cluster needs to run it without us (``schedule.json``); this
 record holds what the server shows and acts on, and how far the server's own timer has looked.
@@ -13,9 +13,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from ..batch.sql import Database, transaction
 from ..contracts.schedules.folder import ScheduleDoc
 from ..errors import Conflict, NotFound
+from ..jobs.sql import Database, transaction
 from ..models.resources import JobResources
 
 

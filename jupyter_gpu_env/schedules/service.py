@@ -21,15 +21,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..batch import submission
-from ..batch.parameters import inspect_notebook
-from ..batch.service import JobService
-from ..batch.sweeps import plan
 from ..contracts import jobfiles
 from ..contracts.schedules import folder as files
 from ..contracts.schedules import locking
 from ..contracts.schedules.timing import Timing, describe, parse
 from ..errors import Conflict, GpuEnvError, InvalidRequest, NotFound
+from ..jobs import submission
+from ..jobs.parameters import inspect_notebook
+from ..jobs.service import JobService
+from ..jobs.sweeps import plan
 from ..models.automation.pipelines import Pipeline
 from ..models.automation.schedules import (
     DueTime,

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..batch.service import JobService
-from ..batch.sweeps.service import Sweeps
 from ..dask.service import DaskService
 from ..efficiency.advisor import Advisor
 from ..envs.service import EnvironmentService
 from ..images.service import ImageService
+from ..jobs.service import JobService
+from ..jobs.sweeps.service import Sweeps
 from ..pipelines.service import PipelineService
 from ..schedules.service import ScheduleService
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
-from ..batch.service import JobService
-from ..batch.sweeps.service import Sweeps
 from ..dask.service import DaskService
 from ..efficiency.advisor import Advisor
 from ..images import mounts
+from ..jobs.service import JobService
+from ..jobs.sweeps.service import Sweeps
 from ..notify.notifier import Notifier
 from ..pipelines.service import PipelineService
 from ..schedules.service import ScheduleService

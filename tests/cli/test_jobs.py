@@ -151,7 +151,7 @@ def test_the_cli_refuses_a_value_of_the_wrong_kind_as_the_api_does(cli, capsys):
 
 
 def test_a_listing_cut_off_by_head_ends_quietly(cli, capsys):
-    from jupyter_gpu_env.batch.store import JobStore
+    from jupyter_gpu_env.jobs.store import JobStore
     from jupyter_gpu_env.models.jobs import Job
 
     def job(i: int) -> Job:

@@ -9,7 +9,7 @@ from typing import Any
 
 from helpers import wait_until
 
-from jupyter_gpu_env.batch.service import JobService
+from jupyter_gpu_env.jobs.service import JobService
 from jupyter_gpu_env.models.automation.notifications import NotificationSettings
 from jupyter_gpu_env.models.jobs import Job
 from jupyter_gpu_env.notify.email import SmtpSettings

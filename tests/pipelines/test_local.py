@@ -12,9 +12,9 @@ import pytest
 from helpers import wait_until
 from pipeline_notebooks import diamond
 
-from jupyter_gpu_env.batch.sweeps.results import gather
 from jupyter_gpu_env.contracts.pipelines import folder as files
 from jupyter_gpu_env.errors import Conflict, InvalidRequest, NotFound
+from jupyter_gpu_env.jobs.sweeps.results import gather
 from jupyter_gpu_env.models.automation.pipelines import Pipeline
 from jupyter_gpu_env.pipelines.service import PipelineService
 

@@ -2,7 +2,7 @@
 
 Nothing here runs a command: the backend (backend.py, through controller.py) runs ``sbatch``, ``squeue``, ``scontrol`` and
 ``sinfo`` with the formats defined here and hands their text to these functions. The test data under
-tests/batch/slurm/data was captured from a real slurmctld 22.05.8.
+tests/backends/slurm/data was captured from a real slurmctld 22.05.8.
 
 Formats are fixed, delimited text rather than ``--json``: ``squeue --json`` in 22.05 ignores ``-j`` and
 ``-t`` (it returns every job of the cluster), and ``scontrol show job --json`` does not exist before 23.02.

@@ -7,7 +7,7 @@ missed). Whoever starts a run or changes the waiting job holds the schedule's lo
 it is kept beside this folder, not in it (:mod:`.locking` says why).
 
 What a run's notebook writes can reach this folder (the same user's files): the server reads
-everything here through :mod:`..batch.jobfiles`' bounded readers into models with ranges.
+everything here through :mod:`..jobfiles`' bounded readers into models with ranges.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Pure: the Kubernetes objects of a Dask cluster, built with the official client's models as the batch
-Job builder builds a job's (:mod:`...batch.kubernetes.objects`), so each is validated offline.
+Job builder builds a job's (:mod:`..objects`), so each is validated offline.
 
 Two shapes, both running our scheduler command (:func:`..spec.scheduler_args`, the keeper preloaded) from
 the cluster folder on the volume the backend's jobs mount, and workers running :func:`..spec.worker_args`:

@@ -1,7 +1,7 @@
 """Pure builders of a Dask cluster's two SLURM scripts: the scheduler's batch job and the workers' job array.
 
 No I/O: the spec, the placement and the backend's options in, text out. Every value that reaches a
-``#SBATCH`` line or the shell goes through the SLURM backend's own checks (``batch/slurm/script.py``),
+``#SBATCH`` line or the shell goes through the SLURM backend's own checks (``backends/slurm/script.py``),
 so a queue name or a path can never become a second directive or a command.
 
 What dask-jobqueue knows about SLURM job scripts and is kept here: one node and one task per worker,

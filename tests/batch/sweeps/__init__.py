@@ -1,1 +1,0 @@
-"""Tests of jupyter_gpu_env.batch.sweeps (a package: test modules of the same name live in several folders)."""
