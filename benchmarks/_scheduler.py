@@ -68,7 +68,7 @@ def scheduler_python() -> tuple[Path | None, str]:
 
 def seed_ours(store_path: Path, n: int) -> None:
     """``n`` finished jobs through our own JobStore, one a minute apart, newest now."""
-    from jupyter_gpu_env.batch.store import JobStore
+    from jupyter_gpu_env.jobs.store import JobStore
     from jupyter_gpu_env.models.jobs import Job, JobProgress
 
     now = time.time()

@@ -24,10 +24,10 @@ from pathlib import Path
 
 from jupyter_gpu_env.backends.dask import DaskSettings
 from jupyter_gpu_env.backends.local import LocalBackend
-from jupyter_gpu_env.batch.service import JobService
-from jupyter_gpu_env.batch.store import JobStore
 from jupyter_gpu_env.dask.records import ClusterRecord
 from jupyter_gpu_env.dask.service import DaskService
+from jupyter_gpu_env.jobs.service import JobService
+from jupyter_gpu_env.jobs.store import JobStore
 from jupyter_gpu_env.models.jobs import Job
 from jupyter_gpu_env.models.resources import JobResources
 

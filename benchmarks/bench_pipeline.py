@@ -40,7 +40,7 @@ from bench_sweep import _cluster, _Counting
 from bench_sweep import _service as sweep_service
 
 from jupyter_gpu_env import proc
-from jupyter_gpu_env.batch.service import JobService
+from jupyter_gpu_env.jobs.service import JobService
 from jupyter_gpu_env.pipelines.service import PipelineService
 
 NODES = 100

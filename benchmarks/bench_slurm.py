@@ -23,9 +23,9 @@ from jupyter_client.kernelspec import KernelSpecManager
 
 from jupyter_gpu_env import proc
 from jupyter_gpu_env.backends.slurm import SlurmBackend
-from jupyter_gpu_env.batch.service import JobService
-from jupyter_gpu_env.batch.store import JobStore
 from jupyter_gpu_env.contracts import jobfiles
+from jupyter_gpu_env.jobs.service import JobService
+from jupyter_gpu_env.jobs.store import JobStore
 from jupyter_gpu_env.models.jobs import Job
 
 REPO = Path(__file__).resolve().parents[1]

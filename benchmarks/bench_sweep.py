@@ -25,8 +25,8 @@ from jupyter_client.kernelspec import KernelSpecManager
 
 from jupyter_gpu_env import proc
 from jupyter_gpu_env.backends.slurm import SlurmBackend
-from jupyter_gpu_env.batch.service import JobService
-from jupyter_gpu_env.batch.store import JobStore
+from jupyter_gpu_env.jobs.service import JobService
+from jupyter_gpu_env.jobs.store import JobStore
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "slurm-local.sh"
@@ -125,7 +125,7 @@ async def _way(conf: str, tmp: Path, sweep: bool) -> dict[str, float]:
 
 def _gather(tmp: Path) -> dict[str, float]:
     """1,000 executed notebooks of a sweep, read by the results table and by nbformat one by one."""
-    from jupyter_gpu_env.batch.sweeps import results
+    from jupyter_gpu_env.jobs.sweeps import results
 
     folder = tmp / "outputs"
     folder.mkdir()
