@@ -7,16 +7,13 @@
  * whose state shows at a glance) and every action is in the labelled "⋯"
  * menu, so names are readable at the sidebar's default width.
  */
-import {
-  ToolbarButtonComponent,
-  caretDownIcon
-} from '@jupyterlab/ui-components';
+import { ToolbarButtonComponent } from '@jupyterlab/ui-components';
 import { CommandRegistry } from '@lumino/commands';
 import React, { useState } from 'react';
 
 import { kernelRegisterIcon, kernelUnregisterIcon } from '../components/icons';
 import { MenuButton } from '../components/menu-button';
-import { ListRow } from '../components/row';
+import { ExpandableRow } from '../components/row';
 import { TaskList } from '../tasks/task-list';
 import { isFinal } from '../tasks/tracker';
 import { IEnvironment, ITask } from '../api/types';
@@ -150,36 +147,31 @@ export function EnvironmentRow(props: {
   const changing = running.some(t => t.target === `environments/${env.name}`);
   const detailId = `jp-GpuEnv-env-${env.kind}-${env.name}-packages`;
   return (
-    <ListRow
+    <ExpandableRow
       kind="env"
-      data={{
-        name: env.name,
-        kind: env.kind,
-        kernel: env.kernel_name ?? '',
-        expanded
+      data={{ name: env.name, kind: env.kind, kernel: env.kernel_name ?? '' }}
+      expanded={expanded}
+      onToggle={() => setExpanded(!expanded)}
+      toggle={{
+        title: expanded
+          ? 'Hide the packages'
+          : `Show the packages (${env.prefix})`,
+        controls: detailId
       }}
-    >
-      <div className="jp-GpuEnv-rowHeader">
-        <button
-          type="button"
-          className="jp-GpuEnv-envToggle"
-          aria-expanded={expanded}
-          aria-controls={detailId}
-          title={
-            expanded ? 'Hide the packages' : `Show the packages (${env.prefix})`
-          }
-          onClick={() => setExpanded(!expanded)}
-        >
-          <caretDownIcon.react tag="span" className="jp-GpuEnv-envCaret" />
-          <span className="jp-GpuEnv-rowName">{env.name}</span>
-        </button>
+      name={<span className="jp-GpuEnv-rowName">{env.name}</span>}
+      nameInToggle
+      header={
         <Actions
           env={env}
           actions={actions}
           commands={props.commands}
           changing={changing}
         />
-      </div>
+      }
+      details={
+        <PackageList id={detailId} env={env} client={actions.model.client} />
+      }
+    >
       {env.kind === 'shared' && <SharedBy env={env} />}
       <div className="jp-GpuEnv-envMeta">{describeEnvironment(env)}</div>
       <Badges env={env} />
@@ -188,9 +180,6 @@ export function EnvironmentRow(props: {
         onCancel={id => void actions.cancel(id)}
         summarize={taskSummary}
       />
-      {expanded && (
-        <PackageList id={detailId} env={env} client={actions.model.client} />
-      )}
-    </ListRow>
+    </ExpandableRow>
   );
 }

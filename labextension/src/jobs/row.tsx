@@ -11,7 +11,7 @@ import {
   stopIcon,
   textEditorIcon
 } from '@jupyterlab/ui-components';
-import React, { useEffect, useRef } from 'react';
+import React from 'react';
 
 import { JobActions } from './actions';
 import { JobCommandIDs } from './command-ids';
@@ -30,7 +30,7 @@ import {
 import type { IJob } from '../api/types';
 import { StateBadge } from '../components/figures/badge';
 import { BarLevel, ProgressBar } from '../components/figures/progress';
-import { IListRowProps, ListRow } from '../components/row';
+import { ListRow } from '../components/row';
 import { describeParameters } from './sweeps/values';
 import { GpuIdleBadge, GpuUse } from './run/gpu-use';
 import { Attempts, PriorityBadge } from './run/attempts';
@@ -203,27 +203,7 @@ export function JobActionButtons(props: {
   );
 }
 
-/** A row of the Jobs list (a job, a sweep), scrolled to while highlighted. */
-export function JobListRow(
-  props: Omit<IListRowProps, 'className'> & { highlighted: boolean }
-): JSX.Element {
-  const { highlighted, ...row } = props;
-  const ref = useRef<HTMLLIElement>(null);
-  useEffect(() => {
-    if (highlighted) {
-      ref.current?.scrollIntoView({ block: 'nearest' });
-    }
-  }, [highlighted]);
-  return (
-    <ListRow
-      ref={ref}
-      {...row}
-      className={highlighted ? 'jp-GpuEnv-job-highlighted' : undefined}
-    />
-  );
-}
-
-/** A job's state as a badge, in the tone of the state. */
+/** A job's row: its name, state, clock, actions, progress and notes. */
 export function JobRow(props: {
   job: IJob;
   actions: JobActions;
@@ -243,7 +223,7 @@ export function JobRow(props: {
     describeResources(job.resources)
   ].filter(Boolean);
   return (
-    <JobListRow
+    <ListRow
       kind="job"
       highlighted={highlighted}
       data={{ id: job.id, state: job.state, name: job.name }}
@@ -285,6 +265,6 @@ export function JobRow(props: {
       >
         {facts.join(' · ')}
       </div>
-    </JobListRow>
+    </ListRow>
   );
 }

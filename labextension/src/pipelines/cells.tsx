@@ -7,8 +7,6 @@
  */
 import {
   ToolbarButtonComponent,
-  caretDownIcon,
-  caretRightIcon,
   tableRowsIcon,
   textEditorIcon
 } from '@jupyterlab/ui-components';
@@ -18,6 +16,7 @@ import React from 'react';
 import type { IPipeline, IPipelineNode } from '../api/types';
 import { JobCommandIDs } from '../jobs/command-ids';
 import { formatTime } from '../jobs/format';
+import { ExpandToggle } from '../components/row';
 import { PipelineActionButtons } from './row';
 import {
   describeKind,
@@ -41,7 +40,6 @@ export function PipelineTableRow(props: {
   const { pipeline, facts, expanded, commands, now } = props;
   const { id, name } = pipeline;
   const { ended, total } = nodesEnded(pipeline);
-  const Caret = expanded ? caretDownIcon : caretRightIcon;
   const counts = describeNodeCounts(pipeline.counts);
   return (
     <tr
@@ -53,16 +51,12 @@ export function PipelineTableRow(props: {
       data-expanded={expanded}
     >
       <td className="jp-GpuEnv-jobsToggle">
-        <button
-          type="button"
-          className="jp-GpuEnv-envToggle"
-          aria-expanded={expanded}
-          aria-label={`${expanded ? 'Hide' : 'Show'} the nodes of ${name}`}
+        <ExpandToggle
+          expanded={expanded}
+          onToggle={props.onToggle}
+          label={`${expanded ? 'Hide' : 'Show'} the nodes of ${name}`}
           title={expanded ? 'Hide the nodes' : 'Show the nodes'}
-          onClick={props.onToggle}
-        >
-          <Caret.react tag="span" className="jp-GpuEnv-icon" />
-        </button>
+        />
       </td>
       <td
         data-column="name"

@@ -15,7 +15,8 @@ import type { IPipeline } from '../api/types';
 import { ProgressBar } from '../components/figures/progress';
 import { formatTime } from '../jobs/format';
 import { StateBadge } from '../components/figures/badge';
-import { JobListRow, LEVELS } from '../jobs/row';
+import { LEVELS } from '../jobs/row';
+import { ListRow } from '../components/row';
 import { PipelineCommandIDs } from './command-ids';
 import { describeNodeCounts, isPipelineActive, nodesEnded } from './format';
 
@@ -68,7 +69,7 @@ export function PipelineRow(props: {
   const counts = describeNodeCounts(pipeline.counts);
   const source = pipeline.file_path ? `From ${pipeline.file_path}\n` : '';
   return (
-    <JobListRow
+    <ListRow
       kind="pipeline"
       highlighted={highlighted}
       data={{ id, state, name, nodes: total, ended }}
@@ -107,6 +108,6 @@ export function PipelineRow(props: {
           {ended} of {total} {total === 1 ? 'node' : 'nodes'}
         </span>
       </div>
-    </JobListRow>
+    </ListRow>
   );
 }

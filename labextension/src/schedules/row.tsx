@@ -9,7 +9,6 @@
  */
 import {
   ToolbarButtonComponent,
-  caretDownIcon,
   pauseIcon,
   runIcon,
   fastForwardIcon
@@ -20,9 +19,10 @@ import type { ISchedule } from '../api/types';
 import { StateBadge } from '../components/figures/badge';
 import { useSignals } from '../components/hooks';
 import { MenuButton } from '../components/menu-button';
+import { ExpandableRow } from '../components/row';
 import { JobActions } from '../jobs/actions';
 import { formatTime } from '../jobs/format';
-import { JobListRow, JobRow } from '../jobs/row';
+import { JobRow } from '../jobs/row';
 import { ScheduleActions } from './actions';
 import { ScheduleCommandIDs, scheduleMenu } from './command-ids';
 import {
@@ -124,34 +124,40 @@ export function ScheduleRow(props: {
     .map(run => `${formatDue(run.at, now)} (${run.local})`)
     .join('\n');
   const run = (command: string): void => void commands.execute(command, { id });
+  const toggle = (): void => model.setExpanded(id, !expanded);
   return (
-    <JobListRow
+    <ExpandableRow
       kind="schedule"
       highlighted={highlighted}
-      data={{ id, name, active, expanded, lost: keeper?.level === 'lost' }}
-    >
-      <div className="jp-GpuEnv-rowHeader">
-        <button
-          type="button"
-          className="jp-GpuEnv-envToggle jp-GpuEnv-scheduleToggle"
-          aria-expanded={expanded}
-          aria-controls={`jp-GpuEnv-schedule-${id}-runs`}
-          title={expanded ? 'Hide its runs' : 'Show its recent runs'}
-          onClick={() => model.setExpanded(id, !expanded)}
-        >
-          <caretDownIcon.react tag="span" className="jp-GpuEnv-envCaret" />
-        </button>
+      data={{ id, name, active, lost: keeper?.level === 'lost' }}
+      expanded={expanded}
+      onToggle={toggle}
+      toggle={{
+        title: expanded ? 'Hide its runs' : 'Show its recent runs',
+        controls: `jp-GpuEnv-schedule-${id}-runs`,
+        className: 'jp-GpuEnv-scheduleToggle'
+      }}
+      name={
         <span
           className="jp-GpuEnv-rowName jp-GpuEnv-jobName"
           title={
             `${schedule.notebook_path} (snapshot of ${formatTime(schedule.snapshot_at)})\n` +
             `${schedule.schedule} in ${schedule.timezone}`
           }
-          onClick={() => model.setExpanded(id, !expanded)}
+          onClick={toggle}
         >
           {name}
         </span>
-      </div>
+      }
+      details={
+        <Runs
+          schedule={schedule}
+          actions={actions}
+          jobActions={jobActions}
+          now={now}
+        />
+      }
+    >
       <div
         className="jp-GpuEnv-note jp-GpuEnv-scheduleWords"
         data-testid="gpu-env-schedule-description"
@@ -222,15 +228,7 @@ export function ScheduleRow(props: {
         </div>
       )}
       <div className="jp-GpuEnv-note">{describeWhere(schedule)}</div>
-      {expanded && (
-        <Runs
-          schedule={schedule}
-          actions={actions}
-          jobActions={jobActions}
-          now={now}
-        />
-      )}
-    </JobListRow>
+    </ExpandableRow>
   );
 }
 

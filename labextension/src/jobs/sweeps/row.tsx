@@ -5,7 +5,6 @@
  */
 import {
   ToolbarButtonComponent,
-  caretDownIcon,
   tableRowsIcon
 } from '@jupyterlab/ui-components';
 import { CommandRegistry } from '@lumino/commands';
@@ -20,7 +19,8 @@ import { formatDuration, formatTime, isActiveState } from '../format';
 import type { JobEntry } from '../model';
 import { MAX_RUNS_LISTED } from '../model';
 import { StateBadge } from '../../components/figures/badge';
-import { JobListRow, JobRow, LEVELS } from '../row';
+import { JobRow, LEVELS } from '../row';
+import { ExpandableRow } from '../../components/row';
 import { describeRuns } from './values';
 
 /** What a sweep's row shows, from its record or, until then, its runs. */
@@ -183,22 +183,18 @@ export function SweepRow(props: {
     sweep?.varied.length ? `varies ${sweep.varied.join(', ')}` : null
   ].filter(Boolean);
   return (
-    <JobListRow
+    <ExpandableRow
       kind="sweep"
       highlighted={highlighted}
-      data={{ id, state, name, size, ended, expanded }}
-    >
-      <div className="jp-GpuEnv-rowHeader">
-        <button
-          type="button"
-          className="jp-GpuEnv-envToggle jp-GpuEnv-sweepRunsToggle"
-          aria-expanded={expanded}
-          aria-controls={`jp-GpuEnv-sweep-${id}-runs`}
-          title={expanded ? 'Hide the runs' : 'Show the runs'}
-          onClick={() => model.setExpanded(id, !expanded)}
-        >
-          <caretDownIcon.react tag="span" className="jp-GpuEnv-envCaret" />
-        </button>
+      data={{ id, state, name, size, ended }}
+      expanded={expanded}
+      onToggle={() => model.setExpanded(id, !expanded)}
+      toggle={{
+        title: expanded ? 'Hide the runs' : 'Show the runs',
+        controls: `jp-GpuEnv-sweep-${id}-runs`,
+        className: 'jp-GpuEnv-sweepRunsToggle'
+      }}
+      name={
         <span
           className="jp-GpuEnv-rowName jp-GpuEnv-jobName"
           title={
@@ -209,7 +205,9 @@ export function SweepRow(props: {
         >
           {name}
         </span>
-      </div>
+      }
+      details={<Runs summary={summary} actions={actions} now={now} />}
+    >
       <div className="jp-GpuEnv-jobStatus">
         <StateBadge state={state} />
         <Counts counts={counts} />
@@ -243,7 +241,6 @@ export function SweepRow(props: {
         </span>
       )}
       <div className="jp-GpuEnv-note">{facts.join(' · ')}</div>
-      {expanded && <Runs summary={summary} actions={actions} now={now} />}
-    </JobListRow>
+    </ExpandableRow>
   );
 }

@@ -1,10 +1,10 @@
 /**
  * The Jobs view's rows: a job (or a sweep's run, one step in) and a sweep
  * that expands to its runs, each cell from the row's facts, and the row's
- * actions (a pipeline's rows are in pipeline-cells.tsx). Every action goes through the jobs' actions or commands, so the
- * sidebar, the palette and this table do the same thing.
+ * actions (a pipeline's rows are in pipelines/cells.tsx). Every action goes
+ * through the jobs' actions or commands, so the sidebar, the palette and
+ * this table do the same thing.
  */
-import { caretDownIcon, caretRightIcon } from '@jupyterlab/ui-components';
 import React from 'react';
 
 import type { IJob } from '../../api/types';
@@ -18,6 +18,7 @@ import {
   ordinal
 } from '../format';
 import { StateBadge } from '../../components/figures/badge';
+import { ExpandToggle } from '../../components/row';
 import { JobActionButtons } from '../row';
 import { SweepActionButtons } from '../sweeps/row';
 import { describeGpuMeanPeak, IRowFacts } from './rows';
@@ -146,7 +147,6 @@ export function SweepTableRow(props: {
 }): JSX.Element {
   const { id, facts, size, expanded, actions, now } = props;
   const { commands, model } = actions;
-  const Caret = expanded ? caretDownIcon : caretRightIcon;
   return (
     <tr
       data-testid="gpu-env-jobs-row"
@@ -157,16 +157,12 @@ export function SweepTableRow(props: {
       data-expanded={expanded}
     >
       <td className="jp-GpuEnv-jobsToggle">
-        <button
-          type="button"
-          className="jp-GpuEnv-envToggle"
-          aria-expanded={expanded}
-          aria-label={`${expanded ? 'Hide' : 'Show'} the runs of ${facts.name}`}
+        <ExpandToggle
+          expanded={expanded}
+          onToggle={() => model.setExpanded(id, !expanded)}
+          label={`${expanded ? 'Hide' : 'Show'} the runs of ${facts.name}`}
           title={expanded ? 'Hide the runs' : 'Show the runs'}
-          onClick={() => model.setExpanded(id, !expanded)}
-        >
-          <Caret.react tag="span" className="jp-GpuEnv-icon" />
-        </button>
+        />
       </td>
       <td
         data-column="name"
