@@ -35,6 +35,7 @@ from .handlers.openapi import render as render_openapi
 from .images.service import ImageService
 from .jobs.service import JobService
 from .jobs.store import JobStore
+from .loops import Loops
 from .notify.email import SmtpSettings
 from .notify.message import public_base
 from .notify.notifier import Notifier
@@ -167,15 +168,17 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
     def build_services(self, root_dir: str) -> Services:
         """What a server holds: the library, and what only a server has (tasks, kernels, the sampler)."""
         lib = self.build_library(root_dir)
-        # Only a server runs the schedules' timer: a CLI beside it must not start the same due run.
-        lib.jobs.loops.add("schedules", self.schedule_interval, lib.schedules.tick)
+        # Each feature's timer is its own, beside the job poller (JobService's), not on it; only a server
+        # runs them: a CLI beside it must not start the same due run.
+        timers = Loops()
+        timers.add("schedules", self.schedule_interval, lib.schedules.tick)
         # Pipelines move on where their backend does not hold dependencies itself (local, Kubernetes).
-        lib.jobs.loops.add("pipelines", self.job_refresh_interval, lib.pipelines.advance)
+        timers.add("pipelines", self.job_refresh_interval, lib.pipelines.advance)
         # Dask clusters keep themselves; the server follows them for their records and the usage ledger.
-        lib.jobs.loops.add("dask", max(self.job_refresh_interval, 2.0), lib.dask.tick)
+        timers.add("dask", max(self.job_refresh_interval, 2.0), lib.dask.tick)
         if self.job_gpu_idle_action == "cancel":
             idle = IdleEnforcer(lib.jobs, self.job_gpu_idle_seconds, self.job_gpu_idle_grace)
-            lib.jobs.loops.add("gpu-idle", self.job_refresh_interval, idle.tick)
+            timers.add("gpu-idle", self.job_refresh_interval, idle.tick)
         self.gpu_readers = GpuReaders(self.gpu_recorded_source)
         sampler = Sampler(
             self.gpu_readers.read,
@@ -211,6 +214,7 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
             gpu=GpuOperations(sampler, kernels, cluster),
             tasks=tasks,
             notifications=notifier,
+            timers=timers,
         )
 
     def build_capacity(self) -> CapacitySource:

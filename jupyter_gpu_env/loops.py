@@ -49,6 +49,11 @@ class Loops:
     def names(self) -> list[str]:
         return [loop.name for loop in self._loops]
 
+    @property
+    def running(self) -> list[str]:
+        """The loops whose task runs now."""
+        return [name for name, task in self._tasks.items() if not task.done()]
+
     def start(self) -> None:
         self._running = True
         for loop in self._loops:

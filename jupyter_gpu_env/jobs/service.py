@@ -6,7 +6,7 @@ backend refuses, the record and the folder go again: a rejected submission leave
 
 It holds its parts, each given only what it needs: an :class:`.intake.Intake` (requests checked, records
 and job.json made), a :class:`.tracking.JobTracker` (records kept in step with the backends),
-:class:`.sweeps.service.Sweeps` and :class:`.loops.Loops` (the job poller, and features' timers).
+:class:`.sweeps.service.Sweeps` and a :class:`..loops.Loops` (the job poller).
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ class JobService:
             result_value_bytes=result_value_bytes,
             results_bytes=results_bytes,
         )
-        # Background work between start() and stop(): the job poller, and any feature's timer.
+        # Background work between start() and stop(): the job poller (features' timers are their own).
         self.loops = Loops()
         self.loops.add("jobs", refresh_interval, self.tracker.refresh)
 

@@ -10,6 +10,7 @@ from ..efficiency.advisor import Advisor
 from ..images import mounts
 from ..jobs.service import JobService
 from ..jobs.sweeps.service import Sweeps
+from ..loops import Loops
 from ..notify.notifier import Notifier
 from ..pipelines.service import PipelineService
 from ..schedules.service import ScheduleService
@@ -36,6 +37,7 @@ class Services:
     gpu: GpuOperations
     tasks: TaskManager
     notifications: Notifier
+    timers: Loops = field(default_factory=Loops)  # the features' timers: schedules, pipelines, Dask, GPU idle
     _started: asyncio.Task[None] | None = field(default=None, init=False, repr=False)
 
     async def start(self) -> None:
@@ -55,6 +57,7 @@ class Services:
         await mounts.sweep()
         self.gpu.sampler.start()
         await lib.jobs.start()
+        self.timers.start()  # once the jobs are reconciled: a timer acts on what they say
         await lib.envs.warm_up()
         await lib.images.warm_up()
 
@@ -63,6 +66,7 @@ class Services:
         await self.tasks.stop()
         await lib.envs.close()
         await lib.images.close()
+        await self.timers.stop()  # before the jobs: no timer acts on a stopped service
         await lib.jobs.stop()
         await lib.dask.close()  # the clusters go on; only stops under way here are let go
         await self.notifications.stop()  # after the jobs: no end is told once it has stopped
