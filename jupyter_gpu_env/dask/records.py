@@ -10,9 +10,38 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..contracts.database import Database, Step, transaction
 from ..errors import Conflict, NotFound
-from ..jobs.sql import Database, transaction
 from ..models.resources import JobResources
+
+PART = "dask"
+# Dask clusters, and their workers' time: the usage ledger's rows for what no job record holds.
+MIGRATIONS: tuple[Step, ...] = (
+    Step(
+        [
+            """CREATE TABLE IF NOT EXISTS dask_clusters (
+                id TEXT PRIMARY KEY,
+                created_at REAL NOT NULL,
+                active INTEGER NOT NULL DEFAULT 1,
+                data TEXT NOT NULL
+            )""",
+            "CREATE INDEX IF NOT EXISTS dask_clusters_active ON dask_clusters (active, created_at DESC)",
+            """CREATE TABLE IF NOT EXISTS dask_workers (
+                cluster_id TEXT NOT NULL,
+                worker TEXT NOT NULL,
+                started_at REAL NOT NULL,
+                finished_at REAL,
+                backend TEXT NOT NULL,
+                cluster_name TEXT NOT NULL,
+                gpu_units REAL NOT NULL DEFAULT 0,
+                cpus REAL NOT NULL DEFAULT 1,
+                PRIMARY KEY (cluster_id, worker, started_at)
+            )""",
+            "CREATE INDEX IF NOT EXISTS dask_workers_started ON dask_workers (started_at)",
+        ],
+        legacy=7,
+    ),
+)
 
 FINAL = frozenset({"stopped", "failed"})
 
@@ -65,6 +94,7 @@ class DaskRecords:
     """:attr:`.store.JobStore.dask`."""
 
     def __init__(self, db: Database) -> None:
+        db.own(PART, MIGRATIONS)
         self._call = db.call
         self._conn = db.conn
 

@@ -16,10 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from ..backends.base import check_transition
+from ..contracts.database import Database, transaction
 from ..errors import Conflict, InvalidRequest, NotFound
 from ..models.backends import BackendUsage, ClusterUsage, UsageReport
 from ..models.jobs import JOB_STATES, TERMINAL_STATES, Job, JobList
-from .sql import INSERT, NOTEBOOK_OF, VISIBLE, Database, dump, row, transaction
+from . import sql
+from .sql import INSERT, NOTEBOOK_OF, VISIBLE, dump, row
 from .sweeps.records import SweepRecords
 
 MAX_PAGE = 500
@@ -35,6 +37,7 @@ class JobStore:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.db = Database(self.path)
+        self.db.own(sql.PART, sql.MIGRATIONS)  # the jobs' and sweeps' tables; features add theirs
         self.sweeps = SweepRecords(self.db)
         self._call = self.db.call
         self._conn = self.db.conn
@@ -323,13 +326,19 @@ class JobStore:
                 "GROUP BY backend, state",
                 args,
             ).fetchall()
-            workers = db.execute(
-                f"SELECT backend, cluster_name, SUM({overlap}), SUM(gpu_units * {overlap}), "
-                f"SUM(cpus * {overlap}) FROM dask_workers "
-                "WHERE started_at < :end AND COALESCE(finished_at, :now) > :start "
-                "GROUP BY backend, cluster_name",
-                args,
-            ).fetchall()
+            # Dask workers' spans are in the ledger too, in the Dask part's table once that part exists here.
+            kept = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'dask_workers'")
+            workers = (
+                db.execute(
+                    f"SELECT backend, cluster_name, SUM({overlap}), SUM(gpu_units * {overlap}), "
+                    f"SUM(cpus * {overlap}) FROM dask_workers "
+                    "WHERE started_at < :end AND COALESCE(finished_at, :now) > :start "
+                    "GROUP BY backend, cluster_name",
+                    args,
+                ).fetchall()
+                if kept.fetchone()
+                else []
+            )
         report = UsageReport(period_start=start, period_end=end)
         for backend, gpu_s, cpu_s, used_s, measured_s in hours:
             u = report.backends.setdefault(backend, BackendUsage())

@@ -11,10 +11,27 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..contracts.database import Database, Step, transaction
 from ..errors import Conflict, NotFound
-from ..jobs.sql import INSERT, VISIBLE, Database, row, transaction
+from ..jobs.sql import INSERT, VISIBLE, row
 from ..models.jobs import Job
 from ..models.sweeps import JobGroup
+
+PART = "pipelines"
+# The pipelines' table (their nodes' jobs are found by the jobs' own `pipeline_id` column).
+MIGRATIONS: tuple[Step, ...] = (
+    Step(
+        [
+            """CREATE TABLE IF NOT EXISTS pipelines (
+                id TEXT PRIMARY KEY,
+                created_at REAL NOT NULL,
+                deleted_at REAL,
+                data TEXT NOT NULL
+            )""",
+        ],
+        legacy=6,
+    ),
+)
 
 
 class NodeRecord(BaseModel):
@@ -50,6 +67,7 @@ class PipelineRecords:
     """:attr:`.store.JobStore.pipelines`."""
 
     def __init__(self, db: Database) -> None:
+        db.own(PART, MIGRATIONS)
         self._call = db.call
         self._conn = db.conn
 

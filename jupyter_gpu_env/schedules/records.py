@@ -13,10 +13,26 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from ..contracts.database import Database, Step, transaction
 from ..contracts.schedules.folder import ScheduleDoc
 from ..errors import Conflict, NotFound
-from ..jobs.sql import Database, transaction
 from ..models.resources import JobResources
+
+PART = "schedules"
+# The schedules' table (the runs are found by schedule in the jobs' own `schedule_id` column).
+MIGRATIONS: tuple[Step, ...] = (
+    Step(
+        [
+            """CREATE TABLE IF NOT EXISTS schedules (
+                id TEXT PRIMARY KEY,
+                created_at REAL NOT NULL,
+                deleted_at REAL,
+                data TEXT NOT NULL
+            )""",
+        ],
+        legacy=5,
+    ),
+)
 
 
 class ScheduleRecord(BaseModel):
@@ -66,6 +82,7 @@ class ScheduleRecords:
     """:attr:`.store.JobStore.schedules`."""
 
     def __init__(self, db: Database) -> None:
+        db.own(PART, MIGRATIONS)
         self._call = db.call
         self._conn = db.conn
 

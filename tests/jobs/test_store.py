@@ -10,8 +10,9 @@ import pytest
 from helpers import job_record
 
 from jupyter_gpu_env.backends.base import TRANSITIONS, IllegalTransition, check_transition
+from jupyter_gpu_env.contracts.database import PARTS_VERSION
 from jupyter_gpu_env.errors import Conflict, InvalidRequest, NotFound
-from jupyter_gpu_env.jobs.sql import SCHEMA_VERSION
+from jupyter_gpu_env.jobs import sql
 from jupyter_gpu_env.jobs.store import JobStore
 from jupyter_gpu_env.models.jobs import JOB_STATES, Job
 from jupyter_gpu_env.models.resources import JobResources
@@ -83,7 +84,9 @@ async def test_records_survive_reopening_and_the_schema_is_versioned(tmp_path):
     store.close()
     db = sqlite3.connect(path)
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert db.execute("PRAGMA user_version").fetchone()[0] == PARTS_VERSION
+    parts = dict(db.execute("SELECT part, version FROM schema_parts").fetchall())
+    assert parts == {"legacy": 0, "jobs": len(sql.MIGRATIONS)}  # a new file: no feature's part until used
     db.close()
     again = JobStore(path)
     try:

@@ -8,10 +8,11 @@ import sqlite3
 import time
 from collections.abc import Iterable, Sequence
 
+from ...contracts.database import Database, transaction
 from ...errors import Conflict, NotFound
 from ...models.jobs import Job
 from ...models.sweeps import JobGroup, JobGroupList
-from ..sql import INSERT, VISIBLE, Database, row, transaction
+from ..sql import INSERT, VISIBLE, row
 from .plan import summarized
 
 # A sweep is listed while it has a run: one whose runs were all deleted is gone (its record stays, as
