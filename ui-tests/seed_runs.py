@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from jupyter_gpu_env.batch.store import JobStore
+from jupyter_gpu_env.jobs.store import JobStore
 from jupyter_gpu_env.models.jobs import Job, JobGpuDevice, JobGpuUsage
 from jupyter_gpu_env.models.resources import JobResources
 

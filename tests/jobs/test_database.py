@@ -9,10 +9,12 @@ import pytest
 from helpers import job_record
 
 from jupyter_gpu_env.contracts.database import PARTS_VERSION, Database
+from jupyter_gpu_env.dask import records as dask_records
 from jupyter_gpu_env.dask.records import DaskRecords
 from jupyter_gpu_env.errors import Conflict
 from jupyter_gpu_env.jobs import sql
 from jupyter_gpu_env.jobs.store import JobStore
+from jupyter_gpu_env.pipelines import records as pipeline_records
 from jupyter_gpu_env.pipelines.records import PipelineRecords
 from jupyter_gpu_env.schedules import records as schedule_records
 from jupyter_gpu_env.schedules.records import ScheduleRecords
@@ -20,8 +22,8 @@ from jupyter_gpu_env.schedules.records import ScheduleRecords
 PARTS = {
     "jobs": sql.MIGRATIONS,
     "schedules": schedule_records.MIGRATIONS,
-    "pipelines": __import__("jupyter_gpu_env.pipelines.records", fromlist=["MIGRATIONS"]).MIGRATIONS,
-    "dask": __import__("jupyter_gpu_env.dask.records", fromlist=["MIGRATIONS"]).MIGRATIONS,
+    "pipelines": pipeline_records.MIGRATIONS,
+    "dask": dask_records.MIGRATIONS,
 }
 
 
@@ -68,7 +70,8 @@ async def test_a_file_of_the_last_one_sequence_schema_keeps_its_records_and_runs
     db.close()
     store = JobStore(path)
     try:
-        ScheduleRecords(store.db), PipelineRecords(store.db), DaskRecords(store.db)
+        for feature in (ScheduleRecords, PipelineRecords, DaskRecords):
+            feature(store.db)  # each part registered, as the features' services do
         assert (await store.get("0123456789ab")).id == "0123456789ab"
         assert await ScheduleRecords(store.db).list() == []
     finally:
