@@ -24,7 +24,7 @@ from .envs.conda_list import default_path as default_conda_list
 from .envs.pip.tool import PipSettings
 from .envs.rattler.engine import RattlerEngine
 from .envs.service import EnvironmentService
-from .gpu.cluster import CapacitySource, NoCapacity
+from .gpu.cluster import BackendCapacity, CapacitySource, NoCapacity
 from .gpu.kernel_processes import RunningKernel, server_kernels
 from .gpu.sampler import Sampler
 from .gpu.sources import GpuReaders
@@ -189,7 +189,7 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
         )
         tasks = TaskManager(Path(self.state_dir) / "tasks.json", recover=lib.envs.interrupted_note)
         kernels = ServerKernels(self._kernels, getattr(self.serverapp, "kernel_manager", None))
-        cluster = self.build_capacity()
+        cluster = self.build_capacity(lib)
         container = self.image_kernel_container or None
         notifier = self.build_notifier(lib)
         lib.jobs.tracker.on_ended = notifier.ended
@@ -217,13 +217,25 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
             timers=timers,
         )
 
-    def build_capacity(self) -> CapacitySource:
-        """The cluster the GPU panel reads: the one the Kubernetes backend talks to, configured in one place."""
+    def build_capacity(self, lib: Library) -> CapacitySource:
+        """The cluster the GPU panel reads: the one the Kubernetes backend talks to, configured in one place
+        (its kubeconfig, context and ``capacity_ttl``), and read once for both where that backend runs."""
         if self.cluster_capacity != "kubernetes":
             return NoCapacity()
+        backend = next((b for b in lib.jobs.backends.values() if b.kind == "kubernetes"), None)
+        if backend is not None:
+            return BackendCapacity(backend.capacity)
         from .backends.kubernetes.capacity import capacity_source  # the `kubernetes` extra's
 
-        return capacity_source(self.cluster_capacity_ttl, self.config.get("KubernetesBackend", {}))
+        section = self.config.get("KubernetesBackend", {})
+        ttl = float(section.get("capacity_ttl", 60.0))
+        if "cluster_capacity_ttl" in self.config.get("GpuEnvApp", {}):
+            self.log.warning(
+                "c.GpuEnvApp.cluster_capacity_ttl is now c.KubernetesBackend.capacity_ttl (one cache for the "
+                "backend and the panel); the older name is still read."
+            )
+            ttl = self.cluster_capacity_ttl
+        return capacity_source(ttl, section)
 
     def build_notifier(self, lib: Library) -> Notifier:
         """Word when a job, sweep or scheduled run ends: e-mail through the site's SMTP, webhooks."""

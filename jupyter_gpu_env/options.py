@@ -46,10 +46,14 @@ class GpuEnvOptions(Configurable):
         help="Where the panel reads free and total GPUs/MIG slices of the cluster: 'kubernetes' (nodes and "
         "pods through the API, configured as for the Kubernetes backend: c.KubernetesBackend.kubeconfig and "
         "context, else in-cluster config, else KUBECONFIG; needs the kubernetes package and RBAC to list "
-        "nodes and pods) or '' (off).",
+        "nodes and pods; cached for c.KubernetesBackend.capacity_ttl, the backend's own reading where it runs) "
+        "or '' (off).",
     )
     cluster_capacity_ttl = Float(
-        30.0, config=True, help="Seconds the cluster capacity is cached (one API read per period)."
+        60.0,
+        config=True,
+        help="Deprecated: c.KubernetesBackend.capacity_ttl, one cache for the backend and the panel. Still "
+        "read, with a warning, where no Kubernetes backend runs.",
     )
     gpu_recorded_source = Unicode(
         "",

@@ -5,6 +5,7 @@ panel says so.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from ..models.cluster import ClusterCapacity
@@ -22,3 +23,13 @@ class CapacitySource(Protocol):
     """Where the panel reads the cluster's free and total GPUs and MIG slices."""
 
     async def get(self) -> ClusterCapacity: ...
+
+
+class BackendCapacity:
+    """A backend's own reading (``Backend.capacity``, cached by the backend), shown as it is."""
+
+    def __init__(self, read: Callable[[], Awaitable[ClusterCapacity]]) -> None:
+        self._read = read
+
+    async def get(self) -> ClusterCapacity:
+        return await self._read()

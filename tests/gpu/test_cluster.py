@@ -1,6 +1,9 @@
 """Cluster capacity from Kubernetes node and pod objects (pure), with real GPU feature discovery labels."""
 
 import json
+import logging
+
+import pytest
 
 from jupyter_gpu_env.backends.kubernetes.capacity import allocatable_from_labels, capacity
 
@@ -58,3 +61,51 @@ def test_requests_of_unfinished_pods_are_subtracted():
 async def test_endpoint_says_when_no_cluster_is_configured(jp_fetch):
     body = json.loads((await jp_fetch("gpu-env", "api", "gpu", "cluster")).body)
     assert body["available"] is False and "cluster_capacity" in body["message"]
+
+
+def _app_and_library(tmp_path, **config):
+    from traitlets.config import Config
+
+    from jupyter_gpu_env.app import GpuEnvApp
+
+    app = GpuEnvApp(config=Config(config))
+    return app, app.build_library(str(tmp_path))
+
+
+def test_the_panel_reads_the_kubernetes_backends_own_capacity_where_it_runs(tmp_path):
+    """One cache for the backend and the panel: with a Kubernetes backend configured, the panel shows its
+    reading (c.KubernetesBackend.capacity_ttl) instead of reading the cluster a second time."""
+    from jupyter_gpu_env.gpu.cluster import BackendCapacity
+
+    app, lib = _app_and_library(
+        tmp_path,
+        GpuEnvApp={
+            "cluster_capacity": "kubernetes",
+            "backends": ["local", "kubernetes"],
+            "state_dir": str(tmp_path),
+        },
+        KubernetesBackend={"namespace": "team-a", "image": "python:3.11"},
+    )
+    source = app.build_capacity(lib)
+    assert isinstance(source, BackendCapacity) and source._read == lib.jobs.backends["kubernetes"].capacity
+
+
+def test_the_older_capacity_ttl_is_still_read_with_a_warning(tmp_path):
+    pytest.importorskip("kubernetes")
+    app, lib = _app_and_library(
+        tmp_path,
+        GpuEnvApp={"cluster_capacity": "kubernetes", "cluster_capacity_ttl": 5.0, "state_dir": str(tmp_path)},
+    )
+    said: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: said.append(record.getMessage())  # type: ignore[method-assign]
+    app.log.addHandler(handler)
+    source = app.build_capacity(lib)
+    assert source.ttl == 5.0  # type: ignore[attr-defined]
+    assert any("c.KubernetesBackend.capacity_ttl" in s for s in said)
+    app, lib = _app_and_library(
+        tmp_path / "b",
+        GpuEnvApp={"cluster_capacity": "kubernetes", "state_dir": str(tmp_path / "b")},
+        KubernetesBackend={"capacity_ttl": 7.0},
+    )
+    assert app.build_capacity(lib).ttl == 7.0  # type: ignore[attr-defined]
