@@ -161,9 +161,14 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
         # jupyter_gpu_env.dask.connect(id)
         os.environ[DASK_DIR_ENV] = str(dask.root.absolute())
         return Library(
-            envs=envs, images=images, jobs=jobs, schedules=schedules, pipelines=pipelines, dask=dask,
+            envs=envs,
+            images=images,
+            jobs=jobs,
+            schedules=schedules,
+            pipelines=pipelines,
+            dask=dask,
             advice=advice,
-        )  # fmt: skip
+        )
 
     def build_services(self, root_dir: str) -> Services:
         """What a server holds: the library, and what only a server has (tasks, kernels, the sampler)."""

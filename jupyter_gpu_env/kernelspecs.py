@@ -295,9 +295,14 @@ def image_kernel_name(image: Image) -> str:
 
 
 def register_image(
-    image: Image, *, tool: str, mount: Path, display_name: str | None = None,
-    container: str | None = None, data_dir: Path | None = None,
-) -> KernelInfo:  # fmt: skip
+    image: Image,
+    *,
+    tool: str,
+    mount: Path,
+    display_name: str | None = None,
+    container: str | None = None,
+    data_dir: Path | None = None,
+) -> KernelInfo:
     """The kernelspec of ``image``, opened with ``tool`` (squashfuse, or apptainer in ``container``) at ``mount``."""
     name = image_kernel_name(image)
     argv = [sys.executable, "-m", "jupyter_gpu_env.images.launch", image.path, str(mount)]

@@ -8,18 +8,17 @@ wiring. The configuration reference (docs/configuration.md) is rendered from thi
 from __future__ import annotations
 
 import os
-import socket
 from pathlib import Path
 
 from jupyter_core.paths import jupyter_data_dir
 from traitlets import Bool, Enum, Float, Int, List, Unicode, default
-from traitlets.config import Configurable
 
 from .envs.service import default_pkgs_dir, default_user_env_dir
+from .notify.options import NotificationOptions
 
 
-class GpuEnvOptions(Configurable):
-    """The options of ``GpuEnvApp``."""
+class GpuEnvOptions(NotificationOptions):
+    """The options of ``GpuEnvApp`` (the notifier's are :class:`.notify.options.NotificationOptions`')."""
 
     # -- GPU and memory ---------------------------------------------------------------------------
     gpu_sample_interval = Float(
@@ -208,17 +207,27 @@ class GpuEnvOptions(Configurable):
         "more unless its GPU is used again; the reason is recorded and notified).",
     )
     job_gpu_idle_grace = Float(
-        300.0, min=0.0, config=True, help="With job_gpu_idle_action 'cancel': seconds between the warning "
+        300.0,
+        min=0.0,
+        config=True,
+        help="With job_gpu_idle_action 'cancel': seconds between the warning "
         "and the cancel, for the job to use its GPU again (or its user to act).",
-    )  # fmt: skip
+    )
     job_advice_headroom = Float(
-        0.2, min=0.0, max=4.0, config=True, help="Right-size advice: GPU memory added over the peak a "
+        0.2,
+        min=0.0,
+        max=4.0,
+        config=True,
+        help="Right-size advice: GPU memory added over the peak a "
         "notebook's runs measured before choosing the smallest GPU or MIG slice that holds it (0.2: 20 %).",
-    )  # fmt: skip
+    )
     job_advice_runs = Int(
-        5, min=1, max=100, config=True, help="Right-size advice: how many of a notebook's latest measured "
-        "runs it is based on.",
-    )  # fmt: skip
+        5,
+        min=1,
+        max=100,
+        config=True,
+        help="Right-size advice: how many of a notebook's latest measured runs it is based on.",
+    )
     backends = List(
         Unicode(),
         default_value=["local"],
@@ -227,30 +236,6 @@ class GpuEnvOptions(Configurable):
         "(entry point group jupyter_gpu_env.backends). Each is configured in its own section "
         "(c.LocalBackend, c.SlurmBackend, c.KubernetesBackend).",
     )
-
-    # -- notifications when something ends ---------------------------------------------------------
-    smtp_host = Unicode(
-        "", config=True, help="The site's SMTP server for e-mail when a job, sweep or scheduled run ends; "
-        "empty: no e-mail (webhooks and the Lab's own notices still work).",
-    )  # fmt: skip
-    smtp_port = Int(
-        587, config=True, help="The SMTP server's port (587: submission with STARTTLS; 25: relay)."
-    )
-    smtp_starttls = Bool(True, config=True, help="Upgrade the SMTP connection with STARTTLS (verified).")
-    smtp_sender = Unicode(
-        config=True, help="The From address of notification e-mails. Default: jupyter-gpu-env@<host name>."
-    )
-    smtp_username = Unicode("", config=True, help="Log in to the SMTP server as this user; empty: no login.")
-    smtp_password = Unicode(
-        config=True, help="The SMTP user's password. Default: the environment variable GPU_ENV_SMTP_PASSWORD, "
-        "which keeps it out of configuration files; the server reads it as it starts and removes it from its "
-        "environment, so that no kernel, terminal, batch job or Dask cluster it starts inherits it.",
-    )  # fmt: skip
-    public_url = Unicode(
-        "", config=True, help="The server's URL as users reach it, for the links in notifications (e.g. "
-        "https://hub.example.org/user/alice/). Empty: JupyterHub's public URL and this server's prefix "
-        "(JUPYTERHUB_PUBLIC_URL, JUPYTERHUB_SERVICE_PREFIX) where set, else the server's own URL.",
-    )  # fmt: skip
 
     # -- limits on what one request can cost -------------------------------------------------------
     max_request_bytes = Int(
@@ -366,14 +351,6 @@ class GpuEnvOptions(Configurable):
     @default("state_dir")
     def _default_state_dir(self) -> str:
         return str(Path(jupyter_data_dir()) / "gpu-env")
-
-    @default("smtp_sender")
-    def _default_smtp_sender(self) -> str:
-        return f"jupyter-gpu-env@{socket.gethostname()}"
-
-    @default("smtp_password")
-    def _default_smtp_password(self) -> str:
-        return os.environ.get("GPU_ENV_SMTP_PASSWORD", "")
 
     @default("managed_env_dirs")
     def _default_managed(self) -> list[str]:

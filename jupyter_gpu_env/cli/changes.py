@@ -58,9 +58,13 @@ async def cmd_install(s: Library, args: argparse.Namespace) -> int:
         env = change.name
         with ProgressBar(f"install {env}", verbose=args.verbose) as bar:
             result = await s.envs.change_packages(
-                change, req.add, req.remove, pip_add=req.pip_add, pip_remove=req.pip_remove,
+                change,
+                req.add,
+                req.remove,
+                pip_add=req.pip_add,
+                pip_remove=req.pip_remove,
                 report=bar,
-            )  # fmt: skip
+            )
             bar.progress(1.0, f"Changed '{env}'")
     report = result.report
     for label, items in (("Installed", report.installed), ("Removed", report.removed)):

@@ -36,7 +36,13 @@ def render() -> str:
         "(`jupyter lab --GpuEnvApp.gpu_sample_interval=1.0`). Every option has a working default.",
         "",
     ]
-    lines += _section(GpuEnvApp, GpuEnvOptions.class_own_traits(config=True))
+    # GpuEnvOptions' own and those of the classes it is made of (NotificationOptions), not ExtensionApp's.
+    own = {
+        n: tr
+        for n, tr in GpuEnvOptions.class_traits(config=True).items()
+        if n not in Configurable.class_traits()
+    }
+    lines += _section(GpuEnvApp, own)
     backends: list[type[Configurable]] = GpuEnvApp.classes
     for cls in sorted(backends, key=lambda c: c.__name__):
         # A backend's options include those of the classes it builds on (KubernetesOptions).

@@ -65,10 +65,15 @@ async def cmd_results(s: Library, args: argparse.Namespace) -> int:
     else:
         head = ("RUN", *table.parameter_columns, *table.value_columns, "STATE", "SECONDS")
         rows = [
-            (r.index, *(r.parameters.get(c) for c in table.parameter_columns),
-             *(r.values.get(c) for c in table.value_columns), r.state, r.duration_seconds)
+            (
+                r.index,
+                *(r.parameters.get(c) for c in table.parameter_columns),
+                *(r.values.get(c) for c in table.value_columns),
+                r.state,
+                r.duration_seconds,
+            )
             for r in table.rows
-        ]  # fmt: skip
+        ]
         print_table(head, rows, "The sweep has no runs.")
         for r in table.rows:
             if r.note:

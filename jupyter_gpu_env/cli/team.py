@@ -43,8 +43,10 @@ async def cmd_create(s: Library, args: argparse.Namespace) -> int:
     with ProgressBar(f"create {args.name}", verbose=args.verbose) as bar:
         result = await s.envs.create_from_file(change, path, report=bar, root_dir=ANYWHERE)
     env = result.environment
-    print(f"Created '{env.name}' at {env.prefix}: {len(result.report.installed)} packages, "
-          f"{result.report.seconds:.1f} s")  # fmt: skip
+    print(
+        f"Created '{env.name}' at {env.prefix}: {len(result.report.installed)} packages, "
+        f"{result.report.seconds:.1f} s"
+    )
     for note in result.report.ignored:
         print(f"Not applied: {note}")
     await register_kernel(s, env.name, kernel)

@@ -63,8 +63,15 @@ class Advisor:
             if kernel
             else "nothing"
         )
-        base = GpuAdvice(notebook_path=notebook_path, backend=backend, based_on=based_on, headroom=self.headroom,
-                         runs=measured, kernel=kernel, sentence="")  # fmt: skip
+        base = GpuAdvice(
+            notebook_path=notebook_path,
+            backend=backend,
+            based_on=based_on,
+            headroom=self.headroom,
+            runs=measured,
+            kernel=kernel,
+            sentence="",
+        )
         if based_on == "nothing":
             return base.model_copy(update={"sentence": _nothing_yet(notebook_path, kernel_id)})
         peaks = [r.peak_memory_bytes or 0 for r in measured] + ([kernel.memory_bytes] if kernel else [])

@@ -46,9 +46,12 @@ class IdleTracker:
             else ""
         )
         return IdleState(
-            idle=idle, idle_seconds=round(idle_for, 1), threshold_seconds=self.threshold, kernels=holders,
+            idle=idle,
+            idle_seconds=round(idle_for, 1),
+            threshold_seconds=self.threshold,
+            kernels=holders,
             message=message,
-        )  # fmt: skip
+        )
 
 
 def duration(seconds: float) -> str:

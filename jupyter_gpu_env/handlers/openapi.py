@@ -169,8 +169,14 @@ def build_openapi() -> dict[str, Any]:
     # Task results are not a response of their own (a task's `result` is any of them); listed so
     # that clients get their types from this document too.
     models: set[type[BaseModel]] = {
-        ApiError, CloneResult, CreateResult, PackagesResult, PackagesPlan, PublishResult, UndoResult,
-    }  # fmt: skip
+        ApiError,
+        CloneResult,
+        CreateResult,
+        PackagesResult,
+        PackagesPlan,
+        PublishResult,
+        UndoResult,
+    }
     for _, _, spec in ops:
         models.update(m for m in (spec.response, spec.request) if m is not None)
         models.update(m for _, m in spec.also)

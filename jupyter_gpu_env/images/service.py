@@ -181,7 +181,7 @@ class ImageService:
                     max_bytes=self.max_bytes,
                     threads=self.threads,
                     processes=self.packers,
-                )  # fmt: skip
+                )
             )
             try:
                 content = await python_work(scan, prefix)

@@ -240,9 +240,18 @@ def zstd_level(size_bytes: int) -> int:
 
 # conda-pack's load_files leaves these out at the top of an environment (conda_pack/core.py)
 _NOT_LISTED = {
-    "pkgs", "envs", "conda-bld", ".conda_lock", "users", "conda-recipes", ".index", ".unionfs", ".nonadmin",
-    "python.app", "Launcher.app",
-}  # fmt: skip
+    "pkgs",
+    "envs",
+    "conda-bld",
+    ".conda_lock",
+    "users",
+    "conda-recipes",
+    ".index",
+    ".unionfs",
+    ".nonadmin",
+    "python.app",
+    "Launcher.app",
+}
 
 
 def _walk(root: str) -> tuple[dict[str, bool], set[str]]:

@@ -15,7 +15,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -33,7 +32,7 @@ from ..models.notebooks import NotebookParameters
 from ..models.sweeps import JobGroup
 from ..system.offloop import python_work
 from ..system.trees import remove_tree
-from . import submission, usage
+from . import folders, submission, usage
 from .intake import Intake, Runtimes
 from .parameters import inspect_notebook
 from .store import JobStore
@@ -43,10 +42,8 @@ from .tracking import JobTracker
 
 log = logging.getLogger(__name__)
 
-STALE_TEMPORARY = 600.0  # seconds after which a half-built job folder is surely abandoned
 DEFAULT_LOG_CHUNK = 256 << 10
 MAX_LOG_CHUNK = 4 << 20
-USAGE_DEFAULT_PERIOD = 7 * 24 * 3600
 
 
 class JobService:
@@ -130,7 +127,7 @@ class JobService:
     async def reconcile(self) -> None:
         """At start: drop half-built folders, then settle every active record against its backend (a
         runner gone without a status ends failed, saying so; a job ended meanwhile, as its status says)."""
-        await asyncio.to_thread(self._clean_temporaries)
+        await asyncio.to_thread(folders.clean_temporaries, self.job_dir)
         await self.refresh()
 
     async def refresh(self) -> None:
@@ -200,26 +197,46 @@ class JobService:
         return job
 
     async def list(
-        self, state: str | Iterable[str] | None = None, *, limit: int = 50, offset: int = 0,
-        sweep: str | None = None, schedule: str | None = None, pipeline: str | None = None,
-    ) -> JobList:  # fmt: skip
+        self,
+        state: str | Iterable[str] | None = None,
+        *,
+        limit: int = 50,
+        offset: int = 0,
+        sweep: str | None = None,
+        schedule: str | None = None,
+        pipeline: str | None = None,
+    ) -> JobList:
         """A page of jobs, newest first; of one sweep in its order (or none's: "none"), of one schedule,
         or of one pipeline (or none's): the API's answer (:meth:`list_json`), read back."""
-        return JobList.model_validate_json(await self.list_json(
-            state, limit=limit, offset=offset, sweep=sweep, schedule=schedule, pipeline=pipeline
-        ))  # fmt: skip
+        return JobList.model_validate_json(
+            await self.list_json(
+                state, limit=limit, offset=offset, sweep=sweep, schedule=schedule, pipeline=pipeline
+            )
+        )
 
     async def list_json(
-        self, state: str | Iterable[str] | None = None, *, limit: int = 50, offset: int = 0,
-        sweep: str | None = None, schedule: str | None = None, pipeline: str | None = None,
-    ) -> bytes:  # fmt: skip
+        self,
+        state: str | Iterable[str] | None = None,
+        *,
+        limit: int = 50,
+        offset: int = 0,
+        sweep: str | None = None,
+        schedule: str | None = None,
+        pipeline: str | None = None,
+    ) -> bytes:
         """:meth:`list` as JSON, read and made once per change of the records and shared by every poller."""
         if sweep not in (None, "none"):
             await self.store.sweeps.get(sweep)  # an unknown sweep is a 404, not an empty page
         states = [state] if isinstance(state, str) else state
         body, active = await self.store.list_json(
-            self._listed, states, limit=limit, offset=offset, sweep=sweep, schedule=schedule, pipeline=pipeline
-        )  # fmt: skip
+            self._listed,
+            states,
+            limit=limit,
+            offset=offset,
+            sweep=sweep,
+            schedule=schedule,
+            pipeline=pipeline,
+        )
         if active:
             # Someone watches active jobs: settle them soon, so a row lags its job by a poll rather than
             # a round; never wait for it here (with a 1,000-run sweep a refresh polls 1,000 runs).
@@ -250,8 +267,12 @@ class JobService:
             await backend.cancel(job)
         try:
             job = await self.store.update(
-                job_id, state="cancelled", reason=why[0], message=why[1], pending_reason=None,
-            )  # fmt: skip
+                job_id,
+                state="cancelled",
+                reason=why[0],
+                message=why[1],
+                pending_reason=None,
+            )
         except IllegalTransition:
             job = await self.store.get(job_id)
             raise Conflict(f"Job '{job_id}' has already {job.state}.", reason="job_finished") from None
@@ -265,7 +286,7 @@ class JobService:
             with contextlib.suppress(Conflict):
                 job = await self.cancel(job_id)
         await self.store.delete(job_id)
-        await asyncio.to_thread(self._discard_folder, job)
+        await asyncio.to_thread(folders.discard, self.folder_of(job), job, self.job_dir)
 
     async def rerun(
         self,
@@ -352,15 +373,15 @@ class JobService:
     def backend_list(self) -> BackendList:
         """What each backend offers, and when a job's GPU counts as idle (and what then happens)."""
         return BackendList(
-            backends=[b.info() for b in self.backends.values()], gpu_idle_seconds=self.gpu_idle_seconds,
-            gpu_idle_action=self.gpu_idle_action, gpu_idle_grace_seconds=self.gpu_idle_grace,
-        )  # fmt: skip
+            backends=[b.info() for b in self.backends.values()],
+            gpu_idle_seconds=self.gpu_idle_seconds,
+            gpu_idle_action=self.gpu_idle_action,
+            gpu_idle_grace_seconds=self.gpu_idle_grace,
+        )
 
     async def usage(self, start: float | None = None, end: float | None = None) -> UsageReport:
         """GPU-hours, CPU-hours and jobs per state per backend; by default over the last 7 days."""
-        end = time.time() if end is None else end
-        start = end - USAGE_DEFAULT_PERIOD if start is None else start
-        return await self.store.usage(start, end)
+        return await usage.report(self.store, start, end)
 
     async def usage_weeks(self, weeks: int = 8) -> UsageWeeks:
         """GPU-hours allocated and used per week, the last ``weeks`` weeks (this one so far last)."""
@@ -370,31 +391,3 @@ class JobService:
 
     def folder_of(self, job: Job) -> Path:
         return self.root / job.job_dir  # job_dir is relative to the root, or absolute outside it
-
-    def _clean_temporaries(self) -> None:
-        if not self.job_dir.is_dir():
-            return
-        # Spare recent ones: another process (the CLI) may be building a job right now.
-        cutoff = time.time() - STALE_TEMPORARY
-        for entry in self.job_dir.iterdir():
-            if (
-                entry.name.startswith((".tmp-", ".trash-"))
-                and entry.is_dir()
-                and entry.stat().st_mtime < cutoff
-            ):
-                remove_tree(entry)
-
-    def _discard_folder(self, job: Job) -> None:
-        folder = self.folder_of(job)
-        # Only ever remove what is recognisably this job's folder.
-        if not folder.name.endswith(job.id) or not (folder / jobfiles.JOB_JSON).is_file():
-            return
-        trash = folder.with_name(f".trash-{folder.name}")
-        try:
-            folder.rename(trash)  # at once gone from view; a runner still writing writes nowhere
-        except OSError:
-            trash = folder
-        remove_tree(trash)
-        if job.group_id and folder.parent != self.job_dir:
-            with contextlib.suppress(OSError):
-                folder.parent.rmdir()  # the sweep's folder, once its last run's is gone (only if empty)

@@ -19,6 +19,7 @@ from ..errors import GpuEnvError
 from ..loops import Refresher
 from ..models.attempts import JobAttempt, with_summary
 from ..models.jobs import TERMINAL_STATES, Job, JobGpuUsage, JobProgress
+from .attempts import merged_attempts, requeued_words, restarted, summed, within
 from .store import JobStore
 
 log = logging.getLogger(__name__)
@@ -188,9 +189,12 @@ class JobTracker:
         await self.store.update_standing(places)
 
     async def apply(
-        self, job: Job, obs: Observation | None, files: FolderFiles | None,
+        self,
+        job: Job,
+        obs: Observation | None,
+        files: FolderFiles | None,
         places: dict[str, dict[str, Any]] | None = None,
-    ) -> Job:  # fmt: skip
+    ) -> Job:
         """Bring a record in line with an observation and what the job's folder says of its progress and
         GPU use. The record's times are the server's: the first start it saw stands, and every time is
         kept between the job's creation and now, whatever a file in the folder claims."""
@@ -206,16 +210,16 @@ class JobTracker:
         # While it runs on, an attempt its runner just recorded belongs to the requeue still to be seen
         # (SLURM lists a preempted job COMPLETING first): merged then, it is not taken for one missing.
         written = () if job.state == "running" and state is None else files.attempts
-        attempts = _merged_attempts(job, written, obs.requeued if requeued and obs else None, now)
+        attempts = merged_attempts(job, written, obs.requeued if requeued and obs else None, now)
         if attempts != job.attempts:
             changes["attempts"] = attempts
 
-        started = job.started_at or _within(obs.started_at if obs else None, job.created_at, now)
+        started = job.started_at or within(obs.started_at if obs else None, job.created_at, now)
         finished = None
         if state in TERMINAL_STATES and obs is not None:
-            finished = _within(obs.finished_at or now, started or job.created_at, now)
+            finished = within(obs.finished_at or now, started or job.created_at, now)
         if files.gpu is not None:
-            usage = _capped(_summed(files.gpu, attempts), job, started, finished or now)
+            usage = _capped(summed(files.gpu, attempts), job, started, finished or now)
             if usage != job.gpu:
                 changes["gpu"] = usage
         if files.progress is not None and files.progress != job.progress:
@@ -245,12 +249,12 @@ class JobTracker:
                 ):
                     # It ran and ended between two looks: record the run, then the end.
                     job = await self.store.update(job.id, state="running", started_at=started)
-                again = _restarted(attempts, obs, state, job.created_at, now)
+                again = restarted(attempts, obs, state, job.created_at, now)
                 if again is not None:  # it started again: its wait in the queue ends
                     attempts[-1] = attempts[-1].model_copy(update={"resumed_at": again})
                     changes["attempts"] = attempts
                 if requeued:
-                    changes.update(message=_requeued_words(attempts, obs), exit_code=None)
+                    changes.update(message=requeued_words(attempts, obs), exit_code=None)
                 elif state == "running":
                     words = with_summary(obs.message or f"Running on {job.backend}.", attempts)
                     changes.update(pending_reason=None, message=words)
@@ -308,82 +312,9 @@ def read_folder(folder: Path) -> FolderFiles:
     return FolderFiles(progress, gpu, tuple(damaged), attempts)
 
 
-def _merged_attempts(
-    job: Job, written: Sequence[JobAttempt], requeued: str | None, now: float
-) -> list[JobAttempt]:
-    """The record's attempts with what the runner wrote (its word on each attempt it recorded); and,
-    when the backend has just requeued the job but its runner recorded nothing (killed outright, its
-    node lost), an attempt of the tracker's own. The backend's reason stands over the runner's."""
-    by_number = {a.number: a for a in job.attempts}
-    for a in written:  # the runner's word on each attempt, but the backend's reason and the restart stand
-        kept = by_number.get(a.number)
-        by_number[a.number] = a if kept is None else a.model_copy(update=_tracked(kept))
-    attempts = [by_number[n] for n in sorted(by_number)][:1000]
-    if requeued is not None and len(attempts) <= len(job.attempts):  # the runner recorded nothing
-        attempts.append(
-            JobAttempt(
-                number=len(attempts) + 1,
-                started_at=None if attempts else job.started_at,
-                ended_at=now,
-                reason="evicted"
-                if requeued == "evicted"
-                else "node_lost"
-                if requeued == "node_lost"
-                else "preempted",
-                cells_done=job.progress.cells_done,
-            )
-        )
-    elif requeued in ("evicted", "node_lost") and attempts and attempts[-1].reason != requeued:
-        attempts[-1] = attempts[-1].model_copy(update={"reason": requeued})
-    return attempts
-
-
-def _restarted(
-    attempts: Sequence[JobAttempt], obs: Observation, state: str, created: float, now: float
-) -> float | None:
-    """When a stopped job started again, if it just did: it runs again, or it ran and ended between two
-    looks (its backend's start time is after the last stop)."""
-    if not attempts or attempts[-1].resumed_at is not None or state == "queued":
-        return None
-    stopped = attempts[-1].ended_at or created
-    if state == "running":
-        return _within(obs.started_at, stopped, now) or now
-    return obs.started_at if obs.started_at and stopped < obs.started_at <= now else None
-
-
-def _tracked(kept: JobAttempt) -> dict[str, Any]:
-    """What the tracker knows of an attempt better than its runner: a reason the backend gave (evicted,
-    node lost), and when the job started again."""
-    known: dict[str, Any] = {"resumed_at": kept.resumed_at}
-    if kept.reason != "preempted":
-        known["reason"] = kept.reason
-    return known
-
-
-def _summed(usage: JobGpuUsage, attempts: Sequence[JobAttempt]) -> JobGpuUsage:
-    """The current attempt's GPU-hours plus those of the attempts before it."""
-    if not attempts or usage.gpu_hours_allocated is None:
-        return usage
-    alloc = usage.gpu_hours_allocated + sum(a.gpu_hours_allocated or 0 for a in attempts)
-    used = usage.gpu_hours_used
-    if used is not None:
-        used += sum(a.gpu_hours_used or 0 for a in attempts)
-    return usage.model_copy(update={"gpu_hours_allocated": alloc, "gpu_hours_used": used})
-
-
-def _requeued_words(attempts: Sequence[JobAttempt], obs: Observation) -> str:
-    last = attempts[-1].reason if attempts else "preempted"
-    why = {"evicted": "Evicted", "node_lost": "Lost with its node"}.get(last, "Preempted")
-    return obs.message or f"{why}; requeued, it resumes from its checkpoint when it starts again."
-
-
 def _mark_all(folders: Sequence[Path]) -> None:
     for folder in folders:
         jobfiles.mark_cancel(folder)
-
-
-def _within(t: float | None, low: float, high: float) -> float | None:
-    return None if t is None else min(max(t, low), high)
 
 
 def _capped(usage: JobGpuUsage, job: Job, started: float | None, until: float) -> JobGpuUsage:

@@ -1,4 +1,4 @@
-"""GPU-hours allocated and used per week, from the job store's ledger, and as CSV."""
+"""Usage from the job store's ledger: a period's report, GPU-hours allocated and used per week, and as CSV."""
 
 from __future__ import annotations
 
@@ -7,8 +7,17 @@ import datetime as dt
 import io
 import time
 
-from ..models.backends import UsageWeek, UsageWeeks
+from ..models.backends import UsageReport, UsageWeek, UsageWeeks
 from .store import JobStore
+
+DEFAULT_PERIOD = 7 * 24 * 3600
+
+
+async def report(store: JobStore, start: float | None, end: float | None) -> UsageReport:
+    """GPU-hours, CPU-hours and jobs per state per backend between ``start`` and ``end``; by default
+    over the last 7 days."""
+    end = time.time() if end is None else end
+    return await store.usage(end - DEFAULT_PERIOD if start is None else start, end)
 
 
 def week_starts(weeks: int, now: float) -> list[float]:

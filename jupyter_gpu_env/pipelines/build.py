@@ -165,10 +165,15 @@ class Maker:
             for i, params in enumerate(p.sweep.runs):
                 label = plan.label(params, p.sweep.varied)
                 job, spec = self.intake.new_job(
-                    request, ready, plan.run_name(name, params, p.sweep.varied), params,
+                    request,
+                    ready,
+                    plan.run_name(name, params, p.sweep.varied),
+                    params,
                     sweep_base / f"{i:04d}-{jobfiles.slug(label, 30)}",
-                    group_id=group_id, group_index=i, **extra,
-                )  # fmt: skip
+                    group_id=group_id,
+                    group_index=i,
+                    **extra,
+                )
                 spec["group"] = {"id": group_id, "index": i, "max_concurrent": p.sweep.max_concurrent}
                 made.jobs.append((job, spec))
             made.folder = sweep_base

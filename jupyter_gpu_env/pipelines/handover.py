@@ -137,9 +137,13 @@ class Handover:
         for job in runs:
             try:
                 job = await self.store.update(
-                    job.id, state="cancelled", reason="skipped", message=f"Skipped: {why}.", waiting_for=[],
+                    job.id,
+                    state="cancelled",
+                    reason="skipped",
+                    message=f"Skipped: {why}.",
+                    waiting_for=[],
                     pending_reason=None,
-                )  # fmt: skip
+                )
             except IllegalTransition:
                 continue  # it ended meanwhile: its end stands
             skipped.append(job)
@@ -152,9 +156,13 @@ class Handover:
         for job in runs:
             try:
                 job = await self.store.update(
-                    job.id, state="failed", reason="submit_refused", message=f"Not started: {why}.",
-                    waiting_for=[], pending_reason=None,
-                )  # fmt: skip
+                    job.id,
+                    state="failed",
+                    reason="submit_refused",
+                    message=f"Not started: {why}.",
+                    waiting_for=[],
+                    pending_reason=None,
+                )
             except IllegalTransition:
                 continue
             self.jobs.tracker.ended(job)

@@ -244,9 +244,12 @@ class PipelineService:
             for job in handed:
                 try:
                     job = await self.store.update(
-                        job.id, state="cancelled", reason="cancelled", message="Cancelled with its pipeline.",
+                        job.id,
+                        state="cancelled",
+                        reason="cancelled",
+                        message="Cancelled with its pipeline.",
                         pending_reason=None,
-                    )  # fmt: skip
+                    )
                 except IllegalTransition:
                     continue
                 self.jobs.tracker.ended(job)

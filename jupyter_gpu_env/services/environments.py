@@ -145,9 +145,13 @@ class EnvironmentOperations:
             async def plan(ctx: TaskContext) -> PackagesPlan:
                 async with self._plan_slot(ctx):
                     return await self.envs.plan_packages(
-                        loc.name, req.add, req.remove, pip_add=req.pip_add, pip_remove=req.pip_remove,
+                        loc.name,
+                        req.add,
+                        req.remove,
+                        pip_add=req.pip_add,
+                        pip_remove=req.pip_remove,
                         progress=ctx.progress,
-                    )  # fmt: skip
+                    )
 
             title = f"Plan a change of '{loc.name}': {' '.join(changes)}"
             return self.tasks.start("plan", title, plan, target=f"environments/{loc.name}")
@@ -155,9 +159,14 @@ class EnvironmentOperations:
 
         async def run(ctx: TaskContext) -> PackagesResult:
             return await self.envs.change_packages(
-                change, req.add, req.remove, pip_add=req.pip_add, pip_remove=req.pip_remove,
-                report=ctx, change_id=ctx.task_id,
-            )  # fmt: skip
+                change,
+                req.add,
+                req.remove,
+                pip_add=req.pip_add,
+                pip_remove=req.pip_remove,
+                report=ctx,
+                change_id=ctx.task_id,
+            )
 
         title = f"Change packages of '{change.name}': {' '.join(changes)}"
         return self._start_changing(change, "install", title, run)

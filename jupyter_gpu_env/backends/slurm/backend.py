@@ -230,15 +230,18 @@ class SlurmBackend(SlurmOptions):
                     (folder / JOB_ID_FILE).write_text(f"{array_id}_{job.group_index or 0}\n")
 
         await asyncio.to_thread(record)
-        return SweepSubmission(array_id, {
-            job.id: Observation(
-                state="queued",
-                backend_job_id=f"{array_id}_{job.group_index or 0}",
-                pending_reason=f"Submitted to SLURM as task {job.group_index or 0} of job array {array_id}; "
-                f"{_waiting(after, dependency)}.",
-            )
-            for job in jobs
-        })  # fmt: skip
+        return SweepSubmission(
+            array_id,
+            {
+                job.id: Observation(
+                    state="queued",
+                    backend_job_id=f"{array_id}_{job.group_index or 0}",
+                    pending_reason=f"Submitted to SLURM as task {job.group_index or 0} of job array {array_id}; "
+                    f"{_waiting(after, dependency)}.",
+                )
+                for job in jobs
+            },
+        )
 
     async def cancel_sweep(self, jobs: Sequence[Job]) -> None:
         """One ``scancel`` for every task asked for."""

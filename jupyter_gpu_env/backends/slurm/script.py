@@ -300,9 +300,10 @@ def sbatch_array_script(
     table = check_path(runs, "The runs file")
     python = check_path(options.python, "The nodes' Python")
     directives = [
-        d for d in sbatch_directives(job, sweep, options)
+        d
+        for d in sbatch_directives(job, sweep, options)
         if not d.startswith(("--job-name=", "--output=", "--error="))
-    ]  # fmt: skip
+    ]
     name = slug(job.name.split(" [", 1)[0], 40)
     lines = [
         "#!/bin/bash",

@@ -303,9 +303,14 @@ def record_outcome(
 ) -> None:
     """Append what became of ``due_at``: one write of one line, so concurrent writers never interleave."""
     line = Outcome(
-        due_at=due_at, outcome=outcome, job_id=job_id, group_id=group_id, pipeline_id=pipeline_id,
-        message=message[:2000], at=time.time(),
-    )  # fmt: skip
+        due_at=due_at,
+        outcome=outcome,
+        job_id=job_id,
+        group_id=group_id,
+        pipeline_id=pipeline_id,
+        message=message[:2000],
+        at=time.time(),
+    )
     append_regular_file(folder / OUTCOMES, (line.model_dump_json() + "\n").encode(), name=OUTCOMES)
 
 

@@ -46,8 +46,12 @@ def _entry(raw: dict[str, Any]) -> HistoryEntry | None:
 
 # What swapping the kept state in would do (before) and did (after): a redo of the change undone
 # last, an undo of the newest change, a redo of one undone before, or a plain swap.
-_TO_DO = ("Redo {}.", "Undo the last change ({}): back to the state before it.", "Redo {}, undone before.",
-          "Go back to the state kept before the last change.")  # fmt: skip
+_TO_DO = (
+    "Redo {}.",
+    "Undo the last change ({}): back to the state before it.",
+    "Redo {}, undone before.",
+    "Go back to the state kept before the last change.",
+)
 _DONE = ("Redid {}", "Undid {}", "Redid {}", "Went back to the state kept before the last change")
 
 

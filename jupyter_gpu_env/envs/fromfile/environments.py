@@ -72,9 +72,15 @@ class FileEnvironments:
 
         async def fill(build: Path) -> CreateReport:
             built = await create.build(
-                self.engine, self.pip, build, new.prefix, spec,
-                from_file=from_file, change_id=change_id, report=report,
-            )  # fmt: skip
+                self.engine,
+                self.pip,
+                build,
+                new.prefix,
+                spec,
+                from_file=from_file,
+                change_id=change_id,
+                report=report,
+            )
             await asyncio.to_thread(
                 write_origin,
                 build,

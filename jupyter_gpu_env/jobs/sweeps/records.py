@@ -165,10 +165,12 @@ class SweepRecords:
             db = self._conn()
             with transaction(db):
                 groups = {
-                    g for (g,) in db.execute(
+                    g
+                    for (g,) in db.execute(
                         f"SELECT DISTINCT group_id FROM jobs WHERE id IN ({','.join('?' * len(ids))})", ids
-                    ).fetchall() if g
-                }  # fmt: skip
+                    ).fetchall()
+                    if g
+                }
                 db.executemany("DELETE FROM jobs WHERE id = ?", [(i,) for i in ids])
                 for g in groups:
                     if db.execute("SELECT COUNT(*) FROM jobs WHERE group_id = ?", (g,)).fetchone()[0] == 0:

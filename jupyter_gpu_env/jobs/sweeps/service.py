@@ -111,10 +111,14 @@ class Sweeps:
             params = planned.runs[i]
             label = plan.label(params, planned.varied)
             job, spec = self.intake.new_job(
-                request, ready, plan.run_name(name, params, planned.varied), params,
+                request,
+                ready,
+                plan.run_name(name, params, planned.varied),
+                params,
                 base / f"{i:04d}-{jobfiles.slug(label, 30)}",
-                group_id=sweep_id, group_index=i,
-            )  # fmt: skip
+                group_id=sweep_id,
+                group_index=i,
+            )
             spec["group"] = {"id": sweep_id, "index": i, "max_concurrent": planned.max_concurrent}
             out.append((job, spec))
         return out
@@ -180,10 +184,15 @@ class Sweeps:
         cancelled = []
         for run in active:
             try:
-                cancelled.append(await self.store.update(
-                    run.id, state="cancelled", reason="cancelled", message="Cancelled by the user.",
-                    pending_reason=None,
-                ))  # fmt: skip
+                cancelled.append(
+                    await self.store.update(
+                        run.id,
+                        state="cancelled",
+                        reason="cancelled",
+                        message="Cancelled by the user.",
+                        pending_reason=None,
+                    )
+                )
             except Conflict:
                 continue  # it ended on its own meanwhile
         sweep = await self.records.get(sweep_id)  # cancelled as a whole, not one run of it
@@ -228,10 +237,14 @@ class Sweeps:
             index = max((r.group_index or 0 for r in runs), default=-1) + 1
             base = self.intake.folder_of(old).parent
             job, spec = self.intake.new_job(
-                request, ready, plan.run_name(sweep.name, params, sweep.varied), params,
+                request,
+                ready,
+                plan.run_name(sweep.name, params, sweep.varied),
+                params,
                 base / f"{index:04d}-{jobfiles.slug(plan.label(params, sweep.varied), 30)}",
-                group_id=sweep.id, group_index=index,
-            )  # fmt: skip
+                group_id=sweep.id,
+                group_index=index,
+            )
             spec["group"] = {"id": sweep.id, "index": index, "max_concurrent": sweep.max_concurrent}
             await python_work(make_run, self.intake.folder_of(job), ready.raw, spec)
             try:
@@ -270,21 +283,31 @@ class Sweeps:
         folder = self.intake.folder_of(old)
         job = old.model_copy(
             update={
-                "id": uuid.uuid4().hex[:12], "state": "queued", "reason": None,
-                "message": "Waiting to start (a retry).", "created_at": time.time(), "started_at": None,
-                "finished_at": None, "exit_code": None, "backend_job_id": None, "pending_reason": None,
+                "id": uuid.uuid4().hex[:12],
+                "state": "queued",
+                "reason": None,
+                "message": "Waiting to start (a retry).",
+                "created_at": time.time(),
+                "started_at": None,
+                "finished_at": None,
+                "exit_code": None,
+                "backend_job_id": None,
+                "pending_reason": None,
                 "progress": type(old.progress)(),
             }
-        )  # fmt: skip
+        )
         new_folder = folder.with_name(f"{folder.name.rsplit('-', 1)[0]}-{job.id}")
         shown = self.intake.shown(new_folder)
         job = job.model_copy(
             update={
-                "job_dir": shown, "input_path": f"{shown}/{jobfiles.INPUT}",
-                "output_path": f"{shown}/{Path(old.output_path).name}", "log_path": f"{shown}/{jobfiles.LOG}",
-                "attempts": [], "checkpoint_dir": f"{shown}/{jobfiles.CHECKPOINT}",
+                "job_dir": shown,
+                "input_path": f"{shown}/{jobfiles.INPUT}",
+                "output_path": f"{shown}/{Path(old.output_path).name}",
+                "log_path": f"{shown}/{jobfiles.LOG}",
+                "attempts": [],
+                "checkpoint_dir": f"{shown}/{jobfiles.CHECKPOINT}",
             }
-        )  # fmt: skip
+        )
         spec = self.intake.spec(job, runtime, (self.intake.root / old.notebook_path).parent)
         # which of checkpoint_dir and resumed the notebook declares, as the first run's job.json says
         earlier = await python_work(jobfiles.read_json, folder / jobfiles.JOB_JSON) or {}

@@ -175,14 +175,22 @@ class KubeLauncher:
             )
             self.api.one(
                 client.CustomObjectsApi(c).create_namespaced_custom_object,
-                objects.OPERATOR_GROUP, objects.OPERATOR_VERSION, ns, PLURAL, body,
+                objects.OPERATOR_GROUP,
+                objects.OPERATOR_VERSION,
+                ns,
+                PLURAL,
+                body,
                 what="create the DaskCluster",
-            )  # fmt: skip
+            )
             return Started(handle=f"daskcluster/{body['metadata']['name']}")
         job = objects.scheduler_job(
-            spec, placement, self.ns.settings, account=account,
-            walltime_seconds=self.settings.scheduler_walltime_seconds, interface=self.settings.interface,
-        )  # fmt: skip
+            spec,
+            placement,
+            self.ns.settings,
+            account=account,
+            walltime_seconds=self.settings.scheduler_walltime_seconds,
+            interface=self.settings.interface,
+        )
         made = self.api.one(
             client.BatchV1Api(c).create_namespaced_job,
             ns,
@@ -253,9 +261,14 @@ class KubeLauncher:
         if any((r.handle or "").startswith("daskcluster/") for r in refs):
             sel = objects.selector(settings)
             listed = self.api.items(
-                "list DaskClusters", client.CustomObjectsApi(c).list_namespaced_custom_object,
-                objects.OPERATOR_GROUP, objects.OPERATOR_VERSION, ns, PLURAL, label_selector=sel,
-            )  # fmt: skip
+                "list DaskClusters",
+                client.CustomObjectsApi(c).list_namespaced_custom_object,
+                objects.OPERATOR_GROUP,
+                objects.OPERATOR_VERSION,
+                ns,
+                PLURAL,
+                label_selector=sel,
+            )
             dask_clusters = {status.labels_of(d)[objects.CLUSTER_LABEL] for d in listed if _ours(d, sel)}
         waiting: dict[str, dict[str, Any]] = {}
         for ref in refs:

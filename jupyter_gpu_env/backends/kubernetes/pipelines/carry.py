@@ -215,8 +215,12 @@ def main(argv: list[str] | None = None) -> int:
     except Exception:  # the pod's end must not hang on a bug here; the server completes the pipeline
         log.exception("could not carry the pipeline on from here (the Jupyter server will)")
         return 1
-    for what, nodes in (("started", out.created), ("already started", out.existed),
-                        ("skipped", out.skipped), ("left to the server (not staged)", out.unstaged)):  # fmt: skip
+    for what, nodes in (
+        ("started", out.created),
+        ("already started", out.existed),
+        ("skipped", out.skipped),
+        ("left to the server (not staged)", out.unstaged),
+    ):
         if nodes:
             log.info("%s: %s", what, ", ".join(nodes))
     log.debug("carried on in %.2f s", time.monotonic() - t0)
