@@ -17,7 +17,6 @@ from ..contracts import jobfiles
 from ..contracts.schedules import folder as files
 from ..contracts.schedules import locking
 from ..contracts.schedules.plan import Armed, SchedulePlan
-from ..contracts.schedules.timing import parse
 from ..errors import Conflict, GpuEnvError
 from ..jobs.service import JobService
 from ..models.automation.pipelines import Pipeline
@@ -99,7 +98,7 @@ class Keeping:
     async def run_due(self, record: ScheduleRecord) -> None:
         now = time.time()
         try:
-            timing = parse(record.expression, record.timezone, minimum_period=0)
+            timing = record.timing
         except GpuEnvError as e:  # stored by an older version, or by hand: listed saying so, never run
             if record.id not in self._unreadable:
                 self._unreadable.add(record.id)
@@ -199,7 +198,7 @@ class Keeping:
 
     def plan(self, record: ScheduleRecord, doc: files.ScheduleDoc | None) -> SchedulePlan:
         try:
-            timing = parse(record.expression, record.timezone, minimum_period=0)
+            timing = record.timing
             cron, upcoming = timing.cron, timing.next_runs(time.time(), 1)
         except GpuEnvError:  # stored by an older version, or by hand: armed to run nothing, deleted
             cron, upcoming = None, []

@@ -9,12 +9,14 @@ from __future__ import annotations
 import builtins
 import sqlite3
 import time
+from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from ..contracts.database import Database, Step, transaction
 from ..contracts.schedules.folder import ScheduleDoc
+from ..contracts.schedules.timing import Timing, parse
 from ..errors import Conflict, NotFound
 from ..models.resources import JobResources
 
@@ -61,6 +63,13 @@ class ScheduleRecord(BaseModel):
     generation: int = 0
     checked_until: float = Field(description="The server's timer has dealt with every due time up to here.")
 
+    @property
+    def timing(self) -> Timing:
+        """Its expression read (at no site minimum: that was checked when it was made), once for every
+        record that holds it; raises :class:`InvalidRequest` for one stored by an older version, or by
+        hand, that cannot be read."""
+        return _timing(self.expression, self.timezone)
+
     def doc(self, *, minimum_period: float, starting_deadline: int, root: str, **what: Any) -> ScheduleDoc:
         """``schedule.json`` from this record and the server's limits; ``what``: a template, spec and
         sweep, or a pipeline. The fields both shapes hold are copied by name, not one by one."""
@@ -72,6 +81,11 @@ class ScheduleRecord(BaseModel):
             root=root,
             **what,
         )
+
+
+@lru_cache(maxsize=1024)
+def _timing(expression: str, timezone: str) -> Timing:
+    return parse(expression, timezone, minimum_period=0)
 
 
 # What a record and schedule.json both hold (the rest of the document is the run's, or the server's limits).

@@ -201,7 +201,7 @@ class ScheduleService:
 
     async def _shown(self, record: ScheduleRecord, runs: int) -> Schedule:
         try:
-            timing = parse(record.expression, record.timezone, minimum_period=0)
+            timing = record.timing
             description, due = describe(timing), _upcoming(timing) if record.active else []
         except (GpuEnvError, OverflowError, ValueError) as e:  # stored by an older version, or by hand:
             # shown saying so, not a 500 for the whole list
