@@ -24,6 +24,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from traitlets import Float
 from traitlets.config import Configurable, LoggingConfigurable
 from traitlets.traitlets import MetaHasTraits
 
@@ -249,6 +250,20 @@ class Backend(LoggingConfigurable, metaclass=_ConfigurableABC):
 
     async def close(self) -> None:
         """Release what the backend holds; running jobs keep running."""
+
+
+class RemoteBackend(Backend):
+    """A backend whose jobs run elsewhere and write their folders on storage this server shares (SLURM,
+    Kubernetes): the options such a backend has, declared once for all of them."""
+
+    status_grace = Float(
+        60.0,
+        min=0.0,
+        config=True,
+        help="Seconds to wait, after the batch system says a job ended, for the runner's status.json to "
+        "appear in the shared job folder (NFS caches attributes) before the job is recorded from the batch "
+        "system's own verdict alone.",
+    )
 
 
 def _unbound(job: Job) -> Path:

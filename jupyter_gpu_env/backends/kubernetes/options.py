@@ -10,13 +10,13 @@ import os
 from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode
 
 from ...models.resources import parse_memory
-from ..base import Backend
+from ..base import RemoteBackend
 from . import objects
 from .api.client import current_user
 from .checks import check_settings
 
 
-class KubernetesOptions(Backend):
+class KubernetesOptions(RemoteBackend):
     """The options of :class:`.backend.KubernetesBackend` (``c.KubernetesBackend.*``), declared once."""
 
     kind = "kubernetes"
@@ -239,13 +239,6 @@ class KubernetesOptions(Backend):
     )
     request_timeout = Float(
         30.0, min=1.0, config=True, help="Seconds one call to the Kubernetes API may take."
-    )
-    status_grace = Float(
-        60.0,
-        min=0.0,
-        config=True,
-        help="Seconds to wait, after Kubernetes reports a Job ended, for the runner's status.json to show "
-        "up in the shared job folder before the Job's own verdict is taken.",
     )
     check_job_folder_mounted = Bool(
         True,

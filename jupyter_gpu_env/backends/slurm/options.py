@@ -8,13 +8,13 @@ from typing import Any
 
 from traitlets import Dict, Float, List, TraitError, Unicode, validate
 
-from ..base import Backend
+from ..base import RemoteBackend
 from . import script
 
 COMMANDS = ("sbatch", "squeue", "scontrol", "scancel", "sinfo")
 
 
-class SlurmOptions(Backend):
+class SlurmOptions(RemoteBackend):
     """The options of :class:`.backend.SlurmBackend` (``c.SlurmBackend.*``), declared once."""
 
     kind = "slurm"
@@ -86,13 +86,6 @@ class SlurmOptions(Backend):
     )
     info_ttl = Float(
         60.0, min=0, config=True, help="Seconds the partitions and limits read from sinfo are cached."
-    )
-    status_grace = Float(
-        60.0,
-        min=0,
-        config=True,
-        help="Seconds to wait, after SLURM says a job ended, for the runner's status.json to appear on the "
-        "shared filesystem (NFS caches attributes) before the job is recorded from SLURM's state alone.",
     )
     image_runtime = Unicode(
         "",
