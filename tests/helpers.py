@@ -160,6 +160,18 @@ def printed(path: Path | str) -> str:
     return "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
 
 
+# ----- the command line (with pytest's ``capsys``) --------------------------------------------------
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """Run ``jupyter gpu-env *argv`` in this process; its exit code, what it printed and what it said."""
+    from jupyter_gpu_env.cli import main  # the command line's modules only for the tests that run it
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
 # ----- the REST API (with the ``api`` and ``jp_fetch`` fixtures) -----------------------------------
 
 
