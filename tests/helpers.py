@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import hashlib
 import json
 import time
 import zipfile
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -332,3 +333,22 @@ class Recorder:
 
     def log(self, line: str) -> None:
         self.lines.append(line)
+
+
+# ----- Kubernetes without a cluster --------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def kmock_server(loop: asyncio.AbstractEventLoop) -> Iterator[Any]:
+    """A kmock Kubernetes emulator with its API server on loopback, run on ``loop`` (pytest-jupyter's,
+    ``jp_asyncio_loop``) until the block ends; the test skips where kmock is not installed."""
+    kmock = pytest.importorskip("kmock")
+    emulator = kmock.KubernetesEmulator()
+    server = kmock.Server(emulator)
+    loop.run_until_complete(emulator.__aenter__())
+    loop.run_until_complete(server.__aenter__())
+    try:
+        yield emulator
+    finally:
+        loop.run_until_complete(server.__aexit__(None, None, None))
+        loop.run_until_complete(emulator.__aexit__(None, None, None))
