@@ -18,6 +18,7 @@ from helpers import ended, wait_for_job, wait_until, write_notebook
 from jupyter_client.kernelspec import KernelSpecManager
 
 from jupyter_gpu_env.backends.local import LocalBackend
+from jupyter_gpu_env.contracts import jobfiles
 from jupyter_gpu_env.jobs.service import JobService
 from jupyter_gpu_env.jobs.store import JobStore
 from jupyter_gpu_env.models.jobs import Job
@@ -69,6 +70,15 @@ class Env:
     ) -> Job:
         """Refresh until ``done(job)``; fail with the job's last state after ``within`` seconds."""
         return await wait_for_job(svc, job_id, done, within=within)
+
+    async def wait_status(self, job: Job, within: float = 60.0) -> None:
+        """Wait until ``job``'s runner has written its status.json: the job has ended, whatever its record
+        (not refreshed meanwhile) says."""
+        await wait_until(
+            lambda: jobfiles.read_status(self.root / job.job_dir) is not None,
+            within=within,
+            what=f"the runner's status.json of job {job.id}",
+        )
 
     @staticmethod
     async def wait_gone(pid: int, within: float) -> float:

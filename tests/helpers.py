@@ -105,6 +105,18 @@ async def wait_for_job(
     return await wait_until(check, within=within, every=every, what=state)
 
 
+async def wait_for_sweep(svc: Any, group_id: str, *, within: float = 120.0, every: float = 0.2) -> Any:
+    """Refresh a ``JobService`` until the sweep ``group_id`` has ended (neither queued nor running), and
+    return the sweep."""
+
+    async def check() -> Any:
+        await svc.refresh()
+        group = await svc.sweeps.get(group_id)
+        return group if group.state not in ("queued", "running") else None
+
+    return await wait_until(check, within=within, every=every, what=f"sweep {group_id} ending")
+
+
 # ----- notebooks ----------------------------------------------------------------------------------
 
 

@@ -258,11 +258,7 @@ async def test_a_listing_settles_the_active_jobs_it_shows(batch):
     try:
         job = await svc.submit({"notebook_path": nb})
         assert job.state == "running"
-        await wait_until(
-            lambda: jobfiles.read_status(batch.root / job.job_dir) is not None,
-            within=60,
-            what="the runner's status.json",
-        )
+        await batch.wait_status(job)
 
         async def listed_ended():
             listed = (await svc.list()).items
@@ -314,11 +310,7 @@ async def test_a_cancel_after_the_job_ended_keeps_how_it_ended(batch):
     try:
         job = await svc.submit({"notebook_path": nb})
         assert job.state == "running"
-        await wait_until(
-            lambda: jobfiles.read_status(batch.root / job.job_dir) is not None,
-            within=60,
-            what="the runner's status.json",
-        )
+        await batch.wait_status(job)
         assert (await svc.store.get(job.id)).state == "running"  # the record lags the job
         status = jobfiles.read_status(batch.root / job.job_dir)
         assert status is not None

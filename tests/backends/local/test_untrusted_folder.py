@@ -13,7 +13,7 @@ from typing import Any
 
 import psutil
 from batch_fixtures import installed_kernels, running
-from helpers import wait_until, write_notebook
+from helpers import wait_for_sweep, wait_until, write_notebook
 
 from jupyter_gpu_env.backends.local import LocalBackend
 from jupyter_gpu_env.jobs.service import JobService
@@ -152,24 +152,15 @@ async def test_a_retried_run_executes_what_its_record_says(batch):
     svc = batch.service()
     try:
         group = await svc.submit({"notebook_path": nb, "sweep": {"alpha": [1]}})
-        group = await wait_sweep_ended(svc, group.id)
+        group = await wait_for_sweep(svc, group.id)
         assert group.state == "failed"
         group = await svc.sweeps.retry_failed(group.id)
-        group = await wait_sweep_ended(svc, group.id)
+        group = await wait_for_sweep(svc, group.id)
         assert group.state == "succeeded"
         (row,) = (await svc.sweeps.results(group.id)).rows
         assert row.parameters == {"alpha": 1} and row.values == {"alpha_seen": 1}
     finally:
         await svc.stop()
-
-
-async def wait_sweep_ended(svc: Any, group_id: str) -> Any:
-    async def check() -> Any:
-        await svc.refresh()
-        group = await svc.sweeps.get(group_id)
-        return group if group.state not in ("queued", "running") else None
-
-    return await wait_until(check, within=120, every=0.2, what=f"sweep {group_id} ending")
 
 
 def test_a_runner_between_its_fork_and_its_exec_counts_as_running(tmp_path):

@@ -8,29 +8,11 @@ import csv
 import io
 
 import pytest
-from helpers import wait_until, write_notebook
+from helpers import ended, wait_for_job, wait_for_sweep, write_notebook
 
 from jupyter_gpu_env.errors import Conflict
 from jupyter_gpu_env.jobs.sweeps.results import as_csv
 from jupyter_gpu_env.models.jobs import RerunRequest
-
-
-async def _ended(svc, group_id: str, within: float = 120.0):
-    async def check():
-        await svc.refresh()
-        group = await svc.sweeps.get(group_id)
-        return group if group.state not in ("queued", "running") else None
-
-    return await wait_until(check, within=within, every=0.2, what=f"sweep {group_id} ending")
-
-
-async def _job_ended(svc, job_id: str, within: float = 120.0):
-    async def check():
-        await svc.refresh()
-        job = await svc.get(job_id)
-        return job if job.state not in ("queued", "running") else None
-
-    return await wait_until(check, within=within, every=0.2, what=f"job {job_id} ending")
 
 
 async def test_a_sweeps_run_sent_again_is_a_new_run_of_that_sweep_from_its_snapshot(batch):
@@ -38,7 +20,7 @@ async def test_a_sweeps_run_sent_again_is_a_new_run_of_that_sweep_from_its_snaps
     svc = batch.service(max_concurrent=2)
     try:
         group = await svc.submit({"notebook_path": nb, "sweep": {"alpha": [2, 3]}})
-        group = await _ended(svc, group.id)
+        group = await wait_for_sweep(svc, group.id)
         first, second = (await svc.list(sweep=group.id)).items
         # the file changes after the sweep was sent: the run sent again is the snapshot's
         write_notebook(batch.root, "sq.ipynb", [], parameters="beta = 1", results="{'cube': beta ** 3}")
@@ -50,7 +32,7 @@ async def test_a_sweeps_run_sent_again_is_a_new_run_of_that_sweep_from_its_snaps
         assert (again.group_id, again.group_index) == (group.id, 2)  # after the sweep's runs
         assert again.parameters == {"alpha": 5} and again.resources.cpus == 1
         assert again.name == "sq [alpha=5]" and again.job_dir.startswith(f"jobs/sq-sweep-{group.id}/0002-")
-        group = await _ended(svc, group.id)
+        group = await wait_for_sweep(svc, group.id)
         ends = [(r.name, r.state, r.reason, r.message) for r in (await svc.list(sweep=group.id)).items]
         assert (group.state, group.size, group.counts["succeeded"]) == ("succeeded", 3, 3), ends
         assert (await svc.get(second.id)).state == "succeeded"  # the run it came from stays as it was
@@ -83,7 +65,7 @@ async def test_a_job_sent_again_with_changed_resources_keeps_the_rest(batch):
     svc = batch.service(max_concurrent=2)
     try:
         job = await svc.submit({"notebook_path": nb, "parameters": {"label": "y"}, "resources": {"cpus": 1}})
-        job = await _job_ended(svc, job.id)
+        job = await wait_for_job(svc, job.id, ended, within=120)
         body = RerunRequest.model_validate({"parameters": {"alpha": 4}, "resources": {}, "queue": None})
         again = await svc.rerun(job.id, body.parameters, body.changes())
         assert again.group_id is None and again.name == job.name and again.kernel == job.kernel
@@ -106,7 +88,7 @@ async def test_one_run_cancelled_among_runs_that_succeeded_leaves_the_sweep_succ
         group = await svc.submit({"notebook_path": nb, "sweep": {"alpha": [1, 2, 3]}})
         slow = next(r for r in (await svc.list(sweep=group.id)).items if r.parameters["alpha"] == 2)
         await svc.cancel(slow.id)
-        group = await _ended(svc, group.id)
+        group = await wait_for_sweep(svc, group.id)
         assert (group.state, group.counts["succeeded"], group.counts["cancelled"]) == ("succeeded", 2, 1)
         assert group.cancelled_at is None
 

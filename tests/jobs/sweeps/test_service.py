@@ -8,9 +8,8 @@ import io
 import shutil
 
 import pytest
-from helpers import wait_until, write_notebook
+from helpers import wait_for_sweep, write_notebook
 
-from jupyter_gpu_env.contracts import jobfiles
 from jupyter_gpu_env.errors import Conflict, NotFound
 from jupyter_gpu_env.jobs.sweeps.results import as_csv
 
@@ -20,15 +19,6 @@ def _notebook(batch, name: str, body: str) -> str:
         batch.root, name, [body], parameters="alpha = 1\nlabel = 'x'",
         results="{'double': alpha * 2, 'label': label}",
     )  # fmt: skip
-
-
-async def _ended(svc, group_id: str, within: float = 120.0):
-    async def check():
-        await svc.refresh()
-        group = await svc.sweeps.get(group_id)
-        return group if group.state not in ("queued", "running") else None
-
-    return await wait_until(check, within=within, every=0.2, what=f"sweep {group_id} ending")
 
 
 async def test_a_sweep_runs_each_value_one_at_a_time_and_gathers_results(batch):
@@ -54,7 +44,7 @@ async def test_a_sweep_runs_each_value_one_at_a_time_and_gathers_results(batch):
             f"train-alpha-{a}.ipynb" for a in (1, 2, 3)
         ]
 
-        group = await _ended(svc, group.id)
+        group = await wait_for_sweep(svc, group.id)
         assert group.state == "succeeded" and group.counts["succeeded"] == 3 and group.finished_at
         runs = (await svc.list(sweep=group.id)).items
         spans = sorted((r.started_at, r.finished_at) for r in runs)
@@ -92,7 +82,7 @@ async def test_retry_runs_only_the_failed_ones_and_cancel_stops_the_rest(batch):
         group = await svc.submit(
             {"notebook_path": nb, "sweep_runs": [{"alpha": 1}, {"alpha": 2, "label": str(marker)}]}
         )
-        group = await _ended(svc, group.id)
+        group = await wait_for_sweep(svc, group.id)
         assert group.state == "failed" and group.counts["failed"] == 1 and group.counts["succeeded"] == 1
         before = {r.group_index: r for r in (await svc.list(sweep=group.id)).items}
 
@@ -113,7 +103,7 @@ async def test_retry_runs_only_the_failed_ones_and_cancel_stops_the_rest(batch):
 
         marker.touch()  # the cause of the failure is fixed: the retried run succeeds
         group = await svc.sweeps.retry_failed(group.id)
-        group = await _ended(svc, group.id)
+        group = await wait_for_sweep(svc, group.id)
         after = {r.group_index: r for r in (await svc.list(sweep=group.id)).items}
         assert group.state == "succeeded" and group.size == 2 and sum(group.counts.values()) == 2
         assert after[0].id == before[0].id  # the run that succeeded was left alone
@@ -152,11 +142,7 @@ async def test_a_sweeps_cancel_leaves_the_runs_that_ended_as_they_ended(batch):
         group = await svc.submit({"notebook_path": nb, "sweep": {"alpha": [1, 2]}})
         quick, slow = (await svc.list(sweep=group.id)).items
         assert (quick.state, slow.state) == ("running", "running")
-        await wait_until(
-            lambda: jobfiles.read_status(batch.root / quick.job_dir) is not None,
-            within=60,
-            what="the quick run's status.json",
-        )
+        await batch.wait_status(quick)
         assert (await svc.store.get(quick.id)).state == "running"  # the record lags the run
         cancelled = await svc.sweeps.cancel(group.id)
         assert (await svc.store.get(quick.id)).state == "succeeded"
@@ -171,7 +157,7 @@ async def test_a_retry_of_runs_whose_folder_is_gone_is_refused_in_words(batch):
     svc = batch.service(max_concurrent=3)
     try:
         group = await svc.submit({"notebook_path": nb, "sweep": {"alpha": [1, 2, 3]}})
-        group = await _ended(svc, group.id)
+        group = await wait_for_sweep(svc, group.id)
         assert group.counts["failed"] == 2
         runs = (await svc.list(sweep=group.id)).items
         shutil.rmtree(batch.root / runs[2].job_dir)  # removed by hand, its record kept
@@ -194,7 +180,7 @@ async def test_a_sweep_whose_runs_were_all_deleted_is_gone_not_succeeded(batch):
     svc = batch.service(max_concurrent=2)
     try:
         group = await svc.submit({"notebook_path": nb, "sweep": {"alpha": [1, 2]}})
-        group = await _ended(svc, group.id)
+        group = await wait_for_sweep(svc, group.id)
         first, second = (await svc.list(sweep=group.id)).items
         sweep_folder = (batch.root / first.job_dir).parent
 
