@@ -134,7 +134,7 @@ async def test_a_forged_status_and_gpu_summary_bill_only_what_was_observed(batch
         await svc.stop()
 
 
-async def test_a_retried_run_executes_what_its_record_says(batch):
+async def test_a_retried_run_executes_what_its_record_says(batch, job_service):
     """The run rewrites its job.json (alpha=99) and fails; the retry runs alpha=1, as its record says."""
     nb = write_notebook(
         batch.root, "sweep/rewrites.ipynb",
@@ -149,18 +149,15 @@ async def test_a_retried_run_executes_what_its_record_says(batch):
         ],
         parameters="alpha = 1", results="{'alpha_seen': alpha}",
     )  # fmt: skip
-    svc = batch.service()
-    try:
-        group = await svc.submit({"notebook_path": nb, "sweep": {"alpha": [1]}})
-        group = await wait_for_sweep(svc, group.id)
-        assert group.state == "failed"
-        group = await svc.sweeps.retry_failed(group.id)
-        group = await wait_for_sweep(svc, group.id)
-        assert group.state == "succeeded"
-        (row,) = (await svc.sweeps.results(group.id)).rows
-        assert row.parameters == {"alpha": 1} and row.values == {"alpha_seen": 1}
-    finally:
-        await svc.stop()
+    svc = job_service()
+    group = await svc.submit({"notebook_path": nb, "sweep": {"alpha": [1]}})
+    group = await wait_for_sweep(svc, group.id)
+    assert group.state == "failed"
+    group = await svc.sweeps.retry_failed(group.id)
+    group = await wait_for_sweep(svc, group.id)
+    assert group.state == "succeeded"
+    (row,) = (await svc.sweeps.results(group.id)).rows
+    assert row.parameters == {"alpha": 1} and row.values == {"alpha_seen": 1}
 
 
 def test_a_runner_between_its_fork_and_its_exec_counts_as_running(tmp_path):
