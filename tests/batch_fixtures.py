@@ -1,14 +1,16 @@
 """The ``batch`` fixture: real notebooks, a real store, the real local backend and runner.
 
 A plugin module registered by the root conftest (``pytest_plugins``), for the batch tests and the
-CLI's job commands (tests/cli). Fixtures are synchronous (pytest-jupyter runs the async tests). Test
-modules reach the helpers through the ``batch`` fixture.
+CLI's job commands (tests/cli), and ``job_service``, JobServices over it stopped after the test. Fixtures
+are synchronous (pytest-jupyter runs the async tests). Test modules reach the helpers through the
+``batch`` fixture.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,7 @@ from helpers import ended, wait_for_job, wait_until, write_notebook
 from jupyter_client.kernelspec import KernelSpecManager
 
 from jupyter_gpu_env.backends.local import LocalBackend
+from jupyter_gpu_env.contracts import jobfiles
 from jupyter_gpu_env.jobs.service import JobService
 from jupyter_gpu_env.jobs.store import JobStore
 from jupyter_gpu_env.models.jobs import Job
@@ -70,6 +73,15 @@ class Env:
         """Refresh until ``done(job)``; fail with the job's last state after ``within`` seconds."""
         return await wait_for_job(svc, job_id, done, within=within)
 
+    async def wait_status(self, job: Job, within: float = 60.0) -> None:
+        """Wait until ``job``'s runner has written its status.json: the job has ended, whatever its record
+        (not refreshed meanwhile) says."""
+        await wait_until(
+            lambda: jobfiles.read_status(self.root / job.job_dir) is not None,
+            within=within,
+            what=f"the runner's status.json of job {job.id}",
+        )
+
     @staticmethod
     async def wait_gone(pid: int, within: float) -> float:
         """Wait until process ``pid`` has ended (a zombie has ended); return how long it took."""
@@ -94,3 +106,23 @@ class Env:
 @pytest.fixture
 def batch(tmp_path: Path) -> Env:
     return Env(tmp_path)
+
+
+@pytest.fixture
+def job_service(
+    batch: Env, jp_asyncio_loop: asyncio.AbstractEventLoop
+) -> Iterator[Callable[..., JobService]]:
+    """Make a JobService over ``batch`` (``job_service(**kwargs)`` takes what ``batch.service`` takes), in
+    the test, on its loop; each one made is stopped after the test (its jobs keep running; the backends and
+    the store are released). A test that stops one itself, to start another over the same store as a
+    restarted server does, makes it with ``batch.service`` instead."""
+    made: list[JobService] = []
+
+    def make(**kwargs: Any) -> JobService:
+        svc = batch.service(**kwargs)
+        made.append(svc)
+        return svc
+
+    yield make
+    for svc in made:
+        jp_asyncio_loop.run_until_complete(svc.stop())

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import hashlib
 import json
 import time
 import zipfile
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -104,6 +105,18 @@ async def wait_for_job(
     return await wait_until(check, within=within, every=every, what=state)
 
 
+async def wait_for_sweep(svc: Any, group_id: str, *, within: float = 120.0, every: float = 0.2) -> Any:
+    """Refresh a ``JobService`` until the sweep ``group_id`` has ended (neither queued nor running), and
+    return the sweep."""
+
+    async def check() -> Any:
+        await svc.refresh()
+        group = await svc.sweeps.get(group_id)
+        return group if group.state not in ("queued", "running") else None
+
+    return await wait_until(check, within=within, every=every, what=f"sweep {group_id} ending")
+
+
 # ----- notebooks ----------------------------------------------------------------------------------
 
 
@@ -158,6 +171,18 @@ def printed(path: Path | str) -> str:
     """What the code cells of an executed notebook printed (their stream outputs), joined."""
     nb = nbformat.read(path, as_version=4)
     return "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+
+
+# ----- the command line (with pytest's ``capsys``) --------------------------------------------------
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """Run ``jupyter gpu-env *argv`` in this process; its exit code, what it printed and what it said."""
+    from jupyter_gpu_env.cli import main  # the command line's modules only for the tests that run it
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
 
 
 # ----- the REST API (with the ``api`` and ``jp_fetch`` fixtures) -----------------------------------
@@ -320,3 +345,22 @@ class Recorder:
 
     def log(self, line: str) -> None:
         self.lines.append(line)
+
+
+# ----- Kubernetes without a cluster --------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def kmock_server(loop: asyncio.AbstractEventLoop) -> Iterator[Any]:
+    """A kmock Kubernetes emulator with its API server on loopback, run on ``loop`` (pytest-jupyter's,
+    ``jp_asyncio_loop``) until the block ends; the test skips where kmock is not installed."""
+    kmock = pytest.importorskip("kmock")
+    emulator = kmock.KubernetesEmulator()
+    server = kmock.Server(emulator)
+    loop.run_until_complete(emulator.__aenter__())
+    loop.run_until_complete(server.__aenter__())
+    try:
+        yield emulator
+    finally:
+        loop.run_until_complete(server.__aexit__(None, None, None))
+        loop.run_until_complete(emulator.__aexit__(None, None, None))

@@ -73,15 +73,20 @@ async def test_timeout_kills_the_whole_process_group(tmp_path):
     await wait_until(lambda: not _alive(grandchild), within=5, what=f"grandchild {grandchild} ending")
 
 
-async def test_cancel_terminates_the_child(tmp_path):
+async def _a_cancelled_run_ends_its_child(tmp_path, **options) -> None:
+    """Cancel ``proc.run`` (with ``options``) of a child that would sleep a minute: the child is gone."""
     pidfile = tmp_path / "pid"
     code = f"import os, time; open({str(pidfile)!r}, 'w').write(str(os.getpid())); time.sleep(60)"
-    task = asyncio.ensure_future(proc.run([sys.executable, "-c", code], kill_grace=1))
+    task = asyncio.ensure_future(proc.run([sys.executable, "-c", code], kill_grace=1, **options))
     await wait_until(lambda: pidfile.exists() and pidfile.read_text(), within=10, what="the child starting")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
     assert not _alive(int(pidfile.read_text()))
+
+
+async def test_cancel_terminates_the_child(tmp_path):
+    await _a_cancelled_run_ends_its_child(tmp_path)
 
 
 async def test_stdin_is_passed():
@@ -156,14 +161,7 @@ async def test_a_tethered_child_answers_as_it_would_untethered(tmp_path):
     assert (done.returncode, done.stdout) == (3, "hi\n")
     with pytest.raises(Conflict, match="not found"):
         await proc.run(["gpu-env-no-such-program"], tethered=True)
-    pidfile = tmp_path / "pid"
-    code = f"import os, time; open({str(pidfile)!r}, 'w').write(str(os.getpid())); time.sleep(60)"
-    task = asyncio.ensure_future(proc.run([sys.executable, "-c", code], kill_grace=1, tethered=True))
-    await wait_until(lambda: pidfile.exists() and pidfile.read_text(), within=10, what="the child starting")
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    assert not _alive(int(pidfile.read_text()))
+    await _a_cancelled_run_ends_its_child(tmp_path, tethered=True)
 
 
 async def test_a_tethered_command_whose_tether_is_killed_alone_ends_too():

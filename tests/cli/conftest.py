@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from batch_fixtures import Env
 
 
 @pytest.fixture
@@ -46,3 +49,17 @@ def home(demo, tmp_path, monkeypatch, terminal) -> Path:
     )
     monkeypatch.chdir(tmp_path)
     return tmp_path
+
+
+@pytest.fixture
+def batch_terminal(batch, monkeypatch, terminal) -> Callable[..., Env]:
+    """A terminal in the ``batch`` workspace's root (its current directory), for the job, sweep, schedule,
+    pipeline and Dask commands: ``batch_terminal(**sections)`` writes the server's configuration (its job
+    folder ``jobs``, and the given sections, e.g. ``LocalBackend={...}``) and returns ``batch``."""
+
+    def configure(**sections: dict[str, Any]) -> Env:
+        terminal({"GpuEnvApp": {"job_dir": "jobs"}, **sections})
+        monkeypatch.chdir(batch.root)
+        return batch
+
+    return configure

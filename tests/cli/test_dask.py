@@ -5,25 +5,18 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from jupyter_gpu_env.cli import main
+from helpers import run_cli
 
 
 @pytest.fixture
-def cli(batch, monkeypatch, terminal):
-    terminal({"GpuEnvApp": {"job_dir": "jobs"}, "DaskClusters": {"idle_timeout": 600}})
-    monkeypatch.chdir(batch.root)
-    return batch
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+def cli(batch_terminal):
+    return batch_terminal(DaskClusters={"idle_timeout": 600})
 
 
 def test_a_cluster_is_started_listed_scaled_and_stopped_from_a_terminal(cli, capsys):
-    code, out, err = run(capsys, "dask", "start", "--kernel", "python3", "-n", "1", "--name", "t", "--wait")
+    code, out, err = run_cli(
+        capsys, "dask", "start", "--kernel", "python3", "-n", "1", "--name", "t", "--wait"
+    )
     assert code == 0, err
     cluster_id = out.splitlines()[0]
     assert "running: 1/1 workers" in err
@@ -40,25 +33,25 @@ def test_a_cluster_is_started_listed_scaled_and_stopped_from_a_terminal(cli, cap
     finally:
         client.close()  # type: ignore[attr-defined]
 
-    code, out, _ = run(capsys, "dask", "list")
+    code, out, _ = run_cli(capsys, "dask", "list")
     assert code == 0 and cluster_id in out and "running" in out and "1/1" in out
 
-    code, out, err = run(capsys, "dask", "scale", cluster_id, "2", "--json")
+    code, out, err = run_cli(capsys, "dask", "scale", cluster_id, "2", "--json")
     assert code == 0, err
     assert json.loads(out)["workers"]["requested"] in (1, 2)  # the keeper reads scale.json within seconds
 
-    code, out, err = run(capsys, "dask", "scale", cluster_id)
+    code, out, err = run_cli(capsys, "dask", "scale", cluster_id)
     assert code == 2 and "--adapt MIN:MAX" in err
 
-    code, out, err = run(capsys, "dask", "cancel", cluster_id)
+    code, out, err = run_cli(capsys, "dask", "cancel", cluster_id)
     assert code == 0, err
     assert f"{cluster_id}  t on local: stopped (Shut down.)" in out
 
 
 def test_start_says_what_is_missing(cli, capsys):
-    code, _, err = run(capsys, "dask", "start", "-n", "1")
+    code, _, err = run_cli(capsys, "dask", "start", "-n", "1")
     assert code == 2 and "--env E, --kernel K or --image I" in err
-    code, _, err = run(capsys, "dask", "start", "--kernel", "python3", "-n", "1", "--adapt", "0:2")
+    code, _, err = run_cli(capsys, "dask", "start", "--kernel", "python3", "-n", "1", "--adapt", "0:2")
     assert code == 2 and "not both" in err
-    code, _, err = run(capsys, "dask", "start", "--env", "nowhere")
+    code, _, err = run_cli(capsys, "dask", "start", "--env", "nowhere")
     assert code == 1 and "Unknown environment 'nowhere'" in err

@@ -16,32 +16,26 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import wait_until_sync
+from helpers import run_cli, wait_until_sync
 
 from jupyter_gpu_env.cli import main
 
 
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_envs_lists_the_demo_environment(home, capsys):
-    code, out, _ = run(capsys, "envs")
+    code, out, _ = run_cli(capsys, "envs")
     assert code == 0
     header, *rows = out.splitlines()
     assert header.split() == ["NAME", "KIND", "PYTHON", "PACKAGES", "SIZE", "KERNEL", "SOURCE"]
     demo_row = next(r.split() for r in rows if r.startswith("demo "))
     assert demo_row[1] == "managed" and demo_row[2].startswith("3.")
 
-    code, out, _ = run(capsys, "envs", "--json")
+    code, out, _ = run_cli(capsys, "envs", "--json")
     assert code == 0
     assert [e["name"] for e in json.loads(out)] == ["demo"]
 
 
 def test_clone_with_kernel_then_export_and_remove(home, capsys):
-    code, out, err = run(capsys, "clone", "demo", "mine", "--kernel", "--display-name", "My env")
+    code, out, err = run_cli(capsys, "clone", "demo", "mine", "--kernel", "--display-name", "My env")
     assert code == 0, err
     assert "Cloned 'demo' as 'mine'" in out
     assert "Registered kernel" in out and "(My env)" in out
@@ -52,41 +46,41 @@ def test_clone_with_kernel_then_export_and_remove(home, capsys):
     assert json.loads(kernel_json.read_text())["display_name"] == "My env"
     assert str(home / "envs" / "mine") in (home / "home" / ".conda" / "environments.txt").read_text()
 
-    code, out, _ = run(capsys, "envs")
+    code, out, _ = run_cli(capsys, "envs")
     mine = next(r.split() for r in out.splitlines() if r.startswith("mine "))
     assert mine[1] == "own" and mine[-1] == "demo" and mine[-2] != "-"
 
-    code, out, _ = run(capsys, "export", "mine", "--format", "explicit")
+    code, out, _ = run_cli(capsys, "export", "mine", "--format", "explicit")
     assert code == 0 and "@EXPLICIT" in out
-    code, _, err = run(capsys, "export", "mine", "-o", str(home / "mine.yml"))
+    code, _, err = run_cli(capsys, "export", "mine", "-o", str(home / "mine.yml"))
     assert code == 0 and "name: mine" in (home / "mine.yml").read_text()
 
-    code, out, _ = run(capsys, "kernel", "mine", "--remove")
+    code, out, _ = run_cli(capsys, "kernel", "mine", "--remove")
     assert code == 0 and "Removed kernel" in out
     assert not list((home / "data" / "kernels").glob("*/kernel.json"))
 
     # Not a terminal and no --yes: refused as a usage error; nothing deleted.
-    code, _, err = run(capsys, "remove-env", "mine")
+    code, _, err = run_cli(capsys, "remove-env", "mine")
     assert code == 2 and "--yes" in err
     assert (home / "envs" / "mine").is_dir()
-    code, out, _ = run(capsys, "remove-env", "mine", "--yes")
+    code, out, _ = run_cli(capsys, "remove-env", "mine", "--yes")
     assert code == 0 and "Deleted 'mine'" in out
     assert not (home / "envs" / "mine").exists()
 
 
 def test_errors_exit_1_with_the_message(env_dir_entries, home, capsys):
-    code, out, err = run(capsys, "clone", "demo", "../x")
+    code, out, err = run_cli(capsys, "clone", "demo", "../x")
     assert (code, out) == (1, "")
     assert err.startswith("error: Invalid environment name '../x'")
-    code, _, err = run(capsys, "clone", "nope", "x")
+    code, _, err = run_cli(capsys, "clone", "nope", "x")
     assert code == 1 and err.startswith("error: ") and "nope" in err
-    code, _, err = run(capsys, "install", "demo", "tabulate")
+    code, _, err = run_cli(capsys, "install", "demo", "tabulate")
     assert code == 1 and "managed environment" in err
-    code, _, err = run(capsys, "remove-env", "demo")  # managed: refused without asking
+    code, _, err = run_cli(capsys, "remove-env", "demo")  # managed: refused without asking
     assert code == 1 and "managed environment" in err
-    code, _, err = run(capsys, "kernel", "demo", "--display-name", "   ")
+    code, _, err = run_cli(capsys, "kernel", "demo", "--display-name", "   ")
     assert code == 1 and "display_name" in err
-    code, _, err = run(capsys, "envs", "--config", "GpuEnvApp.no_such_option=1")
+    code, _, err = run_cli(capsys, "envs", "--config", "GpuEnvApp.no_such_option=1")
     assert code == 1 and "unknown option GpuEnvApp.no_such_option" in err
     assert main(["clone", "demo"]) == 2  # a usage error (missing NAME)
     assert env_dir_entries(home / "envs") == []
@@ -94,7 +88,7 @@ def test_errors_exit_1_with_the_message(env_dir_entries, home, capsys):
 
 @pytest.mark.skipif(not shutil.which("mksquashfs"), reason="mksquashfs is not installed")
 def test_pack_prints_the_image_and_its_usage_lines(home, capsys):
-    code, out, err = run(capsys, "pack", "demo")
+    code, out, err = run_cli(capsys, "pack", "demo")
     assert code == 0, err
     path, *rest = out.splitlines()
     assert Path(path).is_file() and Path(path).parent == home / "images"
@@ -106,12 +100,12 @@ def test_pack_prints_the_image_and_its_usage_lines(home, capsys):
     assert f"unsquashfs -d /opt/gpu-env/demo {path}" in text
     assert "[100%]" in err
 
-    code, out, _ = run(capsys, "images")
+    code, out, _ = run_cli(capsys, "images")
     header, row = out.splitlines()
     assert header.split() == ["ID", "ENV", "FORMAT", "SIZE", "FILES", "AGE"]
     assert row.split()[:3] == [Path(path).stem, "demo", "squashfs/zstd"]
     # An unchanged environment is not packed again.
-    code, out, err = run(capsys, "pack", "demo")
+    code, out, err = run_cli(capsys, "pack", "demo")
     assert code == 0 and out.splitlines()[0] == path and "identical image" in err
 
 
@@ -122,7 +116,7 @@ def check_report(out: str) -> tuple[str, dict[str, str]]:
 
 
 def test_check_reports_what_the_environment_sees(home, demo, capsys):
-    code, out, err = run(capsys, "check", "demo")
+    code, out, err = run_cli(capsys, "check", "demo")
     verdict, facts = check_report(out)
     # The environment's own Python ran the check, and the report says what it found there.
     assert facts["Python"] == f"{sys.version.split()[0]} at {demo.env}"
@@ -134,12 +128,12 @@ def test_check_reports_what_the_environment_sees(home, demo, capsys):
         assert verdict.startswith("No usable GPU in 'demo': The NVIDIA driver library (libcuda)")
         assert facts["Driver"].startswith("not loaded: libcuda.so.1")
 
-    code, out, _ = run(capsys, "check", str(demo.env), "--json")  # by prefix, as the server resolves it
+    code, out, _ = run_cli(capsys, "check", str(demo.env), "--json")  # by prefix, as the server resolves it
     check = json.loads(out)
     assert code == (0 if check["ok"] else 1)
     assert check["details"]["prefix"] == str(demo.env) and check["details"]["framework"] is None
 
-    code, out, err = run(capsys, "check", "nope")
+    code, out, err = run_cli(capsys, "check", "nope")
     assert (code, out) == (1, "") and err.startswith("error: No environment named 'nope'")
 
 
@@ -170,7 +164,7 @@ def test_check_exits_0_when_a_framework_computes_on_the_gpu(home, tmp_path, monk
     (tmp_path / "fake" / "torch").mkdir(parents=True)
     (tmp_path / "fake" / "torch" / "__init__.py").write_text(FAKE_TORCH)
     monkeypatch.setenv("PYTHONPATH", str(tmp_path / "fake"))  # the check runs with this process's environment
-    code, out, _ = run(capsys, "check", "demo")
+    code, out, _ = run_cli(capsys, "check", "demo")
     verdict, facts = check_report(out)
     assert code == 0, out
     assert verdict == "GPU usable in 'demo': torch 2.4.0 computes on the GPU: NVIDIA H100 80GB HBM3."

@@ -14,27 +14,19 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import printed, wait_until_sync, write_notebook
+from helpers import printed, run_cli, wait_until_sync, write_notebook
 
 from jupyter_gpu_env.cli import main
 from jupyter_gpu_env.cli.common import parse_value
 
 
 @pytest.fixture
-def cli(batch, monkeypatch, terminal):
-    terminal({"GpuEnvApp": {"job_dir": "jobs"}, "LocalBackend": {"kill_grace": 3.0}})
-    monkeypatch.chdir(batch.root)
-    return batch
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+def cli(batch_terminal):
+    return batch_terminal(LocalBackend={"kill_grace": 3.0})
 
 
 def listed(capsys, *argv: str) -> list[dict]:
-    code, out, err = run(capsys, "job", "list", "--json", *argv)
+    code, out, err = run_cli(capsys, "job", "list", "--json", *argv)
     assert code == 0, err
     return json.loads(out)["items"]
 
@@ -50,7 +42,7 @@ def test_submit_wait_jobs_and_logs(cli, capsys):
     cli.notebook(
         "work/params.ipynb", ["print('alpha is', alpha, type(alpha).__name__)"], parameters="alpha = 1"
     )
-    code, out, err = run(
+    code, out, err = run_cli(
         capsys, "submit", "work/params.ipynb", "-p", "alpha", "5", "--name", "train", "--cpus", "1", "--wait"
     )
     assert code == 0, err
@@ -64,37 +56,37 @@ def test_submit_wait_jobs_and_logs(cli, capsys):
     assert job["resources"]["cpus"] == 1
     assert "alpha is 5 int" in printed(cli.root / job["output_path"])
 
-    code, out, _ = run(capsys, "job", "list")
+    code, out, _ = run_cli(capsys, "job", "list")
     header, row = out.splitlines()
     assert header.split() == ["ID", "NAME", "STATE", "BACKEND", "PROGRESS", "ELAPSED"]
     assert row.split()[:5] == [job_id, "train", "succeeded", "local", "3/3"]
 
-    assert run(capsys, "jobs")[1] == out  # the older spelling lists the same
+    assert run_cli(capsys, "jobs")[1] == out  # the older spelling lists the same
 
-    code, out, _ = run(capsys, "job", "logs", job_id)
+    code, out, _ = run_cli(capsys, "job", "logs", job_id)
     assert code == 0 and "alpha is 5 int" in out and "job succeeded" in out
     assert out == (cli.root / job["log_path"]).read_text()
 
-    code, out, err = run(capsys, "job", "show", job_id)
+    code, out, err = run_cli(capsys, "job", "show", job_id)
     assert code == 0, err
     shown = dict(line.split(":", 1) for line in out.splitlines())
     assert shown["job"].split() == [job_id, "(train)"]
     assert shown["state"].strip() == "succeeded: All cells ran."
     assert shown["parameters"].strip() == "alpha=5" and shown["output"].strip() == job["output_path"]
-    code, out, _ = run(capsys, "job", "show", job_id, "--json")
+    code, out, _ = run_cli(capsys, "job", "show", job_id, "--json")
     assert json.loads(out)["id"] == job_id
 
 
 def test_failed_job_follow_and_wait_exit_status(cli, capsys):
     cli.notebook("fails.ipynb", ["x = 1", "1 / 0"])
-    code, out, _ = run(capsys, "job", "run", "fails.ipynb")
+    code, out, _ = run_cli(capsys, "job", "run", "fails.ipynb")
     assert code == 0
     job_id = out.strip()
-    code, out, _ = run(capsys, "job", "logs", job_id, "--follow")  # returns once the job has ended
+    code, out, _ = run_cli(capsys, "job", "logs", job_id, "--follow")  # returns once the job has ended
     assert code == 0 and "ZeroDivisionError" in out and "job failed" in out
     assert [j["id"] for j in listed(capsys, "--state", "failed")] == [job_id]
 
-    code, _, err = run(capsys, "job", "run", "fails.ipynb", "--wait")
+    code, _, err = run_cli(capsys, "job", "run", "fails.ipynb", "--wait")
     assert code == 1 and "failed: " in err and "ZeroDivisionError" in err
 
 
@@ -110,7 +102,7 @@ def test_bad_submissions_exit_1_and_record_nothing(cli, capsys, tmp_path):
         (["missing.ipynb"], "missing.ipynb"),
         ([str(outside)], "outside the root directory"),
     ]:
-        code, out, err = run(capsys, "job", "run", *argv)
+        code, out, err = run_cli(capsys, "job", "run", *argv)
         assert (code, out) == (1, ""), argv
         assert err.startswith("error: ") and expected in err, err
     assert main(["job", "run", "nb.ipynb", "--kernel", "python3", "--env", "x"]) == 2
@@ -133,18 +125,18 @@ def test_cancel_a_running_job_from_another_process(cli, capsys):
     [job] = listed(capsys)
     assert job["state"] == "running"
 
-    code, out, _ = run(capsys, "job", "cancel", job_id)
+    code, out, _ = run_cli(capsys, "job", "cancel", job_id)
     assert code == 0 and f"Cancelled job {job_id}" in out
     assert listed(capsys)[0]["state"] == "cancelled"
-    code, _, err = run(capsys, "job", "cancel", job_id)
+    code, _, err = run_cli(capsys, "job", "cancel", job_id)
     assert code == 1 and "has already cancelled" in err
-    code, _, err = run(capsys, "job", "logs", "nope")
+    code, _, err = run_cli(capsys, "job", "logs", "nope")
     assert code == 1 and err.startswith("error: ")
 
 
 def test_the_cli_refuses_a_value_of_the_wrong_kind_as_the_api_does(cli, capsys):
     cli.notebook("typed.ipynb", ["print(alpha)"], parameters="alpha = 1  # an int")
-    code, out, err = run(capsys, "job", "run", "typed.ipynb", "-p", "alpha", "abc")
+    code, out, err = run_cli(capsys, "job", "run", "typed.ipynb", "-p", "alpha", "abc")
     assert (code, out) == (1, "")
     assert "'alpha' must be a whole number like its default 1, not \"abc\"" in err
     assert listed(capsys) == []
@@ -181,13 +173,13 @@ def test_a_sweep_from_the_command_line_its_results_and_a_rerun(cli, capsys):
     write_notebook(
         cli.root, "sweep.ipynb", [], parameters="alpha = 1\nsteps = 1", results="{'product': alpha * steps}"
     )
-    code, out, err = run(capsys, "job", "run", "sweep.ipynb", "-p", "alpha", "1,2", "-p", "steps", "10:20:10",
+    code, out, err = run_cli(capsys, "job", "run", "sweep.ipynb", "-p", "alpha", "1,2", "-p", "steps", "10:20:10",
                          "--max-concurrent", "2", "--wait")  # fmt: skip
     assert code == 0, err
     group = out.strip()
     assert "Submitted a sweep of 4 runs of 'sweep' to local, 2 at a time" in err
     assert f"Sweep {group} succeeded: 4 succeeded" in err
-    code, out, _ = run(capsys, "sweep", "results", group, "--csv")
+    code, out, _ = run_cli(capsys, "sweep", "results", group, "--csv")
     rows = [line.split(",") for line in out.strip().splitlines()]
     assert rows[0][:4] == ["run", "alpha", "steps", "product"]
     assert [r[1:4] for r in rows[1:]] == [
@@ -196,7 +188,7 @@ def test_a_sweep_from_the_command_line_its_results_and_a_rerun(cli, capsys):
         ["2", "10", "20"],
         ["2", "20", "40"],
     ]
-    code, out, _ = run(capsys, "sweep", "results", group)
+    code, out, _ = run_cli(capsys, "sweep", "results", group)
     assert code == 0 and out.splitlines()[0].split() == [
         "RUN",
         "alpha",
@@ -206,30 +198,30 @@ def test_a_sweep_from_the_command_line_its_results_and_a_rerun(cli, capsys):
         "SECONDS",
     ]
     # `jobs` lists the sweep as one row with its id (what `results` and `cancel` take), not 4 run rows
-    code, out, _ = run(capsys, "job", "list")
+    code, out, _ = run_cli(capsys, "job", "list")
     rows = [line.split() for line in out.strip().splitlines()[1:]]
     assert code == 0 and [r[0] for r in rows] == [group]
     assert "sweep of 4" in out and "succeeded" in rows[0] and "4/4 runs" in out
     runs = [j["id"] for j in listed(capsys)]
     assert len(runs) == 4 and not any(r in out for r in runs)
-    code, out, _ = run(capsys, "job", "list", "--runs")
+    code, out, _ = run_cli(capsys, "job", "list", "--runs")
     assert sorted(line.split()[0] for line in out.strip().splitlines()[1:]) == sorted(runs)
-    code, out, _ = run(capsys, "job", "list", "--state", "failed")
+    code, out, _ = run_cli(capsys, "job", "list", "--state", "failed")
     assert group not in out
     # the sweep as a noun of its own: listed, shown, and refused in words where there is nothing to do
-    code, out, err = run(capsys, "sweep", "list")
+    code, out, err = run_cli(capsys, "sweep", "list")
     assert code == 0 and [line.split()[0] for line in out.splitlines()[1:]] == [group], err
-    code, out, _ = run(capsys, "sweep", "show", group)
+    code, out, _ = run_cli(capsys, "sweep", "show", group)
     assert "state:      succeeded" in out and "varies:     alpha, steps" in out and "4 succeeded" in out
-    code, out, err = run(capsys, "sweep", "rerun", group)
+    code, out, err = run_cli(capsys, "sweep", "rerun", group)
     assert code == 1 and "No run of sweep" in err
-    code, out, err = run(capsys, "sweep", "cancel", group)
+    code, out, err = run_cli(capsys, "sweep", "cancel", group)
     assert code == 1 and err.startswith("error: "), err
     job = listed(capsys, "--limit", "1")[0]["id"]  # the newest: one of the sweep's runs
-    code, out, err = run(capsys, "job", "rerun", job, "-p", "alpha", "7")
+    code, out, err = run_cli(capsys, "job", "rerun", job, "-p", "alpha", "7")
     assert code == 0, err
     assert "Sent 'sweep [" in err and out.strip() != job
-    code, _, err = run(capsys, "job", "run", "sweep.ipynb", "--max-concurrent", "2")
+    code, _, err = run_cli(capsys, "job", "run", "sweep.ipynb", "--max-concurrent", "2")
     assert code == 2 and "--max-concurrent applies to a sweep" in err
 
 
@@ -247,13 +239,13 @@ def test_from_a_subfolder_jobs_land_where_the_running_server_looks(cli, capsys, 
         json.dumps({"pid": int(dead.stdout), "root_dir": str(cli.root / "work")})
     )
 
-    code, out, err = run(capsys, "job", "run", "sq.ipynb", "-p", "alpha", "3", "--wait")
+    code, out, err = run_cli(capsys, "job", "run", "sq.ipynb", "-p", "alpha", "3", "--wait")
     assert code == 0, err
     [job] = listed(capsys)
     assert job["notebook_path"] == "sq.ipynb"  # no live server: the current folder is the root
 
     (runtime / "jpserver-2.json").write_text(json.dumps({"pid": os.getpid(), "root_dir": str(cli.root)}))
-    code, out, err = run(capsys, "job", "run", "sq.ipynb", "-p", "alpha", "4", "--wait")
+    code, out, err = run_cli(capsys, "job", "run", "sq.ipynb", "-p", "alpha", "4", "--wait")
     assert code == 0, err
     job = next(j for j in listed(capsys) if j["id"] == out.strip())
     assert job["notebook_path"] == "work/sq.ipynb" and not job["job_dir"].startswith("/")
@@ -263,13 +255,13 @@ def test_from_a_subfolder_jobs_land_where_the_running_server_looks(cli, capsys, 
 
 def test_advice_and_an_opportunistic_job_where_no_backend_offers_it(cli, capsys):
     nb = write_notebook(cli.root, "fit.ipynb", ["print('fits')"])
-    code, out, err = run(capsys, "advice", nb)
+    code, out, err = run_cli(capsys, "advice", nb)
     assert code == 0, err
     assert out.startswith("No run of this notebook has measured its GPU use yet")
-    code, out, _ = run(capsys, "advice", nb, "--json")
+    code, out, _ = run_cli(capsys, "advice", nb, "--json")
     assert json.loads(out)["based_on"] == "nothing"
 
     # this machine hands out no GPU, so the local backend offers no opportunistic jobs
-    code, out, err = run(capsys, "job", "run", nb, "--priority", "opportunistic")
+    code, out, err = run_cli(capsys, "job", "run", nb, "--priority", "opportunistic")
     assert code == 1 and "Priority 'opportunistic' is not offered by the 'local' backend" in err
     assert listed(capsys) == []

@@ -87,44 +87,35 @@ BAD = [
 
 
 @pytest.mark.parametrize(("body", "error", "message"), BAD, ids=[m for _, _, m in BAD])
-async def test_bad_submission_is_refused_and_leaves_nothing(batch, body, error, message):
+async def test_bad_submission_is_refused_and_leaves_nothing(batch, job_service, body, error, message):
     outside = _setup(batch)
-    svc = batch.service()
-    try:
-        with pytest.raises(error) as err:
-            await svc.submit(body)
-        assert type(err.value) is error
-        assert message in err.value.message, err.value.message
-        assert await svc.store.count() == 0
-        assert batch.job_folders() == []
-        assert outside.exists()
-    finally:
-        await svc.stop()
+    svc = job_service()
+    with pytest.raises(error) as err:
+        await svc.submit(body)
+    assert type(err.value) is error
+    assert message in err.value.message, err.value.message
+    assert await svc.store.count() == 0
+    assert batch.job_folders() == []
+    assert outside.exists()
 
 
-async def test_values_of_the_right_kind_are_accepted(batch):
+async def test_values_of_the_right_kind_are_accepted(batch, job_service):
     _setup(batch)
-    svc = batch.service()
-    try:
-        job = await svc.submit({**NB, "parameters": {"alpha": 2, "rate": 1, "name": "sgd", "flag": False}})
-        assert job.parameters == {"alpha": 2, "rate": 1, "name": "sgd", "flag": False}
-        await batch.wait_for(svc, job.id, batch.ended)
-    finally:
-        await svc.stop()
+    svc = job_service()
+    job = await svc.submit({**NB, "parameters": {"alpha": 2, "rate": 1, "name": "sgd", "flag": False}})
+    assert job.parameters == {"alpha": 2, "rate": 1, "name": "sgd", "flag": False}
+    await batch.wait_for(svc, job.id, batch.ended)
 
 
-async def test_an_absolute_path_outside_the_root_is_refused(batch):
+async def test_an_absolute_path_outside_the_root_is_refused(batch, job_service):
     outside = _setup(batch)
-    svc = batch.service()
-    try:
-        with pytest.raises(Forbidden, match="outside the server's root"):
-            await svc.submit({"notebook_path": str(outside)})
-        # Inside the root, an absolute path is fine (it is the same file).
-        ok = await svc.submit({"notebook_path": str(batch.root / "plain.ipynb")})
-        assert ok.notebook_path == "plain.ipynb"
-        await batch.wait_for(svc, ok.id, batch.ended)
-    finally:
-        await svc.stop()
+    svc = job_service()
+    with pytest.raises(Forbidden, match="outside the server's root"):
+        await svc.submit({"notebook_path": str(outside)})
+    # Inside the root, an absolute path is fine (it is the same file).
+    ok = await svc.submit({"notebook_path": str(batch.root / "plain.ipynb")})
+    assert ok.notebook_path == "plain.ipynb"
+    await batch.wait_for(svc, ok.id, batch.ended)
 
 
 async def test_images_are_refused_honestly(batch):

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
-from .receivers import Hooks, Inbox, Tarpit
+from .receivers import USER, Hooks, Inbox, Tarpit
 
 
 @pytest.fixture
@@ -31,3 +33,17 @@ def tarpit() -> Iterator[Tarpit]:
     pit = Tarpit()
     yield pit
     pit.close()
+
+
+@pytest.fixture
+def smtp_settings(smtp_server: Inbox, tmp_path: Path) -> dict[str, Any]:
+    """The server's ``GpuEnvApp`` settings that send its email through ``smtp_server`` as ``USER``, its state
+    under tmp_path (the password is each test's to give, or not)."""
+    return {
+        "state_dir": str(tmp_path / "state"),
+        "smtp_host": "127.0.0.1",
+        "smtp_port": smtp_server.port,
+        "smtp_starttls": False,
+        "smtp_sender": "gpu@example.org",
+        "smtp_username": USER,
+    }

@@ -8,21 +8,16 @@ import json
 import pytest
 from helpers import body, error, write_notebook
 
-from .receivers import PASSWORD, USER, Hooks, Inbox
+from .receivers import PASSWORD, Hooks, Inbox
 
 
 @pytest.fixture
-def jp_server_config(jp_server_config, smtp_server, tmp_path):
+def jp_server_config(jp_server_config, smtp_settings):
     return {
         **jp_server_config,
         "GpuEnvApp": {
             **jp_server_config["GpuEnvApp"],
-            "state_dir": str(tmp_path / "state"),
-            "smtp_host": "127.0.0.1",
-            "smtp_port": smtp_server.port,
-            "smtp_starttls": False,
-            "smtp_sender": "gpu@example.org",
-            "smtp_username": USER,
+            **smtp_settings,
             "smtp_password": PASSWORD,
             "public_url": "https://hub.example.org/user/alice",
         },

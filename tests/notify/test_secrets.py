@@ -16,18 +16,13 @@ SECRET = "GPU_ENV_SMTP_PASSWORD"
 
 
 @pytest.fixture
-def jp_server_config(jp_server_config, smtp_server, tmp_path, monkeypatch):
+def jp_server_config(jp_server_config, smtp_settings, monkeypatch):
     monkeypatch.setenv(SECRET, PASSWORD)  # in the server's environment; its configuration names none
     return {
         **jp_server_config,
         "GpuEnvApp": {
             **jp_server_config["GpuEnvApp"],
-            "state_dir": str(tmp_path / "state"),
-            "smtp_host": "127.0.0.1",
-            "smtp_port": smtp_server.port,
-            "smtp_starttls": False,
-            "smtp_sender": "gpu@example.org",
-            "smtp_username": USER,
+            **smtp_settings,
         },
     }
 

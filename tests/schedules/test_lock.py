@@ -25,7 +25,6 @@ from helpers import body, error, wait_until, write_notebook
 from jupyter_gpu_env.contracts.schedules.locking import WAIT, lock_path
 from jupyter_gpu_env.errors import Conflict
 from jupyter_gpu_env.schedules.records import ScheduleRecord, ScheduleRecords
-from jupyter_gpu_env.schedules.service import ScheduleService
 
 HOLD = (
     "import fcntl, os, sys\n"
@@ -135,57 +134,49 @@ async def test_a_schedule_whose_folder_is_gone_is_deleted(api, jp_root_dir, jp_s
     assert (await body(await api("schedules")))["items"] == []
 
 
-async def test_a_change_waits_for_another_of_the_same_schedule_only_so_long(batch):
+async def test_a_change_waits_for_another_of_the_same_schedule_only_so_long(batch, scheduling):
     nb = batch.notebook("w.ipynb", ["print(1)"])
-    svc = batch.service()
-    sched = ScheduleService(svc, minimum_period=1, lock_wait=0.3)
-    try:
-        made = await sched.create({"notebook_path": nb, "schedule": "@daily", "name": "held"})
-        other = await sched.create({"notebook_path": nb, "schedule": "@daily", "name": "other"})
-        record = await ScheduleRecords(svc.store.db).get(made.id)
-        async with sched.keeping.locked(record):  # a change of it under way in this server
-            for change in (
-                sched.update(made.id, {"name": "later"}),
-                sched.delete(made.id),
-                sched.update_snapshot(made.id),
-            ):
-                with pytest.raises(Conflict) as busy:
-                    await asyncio.wait_for(change, 10)
-                assert busy.value.reason == "busy" and "under way in this server" in busy.value.message
-            # Another schedule is not held by it.
-            assert (await sched.update(other.id, {"name": "free"})).name == "free"
-        assert (await sched.update(made.id, {"name": "later"})).name == "later"
-        async with sched.keeping.lock:  # a round of the server's timer under way
+    svc, sched = scheduling(lock_wait=0.3)
+    made = await sched.create({"notebook_path": nb, "schedule": "@daily", "name": "held"})
+    other = await sched.create({"notebook_path": nb, "schedule": "@daily", "name": "other"})
+    record = await ScheduleRecords(svc.store.db).get(made.id)
+    async with sched.keeping.locked(record):  # a change of it under way in this server
+        for change in (
+            sched.update(made.id, {"name": "later"}),
+            sched.delete(made.id),
+            sched.update_snapshot(made.id),
+        ):
             with pytest.raises(Conflict) as busy:
-                await asyncio.wait_for(sched.run_now(made.id), 10)
-            assert busy.value.reason == "busy"
-    finally:
-        await svc.stop()
+                await asyncio.wait_for(change, 10)
+            assert busy.value.reason == "busy" and "under way in this server" in busy.value.message
+        # Another schedule is not held by it.
+        assert (await sched.update(other.id, {"name": "free"})).name == "free"
+    assert (await sched.update(made.id, {"name": "later"})).name == "later"
+    async with sched.keeping.lock:  # a round of the server's timer under way
+        with pytest.raises(Conflict) as busy:
+            await asyncio.wait_for(sched.run_now(made.id), 10)
+        assert busy.value.reason == "busy"
 
 
-async def test_the_tick_waits_for_the_lock_the_server_holds(batch):
+async def test_the_tick_waits_for_the_lock_the_server_holds(batch, scheduling):
     """The SLURM tick and the server take one lock: a tick that starts while the server changes the
     schedule waits, then goes on (here it finds its generation outdated, and does nothing)."""
     nb = batch.notebook("t.ipynb", ["print(1)"])
-    svc = batch.service()
-    sched = ScheduleService(svc, minimum_period=1)
-    try:
-        made = await sched.create({"notebook_path": nb, "schedule": "@daily"})
-        record = await ScheduleRecords(svc.store.db).get(made.id)
-        folder = Path(record.folder)
-        async with sched.keeping.locked(record):
-            tick = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "jupyter_gpu_env.backends.slurm.tick", str(folder),
-                "--due", "0", "--generation", "999",
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-            )  # fmt: skip
-            await wait_until(lambda: waiting_on(lock_path(folder)), within=30, what="the tick waiting")
-            assert tick.returncode is None
-        out, _ = await asyncio.wait_for(tick.communicate(), 30)
-        assert tick.returncode == 0 and b"nothing to do" in out, out
-        assert not (folder / "schedule.lock").exists()  # nothing in the schedule's folder to find
-    finally:
-        await svc.stop()
+    svc, sched = scheduling()
+    made = await sched.create({"notebook_path": nb, "schedule": "@daily"})
+    record = await ScheduleRecords(svc.store.db).get(made.id)
+    folder = Path(record.folder)
+    async with sched.keeping.locked(record):
+        tick = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "jupyter_gpu_env.backends.slurm.tick", str(folder),
+            "--due", "0", "--generation", "999",
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        )  # fmt: skip
+        await wait_until(lambda: waiting_on(lock_path(folder)), within=30, what="the tick waiting")
+        assert tick.returncode is None
+    out, _ = await asyncio.wait_for(tick.communicate(), 30)
+    assert tick.returncode == 0 and b"nothing to do" in out, out
+    assert not (folder / "schedule.lock").exists()  # nothing in the schedule's folder to find
 
 
 def test_a_chain_armed_by_an_earlier_version_still_ticks(tmp_path):

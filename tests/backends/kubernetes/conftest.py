@@ -16,6 +16,7 @@ really executes the notebook in the job folder, then marks the Job Complete or F
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import sys
 import time
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import write_notebook
+from helpers import kmock_server, write_notebook
 
 from jupyter_gpu_env.jobs.service import JobService
 from jupyter_gpu_env.jobs.store import JobStore
@@ -220,18 +221,21 @@ class FakeCluster:
         return proc.returncode, out
 
 
+@pytest.fixture(scope="module")
+def schemas_read_once() -> Iterator[None]:
+    """kubernetes-validate reads and parses its schema files on every call (30 ms); read each once, in a
+    module that validates many objects (``pytestmark = pytest.mark.usefixtures("schemas_read_once")``)."""
+    kubernetes_validate = pytest.importorskip("kubernetes_validate")
+    with pytest.MonkeyPatch.context() as mp:
+        utils = kubernetes_validate.utils
+        mp.setattr(utils, "schema_contents", functools.cache(utils.schema_contents))
+        yield
+
+
 @pytest.fixture
 def cluster(jp_asyncio_loop) -> Iterator[FakeCluster]:
-    kmock = pytest.importorskip("kmock")
-    emulator = kmock.KubernetesEmulator()
-    server = kmock.Server(emulator)
-    jp_asyncio_loop.run_until_complete(emulator.__aenter__())
-    jp_asyncio_loop.run_until_complete(server.__aenter__())
-    try:
+    with kmock_server(jp_asyncio_loop) as emulator:
         yield FakeCluster(emulator)
-    finally:
-        jp_asyncio_loop.run_until_complete(server.__aexit__(None, None, None))
-        jp_asyncio_loop.run_until_complete(emulator.__aexit__(None, None, None))
 
 
 class Workspace:

@@ -3,7 +3,6 @@ pinned version), passing the project's own checks, and saying what the schedule 
 
 from __future__ import annotations
 
-import functools
 import itertools
 import json
 import time
@@ -18,16 +17,9 @@ from jupyter_gpu_env.contracts.schedules.plan import SchedulePlan
 from .test_objects import CONFIGS, K8S_VERSIONS, MIG_PROFILES, REQUESTS, make_job, settings
 
 kubernetes_validate = pytest.importorskip("kubernetes_validate")
+pytestmark = pytest.mark.usefixtures("schemas_read_once")
 
 FOLDER = Path("/home/jovyan/.jupyter-gpu-env/schedules/5c3e9a1b2d4f")
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _schemas_read_once():
-    with pytest.MonkeyPatch.context() as mp:
-        utils = kubernetes_validate.utils
-        mp.setattr(utils, "schema_contents", functools.cache(utils.schema_contents))
-        yield
 
 
 def make_plan(resources: dict | None = None, *, queue: str | None = None, **fields) -> SchedulePlan:

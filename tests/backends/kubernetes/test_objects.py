@@ -3,7 +3,6 @@ passing the project's own checks, over a matrix of requests and configurations."
 
 from __future__ import annotations
 
-import functools
 import itertools
 import json
 import time
@@ -17,6 +16,7 @@ from jupyter_gpu_env.models.jobs import Job
 from jupyter_gpu_env.models.resources import Resources
 
 kubernetes_validate = pytest.importorskip("kubernetes_validate")
+pytestmark = pytest.mark.usefixtures("schemas_read_once")
 
 # The oldest Kubernetes the backend claims (Kueue's floor; Job status.ready is GA) and the newest
 # the pinned kubernetes-validate (1.37.0) ships schemas for.
@@ -98,15 +98,6 @@ CONFIGS = {
 
 NAMES = ["analysis", "Ünïcödé notebook – final (v2).ipynb", "x" * 200, "---", "a.b_c d"]
 USERS = ["alice", "Alice.Smith@example.com", "u" * 100, "_svc-"]
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _schemas_read_once():
-    """kubernetes-validate reads and parses its schema files on every call (30 ms); read each once."""
-    with pytest.MonkeyPatch.context() as mp:
-        utils = kubernetes_validate.utils
-        mp.setattr(utils, "schema_contents", functools.cache(utils.schema_contents))
-        yield
 
 
 def make_job(

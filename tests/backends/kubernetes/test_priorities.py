@@ -5,7 +5,6 @@ schemas and by the project's checks; c.KubernetesBackend.priorities is checked a
 
 from __future__ import annotations
 
-import functools
 import json
 import time
 from pathlib import Path
@@ -27,6 +26,7 @@ from jupyter_gpu_env.models.jobs import Job, JobRequest
 from jupyter_gpu_env.models.resources import JobResources
 
 kubernetes_validate = pytest.importorskip("kubernetes_validate")
+pytestmark = pytest.mark.usefixtures("schemas_read_once")
 K8S_VERSIONS = ("1.29.0", "1.37.0")
 
 PRIORITIES = {"opportunistic": {"priority_class": "batch-low", "workload_priority_class": "opportunistic"}}
@@ -37,14 +37,6 @@ RETRY_RULES = [
         "onExitCodes": {"containerName": "runner", "operator": "In", "values": [EXIT_PREEMPTED]},
     },
 ]
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _schemas_read_once():
-    with pytest.MonkeyPatch.context() as mp:
-        utils = kubernetes_validate.utils
-        mp.setattr(utils, "schema_contents", functools.cache(utils.schema_contents))
-        yield
 
 
 def settings(**kw) -> objects.K8sSettings:

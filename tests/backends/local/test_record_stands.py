@@ -4,10 +4,9 @@ queued one's): the queue goes on, a retry runs its record's limits, the GPUs sta
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from batch_fixtures import installed_kernels
-from helpers import wait_until, write_notebook
+from helpers import wait_for_sweep, wait_until, write_notebook
 
 from jupyter_gpu_env.backends.local import LocalBackend
 from jupyter_gpu_env.jobs.service import JobService
@@ -41,7 +40,7 @@ async def test_a_queued_retry_whose_job_json_another_job_rewrote_keeps_its_recor
         group = await svc.submit(
             {"notebook_path": nb, "sweep": {"alpha": [1]}, "resources": {"time_limit": "0:00:05"}}
         )
-        group = await _sweep_ended(svc, group.id)
+        group = await wait_for_sweep(svc, group.id)
         first = await svc.submit({"notebook_path": holder})
         group = await svc.sweeps.retry_failed(group.id)
         (run,) = await svc.sweeps.records.runs(group.id)
@@ -107,12 +106,3 @@ async def test_after_a_restart_the_gpus_held_are_the_ones_the_server_gave(batch)
         for job in sent:
             await batch.wait_for(second, job.id, batch.ended)
         await second.stop()
-
-
-async def _sweep_ended(svc: Any, group_id: str) -> Any:
-    async def check() -> Any:
-        await svc.refresh()
-        group = await svc.sweeps.get(group_id)
-        return group if group.state not in ("queued", "running") else None
-
-    return await wait_until(check, within=120, every=0.2, what=f"sweep {group_id} ending")

@@ -13,7 +13,7 @@ from typing import Any
 
 import psutil
 from batch_fixtures import installed_kernels, running
-from helpers import wait_until, write_notebook
+from helpers import wait_for_sweep, wait_until, write_notebook
 
 from jupyter_gpu_env.backends.local import LocalBackend
 from jupyter_gpu_env.jobs.service import JobService
@@ -134,7 +134,7 @@ async def test_a_forged_status_and_gpu_summary_bill_only_what_was_observed(batch
         await svc.stop()
 
 
-async def test_a_retried_run_executes_what_its_record_says(batch):
+async def test_a_retried_run_executes_what_its_record_says(batch, job_service):
     """The run rewrites its job.json (alpha=99) and fails; the retry runs alpha=1, as its record says."""
     nb = write_notebook(
         batch.root, "sweep/rewrites.ipynb",
@@ -149,27 +149,15 @@ async def test_a_retried_run_executes_what_its_record_says(batch):
         ],
         parameters="alpha = 1", results="{'alpha_seen': alpha}",
     )  # fmt: skip
-    svc = batch.service()
-    try:
-        group = await svc.submit({"notebook_path": nb, "sweep": {"alpha": [1]}})
-        group = await wait_sweep_ended(svc, group.id)
-        assert group.state == "failed"
-        group = await svc.sweeps.retry_failed(group.id)
-        group = await wait_sweep_ended(svc, group.id)
-        assert group.state == "succeeded"
-        (row,) = (await svc.sweeps.results(group.id)).rows
-        assert row.parameters == {"alpha": 1} and row.values == {"alpha_seen": 1}
-    finally:
-        await svc.stop()
-
-
-async def wait_sweep_ended(svc: Any, group_id: str) -> Any:
-    async def check() -> Any:
-        await svc.refresh()
-        group = await svc.sweeps.get(group_id)
-        return group if group.state not in ("queued", "running") else None
-
-    return await wait_until(check, within=120, every=0.2, what=f"sweep {group_id} ending")
+    svc = job_service()
+    group = await svc.submit({"notebook_path": nb, "sweep": {"alpha": [1]}})
+    group = await wait_for_sweep(svc, group.id)
+    assert group.state == "failed"
+    group = await svc.sweeps.retry_failed(group.id)
+    group = await wait_for_sweep(svc, group.id)
+    assert group.state == "succeeded"
+    (row,) = (await svc.sweeps.results(group.id)).rows
+    assert row.parameters == {"alpha": 1} and row.values == {"alpha_seen": 1}
 
 
 def test_a_runner_between_its_fork_and_its_exec_counts_as_running(tmp_path):

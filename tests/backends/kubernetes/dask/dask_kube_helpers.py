@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import kmock_server
 
 from jupyter_gpu_env.backends.dask import Placement
 from jupyter_gpu_env.contracts.dask.spec import ClusterSpec, Network, WorkerShape, lifetime_for, worker_args
@@ -55,16 +56,8 @@ def settings(root: Path, **kw: Any) -> Any:
 
 @pytest.fixture(name="emulator")
 def emulator_fixture(jp_asyncio_loop) -> Iterator[Any]:
-    kmock = pytest.importorskip("kmock")
-    emulator = kmock.KubernetesEmulator()
-    server = kmock.Server(emulator)
-    jp_asyncio_loop.run_until_complete(emulator.__aenter__())
-    jp_asyncio_loop.run_until_complete(server.__aenter__())
-    try:
+    with kmock_server(jp_asyncio_loop) as emulator:
         yield emulator
-    finally:
-        jp_asyncio_loop.run_until_complete(server.__aexit__(None, None, None))
-        jp_asyncio_loop.run_until_complete(emulator.__aexit__(None, None, None))
 
 
 def copied_make_pool(folder: Path) -> Any:
