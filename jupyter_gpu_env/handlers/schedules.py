@@ -140,7 +140,7 @@ class ScheduleRunHandler(GpuEnvHandler):
             if isinstance(made, Job)
             else ("pipelines", made.id)
             if isinstance(made, Pipeline)
-            else ("jobs", "groups", made.id)
+            else ("sweeps", made.id)
         )
         self.set_header("Location", self.api_url(*where))
         return made

@@ -97,3 +97,15 @@ async def test_a_missing_notebook_or_backend_is_refused_before_anything_is_made(
         "reason"
     ] == "unknown_backend"
     assert (await body(await api("schedules")))["items"] == []
+
+
+async def test_a_scheduled_sweep_run_now_is_a_sweep_where_its_location_says(api, jp_root_dir):
+    nb = write_notebook(jp_root_dir, "grid.ipynb", ["print(lr)"], parameters="lr = 0.1")
+    req = {"notebook_path": nb, "schedule": "@daily", "sweep": {"lr": [0.5, 0.25]}, "name": "grid"}
+    made = await body(await api("schedules", method="POST", body=json.dumps(req)))
+    resp = await api("schedules", made["id"], "run", method="POST", body="")
+    assert resp.code == 201
+    sweep = await body(resp)
+    assert resp.headers["Location"].endswith(f"/gpu-env/api/sweeps/{sweep['id']}")  # not the older jobs/groups
+    assert (await body(await api("sweeps", sweep["id"])))["size"] == 2
+    await api("sweeps", sweep["id"], "cancel", method="POST", body="")
