@@ -48,6 +48,7 @@ class Database:
         self._db: sqlite3.Connection | None = None
         self._parts: dict[str, Sequence[Step]] = {}
         self._pending: list[str] = []  # registered, not yet brought up to date (on the db's thread)
+        self._closed = False
 
     def own(self, part: str, steps: Sequence[Step]) -> None:
         """Register ``part``'s migrations; they run before the next statement. Registering the same
@@ -81,6 +82,11 @@ class Database:
         return self._db
 
     def close(self) -> None:
+        """Close the connection and end the thread; closing again does nothing."""
+        if self._closed:
+            return
+        self._closed = True
+
         def shut() -> None:
             if self._db is not None:
                 self._db.close()

@@ -120,3 +120,4 @@ def test_a_part_is_owned_by_one_set_of_migrations(tmp_path):
     with pytest.raises(ValueError, match="schedules"):
         db.own("schedules", sql.MIGRATIONS)
     db.close()
+    db.close()  # a service stopped twice (a test's restart, then its teardown) closes it once
