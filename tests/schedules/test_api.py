@@ -106,6 +106,8 @@ async def test_a_scheduled_sweep_run_now_is_a_sweep_where_its_location_says(api,
     resp = await api("schedules", made["id"], "run", method="POST", body="")
     assert resp.code == 201
     sweep = await body(resp)
-    assert resp.headers["Location"].endswith(f"/gpu-env/api/sweeps/{sweep['id']}")  # not the older jobs/groups
+    assert resp.headers["Location"].endswith(
+        f"/gpu-env/api/sweeps/{sweep['id']}"
+    )  # not the older jobs/groups
     assert (await body(await api("sweeps", sweep["id"])))["size"] == 2
     await api("sweeps", sweep["id"], "cancel", method="POST", body="")
