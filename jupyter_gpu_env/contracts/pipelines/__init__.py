@@ -1,0 +1,1 @@
+"""A pipeline's folder and graph, read alike by the server and a node's runner."""

@@ -310,7 +310,7 @@ def scheduler_service(
 
 def worker_job(spec: ClusterSpec, placement: Placement, settings: k8s.K8sSettings) -> client.V1Job:
     """The worker Job the keeper creates per worker: ``metadata.name`` and the ``--name`` argument are
-    left to it (``kubepool`` sets both to the same name); the walltime is the Job's deadline."""
+    left to it (the keeper's ``pool.py`` sets both to the same name); the walltime is the Job's deadline."""
     labels = cluster_labels(spec, settings, WORKER)
     job_labels = dict(labels)
     queue = queue_of(placement, settings)

@@ -1,5 +1,5 @@
 """The SLURM backend's Dask clusters: the scheduler a batch job (``scheduler.sbatch``), the workers the
-job arrays its keeper submits (``worker.sbatch``, ``contracts/dask/keeper/slurmpool.py``). Every command goes through
+job arrays its keeper submits (``worker.sbatch``, ``pool.py``). Every command goes through
 the backend's controller (its command paths, timeout, environment and SLURM_CONF)."""
 
 from __future__ import annotations
