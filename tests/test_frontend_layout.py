@@ -16,6 +16,8 @@ import os
 import re
 from pathlib import Path
 
+from helpers import import_cycles
+
 ROOT = Path(__file__).resolve().parents[1]
 FRONTEND = ROOT / "labextension" / "src"
 GENERATED = {FRONTEND / "api" / "schema.d.ts"}  # openapi-typescript's output: no imports of ours
@@ -71,41 +73,6 @@ def _folder_graph() -> dict[str, dict[str, list[str]]]:
 GRAPH = _folder_graph()
 
 
-def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected components of more than one folder (Tarjan's algorithm)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
-
-    def visit(node: str) -> None:
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        on_stack.add(node)
-        for nxt in sorted(graph.get(node, ())):
-            if nxt not in index:
-                visit(nxt)
-                low[node] = min(low[node], low[nxt])
-            elif nxt in on_stack:
-                low[node] = min(low[node], index[nxt])
-        if low[node] == index[node]:
-            component = []
-            while True:
-                member = stack.pop()
-                on_stack.discard(member)
-                component.append(member)
-                if member == node:
-                    break
-            if len(component) > 1:
-                found.append(sorted(component))
-
-    for node in sorted(graph):
-        if node not in index:
-            visit(node)
-    return sorted(found)
-
-
 def _edges() -> dict[str, set[str]]:
     return {source: set(targets) for source, targets in GRAPH.items()}
 
@@ -147,7 +114,7 @@ def test_no_two_frontend_folders_import_each_other():
 
 
 def test_no_frontend_folder_cycle():
-    cycles = _cycles(_edges())
+    cycles = import_cycles(_edges())
     assert cycles == [], "frontend folders that reach themselves through others"
 
 
@@ -160,8 +127,8 @@ def test_the_cycle_finder_finds_a_loop():
         "environments": {"gpu"},
         "a": {"b"},
     }
-    assert _cycles(graph) == [["advice", "environments", "gpu", "jobs"]]
-    assert _cycles({"a": {"b"}, "b": {"c"}}) == []
+    assert import_cycles(graph) == [["advice", "environments", "gpu", "jobs"]]
+    assert import_cycles({"a": {"b"}, "b": {"c"}}) == []
 
 
 def test_shared_folders_import_no_feature():

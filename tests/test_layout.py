@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import import_cycles
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "jupyter_gpu_env"
@@ -61,48 +62,6 @@ def _imported(name: str, path: Path) -> Iterator[str]:
 GRAPH = {name: set(_imported(name, path)) for name, path in MODULES.items()}
 
 
-def _cycles() -> list[list[str]]:
-    """Strongly connected components of more than one module (Tarjan's algorithm, iterative)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found = []
-    for root in sorted(GRAPH):
-        if root in index:
-            continue
-        work = [(root, iter(sorted(GRAPH[root])))]
-        index[root] = low[root] = len(index)
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, edges = work[-1]
-            nxt = next(edges, None)
-            if nxt is not None:
-                if nxt not in index:
-                    index[nxt] = low[nxt] = len(index)
-                    stack.append(nxt)
-                    on_stack.add(nxt)
-                    work.append((nxt, iter(sorted(GRAPH[nxt]))))
-                elif nxt in on_stack:
-                    low[node] = min(low[node], index[nxt])
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[node])
-            if low[node] == index[node]:
-                component = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    component.append(member)
-                    if member == node:
-                        break
-                if len(component) > 1:
-                    found.append(sorted(component))
-    return found
-
-
 def test_the_import_graph_is_read():
     # Guards the reader itself: a reader that found nothing would pass every rule below.
     assert "jupyter_gpu_env.errors" in GRAPH["jupyter_gpu_env.handlers.base"]
@@ -110,7 +69,7 @@ def test_the_import_graph_is_read():
 
 
 def test_no_import_cycle():
-    assert _cycles() == [], "modules that import each other, directly or through others"
+    assert import_cycles(GRAPH) == [], "modules that import each other, directly or through others"
 
 
 def _reaches(source: str, target: str) -> list[str]:
