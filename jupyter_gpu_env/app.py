@@ -146,7 +146,7 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
         dask_options = DaskClusters(parent=self)
         dask = DaskService(
             jobs,
-            Path(dask_options.dir) if dask_options.dir else jobs.job_dir / "dask",
+            dask_options.root(jobs.job_dir),
             dask_options.settings(),
             environments=jobs.intake.runtimes.environments,
             kernel_python=self._kernel_python,

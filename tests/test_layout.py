@@ -125,6 +125,11 @@ def test_no_two_folders_import_each_other():
     assert both == set(), "folders that import each other"
 
 
+def test_no_folder_cycle():
+    """Nor through a third: A reaching B, B reaching C and C reaching A is one knot to untie."""
+    assert import_cycles(_folder_reaches()) == [], "folders that reach each other through others"
+
+
 # The house, bottom up: the ground floor of contracts (what passes between the server and a node), the
 # batch systems' wings over it, the jobs feature over those, the features that run on jobs over that.
 GROUND = {"errors", "models", "system", "contracts", "_version"}

@@ -1,46 +1,27 @@
-"""Configuration as the server reads it, and the services built from it.
-
-The server reads ``jupyter_config`` and ``jupyter_server_config`` (``.py`` and ``.json``) from every
-folder of the Jupyter config path, and the extension's own ``jupyter_jupyter_gpu_env_config``; the
-server's files win over the extension's. The CLI reads the same files in the same order, so
-``c.GpuEnvApp.*`` and the backends' ``c.LocalBackend.*`` (...) mean the same in both; then it applies
-``--config`` overrides.
-"""
+"""The CLI's configuration: the files as the server reads them (:mod:`..system.configfiles`), the
+``--config`` overrides, and the services built from them for one command."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import functools
-import json
-import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from jupyter_core.paths import jupyter_config_path, jupyter_runtime_dir
 from traitlets import TraitError
 from traitlets.config import Config, Configurable
-from traitlets.config.loader import (
-    ArgumentError,
-    ConfigFileNotFound,
-    JSONFileConfigLoader,
-    KVArgParseConfigLoader,
-    PyFileConfigLoader,
-)
+from traitlets.config.loader import ArgumentError, KVArgParseConfigLoader
 
 from ..errors import InvalidRequest
+from ..system.configfiles import load_file_config, root_dir
 
 if TYPE_CHECKING:  # the app imports jupyter_server, which takes seconds: only commands that need it pay
     from ..app import GpuEnvApp
     from ..services import Library
 
 T = TypeVar("T")
-
-# Lowest priority first: the extension's own file, then the server's (which the server applies last).
-CONFIG_FILES = ("jupyter_jupyter_gpu_env_config", "jupyter_config", "jupyter_server_config")
 
 
 def configurable() -> tuple[type[Configurable], ...]:
@@ -49,29 +30,6 @@ def configurable() -> tuple[type[Configurable], ...]:
     from ..app import GpuEnvApp
 
     return (GpuEnvApp, *GpuEnvApp.classes)
-
-
-def warn(message: str) -> None:
-    print(f"warning: {message}", file=sys.stderr)
-
-
-def load_file_config(paths: Sequence[str] | None = None) -> Config:
-    """Merge the config files found on ``paths`` (default: the Jupyter config path, first wins)."""
-    config = Config()
-    folders = list(jupyter_config_path() if paths is None else paths)
-    for base in CONFIG_FILES:
-        for folder in reversed(folders):
-            for loader_class, ext in ((PyFileConfigLoader, ".py"), (JSONFileConfigLoader, ".json")):
-                loader = loader_class(base + ext, path=folder)
-                try:
-                    config.merge(loader.load_config())
-                except ConfigFileNotFound:
-                    continue
-                except Exception as e:  # the server logs a broken file and goes on; so do we
-                    warn(
-                        f"could not load {loader.full_filename or os.path.join(folder, loader.filename)}: {e}"
-                    )
-    return config
 
 
 def override_config(assignments: Sequence[str]) -> Config:
@@ -104,35 +62,6 @@ def make_app(config: Config) -> GpuEnvApp:
         return GpuEnvApp(config=config)
     except TraitError as e:
         raise InvalidRequest(f"Invalid configuration: {e}") from None
-
-
-def serving_root(folder: Path) -> Path | None:
-    """The root folder of this user's running Jupyter server that serves ``folder`` (the innermost, if
-    several do), from the servers' runtime files; None when none runs or none serves it."""
-    roots = []
-    for runtime_file in Path(jupyter_runtime_dir()).glob("jpserver-*.json"):
-        with contextlib.suppress(OSError, KeyError, TypeError, ValueError):
-            info = json.loads(runtime_file.read_text())
-            os.kill(int(info["pid"]), 0)  # a file left by a server that died raises here
-            root = Path(info["root_dir"]).expanduser().resolve()
-            if folder == root or root in folder.parents:
-                roots.append(root)
-    return max(roots, key=lambda r: len(r.parts), default=None)
-
-
-def root_dir(explicit: str | None, config: Config) -> str:
-    """``--root``, else the server's configured ``c.ServerApp.root_dir``, else the root of the running
-    Jupyter server that serves the current folder, else the current folder.
-
-    Job records name their folders relative to the root, so a command run from a subfolder of what the
-    server serves must use the server's root, or the server would not find the jobs it submits.
-    """
-    configured = config.ServerApp.get("root_dir") if "ServerApp" in config else None
-    here = Path.cwd().resolve()
-    root = Path(explicit or configured or serving_root(here) or here).expanduser().resolve()
-    if not root.is_dir():
-        raise InvalidRequest(f"The root directory {root} does not exist.")
-    return str(root)
 
 
 class Session:

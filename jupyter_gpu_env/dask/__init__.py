@@ -1,7 +1,7 @@
 """Dask clusters on the batch system, in a user's environment: the scheduler a batch job that keeps its own
 workers (``contracts/dask/keeper/``, copied into each cluster's folder), the server's records and view of them
-(``service.py``), and how each backend starts, observes and stops one (``launchers.py`` and the
-per-backend launchers).
+(``service.py``); each backend starts, observes and stops one through the launcher it offers
+(``Backend.dask_launcher``, the contract in ``backends/dask.py``).
 
 For notebooks and scripts, :func:`connect`: a ``distributed.Client`` to one of the user's clusters,
 over its mutual TLS. Every cluster accepts connections only from holders of its own certificate and
@@ -62,17 +62,12 @@ def connect(cluster_id: str, **client_options: Any) -> Client:
 
 
 def _configured_root() -> Path:
-    """Where the configured server keeps clusters: its configuration read as the CLI reads it, in a
-    thread of its own (closing the CLI's services runs an event loop; a notebook's kernel already runs
-    one in this thread)."""
-    import argparse
-    import concurrent.futures
+    """Where the configured server keeps clusters: its configuration files read as the server and the
+    CLI read them, its job folder resolved against its root as the job service resolves it."""
+    from ..options import GpuEnvOptions
+    from ..system.configfiles import load_file_config, root_dir
+    from .options import DaskClusters
 
-    from ..cli.config import Session
-
-    def read() -> Path:
-        with Session(argparse.Namespace()) as session:
-            return session.library.dask.root
-
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        return pool.submit(read).result()
+    config = load_file_config()
+    job_dir = config.GpuEnvApp.get("job_dir", GpuEnvOptions.job_dir.default_value)
+    return DaskClusters(config=config).root((Path(root_dir(None, config)) / job_dir).resolve())

@@ -3,6 +3,7 @@ into docs/configuration.md with the other options)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import cast
 
 from traitlets import Enum, Int, Unicode
@@ -69,6 +70,10 @@ class DaskClusters(Configurable):
         help="On Kubernetes, run Dask clusters through the dask-kubernetes operator's DaskCluster: `auto` "
         "when its CRD is installed; otherwise the scheduler and workers are Jobs admitted by Kueue.",
     )
+
+    def root(self, job_dir: Path) -> Path:
+        """The folder holding the clusters' folders, for jobs kept in ``job_dir``."""
+        return Path(self.dir) if self.dir else job_dir / "dask"
 
     def settings(self) -> DaskSettings:
         return DaskSettings(
