@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 
 from .. import __version__
 from ..errors import GpuEnvError
+from ..system.startup import lean_start
 from . import changes, envs, gpu, images, jobs, sweeps, team
 from .automation import dask, pipelines, schedules
 from .common import UsageError
@@ -68,5 +69,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
+def console() -> int:
+    """The ``jupyter gpu-env`` command: :func:`main` in a process of its own, started lean
+    (system/startup.py: seconds off a command that builds the server's services)."""
+    lean_start()
+    return main()
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(console())

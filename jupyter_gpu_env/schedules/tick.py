@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import sys
 
+from ..system.startup import lean_start
+
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
@@ -21,4 +23,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    lean_start()  # a tick submits a job: seconds off each (system/startup.py)
     sys.exit(main())

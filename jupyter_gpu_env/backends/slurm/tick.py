@@ -22,6 +22,7 @@ from ...contracts import jobfiles
 from ...contracts.schedules import folder as files
 from ...contracts.schedules.locking import locked
 from ...contracts.schedules.timing import parse
+from ...system.startup import lean_start
 from . import chain, script
 from .controller import SlurmController
 from .observe import JOB_ID_FILE, read_id
@@ -153,4 +154,5 @@ async def _still_running(where: Path, controller: SlurmController) -> str | None
 
 
 if __name__ == "__main__":
+    lean_start()  # a tick submits a job: seconds off each (system/startup.py)
     sys.exit(main())

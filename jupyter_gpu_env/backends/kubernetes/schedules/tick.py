@@ -17,6 +17,7 @@ from pathlib import Path
 from ....contracts import jobfiles
 from ....contracts.schedules import folder as files
 from ....contracts.schedules.locking import locked
+from ....system.startup import lean_start
 from ..entrypoint import ENTRYPOINT
 
 MODULE = (
@@ -76,4 +77,5 @@ def _stopped_run(where: Path, k8s_job: str, look_back: int = 20) -> Path | None:
 
 
 if __name__ == "__main__":
+    lean_start()  # a tick submits a job: seconds off each (system/startup.py)
     sys.exit(main())
