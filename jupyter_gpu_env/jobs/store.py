@@ -221,19 +221,15 @@ class JobStore:
         if backend is not None:
             where.append("backend = ?")
             args.append(backend)
-        if sweep == "none":
-            where.append("group_id IS NULL")
-        elif sweep is not None:
-            where.append("group_id = ?")
-            args.append(sweep)
         if schedule is not None:
             where.append("schedule_id = ?")
             args.append(schedule)
-        if pipeline == "none":
-            where.append("pipeline_id IS NULL")
-        elif pipeline is not None:
-            where.append("pipeline_id = ?")
-            args.append(pipeline)
+        for column, value in (("group_id", sweep), ("pipeline_id", pipeline)):
+            if value == "none":  # of no sweep, of no pipeline
+                where.append(f"{column} IS NULL")
+            elif value is not None:
+                where.append(f"{column} = ?")
+                args.append(value)
         clause = f" WHERE {' AND '.join(where)}"
         # a sweep's runs in their order; everything else newest first
         order = (
