@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..contracts.database import Database, Step, transaction
+from ..contracts.database import Records, Step, transaction
 from ..errors import Conflict, NotFound
 from ..jobs.sql import VISIBLE, insert_records
 from ..models.jobs import Job
@@ -63,13 +63,11 @@ class PipelineRecord(BaseModel):
     nodes: list[NodeRecord]
 
 
-class PipelineRecords:
+class PipelineRecords(Records):
     """:attr:`.store.JobStore.pipelines`."""
 
-    def __init__(self, db: Database) -> None:
-        db.own(PART, MIGRATIONS)
-        self._call = db.call
-        self._conn = db.conn
+    part = PART
+    steps = MIGRATIONS
 
     async def insert(self, record: PipelineRecord, jobs: Sequence[Job], groups: Sequence[JobGroup]) -> None:
         """The pipeline, its sweeps and every job it made, in one transaction: all or none."""

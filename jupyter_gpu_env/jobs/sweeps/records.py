@@ -8,11 +8,11 @@ import sqlite3
 import time
 from collections.abc import Iterable, Sequence
 
-from ...contracts.database import Database, transaction
+from ...contracts.database import Records, transaction
 from ...errors import Conflict, NotFound
 from ...models.jobs import Job
 from ...models.sweeps import JobGroup, JobGroupList
-from ..sql import VISIBLE, insert_records
+from ..sql import MIGRATIONS, PART, VISIBLE, insert_records
 from .plan import summarized
 
 # A sweep is listed while it has a run: one whose runs were all deleted is gone (its record stays, as
@@ -23,12 +23,11 @@ _LISTED = (
 )
 
 
-class SweepRecords:
+class SweepRecords(Records):
     """Sweeps' records and the queries over their runs; :attr:`.store.JobStore.sweeps`."""
 
-    def __init__(self, db: Database) -> None:
-        self._call = db.call
-        self._conn = db.conn
+    part = PART  # the sweeps' table is the jobs' part's
+    steps = MIGRATIONS
 
     async def insert(self, sweep: JobGroup, jobs: Sequence[Job]) -> None:
         """A sweep and all its runs, in one transaction: all or none."""
