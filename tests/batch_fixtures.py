@@ -16,7 +16,7 @@ from typing import Any
 
 import psutil
 import pytest
-from helpers import ended, wait_for_job, wait_until, write_notebook
+from helpers import ended, stopped_after, wait_for_job, wait_until, write_notebook
 from jupyter_client.kernelspec import KernelSpecManager
 
 from jupyter_gpu_env.backends.local import LocalBackend
@@ -116,13 +116,4 @@ def job_service(
     the test, on its loop; each one made is stopped after the test (its jobs keep running; the backends and
     the store are released). A test that stops one itself, to start another over the same store as a
     restarted server does, makes it with ``batch.service`` instead."""
-    made: list[JobService] = []
-
-    def make(**kwargs: Any) -> JobService:
-        svc = batch.service(**kwargs)
-        made.append(svc)
-        return svc
-
-    yield make
-    for svc in made:
-        jp_asyncio_loop.run_until_complete(svc.stop())
+    yield from stopped_after(batch.service, jp_asyncio_loop)

@@ -21,6 +21,7 @@ import nbformat
 import pytest
 from tornado.httpclient import HTTPClientError
 
+from jupyter_gpu_env.jobs.service import JobService
 from jupyter_gpu_env.models.jobs import Job
 
 T = TypeVar("T")
@@ -271,6 +272,23 @@ async def start_session(jp_fetch: Any, kernel_name: str, path: str) -> str:
         body=json.dumps({"path": path, "type": "notebook", "name": path, "kernel": {"name": kernel_name}}),
     )
     return (await body(resp))["kernel"]["id"]
+
+
+def stopped_after(
+    make: Callable[..., JobService], loop: asyncio.AbstractEventLoop
+) -> Iterator[Callable[..., JobService]]:
+    """A fixture's body (``yield from``): ``make`` for the test to call, each JobService it made stopped
+    after the test on ``loop``, the test's (its jobs keep running; the backends and the store are released)."""
+    made: list[JobService] = []
+
+    def tracked(*args: Any, **kwargs: Any) -> JobService:
+        svc = make(*args, **kwargs)
+        made.append(svc)
+        return svc
+
+    yield tracked
+    for svc in made:
+        loop.run_until_complete(svc.stop())
 
 
 def _digest(data: bytes) -> str:

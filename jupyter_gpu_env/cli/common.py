@@ -50,6 +50,13 @@ def print_table(headers: Sequence[str], rows: Iterable[Sequence[object]], empty:
     print(table(headers, rows))
 
 
+def print_facts(facts: Iterable[tuple[str, object]]) -> None:
+    """One thing's facts, a ``name: value`` line each with the values aligned; one with no value is left out."""
+    for name, value in facts:
+        if value:
+            print(f"{name + ':':12}{value}")
+
+
 def print_json(data: BaseModel | Sequence[BaseModel] | Any) -> None:
     if isinstance(data, BaseModel):
         data = data.model_dump(mode="json")
@@ -112,28 +119,22 @@ def parse_value(text: str) -> JsonValue:
     return {"True": True, "False": False, "None": None}.get(text, text)
 
 
+def add_parameter_option(p: argparse.ArgumentParser, *flags: str, text: str) -> None:
+    """An option given once per parameter, ``NAME VALUE``; the (name, value) pairs, in order."""
+    p.add_argument(*flags, nargs=2, metavar=("NAME", "VALUE"), action="append", default=[], help=text)
+
+
 def add_run_arguments(p: argparse.ArgumentParser) -> None:
     """What a run takes besides its notebook: parameters, where and how it runs (submit, schedule)."""
-    p.add_argument(
+    add_parameter_option(
+        p,
         "-p",
         "--parameter",
-        nargs=2,
-        metavar=("NAME", "VALUE"),
-        action="append",
-        default=[],
-        help="a parameter for the notebook's `parameters` cell; VALUE is read as JSON where it parses "
+        text="a parameter for the notebook's `parameters` cell; VALUE is read as JSON where it parses "
         "(5, 0.1, true, [1, 2]), else as text. Several values (1,2,3) or a range (start:stop:step, stop "
         "included) make a sweep: one run per combination, as one job array",
     )
-    p.add_argument(
-        "-r",
-        "--raw-parameter",
-        nargs=2,
-        metavar=("NAME", "VALUE"),
-        action="append",
-        default=[],
-        help="a parameter whose VALUE is always text",
-    )
+    add_parameter_option(p, "-r", "--raw-parameter", text="a parameter whose VALUE is always text")
     p.add_argument(
         "--max-concurrent",
         type=int,

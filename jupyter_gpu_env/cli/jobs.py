@@ -21,7 +21,16 @@ from ..errors import GpuEnvError, InvalidRequest
 from ..jobs.sweeps.plan import range_values
 from ..models.jobs import JOB_STATES, TERMINAL_STATES, Job
 from ..models.sweeps import JobGroup
-from .common import UsageError, add_run_arguments, human_duration, parse_value, print_json, print_table
+from .common import (
+    UsageError,
+    add_parameter_option,
+    add_run_arguments,
+    human_duration,
+    parse_value,
+    print_facts,
+    print_json,
+    print_table,
+)
 from .config import Session, command_parser, older_spelling, run_command, verb_parsers, with_services
 from .progress import ProgressBar
 from .sweeps import follow_sweep
@@ -303,9 +312,7 @@ async def cmd_show(s: Library, args: argparse.Namespace) -> int:
         ("log", job.log_path),
         ("sweep", f"{job.group_id} (run {job.group_index})" if job.group_id else None),
     ]
-    for name, value in facts:
-        if value:
-            print(f"{name + ':':12}{value}")
+    print_facts(facts)
     return 0
 
 
@@ -342,14 +349,11 @@ def _logs_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _rerun_arguments(p: argparse.ArgumentParser) -> None:
-    _job_argument(p, "a job's id, or one run's of a sweep").add_argument(
+    add_parameter_option(
+        _job_argument(p, "a job's id, or one run's of a sweep"),
         "-p",
         "--parameter",
-        nargs=2,
-        metavar=("NAME", "VALUE"),
-        action="append",
-        default=[],
-        help="a parameter to change (VALUE read as JSON where it parses, else text)",
+        text="a parameter to change (VALUE read as JSON where it parses, else text)",
     )
 
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from ..jobs.sweeps.results import as_csv
 from ..models.jobs import TERMINAL_STATES
 from ..models.sweeps import JobGroup
-from .common import print_json, print_table
+from .common import print_facts, print_json, print_table
 from .config import command_parser, older_spelling, verb_parsers, with_services
 from .progress import ProgressBar
 
@@ -104,12 +104,19 @@ async def cmd_show(s: Library, args: argparse.Namespace) -> int:
     if args.json:
         print_json(sweep)
         return 0
-    print(f"sweep:      {sweep.id} ({sweep.name})")
-    print(f"state:      {sweep.state}")
-    print(f"backend:    {sweep.backend}, {sweep.max_concurrent} at a time")
-    print(f"varies:     {', '.join(sweep.varied) or '-'}")
-    print(f"runs:       {sweep.size}: {counts(sweep)}")
-    print(f"its runs:   jupyter gpu-env job list --runs; results: jupyter gpu-env sweep results {sweep.id}")
+    print_facts(
+        [
+            ("sweep", f"{sweep.id} ({sweep.name})"),
+            ("state", sweep.state),
+            ("backend", f"{sweep.backend}, {sweep.max_concurrent} at a time"),
+            ("varies", ", ".join(sweep.varied) or "-"),
+            ("runs", f"{sweep.size}: {counts(sweep)}"),
+            (
+                "its runs",
+                f"jupyter gpu-env job list --runs; results: jupyter gpu-env sweep results {sweep.id}",
+            ),
+        ]
+    )
     return 0
 
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from ..errors import Conflict
 
@@ -94,6 +94,20 @@ class Database:
 
         self._executor.submit(shut).result()
         self._executor.shutdown(wait=True)
+
+
+class Records:
+    """Base of a feature's records: made over the database, they register their part (``part``, its
+    migrations ``steps``) and run each statement on the database's thread (``_call``) over its
+    connection (``_conn``)."""
+
+    part: ClassVar[str]
+    steps: ClassVar[Sequence[Step]]
+
+    def __init__(self, db: Database) -> None:
+        db.own(self.part, self.steps)
+        self._call = db.call
+        self._conn = db.conn
 
 
 def _migrate(db: sqlite3.Connection, part: str, steps: Sequence[Step]) -> None:

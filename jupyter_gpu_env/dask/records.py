@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..contracts.database import Database, Step, transaction
+from ..contracts.database import Records, Step, transaction
 from ..errors import Conflict, NotFound
 from ..models.resources import JobResources
 
@@ -90,13 +90,11 @@ class WorkerSpan(BaseModel):
     finished_at: float | None
 
 
-class DaskRecords:
+class DaskRecords(Records):
     """:attr:`.store.JobStore.dask`."""
 
-    def __init__(self, db: Database) -> None:
-        db.own(PART, MIGRATIONS)
-        self._call = db.call
-        self._conn = db.conn
+    part = PART
+    steps = MIGRATIONS
 
     async def insert(self, record: ClusterRecord) -> None:
         def run() -> None:

@@ -66,6 +66,16 @@ PAGE = (
 )
 
 
+# An OpenAPI link from a success answer: (name, operationId, the target's parameters).
+Link = tuple[str, str, dict[str, str]]
+
+
+def id_links(parameter: str, *targets: tuple[str, str]) -> tuple[Link, ...]:
+    """Links from an answer that is one resource to its own operations: each ``(name, operationId)``
+    takes the answer's ``id`` as its path parameter ``parameter``."""
+    return tuple((name, target, {parameter: "$response.body#/id"}) for name, target in targets)
+
+
 @dataclass(frozen=True)
 class OperationSpec:
     summary: str
@@ -78,7 +88,7 @@ class OperationSpec:
     also: tuple[tuple[int, type[BaseModel]], ...] = ()
     response_content_type: str = "application/json"
     permissions: tuple[Permission, ...] = ()
-    links: tuple[tuple[str, str, dict[str, str]], ...] = ()
+    links: tuple[Link, ...] = ()
     also_text: tuple[str, ...] = ()  # other content types of the success answer (text/csv), as text
     deprecated: str = ""  # what to call instead ("POST dask/clusters/{cluster_id}/cancel"); empty: current
     beyond_schema: str = ""  # what is checked that JSON Schema cannot say (min <= max), in words
@@ -114,7 +124,7 @@ def operation(
     also: tuple[tuple[int, type[BaseModel]], ...] = (),
     permissions: tuple[Permission, ...] = (),
     response_content_type: str = "application/json",
-    links: tuple[tuple[str, str, dict[str, str]], ...] = (),
+    links: tuple[Link, ...] = (),
     also_text: tuple[str, ...] = (),
     deprecated: str = "",
     beyond_schema: str = "",
@@ -187,7 +197,7 @@ def operation(
 
 
 # The task to follow. What it makes exists once it succeeds (it is built aside), not at the 202.
-TASK_LINKS = (("GetTask", "get_tasks_task_id", {"task_id": "$response.body#/id"}),)
+TASK_LINKS = id_links("task_id", ("GetTask", "get_tasks_task_id"))
 
 
 def starts_task(

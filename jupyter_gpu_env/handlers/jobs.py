@@ -20,17 +20,18 @@ from ..models.jobs import (
 )
 from ..models.notebooks import NotebookParameters
 from ..models.sweeps import JobGroup
-from .base import PAGE, GpuEnvHandler, Param, operation
+from .base import PAGE, GpuEnvHandler, Param, id_links, operation
 
 _STATE = "|".join(JOB_STATES)
 # Unix times from 1970 to the year 9999: what a date picker can mean.
 _TIME = {"type": "number", "minimum": 0, "maximum": 253402300799}
 RUN_CODE = (("execute", "kernels"),)
-JOB_LINKS = (
-    ("GetJob", "get_jobs_job_id", {"job_id": "$response.body#/id"}),
-    ("GetJobLog", "get_jobs_job_id_log", {"job_id": "$response.body#/id"}),
-    ("CancelJob", "post_jobs_job_id_cancel", {"job_id": "$response.body#/id"}),
-    ("DeleteJob", "delete_jobs_job_id", {"job_id": "$response.body#/id"}),
+JOB_LINKS = id_links(
+    "job_id",
+    ("GetJob", "get_jobs_job_id"),
+    ("GetJobLog", "get_jobs_job_id_log"),
+    ("CancelJob", "post_jobs_job_id_cancel"),
+    ("DeleteJob", "delete_jobs_job_id"),
 )
 
 

@@ -15,12 +15,13 @@ from ..models.automation.pipelines import (
 )
 from ..models.common import ApiModel
 from ..models.fields import patterned
-from .base import PAGE, GpuEnvHandler, operation
+from .base import PAGE, GpuEnvHandler, id_links, operation
 from .jobs import RUN_CODE
 
-PIPELINE_LINKS = (
-    ("GetPipeline", "get_pipelines_pipeline_id", {"pipeline_id": "$response.body#/id"}),
-    ("CancelPipeline", "post_pipelines_pipeline_id_cancel", {"pipeline_id": "$response.body#/id"}),
+PIPELINE_LINKS = id_links(
+    "pipeline_id",
+    ("GetPipeline", "get_pipelines_pipeline_id"),
+    ("CancelPipeline", "post_pipelines_pipeline_id_cancel"),
 )
 
 

@@ -14,15 +14,16 @@ from ..models.automation.schedules import (
 )
 from ..models.jobs import Job
 from ..models.sweeps import JobGroup
-from .base import GpuEnvHandler, Param, operation
+from .base import GpuEnvHandler, Param, id_links, operation
 from .jobs import JOB_LINKS, RUN_CODE
 
-SCHEDULE_LINKS = (
-    ("GetSchedule", "get_schedules_schedule_id", {"schedule_id": "$response.body#/id"}),
-    ("UpdateSchedule", "patch_schedules_schedule_id", {"schedule_id": "$response.body#/id"}),
-    ("RunSchedule", "post_schedules_schedule_id_run", {"schedule_id": "$response.body#/id"}),
-    ("RearmSchedule", "post_schedules_schedule_id_rearm", {"schedule_id": "$response.body#/id"}),
-    ("DeleteSchedule", "delete_schedules_schedule_id", {"schedule_id": "$response.body#/id"}),
+SCHEDULE_LINKS = id_links(
+    "schedule_id",
+    ("GetSchedule", "get_schedules_schedule_id"),
+    ("UpdateSchedule", "patch_schedules_schedule_id"),
+    ("RunSchedule", "post_schedules_schedule_id_run"),
+    ("RearmSchedule", "post_schedules_schedule_id_rearm"),
+    ("DeleteSchedule", "delete_schedules_schedule_id"),
 )
 
 

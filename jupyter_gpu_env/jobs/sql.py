@@ -5,10 +5,13 @@ insert). Features built on jobs keep their own tables beside these, with their o
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Sequence
 from typing import Any
 
 from ..contracts.database import Step
 from ..models.jobs import Job
+from ..models.sweeps import JobGroup
 
 PART = "jobs"
 NOTEBOOK_OF = "json_extract(data, '$.notebook_path')"  # the index's expression, as queries write it
@@ -93,6 +96,17 @@ COLUMNS = (
     "pipeline_id, held"
 )
 INSERT = f"INSERT INTO jobs ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+
+
+def insert_records(db: sqlite3.Connection, jobs: Sequence[Job], sweeps: Sequence[JobGroup] = ()) -> None:
+    """New jobs' records and sweeps', in the caller's transaction: a sweep with its runs, a pipeline's
+    sweeps and jobs, retried runs."""
+    for sweep in sweeps:
+        db.execute(
+            "INSERT INTO job_groups (id, created_at, data) VALUES (?, ?, ?)",
+            (sweep.id, sweep.created_at, sweep.model_dump_json()),
+        )
+    db.executemany(INSERT, [row(j) for j in jobs])
 
 
 def dump(changes: dict[str, Any]) -> dict[str, Any]:

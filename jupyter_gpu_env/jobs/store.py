@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..backends.base import check_transition
-from ..contracts.database import Database, transaction
+from ..contracts.database import Database, Records, transaction
 from ..errors import Conflict, InvalidRequest, NotFound
 from ..models.backends import BackendUsage, ClusterUsage, UsageReport
 from ..models.jobs import JOB_STATES, TERMINAL_STATES, Job, JobList
@@ -28,19 +28,20 @@ MAX_PAGE = 500
 KEPT_PAGES = 64  # serialized listing pages kept for pollers (the UI's few pages, a few filters)
 
 
-class JobStore:
+class JobStore(Records):
     """Async API over a SQLite file; every call runs on the database's own thread. A sweep's record
     and the queries over its runs are :attr:`sweeps`', on the same connection."""
+
+    part = sql.PART  # the jobs' and sweeps' tables; features add theirs
+    steps = sql.MIGRATIONS
 
     STANDING = ("pending_reason", "queue_position", "queue_name", "estimated_start")  # update_standing's
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.db = Database(self.path)
-        self.db.own(sql.PART, sql.MIGRATIONS)  # the jobs' and sweeps' tables; features add theirs
+        super().__init__(self.db)
         self.sweeps = SweepRecords(self.db)
-        self._call = self.db.call
-        self._conn = self.db.conn
         # query -> (the database's version it was read at, its JSON, whether it shows an active job);
         # touched on the database's thread only
         self._pages: dict[tuple[Any, ...], tuple[tuple[int, int], bytes, bool]] = {}
@@ -221,19 +222,15 @@ class JobStore:
         if backend is not None:
             where.append("backend = ?")
             args.append(backend)
-        if sweep == "none":
-            where.append("group_id IS NULL")
-        elif sweep is not None:
-            where.append("group_id = ?")
-            args.append(sweep)
         if schedule is not None:
             where.append("schedule_id = ?")
             args.append(schedule)
-        if pipeline == "none":
-            where.append("pipeline_id IS NULL")
-        elif pipeline is not None:
-            where.append("pipeline_id = ?")
-            args.append(pipeline)
+        for column, value in (("group_id", sweep), ("pipeline_id", pipeline)):
+            if value == "none":  # of no sweep, of no pipeline
+                where.append(f"{column} IS NULL")
+            elif value is not None:
+                where.append(f"{column} = ?")
+                args.append(value)
         clause = f" WHERE {' AND '.join(where)}"
         # a sweep's runs in their order; everything else newest first
         order = (

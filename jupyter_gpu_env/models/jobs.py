@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import combinations
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, Union
 
 from pydantic import ConfigDict, Field, JsonValue, model_validator
@@ -38,6 +39,14 @@ MAX_NAME = 200  # characters of a job's name, a sweep run's included
 MAX_SWEEP_RUNS = 100_000  # the schema's ceiling; c.GpuEnvApp.max_sweep_runs is the one that applies
 _RUNTIMES = ("kernel", "environment", "image")
 
+# What requests name, each checked by its pattern: the same field type wherever a request takes one.
+BackendName = Annotated[str, patterned(NAME_PATTERN, "backend")]
+ParameterName = Annotated[str, patterned(IDENTIFIER_PATTERN, "parameter name")]
+KernelName = Annotated[str, patterned(KERNEL_NAME_PATTERN, "kernel")]
+EnvRef = Annotated[str, patterned(ENV_REF_PATTERN, "environment")]
+ImageId = Annotated[str, patterned(IMAGE_ID_PATTERN, "image")]
+QueueName = Annotated[str, patterned(QUEUE_PATTERN, "queue")]
+
 
 # Values papermill injects: JSON whose strings (keys included) hold no NUL, which no Python source,
 # file or command line can carry. Floats are finite (the body parser refuses NaN and Infinity).
@@ -61,8 +70,20 @@ else:
     )
 
 
-def _both(a: str, b: str) -> dict[str, Any]:
-    return {"required": [a, b], "properties": {a: {"type": "string"}, b: {"type": "string"}}}
+def _two_runtimes() -> list[JsonValue]:
+    """What the schema says :func:`_one_runtime_at_most` refuses: any two of kernel, environment, image."""
+    return [
+        {"required": [a, b], "properties": {a: {"type": "string"}, b: {"type": "string"}}}
+        for a, b in combinations(_RUNTIMES, 2)
+    ]
+
+
+def _one_runtime_at_most(request: ApiModel, then: str = "") -> None:
+    chosen = [k for k in _RUNTIMES if getattr(request, k) is not None]
+    if len(chosen) > 1:
+        raise ValueError(
+            f"choose at most one of kernel, environment and image (got {' and '.join(chosen)}){then}"
+        )
 
 
 class JobRequest(ApiModel):
@@ -72,9 +93,7 @@ class JobRequest(ApiModel):
         json_schema_extra={
             "not": {
                 "anyOf": [
-                    _both("kernel", "environment"),
-                    _both("kernel", "image"),
-                    _both("environment", "image"),
+                    *_two_runtimes(),
                     {
                         "required": ["sweep", "sweep_runs"],
                         "properties": {"sweep": {"type": "object"}, "sweep_runs": {"type": "array"}},
@@ -98,19 +117,13 @@ class JobRequest(ApiModel):
             NOTEBOOK_PATTERN, "notebook_path", hint="it must be a notebook (.ipynb) path", max_length=4096
         ),
     ] = Field(description="The notebook, relative to the server's root.", examples=["analysis.ipynb"])
-    backend: Annotated[str, patterned(NAME_PATTERN, "backend")] = Field(
-        default="local", description="A backend from `GET backends`."
-    )
-    kernel: Annotated[str, patterned(KERNEL_NAME_PATTERN, "kernel")] | None = Field(
-        default=None, description="A kernel name (`python3`, ...)."
-    )
-    environment: Annotated[str, patterned(ENV_REF_PATTERN, "environment")] | None = Field(
+    backend: BackendName = Field(default="local", description="A backend from `GET backends`.")
+    kernel: KernelName | None = Field(default=None, description="A kernel name (`python3`, ...).")
+    environment: EnvRef | None = Field(
         default=None, description="A conda environment to run in, by its listed name."
     )
-    image: Annotated[str, patterned(IMAGE_ID_PATTERN, "image")] | None = Field(
-        default=None, description="A packed image (squashfs) to run in, by id."
-    )
-    parameters: dict[Annotated[str, patterned(IDENTIFIER_PATTERN, "parameter name")], ParameterValue] = Field(
+    image: ImageId | None = Field(default=None, description="A packed image (squashfs) to run in, by id.")
+    parameters: dict[ParameterName, ParameterValue] = Field(
         default_factory=dict,
         examples=[{"alpha": 2}],
         max_length=MAX_PARAMETERS,
@@ -118,15 +131,13 @@ class JobRequest(ApiModel):
         "most `c.GpuEnvApp.max_parameters_bytes` (64 KiB by default).",
     )
     resources: Resources = Field(default_factory=Resources)
-    queue: Annotated[str, patterned(QUEUE_PATTERN, "queue")] | None = Field(
-        default=None, description="A queue (SLURM partition, Kueue LocalQueue)."
-    )
+    queue: QueueName | None = Field(default=None, description="A queue (SLURM partition, Kueue LocalQueue).")
     name: Annotated[str, line("name", max_length=MAX_NAME, min_length=1)] | None = Field(
         default=None, description="A label; the notebook's name if unset."
     )
     sweep: (
         dict[
-            Annotated[str, patterned(IDENTIFIER_PATTERN, "parameter name")],
+            ParameterName,
             Annotated[list[ParameterValue], Field(min_length=1, max_length=MAX_SWEEP_RUNS)],
         ]
         | None
@@ -140,7 +151,7 @@ class JobRequest(ApiModel):
     )
     sweep_runs: (
         Annotated[
-            list[dict[Annotated[str, patterned(IDENTIFIER_PATTERN, "parameter name")], ParameterValue]],
+            list[dict[ParameterName, ParameterValue]],
             Field(min_length=1, max_length=MAX_SWEEP_RUNS),
         ]
         | None
@@ -172,12 +183,7 @@ class JobRequest(ApiModel):
 
     @model_validator(mode="after")
     def _one_runtime(self) -> JobRequest:
-        chosen = [k for k in _RUNTIMES if getattr(self, k) is not None]
-        if len(chosen) > 1:
-            raise ValueError(
-                f"choose at most one of kernel, environment and image (got {' and '.join(chosen)}); "
-                "with none, the notebook's own kernel runs it"
-            )
+        _one_runtime_at_most(self, "; with none, the notebook's own kernel runs it")
         return self
 
 
@@ -185,52 +191,32 @@ class RerunRequest(ApiModel):
     """`POST jobs/{job_id}/rerun`: what to change; what is left out stays as it was. The notebook is
     always the job's snapshot, never the file as it is now."""
 
-    model_config = ConfigDict(
-        json_schema_extra={
-            "not": {
-                "anyOf": [
-                    _both("kernel", "environment"),
-                    _both("kernel", "image"),
-                    _both("environment", "image"),
-                ]
-            }
-        }
-    )
+    model_config = ConfigDict(json_schema_extra={"not": {"anyOf": _two_runtimes()}})
 
-    parameters: dict[Annotated[str, patterned(IDENTIFIER_PATTERN, "parameter name")], ParameterValue] = Field(
+    parameters: dict[ParameterName, ParameterValue] = Field(
         default_factory=dict,
         max_length=MAX_PARAMETERS,
         examples=[{"alpha": 0.5}],
         description="Values over the job's own.",
     )
-    backend: Annotated[str, patterned(NAME_PATTERN, "backend")] | None = Field(
-        default=None, description="Another backend; left out, the job's."
-    )
-    queue: Annotated[str, patterned(QUEUE_PATTERN, "queue")] | None = Field(
+    backend: BackendName | None = Field(default=None, description="Another backend; left out, the job's.")
+    queue: QueueName | None = Field(
         default=None, description="Another queue; null for the backend's default; left out, the job's."
     )
     resources: Resources | None = Field(
         default=None,
         description="The resources, whole (a field left out is the backend's default); left out, the job's.",
     )
-    kernel: Annotated[str, patterned(KERNEL_NAME_PATTERN, "kernel")] | None = Field(
+    kernel: KernelName | None = Field(
         default=None, description="Run in this kernel instead (at most one of kernel, environment, image)."
     )
-    environment: Annotated[str, patterned(ENV_REF_PATTERN, "environment")] | None = Field(
-        default=None, description="Run in this conda environment instead."
-    )
-    image: Annotated[str, patterned(IMAGE_ID_PATTERN, "image")] | None = Field(
-        default=None, description="Run in this packed image instead."
-    )
+    environment: EnvRef | None = Field(default=None, description="Run in this conda environment instead.")
+    image: ImageId | None = Field(default=None, description="Run in this packed image instead.")
     priority: JobPriority | None = Field(default=None, description="Another priority; left out, the job's.")
 
     @model_validator(mode="after")
     def _one_runtime(self) -> RerunRequest:
-        chosen = [k for k in _RUNTIMES if getattr(self, k) is not None]
-        if len(chosen) > 1:
-            raise ValueError(
-                f"choose at most one of kernel, environment and image (got {' and '.join(chosen)})"
-            )
+        _one_runtime_at_most(self)
         return self
 
     def changes(self) -> dict[str, Any]:

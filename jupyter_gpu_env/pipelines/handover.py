@@ -133,39 +133,28 @@ class Handover:
 
     async def skip(self, runs: Sequence[Job], why: str) -> None:
         """Record the node's jobs skipped, and why, in the store and in their folders."""
-        skipped = []
-        for job in runs:
-            try:
-                job = await self.store.update(
-                    job.id,
-                    state="cancelled",
-                    reason="skipped",
-                    message=f"Skipped: {why}.",
-                    waiting_for=[],
-                    pending_reason=None,
-                )
-            except IllegalTransition:
-                continue  # it ended meanwhile: its end stands
-            skipped.append(job)
+        skipped = await self._end(runs, "cancelled", "skipped", f"Skipped: {why}.")
         folders = [str(self.jobs.folder_of(j)) for j in skipped]
         await asyncio.to_thread(files.skip_folders, folders, f"Skipped: {why}.")
         for job in skipped:  # a pipeline's last node may end by a skip: its word goes then
             self.jobs.tracker.ended(job)
 
     async def fail(self, runs: Sequence[Job], why: str) -> None:
+        for job in await self._end(runs, "failed", "submit_refused", f"Not started: {why}."):
+            self.jobs.tracker.ended(job)
+
+    async def _end(self, runs: Sequence[Job], state: str, reason: str, message: str) -> list[Job]:
+        """Record the node's jobs ended before they ran; those it ended, as recorded."""
+        ended = []
         for job in runs:
             try:
                 job = await self.store.update(
-                    job.id,
-                    state="failed",
-                    reason="submit_refused",
-                    message=f"Not started: {why}.",
-                    waiting_for=[],
-                    pending_reason=None,
+                    job.id, state=state, reason=reason, message=message, waiting_for=[], pending_reason=None
                 )
             except IllegalTransition:
-                continue
-            self.jobs.tracker.ended(job)
+                continue  # it ended meanwhile: its end stands
+            ended.append(job)
+        return ended
 
     async def advance_one(self, record: PipelineRecord) -> None:
         jobs = await self.jobs_of(record)

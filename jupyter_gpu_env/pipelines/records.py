@@ -11,9 +11,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..contracts.database import Database, Step, transaction
+from ..contracts.database import Records, Step, transaction
 from ..errors import Conflict, NotFound
-from ..jobs.sql import INSERT, VISIBLE, row
+from ..jobs.sql import VISIBLE, insert_records
 from ..models.jobs import Job
 from ..models.sweeps import JobGroup
 
@@ -63,13 +63,11 @@ class PipelineRecord(BaseModel):
     nodes: list[NodeRecord]
 
 
-class PipelineRecords:
+class PipelineRecords(Records):
     """:attr:`.store.JobStore.pipelines`."""
 
-    def __init__(self, db: Database) -> None:
-        db.own(PART, MIGRATIONS)
-        self._call = db.call
-        self._conn = db.conn
+    part = PART
+    steps = MIGRATIONS
 
     async def insert(self, record: PipelineRecord, jobs: Sequence[Job], groups: Sequence[JobGroup]) -> None:
         """The pipeline, its sweeps and every job it made, in one transaction: all or none."""
@@ -82,7 +80,7 @@ class PipelineRecords:
                         "INSERT INTO pipelines (id, created_at, data) VALUES (?, ?, ?)",
                         (record.id, record.created_at, record.model_dump_json()),
                     )
-                    _insert_parts(db, jobs, groups)
+                    insert_records(db, jobs, groups)
             except sqlite3.IntegrityError as e:
                 raise Conflict(
                     f"A pipeline, job or sweep id is already taken: {e}", reason="job_exists"
@@ -102,7 +100,7 @@ class PipelineRecords:
                     "UPDATE pipelines SET data = ? WHERE id = ? AND deleted_at IS NULL",
                     (record.model_dump_json(), record.id),
                 )
-                _insert_parts(db, jobs, groups)
+                insert_records(db, jobs, groups)
 
         await self._call(run)
 
@@ -185,12 +183,3 @@ class PipelineRecords:
                 )
 
         await self._call(run)
-
-
-def _insert_parts(db: sqlite3.Connection, jobs: Sequence[Job], groups: Sequence[JobGroup]) -> None:
-    for group in groups:
-        db.execute(
-            "INSERT INTO job_groups (id, created_at, data) VALUES (?, ?, ?)",
-            (group.id, group.created_at, group.model_dump_json()),
-        )
-    db.executemany(INSERT, [row(j) for j in jobs])

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from ..contracts.database import Database, Step, transaction
+from ..contracts.database import Records, Step, transaction
 from ..contracts.schedules.folder import ScheduleDoc
 from ..contracts.schedules.timing import Timing, parse
 from ..errors import Conflict, NotFound
@@ -92,13 +92,11 @@ def _timing(expression: str, timezone: str) -> Timing:
 _SHARED_WITH_DOC = {"id", "name", "backend", "expression", "timezone", "overlap", "active"}
 
 
-class ScheduleRecords:
+class ScheduleRecords(Records):
     """:attr:`.store.JobStore.schedules`."""
 
-    def __init__(self, db: Database) -> None:
-        db.own(PART, MIGRATIONS)
-        self._call = db.call
-        self._conn = db.conn
+    part = PART
+    steps = MIGRATIONS
 
     async def insert(self, record: ScheduleRecord) -> None:
         def run() -> None:

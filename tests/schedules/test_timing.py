@@ -32,6 +32,11 @@ def walls(timing: Timing, moments: list[float]) -> list[str]:
     return [datetime.fromtimestamp(m, ZoneInfo(timing.timezone)).isoformat() for m in moments]
 
 
+def next_walls(timing: Timing, after: float, count: int = 3) -> list[str]:
+    """The next ``count`` runs after ``after``, as :func:`walls`."""
+    return walls(timing, timing.next_runs(after, count))
+
+
 def refused(expression: str, timezone: str = "UTC", **options: float) -> InvalidRequest:
     with pytest.raises(InvalidRequest) as caught:
         parse(expression, timezone, **options)
@@ -217,7 +222,7 @@ def test_the_site_minimum_is_applied_to_cron_lines_and_intervals():
 
 def test_fields_steps_ranges_names_and_sunday_as_seven():
     after = at("2026-12-01T00:00:00+00:00")  # a Tuesday
-    assert walls(parse("10-50/20 9 * * *"), parse("10-50/20 9 * * *").next_runs(after)) == [
+    assert next_walls(parse("10-50/20 9 * * *"), after) == [
         "2026-12-01T09:10:00+00:00",
         "2026-12-01T09:30:00+00:00",
         "2026-12-01T09:50:00+00:00",
@@ -225,9 +230,9 @@ def test_fields_steps_ranges_names_and_sunday_as_seven():
     sundays = ["2026-12-06T00:00:00+00:00", "2026-12-13T00:00:00+00:00", "2026-12-20T00:00:00+00:00"]
     for expression in ("@weekly", "0 0 * * 0", "0 0 * * 7", "0 0 * * SUN", "0 0 * * sun"):
         timing = parse(expression)
-        assert walls(timing, timing.next_runs(after)) == sundays, expression
+        assert next_walls(timing, after) == sundays, expression
     monthly = parse("0 0 1 jan,jul *")
-    assert walls(monthly, monthly.next_runs(after, 2)) == [
+    assert next_walls(monthly, after, 2) == [
         "2027-01-01T00:00:00+00:00",
         "2027-07-01T00:00:00+00:00",
     ]
@@ -245,7 +250,7 @@ def test_next_runs_are_strictly_after_and_as_many_as_asked():
 def test_vixie_rule_a_day_matching_either_restricted_day_field_runs():
     after = at("2026-02-01T00:00:00+00:00")  # a Sunday; the Fridays of February 2026 are 6, 13, 20, 27
     either = parse("0 0 15 * 5")
-    assert walls(either, either.next_runs(after, 5)) == [
+    assert next_walls(either, after, 5) == [
         "2026-02-06T00:00:00+00:00",
         "2026-02-13T00:00:00+00:00",
         "2026-02-15T00:00:00+00:00",
@@ -253,18 +258,18 @@ def test_vixie_rule_a_day_matching_either_restricted_day_field_runs():
         "2026-02-27T00:00:00+00:00",
     ]
     only_fridays = parse("0 0 * * 5")  # a '*' day of month restricts nothing: Fridays alone
-    assert walls(only_fridays, only_fridays.next_runs(after, 2)) == [
+    assert next_walls(only_fridays, after, 2) == [
         "2026-02-06T00:00:00+00:00",
         "2026-02-13T00:00:00+00:00",
     ]
     only_the_15th = parse("0 0 15 * *")
-    assert walls(only_the_15th, only_the_15th.next_runs(after, 2)) == [
+    assert next_walls(only_the_15th, after, 2) == [
         "2026-02-15T00:00:00+00:00",
         "2026-03-15T00:00:00+00:00",
     ]
     # '*/2' restricts the day of month (as Kubernetes' CronJob reads it): odd days, or Fridays.
     stepped = parse("0 0 */2 * 5")
-    assert walls(stepped, stepped.next_runs(after, 4)) == [
+    assert next_walls(stepped, after, 4) == [
         "2026-02-03T00:00:00+00:00",
         "2026-02-05T00:00:00+00:00",
         "2026-02-06T00:00:00+00:00",
@@ -274,32 +279,30 @@ def test_vixie_rule_a_day_matching_either_restricted_day_field_runs():
 
 def test_29_february_jumps_years_and_skips_2100():
     timing = parse("0 6 29 2 *")
-    assert walls(timing, timing.next_runs(at("2026-06-01T00:00:00+00:00"))) == [
+    assert next_walls(timing, at("2026-06-01T00:00:00+00:00")) == [
         "2028-02-29T06:00:00+00:00",
         "2032-02-29T06:00:00+00:00",
         "2036-02-29T06:00:00+00:00",
     ]
     # 2100 is no leap year: eight years from 2096 to the next. Still a handful of days looked at.
-    assert walls(timing, timing.next_runs(at("2097-01-01T00:00:00+00:00"), 1)) == [
-        "2104-02-29T06:00:00+00:00"
-    ]
+    assert next_walls(timing, at("2097-01-01T00:00:00+00:00"), 1) == ["2104-02-29T06:00:00+00:00"]
 
 
 def test_spring_forward_a_skipped_wall_time_runs_once_when_the_clocks_jump():
     rome = parse("30 2 * * *", "Europe/Rome")
-    assert walls(rome, rome.next_runs(at("2026-03-28T12:00:00+00:00"))) == [
+    assert next_walls(rome, at("2026-03-28T12:00:00+00:00")) == [
         "2026-03-29T03:00:00+02:00",  # 02:30 does not exist that day: it runs as the clocks jump past it
         "2026-03-30T02:30:00+02:00",
         "2026-03-31T02:30:00+02:00",
     ]
     new_york = parse("15 2 * * *", "America/New_York")
-    assert walls(new_york, new_york.next_runs(at("2026-03-07T12:00:00+00:00"), 2)) == [
+    assert next_walls(new_york, at("2026-03-07T12:00:00+00:00"), 2) == [
         "2026-03-08T03:00:00-04:00",
         "2026-03-09T02:15:00-04:00",
     ]
     # Every half hour: the skipped hour's times fall on real ones, and each instant runs once.
     half_hourly = parse("*/30 * * * *", "Europe/Rome")
-    assert walls(half_hourly, half_hourly.next_runs(at("2026-03-29T00:15:00+00:00"), 4)) == [
+    assert next_walls(half_hourly, at("2026-03-29T00:15:00+00:00"), 4) == [
         "2026-03-29T01:30:00+01:00",
         "2026-03-29T03:00:00+02:00",
         "2026-03-29T03:30:00+02:00",
@@ -314,12 +317,12 @@ def test_spring_forward_a_skipped_wall_time_runs_once_when_the_clocks_jump():
 
 def test_fall_back_a_repeated_wall_time_runs_once_but_an_hourly_line_keeps_its_hours():
     rome = parse("30 2 * * *", "Europe/Rome")
-    assert walls(rome, rome.next_runs(at("2026-10-24T12:00:00+00:00"), 2)) == [
+    assert next_walls(rome, at("2026-10-24T12:00:00+00:00"), 2) == [
         "2026-10-25T02:30:00+02:00",
         "2026-10-26T02:30:00+01:00",
     ]
     new_york = parse("30 1 * * *", "America/New_York")
-    assert walls(new_york, new_york.next_runs(at("2026-10-31T12:00:00+00:00"), 2)) == [
+    assert next_walls(new_york, at("2026-10-31T12:00:00+00:00"), 2) == [
         "2026-11-01T01:30:00-04:00",
         "2026-11-02T01:30:00-05:00",
     ]
@@ -358,25 +361,23 @@ def test_a_chronos_interval_with_a_start_in_the_past_runs_on_from_now():
     assert (timing.kind, timing.cron, timing.repeats) == ("interval", None, None)
     assert timing.start == datetime.fromisoformat("2021-07-22T12:00:00+00:00")
     assert timing.period is not None and timing.period.exact == 24 * HOUR
-    assert walls(timing, timing.next_runs(at("2026-12-01T13:00:00+00:00"))) == [
+    assert next_walls(timing, at("2026-12-01T13:00:00+00:00")) == [
         "2026-12-02T12:00:00+00:00",
         "2026-12-03T12:00:00+00:00",
         "2026-12-04T12:00:00+00:00",
     ]
-    assert walls(timing, timing.next_runs(at("2026-12-01T12:00:00+00:00"), 1)) == [
-        "2026-12-02T12:00:00+00:00"
-    ]
+    assert next_walls(timing, at("2026-12-01T12:00:00+00:00"), 1) == ["2026-12-02T12:00:00+00:00"]
     assert describe(timing) == "every 24 hours from 2021-07-22 12:00 UTC"
 
 
 def test_a_finite_interval_runs_out():
     timing = parse("R5/2026-12-01T06:00:00.000Z/P1D")
     assert timing.repeats == 5
-    assert walls(timing, timing.next_runs(at("2026-11-01T00:00:00+00:00"), 2)) == [
+    assert next_walls(timing, at("2026-11-01T00:00:00+00:00"), 2) == [
         "2026-12-01T06:00:00+00:00",  # a start in the future is the first run
         "2026-12-02T06:00:00+00:00",
     ]
-    assert walls(timing, timing.next_runs(at("2026-12-03T07:00:00+00:00"))) == [
+    assert next_walls(timing, at("2026-12-03T07:00:00+00:00")) == [
         "2026-12-04T06:00:00+00:00",
         "2026-12-05T06:00:00+00:00",
     ]
@@ -387,32 +388,32 @@ def test_a_finite_interval_runs_out():
     assert len(six_hourly.runs_between(0, at("2027-01-01T00:00:00+00:00"))) == 5
     once = parse("R1/2026-12-01T06:00:00+01:00/PT1H", "Europe/Rome")
     assert describe(once) == "every hour from 2026-12-01 06:00 Europe/Rome, once"
-    assert walls(once, once.next_runs(0)) == ["2026-12-01T06:00:00+01:00"]
+    assert next_walls(once, 0) == ["2026-12-01T06:00:00+01:00"]
 
 
 def test_calendar_steps_keep_the_wall_time_exact_steps_do_not():
     daily = parse("R/2026-03-27T06:00:00/P1D", "Europe/Rome")  # no offset: a wall time in the zone
     assert daily.start == datetime.fromisoformat("2026-03-27T05:00:00+00:00")
-    assert walls(daily, daily.next_runs(at("2026-03-27T00:00:00+00:00"))) == [
+    assert next_walls(daily, at("2026-03-27T00:00:00+00:00")) == [
         "2026-03-27T06:00:00+01:00",
         "2026-03-28T06:00:00+01:00",
         "2026-03-29T06:00:00+02:00",
     ]
     exact = parse("R/2026-03-27T05:00:00Z/PT24H", "Europe/Rome")
-    assert walls(exact, exact.next_runs(at("2026-03-27T00:00:00+00:00"))) == [
+    assert next_walls(exact, at("2026-03-27T00:00:00+00:00")) == [
         "2026-03-27T06:00:00+01:00",
         "2026-03-28T06:00:00+01:00",
         "2026-03-29T07:00:00+02:00",
     ]
     # A start long past on a calendar period: found without stepping day by day from 2021 (and right).
     past = parse("R/2021-01-01T06:00:00/P1D", "America/New_York")
-    assert walls(past, past.next_runs(at("2026-11-01T00:00:00+00:00"), 2)) == [
+    assert next_walls(past, at("2026-11-01T00:00:00+00:00"), 2) == [
         "2026-11-01T06:00:00-05:00",
         "2026-11-02T06:00:00-05:00",
     ]
     # A month from the 31st lands on each month's last day, never drifting to the 28th.
     monthly = parse("R/2026-01-31T09:00:00Z/P1M")
-    assert [w[:10] for w in walls(monthly, monthly.next_runs(0, 4))] == [
+    assert [w[:10] for w in next_walls(monthly, 0, 4)] == [
         "2026-01-31",
         "2026-02-28",
         "2026-03-31",
@@ -420,7 +421,7 @@ def test_calendar_steps_keep_the_wall_time_exact_steps_do_not():
     ]
     # A calendar step onto a wall time the clocks skip runs as they jump, and the next day as written.
     skipping = parse("R/2026-03-28T02:30:00/P1D", "Europe/Rome")
-    assert walls(skipping, skipping.next_runs(0)) == [
+    assert next_walls(skipping, 0) == [
         "2026-03-28T02:30:00+01:00",
         "2026-03-29T03:00:00+02:00",
         "2026-03-30T02:30:00+02:00",
@@ -430,7 +431,7 @@ def test_calendar_steps_keep_the_wall_time_exact_steps_do_not():
     )
     mixed = parse("R3/2026-12-01T06:00:30/P1DT12H")
     assert describe(mixed) == "every 1 day and 12 hours from 2026-12-01 06:00:30 UTC, 3 times"
-    assert walls(mixed, mixed.next_runs(0)) == [
+    assert next_walls(mixed, 0) == [
         "2026-12-01T06:00:30+00:00",
         "2026-12-02T18:00:30+00:00",
         "2026-12-04T06:00:30+00:00",

@@ -6,12 +6,13 @@ older spelling, still served and marked deprecated."""
 from __future__ import annotations
 
 from ...models.automation.dask import DaskCluster, DaskClusterList, DaskClusterRequest, DaskScaleRequest
-from ..base import PAGE, GpuEnvHandler, operation
+from ..base import PAGE, GpuEnvHandler, id_links, operation
 from ..jobs import RUN_CODE
 
-CLUSTER_LINKS = (
-    ("GetCluster", "get_dask_clusters_cluster_id", {"cluster_id": "$response.body#/id"}),
-    ("CancelCluster", "post_dask_clusters_cluster_id_cancel", {"cluster_id": "$response.body#/id"}),
+CLUSTER_LINKS = id_links(
+    "cluster_id",
+    ("GetCluster", "get_dask_clusters_cluster_id"),
+    ("CancelCluster", "post_dask_clusters_cluster_id_cancel"),
 )
 
 

@@ -8,11 +8,11 @@ import sqlite3
 import time
 from collections.abc import Iterable, Sequence
 
-from ...contracts.database import Database, transaction
+from ...contracts.database import Records, transaction
 from ...errors import Conflict, NotFound
 from ...models.jobs import Job
 from ...models.sweeps import JobGroup, JobGroupList
-from ..sql import INSERT, VISIBLE, row
+from ..sql import MIGRATIONS, PART, VISIBLE, insert_records
 from .plan import summarized
 
 # A sweep is listed while it has a run: one whose runs were all deleted is gone (its record stays, as
@@ -23,12 +23,11 @@ _LISTED = (
 )
 
 
-class SweepRecords:
+class SweepRecords(Records):
     """Sweeps' records and the queries over their runs; :attr:`.store.JobStore.sweeps`."""
 
-    def __init__(self, db: Database) -> None:
-        self._call = db.call
-        self._conn = db.conn
+    part = PART  # the sweeps' table is the jobs' part's
+    steps = MIGRATIONS
 
     async def insert(self, sweep: JobGroup, jobs: Sequence[Job]) -> None:
         """A sweep and all its runs, in one transaction: all or none."""
@@ -37,11 +36,7 @@ class SweepRecords:
             db = self._conn()
             try:
                 with transaction(db):
-                    db.execute(
-                        "INSERT INTO job_groups (id, created_at, data) VALUES (?, ?, ?)",
-                        (sweep.id, sweep.created_at, sweep.model_dump_json()),
-                    )
-                    db.executemany(INSERT, [row(j) for j in jobs])
+                    insert_records(db, jobs, [sweep])
             except sqlite3.IntegrityError as e:
                 raise Conflict(f"A job or sweep id is already taken: {e}", reason="job_exists") from e
 
@@ -187,7 +182,7 @@ class SweepRecords:
             with transaction(db):
                 now = time.time()
                 db.executemany("UPDATE jobs SET deleted_at = ? WHERE id = ?", [(now, j.id) for j in old])
-                db.executemany(INSERT, [row(j) for j in new])
+                insert_records(db, new)
 
         await self._call(run)
 

@@ -13,7 +13,7 @@ from pydantic.config import JsonDict
 
 from ..common import ApiModel, Page
 from ..fields import line, patterned, whole_number
-from ..jobs import ENV_REF_PATTERN, IMAGE_ID_PATTERN, KERNEL_NAME_PATTERN, NAME_PATTERN, QUEUE_PATTERN
+from ..jobs import BackendName, EnvRef, ImageId, KernelName, QueueName
 from ..resources import MAX_TIME_MINUTES, JobResources, Resources, TimeLimitText, parse_time_limit
 
 MAX_WORKERS = 1000  # the schema's ceiling; c.DaskClusters.max_workers is the one that applies
@@ -69,20 +69,16 @@ class DaskClusterRequest(ApiModel):
     name: Annotated[str, line("name", max_length=100, min_length=1)] | None = Field(
         default=None, description="Shown in lists and the usage ledger (default: the environment's name)."
     )
-    environment: Annotated[str, patterned(ENV_REF_PATTERN, "environment")] | None = Field(
+    environment: EnvRef | None = Field(
         default=None,
         description="The environment scheduler and workers run in (one of environment, "
         "kernel or image; the sidebar fills in the open notebook's).",
     )
-    kernel: Annotated[str, patterned(KERNEL_NAME_PATTERN, "kernel")] | None = Field(
+    kernel: KernelName | None = Field(
         default=None, description="A kernel whose Python scheduler and workers run (its environment)."
     )
-    image: Annotated[str, patterned(IMAGE_ID_PATTERN, "image")] | None = Field(
-        default=None, description="A packed image scheduler and workers run from."
-    )
-    backend: Annotated[str, patterned(NAME_PATTERN, "backend")] = Field(
-        default="local", description="Where the cluster runs (`GET backends`)."
-    )
+    image: ImageId | None = Field(default=None, description="A packed image scheduler and workers run from.")
+    backend: BackendName = Field(default="local", description="Where the cluster runs (`GET backends`).")
     workers: WorkerCount | None = Field(
         default=None, description="A fixed number of workers (default 1, unless adapt is given)."
     )
@@ -101,7 +97,7 @@ class DaskClusterRequest(ApiModel):
         description="The older name of `resources.time_limit` (one word for a time limit, as jobs have), "
         "still read; giving both with different values is refused.",
     )
-    queue: Annotated[str, patterned(QUEUE_PATTERN, "queue")] | None = Field(
+    queue: QueueName | None = Field(
         default=None, description="The partition or queue the scheduler and workers go to."
     )
     threads_per_worker: Annotated[int, whole_number("threads_per_worker", 1, 1024)] | None = Field(

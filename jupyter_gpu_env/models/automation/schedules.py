@@ -10,7 +10,7 @@ from pydantic.config import JsonDict
 
 from ..common import ApiModel, Page
 from ..fields import line, patterned
-from ..jobs import IDENTIFIER_PATTERN, NOTEBOOK_PATTERN, JobRequest, JobState, ParameterValue
+from ..jobs import NOTEBOOK_PATTERN, JobRequest, JobState, ParameterName, ParameterValue
 from ..resources import JobResources, Resources
 from .pipelines import PIPELINE_FILE_PATTERN
 
@@ -122,9 +122,9 @@ class SchedulePatch(ApiModel):
     overlap: Overlap | None = None
     active: StrictBool | None = Field(default=None, description="False pauses it; true resumes it.")
     name: Annotated[str, line("name", max_length=200, min_length=1)] | None = None
-    parameters: (
-        dict[Annotated[str, patterned(IDENTIFIER_PATTERN, "parameter name")], ParameterValue] | None
-    ) = Field(default=None, description="The parameters, whole (they replace the schedule's).")
+    parameters: dict[ParameterName, ParameterValue] | None = Field(
+        default=None, description="The parameters, whole (they replace the schedule's)."
+    )
     resources: Resources | None = Field(default=None, description="The resources, whole.")
 
 

@@ -7,6 +7,7 @@ slurmctld failing. A cluster that was already up before the session is used and 
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import ended, wait_for_job, write_notebook
+from helpers import ended, stopped_after, wait_for_job, write_notebook
 from jupyter_client.kernelspec import KernelSpecManager
 
 from jupyter_gpu_env import proc
@@ -112,3 +113,21 @@ class Slurm:
 @pytest.fixture
 def slurm(tmp_path: Path, slurm_conf: str) -> Slurm:
     return Slurm(tmp_path, slurm_conf)
+
+
+@pytest.fixture
+def slurm_service(
+    slurm: Slurm, jp_asyncio_loop: asyncio.AbstractEventLoop
+) -> Iterator[Callable[..., JobService]]:
+    """Make a JobService over ``slurm`` (``slurm_service(backend, **kwargs)`` takes what ``slurm.service``
+    takes), in the test, on its loop; each one made is stopped after the test."""
+    yield from stopped_after(slurm.service, jp_asyncio_loop)
+
+
+@pytest.fixture
+def gate(slurm: Slurm) -> Iterator[Path]:
+    """A file for notebooks to wait for (the test makes it when they may go on); made after the test
+    whatever happened, so that no job is left waiting in SLURM."""
+    path = slurm.root / "go"
+    yield path
+    path.touch()
