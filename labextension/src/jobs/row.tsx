@@ -1,7 +1,8 @@
 /**
  * One job in the Jobs section: its name on a line of its own (in full,
  * wrapped if need be), then its state, elapsed time and actions, progress,
- * why it waits or failed.
+ * why it waits or failed; and the list of such rows that an expanded sweep
+ * or schedule shows.
  */
 import {
   ToolbarButtonComponent,
@@ -266,5 +267,37 @@ export function JobRow(props: {
         {facts.join(' · ')}
       </div>
     </ListRow>
+  );
+}
+
+/**
+ * The runs an expanded row lists (a sweep's, a schedule's) as job rows with
+ * their own actions; `id` is what the row's caret controls.
+ */
+export function RunList(props: {
+  runs: readonly IJob[];
+  actions: JobActions;
+  now: number;
+  id: string;
+  testId: string;
+}): JSX.Element {
+  const { runs, actions, now } = props;
+  return (
+    <ul
+      className="jp-GpuEnv-list jp-GpuEnv-sweepRunList"
+      id={props.id}
+      data-testid={props.testId}
+    >
+      {runs.map(run => (
+        <JobRow
+          key={run.id}
+          job={run}
+          actions={actions}
+          now={now}
+          busy={actions.model.isBusy(run.id)}
+          highlighted={false}
+        />
+      ))}
+    </ul>
   );
 }

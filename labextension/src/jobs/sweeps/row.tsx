@@ -10,7 +10,7 @@ import {
 import { CommandRegistry } from '@lumino/commands';
 import React from 'react';
 
-import type { IJob, ISweep, JobState, SweepState } from '../../api/types';
+import type { ISweep, JobState, SweepState } from '../../api/types';
 import { MenuButton } from '../../components/menu-button';
 import { ProgressBar } from '../../components/figures/progress';
 import { JobActions } from '../actions';
@@ -19,7 +19,7 @@ import { formatDuration, formatTime, isActiveState } from '../format';
 import type { JobEntry } from '../model';
 import { MAX_RUNS_LISTED } from '../model';
 import { StateBadge } from '../../components/figures/badge';
-import { JobRow, LEVELS } from '../row';
+import { LEVELS, RunList } from '../row';
 import { ExpandableRow } from '../../components/row';
 import { describeRuns } from './values';
 
@@ -112,22 +112,13 @@ function Runs(props: {
   }
   return (
     <>
-      <ul
-        className="jp-GpuEnv-list jp-GpuEnv-sweepRunList"
+      <RunList
+        runs={runs}
+        actions={actions}
+        now={now}
         id={`jp-GpuEnv-sweep-${summary.id}-runs`}
-        data-testid="gpu-env-sweep-runs"
-      >
-        {runs.map((run: IJob) => (
-          <JobRow
-            key={run.id}
-            job={run}
-            actions={actions}
-            now={now}
-            busy={model.isBusy(run.id)}
-            highlighted={false}
-          />
-        ))}
-      </ul>
+        testId="gpu-env-sweep-runs"
+      />
       {summary.size > runs.length && (
         <div className="jp-GpuEnv-note">
           The first {Math.min(runs.length, MAX_RUNS_LISTED)} of {summary.size}{' '}
