@@ -12,14 +12,13 @@ import React from 'react';
 
 import type { ISweep, JobState, SweepState } from '../../api/types';
 import { MenuButton } from '../../components/menu-button';
-import { ProgressBar } from '../../components/figures/progress';
 import { JobActions } from '../actions';
 import { JobCommandIDs, sweepMenu } from '../command-ids';
 import { formatDuration, formatTime, isActiveState } from '../format';
 import type { JobEntry } from '../model';
 import { MAX_RUNS_LISTED } from '../model';
 import { StateBadge } from '../../components/figures/badge';
-import { LEVELS, RunList } from '../row';
+import { EndedProgress, RunList } from '../row';
 import { ExpandableRow } from '../../components/row';
 import { describeRuns } from './values';
 
@@ -204,19 +203,15 @@ export function SweepRow(props: {
         <Counts counts={counts} />
         <SweepActionButtons id={id} name={name} commands={commands} />
       </div>
-      <div className="jp-GpuEnv-jobProgress">
-        <ProgressBar
-          percent={size ? (ended / size) * 100 : 0}
-          level={active ? 'ok' : (LEVELS[state] ?? 'ok')}
-          label={`Runs of ${name} ended`}
-          valueNow={ended}
-          valueMax={size || 1}
-          testId="gpu-env-sweep-progress"
-        />
-        <span className="jp-GpuEnv-note" data-testid="gpu-env-sweep-ended">
-          {ended} of {size} {size === 1 ? 'run' : 'runs'}
-        </span>
-      </div>
+      <EndedProgress
+        ended={ended}
+        total={size}
+        state={state}
+        active={active}
+        name={name}
+        unit="run"
+        testId="gpu-env-sweep"
+      />
       {sweep && sweep.gpu_idle_runs.length > 0 && (
         <span
           className="jp-GpuEnv-badge jp-GpuEnv-gpuIdleBadge"

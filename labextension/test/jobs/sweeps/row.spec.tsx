@@ -69,6 +69,12 @@ describe('SweepRow', () => {
     expect(within(r).getByTestId('gpu-env-sweep-ended').textContent).toBe(
       '2 of 4 runs'
     );
+    const bar = within(r).getByRole('progressbar', {
+      name: 'Runs of lr-grid ended'
+    });
+    expect(bar.getAttribute('aria-valuenow')).toBe('2');
+    expect(bar.getAttribute('aria-valuemax')).toBe('4');
+    expect(bar.dataset.level).toBe('ok');
     expect(within(r).getByTestId('gpu-env-sweep-counts').textContent).toBe(
       '1 ✓ · 1 ✗ · 2 running'
     );
