@@ -4,7 +4,14 @@
  * form: what to run in (prefilled with the notebook's kernel), the backend
  * and each worker's resources as the send dialog offers them, the workers.
  */
-import { FormBody, field, h, select, textInput } from '../components/form';
+import {
+  FormBody,
+  field,
+  formSection,
+  h,
+  select,
+  textInput
+} from '../components/form';
 import type {
   IBackendInfo,
   IDaskClusterRequest,
@@ -168,8 +175,8 @@ export class ClusterForm extends DaskFormBody<IDaskClusterRequest> {
         'Scheduler and workers run this Python, so versions match the notebook’s.'
       ),
       this._resources.backendField,
-      section('Workers', this.workers.node),
-      section('Each worker', this._resources.node),
+      formSection('Workers', this.workers.node),
+      formSection('Each worker', this._resources.node),
       field('Name', this._name, 'Shown in the list and the usage ledger.'),
       this.error
     );
@@ -264,13 +271,4 @@ function targetSelect(choices: IClusterChoices): HTMLSelectElement {
         ? `kernel:${kernels[0].name}`
         : (node.querySelector('option')?.value ?? '');
   return node;
-}
-
-function section(title: string, ...children: HTMLElement[]): HTMLElement {
-  return h(
-    'fieldset',
-    { class: 'jp-GpuEnv-formSection' },
-    h('legend', {}, title),
-    ...children
-  );
 }

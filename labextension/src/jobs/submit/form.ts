@@ -7,7 +7,7 @@
 import { Dialog } from '@jupyterlab/apputils';
 import { Widget } from '@lumino/widgets';
 
-import { field, h, textInput } from '../../components/form';
+import { field, formSection, h, textInput } from '../../components/form';
 import type {
   IBackendInfo,
   IEnvironment,
@@ -171,12 +171,12 @@ export class SubmitForm
             h('code', {}, path),
             ' as saved now: later edits do not change the job.'
           ),
-      section(
+      formSection(
         'Parameters',
         this._params.node,
         ...(rerun ? [] : this._sweepFields())
       ),
-      section(
+      formSection(
         'Run',
         field('Run in', this._target),
         h(
@@ -189,7 +189,7 @@ export class SubmitForm
         this._priority.node
       ),
       ...this.parts.map(part =>
-        part.title ? section(part.title, part.node) : part.node
+        part.title ? formSection(part.title, part.node) : part.node
       ),
       this._error
     );
@@ -343,13 +343,4 @@ export class SubmitForm
   private _target: HTMLSelectElement;
   private _name: HTMLInputElement;
   private _error: HTMLDivElement;
-}
-
-function section(title: string, ...children: HTMLElement[]): HTMLElement {
-  return h(
-    'fieldset',
-    { class: 'jp-GpuEnv-formSection' },
-    h('legend', {}, title),
-    ...children
-  );
 }
