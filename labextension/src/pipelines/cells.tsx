@@ -27,6 +27,7 @@ import {
 } from './format';
 import { FactCells } from '../jobs/view/cells';
 import { IRowFacts } from '../jobs/view/rows';
+import { IPipelineRows } from '../jobs/tokens';
 
 /** A pipeline's row: its toggle, its facts, its nodes ended, its actions. */
 export function PipelineTableRow(props: {
@@ -167,15 +168,7 @@ export function NodeTableRow(props: {
 }
 
 /** A pipeline's row and, expanded, its (listed) nodes. */
-export function PipelineRows(props: {
-  pipeline: IPipeline;
-  facts: IRowFacts;
-  nodes: { node: IPipelineNode; facts: IRowFacts }[] | null;
-  expanded: boolean;
-  onToggle: () => void;
-  commands: CommandRegistry;
-  now: number;
-}): JSX.Element {
+export function PipelineRows(props: IPipelineRows.ICellsProps): JSX.Element {
   const { pipeline, nodes, expanded, commands, now } = props;
   return (
     <>

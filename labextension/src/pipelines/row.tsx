@@ -11,11 +11,11 @@ import {
 import { CommandRegistry } from '@lumino/commands';
 import React from 'react';
 
-import type { IPipeline } from '../api/types';
 import { formatTime } from '../jobs/format';
 import { StateBadge } from '../components/figures/badge';
 import { EndedProgress } from '../jobs/row';
 import { ListRow } from '../components/row';
+import { IPipelineRows } from '../jobs/tokens';
 import { PipelineCommandIDs } from './command-ids';
 import { describeNodeCounts, isPipelineActive, nodesEnded } from './format';
 
@@ -56,11 +56,7 @@ export function PipelineActionButtons(props: {
   );
 }
 
-export function PipelineRow(props: {
-  pipeline: IPipeline;
-  commands: CommandRegistry;
-  highlighted: boolean;
-}): JSX.Element {
+export function PipelineRow(props: IPipelineRows.IRowProps): JSX.Element {
   const { pipeline, commands, highlighted } = props;
   const { id, name, state } = pipeline;
   const { ended, total } = nodesEnded(pipeline);
