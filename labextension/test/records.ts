@@ -3,7 +3,7 @@
  * what it was asked, for the component tests (`*.spec.tsx`).
  */
 import { CommandRegistry } from '@lumino/commands';
-import { ReadonlyJSONObject } from '@lumino/coreutils';
+import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 
 import type { IJob, IPipeline, ISchedule, ISweep } from '../src/api/types';
 
@@ -137,10 +137,10 @@ export function pipeline(fields: Partial<IPipeline> = {}): IPipeline {
 /** A command registry whose commands only record the arguments they get. */
 export function recordingCommands(ids: string[]): {
   commands: CommandRegistry;
-  calls: [string, ReadonlyJSONObject][];
+  calls: [string, ReadonlyPartialJSONObject][];
 } {
   const commands = new CommandRegistry();
-  const calls: [string, ReadonlyJSONObject][] = [];
+  const calls: [string, ReadonlyPartialJSONObject][] = [];
   for (const id of ids) {
     commands.addCommand(id, {
       label: id,
