@@ -4,7 +4,8 @@ import React from 'react';
 import type { IPipeline } from '../../src/api/types';
 import { PipelineCommandIDs } from '../../src/pipelines/command-ids';
 import { PipelineRow } from '../../src/pipelines/row';
-import { pipeline, recordingCommands } from '../records';
+import { recordingCommands } from '../fakes';
+import { pipeline } from '../records';
 
 function renderRow(record: IPipeline) {
   const { commands, calls } = recordingCommands([
