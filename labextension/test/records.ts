@@ -1,10 +1,8 @@
 /**
- * Records as the server sends them and a command registry that records
- * what it was asked, for the component tests (`*.spec.tsx`).
+ * Records as the server sends them, for the component tests (`*.spec.tsx`)
+ * and the formatting tests: plain data, so the tests in node (no DOM) can
+ * import them too.
  */
-import { CommandRegistry } from '@lumino/commands';
-import { ReadonlyJSONObject } from '@lumino/coreutils';
-
 import type { IJob, IPipeline, ISchedule, ISweep } from '../src/api/types';
 
 /** Noon, 1 December 2026 (UTC), in Unix seconds. */
@@ -132,22 +130,4 @@ export function pipeline(fields: Partial<IPipeline> = {}): IPipeline {
     schedule_id: null,
     ...fields
   } as IPipeline;
-}
-
-/** A command registry whose commands only record the arguments they get. */
-export function recordingCommands(ids: string[]): {
-  commands: CommandRegistry;
-  calls: [string, ReadonlyJSONObject][];
-} {
-  const commands = new CommandRegistry();
-  const calls: [string, ReadonlyJSONObject][] = [];
-  for (const id of ids) {
-    commands.addCommand(id, {
-      label: id,
-      execute: args => {
-        calls.push([id, args]);
-      }
-    });
-  }
-  return { commands, calls };
 }

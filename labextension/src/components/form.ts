@@ -68,6 +68,19 @@ export function field(
 
 let fieldCount = 0;
 
+/** A titled group of fields: a `<fieldset>` and its `<legend>`. */
+export function formSection(
+  title: string,
+  ...children: HTMLElement[]
+): HTMLFieldSetElement {
+  return h(
+    'fieldset',
+    { class: 'jp-GpuEnv-formSection' },
+    h('legend', {}, title),
+    ...children
+  );
+}
+
 /** A styled `<select>` with `[value, label]` options. */
 export function select(
   options: readonly (readonly [string, string])[],

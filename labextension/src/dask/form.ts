@@ -4,16 +4,25 @@
  * form: what to run in (prefilled with the notebook's kernel), the backend
  * and each worker's resources as the send dialog offers them, the workers.
  */
-import { FormBody, field, h, select, textInput } from '../components/form';
+import {
+  FormBody,
+  field,
+  formSection,
+  h,
+  select,
+  textInput
+} from '../components/form';
 import type {
   IBackendInfo,
   IDaskClusterRequest,
-  IDaskScaleRequest,
-  IEnvironment,
-  IImage
+  IDaskScaleRequest
 } from '../api/types';
 import { ILastUsed, ResourceFields } from '../jobs/submit/resource-fields';
-import { IKernelChoice } from '../jobs/submit/form';
+import {
+  ITargetChoices,
+  targetField,
+  targetGroups
+} from '../jobs/submit/target-select';
 import { IWorkerTexts, readWorkers } from './format';
 
 /** A fixed number of workers, or adaptive minimum and maximum. */
@@ -124,14 +133,8 @@ export abstract class DaskFormBody<T> extends FormBody<T> {
   }
 }
 
-/** What the new-cluster form offers. */
-export interface IClusterChoices {
-  /** The active notebook's kernel, selected first. */
-  kernel: string | null;
-  kernels: IKernelChoice[];
-  /** Null when they could not be listed. */
-  environments: IEnvironment[] | null;
-  images: IImage[] | null;
+/** What the new-cluster form offers (the active notebook's kernel first). */
+export interface IClusterChoices extends ITargetChoices {
   backends: IBackendInfo[];
   last: ILastUsed | null;
 }
@@ -168,8 +171,8 @@ export class ClusterForm extends DaskFormBody<IDaskClusterRequest> {
         'Scheduler and workers run this Python, so versions match the notebook’s.'
       ),
       this._resources.backendField,
-      section('Workers', this.workers.node),
-      section('Each worker', this._resources.node),
+      formSection('Workers', this.workers.node),
+      formSection('Each worker', this._resources.node),
       field('Name', this._name, 'Shown in the list and the usage ledger.'),
       this.error
     );
@@ -194,11 +197,7 @@ export class ClusterForm extends DaskFormBody<IDaskClusterRequest> {
       resources,
       ...this.workers.value()
     };
-    const [kind, ...rest] = this._target.value.split(':');
-    const target = rest.join(':');
-    if (kind === 'kernel' || kind === 'environment' || kind === 'image') {
-      request[kind] = target;
-    }
+    Object.assign(request, targetField(this._target.value));
     const name = this._name.value.trim();
     if (name) {
       request.name = name;
@@ -217,45 +216,11 @@ export class ClusterForm extends DaskFormBody<IDaskClusterRequest> {
 
 /** Kernels (the notebook's first), conda environments, packed images. */
 function targetSelect(choices: IClusterChoices): HTMLSelectElement {
-  const { kernels, kernel, environments, images } = choices;
-  const kernelGroup = h('optgroup', { label: 'Kernels' });
-  for (const k of kernels) {
-    const own = k.name === kernel ? ' — the notebook’s kernel' : '';
-    kernelGroup.append(
-      h('option', { value: `kernel:${k.name}` }, `${k.displayName}${own}`)
-    );
-  }
+  const { kernels, kernel } = choices;
   const node = select([], undefined, { 'data-testid': 'gpu-env-dask-target' });
-  node.append(kernelGroup);
-  if (environments?.length) {
-    const group = h('optgroup', { label: 'Conda environments' });
-    for (const env of environments) {
-      const python = env.python_version
-        ? ` (Python ${env.python_version})`
-        : '';
-      group.append(
-        h(
-          'option',
-          { value: `environment:${env.name}` },
-          `${env.name}${python}`
-        )
-      );
-    }
-    node.append(group);
-  }
-  if (images?.length) {
-    const group = h('optgroup', { label: 'Packed images' });
-    for (const image of images) {
-      group.append(
-        h(
-          'option',
-          { value: `image:${image.id}` },
-          `${image.environment} · ${image.id.slice(0, 12)} (${image.format})`
-        )
-      );
-    }
-    node.append(group);
-  }
+  // Scheduler and workers run an environment's Python, not a kernel: one
+  // without ipykernel will do.
+  node.append(...targetGroups(choices, false));
   const known = kernels.some(k => k.name === kernel);
   node.value =
     kernel && known
@@ -264,13 +229,4 @@ function targetSelect(choices: IClusterChoices): HTMLSelectElement {
         ? `kernel:${kernels[0].name}`
         : (node.querySelector('option')?.value ?? '');
   return node;
-}
-
-function section(title: string, ...children: HTMLElement[]): HTMLElement {
-  return h(
-    'fieldset',
-    { class: 'jp-GpuEnv-formSection' },
-    h('legend', {}, title),
-    ...children
-  );
 }

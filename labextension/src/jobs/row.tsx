@@ -1,7 +1,8 @@
 /**
  * One job in the Jobs section: its name on a line of its own (in full,
  * wrapped if need be), then its state, elapsed time and actions, progress,
- * why it waits or failed.
+ * why it waits or failed; and the list of such rows that an expanded sweep
+ * or schedule shows.
  */
 import {
   ToolbarButtonComponent,
@@ -27,7 +28,7 @@ import {
   isActive,
   progressFraction
 } from './format';
-import type { IJob } from '../api/types';
+import type { IJob, JobState, PipelineState } from '../api/types';
 import { StateBadge } from '../components/figures/badge';
 import { BarLevel, ProgressBar } from '../components/figures/progress';
 import { ListRow } from '../components/row';
@@ -67,6 +68,41 @@ export const LEVELS: Partial<Record<IJob['state'], BarLevel>> = {
   failed: 'critical',
   cancelled: 'warn'
 };
+
+/**
+ * How far a sweep's runs or a pipeline's nodes have come: a bar of those
+ * ended (coloured as the state once it ends) and "2 of 4 runs" beside it.
+ */
+export function EndedProgress(props: {
+  ended: number;
+  total: number;
+  state: JobState | PipelineState;
+  active: boolean;
+  /** The sweep's or pipeline's name, for screen readers. */
+  name: string;
+  /** What is counted, singular: `run`, `node`. */
+  unit: string;
+  /** The test ids' stem: `gpu-env-sweep` gives `gpu-env-sweep-progress`. */
+  testId: string;
+}): JSX.Element {
+  const { ended, total, state, active, name, unit, testId } = props;
+  const units = total === 1 ? unit : `${unit}s`;
+  return (
+    <div className="jp-GpuEnv-jobProgress">
+      <ProgressBar
+        percent={total ? (ended / total) * 100 : 0}
+        level={active ? 'ok' : (LEVELS[state] ?? 'ok')}
+        label={`${unit[0].toUpperCase()}${unit.slice(1)}s of ${name} ended`}
+        valueNow={ended}
+        valueMax={total || 1}
+        testId={`${testId}-progress`}
+      />
+      <span className="jp-GpuEnv-note" data-testid={`${testId}-ended`}>
+        {ended} of {total} {units}
+      </span>
+    </div>
+  );
+}
 
 function Progress(props: { job: IJob }): JSX.Element | null {
   const { job } = props;
@@ -266,5 +302,37 @@ export function JobRow(props: {
         {facts.join(' · ')}
       </div>
     </ListRow>
+  );
+}
+
+/**
+ * The runs an expanded row lists (a sweep's, a schedule's) as job rows with
+ * their own actions; `id` is what the row's caret controls.
+ */
+export function RunList(props: {
+  runs: readonly IJob[];
+  actions: JobActions;
+  now: number;
+  id: string;
+  testId: string;
+}): JSX.Element {
+  const { runs, actions, now } = props;
+  return (
+    <ul
+      className="jp-GpuEnv-list jp-GpuEnv-sweepRunList"
+      id={props.id}
+      data-testid={props.testId}
+    >
+      {runs.map(run => (
+        <JobRow
+          key={run.id}
+          job={run}
+          actions={actions}
+          now={now}
+          busy={actions.model.isBusy(run.id)}
+          highlighted={false}
+        />
+      ))}
+    </ul>
   );
 }

@@ -70,13 +70,19 @@ export interface IPipelineSource {
 /** How a pipeline entry is drawn, in the Jobs section and in the Jobs view. */
 export interface IPipelineRows {
   /** The Jobs section's row. */
-  readonly row: React.ComponentType<{
+  readonly row: React.ComponentType<IPipelineRows.IRowProps>;
+  /** The Jobs view's row and, expanded, its nodes' rows. */
+  readonly cells: React.ComponentType<IPipelineRows.ICellsProps>;
+}
+
+export namespace IPipelineRows {
+  export interface IRowProps {
     pipeline: IPipeline;
     commands: CommandRegistry;
     highlighted: boolean;
-  }>;
-  /** The Jobs view's row and, expanded, its nodes' rows. */
-  readonly cells: React.ComponentType<{
+  }
+
+  export interface ICellsProps {
     pipeline: IPipeline;
     facts: IRowFacts;
     nodes: { node: IPipelineNode; facts: IRowFacts }[] | null;
@@ -84,7 +90,7 @@ export interface IPipelineRows {
     onToggle: () => void;
     commands: CommandRegistry;
     now: number;
-  }>;
+  }
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 import { Notification } from '@jupyterlab/apputils';
 
-import { field, h } from '../components/form';
+import { field, formSection, h } from '../components/form';
 import type { IJob, IJobRequest, IPipeline } from '../api/types';
 import { formatTime } from '../jobs/format';
 import { ISendPart } from '../jobs/tokens';
@@ -39,10 +39,8 @@ export class RunAfterField {
         : 'No job is queued or running to wait for.'
     );
     this._select.disabled = this._jobs.length === 0;
-    this.node = h(
-      'fieldset',
-      { class: 'jp-GpuEnv-formSection' },
-      h('legend', {}, 'Run after…'),
+    this.node = formSection(
+      'Run after…',
       field('Run after', this._select),
       hint
     );

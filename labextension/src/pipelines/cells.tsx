@@ -16,7 +16,6 @@ import React from 'react';
 import type { IPipeline, IPipelineNode } from '../api/types';
 import { JobCommandIDs } from '../jobs/command-ids';
 import { formatTime } from '../jobs/format';
-import { ExpandToggle } from '../components/row';
 import { PipelineActionButtons } from './row';
 import {
   describeKind,
@@ -25,8 +24,9 @@ import {
   nodeProgress,
   nodesEnded
 } from './format';
-import { FactCells } from '../jobs/view/cells';
+import { FactCells, GroupTableRow } from '../jobs/view/cells';
 import { IRowFacts } from '../jobs/view/rows';
+import { IPipelineRows } from '../jobs/tokens';
 
 /** A pipeline's row: its toggle, its facts, its nodes ended, its actions. */
 export function PipelineTableRow(props: {
@@ -42,52 +42,40 @@ export function PipelineTableRow(props: {
   const { ended, total } = nodesEnded(pipeline);
   const counts = describeNodeCounts(pipeline.counts);
   return (
-    <tr
-      data-testid="gpu-env-jobs-row"
-      data-kind="pipeline"
-      data-id={id}
-      data-name={name}
-      data-state={pipeline.state}
-      data-expanded={expanded}
-    >
-      <td className="jp-GpuEnv-jobsToggle">
-        <ExpandToggle
-          expanded={expanded}
-          onToggle={props.onToggle}
-          label={`${expanded ? 'Hide' : 'Show'} the nodes of ${name}`}
-          title={expanded ? 'Hide the nodes' : 'Show the nodes'}
-        />
-      </td>
-      <td
-        data-column="name"
-        className="jp-GpuEnv-jobsName"
-        title={[
-          `Pipeline of ${total} ${total === 1 ? 'node' : 'nodes'}`,
-          pipeline.file_path ? `From ${pipeline.file_path}` : null,
-          counts || null,
-          `Submitted ${formatTime(pipeline.created_at)}`
-        ]
-          .filter(Boolean)
-          .join('\n')}
-      >
-        {name}{' '}
+    <GroupTableRow
+      kind="pipeline"
+      id={id}
+      name={name}
+      state={pipeline.state}
+      expanded={expanded}
+      onToggle={props.onToggle}
+      parts="nodes"
+      title={[
+        `Pipeline of ${total} ${total === 1 ? 'node' : 'nodes'}`,
+        pipeline.file_path ? `From ${pipeline.file_path}` : null,
+        counts || null,
+        `Submitted ${formatTime(pipeline.created_at)}`
+      ]
+        .filter(Boolean)
+        .join('\n')}
+      count={
         <span
           className="jp-GpuEnv-note"
           data-testid="gpu-env-jobs-pipeline-ended"
         >
           ({ended} of {total} {total === 1 ? 'node' : 'nodes'})
         </span>
-      </td>
-      <FactCells facts={facts} now={now} />
-      <td className="jp-GpuEnv-jobsActions">
-        <PipelineActionButtons
-          id={id}
-          name={name}
-          active={isPipelineActive(pipeline.state)}
-          commands={commands}
-        />
-      </td>
-    </tr>
+      }
+      facts={facts}
+      now={now}
+    >
+      <PipelineActionButtons
+        id={id}
+        name={name}
+        active={isPipelineActive(pipeline.state)}
+        commands={commands}
+      />
+    </GroupTableRow>
   );
 }
 
@@ -167,15 +155,7 @@ export function NodeTableRow(props: {
 }
 
 /** A pipeline's row and, expanded, its (listed) nodes. */
-export function PipelineRows(props: {
-  pipeline: IPipeline;
-  facts: IRowFacts;
-  nodes: { node: IPipelineNode; facts: IRowFacts }[] | null;
-  expanded: boolean;
-  onToggle: () => void;
-  commands: CommandRegistry;
-  now: number;
-}): JSX.Element {
+export function PipelineRows(props: IPipelineRows.ICellsProps): JSX.Element {
   const { pipeline, nodes, expanded, commands, now } = props;
   return (
     <>

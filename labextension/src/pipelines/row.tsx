@@ -11,12 +11,11 @@ import {
 import { CommandRegistry } from '@lumino/commands';
 import React from 'react';
 
-import type { IPipeline } from '../api/types';
-import { ProgressBar } from '../components/figures/progress';
 import { formatTime } from '../jobs/format';
 import { StateBadge } from '../components/figures/badge';
-import { LEVELS } from '../jobs/row';
+import { EndedProgress } from '../jobs/row';
 import { ListRow } from '../components/row';
+import { IPipelineRows } from '../jobs/tokens';
 import { PipelineCommandIDs } from './command-ids';
 import { describeNodeCounts, isPipelineActive, nodesEnded } from './format';
 
@@ -57,11 +56,7 @@ export function PipelineActionButtons(props: {
   );
 }
 
-export function PipelineRow(props: {
-  pipeline: IPipeline;
-  commands: CommandRegistry;
-  highlighted: boolean;
-}): JSX.Element {
+export function PipelineRow(props: IPipelineRows.IRowProps): JSX.Element {
   const { pipeline, commands, highlighted } = props;
   const { id, name, state } = pipeline;
   const { ended, total } = nodesEnded(pipeline);
@@ -95,19 +90,15 @@ export function PipelineRow(props: {
           labelled
         />
       </div>
-      <div className="jp-GpuEnv-jobProgress">
-        <ProgressBar
-          percent={total ? (ended / total) * 100 : 0}
-          level={active ? 'ok' : (LEVELS[state] ?? 'ok')}
-          label={`Nodes of ${name} ended`}
-          valueNow={ended}
-          valueMax={total || 1}
-          testId="gpu-env-pipeline-progress"
-        />
-        <span className="jp-GpuEnv-note" data-testid="gpu-env-pipeline-ended">
-          {ended} of {total} {total === 1 ? 'node' : 'nodes'}
-        </span>
-      </div>
+      <EndedProgress
+        ended={ended}
+        total={total}
+        state={state}
+        active={active}
+        name={name}
+        unit="node"
+        testId="gpu-env-pipeline"
+      />
     </ListRow>
   );
 }

@@ -22,7 +22,7 @@ import { MenuButton } from '../components/menu-button';
 import { ExpandableRow } from '../components/row';
 import { JobActions } from '../jobs/actions';
 import { formatTime } from '../jobs/format';
-import { JobRow } from '../jobs/row';
+import { RunList } from '../jobs/row';
 import { ScheduleActions } from './actions';
 import { ScheduleCommandIDs, scheduleMenu } from './command-ids';
 import {
@@ -87,22 +87,13 @@ function Runs(props: {
     );
   }
   return (
-    <ul
-      className="jp-GpuEnv-list jp-GpuEnv-sweepRunList"
+    <RunList
+      runs={runs}
+      actions={jobActions}
+      now={now}
       id={`jp-GpuEnv-schedule-${schedule.id}-runs`}
-      data-testid="gpu-env-schedule-runs"
-    >
-      {runs.map(run => (
-        <JobRow
-          key={run.id}
-          job={run}
-          actions={jobActions}
-          now={now}
-          busy={jobActions.model.isBusy(run.id)}
-          highlighted={false}
-        />
-      ))}
-    </ul>
+      testId="gpu-env-schedule-runs"
+    />
   );
 }
 

@@ -5,7 +5,8 @@ import type { IJob } from '../../src/api/types';
 import { JobActions } from '../../src/jobs/actions';
 import { JobCommandIDs } from '../../src/jobs/command-ids';
 import { JobRow } from '../../src/jobs/row';
-import { NOW, job, recordingCommands } from '../records';
+import { recordingCommands } from '../fakes';
+import { NOW, job } from '../records';
 
 /** The job actions the row calls, each recording its job's id. */
 function fakeActions(commandIds: string[] = [JobCommandIDs.runAgain]) {

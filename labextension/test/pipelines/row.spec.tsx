@@ -4,7 +4,8 @@ import React from 'react';
 import type { IPipeline } from '../../src/api/types';
 import { PipelineCommandIDs } from '../../src/pipelines/command-ids';
 import { PipelineRow } from '../../src/pipelines/row';
-import { pipeline, recordingCommands } from '../records';
+import { recordingCommands } from '../fakes';
+import { pipeline } from '../records';
 
 function renderRow(record: IPipeline) {
   const { commands, calls } = recordingCommands([
@@ -37,6 +38,11 @@ describe('PipelineRow', () => {
     expect(within(row).getByTestId('gpu-env-pipeline-ended').textContent).toBe(
       '1 of 3 nodes'
     );
+    const bar = within(row).getByRole('progressbar', {
+      name: 'Nodes of etl ended'
+    });
+    expect(bar.getAttribute('aria-valuenow')).toBe('1');
+    expect(bar.getAttribute('aria-valuemax')).toBe('3');
     expect(within(row).getByText(/1 succeeded/)).toBeTruthy();
   });
 
@@ -52,7 +58,7 @@ describe('PipelineRow', () => {
   });
 
   it('offers no cancel once it has ended', () => {
-    const { button } = renderRow(
+    const { row, button } = renderRow(
       pipeline({
         state: 'succeeded',
         nodes: [{ id: 'a', state: 'succeeded' }] as IPipeline['nodes']
@@ -60,5 +66,6 @@ describe('PipelineRow', () => {
     );
     expect(button('graph')).not.toBeNull();
     expect(button('cancel')).toBeNull();
+    expect(within(row).getByRole('progressbar').dataset.level).toBe('success');
   });
 });

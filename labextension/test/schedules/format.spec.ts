@@ -7,38 +7,19 @@ import {
   marksInOrder,
   runMark
 } from '../../src/schedules/format';
+import { schedule as record } from '../records';
 
 // Monday 1 December 2026, 05:00 UTC.
 const AT = Date.UTC(2026, 11, 1, 5, 0) / 1000;
 const NOW = AT - 3 * 3600;
 
+/** The records' schedule, due next at `AT`, in Rome's time. */
 function schedule(fields: Partial<ISchedule> = {}): ISchedule {
-  return {
-    id: 's1',
-    name: 'nightly',
-    backend: 'local',
-    notebook_path: 'a.ipynb',
-    pipeline_path: null,
-    schedule: '0 6 * * *',
-    description: 'every day at 06:00',
+  return record({
     timezone: 'Europe/Rome',
-    overlap: 'skip',
-    active: true,
-    kernel: 'python3',
-    environment: null,
-    image: null,
-    queue: null,
-    parameters: {},
-    resources: {} as ISchedule['resources'],
-    sweep_size: null,
-    created_at: NOW,
-    updated_at: NOW,
-    snapshot_at: NOW,
     next_runs: [{ at: AT, utc: '', local: '' }],
-    keeper: { kind: 'backend', handle: '12', present: true, message: '' },
-    last_runs: [],
     ...fields
-  };
+  });
 }
 
 function run(fields: Partial<IScheduleRun>): IScheduleRun {

@@ -6,7 +6,8 @@ import { JobActions } from '../../src/jobs/actions';
 import { ScheduleActions } from '../../src/schedules/actions';
 import { ScheduleCommandIDs } from '../../src/schedules/command-ids';
 import { ScheduleRow } from '../../src/schedules/row';
-import { NOW, job, recordingCommands, schedule } from '../records';
+import { expansion, recordingCommands } from '../fakes';
+import { NOW, job, schedule } from '../records';
 
 function renderRow(
   record: ISchedule,
@@ -15,18 +16,11 @@ function renderRow(
   const { commands, calls } = recordingCommands(
     Object.values(ScheduleCommandIDs)
   );
-  const expanded = new Set<string>();
-  const setExpanded = jest.fn((id: string, on: boolean) => {
-    if (on) {
-      expanded.add(id);
-    } else {
-      expanded.delete(id);
-    }
-  });
+  const { isExpanded, setExpanded } = expansion();
   const actions = {
     model: {
       isBusy: () => options.busy ?? false,
-      isExpanded: (id: string) => expanded.has(id),
+      isExpanded,
       setExpanded,
       runsOf: () => (options.runs === undefined ? [] : options.runs)
     }

@@ -24,7 +24,8 @@ import { ImagesClient } from '../../images/client';
 import { JobsClient } from '../client';
 import { JobsModel } from '../model';
 import { ILastUsed } from './resource-fields';
-import { IKernelChoice, ISubmitContext, SubmitForm } from './form';
+import { ISubmitContext, SubmitForm } from './form';
+import { IKernelChoice } from './target-select';
 import { describeRuns } from '../sweeps/values';
 import { ISendPart } from '../tokens';
 

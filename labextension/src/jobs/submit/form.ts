@@ -7,12 +7,10 @@
 import { Dialog } from '@jupyterlab/apputils';
 import { Widget } from '@lumino/widgets';
 
-import { field, h, textInput } from '../../components/form';
+import { field, formSection, h, textInput } from '../../components/form';
 import type {
   IBackendInfo,
-  IEnvironment,
   IGpuAdvice,
-  IImage,
   IJob,
   IJobRequest,
   INotebookParameters
@@ -25,29 +23,24 @@ import {
   ResourceKey
 } from './resource-fields';
 import { SWEEP_LIMIT, describeRuns } from '../sweeps/values';
-import { offerImages, targetSelect } from './target-select';
+import {
+  ITargetChoices,
+  offerImages,
+  targetField,
+  targetSelect
+} from './target-select';
 import { PriorityField } from './priority-field';
 import { AdviceLine } from '../../advice/line';
 import { ISendPart } from '../tokens';
 
-export interface IKernelChoice {
-  name: string;
-  displayName: string;
-}
-
-export interface ISubmitContext {
+/** What the dialog offers; where the job may run is `ITargetChoices`. */
+export interface ISubmitContext extends ITargetChoices {
   /** The notebook, relative to the server's root. */
   path: string;
-  /** The kernelspec name in the notebook's metadata. */
-  kernel: string | null;
   /** The server's reading of the `parameters` cell; null when it failed. */
   parameters: INotebookParameters | null;
   /** Why the parameters could not be read. */
   parametersError?: string;
-  kernels: IKernelChoice[];
-  /** Null when they could not be listed. */
-  environments: IEnvironment[] | null;
-  images: IImage[] | null;
   backends: IBackendInfo[];
   last: ILastUsed | null;
   /** What a backend could start now; not shown without it. */
@@ -171,12 +164,12 @@ export class SubmitForm
             h('code', {}, path),
             ' as saved now: later edits do not change the job.'
           ),
-      section(
+      formSection(
         'Parameters',
         this._params.node,
         ...(rerun ? [] : this._sweepFields())
       ),
-      section(
+      formSection(
         'Run',
         field('Run in', this._target),
         h(
@@ -189,7 +182,7 @@ export class SubmitForm
         this._priority.node
       ),
       ...this.parts.map(part =>
-        part.title ? section(part.title, part.node) : part.node
+        part.title ? formSection(part.title, part.node) : part.node
       ),
       this._error
     );
@@ -279,8 +272,6 @@ export class SubmitForm
   }
 
   getValue(): IJobRequest {
-    const [kind, ...rest] = this._target.value.split(':');
-    const target = rest.join(':');
     const request: IJobRequest = {
       notebook_path: this._context.path,
       backend: this._resources.backend.value,
@@ -299,9 +290,7 @@ export class SubmitForm
         }
       }
     }
-    if (kind === 'kernel' || kind === 'environment' || kind === 'image') {
-      request[kind] = target;
-    }
+    Object.assign(request, targetField(this._target.value));
     const queue = this._resources.queue();
     if (queue) {
       request.queue = queue;
@@ -343,13 +332,4 @@ export class SubmitForm
   private _target: HTMLSelectElement;
   private _name: HTMLInputElement;
   private _error: HTMLDivElement;
-}
-
-function section(title: string, ...children: HTMLElement[]): HTMLElement {
-  return h(
-    'fieldset',
-    { class: 'jp-GpuEnv-formSection' },
-    h('legend', {}, title),
-    ...children
-  );
 }

@@ -1,71 +1,107 @@
 /**
  * Where the send dialog's job runs: the notebook's kernel first, then the
  * other kernels, the conda environments (those without ipykernel shown but
- * off) and the packed images (off where the backend cannot run them).
+ * off) and the packed images (off where the backend cannot run them). The
+ * options and the request field a choice becomes serve the new Dask
+ * cluster's form too.
  */
 import { h } from '../../components/form';
 import type { IEnvironment, IImage } from '../../api/types';
 
-/** What the job can run in (the send dialog's context has them). */
+export interface IKernelChoice {
+  name: string;
+  displayName: string;
+}
+
+/** What a job or a cluster can run in (the dialogs' contexts have them). */
 export interface ITargetChoices {
-  kernels: { name: string; displayName: string }[];
+  kernels: IKernelChoice[];
   /** The kernelspec name in the notebook's metadata. */
   kernel: string | null;
+  /** Null when they could not be listed. */
   environments: IEnvironment[] | null;
   images: IImage[] | null;
 }
 
-/** Options grouped as kernels, environments and images. */
+/**
+ * The options, grouped as kernels, environments and images (a group only
+ * where there is one). Where the notebook runs through a kernel
+ * (`needsIpykernel`), environments without ipykernel are shown but off.
+ */
+export function targetGroups(
+  choices: ITargetChoices,
+  needsIpykernel: boolean
+): HTMLOptGroupElement[] {
+  const { kernels, kernel, environments, images } = choices;
+  const groups = [
+    h(
+      'optgroup',
+      { label: 'Kernels' },
+      ...kernels.map(k => {
+        const own = k.name === kernel ? ' — the notebook’s kernel' : '';
+        return h(
+          'option',
+          { value: `kernel:${k.name}` },
+          `${k.displayName}${own}`
+        );
+      })
+    )
+  ];
+  if (environments?.length) {
+    groups.push(
+      h(
+        'optgroup',
+        { label: 'Conda environments' },
+        ...environments.map(env => {
+          const off = needsIpykernel && !env.has_ipykernel;
+          const python = env.python_version
+            ? ` (Python ${env.python_version})`
+            : '';
+          return h(
+            'option',
+            { value: `environment:${env.name}`, disabled: off },
+            `${env.name}${python}${off ? ' — no ipykernel' : ''}`
+          );
+        })
+      )
+    );
+  }
+  if (images?.length) {
+    groups.push(
+      h(
+        'optgroup',
+        { label: 'Packed images' },
+        // `data-image`: how offerImages finds them.
+        ...images.map(image =>
+          h(
+            'option',
+            { value: `image:${image.id}`, 'data-image': true },
+            `${image.environment} · ${image.id.slice(0, 12)} (${image.format})`
+          )
+        )
+      )
+    );
+  }
+  return groups;
+}
+
+/** The send dialog's select: the notebook's kernel chosen, even if absent. */
 export function targetSelect(context: ITargetChoices): HTMLSelectElement {
-  const { kernels, kernel, environments, images } = context;
-  const node = h('select', {
-    class: 'jp-mod-styled',
-    'data-testid': 'gpu-env-submit-target'
-  });
-  const kernelGroup = h('optgroup', { label: 'Kernels' });
-  const known = kernels.some(k => k.name === kernel);
-  if (kernel && !known) {
-    kernelGroup.append(
+  const { kernels, kernel } = context;
+  const [kernelGroup, ...others] = targetGroups(context, true);
+  // The kernel the notebook names stays its choice, marked, where this
+  // server lacks it.
+  if (kernel && !kernels.some(k => k.name === kernel)) {
+    kernelGroup.prepend(
       h('option', { value: `kernel:${kernel}` }, `${kernel} (not installed)`)
     );
   }
-  for (const k of kernels) {
-    const own = k.name === kernel ? ' — the notebook’s kernel' : '';
-    kernelGroup.append(
-      h('option', { value: `kernel:${k.name}` }, `${k.displayName}${own}`)
-    );
-  }
-  node.append(kernelGroup);
-  if (environments?.length) {
-    const group = h('optgroup', { label: 'Conda environments' });
-    for (const env of environments) {
-      const missing = env.has_ipykernel ? '' : ' — no ipykernel';
-      group.append(
-        h(
-          'option',
-          {
-            value: `environment:${env.name}`,
-            disabled: !env.has_ipykernel
-          },
-          `${env.name}${env.python_version ? ` (Python ${env.python_version})` : ''}${missing}`
-        )
-      );
-    }
-    node.append(group);
-  }
-  if (images?.length) {
-    const group = h('optgroup', { label: 'Packed images' });
-    for (const image of images) {
-      group.append(
-        h(
-          'option',
-          { value: `image:${image.id}`, 'data-image': true },
-          `${image.environment} · ${image.id.slice(0, 12)} (${image.format})`
-        )
-      );
-    }
-    node.append(group);
-  }
+  const node = h(
+    'select',
+    { class: 'jp-mod-styled', 'data-testid': 'gpu-env-submit-target' },
+    kernelGroup,
+    ...others
+  );
   node.value = kernel
     ? `kernel:${kernel}`
     : kernels.length
@@ -89,4 +125,17 @@ export function offerImages(
   if (!supported && target.value.startsWith('image:')) {
     target.value = target.dataset.default ?? '';
   }
+}
+
+/** A chosen option (`image:ab12…`) as the request's field (`{ image }`). */
+export function targetField(value: string): {
+  kernel?: string;
+  environment?: string;
+  image?: string;
+} {
+  const [kind, ...rest] = value.split(':');
+  if (kind === 'kernel' || kind === 'environment' || kind === 'image') {
+    return { [kind]: rest.join(':') };
+  }
+  return {};
 }

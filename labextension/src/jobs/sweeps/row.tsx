@@ -10,16 +10,15 @@ import {
 import { CommandRegistry } from '@lumino/commands';
 import React from 'react';
 
-import type { IJob, ISweep, JobState, SweepState } from '../../api/types';
+import type { ISweep, JobState, SweepState } from '../../api/types';
 import { MenuButton } from '../../components/menu-button';
-import { ProgressBar } from '../../components/figures/progress';
 import { JobActions } from '../actions';
 import { JobCommandIDs, sweepMenu } from '../command-ids';
 import { formatDuration, formatTime, isActiveState } from '../format';
 import type { JobEntry } from '../model';
 import { MAX_RUNS_LISTED } from '../model';
 import { StateBadge } from '../../components/figures/badge';
-import { JobRow, LEVELS } from '../row';
+import { EndedProgress, RunList } from '../row';
 import { ExpandableRow } from '../../components/row';
 import { describeRuns } from './values';
 
@@ -112,22 +111,13 @@ function Runs(props: {
   }
   return (
     <>
-      <ul
-        className="jp-GpuEnv-list jp-GpuEnv-sweepRunList"
+      <RunList
+        runs={runs}
+        actions={actions}
+        now={now}
         id={`jp-GpuEnv-sweep-${summary.id}-runs`}
-        data-testid="gpu-env-sweep-runs"
-      >
-        {runs.map((run: IJob) => (
-          <JobRow
-            key={run.id}
-            job={run}
-            actions={actions}
-            now={now}
-            busy={model.isBusy(run.id)}
-            highlighted={false}
-          />
-        ))}
-      </ul>
+        testId="gpu-env-sweep-runs"
+      />
       {summary.size > runs.length && (
         <div className="jp-GpuEnv-note">
           The first {Math.min(runs.length, MAX_RUNS_LISTED)} of {summary.size}{' '}
@@ -213,19 +203,15 @@ export function SweepRow(props: {
         <Counts counts={counts} />
         <SweepActionButtons id={id} name={name} commands={commands} />
       </div>
-      <div className="jp-GpuEnv-jobProgress">
-        <ProgressBar
-          percent={size ? (ended / size) * 100 : 0}
-          level={active ? 'ok' : (LEVELS[state] ?? 'ok')}
-          label={`Runs of ${name} ended`}
-          valueNow={ended}
-          valueMax={size || 1}
-          testId="gpu-env-sweep-progress"
-        />
-        <span className="jp-GpuEnv-note" data-testid="gpu-env-sweep-ended">
-          {ended} of {size} {size === 1 ? 'run' : 'runs'}
-        </span>
-      </div>
+      <EndedProgress
+        ended={ended}
+        total={size}
+        state={state}
+        active={active}
+        name={name}
+        unit="run"
+        testId="gpu-env-sweep"
+      />
       {sweep && sweep.gpu_idle_runs.length > 0 && (
         <span
           className="jp-GpuEnv-badge jp-GpuEnv-gpuIdleBadge"

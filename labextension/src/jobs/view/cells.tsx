@@ -1,7 +1,8 @@
 /**
  * The Jobs view's rows: a job (or a sweep's run, one step in) and a sweep
  * that expands to its runs, each cell from the row's facts, and the row's
- * actions (a pipeline's rows are in pipelines/cells.tsx). Every action goes
+ * actions (a pipeline's rows are in pipelines/cells.tsx, its own row a
+ * GroupTableRow as a sweep's). Every action goes
  * through the jobs' actions or commands, so the sidebar, the palette and
  * this table do the same thing.
  */
@@ -135,6 +136,57 @@ export function JobTableRow(props: {
   );
 }
 
+/**
+ * A row that stands for several (a sweep's runs, a pipeline's nodes): its
+ * caret, its name with what it counts beside it, its facts and its actions;
+ * the rows it expands to follow it, one step in.
+ */
+export function GroupTableRow(props: {
+  kind: string;
+  id: string;
+  name: string;
+  state: string;
+  expanded: boolean;
+  onToggle: () => void;
+  /** What it expands to, in the caret's words: `runs`, `nodes`. */
+  parts: string;
+  /** The name's tooltip. */
+  title?: string;
+  /** Beside the name: what it counts. */
+  count: React.ReactNode;
+  facts: IRowFacts;
+  now: number;
+  /** Its actions. */
+  children: React.ReactNode;
+}): JSX.Element {
+  const { name, expanded, parts } = props;
+  const verb = expanded ? 'Hide' : 'Show';
+  return (
+    <tr
+      data-testid="gpu-env-jobs-row"
+      data-kind={props.kind}
+      data-id={props.id}
+      data-name={name}
+      data-state={props.state}
+      data-expanded={expanded}
+    >
+      <td className="jp-GpuEnv-jobsToggle">
+        <ExpandToggle
+          expanded={expanded}
+          onToggle={props.onToggle}
+          label={`${verb} the ${parts} of ${name}`}
+          title={`${verb} the ${parts}`}
+        />
+      </td>
+      <td data-column="name" className="jp-GpuEnv-jobsName" title={props.title}>
+        {name} {props.count}
+      </td>
+      <FactCells facts={props.facts} now={props.now} />
+      <td className="jp-GpuEnv-jobsActions">{props.children}</td>
+    </tr>
+  );
+}
+
 /** A sweep's row: its toggle, its facts, its results and menu. */
 export function SweepTableRow(props: {
   id: string;
@@ -148,37 +200,25 @@ export function SweepTableRow(props: {
   const { id, facts, size, expanded, actions, now } = props;
   const { commands, model } = actions;
   return (
-    <tr
-      data-testid="gpu-env-jobs-row"
-      data-kind="sweep"
-      data-id={id}
-      data-name={facts.name}
-      data-state={facts.state}
-      data-expanded={expanded}
-    >
-      <td className="jp-GpuEnv-jobsToggle">
-        <ExpandToggle
-          expanded={expanded}
-          onToggle={() => model.setExpanded(id, !expanded)}
-          label={`${expanded ? 'Hide' : 'Show'} the runs of ${facts.name}`}
-          title={expanded ? 'Hide the runs' : 'Show the runs'}
-        />
-      </td>
-      <td
-        data-column="name"
-        className="jp-GpuEnv-jobsName"
-        title={props.notebook ? `Sweep of ${props.notebook}` : undefined}
-      >
-        {facts.name}{' '}
+    <GroupTableRow
+      kind="sweep"
+      id={id}
+      name={facts.name}
+      state={facts.state}
+      expanded={expanded}
+      onToggle={() => model.setExpanded(id, !expanded)}
+      parts="runs"
+      title={props.notebook ? `Sweep of ${props.notebook}` : undefined}
+      count={
         <span className="jp-GpuEnv-note">
           ({size} {size === 1 ? 'run' : 'runs'})
         </span>
-      </td>
-      <FactCells facts={facts} now={now} />
-      <td className="jp-GpuEnv-jobsActions">
-        <SweepActionButtons id={id} name={facts.name} commands={commands} />
-      </td>
-    </tr>
+      }
+      facts={facts}
+      now={now}
+    >
+      <SweepActionButtons id={id} name={facts.name} commands={commands} />
+    </GroupTableRow>
   );
 }
 

@@ -5,23 +5,17 @@ import type { IJob, ISweep } from '../../../src/api/types';
 import { JobActions } from '../../../src/jobs/actions';
 import { JobCommandIDs } from '../../../src/jobs/command-ids';
 import { SweepRow } from '../../../src/jobs/sweeps/row';
-import { NOW, job, recordingCommands, sweep } from '../../records';
+import { expansion, recordingCommands } from '../../fakes';
+import { NOW, job, sweep } from '../../records';
 
 /** The jobs model as the row asks it: which sweeps are expanded, their runs. */
 function fakeActions(runs: IJob[] | null) {
   const { commands, calls } = recordingCommands([JobCommandIDs.sweepResults]);
-  const expanded = new Set<string>();
-  const setExpanded = jest.fn((id: string, on: boolean) => {
-    if (on) {
-      expanded.add(id);
-    } else {
-      expanded.delete(id);
-    }
-  });
+  const { isExpanded, setExpanded } = expansion();
   const model = {
     gpuIdleSeconds: 1800,
     client: {},
-    isExpanded: (id: string) => expanded.has(id),
+    isExpanded,
     setExpanded,
     runsOf: () => runs,
     isBusy: () => false
@@ -69,6 +63,12 @@ describe('SweepRow', () => {
     expect(within(r).getByTestId('gpu-env-sweep-ended').textContent).toBe(
       '2 of 4 runs'
     );
+    const bar = within(r).getByRole('progressbar', {
+      name: 'Runs of lr-grid ended'
+    });
+    expect(bar.getAttribute('aria-valuenow')).toBe('2');
+    expect(bar.getAttribute('aria-valuemax')).toBe('4');
+    expect(bar.dataset.level).toBe('ok');
     expect(within(r).getByTestId('gpu-env-sweep-counts').textContent).toBe(
       '1 ✓ · 1 ✗ · 2 running'
     );
