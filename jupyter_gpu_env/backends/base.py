@@ -52,6 +52,11 @@ TRANSITIONS: Mapping[str, frozenset[str]] = {
 }
 
 
+# A record the backend never acknowledged (no backend job id) this many seconds after it was made: the
+# server stopped between saving it and the batch system accepting the job, so it never ran.
+UNSUBMITTED_LOST = 600.0
+
+
 class IllegalTransition(Conflict):
     reason = "illegal_transition"
 

@@ -171,6 +171,9 @@ class JobService:
             await self.store.delete(job.id)
             await asyncio.to_thread(remove_tree, folder)
             raise
+        job = await self.store.get(job.id)  # a cancel may have ended it while the backend answered
+        if job.state in TERMINAL_STATES:
+            return job
         return await self.tracker.apply(job, obs, None)
 
     async def notebook_parameters(self, notebook_path: str) -> NotebookParameters:

@@ -207,6 +207,9 @@ class KubernetesBackend(KubernetesOptions):
             return existing
 
         created = await self.api.run(create, "submit the job")
+        if job.id in self._cancelled:
+            # Cancelled while its Job was being created: the cancel found no Job to delete, so this does.
+            await self.cancel(job)
         return Observation(
             state="queued",
             backend_job_id=(created.get("metadata") or {}).get("name") or name,

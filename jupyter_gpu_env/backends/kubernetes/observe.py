@@ -35,7 +35,7 @@ from kubernetes import client
 from ...contracts import jobfiles
 from ...errors import GpuEnvError
 from ...models.jobs import Job
-from ..base import Observation
+from ..base import UNSUBMITTED_LOST, Observation
 from . import objects, status
 from .api import pods
 from .api.client import ApiError
@@ -54,6 +54,7 @@ class KubernetesObserver:
         self.kueue = kueue
         self.cancelled = cancelled
         self.status_grace = status_grace
+        self._ended_seen: dict[str, float] = {}  # a sweep's run whose pod ended without a status: since when
 
     def observe(self, jobs: Sequence[Job], folder_of: Callable[[Job], Path]) -> dict[str, Observation]:
         """Every job's observation (``folder_of``: where its folder is) from one listing of Jobs,
@@ -92,13 +93,18 @@ class KubernetesObserver:
             if written is not None:
                 out[job.id] = self._from_status(job, written, item)
             elif item is None:
-                out[job.id] = self._vanished(job)
+                if (lost := self._vanished(job)) is not None:
+                    out[job.id] = lost
             elif (obs := status.job_observation(item)) is not None:  # Complete or Failed
                 started = (folder / jobfiles.HEARTBEAT).exists()
-                if started and now - (obs.finished_at or now) < self.status_grace:
-                    continue  # the runner's status.json is on its way through the shared filesystem
+                # A Job that completed has a runner with something to say, as has one that started:
+                # its status.json may be on its way through the shared filesystem.
+                if (started or obs.state == "succeeded") and now - (
+                    obs.finished_at or now
+                ) < self.status_grace:
+                    continue
                 ended.append(job)
-                out[job.id] = obs
+                out[job.id] = status.without_runner(obs, started)
             elif self._running(item, folder):
                 st = item.get("status") or {}
                 if job.priority == "opportunistic" and not st.get("ready"):
@@ -188,9 +194,19 @@ class KubernetesObserver:
             (st.get("active") or 0) > 0 and (folder / jobfiles.HEARTBEAT).exists()
         )
 
-    def _vanished(self, job: Job) -> Observation:
+    def _vanished(self, job: Job) -> Observation | None:
+        """A job whose Job is not listed: cancelled, still being created (None: the record stands), or lost."""
         if job.id in self.cancelled:
             return Observation(state="cancelled", reason="cancelled", message="Cancelled by the user.")
+        if job.backend_job_id is None:
+            # The record is saved before its Job is created: a poll between the two sees no Job yet.
+            if time.time() - job.created_at < UNSUBMITTED_LOST:
+                return None
+            return Observation(
+                state="failed",
+                reason="lost",
+                message="The server stopped before Kubernetes accepted the job; it never ran.",
+            )
         return Observation(
             state="failed",
             reason="lost",
@@ -219,11 +235,29 @@ class KubernetesObserver:
                     self.ns.delete_job(name, "delete the finished Job")
         return obs
 
+    @staticmethod
+    def _index_ended(item: dict[str, Any], index: int) -> Observation | None:
+        """How the pod of ``index`` ended by the Indexed Job's word: ``succeeded`` once the index is
+        among its completedIndexes, the Job's own end once the Job ended without running it."""
+        if index in indexed.index_set((item.get("status") or {}).get("completedIndexes")):
+            return Observation(state="succeeded", message="", exit_code=0)
+        ended = status.job_observation(item)
+        if ended is not None and ended.state == "succeeded":
+            return replace(
+                ended,
+                state="failed",
+                reason="lost",
+                message=f"The Kubernetes Job completed without running index {index}.",
+            )
+        return ended
+
     def _observe_runs(
         self, runs: Sequence[Job], k8s_jobs: dict[Any, dict[str, Any]], folder_of: Callable[[Job], Path]
     ) -> dict[str, Observation]:
         """Runs of sweeps, from their folders and their Indexed Job (``k8s_jobs`` by name)."""
         out: dict[str, Observation] = {}
+        for gone in set(self._ended_seen) - {j.id for j in runs}:
+            del self._ended_seen[gone]
         for job in runs:
             where = indexed.position(job)
             folder = folder_of(job)
@@ -232,13 +266,24 @@ class KubernetesObserver:
             if written is not None:
                 out[job.id] = self._from_status(job, written, item)
             elif item is None:
-                out[job.id] = self._vanished(job)
+                if (lost := self._vanished(job)) is not None:
+                    out[job.id] = lost
             elif where and where[1] in indexed.index_set((item.get("status") or {}).get("failedIndexes")):
                 out[job.id] = Observation(
                     state="failed",
                     reason="pod_failed",
                     message=f"The pod of index {where[1]} of {where[0]} failed before the runner wrote its status; "
                     "see the job's log.",
+                )
+            elif where and (ended := self._index_ended(item, where[1])) is not None:
+                # Its pod is done (or the whole Job is) and the runner has said nothing: once the status
+                # has had time to cross the shared filesystem, the run ended without it.
+                first = self._ended_seen.setdefault(job.id, time.time())
+                if time.time() - first < self.status_grace:
+                    continue
+                started = (folder / jobfiles.HEARTBEAT).exists()
+                out[job.id] = status.without_runner(
+                    ended, started, what=f"The pod of index {where[1]} of {where[0]}"
                 )
             elif (folder / jobfiles.HEARTBEAT).exists():
                 out[job.id] = Observation(state="running", backend_job_id=job.backend_job_id)

@@ -113,7 +113,8 @@ def job_observation(item: Mapping[str, Any]) -> Observation | None:
     st = item.get("status") or {}
     name = (item.get("metadata") or {}).get("name")
     complete = _condition(item, "Complete")
-    if _true(complete) or (st.get("succeeded") or 0) > 0:
+    completions = (item.get("spec") or {}).get("completions") or 1  # an Indexed Job's: one per index
+    if _true(complete) or (st.get("succeeded") or 0) >= completions:
         return Observation(
             state="succeeded",
             message="The Kubernetes Job completed.",
@@ -148,6 +149,27 @@ def job_observation(item: Mapping[str, Any]) -> Observation | None:
             finished_at=timestamp(failed.get("lastTransitionTime")),
         )
     return None
+
+
+def without_runner(obs: Observation, started: bool, what: str = "The Kubernetes Job") -> Observation:
+    """A Job that ended while its runner left no ``status.json``: its Complete condition says only that the
+    pod's command exited 0, not that the notebook ran (only the runner's own word says "succeeded")."""
+    if obs.state != "succeeded":
+        return obs
+    if started:
+        words = (
+            "its runner started (it left a heartbeat) but wrote no status.json, so how the notebook "
+            "ended is unknown; see the job's log."
+        )
+    else:
+        words = (
+            "its runner never ran in the job folder (no heartbeat, no status.json): the pod's command "
+            "ended without running the notebook. Check that the image's Python has jupyter-gpu-env "
+            "(c.KubernetesBackend.python) and that the job folder is mounted in the pod at the same path."
+        )
+    return replace(
+        obs, state="failed", reason="lost", exit_code=None, message=f"{what} completed, but {words}"
+    )
 
 
 def explain_end(obs: Observation, item: Mapping[str, Any], pods: list[dict[str, Any]]) -> Observation:

@@ -21,7 +21,7 @@ from typing import Any
 from ...contracts import jobfiles
 from ...models.jobs import Job, JobState
 from ...models.resources import format_time_limit
-from ..base import Observation
+from ..base import UNSUBMITTED_LOST, Observation
 from . import parse
 from .controller import SlurmController
 from .words import (
@@ -37,7 +37,6 @@ from .words import (
 )
 
 JOB_ID_FILE = "slurm_job_id"  # the SLURM id, beside the script: found again if the record missed it
-LOST_WITHOUT_ID = 600.0  # a record without a SLURM id this old: the server died before sbatch answered
 
 
 @dataclass(frozen=True)
@@ -89,7 +88,7 @@ def observe(
     if slurm_id is None:
         if status is not None:
             return Observation.from_status(status)
-        if now - job.created_at > LOST_WITHOUT_ID:
+        if now - job.created_at > UNSUBMITTED_LOST:
             return Observation(
                 state="failed",
                 reason="lost",

@@ -289,11 +289,18 @@ async def test_running_and_the_ends(cluster, ws):
         message="Job was active longer than specified deadline",
     )
     del cluster.k.objects["batch/v1/jobs", NS, objects.job_name(vanished)]
+    vanished = vanished.model_copy(update={"backend_job_id": objects.job_name(vanished)})  # as submitted
     seen = await backend.poll([running, by_status, complete, oom, deadline, vanished])
     assert seen[running.id].state == "running" and seen[running.id].started_at
     assert (seen[by_status.id].state, seen[by_status.id].reason) == ("failed", "cell_error")
     assert seen[by_status.id].started_at == 1_790_000_010.0
-    assert (seen[complete.id].state, seen[complete.id].exit_code) == ("succeeded", 0)
+    # Complete, with no word from the runner: the pod's command exited 0 without running the notebook.
+    assert (seen[complete.id].state, seen[complete.id].reason, seen[complete.id].exit_code) == (
+        "failed",
+        "lost",
+        None,
+    )
+    assert "runner never ran" in seen[complete.id].message
     assert (seen[oom.id].state, seen[oom.id].reason, seen[oom.id].exit_code) == (
         "failed",
         "out_of_memory",
