@@ -181,6 +181,10 @@ class Backend(LoggingConfigurable, metaclass=_ConfigurableABC):
     async def cancel(self, job: Job) -> None:
         """Ask the backend to stop the job; return without waiting for it to be gone."""
 
+    async def forget(self, job: Job) -> None:
+        """The ended job's record is being deleted: remove what the backend still keeps of it (a
+        finished Kubernetes Job and its pods). Nothing, by default: a SLURM or local job leaves nothing."""
+
     async def submit_after(self, job: Job, after: Dependency) -> Observation:
         """Hand the job over to start only once the backend's jobs ``after`` names have ended as it asks,
         as the scheduler's own dependency (SLURM's ``--dependency=afterok:…``), so that it starts with no

@@ -283,11 +283,15 @@ class JobService:
         return job
 
     async def delete(self, job_id: str) -> None:
-        """Remove the record and the job folder; a job still queued or running is cancelled first."""
+        """Remove the record, what the backend keeps of the job, and the job folder; a job still queued or
+        running is cancelled first."""
         job = await self.store.get(job_id)
         if job.state not in TERMINAL_STATES:
             with contextlib.suppress(Conflict):
                 job = await self.cancel(job_id)
+        backend = self.backends.get(job.backend)
+        if backend is not None:  # the record goes only once the cluster holds nothing of it
+            await backend.forget(job)
         await self.store.delete(job_id)
         await asyncio.to_thread(folders.discard, self.folder_of(job), job, self.job_dir)
 

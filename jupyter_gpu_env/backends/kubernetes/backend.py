@@ -270,6 +270,19 @@ class KubernetesBackend(KubernetesOptions):
 
         await self.api.run(delete, "cancel the job")
 
+    async def forget(self, job: Job) -> None:
+        """Delete the job's Job and its pods now rather than at its TTL. A sweep's run shares its Indexed
+        Job with the other runs: that Job stays until the sweep's is deleted or its TTL."""
+        if job.group_id is not None:
+            return
+        name = job.backend_job_id or objects.job_name(job)
+
+        def delete() -> None:
+            with gone_already():
+                self.ns.delete_job(name, "delete the finished Job")
+
+        await self.api.run(delete, "delete the job's Job")
+
     async def logs(self, job: Job, offset: int, limit: int) -> LogChunk | None:
         folder = self.job_folder(job)
         if job.state == "queued" or await asyncio.to_thread((folder / jobfiles.LOG).exists):

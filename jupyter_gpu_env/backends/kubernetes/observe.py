@@ -157,11 +157,15 @@ class KubernetesObserver:
             if queue and out[job.id].state == "queued":
                 by_queue.setdefault(queue, []).append(job)
         for queue, jobs in by_queue.items():
-            places = self.kueue.pending_positions(ns, queue) or {}
+            places = self.kueue.pending_positions(ns, queue)
             for job in jobs:
                 workload = workloads.get(status.uid_or_name(k8s_jobs[job.id])) or {}
-                place = places.get(str((workload.get("metadata") or {}).get("name")))
-                if place is not None:
+                place = places.found.get(str((workload.get("metadata") or {}).get("name")))
+                if place is None and places.unknown and status.waits_for_quota(workload):
+                    obs = out[job.id]
+                    said = (obs.pending_reason or "Queued in Kueue.").rstrip(".")
+                    out[job.id] = replace(obs, pending_reason=f"{said}; {places.unknown}.")
+                elif place is not None:
                     obs = out[job.id]
                     out[job.id] = replace(
                         obs,

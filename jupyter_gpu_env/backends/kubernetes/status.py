@@ -349,6 +349,12 @@ def workload_reason(workload: Mapping[str, Any] | None, queue: str | None) -> st
     return f"Queued in {where}."
 
 
+def waits_for_quota(workload: Mapping[str, Any]) -> bool:
+    """Does Kueue hold the workload in its queue for quota (where it has a place), not as inadmissible?"""
+    reserved = _condition(workload, "QuotaReserved")
+    return reserved is not None and not _true(reserved) and reserved.get("reason") != "Inadmissible"
+
+
 def pod_reason(pod: Mapping[str, Any]) -> str:
     """Why a pod is not running, in the scheduler's or the kubelet's own words."""
     st = pod.get("status") or {}

@@ -194,7 +194,10 @@ async def test_why_pending_from_kueue_workload_conditions(cluster, ws):
     )
     seen = await backend.poll([no_quota, reserved, admitted, evicted, no_workload])
     assert all(o.state == "queued" for o in seen.values())
-    assert seen[no_quota.id].pending_reason == f"Waiting in Kueue queue 'team-a': {quota_msg}"
+    assert seen[no_quota.id].pending_reason == (
+        f"Waiting in Kueue queue 'team-a': {quota_msg}; its place in the queue is not known: this cluster "
+        "does not serve Kueue's visibility API (visibility.kueue.x-k8s.io, Kueue's VisibilityOnDemand feature)."
+    )
     assert seen[reserved.id].pending_reason.startswith(
         "Quota reserved in Kueue queue 'team-a'; not admitted yet"
     )
@@ -561,7 +564,32 @@ async def test_without_the_visibility_api_positions_are_unknown(cluster, ws):
     )
     seen = await backend.poll([job])
     assert seen[job.id].state == "queued" and seen[job.id].queue_position is None
-    assert seen[job.id].pending_reason == "Waiting in Kueue queue 'team-a': no quota"
+    assert seen[job.id].pending_reason == (
+        "Waiting in Kueue queue 'team-a': no quota; its place in the queue is not known: this cluster does "
+        "not serve Kueue's visibility API (visibility.kueue.x-k8s.io, Kueue's VisibilityOnDemand feature)."
+    )
+    asked = len(cluster.requests("GET", "pendingworkloads"))
+    assert asked == 2  # both versions
+    assert (await backend.poll([job]))[job.id].pending_reason == seen[job.id].pending_reason
+    assert len(cluster.requests("GET", "pendingworkloads")) == asked  # not asked again for a while
+    await backend.close()
+
+
+async def test_a_role_that_may_not_read_the_visibility_api_is_named(cluster, ws):
+    import kmock
+
+    cluster.declare_kueue("v1beta1")
+    path = "/apis/visibility.kueue.x-k8s.io/v1beta1/namespaces/jhub/localqueues/team-a/pendingworkloads"
+    cluster.k[f"get {path}"] << kmock.Response(status=403, payload=b'{"kind":"Status","code":403}')
+    backend = ws.backend(cluster, settings=ws.settings(local_queue="team-a"))
+    (job,) = await submitted(cluster, ws, backend, n=1)
+    cluster.patch_job(objects.job_name(job), {"spec": {"suspend": True}})
+    cluster.give_uid(objects.job_name(job))
+    cluster.add_workload(
+        objects.job_name(job), [{"type": "QuotaReserved", "status": "False", "message": "no quota"}]
+    )
+    reason = (await backend.poll([job]))[job.id].pending_reason
+    assert "the server's Role may not read Kueue's pending workloads" in reason
     await backend.close()
 
 

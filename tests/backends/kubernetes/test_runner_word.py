@@ -130,3 +130,20 @@ async def test_a_record_the_cluster_never_acknowledged_is_lost_after_ten_minutes
     assert (seen[old.id].state, seen[old.id].reason) == ("failed", "lost")
     assert "never ran" in seen[old.id].message
     await backend.close()
+
+
+async def test_delete_removes_the_finished_job_and_its_pods_from_the_cluster(cluster, ws):
+    nb = ws.notebook("done.ipynb", ["print('ran')"])
+    svc = ws.service(ws.backend(cluster))
+    try:
+        job = await svc.submit({"notebook_path": nb, "backend": "kubernetes"})
+        name = objects.job_name(job)
+        assert (await cluster.run_pod(name))[0] == 0
+        await svc.refresh()
+        assert (await svc.get(job.id)).state == "succeeded" and cluster.job_exists(name)
+        await svc.delete(job.id)
+        assert not cluster.job_exists(name)  # not left to its TTL
+        (request,) = cluster.requests("DELETE", f"/jobs/{name}")
+        assert "propagationPolicy=Background" in str(request.url)  # the pods go with it
+    finally:
+        await svc.stop()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..status import labels_of, uid_of, uid_or_name
@@ -26,12 +27,32 @@ VISIBILITY_GROUP = "visibility.kueue.x-k8s.io"
 VISIBILITY_VERSIONS = ("v1beta1", "v1alpha1")  # the on-demand visibility API (Kueue 0.9+; 0.6+)
 
 
+UNSERVED = (
+    "its place in the queue is not known: this cluster does not serve Kueue's visibility API "
+    "(visibility.kueue.x-k8s.io, Kueue's VisibilityOnDemand feature)"
+)
+FORBIDDEN = (
+    "its place in the queue is not known: the server's Role may not read Kueue's pending workloads "
+    "(get on localqueues/pendingworkloads in visibility.kueue.x-k8s.io; see docs/admin-kubernetes.md)"
+)
+
+
+@dataclass(frozen=True)
+class Places:
+    """Where Kueue holds one LocalQueue's pending Workloads (name -> place in the LocalQueue, in its
+    ClusterQueue), or, in words, why that cannot be known."""
+
+    found: dict[str, tuple[int, int]] = field(default_factory=dict)
+    unknown: str | None = None
+
+
 class KueueReader:
     """Reads Workloads through one :class:`KubeApi`, remembering which API version answers."""
 
     def __init__(self, api: KubeApi) -> None:
         self.api = api
         self._discovered: tuple[float, str | None] = (0.0, None)
+        self._visibility_unserved: tuple[float, bool] = (0.0, False)
 
     def version(self) -> str | None:
         """The Workload API version the cluster serves (v1beta2 preferred), None without Kueue."""
@@ -99,9 +120,13 @@ class KueueReader:
                     out[uid_or_name(match)] = workload
         return out
 
-    def pending_positions(self, namespace: str, queue: str) -> dict[str, tuple[int, int]] | None:
+    def pending_positions(self, namespace: str, queue: str) -> Places:
         """Kueue's visibility API for one LocalQueue: pending Workload name -> (place in the
-        LocalQueue, place in its ClusterQueue), both from 1. None where the API is not served."""
+        LocalQueue, place in its ClusterQueue), both from 1; where it cannot be read, why not. A cluster
+        that does not serve it is asked again only after DISCOVERY_TTL."""
+        checked, unserved = self._visibility_unserved
+        if unserved and time.time() - checked < DISCOVERY_TTL:
+            return Places(unknown=UNSERVED)
         api_client = self.api.client()
         for version in VISIBILITY_VERSIONS:
             path = f"/apis/{VISIBILITY_GROUP}/{version}/namespaces/{namespace}/localqueues/{queue}/pendingworkloads"
@@ -126,12 +151,18 @@ class KueueReader:
                 if e.status == 404:
                     continue  # this version is not served; try the older one
                 log.info("Kueue's pending workloads could not be read: %s", e)
-                return None
+                if e.status == 403:
+                    return Places(unknown=FORBIDDEN)
+                return Places(
+                    unknown=f"its place in the queue is not known: Kueue's visibility API did not answer ({e})"
+                )
+            self._visibility_unserved = (time.time(), False)
             out: dict[str, tuple[int, int]] = {}
             for item in (reply.get("items") if isinstance(reply, dict) else None) or []:
                 name = (item.get("metadata") or {}).get("name")
                 local, cluster = item.get("positionInLocalQueue"), item.get("positionInClusterQueue")
                 if name and isinstance(local, int) and isinstance(cluster, int):
                     out[name] = (local + 1, cluster + 1)  # the API counts from 0
-            return out
-        return None
+            return Places(found=out)
+        self._visibility_unserved = (time.time(), True)
+        return Places(unknown=UNSERVED)

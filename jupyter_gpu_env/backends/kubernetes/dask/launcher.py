@@ -28,6 +28,7 @@ from ...dask import ClusterRef, DaskSettings, Placement, SchedulerSeen, Started
 from .. import objects as k8s
 from .. import status
 from ..api.client import ApiError, KubeApi
+from ..api.kueue import Places
 from ..api.namespace import Namespace, gone_already
 from ..observe import KubernetesObserver
 from . import objects
@@ -297,7 +298,7 @@ class KubeLauncher:
         managed = [i for i in waiting.values() if status.kueue_managed(i)]
         workloads = kueue.workloads(ns, managed) if managed else None
         out: dict[str, SchedulerSeen] = {}
-        places: dict[str, dict[str, tuple[int, int]]] = {}
+        places: dict[str, Places] = {}
         for cid, item in waiting.items():
             workload = (workloads or {}).get(status.uid_or_name(item))
             obs = status.pending_observation(
@@ -307,8 +308,8 @@ class KubeLauncher:
             queue = status.labels_of(item).get(k8s.QUEUE_LABEL)
             if workload is not None and queue:
                 if queue not in places:
-                    places[queue] = kueue.pending_positions(ns, queue) or {}
-                place = places[queue].get(str((workload.get("metadata") or {}).get("name")))
+                    places[queue] = kueue.pending_positions(ns, queue)
+                place = places[queue].found.get(str((workload.get("metadata") or {}).get("name")))
                 if place is not None:
                     seen = replace(seen, place=place[0])
             out[cid] = seen
