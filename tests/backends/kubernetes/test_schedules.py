@@ -221,3 +221,38 @@ async def test_a_run_the_cronjob_started_is_followed_by_its_jobs_name(crons, ws)
     (gone,) = (await backend.poll([run])).values()
     assert gone.state == "failed" and name in (gone.message or "")
     await backend.close()
+
+
+async def test_a_job_the_cronjob_started_that_made_no_run_is_named(crons, ws):
+    from jupyter_gpu_env.contracts.schedules import folder as files
+
+    backend = ws.backend(crons)
+    plan = make_plan(ws)
+    armed = await backend.arm_schedule(plan)
+    template = stored(crons)[armed.handle]["spec"]["jobTemplate"]
+    name = f"{armed.handle}-29400000"  # as the CronJob controller names the Job it makes
+    crons.k.objects["batch/v1/jobs", NS, name] = {
+        "apiVersion": "batch/v1", "kind": "Job", "spec": template["spec"],
+        "metadata": {**template["metadata"], "name": name, "namespace": NS, "creationTimestamp": "2026-11-29T06:00:00Z"},
+    }  # fmt: skip
+    crons.mark_running(name)
+    (kept,) = (await backend.schedules_armed([plan])).values()
+    assert "without making a run" not in kept.message  # still running: its tick may not have run yet
+
+    crons.mark_ended(name, ok=False, message="Job has reached the specified backoff limit")
+    (kept,) = (await backend.schedules_armed([plan])).values()
+    assert kept.present and f"Its Job {name} ended without making a run: its pod failed" in kept.message
+    assert f"kubectl logs -n {NS} job/{name}" in kept.message
+
+    run = plan.folder / files.RUNS / "20261129-0600-0000cccc0001"
+    run.mkdir(parents=True)
+    files.write_record(
+        run,
+        job_record(
+            "0000cccc0001", f".schedules/{plan.id}/runs/{run.name}", name="nightly", backend="kubernetes",
+            schedule_id=plan.id, backend_job_id=name, created_at=time.time(),
+        ),
+    )  # fmt: skip
+    (kept,) = (await backend.schedules_armed([plan])).values()
+    assert "without making a run" not in kept.message  # the tick recorded its run: the run says how it went
+    await backend.close()

@@ -13,10 +13,13 @@ worker thread, and the API's refusals (403, 422, ...) come back as the project's
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from kubernetes import client
 
+from ....contracts import jobfiles
+from ....contracts.schedules import folder as files
 from ....contracts.schedules.plan import Armed, SchedulePlan
 from ....errors import Conflict, InvalidRequest
 from .. import objects, status
@@ -133,7 +136,9 @@ class CronJobs:
                 label_selector=schedule_selector(self.ns.settings),
             )
 
-        items = await self.ns.api.run(listed, "read the schedules' CronJobs")
+        items, unmade = await self.ns.api.run(
+            lambda: (listed(), self._without_run(plans)), "read the schedules' CronJobs"
+        )
         mine = objects.label_value(self.ns.settings.user)
         by_schedule = {
             labels.get(SCHEDULE_LABEL): item
@@ -145,7 +150,10 @@ class CronJobs:
         for plan in plans:
             item = by_schedule.get(objects.label_value(plan.id))
             if item is not None:
-                out[plan.id] = self._armed(plan, item)
+                armed = self._armed(plan, item)
+                if plan.id in unmade:
+                    armed = Armed(armed.handle, armed.present, f"{armed.message} {unmade[plan.id]}")
+                out[plan.id] = armed
             elif not plan.cron:
                 out[plan.id] = Armed(
                     None,
@@ -159,6 +167,49 @@ class CronJobs:
                     f"Its CronJob {cronjob_name(plan)} is gone from namespace '{self.ns.name}' "
                     "(deleted from outside?): no run starts until it is armed again.",
                 )
+        return out
+
+    def _without_run(self, plans: Sequence[SchedulePlan]) -> dict[str, str]:
+        """For each schedule whose newest ended Job made no run (no run's record names it), in words: the
+        CronJob started it, and its pod ended before the tick recorded a run. Blocks (lists and reads)."""
+        batch = client.BatchV1Api(self.ns.connected())
+        jobs = self.ns.api.items(
+            "list the schedules' Jobs",
+            batch.list_namespaced_job,
+            self.ns.name,
+            label_selector=schedule_selector(self.ns.settings),
+        )
+        newest: dict[str, dict[str, Any]] = {}
+        mine = objects.label_value(self.ns.settings.user)
+        for item in jobs:
+            labels = status.labels_of(item)
+            if (
+                labels.get(objects.MANAGED_BY_KEY) != objects.MANAGED_BY
+                or labels.get(objects.USER_LABEL) != mine
+            ):
+                continue
+            key = labels.get(SCHEDULE_LABEL) or ""
+            made = str((item.get("metadata") or {}).get("creationTimestamp") or "")
+            if made >= str(((newest.get(key) or {}).get("metadata") or {}).get("creationTimestamp") or ""):
+                newest[key] = item
+        out: dict[str, str] = {}
+        for plan in plans:
+            item = newest.get(objects.label_value(plan.id))
+            ended = status.job_observation(item) if item is not None else None
+            if item is None or ended is None:
+                continue
+            name = str((item.get("metadata") or {}).get("name"))
+            if name in _recorded_jobs(plan.folder):
+                continue
+            how = (
+                f"its pod failed ({ended.message})"
+                if ended.state == "failed"
+                else "its pod found the schedule paused, or could not see its folder"
+            )
+            out[plan.id] = (
+                f"Its Job {name} ended without making a run: {how}. See the pod's log "
+                f"(kubectl logs -n {self.ns.name} job/{name})."
+            )
         return out
 
     def _armed(self, plan: SchedulePlan, item: dict[str, Any]) -> Armed:
@@ -182,3 +233,16 @@ class CronJobs:
         ):
             message += " It differs from the schedule as saved: arm it again."
         return Armed(name, True, message)
+
+
+def _recorded_jobs(folder: Path, look_back: int = 20) -> set[str]:
+    """The Jobs that the schedule's newest runs were made in, by their records (made by the tick)."""
+    out = set()
+    for name in files.run_names(folder)[-look_back:]:
+        try:
+            record = files.read_record(folder / files.RUNS / name)
+        except jobfiles.Damaged:
+            continue
+        if record is not None and record.backend_job_id:
+            out.add(record.backend_job_id)
+    return out
