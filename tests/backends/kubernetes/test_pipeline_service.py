@@ -286,3 +286,20 @@ async def test_a_sweep_node_is_the_indexed_job_its_parents_pod_created(cluster, 
         assert [_values(ws, await pipes.jobs.get(r.id)) for r in runs] == [{"loss": 30}, {"loss": 60}]
     finally:
         await pipes.jobs.stop()
+
+
+async def test_a_step_whose_job_completed_without_running_stops_the_pipeline(cluster, ws):
+    pipes = _pipes(ws, cluster, carried=False)
+    try:
+        made = await pipes.submit(_two(ws))
+        jobs = await _jobs(pipes, made)
+        root = _name(jobs["prepare"])
+        cluster.mark_ended(root, ok=True)  # Complete, but the pod's command never ran the runner
+        made = await _round(pipes, made)
+        made = await _round(pipes, made)
+        assert set(cluster.jobs()) == {root}  # the next step's Job was never created
+        prepare = await pipes.jobs.get(jobs["prepare"][0].id)
+        assert (prepare.state, prepare.reason) == ("failed", "lost") and "never ran" in prepare.message
+        assert _states(made)["check"] == "skipped", [(n.id, n.state) for n in made.nodes]
+    finally:
+        await pipes.jobs.stop()
