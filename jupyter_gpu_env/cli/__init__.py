@@ -75,6 +75,3 @@ def console() -> int:
     lean_start()
     return main()
 
-
-if __name__ == "__main__":
-    raise SystemExit(console())
