@@ -35,6 +35,7 @@ from .tenancy import Tenancy
 BIN_ENV = "GPU_ENV_K8S_BIN"
 NEEDS = "etcd-local, kube-apiserver, kube-controller-manager, kube-scheduler, kueue, kueue-crds/, kueue-webhooks.yaml"
 IMAGE = "local/gpu-env:real-tier"  # never pulled: the node agent runs commands on this machine
+CHECKOUT = str(Path(__import__("jupyter_gpu_env").__file__).parents[1])
 
 
 @pytest.fixture(scope="session")
@@ -92,6 +93,8 @@ class Real:
             pipeline_service_account=t.pipeline_account,
             priorities=t.priorities or {},
             termination_grace_seconds=30,
+            # the "image" is this checkout: pods import the package the tests import
+            env={"PYTHONPATH": CHECKOUT},
         )
         base.update(kw)
         return objects.K8sSettings(**base)
