@@ -35,8 +35,10 @@ from kubernetes.utils import parse_quantity
 
 POD_IP = "127.0.0.1"
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-# Mounts "SRC DST ro|rw" triples until "--", then the working directory, uid, gid and the command.
+# In the pod's own mount and UTS namespaces: its hostname, then "SRC DST ro|rw" mounts until "--", then the
+# working directory, uid, gid and the command.
 SANDBOX = r"""set -e
+hostname "$1"; shift
 while [ "$1" != "--" ]; do
   mkdir -p "$2"; mount --bind "$1" "$2"
   if [ "$3" = ro ]; then mount -o remount,bind,ro "$2"; fi
@@ -172,8 +174,8 @@ class PodRun:
             uid, gid = ctx.get("runAsUser"), ctx.get("runAsGroup")
             ids = ["-", "-"] if not uid else [str(uid), str(gid if gid is not None else uid)]
             workdir = c.get("workingDir") or "/"
-            full = ["unshare", "--mount", "--propagation", "private", "/bin/sh", "-c", SANDBOX, "pod-sandbox",
-                    *mounts, "--", workdir, *ids, *argv]  # fmt: skip
+            full = ["unshare", "--mount", "--uts", "--propagation", "private", "/bin/sh", "-c", SANDBOX, "pod-sandbox",
+                    self.name, *mounts, "--", workdir, *ids, *argv]  # fmt: skip
             plans[c["name"]] = (full, env, self.folder / f"{c['name']}.log")
         return plans
 

@@ -143,7 +143,7 @@ class Real:
         return self._list("/api/v1", "pods", selector)
 
     def workloads(self) -> list[dict[str, Any]]:
-        return self._list("/apis/kueue.x-k8s.io/v1beta2", "workloads", None)
+        return self._list("/apis/kueue.x-k8s.io/v1beta2", "workloads", "")
 
     def _list(self, prefix: str, plural: str, selector: str | None) -> list[dict[str, Any]]:
         from urllib.parse import quote

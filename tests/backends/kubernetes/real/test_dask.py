@@ -46,7 +46,7 @@ async def test_a_dask_cluster_computes_and_shuts_down_leaving_nothing(real):
         kubeconfig=dask_server_account(real), dask_service_account=real.tenancy.dask_account
     )
     svc = DaskService(
-        real.service(backend), real.root / "dask", DaskSettings(connect_timeout_seconds=120, kubernetes_operator="never"),
+        real.service(backend), real.root / "dask", DaskSettings(connect_timeout_seconds=120, kubernetes_operator="never", interface="lo"),
         environments=lambda name: sys.prefix if name == "venv" else None,
         kernel_python=lambda name: None, images=lambda name: None,
     )  # fmt: skip

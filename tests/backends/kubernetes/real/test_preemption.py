@@ -67,4 +67,7 @@ async def test_an_opportunistic_job_is_evicted_by_kueue_for_a_normal_one_and_res
     )
     conds = {c["type"]: c for w in real.workloads() if w["metadata"]["name"].startswith(f"job-{name}")
              for c in w["status"].get("conditions") or []}  # fmt: skip
-    assert "Preempted" in conds and conds["Preempted"]["reason"] == "InClusterQueue", conds.get("Preempted")
+    # Kueue's own record: preempted within the ClusterQueue (now "Previously: ...", readmitted since)
+    assert "due to prioritization in the ClusterQueue" in conds["Preempted"]["message"], conds.get(
+        "Preempted"
+    )

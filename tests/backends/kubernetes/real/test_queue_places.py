@@ -5,6 +5,8 @@ with the server's own account (the guide's Role grants it)."""
 from __future__ import annotations
 
 import asyncio
+import calendar
+import time
 
 from helpers import wait_for_job, wait_until
 
@@ -23,6 +25,19 @@ async def test_jobs_held_over_quota_show_their_places_in_the_local_queue(real):
     first = await svc.submit(request)
     first = await wait_for_job(svc, first.id, lambda j: j.state == "running", within=180, every=1)
     second = await svc.submit(request)
+
+    def second_pending_a_second_ago():
+        # Kueue orders a queue by priority, then creation time, which counts whole seconds: the third
+        # Workload is made in a later second than the second one, so that their order is theirs
+        made = [
+            w for w in real.workloads() if w["metadata"]["name"].startswith(f"job-{second.backend_job_id}")
+        ]
+        when = made and calendar.timegm(
+            time.strptime(made[0]["metadata"]["creationTimestamp"], "%Y-%m-%dT%H:%M:%SZ")
+        )
+        return bool(made) and time.time() >= when + 1
+
+    await wait_until(second_pending_a_second_ago, within=30, every=0.2, what="the second job's Workload")
     third = await svc.submit(request)
 
     async def placed():
@@ -39,6 +54,16 @@ async def test_jobs_held_over_quota_show_their_places_in_the_local_queue(real):
             f"no places after 60 s (visibility API {real.plane.visibility}): {shown}"
         ) from None
     assert (second.queue_position, third.queue_position) == (1, 2)
+    # as Kueue's visibility API itself says (read as admin)
+    path = (
+        f"/apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/{real.namespace}/localqueues/{second.queue_name}"
+    )
+    pending = real.get(path + "/pendingworkloads")["items"]
+    assert [w["positionInLocalQueue"] for w in pending] == [0, 1]
+    assert [w["metadata"]["ownerReferences"][0]["name"] for w in pending] == [
+        second.backend_job_id,
+        third.backend_job_id,
+    ]
     assert second.queue_name == third.queue_name == real.tenancy.local_queue
     assert second.state == third.state == "queued" and "quota" in (second.pending_reason or "")
     await asyncio.gather(*(svc.cancel(j.id) for j in (first, second, third)))

@@ -40,4 +40,5 @@ async def test_a_cronjob_started_by_its_controller_runs_the_notebook_and_the_run
         assert run.backend_job_id in {j["metadata"]["name"] for j in started_jobs()}
     finally:
         await sched.delete(made.id)
-    assert not real._list("/apis/batch/v1", "cronjobs", f"jupyter-gpu-env/schedule={made.id}")
+    await wait_until(lambda: not real._list("/apis/batch/v1", "cronjobs", f"jupyter-gpu-env/schedule={made.id}"),
+                     within=30, every=0.5, what="the schedule's CronJob going")  # fmt: skip

@@ -4,7 +4,7 @@ gathered from the runs' notebooks."""
 
 from __future__ import annotations
 
-from helpers import wait_for_sweep, write_notebook
+from helpers import wait_for_sweep, wait_until, write_notebook
 
 from .cluster import NODE
 
@@ -26,10 +26,15 @@ async def test_a_sweep_is_an_indexed_job_whose_pods_run_each_run(real):
     spec = made["spec"]
     assert (spec["completionMode"], spec["completions"], spec["parallelism"], spec["backoffLimitPerIndex"]) == (
         "Indexed", 3, 2, 0)  # fmt: skip
-    group = await wait_for_sweep(svc, group.id, within=300, every=1)
+
+    def complete():
+        status = real.jobs()[0].get("status") or {}
+        return any(c["type"] == "Complete" and c["status"] == "True" for c in status.get("conditions") or [])
+
+    await wait_until(complete, within=300, every=0.5, what="the Indexed Job Complete")
+    assert real.jobs()[0]["status"]["completedIndexes"] == "0-2"
+    group = await wait_for_sweep(svc, group.id, within=60, every=1)
     runs = (await svc.list(sweep=group.id)).items
-    job = real.jobs()[0]
-    assert job["status"].get("completedIndexes") == "0-2", job["status"]
     assert group.state == "succeeded", [(r.state, r.message) for r in runs]
     pods = real.pods(f"batch.kubernetes.io/job-name={group.backend_job_id}")
     assert sorted(p["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"] for p in pods) == [
