@@ -1,0 +1,84 @@
+"""A Dask cluster on the real cluster, without the dask-kubernetes operator: the scheduler a Job admitted
+by Kueue with its Service, its pod running the keeper, which creates the workers' Jobs with the guide's
+``dask-keeper`` account (its projected token); scheduler and workers in this venv (at the same path
+on the node), speaking mutual TLS on loopback; a client computes; the shutdown leaves nothing labelled
+for the cluster.
+
+The server's account here has the guide's Role plus what the guide's prose (not its YAML) adds for Dask:
+``create``, ``list``, ``delete`` on services and ``list``, ``delete`` on pods."""
+
+from __future__ import annotations
+
+import sys
+
+from distributed import Client, Security
+from helpers import wait_until
+
+from jupyter_gpu_env.backends.dask import DaskSettings
+from jupyter_gpu_env.dask.service import DaskService
+from jupyter_gpu_env.models.automation.dask import DaskClusterRequest
+
+EXTRA = [  # docs/admin-kubernetes.md, "Dask clusters": "The Jupyter server's own Role (above) also needs ..."
+    {"apiGroups": [""], "resources": ["services"], "verbs": ["create", "list", "delete"]},
+    {"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "delete"]},
+]
+
+
+def dask_server_account(real) -> str:
+    """A second server account with the guide's Role and the prose's additions; its kubeconfig's path."""
+    ns, account, plane = real.namespace, "jupyter-user-dask", real.plane
+    rbac = "rbac.authorization.k8s.io/v1"
+    plane.create(
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": account, "namespace": ns}}
+    )
+    plane.create({"apiVersion": rbac, "kind": "Role", "metadata": {"name": "jupyter-gpu-env-dask", "namespace": ns},
+                  "rules": EXTRA})  # fmt: skip
+    for role in ("jupyter-gpu-env-jobs", "jupyter-gpu-env-dask"):
+        plane.create({"apiVersion": rbac, "kind": "RoleBinding", "metadata": {"name": f"{role}-dask", "namespace": ns},
+                      "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": ns}],
+                      "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role}})  # fmt: skip
+    token = real.tenancy.token(account)
+    return str(plane.kubeconfig(plane.state / "dask-server.kubeconfig", account, token, ns))
+
+
+async def test_a_dask_cluster_computes_and_shuts_down_leaving_nothing(real):
+    backend = real.backend(
+        kubeconfig=dask_server_account(real), dask_service_account=real.tenancy.dask_account
+    )
+    svc = DaskService(
+        real.service(backend), real.root / "dask", DaskSettings(connect_timeout_seconds=120, kubernetes_operator="never", interface="lo"),
+        environments=lambda name: sys.prefix if name == "venv" else None,
+        kernel_python=lambda name: None, images=lambda name: None,
+    )  # fmt: skip
+    made = await svc.create(
+        DaskClusterRequest(environment="venv", backend="kubernetes", workers=1, name="analysis")
+    )
+    selector = f"jupyter-gpu-env/dask-cluster={made.id}"
+    last = []
+
+    async def running():
+        got = await svc.get(made.id)
+        last[:] = [got]
+        return got if got.state == "running" and got.workers.running == 1 else None
+
+    def state() -> str:
+        jobs = [(j["metadata"]["name"], j["spec"].get("suspend")) for j in real.jobs(selector)]
+        pods = [(p["metadata"]["name"], p["status"].get("phase")) for p in real.pods(selector)]
+        shown = last[0].model_dump(include={"state", "message", "workers"}) if last else None
+        return f"the cluster running one worker (seen {shown}; Jobs {jobs}; pods {pods})"
+
+    up = await wait_until(running, within=240, every=1, what=state)
+    names = sorted(j["metadata"]["name"] for j in real.jobs(selector))
+    assert len(names) == 2 and names[1].endswith("-w1"), names  # the scheduler's Job and the worker's
+    assert up.tls is not None and up.scheduler_address.startswith("tls://127.0.0.1:")
+    security = Security(tls_ca_file=up.tls.ca_file, tls_client_cert=up.tls.cert_file,
+                        tls_client_key=up.tls.key_file, require_encryption=True)  # fmt: skip
+    async with Client(up.scheduler_address, security=security, asynchronous=True) as client:
+        assert await client.submit(sum, range(1000)) == 499500
+
+    await svc.stop(made.id)
+    stopped = await svc.wait_stopped(made.id)
+    assert stopped.state == "stopped", stopped.message
+    await wait_until(lambda: not real.jobs(selector) and not real.pods(selector), within=120, every=1,
+                     what="the cluster's Jobs and pods going")  # fmt: skip
+    assert not real._list("/api/v1", "services", selector)
