@@ -4,8 +4,8 @@ by Kueue with its Service, its pod running the keeper, which creates the workers
 on the node), speaking mutual TLS on loopback; a client computes; the shutdown leaves nothing labelled
 for the cluster.
 
-The server's account here has the guide's Role plus what the guide's prose (not its YAML) adds for Dask:
-``create``, ``list``, ``delete`` on services and ``list``, ``delete`` on pods."""
+The server's account here is bound to the guide's Role and the guide's Dask Role for the server, both read
+from docs/admin-kubernetes.md."""
 
 from __future__ import annotations
 
@@ -18,25 +18,25 @@ from jupyter_gpu_env.backends.dask import DaskSettings
 from jupyter_gpu_env.dask.service import DaskService
 from jupyter_gpu_env.models.automation.dask import DaskClusterRequest
 
-EXTRA = [  # docs/admin-kubernetes.md, "Dask clusters": "The Jupyter server's own Role (above) also needs ..."
-    {"apiGroups": [""], "resources": ["services"], "verbs": ["create", "list", "delete"]},
-    {"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "delete"]},
-]
+from .tenancy import guide_objects, pick
 
 
 def dask_server_account(real) -> str:
-    """A second server account with the guide's Role and the prose's additions; its kubeconfig's path."""
+    """A second server account bound to the guide's Role and its Dask Role (both read from the guide, as
+    the first account's Role is); its kubeconfig's path."""
     ns, account, plane = real.namespace, "jupyter-user-dask", real.plane
-    rbac = "rbac.authorization.k8s.io/v1"
     plane.create(
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": account, "namespace": ns}}
     )
-    plane.create({"apiVersion": rbac, "kind": "Role", "metadata": {"name": "jupyter-gpu-env-dask", "namespace": ns},
-                  "rules": EXTRA})  # fmt: skip
-    for role in ("jupyter-gpu-env-jobs", "jupyter-gpu-env-dask"):
-        plane.create({"apiVersion": rbac, "kind": "RoleBinding", "metadata": {"name": f"{role}-dask", "namespace": ns},
-                      "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": ns}],
-                      "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role}})  # fmt: skip
+    docs = guide_objects()
+    role = pick(docs, "Role", "jupyter-gpu-env-dask")
+    role["metadata"]["namespace"] = ns
+    plane.create(role)
+    for name in ("jupyter-gpu-env-jobs", "jupyter-gpu-env-dask"):
+        binding = pick(docs, "RoleBinding", name)
+        binding["metadata"] = {"name": f"{name}-dask", "namespace": ns}
+        binding["subjects"] = [{"kind": "ServiceAccount", "name": account, "namespace": ns}]
+        plane.create(binding)
     token = real.tenancy.token(account)
     return str(plane.kubeconfig(plane.state / "dask-server.kubeconfig", account, token, ns))
 
