@@ -74,4 +74,3 @@ def console() -> int:
     (system/startup.py: seconds off a command that builds the server's services)."""
     lean_start()
     return main()
-

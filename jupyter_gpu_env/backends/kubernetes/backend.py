@@ -262,26 +262,23 @@ class KubernetesBackend(KubernetesOptions):
         if job.group_id is not None:
             await self.indexed.cancel_run(job, self.job_folder(job))
             return
-        name = job.backend_job_id or objects.job_name(job)
-
-        def delete() -> None:
-            with gone_already():
-                self.ns.delete_job(name, "delete the Job")
-
-        await self.api.run(delete, "cancel the job")
+        await self._delete_job(job, "cancel the job")
 
     async def forget(self, job: Job) -> None:
         """Delete the job's Job and its pods now rather than at its TTL. A sweep's run shares its Indexed
         Job with the other runs: that Job stays until the sweep's is deleted or its TTL."""
-        if job.group_id is not None:
-            return
+        if job.group_id is None:
+            await self._delete_job(job, "delete the job's Job")
+
+    async def _delete_job(self, job: Job, doing: str) -> None:
+        """Delete the job's Job (its pods in the background); one already gone is fine."""
         name = job.backend_job_id or objects.job_name(job)
 
         def delete() -> None:
             with gone_already():
-                self.ns.delete_job(name, "delete the finished Job")
+                self.ns.delete_job(name, doing)
 
-        await self.api.run(delete, "delete the job's Job")
+        await self.api.run(delete, doing)
 
     async def logs(self, job: Job, offset: int, limit: int) -> LogChunk | None:
         folder = self.job_folder(job)

@@ -553,8 +553,8 @@ async def test_where_jobs_stand_in_kueue_from_its_visibility_api(cluster, ws):
     await backend.close()
 
 
-async def test_without_the_visibility_api_positions_are_unknown(cluster, ws):
-    cluster.declare_kueue("v1beta1")
+async def held_for_quota(cluster, ws):
+    """A backend on queue 'team-a' and its one job, which Kueue holds for want of quota."""
     backend = ws.backend(cluster, settings=ws.settings(local_queue="team-a"))
     (job,) = await submitted(cluster, ws, backend, n=1)
     cluster.patch_job(objects.job_name(job), {"spec": {"suspend": True}})
@@ -562,6 +562,12 @@ async def test_without_the_visibility_api_positions_are_unknown(cluster, ws):
     cluster.add_workload(
         objects.job_name(job), [{"type": "QuotaReserved", "status": "False", "message": "no quota"}]
     )
+    return backend, job
+
+
+async def test_without_the_visibility_api_positions_are_unknown(cluster, ws):
+    cluster.declare_kueue("v1beta1")
+    backend, job = await held_for_quota(cluster, ws)
     seen = await backend.poll([job])
     assert seen[job.id].state == "queued" and seen[job.id].queue_position is None
     assert seen[job.id].pending_reason == (
@@ -581,13 +587,7 @@ async def test_a_role_that_may_not_read_the_visibility_api_is_named(cluster, ws)
     cluster.declare_kueue("v1beta1")
     path = "/apis/visibility.kueue.x-k8s.io/v1beta1/namespaces/jhub/localqueues/team-a/pendingworkloads"
     cluster.k[f"get {path}"] << kmock.Response(status=403, payload=b'{"kind":"Status","code":403}')
-    backend = ws.backend(cluster, settings=ws.settings(local_queue="team-a"))
-    (job,) = await submitted(cluster, ws, backend, n=1)
-    cluster.patch_job(objects.job_name(job), {"spec": {"suspend": True}})
-    cluster.give_uid(objects.job_name(job))
-    cluster.add_workload(
-        objects.job_name(job), [{"type": "QuotaReserved", "status": "False", "message": "no quota"}]
-    )
+    backend, job = await held_for_quota(cluster, ws)
     reason = (await backend.poll([job]))[job.id].pending_reason
     assert "the server's Role may not read Kueue's pending workloads" in reason
     await backend.close()

@@ -131,6 +131,17 @@ class Real:
     def notebook(self, name: str, cells: list[str], **kw: Any) -> str:
         return write_notebook(self.root, name, cells, **kw)
 
+    async def pipeline_ended(self, pipes: Any, pipeline_id: str, within: float = 240.0) -> Any:
+        """Rounds of the server (the jobs' loop, then the pipelines') until the pipeline has ended."""
+
+        async def ended() -> Any:
+            await pipes.jobs.refresh()
+            await pipes.advance()
+            got = await pipes.get(pipeline_id)
+            return got if got.state not in ("queued", "running", "waiting") else None
+
+        return await wait_until(ended, within=within, every=1, what="the pipeline ending")
+
     # ----- what the API server holds, read as admin -----
 
     def selector(self) -> str:

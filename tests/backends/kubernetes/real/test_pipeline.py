@@ -32,13 +32,7 @@ async def test_the_roots_pod_creates_the_next_step_and_the_pipeline_succeeds(rea
                      what=lambda: f"the root's pod creating {child} (Jobs: {[j['metadata']['name'] for j in real.jobs()]})")  # fmt: skip
     assert real.pod_of(root)["spec"]["serviceAccountName"] == real.tenancy.pipeline_account
 
-    async def ended():
-        await pipes.jobs.refresh()
-        await pipes.advance()
-        got = await pipes.get(made.id)
-        return got if got.state not in ("queued", "running", "waiting") else None
-
-    done = await wait_until(ended, within=240, every=1, what="the pipeline ending")
+    done = await real.pipeline_ended(pipes, made.id, within=240)
     assert done.state == "succeeded", [(n.id, n.state) for n in done.nodes]
     check = await pipes.jobs.get(jobs["check"].id)
     assert gather([real.root / check.output_path], 1 << 16, 1 << 20)[0].values == {"checked": 31}

@@ -48,13 +48,7 @@ async def test_a_pipeline_stops_after_a_step_that_did_not_run(real):
     root, child = objects.job_name(jobs["prepare"]), objects.job_name(jobs["check"])
     await wait_until(lambda: _complete(real, root), within=120, every=0.5, what=f"{root} Complete")
 
-    async def ended():
-        await pipes.jobs.refresh()
-        await pipes.advance()
-        got = await pipes.get(made.id)
-        return got if got.state not in ("queued", "running", "waiting") else None
-
-    done = await wait_until(ended, within=120, every=1, what="the pipeline ending")
+    done = await real.pipeline_ended(pipes, made.id, within=120)
     assert {n.id: n.state for n in done.nodes} == {"prepare": "failed", "check": "skipped"}
     assert child not in {j["metadata"]["name"] for j in real.jobs()}  # its Job was never created
 
