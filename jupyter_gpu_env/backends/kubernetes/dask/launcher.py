@@ -307,8 +307,7 @@ class KubeLauncher:
             seen = SchedulerSeen(state="queued", reason=obs.pending_reason)
             queue = status.labels_of(item).get(k8s.QUEUE_LABEL)
             if workload is not None and queue:
-                if queue not in places:
-                    places[queue] = kueue.pending_positions(ns, queue)
+                places[queue] = places.get(queue) or kueue.pending_positions(ns, queue)  # once a queue
                 place = places[queue].found.get(str((workload.get("metadata") or {}).get("name")))
                 if place is not None:
                     seen = replace(seen, place=place[0])

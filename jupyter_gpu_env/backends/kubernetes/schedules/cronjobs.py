@@ -194,11 +194,11 @@ class CronJobs:
                 newest[key] = item
         out: dict[str, str] = {}
         for plan in plans:
-            item = newest.get(objects.label_value(plan.id))
-            ended = status.job_observation(item) if item is not None else None
-            if item is None or ended is None:
+            started = newest.get(objects.label_value(plan.id))
+            ended = status.job_observation(started) if started is not None else None
+            if started is None or ended is None:
                 continue
-            name = str((item.get("metadata") or {}).get("name"))
+            name = str((started.get("metadata") or {}).get("name"))
             if name in _recorded_jobs(plan.folder):
                 continue
             how = (
