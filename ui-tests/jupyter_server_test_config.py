@@ -80,3 +80,11 @@ os.chmod(RUN / "team", 0o3775)
 c.GpuEnvApp.shared_env_dirs = [str(RUN / "team")]  # noqa: F821
 # A Dask cluster a failed UI test left behind shuts itself down soon (clusters outlive the server).
 c.DaskClusters.idle_timeout = 60  # noqa: F821
+
+# -- the Lab's terminals: this installation's venv first, as scripts/lab.sh sets it ----------------------
+# lab.sh writes the same setting into the venv's jupyter_server_config.json (tests/demo/test_settings.py
+# proves the server applies that file); here the server takes it from this file, which it also reads whole.
+from jupyter_gpu_env.demo.settings import terminal_settings  # noqa: E402
+
+_terminal = terminal_settings(Path(sys.executable).parent)["ServerApp"]["terminado_settings"]
+c.ServerApp.terminado_settings = _terminal  # noqa: F821

@@ -78,9 +78,28 @@ def terminal_settings(venv_bin: Path) -> dict[str, Any]:
 
 
 def write_terminal_settings(venv_bin: Path, config_dir: Path | None = None) -> Path:
-    """Write :func:`terminal_settings` beside the demo's settings; returns the file written."""
-    # A JSON file in jupyter_server_config.d/ is read by every server of this installation.
-    path = settings_path(config_dir).parent / "jupyter_server_config.d" / "jupyter_gpu_env_terminal.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, json.dumps(terminal_settings(venv_bin), indent=2))
+    """Put :func:`terminal_settings` in this installation's ``jupyter_server_config.json``; returns it.
+
+    The server reads that file whole; of a ``jupyter_server_config.d/`` folder it reads only which
+    extensions are enabled, so a terminal setting there is never applied. The file's other settings are
+    kept: only ``ServerApp.terminado_settings.shell_command`` is set. Raises Conflict for a file that is
+    not a JSON object (a person's, left as it is)."""
+    folder = settings_path(config_dir).parent
+    path = folder / "jupyter_server_config.json"
+    try:
+        current = json.loads(path.read_text()) if path.exists() else {}
+    except (OSError, ValueError) as e:
+        raise Conflict(f"{path} could not be read as JSON ({e}); left as it is.") from None
+    if not isinstance(current, dict) or not isinstance(current.get("ServerApp", {}), dict):
+        raise Conflict(f"{path} is not a Jupyter JSON configuration; left as it is.")
+    server = current.setdefault("ServerApp", {})
+    terminado = server.get("terminado_settings")
+    server["terminado_settings"] = {
+        **(terminado if isinstance(terminado, dict) else {}),
+        **terminal_settings(venv_bin)["ServerApp"]["terminado_settings"],
+    }
+    folder.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, json.dumps(current, indent=2))
+    # Where an earlier version wrote it, unread by the server: gone, so nobody edits it in vain.
+    (folder / "jupyter_server_config.d" / "jupyter_gpu_env_terminal.json").unlink(missing_ok=True)
     return path

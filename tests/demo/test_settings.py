@@ -67,11 +67,49 @@ def test_the_labs_terminals_find_this_venvs_jupyter_first(tmp_path):
     venv_bin.mkdir()
     (venv_bin / "jupyter").write_text("#!/bin/sh\necho venv-jupyter\n")
     (venv_bin / "jupyter").chmod(0o755)
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc" / "jupyter_server_config.json").write_text('{"ServerApp": {"port": 9999}}')
     written = write_terminal_settings(venv_bin, tmp_path / "etc")
-    assert written == tmp_path / "etc" / "jupyter_server_config.d" / "jupyter_gpu_env_terminal.json"
+    assert written == tmp_path / "etc" / "jupyter_server_config.json"
+    assert json.loads(written.read_text())["ServerApp"]["port"] == 9999  # the file's own settings kept
     argv = json.loads(written.read_text())["ServerApp"]["terminado_settings"]["shell_command"]
     env = {"PATH": "/usr/bin:/bin", "SHELL": "/bin/sh", "HOME": str(tmp_path), "ENV": ""}
     out = subprocess.run(
         argv, input="command -v jupyter; jupyter\n", env=env, capture_output=True, text=True, timeout=30
     )
     assert out.stdout.splitlines()[-2:] == [str(venv_bin / "jupyter"), "venv-jupyter"], out
+
+
+def test_the_server_applies_the_terminal_setting(tmp_path):
+    """What `jupyter server` loads from the config path: the setting reaches ServerApp.terminado_settings
+    (a jupyter_server_config.d/ file would not: only its extensions are read)."""
+    import os
+    import subprocess
+    import sys
+
+    from jupyter_gpu_env.demo.settings import write_terminal_settings
+
+    write_terminal_settings(tmp_path / "venv-bin", tmp_path / "etc")
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_PATH": str(tmp_path / "etc"),
+        "JUPYTER_CONFIG_DIR": str(tmp_path / "user"),
+    }
+    code = (
+        "from jupyter_server.serverapp import ServerApp\n"
+        "app = ServerApp(); app.load_config_file()\n"
+        "print(app.terminado_settings['shell_command'][-1])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert str(tmp_path / "venv-bin") in out.stdout, out.stderr
+
+
+def test_a_config_file_that_is_not_ours_to_merge_is_left_alone(tmp_path):
+    from jupyter_gpu_env.demo.settings import write_terminal_settings
+    from jupyter_gpu_env.errors import Conflict
+
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc" / "jupyter_server_config.json").write_text("[1, 2]")
+    with pytest.raises(Conflict, match="not a Jupyter JSON configuration"):
+        write_terminal_settings(tmp_path / "venv-bin", tmp_path / "etc")
+    assert (tmp_path / "etc" / "jupyter_server_config.json").read_text() == "[1, 2]"
