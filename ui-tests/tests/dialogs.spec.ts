@@ -108,6 +108,8 @@ test.describe('Dialogs at the default sidebar width', () => {
     expect(nameRect.x - (boxRect.x + boxRect.width)).toBeLessThan(16);
 
     // A package no channel has: a real solver failure, said in the dialog.
+    const removeList = dialog(page).getByTestId('gpu-env-packages-remove');
+    const listHeight = (await removeList.boundingBox())!.height;
     await recordPlanStatus(page);
     const add = dialog(page).getByTestId('gpu-env-packages-add');
     await add.fill('no-such-package-27');
@@ -116,9 +118,28 @@ test.describe('Dialogs at the default sidebar width', () => {
     await expect(status).toHaveAttribute('data-state', 'failed');
     await expect(status).toContainText('A package is not in the channels');
     await expect(status).toContainText('no-such-package-27');
+    // Issue 38, item 3: the error in view, the remove list not squeezed.
+    await expect(status).toBeInViewport();
+    expect((await removeList.boundingBox())!.height).toBeGreaterThanOrEqual(
+      listHeight - 1
+    );
     expect((await planStatusSeen(page))[0]).toMatch(/^Planning…/);
     await expect(add).toHaveValue('no-such-package-27');
     await expect(dialog(page)).toHaveCount(1);
+
+    // A PyPI package that is nowhere: said in the index's words, not the
+    // channels', naming it, with no installer text or path.
+    await add.fill('');
+    const pipAdd = dialog(page).getByTestId('gpu-env-packages-pip-add');
+    await pipAdd.fill('no-such-pypi-package-38');
+    await dialogButton(page, 'Review…', true).click();
+    await expect(status).toContainText('A package is not on the package index');
+    await expect(status).toContainText(
+      "No package named like 'no-such-pypi-package-38'"
+    );
+    await expect(status).not.toContainText('channels');
+    await expect(status).not.toContainText('/');
+    await pipAdd.fill('');
 
     // A request that cannot be solved: the solver's output one click away.
     await add.fill('python=3.9');

@@ -60,6 +60,14 @@ def distributions(prefix: Path) -> dict[str, Dist]:
     return out
 
 
+# The name a resolver could not find: uv's "Because NAME was not found in the package registry" (or "in the
+# provided package locations"), pip's "No matching distribution found for NAME".
+_MISSING = re.compile(
+    r"(?:Because |and )([A-Za-z0-9][A-Za-z0-9._-]*) was not found in the (?:package registry|provided package locations)"
+    r"|No matching distribution found for ([A-Za-z0-9][A-Za-z0-9._-]*)"
+)
+
+
 def _failure(e: CommandFailed, installer: Installer, what: str) -> Exception:
     text = e.output.strip()
     lines = [line for line in text.splitlines() if line.strip()]
@@ -77,8 +85,17 @@ def _failure(e: CommandFailed, installer: Installer, what: str) -> Exception:
         r"No matching distribution found|Could not find a version that satisfies",
         text,
     ):
+        # In the field's own words, naming what is missing; the installer's text is in the task's log.
+        names = sorted({m.group(1) or m.group(2) for m in _MISSING.finditer(text)})
+        named = ", ".join(f"'{n}'" for n in names) or "a requested package"
+        where = (
+            "in the package locations this server installs from"
+            if installer.settings.no_index
+            else "on the package index"
+        )
         return NotFound(
-            f"{installer.name} found no matching PyPI package: {tail}", reason="package_not_found"
+            f"No package named like {named} {where}.",
+            reason="pypi_package_not_found",
         )
     if re.search(
         r"No solution found|ResolutionImpossible|conflicting dependencies|unsatisfiable", text, re.I

@@ -81,7 +81,9 @@ export async function reviewHistory(
   const result = await showDialog({
     title: `History of '${history.environment}'`,
     body: new HistoryBody(history),
-    buttons
+    buttons,
+    // Enter closes: an undo is chosen by its button, never by a key press.
+    defaultButton: 0
   });
   return undo !== null && result.button.accept;
 }

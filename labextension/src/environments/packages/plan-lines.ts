@@ -125,6 +125,9 @@ const HEADLINES: Record<string, string> = {
   package_not_found:
     'A package is not in the channels: check its name (the field suggests ' +
     'names as you type).',
+  pypi_package_not_found:
+    'A package is not on the package index: check its name (the field ' +
+    'suggests names as you type).',
   not_found: 'Something named is not there.',
   unsolvable: 'These packages cannot be installed together.',
   channel_unavailable:

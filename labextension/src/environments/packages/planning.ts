@@ -243,6 +243,10 @@ export class PlanningDialog<T> extends Dialog<T> {
       ...children.filter((c): c is HTMLElement => c !== null)
     );
     this._status.hidden = false;
+    if (state === 'failed') {
+      // Below the lists, the error may start under the fold: bring it up.
+      this._status.scrollIntoView?.({ block: 'nearest' });
+    }
   }
 
   private _tasks: TasksClient;

@@ -175,6 +175,14 @@ describe('planning and its failures, in words', () => {
       "'no-such-pkg' not found in channels file:///c\n\n(package_not_found)"
     );
 
+    // A PyPI package: headed in the index's words, not the channels'.
+    const pypi = describeFailure(
+      "No package named like 'nosuch' on the package index: check the name.",
+      'pypi_package_not_found'
+    );
+    expect(pypi.headline).toMatch(/^A package is not on the package index/);
+    expect(pypi.headline).not.toMatch(/channels/);
+
     const long = describeFailure('x'.repeat(300), null);
     expect(long.headline).toBe('The plan could not be made.');
     expect(long.summary).toHaveLength(241);
