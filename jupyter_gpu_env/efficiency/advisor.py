@@ -73,7 +73,8 @@ class Advisor:
             sentence="",
         )
         if based_on == "nothing":
-            return base.model_copy(update={"sentence": _nothing_yet(notebook_path, kernel_id)})
+            unmeasured = await self.jobs.store.unmeasured_of(notebook_path) if notebook_path else (0, None)
+            return base.model_copy(update={"sentence": _nothing_yet(notebook_path, kernel_id, *unmeasured)})
         peaks = [r.peak_memory_bytes or 0 for r in measured] + ([kernel.memory_bytes] if kernel else [])
         peak = max(peaks)
         utils = [r.mean_utilization_percent for r in measured if r.mean_utilization_percent is not None]
@@ -230,7 +231,18 @@ def _start_words(name: str, wanted: SuggestedResources, free: int | None, waitin
     return f"{name}: no free {kind} now; {queue}."
 
 
-def _nothing_yet(notebook_path: str | None, kernel_id: str | None) -> str:
+def _nothing_yet(
+    notebook_path: str | None, kernel_id: str | None, unmeasured: int = 0, why: str | None = None
+) -> str:
+    """Nothing to suggest from: no run yet, or runs that saw no GPU (and why, in the runner's words)."""
+    if notebook_path and unmeasured:
+        runs = "The last run" if unmeasured == 1 else f"The {unmeasured} earlier runs"
+        because = f" ({why.rstrip('.')})" if why else ""
+        return (
+            f"{runs} of this notebook measured no GPU use: {'it' if unmeasured == 1 else 'they'} saw no GPU"
+            f"{because}. Ask for a GPU or a MIG slice under Resources, and the next time this suggests the "
+            "smallest one that fits."
+        )
     if notebook_path:
         return (
             "No run of this notebook has measured its GPU use yet: send it once, and the next time this "

@@ -284,6 +284,25 @@ class JobStore(Records):
 
         return await self._call(fetch)
 
+    async def unmeasured_of(self, notebook_path: str) -> tuple[int, str | None]:
+        """How many ended runs of a notebook measured no GPU memory, and why the newest of them did not
+        (its runner's ``gpu.reason``; None when it recorded no GPU summary at all)."""
+
+        def fetch() -> tuple[int, str | None]:
+            where = (
+                f"WHERE {NOTEBOOK_OF} = ? AND state IN ('succeeded', 'failed', 'cancelled') "
+                f"AND json_extract(data, '$.gpu.peak_memory_bytes') IS NULL AND {VISIBLE}"
+            )
+            db = self._conn()
+            (count,) = db.execute(f"SELECT COUNT(*) FROM jobs {where}", [notebook_path]).fetchone()
+            row = db.execute(
+                f"SELECT json_extract(data, '$.gpu.reason') FROM jobs {where} ORDER BY created_at DESC LIMIT 1",
+                [notebook_path],
+            ).fetchone()
+            return int(count), (row[0] if row else None)
+
+        return await self._call(fetch)
+
     # ----- usage -----
 
     async def usage(self, start: float, end: float, *, now: float | None = None) -> UsageReport:

@@ -101,6 +101,19 @@ async def test_a_peak_no_slice_holds_gets_a_whole_gpu_and_nothing_measured_says_
     assert fresh["based_on"] == "nothing" and fresh["suggestion"] is None and fresh["runs"] == []
     assert fresh["sentence"].startswith("No run of this notebook has measured its GPU use yet")
 
+    # Runs that saw no GPU: said so, with the runner's reason, not "send it once".
+    for ago in (300, 200):
+        run = _run("cpu.ipynb", 0, 0, ago=ago)
+        gone = JobGpuUsage(available=False, reason="no NVIDIA GPU is visible to this job")
+        await store.insert(run.model_copy(update={"gpu": gone, "resources": JobResources()}))
+    cpu = await body(await api("jobs", "advice", params={"notebook_path": "cpu.ipynb"}))
+    assert cpu["based_on"] == "nothing"
+    assert cpu["sentence"] == (
+        "The 2 earlier runs of this notebook measured no GPU use: they saw no GPU (no NVIDIA GPU is visible "
+        "to this job). Ask for a GPU or a MIG slice under Resources, and the next time this suggests the "
+        "smallest one that fits."
+    )
+
 
 async def test_bad_questions_get_4xx_that_say_what_to_do(api):
     e = await error(api("jobs", "advice"), 400)

@@ -264,11 +264,12 @@ test.describe('Sweep results', () => {
       `[data-testid="gpu-env-sweep"][data-id="${sweep.id}"]`
     );
     await row.locator('[data-action="menu"]').click();
-    await page
-      .locator(
-        '.lm-Menu.jp-GpuEnv-rowMenu .lm-Menu-item[data-command="jupyter-gpu-env:sweep-retry"]'
-      )
-      .click();
+    const retry = page.locator(
+      '.lm-Menu.jp-GpuEnv-rowMenu .lm-Menu-item[data-command="jupyter-gpu-env:sweep-retry"]'
+    );
+    // It retries cancelled runs too, and says so (issue 38, item 5).
+    await expect(retry).toContainText('Retry failed and cancelled runs');
+    await retry.click();
 
     // The results follow: the run goes again, then succeeds, with its value.
     await expect(rows.nth(1)).not.toHaveAttribute('data-state', 'failed');

@@ -371,7 +371,10 @@ class LocalBackend(Backend):
 
     def _queued_observation(self, job: Job, position: int, requeued: str | None = None) -> Observation:
         res = job.resources
-        if len(self._running) < self.max_concurrent and self._inventory and gpu_inventory.wants_gpus(res):
+        limit = self._sweep_limits.get(job.group_id or "")
+        if len(self._running) < self.max_concurrent and not self._sweep_allows(job):  # the sweep's own limit
+            reason = f"Waiting for another run of its sweep to end: the sweep runs at most {limit} at once."
+        elif len(self._running) < self.max_concurrent and self._inventory and gpu_inventory.wants_gpus(res):
             reason = gpu_inventory.waiting_words(self._inventory, self._taken(), res)
         else:
             reason = f"Waiting for a free slot: {len(self._running)} of {self.max_concurrent} running."

@@ -271,7 +271,7 @@ function registerSweepCommands(
   };
   addSweepCommand(
     JobCommandIDs.retrySweep,
-    'Retry failed runs',
+    'Retry failed and cancelled runs',
     'Run the failed and cancelled runs of the sweep again',
     sweep => (sweep.counts.failed ?? 0) + (sweep.counts.cancelled ?? 0) > 0,
     async sweep => {

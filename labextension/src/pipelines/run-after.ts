@@ -27,9 +27,10 @@ export function notebookStem(path: string): string {
 }
 
 /**
- * `POST pipelines` for "run `request`'s notebook after `job`": the job as
- * an `after_jobs` key made from its name, and one node, the notebook, that
- * waits for it (the key differs from the node's id).
+ * `POST pipelines` for "run `request`'s notebook after `job`": named as the
+ * user named the run (else after the notebook), the job as an `after_jobs`
+ * key made from its name, and one node, the notebook, that waits for it (the
+ * key differs from the node's id).
  */
 export function runAfterRequest(
   request: IJobRequest,
@@ -42,15 +43,19 @@ export function runAfterRequest(
     key = nodeIdOf(`${key.slice(0, ID_MAX - 7)}_before`);
   }
   return {
-    name: stem,
+    name: request.name?.trim() || stem,
     after_jobs: { [key]: job.id },
     nodes: [{ ...request, id: node, after: [key] }]
   };
 }
 
-/** The jobs one may run after: queued or running, newest first. */
+/**
+ * The jobs one may run after: queued or running, newest first; not the
+ * nodes of a pipeline (what follows one belongs in that pipeline).
+ */
 export function runAfterChoices(jobs: readonly IJob[]): IJob[] {
   return jobs
     .filter(job => job.state === 'queued' || job.state === 'running')
+    .filter(job => !job.pipeline_id)
     .sort((a, b) => b.created_at - a.created_at);
 }

@@ -71,6 +71,14 @@ describe('runAfterRequest', () => {
     expect(request.nodes[0].after).toEqual([key]);
   });
 
+  it('takes the name the user typed for the run', () => {
+    const request = runAfterRequest(
+      { notebook_path: 'work/report.ipynb', backend: 'local', name: 'weekly' },
+      job
+    );
+    expect(request.name).toBe('weekly');
+  });
+
   it('names the stem of a notebook', () => {
     expect(notebookStem('a/b/Report.IPYNB')).toBe('Report');
   });
@@ -84,5 +92,13 @@ describe('runAfterChoices', () => {
       { id: 'c', state: 'queued', created_at: 2 }
     ] as IJob[];
     expect(runAfterChoices(jobs).map(j => j.id)).toEqual(['c', 'a']);
+  });
+
+  it('does not offer the nodes of a pipeline', () => {
+    const jobs = [
+      { id: 'a', state: 'running', created_at: 1, pipeline_id: 'p1' },
+      { id: 'b', state: 'running', created_at: 2, pipeline_id: null }
+    ] as IJob[];
+    expect(runAfterChoices(jobs).map(j => j.id)).toEqual(['b']);
   });
 });

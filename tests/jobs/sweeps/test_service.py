@@ -37,6 +37,10 @@ async def test_a_sweep_runs_each_value_one_at_a_time_and_gathers_results(batch, 
     assert [r.group_index for r in runs] == [0, 1, 2]
     assert [r.parameters for r in runs] == [{"label": "run", "alpha": a} for a in (1, 2, 3)]
     assert [r.state for r in runs] == ["running", "queued", "queued"]  # one at a time, though 4 slots
+    # held by the sweep's own limit, and said so (not "waiting for a free slot" with 3 of 4 free)
+    assert runs[1].pending_reason == (
+        "Waiting for another run of its sweep to end: the sweep runs at most 1 at once."
+    )
     assert all(r.job_dir.startswith(f"jobs/train-sweep-{group.id}/") for r in runs)
     # outputs are named after the job and its values, not all output.ipynb
     assert [r.output_path.rsplit("/", 1)[1] for r in runs] == [f"train-alpha-{a}.ipynb" for a in (1, 2, 3)]

@@ -142,7 +142,8 @@ export function jobFacts(job: IJob, now: number): IRowFacts {
 
 /**
  * The facts of a sweep's row: its record's, else its runs'; it started
- * when its first run did, and its place is its first queued run's.
+ * when its first run did; waiting whole, its place is its first queued
+ * run's (once it runs, its waiting runs wait for its own, not the queue).
  */
 export function sweepFacts(
   summary: {
@@ -174,7 +175,8 @@ export function sweepFacts(
     name: summary.name,
     state: summary.state,
     backend: summary.backend,
-    queue: places.length ? Math.min(...places) : null,
+    queue:
+      summary.state === 'queued' && places.length ? Math.min(...places) : null,
     started,
     duration:
       started === null ? null : Math.max(0, (finished ?? now) - started),

@@ -91,7 +91,7 @@ describe('sweepFacts', () => {
     finished_at: null
   } as unknown as ISweep;
 
-  it('starts with its first run and waits at its first queued place', () => {
+  it('starts with its first run; a running sweep has no queue place', () => {
     const runs = [
       job({ id: 'r1', state: 'running', started_at: 500, finished_at: null }),
       job({
@@ -110,10 +110,28 @@ describe('sweepFacts', () => {
     expect(facts).toMatchObject({
       started: 500,
       duration: NOW - 500,
-      queue: 2,
+      queue: null, // its waiting runs wait for its own runs, not the queue
       parameters: 'varies alpha'
     });
     expect(facts.search).toContain('beta=2');
+  });
+
+  it('a sweep waiting whole waits at its first queued place', () => {
+    const runs = [3, 2].map(place =>
+      job({
+        id: `r${place}`,
+        state: 'queued',
+        started_at: null,
+        finished_at: null,
+        queue_position: place
+      })
+    );
+    const facts = sweepFacts(
+      { name: 'sq', state: 'queued', backend: 'slurm', sweep },
+      runs,
+      NOW
+    );
+    expect(facts.queue).toBe(2);
   });
 
   it('ends with its last run', () => {
