@@ -286,7 +286,8 @@ async def cmd_cancel(s: Library, args: argparse.Namespace) -> int:
 @with_services
 async def cmd_rerun(s: Library, args: argparse.Namespace) -> int:
     """Send a job (or a run of a sweep) again: its snapshot and settings, parameters changed with -p."""
-    job = await s.jobs.rerun(args.job, {name: parse_value(v) for name, v in args.parameter})
+    changes = {"name": args.name} if args.name else None
+    job = await s.jobs.rerun(args.job, {name: parse_value(v) for name, v in args.parameter}, changes)
     print(job.id)
     print(f"Sent '{job.name}' again to {job.backend} as {job.id}", file=sys.stderr)
     return 0
@@ -354,6 +355,9 @@ def _rerun_arguments(p: argparse.ArgumentParser) -> None:
         "-p",
         "--parameter",
         text="a parameter to change (VALUE read as JSON where it parses, else text)",
+    )
+    p.add_argument(
+        "--name", help="a name for the new job, so that the two are told apart (default: the job's)"
     )
 
 

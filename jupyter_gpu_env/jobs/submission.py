@@ -189,7 +189,7 @@ def request_of(
 ) -> JobRequest:
     """The request that makes ``job`` again, with ``parameters`` over its own; a run of the sweep
     ``sweep`` is named as a run with those values would be. ``changes`` (a :class:`RerunRequest`'s other
-    fields) replace the backend, queue, resources (whole) or runtime; a new backend without a queue
+    fields) replace the name, backend, queue, resources (whole) or runtime; a new backend without a queue
     takes its default queue."""
     res = job.resources
     resources: dict[str, Any] = {
@@ -200,7 +200,9 @@ def request_of(
         "time_limit": format_time_limit(res.time_limit_seconds) if res.time_limit_seconds else None,
     }
     values = {**job.parameters, **(parameters or {})}
-    if sweep is not None:
+    if changes and changes.get("name"):
+        name = str(changes["name"])
+    elif sweep is not None:
         name = run_name(sweep.name, values, sweep.varied)
     else:  # a record from before names were kept within the limit is shortened to fit
         name = job.name if len(job.name) <= MAX_NAME else job.name[: MAX_NAME - 1] + "…"

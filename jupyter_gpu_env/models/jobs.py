@@ -213,6 +213,11 @@ class RerunRequest(ApiModel):
     environment: EnvRef | None = Field(default=None, description="Run in this conda environment instead.")
     image: ImageId | None = Field(default=None, description="Run in this packed image instead.")
     priority: JobPriority | None = Field(default=None, description="Another priority; left out, the job's.")
+    name: Annotated[str, line("name", max_length=MAX_NAME, min_length=1)] | None = Field(
+        default=None,
+        description="A name for the new job, so that the two are told apart; left out, the job's (a sweep's "
+        "run: named by its values).",
+    )
 
     @model_validator(mode="after")
     def _one_runtime(self) -> RerunRequest:

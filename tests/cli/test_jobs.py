@@ -221,6 +221,8 @@ def test_a_sweep_from_the_command_line_its_results_and_a_rerun(cli, capsys):
     code, out, err = run_cli(capsys, "job", "rerun", job, "-p", "alpha", "7")
     assert code == 0, err
     assert "Sent 'sweep [" in err and out.strip() != job
+    code, out, err = run_cli(capsys, "job", "rerun", job, "-p", "alpha", "8", "--name", "sweep alpha=8 again")
+    assert code == 0 and "Sent 'sweep alpha=8 again' again" in err, err
     code, _, err = run_cli(capsys, "job", "run", "sweep.ipynb", "--max-concurrent", "2")
     assert code == 2 and "--max-concurrent applies to a sweep" in err
 

@@ -92,20 +92,24 @@ test.describe('Run again', () => {
     // One run: no sweep mode.
     await expect(form.getByTestId('gpu-env-submit-sweep')).toHaveCount(0);
     await form.locator('[data-param="alpha"]').fill('5');
+    // Issue 38, item 6: the new job is named by default after what changed.
+    const renamed = `${name} alpha=5`;
+    await expect(form.getByTestId('gpu-env-submit-name')).toHaveAttribute(
+      'placeholder',
+      renamed
+    );
     await screenshotDialog(page, 'run-again-dialog.png');
 
     // A double click sends once: Submit is off while the request is out.
     await dialogButton(page, 'Submit').dblclick();
     await expect(dialog(page)).toHaveCount(0);
     await expect(
-      page.locator('.jp-toast-message', { hasText: `Sent '${name}' again` })
+      page.locator('.jp-toast-message', { hasText: `Sent '${renamed}' again` })
     ).toBeVisible();
     await expect
-      .poll(async () => (await jobsNamed(page.request, name)).length)
-      .toBe(2);
-    const again = (await jobsNamed(page.request, name)).find(
-      j => j.id !== job.id
-    );
+      .poll(async () => (await jobsNamed(page.request, renamed)).length)
+      .toBe(1);
+    const again = (await jobsNamed(page.request, renamed))[0];
     expect(again?.parameters).toEqual({ alpha: 5 });
     expect(again?.resources.cpus).toBe(1);
     const newRow = page.locator(
@@ -117,8 +121,9 @@ test.describe('Run again', () => {
     await expect(newRow.getByTestId('gpu-env-job-params')).toHaveText(
       'alpha=5'
     );
-    // Still two: the second click of the double click sent nothing more.
-    expect(await jobsNamed(page.request, name)).toHaveLength(2);
+    // Still one each: the second click of the double click sent nothing more.
+    expect(await jobsNamed(page.request, renamed)).toHaveLength(1);
+    expect(await jobsNamed(page.request, name)).toHaveLength(1);
   });
 
   test('a run sent again from the results table joins its sweep', async ({

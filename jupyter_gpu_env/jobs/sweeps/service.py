@@ -239,7 +239,7 @@ class Sweeps:
             job, spec = self.intake.new_job(
                 request,
                 ready,
-                plan.run_name(sweep.name, params, sweep.varied),
+                request.name or plan.run_name(sweep.name, params, sweep.varied),
                 params,
                 base / f"{index:04d}-{jobfiles.slug(plan.label(params, sweep.varied), 30)}",
                 group_id=sweep.id,
@@ -349,6 +349,7 @@ class Sweeps:
             cut=any(row.cut for row in rows),
         )
 
-    async def results_csv(self, sweep_id: str) -> str:
-        """:meth:`results` as CSV (made off the event loop)."""
-        return await python_work(results.as_csv, await self.results(sweep_id))
+    async def results_csv(self, sweep_id: str) -> tuple[str, str]:
+        """:meth:`results` as CSV (made off the event loop), and the file's name: the sweep's, with its id."""
+        table = await self.results(sweep_id)
+        return f"{jobfiles.slug(table.group.name)}-{sweep_id}.csv", await python_work(results.as_csv, table)

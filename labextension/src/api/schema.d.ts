@@ -4442,6 +4442,12 @@ export interface components {
              */
             kernel: string | null;
             /**
+             * Name
+             * @description A name for the new job, so that the two are told apart; left out, the job's (a sweep's run: named by its values).
+             * @default null
+             */
+            name: string | null;
+            /**
              * Parameters
              * @description Values over the job's own.
              * @example {

@@ -69,6 +69,12 @@ async def test_a_job_sent_again_with_changed_resources_keeps_the_rest(batch, job
     assert again.resources.cpus is None  # the resources are given whole: cpus left to the backend
     plain = await svc.rerun(job.id)
     assert plain.resources.cpus == 1 and plain.parameters == {"label": "y"}
+    # Renamed as it is sent again, so the two rows are told apart.
+    body = RerunRequest.model_validate({"parameters": {"alpha": 7}, "name": "one alpha=7"})
+    named = await svc.rerun(job.id, body.parameters, body.changes())
+    assert named.name == "one alpha=7" and named.parameters == {"label": "y", "alpha": 7}
+    with pytest.raises(ValueError, match="name"):
+        RerunRequest.model_validate({"name": "two\nlines"})
     with pytest.raises(ValueError, match="at most one of kernel, environment and image"):
         RerunRequest.model_validate({"kernel": "python3", "environment": "base"})
 

@@ -30,6 +30,7 @@ import {
   targetSelect
 } from './target-select';
 import { PriorityField } from './priority-field';
+import { rerunName } from './rerun-values';
 import { AdviceLine } from '../../advice/line';
 import { ISendPart } from '../tokens';
 
@@ -147,6 +148,18 @@ export class SubmitForm
     if (rerun?.target) {
       this._target.value = rerun.target;
     }
+    if (rerun) {
+      // The old name with what changed, as the values are edited; a run of
+      // a sweep is named by its values on the server.
+      const follow = (): void => {
+        this._name.placeholder = rerun.job.group_id
+          ? 'named by its values'
+          : rerunName(rerun.job.name, this._params.changed());
+      };
+      follow();
+      this.node.addEventListener('input', follow);
+      this.node.addEventListener('change', follow);
+    }
     this.node.append(
       rerun
         ? h(
@@ -176,7 +189,7 @@ export class SubmitForm
           'div',
           { class: 'jp-GpuEnv-formRow' },
           this._resources.backendField,
-          ...(rerun ? [] : [field('Job name', this._name)])
+          field(rerun ? 'New job’s name' : 'Job name', this._name)
         ),
         this._resources.node,
         this._priority.node
@@ -189,6 +202,9 @@ export class SubmitForm
     if (this._advice) {
       this._resources.placeUnderFields(this._advice.node);
     }
+    // A refusal is of what was sent: once a choice changes, it may no
+    // longer hold (typing alone keeps it in view while it is fixed).
+    this.node.addEventListener('change', () => this.clearError());
     this._resources.onBackendChanged = info => {
       this._priority.setBackend(info);
       this._advice?.ask(info?.name ?? '');
@@ -295,8 +311,11 @@ export class SubmitForm
     if (queue) {
       request.queue = queue;
     }
-    const name = this._name.value.trim();
-    if (name) {
+    const rerun = this._context.rerun?.job;
+    const name =
+      this._name.value.trim() ||
+      (rerun && !rerun.group_id ? this._name.placeholder : '');
+    if (name && name !== rerun?.name) {
       request.name = name;
     }
     return request;

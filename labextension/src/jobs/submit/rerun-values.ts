@@ -125,10 +125,41 @@ export function rerunRequest(request: IJobRequest): IRerunRequest {
     resources: request.resources ?? {},
     priority: request.priority ?? 'normal'
   };
+  if (request.name) {
+    result.name = request.name;
+  }
   for (const key of ['kernel', 'environment', 'image'] as const) {
     if (request[key]) {
       result[key] = request[key];
     }
   }
   return result;
+}
+
+/** The most characters of a job's name (the server's limit). */
+const NAME_MAX = 200;
+
+/**
+ * The new job's name by default: the old one with what changed (`walk`
+ * run again with alpha 7: `walk alpha=7`; `walk alpha=3` with alpha 7:
+ * `walk alpha=7`), so that the two rows are told apart; the old name when
+ * nothing changed.
+ */
+export function rerunName(
+  name: string,
+  changed: Readonly<Record<string, unknown>>
+): string {
+  let result = name;
+  const added: string[] = [];
+  for (const [key, value] of Object.entries(changed)) {
+    const token = `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`;
+    // Parameter names are identifiers: nothing in them needs escaping.
+    const said = new RegExp(`(^|\\s)${key}=\\S*`);
+    if (said.test(result)) {
+      result = result.replace(said, `$1${token}`);
+    } else {
+      added.push(token);
+    }
+  }
+  return [result, ...added].join(' ').slice(0, NAME_MAX);
 }

@@ -8,6 +8,7 @@ import type {
   INotebookParameters
 } from '../../../src/api/types';
 import {
+  rerunName,
   rerunRequest,
   resourceTexts,
   runDefaults,
@@ -152,5 +153,35 @@ describe('targetOf and rerunRequest', () => {
         priority: 'opportunistic'
       }).priority
     ).toBe('opportunistic');
+  });
+});
+
+describe('rerunName', () => {
+  it('is the old name with what changed', () => {
+    expect(rerunName('walk', { alpha: 7 })).toBe('walk alpha=7');
+    expect(rerunName('walk', { alpha: 7, label: 'b' })).toBe(
+      'walk alpha=7 label=b'
+    );
+  });
+
+  it('replaces a value the old name already says', () => {
+    expect(rerunName('walk alpha=3 beta=1', { alpha: 7 })).toBe(
+      'walk alpha=7 beta=1'
+    );
+  });
+
+  it('keeps the old name when nothing changed, within 200 characters', () => {
+    expect(rerunName('walk', {})).toBe('walk');
+    expect(rerunName('w'.repeat(199), { alpha: 7 })).toHaveLength(200);
+  });
+
+  it('is sent as the new job’s name', () => {
+    expect(
+      rerunRequest({
+        notebook_path: 'a.ipynb',
+        backend: 'local',
+        name: 'walk alpha=7'
+      }).name
+    ).toBe('walk alpha=7');
   });
 });
