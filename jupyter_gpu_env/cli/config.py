@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
+import re
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -111,10 +112,19 @@ class Session:
 
 def command_parser(sub: Any, name: str, func: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
     """The sub-command ``name`` that runs ``func``, described by its docstring, with the session options."""
-    parser: argparse.ArgumentParser = sub.add_parser(name, help=func.__doc__, description=func.__doc__)
+    doc = terminal_text(func.__doc__)
+    parser: argparse.ArgumentParser = sub.add_parser(name, help=doc, description=doc)
     parser.set_defaults(func=func)
     add_session_options(parser)
     return parser
+
+
+def terminal_text(doc: str | None) -> str | None:
+    """A docstring as a terminal shows it: reST's ``literal`` as `literal`, roles (:func:`x`) as `x`."""
+    if doc is None:
+        return None
+    doc = re.sub(r":[a-z]+:`~?([^`]+)`", r"`\1`", doc)
+    return re.sub(r"``(.+?)``", r"`\1`", doc, flags=re.S)
 
 
 def verb_parsers(sub: Any, noun: str, summary: str) -> Any:

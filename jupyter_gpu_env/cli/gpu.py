@@ -14,7 +14,7 @@ from ..gpu.sampler import Sampler
 from ..gpu.sources import GpuReaders
 from ..models.gpu import GpuCheck, GpuSnapshot
 from .common import print_json
-from .config import command_parser, with_services
+from .config import command_parser, terminal_text, with_services
 
 if TYPE_CHECKING:
     from ..services import Library
@@ -134,7 +134,9 @@ async def cmd_advice(s: Library, args: argparse.Namespace) -> int:
 
 
 def register(sub: Any) -> None:
-    gpu = sub.add_parser("gpu", help=cmd_gpu.__doc__, description=cmd_gpu.__doc__)
+    gpu = sub.add_parser(
+        "gpu", help=terminal_text(cmd_gpu.__doc__), description=terminal_text(cmd_gpu.__doc__)
+    )
     gpu.add_argument("--json", action="store_true", help="print the snapshot as JSON")
     gpu.add_argument("--recorded", metavar="PATH", help="replay recorded nvidia-smi output instead (demos)")
     gpu.set_defaults(func=cmd_gpu)
@@ -145,5 +147,7 @@ def register(sub: Any) -> None:
     advice.add_argument("notebook", metavar="NOTEBOOK", help="the notebook whose earlier runs are measured")
     advice.add_argument("--backend", default="local", help="the backend to size for (default: local)")
     advice.add_argument("--json", action="store_true", help="print the advice as JSON")
-    api = sub.add_parser("openapi", help=cmd_openapi.__doc__, description=cmd_openapi.__doc__)
+    api = sub.add_parser(
+        "openapi", help=terminal_text(cmd_openapi.__doc__), description=terminal_text(cmd_openapi.__doc__)
+    )
     api.set_defaults(func=cmd_openapi)

@@ -79,7 +79,7 @@ class SweepResultsHandler(GpuEnvHandler):
     async def get(self, sweep_id: str) -> SweepResults | None:
         if self.query["format"] != "csv":
             return await self.services.sweeps.results(sweep_id)
-        text = await self.services.sweeps.results_csv(sweep_id)
-        self.set_header("Content-Disposition", f'attachment; filename="sweep-{sweep_id}.csv"')
+        filename, text = await self.services.sweeps.results_csv(sweep_id)
+        self.set_header("Content-Disposition", f'attachment; filename="{filename}"')
         self.finish(text, set_content_type="text/csv; charset=utf-8")
         return None

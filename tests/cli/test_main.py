@@ -81,6 +81,24 @@ def test_every_command_has_help(capsys):
         assert out.startswith(f"usage: jupyter gpu-env {command}")
 
 
+def test_no_help_shows_rest_markup():
+    """Docstrings become help: reST's ``literal`` and :func:`roles` read as plain `quotes`."""
+    import argparse
+
+    from jupyter_gpu_env.cli import build_parser
+
+    seen, todo = 0, [build_parser()]
+    while todo:
+        parser = todo.pop()
+        text = parser.format_help()
+        assert "``" not in text and ":func:" not in text and ":class:" not in text, text
+        seen += 1
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                todo.extend(action.choices.values())
+    assert seen > 40  # every noun, verb and older spelling
+
+
 def documented_command_lines() -> list[list[str]]:
     """The `jupyter gpu-env ...` command lines of docs/cli.md's blocks, as argv."""
     section = (ROOT / "docs" / "cli.md").read_text()

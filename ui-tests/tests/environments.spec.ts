@@ -374,6 +374,11 @@ test.describe('Environments and images', () => {
     await expect(
       dialog(page).getByTestId('gpu-env-history-undo')
     ).toContainText('Undo the last change (−asttokens)');
+    // Enter closes the history and undoes nothing (issue 38, item 8).
+    await page.keyboard.press('Enter');
+    await expect(dialog(page)).toHaveCount(0);
+    await expect(row).toContainText('27 packages');
+    await chooseRowAction(row, 'environment-history');
     await dialogButton(page, 'Undo last change', true).click();
     await expect(
       page.locator('.jp-toast-message', {

@@ -182,6 +182,11 @@ test.describe('Schedules', () => {
     );
     await expect(dialog(page)).toBeVisible();
     expect((await schedules(page.request)).total).toBe(before);
+    // Another Repeat mode: the refusal of the cron line goes with it
+    // (issue 38, item 8), and so does the line's own error.
+    await form.getByTestId('gpu-env-repeat-kind').selectOption('days');
+    await expect(form.getByTestId('gpu-env-submit-error')).toBeHidden();
+    await expect(form.getByTestId('gpu-env-repeat-error')).toBeHidden();
     await dialogButton(page, 'Cancel').click();
     await expect(dialog(page)).toHaveCount(0);
   });

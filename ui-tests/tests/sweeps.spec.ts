@@ -213,7 +213,12 @@ test.describe('Sweeps', () => {
       page.waitForEvent('download'),
       csv.click()
     ]);
-    expect(download.suggestedFilename()).toBe(`sweep-${sweep.id}.csv`);
+    // Named after the sweep, as the server names it (issue 38, item 8).
+    const stem = sweep.name
+      .replace(/[^A-Za-z0-9._-]+/g, '-')
+      .replace(/^[-._]+|[-._]+$/g, '')
+      .toLowerCase();
+    expect(download.suggestedFilename()).toBe(`${stem}-${sweep.id}.csv`);
     const text = fs.readFileSync((await download.path()) ?? '', 'utf-8');
     expect(text).toContain('square');
     expect(text.trim().split(/\r?\n/)).toHaveLength(4);

@@ -3,8 +3,11 @@
  */
 import { h } from './form';
 
-/** Let the browser download `href` and save it as `filename`. */
-export function downloadUrl(href: string, filename: string): void {
+/**
+ * Let the browser download `href` and save it as `filename`; by default as
+ * the server names it (its Content-Disposition).
+ */
+export function downloadUrl(href: string, filename = ''): void {
   const anchor = h('a', { href, download: filename });
   anchor.style.display = 'none';
   document.body.append(anchor);

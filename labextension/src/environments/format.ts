@@ -84,10 +84,16 @@ export const ENV_FILE_SUFFIXES: readonly string[] = [
   '.lock'
 ];
 
+/** Files with those endings that are something else: a pipeline. */
+const NOT_ENV_FILES: readonly string[] = ['.pipeline.yaml', '.pipeline.yml'];
+
 /** Whether `path` names a file an environment can be made from. */
 export function isEnvironmentFile(path: string): boolean {
   const lower = path.toLowerCase();
-  return ENV_FILE_SUFFIXES.some(suffix => lower.endsWith(suffix));
+  return (
+    ENV_FILE_SUFFIXES.some(suffix => lower.endsWith(suffix)) &&
+    !NOT_ENV_FILES.some(suffix => lower.endsWith(suffix))
+  );
 }
 
 /**

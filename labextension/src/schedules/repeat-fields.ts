@@ -286,18 +286,25 @@ export class RepeatFields {
     this._show();
     let choice: IRepeatChoice | null = null;
     let expression: string | null = null;
+    let failed: string | null = null;
     try {
       choice = this.choice();
       expression = this.timing()?.schedule ?? null;
     } catch (error) {
-      this._say(null, messageOf(error));
+      failed = messageOf(error);
     }
     const note = choice ? choiceNote(choice) : null;
     this._note.textContent = note ?? '';
     this._note.hidden = note === null;
     window.clearTimeout(this._timer);
     const asked = ++this._asked;
+    // What was wrong with the last expression goes with it (another mode,
+    // Repeat off, or a new one on its way to the server).
+    this._showError(failed);
     if (expression === null) {
+      if (failed === null) {
+        this._say(null, null);
+      }
       return;
     }
     this._preview.dataset.pending = 'true';
@@ -310,12 +317,16 @@ export class RepeatFields {
     }, PREVIEW_DELAY);
   }
 
-  /** Show the expression in words and its next times, or what is wrong. */
-  private _say(preview: ISchedulePreview | null, error: string | null): void {
-    delete this._preview.dataset.pending;
+  private _showError(error: string | null): void {
     this._error.textContent = error ?? '';
     this._error.hidden = error === null;
     this._cron.classList.toggle('jp-GpuEnv-inputError', error !== null);
+  }
+
+  /** Show the expression in words and its next times, or what is wrong. */
+  private _say(preview: ISchedulePreview | null, error: string | null): void {
+    delete this._preview.dataset.pending;
+    this._showError(error);
     this._preview.replaceChildren();
     if (!preview) {
       return;

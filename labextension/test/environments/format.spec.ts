@@ -108,7 +108,14 @@ describe('environments format', () => {
     ]) {
       expect(isEnvironmentFile(path)).toBe(true);
     }
-    for (const path of ['notes.md', 'train.ipynb', 'yml', 'a.yml/b.py']) {
+    for (const path of [
+      'notes.md',
+      'train.ipynb',
+      'yml',
+      'a.yml/b.py',
+      'nightly.pipeline.yaml', // a pipeline, not an environment
+      'a/B.Pipeline.yml'
+    ]) {
       expect(isEnvironmentFile(path)).toBe(false);
     }
   });

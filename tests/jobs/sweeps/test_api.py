@@ -53,6 +53,9 @@ async def test_sweep_results_and_rerun(api, jp_root_dir):
     ]
     resp = await api("sweeps", group["id"], "results", params={"format": "csv"})
     assert resp.headers["Content-Type"].startswith("text/csv")
+    # named after the sweep (its notebook's name here), not by its id alone
+    disposition = resp.headers["Content-Disposition"]
+    assert disposition == f'attachment; filename="{group["name"].lower()}-{group["id"]}.csv"', disposition
     assert resp.body.decode().splitlines()[1].startswith("1,2,4,succeeded,")
 
     # "Run again": one run again, a value changed; a new run of the sweep, after its runs.

@@ -201,7 +201,8 @@ export function createResultsWidget(options: {
     icon: downloadIcon,
     label: 'Download CSV',
     tooltip: 'Download the table as CSV (a row per run)',
-    onClick: () => downloadUrl(client.sweepResultsCsvUrl(id), `sweep-${id}.csv`)
+    // Named by the server after the sweep.
+    onClick: () => downloadUrl(client.sweepResultsCsvUrl(id))
   });
   csv.node.dataset.testid = 'gpu-env-sweep-csv';
   const refresh = new ToolbarButton({
