@@ -44,36 +44,80 @@ class ApiError(ApiModel):
     )
 
 
-# Errors pydantic reports for the branches of a union that the value was not meant for.
+# Errors pydantic reports for the branches of a union that the value was not meant for, with what each
+# branch wanted, in words (said only when no branch had a more specific complaint).
 _WRONG_BRANCH = {
-    "int_type",
-    "int_parsing",
-    "string_type",
-    "float_type",
-    "bool_type",
-    "none_required",
-    "dict_type",
+    "int_type": "a whole number",
+    "int_parsing": "a whole number",
+    "string_type": "text",
+    "float_type": "a number",
+    "bool_type": "true or false",
+    "none_required": "empty",
+    "dict_type": "a mapping",
+    "list_type": "a list",
 }
+# Containers whose keys the user chose (a parameter's name): an error inside one names the key.
+_USER_KEYED = {"parameters": "parameter", "sweep": "parameter", "env": "variable"}
 
 
-def _field_path(loc: tuple[Any, ...]) -> str:
-    # Union branches appear in the location ("constrained-int", "function-after[...]"): not field names.
-    parts = [
-        str(p) for p in loc if not (isinstance(p, str) and ("[" in p or "-" in p or p in ("str", "int")))
+def _named_parts(loc: tuple[Any, ...]) -> list[str | int]:
+    # Union branches appear in the location ("function-after[...]", "list[...]", "bool"): not fields.
+    branch = ("str", "int", "float", "bool", "none")
+    return [p for p in loc if not (isinstance(p, str) and ("[" in p or "-" in p or p in branch))]
+
+
+def _field_words(parts: list[str | int]) -> str:
+    """A field as a user knows it, never a dotted path: ``time limit``, ``parameter 'alpha'``."""
+    if len(parts) >= 2 and isinstance(parts[0], str) and parts[0] in _USER_KEYED:
+        words = f"{_USER_KEYED[parts[0]]} '{parts[1]}'"
+        items = [p for p in parts[2:] if isinstance(p, int)]
+        return words + (f" (item {items[-1] + 1})" if items else "")
+    names = [p for p in parts if isinstance(p, str)]
+    if not names:
+        return "the request"
+    # A list's item is named by its place in words ("after (node 1)"), the list by its singular.
+    within = [
+        f"{str(parts[i - 1]).removesuffix('s').replace('_', ' ')} {p + 1}"
+        for i, p in enumerate(parts)
+        if isinstance(p, int) and i > 0 and i < len(parts) - 1
     ]
-    return ".".join(parts)
+    return names[-1].replace("_", " ") + (f" ({', '.join(within)})" if within else "")
+
+
+def _ours(error: Any) -> bool:
+    # The project's own checks (models.fields) name what they check in their message; pydantic's
+    # built-in ones ("List should have at least 1 item") do not, and carry a documentation url.
+    return error.get("type") == "value_error" or error.get("url") is None
+
+
+def _problem(where: str, errors: list[Any]) -> str:
+    """One sentence for one field: its own message where it names the field, else the field's words."""
+    meant = [e for e in errors if e.get("type") not in _WRONG_BRANCH] or [e for e in errors if _ours(e)]
+    if not meant:
+        wanted = list(dict.fromkeys(_WRONG_BRANCH[e["type"]] for e in errors))
+        either = wanted[0] if len(wanted) == 1 else ", ".join(wanted[:-1]) + " or " + wanted[-1]
+        return f"{where} must be {either}"
+    sentences = []
+    for e in meant:
+        kind, msg = e.get("type"), str(e.get("msg", "")).removeprefix("Value error, ")
+        if kind == "missing":
+            sentences.append(f"{where} is required")
+        elif kind == "extra_forbidden":
+            sentences.append(f"'{where}' is not something this takes")
+        elif _ours(e):
+            sentences.append(msg)
+        else:
+            sentences.append(f"{where}: {msg[:1].lower()}{msg[1:]}")
+    return "; ".join(dict.fromkeys(sentences))
 
 
 def describe_validation_error(err: ValidationError, what: str = "Invalid request") -> str:
-    """One sentence per field, without pydantic's prefixes and union noise."""
+    """One sentence per field in a user's words: no dotted field paths, no pydantic prefixes or union
+    noise. The paths stay in the error's ``details`` for programs."""
     by_field: dict[str, list[Any]] = {}
     for e in err.errors():
-        by_field.setdefault(_field_path(tuple(e.get("loc", ()))) or "body", []).append(e)
-    parts = []
-    for where, errors in by_field.items():
-        meant = [e for e in errors if e.get("type") not in _WRONG_BRANCH] or errors
-        messages = dict.fromkeys(str(e.get("msg", "")).removeprefix("Value error, ") for e in meant)
-        parts.append(f"{where}: {'; '.join(messages)}")
+        by_field.setdefault(_field_words(_named_parts(tuple(e.get("loc", ())))), []).append(e)
+    parts = [_problem(where, errors) for where, errors in by_field.items()]
     return f"{what}: " + "; ".join(parts)
 
 

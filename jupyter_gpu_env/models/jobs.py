@@ -159,7 +159,7 @@ class JobRequest(ApiModel):
         default=None,
         description="Run the notebook once per entry, with its values over `parameters`; instead of `sweep`.",
     )
-    max_concurrent: Annotated[int, whole_number("max_concurrent", 1, MAX_SWEEP_RUNS)] | None = Field(
+    max_concurrent: Annotated[int, whole_number("runs at once", 1, MAX_SWEEP_RUNS)] | None = Field(
         default=None, description="With a sweep: how many runs at once at most (default: all it may)."
     )
     notify: JobNotify | None = Field(

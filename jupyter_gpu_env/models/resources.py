@@ -60,15 +60,15 @@ def parse_memory(value: int | str) -> int:
 def parse_time_limit(value: int | str) -> int:
     """Seconds from SLURM's forms: minutes as a number, ``MM:SS``, ``HH:MM:SS``, ``D-HH``, ``D-HH:MM[:SS]``."""
     if isinstance(value, bool) or not isinstance(value, int | str):
-        raise ValueError("time_limit must be minutes or a string such as '1:00:00'")
+        raise ValueError("time limit must be minutes or a string such as '1:00:00'")
     if isinstance(value, int):
         if not 1 <= value <= MAX_TIME_MINUTES:
-            raise ValueError(f"time_limit in minutes must be from 1 to {MAX_TIME_MINUTES}")
+            raise ValueError(f"time limit in minutes must be from 1 to {MAX_TIME_MINUTES}")
         return value * 60
     m = _TIME_RE.fullmatch(value)
     if m is None:
         raise ValueError(
-            f"time_limit '{value}' is not understood; write minutes ('90'), 'HH:MM:SS' ('1:30:00') or "
+            f"time limit '{value}' is not understood; write minutes ('90'), 'HH:MM:SS' ('1:30:00') or "
             "'D-HH:MM:SS'"
         )
     g = {k: int(v) for k, v in m.groupdict().items() if v is not None}
@@ -104,13 +104,13 @@ TimeLimitText = Annotated[
     str,
     patterned(
         TIME_LIMIT_PATTERN,
-        "time_limit",
+        "time limit",
         hint="write minutes ('90'), 'HH:MM:SS' ('1:30:00') or 'D-HH:MM:SS' ('2-00:00:00')",
         max_length=40,
     ),
 ]
 MigProfile = Annotated[
-    str, patterned(MIG_PROFILE_PATTERN, "mig_profile", hint="write it like '1g.10gb' or '3g.40gb'")
+    str, patterned(MIG_PROFILE_PATTERN, "MIG profile", hint="write it like '1g.10gb' or '3g.40gb'")
 ]
 
 
@@ -126,7 +126,7 @@ class Resources(ApiModel):
         }
     )
 
-    cpus: Annotated[int, whole_number("cpus", 1, MAX_CPUS)] | None = Field(
+    cpus: Annotated[int, whole_number("CPUs", 1, MAX_CPUS)] | None = Field(
         default=None, description=f"CPU cores, 1..{MAX_CPUS}."
     )
     memory: Annotated[int, whole_number("memory in bytes", 1, MAX_MEMORY_INT)] | MemoryText | None = Field(
@@ -134,14 +134,14 @@ class Resources(ApiModel):
         description="Bytes, or a string with a binary unit: '512M', '4G', '1.5T'. Each backend states "
         "its own maximum (`GET backends`).",
     )
-    gpus: Annotated[int, whole_number("gpus", 0, MAX_GPUS)] | None = Field(
+    gpus: Annotated[int, whole_number("GPUs", 0, MAX_GPUS)] | None = Field(
         default=None, description=f"Whole GPUs, 0..{MAX_GPUS}. Not with mig_profile."
     )
     mig_profile: MigProfile | None = Field(
         default=None, description="A MIG slice such as `1g.10gb` or `3g.40gb`, instead of whole GPUs."
     )
     time_limit: (
-        Annotated[int, whole_number("time_limit in minutes", 1, MAX_TIME_MINUTES)] | TimeLimitText | None
+        Annotated[int, whole_number("time limit in minutes", 1, MAX_TIME_MINUTES)] | TimeLimitText | None
     ) = Field(
         default=None,
         description="Minutes, or SLURM's 'HH:MM:SS' / 'D-HH:MM:SS'. Each backend states its own maximum.",

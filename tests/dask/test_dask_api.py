@@ -107,7 +107,7 @@ async def test_bad_requests_are_4xx(api, jp_fetch):
     assert err["reason"] == "cluster_not_found"
     two = {"kernel": "python3", "resources": {"time_limit": 10}, "walltime": 20}
     err = await error(api("dask/clusters", method="POST", body=json.dumps(two)), 400)
-    assert "resources.time_limit (10) and walltime (20) differ" in err["message"]
+    assert "the time limit (10) and walltime (20) differ" in err["message"]
     with pytest.raises(HTTPClientError) as e:
         await jp_fetch("gpu-env", "dask", "0123456789ab", "status")
     assert e.value.code == 404

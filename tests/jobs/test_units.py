@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 from jupyter_client.kernelspec import KernelSpecManager
@@ -62,9 +64,33 @@ def test_normalized_resources_and_clear_messages():
     )
     with pytest.raises(InvalidRequest) as err:
         parse_request({"notebook_path": "a.ipynb", "resources": {"cpus": 0, "memory": "-4G"}})
-    assert "resources.cpus: cpus must be a whole number from 1 to 1024" in err.value.message
-    assert "resources.memory: memory '-4G' is not valid; write it like '512M'" in err.value.message
+    assert "CPUs must be a whole number from 1 to 1024" in err.value.message
+    assert "memory '-4G' is not valid; write it like '512M'" in err.value.message
     assert "constrained-int" not in err.value.message
+    assert "resources." not in err.value.message  # words a user knows, never a field path
+
+
+def test_refusals_name_fields_in_words_without_paths():
+    with pytest.raises(InvalidRequest) as err:
+        parse_request(
+            {
+                "resources": {"time_limit": "soon", "mig_profile": "x"},
+                "parameters": {"x": [1, {"a": {1, 2}}]},
+                "sweep": {"alpha": []},
+                "max_concurrent": 0,
+                "colour": "red",
+            }
+        )
+    message = err.value.message
+    assert "notebook path is required" in message
+    assert "time limit 'soon' is not valid; write minutes ('90')" in message
+    assert "MIG profile 'x' is not valid" in message
+    assert "parameter 'x' (item 2) must be text" in message
+    assert "parameter 'alpha': list should have at least 1 item" in message
+    assert "runs at once must be a whole number from 1" in message
+    assert "'colour' is not something this takes" in message
+    assert not re.search(r"\b[a-z_]+\.[a-z_]+\b", message), message  # no dotted path anywhere
+    assert "Input should be" not in message and "function-after" not in message
 
 
 def test_env_kernelspec_on_a_fake_prefix(tmp_path):
@@ -105,3 +131,13 @@ def test_log_chunks_end_on_whole_characters_and_always_advance(tmp_path):
 def test_slug():
     assert slug("My Notebook (v2)") == "my-notebook-v2"
     assert slug("///") == "job" and len(slug("x" * 100)) == 40
+
+
+def test_the_send_dialog_checks_fields_in_the_servers_words():
+    """The dialog's field checks (resource-values.ts) quote the server's hints word for word."""
+    source = (Path(__file__).parents[2] / "labextension/src/jobs/submit/resource-values.ts").read_text()
+    hints = dict(re.findall(r"export const (MEMORY_HINT|TIME_LIMIT_HINT) =\s*\"([^\"]+)\"", source))
+    with pytest.raises(InvalidRequest) as err:
+        parse_request({"notebook_path": "a.ipynb", "resources": {"memory": "lots", "time_limit": "soon"}})
+    assert f"memory 'lots' is not valid; {hints['MEMORY_HINT']}" in err.value.message
+    assert f"time limit 'soon' is not valid; {hints['TIME_LIMIT_HINT']}" in err.value.message

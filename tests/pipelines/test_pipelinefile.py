@@ -35,7 +35,7 @@ def test_nodes_as_a_mapping_or_a_list_with_paths_relative_to_the_file():
     [
         ("- a\n- b\n", "must be a mapping with `name` and `nodes`"),
         ("nodes: [\n", "is not valid YAML (line 2)"),
-        ("nodes:\n  a: {notebook_path: a.ipynb, after: prepare}\n", "nodes.0.after"),
+        ("nodes:\n  a: {notebook_path: a.ipynb, after: prepare}\n", "after (node 1) must be a list"),
         ("nodes:\n  a: {notebook_path: a.ipynb, colour: red}\n", "colour"),
         ("nodes: {}\n", "nodes"),
         (

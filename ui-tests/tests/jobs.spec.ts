@@ -141,7 +141,7 @@ test.describe('Send to batch', () => {
     await page.screenshot({ path: screenshotPath('jobs.png') });
   });
 
-  test("shows the server's refusal and keeps what was typed", async ({
+  test("says what is wrong as typed, then the server's refusal without field paths", async ({
     page,
     tmpPath
   }) => {
@@ -154,12 +154,49 @@ test.describe('Send to batch', () => {
     await runFromPalette(page, 'Send notebook to batch');
     const form = dialog(page).getByTestId('gpu-env-submit-form');
     await form.locator('[data-param="alpha"]').fill('5');
-    const cpus = form.getByTestId('gpu-env-submit-cpus');
-    await cpus.fill('100000');
-    await dialogButton(page, 'Submit').click();
+    const submit = dialogButton(page, 'Submit');
 
+    // Each field says what is wrong as it is typed, in the server's words,
+    // and Submit waits until it is fixed.
+    const problemOf = (testid: string) =>
+      form
+        .locator('.jp-GpuEnv-field', { has: page.getByTestId(testid) })
+        .locator('.jp-GpuEnv-fieldProblem');
+    const cpus = form.getByTestId('gpu-env-submit-cpus');
+    const memory = form.getByTestId('gpu-env-submit-memory');
+    const time = form.getByTestId('gpu-env-submit-time-limit');
+    await cpus.pressSequentially('abc');
+    await expect(cpus).toHaveValue('abc');
+    await expect(problemOf('gpu-env-submit-cpus')).toHaveText(
+      'CPUs must be a whole number from 1 to 1024'
+    );
+    await expect(submit).toBeDisabled();
+    await memory.pressSequentially('5 potatoes');
+    await expect(problemOf('gpu-env-submit-memory')).toHaveText(
+      "memory '5 potatoes' is not valid; write it like '512M', '4G' or " +
+        "'1.5T' (binary units)"
+    );
+    await time.pressSequentially('soon');
+    await expect(problemOf('gpu-env-submit-time-limit')).toContainText(
+      "time limit 'soon' is not valid; write minutes ('90')"
+    );
+    await memory.fill('');
+    await memory.pressSequentially('512M');
+    await time.fill('');
+    await time.pressSequentially('10');
+    await expect(problemOf('gpu-env-submit-memory')).toBeHidden();
+    await expect(problemOf('gpu-env-submit-time-limit')).toBeHidden();
+    await expect(submit).toBeDisabled(); // CPUs still reads 'abc'
+
+    // What only the server knows (this machine's CPUs) is its refusal,
+    // named in words: no field path such as "resources.cpus".
+    await cpus.fill('');
+    await cpus.pressSequentially('1000');
+    await expect(problemOf('gpu-env-submit-cpus')).toBeHidden();
+    await submit.click();
     const error = form.getByTestId('gpu-env-submit-error');
-    await expect(error).toContainText('cpus must be a whole number from 1');
+    await expect(error).toContainText('offers at most');
+    await expect(error).not.toHaveText(/\b[a-z_]+\.[a-z_]+\b/);
     await expect(dialog(page)).toBeVisible();
     await expect(cpus).toHaveClass(/jp-GpuEnv-inputError/);
     await expect(form.locator('[data-param="alpha"]')).toHaveValue('5');
@@ -172,6 +209,7 @@ test.describe('Send to batch', () => {
     const job = await submitAndRun(page, name);
     expect(job?.parameters).toEqual({ alpha: 5 });
     expect(job?.resources.cpus).toBe(1);
+    expect(job?.resources.memory_bytes).toBe(512 * 1024 * 1024);
 
     // The next dialog starts from the resources last used.
     await sendButton(page).click();

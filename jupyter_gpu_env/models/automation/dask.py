@@ -100,7 +100,7 @@ class DaskClusterRequest(ApiModel):
     queue: QueueName | None = Field(
         default=None, description="The partition or queue the scheduler and workers go to."
     )
-    threads_per_worker: Annotated[int, whole_number("threads_per_worker", 1, 1024)] | None = Field(
+    threads_per_worker: Annotated[int, whole_number("threads per worker", 1, 1024)] | None = Field(
         default=None, description="Threads in each worker (default: its cpus, else 1)."
     )
 
@@ -117,7 +117,8 @@ class DaskClusterRequest(ApiModel):
         old, new = self.walltime, self.resources.time_limit
         if old is not None and new is not None and parse_time_limit(old) != parse_time_limit(new):
             raise ValueError(
-                f"resources.time_limit ({new}) and walltime ({old}) differ: give resources.time_limit alone"
+                f"the time limit ({new}) and walltime ({old}) differ: give the time limit alone (walltime is its "
+                "older name)"
             )
         return self
 

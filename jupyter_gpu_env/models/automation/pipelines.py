@@ -62,7 +62,7 @@ class PipelineRequest(ApiModel):
     notify: JobNotify | None = Field(
         default=None, description="Notifications for the pipeline's jobs, over the user's."
     )
-    file_path: Annotated[str, line("file_path", max_length=4096)] | None = Field(
+    file_path: Annotated[str, line("file path", max_length=4096)] | None = Field(
         default=None,
         description="The `*.pipeline.yaml` it was read from, for the record; set by the file's reader.",
     )

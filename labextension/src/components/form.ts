@@ -109,6 +109,36 @@ export function textInput(attributes: Attributes = {}): HTMLInputElement {
 }
 
 /**
+ * A whole-number input as text: a number input empties itself on `abc` and
+ * says nothing, where this one, checked as typed, can say why.
+ */
+export function wholeNumberInput(
+  attributes: Attributes = {}
+): HTMLInputElement {
+  return textInput({ inputmode: 'numeric', ...attributes });
+}
+
+/**
+ * A labelled field whose input is checked as typed (`liveValidate`): what
+ * is wrong shows under it, and the dialog's accept waits until it is fixed.
+ */
+export function checkedField(
+  label: string,
+  input: HTMLInputElement,
+  problem: (value: string) => string | null
+): HTMLDivElement {
+  const node = field(label, input);
+  const message = h('div', {
+    class: 'jp-GpuEnv-fieldProblem',
+    role: 'alert',
+    hidden: true
+  });
+  node.append(message);
+  liveValidate(input, message, problem);
+  return node;
+}
+
+/**
  * Validate `input` on every keystroke: `problem` says what is wrong (or
  * null), shown in `message` and set as the input's custom validity, so the
  * Dialog disables its accept button while the value is invalid.

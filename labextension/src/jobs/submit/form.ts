@@ -7,7 +7,14 @@
 import { Dialog } from '@jupyterlab/apputils';
 import { Widget } from '@lumino/widgets';
 
-import { field, formSection, h, textInput } from '../../components/form';
+import {
+  checkedField,
+  field,
+  formSection,
+  h,
+  textInput,
+  wholeNumberInput
+} from '../../components/form';
 import type {
   IBackendInfo,
   IGpuAdvice,
@@ -31,6 +38,7 @@ import {
 } from './target-select';
 import { PriorityField } from './priority-field';
 import { rerunName } from './rerun-values';
+import { resourceProblem } from './resource-values';
 import { AdviceLine } from '../../advice/line';
 import { ISendPart } from '../tokens';
 
@@ -95,15 +103,13 @@ export class SubmitForm
       role: 'status',
       'data-testid': 'gpu-env-submit-runs'
     });
-    this._atOnce = h('input', {
-      type: 'number',
-      class: 'jp-mod-styled',
-      min: 1,
-      step: 1,
+    this._atOnce = wholeNumberInput({
       placeholder: 'all',
       'data-testid': 'gpu-env-submit-max-concurrent'
     });
-    this._atOnceField = field('Runs at once', this._atOnce);
+    this._atOnceField = checkedField('Runs at once', this._atOnce, text =>
+      resourceProblem('max_concurrent', text)
+    );
     this._atOnceField.classList.add('jp-GpuEnv-sweepAtOnce');
     this._atOnceField.title =
       'How many runs may run at the same time (empty: as many as the ' +

@@ -4,14 +4,22 @@
  * only where the backend lists some, queues only where there are queues.
  * Limits show as hints; the server checks them and says what is wrong.
  */
-import { field, h, select, textInput } from '../../components/form';
+import {
+  checkedField,
+  field,
+  h,
+  select,
+  textInput,
+  wholeNumberInput
+} from '../../components/form';
 import { formatBytes } from '../../components/format';
 import { formatClock } from '../format';
 import {
   describeCapacity,
   freeByProfile,
   profileLabel,
-  readResources
+  readResources,
+  resourceProblem
 } from './resource-values';
 import { messageOf } from '../../api/request';
 import type {
@@ -58,26 +66,31 @@ export class ResourceFields {
     this._queue = select([], undefined, {
       'data-testid': 'gpu-env-submit-queue'
     });
+    const typed = (testid: string, placeholder: string, whole = false) =>
+      (whole ? wholeNumberInput : textInput)({
+        placeholder,
+        'data-testid': `gpu-env-submit-${testid}`
+      });
+    const cpus = typed('cpus', 'default', true);
+    const memory = typed('memory', 'e.g. 4G');
+    const gpus = typed('gpus', '0', true);
+    const time = typed('time-limit', 'e.g. 1:00:00');
+    const mig = this._mig;
+    const queue = this._queue;
     this.inputs = {
-      cpus: numberInput('gpu-env-submit-cpus', 'default'),
-      memory: textInput({
-        placeholder: 'e.g. 4G',
-        'data-testid': 'gpu-env-submit-memory'
-      }),
-      gpus: numberInput('gpu-env-submit-gpus', '0'),
-      mig_profile: this._mig,
-      time_limit: textInput({
-        placeholder: 'e.g. 1:00:00',
-        'data-testid': 'gpu-env-submit-time-limit'
-      }),
-      queue: this._queue
+      cpus,
+      memory,
+      gpus,
+      mig_profile: mig,
+      time_limit: time,
+      queue
     };
     const fields = {
-      cpus: field('CPUs', this.inputs.cpus),
-      memory: field('Memory', this.inputs.memory),
-      gpus: field('GPUs', this.inputs.gpus),
-      mig_profile: field('MIG slice', this._mig),
-      time_limit: field('Time limit', this.inputs.time_limit)
+      cpus: checkedField('CPUs', cpus, problemOf('cpus')),
+      memory: checkedField('Memory', memory, problemOf('memory')),
+      gpus: checkedField('GPUs', gpus, problemOf('gpus')),
+      mig_profile: field('MIG slice', mig),
+      time_limit: checkedField('Time limit', time, problemOf('time_limit'))
     };
     this._fields = fields;
     this._queueField = field('Queue', this._queue);
@@ -336,7 +349,8 @@ export class ResourceFields {
 
   /** Whole GPUs or a MIG slice, not both. */
   private _syncGpus(): void {
-    this.inputs.gpus.disabled = this._mig.value !== '';
+    // A field not offered is not checked either (its leftover text waits).
+    this.inputs.gpus.disabled = this._mig.value !== '' || !this._gpusOffered();
   }
 
   private _backends: IBackendInfo[];
@@ -359,15 +373,11 @@ export class ResourceFields {
   });
 }
 
-function numberInput(testid: string, placeholder: string): HTMLInputElement {
-  return h('input', {
-    type: 'number',
-    class: 'jp-mod-styled',
-    min: '0',
-    step: '1',
-    placeholder,
-    'data-testid': testid
-  });
+/** The check of one resource field, as typed. */
+function problemOf(
+  key: Parameters<typeof resourceProblem>[0]
+): (text: string) => string | null {
+  return text => resourceProblem(key, text);
 }
 
 /** Put (or replace) the hint under a field. */
