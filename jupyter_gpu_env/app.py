@@ -154,6 +154,7 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
             environment_at=lambda prefix: next(
                 (loc.name for loc in catalog.locate() if str(loc.prefix) == prefix), None
             ),
+            package_source=envs.searcher.source,
             base_url=getattr(self.serverapp, "base_url", None) or "/",
         )
         advice = Advisor(jobs, headroom=self.job_advice_headroom, runs=self.job_advice_runs)

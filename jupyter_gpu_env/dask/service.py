@@ -63,6 +63,7 @@ class DaskService:
         kernel_python: Callable[[str], str | None],
         images: Callable[[str], str | None],
         environment_at: Callable[[str], str | None] = lambda prefix: None,
+        package_source: envcheck.Source | None = None,
         base_url: str = "/",
     ) -> None:
         self.jobs = jobs
@@ -73,6 +74,7 @@ class DaskService:
         self.kernel_python = kernel_python
         self.images = images
         self.environment_at = environment_at  # an environment's name from its prefix (for a kernel's)
+        self.package_source = package_source  # conda or PyPI, for a package a refusal asks to add
         self.base_url = base_url
         self._launchers: dict[str, DaskLauncher] = {}
         self._stopping: dict[str, asyncio.Task[None]] = {}
@@ -91,7 +93,11 @@ class DaskService:
         launcher = self.launcher(request.backend)
         prefix, shown, image = await asyncio.to_thread(self._runtime, request)
         gpus = bool(request.resources.gpus or request.resources.mig_profile)
-        ready = await asyncio.to_thread(envcheck.check, prefix, shown, gpus=gpus) if prefix else None
+        try:
+            ready = await asyncio.to_thread(envcheck.check, prefix, shown, gpus=gpus) if prefix else None
+        except Conflict as e:
+            await envcheck.place(e, self.package_source)
+            raise
         res = request.resources.normalized()
         given = request.time_limit
         walltime = parse_time_limit(given) if given is not None else self.settings.worker_walltime_seconds

@@ -219,6 +219,29 @@ async def test_refusals_name_what_to_do(dask_env, tmp_path):
     assert e.value.reason == "resources_unavailable"
     with pytest.raises(NotFound):
         await svc.get("0123456789ab")
+    # an environment without distributed: the refusal says to add it (and bokeh) from where they are
+    bare = tmp_path / "bare"
+    (bare / "bin").mkdir(parents=True)
+    (bare / "bin" / "python").touch()
+    (bare / "lib" / "python3.11" / "site-packages").mkdir(parents=True)
+    svc.environments = lambda name: str(bare) if name == "bare" else None
+
+    async def source(spec: str) -> str:
+        return "conda" if spec == "bokeh" else "pypi"
+
+    svc.package_source = source
+    with pytest.raises(Conflict) as e:
+        await svc.create(DaskClusterRequest(environment="bare"))
+    assert e.value.reason == "dask_not_installed"
+    assert e.value.details == [
+        {
+            "environment": "bare",
+            "prefix": str(bare),
+            "packages": ["distributed", "bokeh"],
+            "conda": ["bokeh"],
+            "pip": ["distributed"],
+        }
+    ]
     assert not (dask_env.batch.job_dir / "dask").exists() or not any(
         (dask_env.batch.job_dir / "dask").iterdir()
     )

@@ -157,7 +157,14 @@ def test_the_environment_check_names_what_to_add(tmp_path):
     with pytest.raises(Conflict) as e:
         envcheck.check(bare, "analysis", gpus=False)
     assert e.value.reason == "dask_not_installed"
-    assert e.value.details == [{"environment": "analysis", "prefix": str(bare), "packages": ["distributed"]}]
+    # the dashboard's bokeh is asked for with distributed where it is missing too
+    assert e.value.details == [
+        {"environment": "analysis", "prefix": str(bare), "packages": ["distributed", "bokeh"]}
+    ]
+    drawn = _prefix(tmp_path / "d", "bokeh-3.4.0.dist-info")
+    with pytest.raises(Conflict) as e:
+        envcheck.check(drawn, "analysis", gpus=False)
+    assert e.value.details is not None and e.value.details[0]["packages"] == ["distributed"]
     odd = _prefix(tmp_path / "b", "dask-2024.1.0.dist-info", "distributed-2024.8.0.dist-info")
     with pytest.raises(Conflict) as e:
         envcheck.check(odd, None, gpus=False)
@@ -244,3 +251,21 @@ def test_how_a_cluster_stands():
     assert (asked.state, asked.message) == ("stopped", "Shut down.")
     ended = cluster(_record(state="stopped"), standing(_record(state="stopped"), None, None), None, None, "/")
     assert ended.scheduler_address is None and ended.workers.running == 0 and ended.dashboard is None
+
+
+async def test_the_refusal_says_where_each_package_comes_from():
+    asked: list[str] = []
+
+    async def source(spec: str) -> str:
+        asked.append(spec)
+        return "conda" if spec.startswith("bokeh") else "pypi"
+
+    refusal = Conflict("no distributed", details=[{"packages": ["distributed", "bokeh"]}])
+    await envcheck.place(refusal, source)
+    assert refusal.details == [
+        {"packages": ["distributed", "bokeh"], "conda": ["bokeh"], "pip": ["distributed"]}
+    ]
+    assert asked == ["distributed", "bokeh"]
+    unasked = Conflict("no distributed", details=[{"packages": ["distributed"]}])
+    await envcheck.place(unasked, None)  # nothing to ask: conda, as before
+    assert unasked.details == [{"packages": ["distributed"], "conda": ["distributed"], "pip": []}]

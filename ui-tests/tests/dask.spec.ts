@@ -4,7 +4,9 @@
  * cluster…" dialog (its environment the notebook's kernel), scaled to two,
  * a client inserted into the notebook and run, the dashboard in a tab, and
  * the cluster shut down. The local backend runs real Dask schedulers and
- * workers with the python3 kernel's Python, which has `distributed`.
+ * workers with the python3 kernel's Python, which has `distributed`. An
+ * environment without it is offered its packages flow at once, and the
+ * dialog comes back with what was typed.
  */
 import { expect, test } from '@jupyterlab/galata';
 import type { IJupyterLabPageFixture } from '@jupyterlab/galata';
@@ -12,7 +14,8 @@ import type { Locator } from '@playwright/test';
 
 import type {
   IDaskCluster,
-  IDaskClusterList
+  IDaskClusterList,
+  IEnvironmentDetail
 } from '../../labextension/src/api/types';
 import {
   PANEL_ID,
@@ -23,6 +26,10 @@ import {
   openNotebook,
   screenshotPath
 } from './helpers';
+import { ensureClone, envRow, removeEnvironment } from './environments-helpers';
+
+/** A clone of the demo environment, which has no `distributed`. */
+const BARE = 'ui-dask-bare';
 
 /** Workers join in seconds here; a loaded machine may take longer. */
 const WORKERS_TIMEOUT = 120000;
@@ -155,5 +162,85 @@ test.describe('Dask', () => {
     await expect(row.locator('[data-action="dashboard"]')).toHaveCount(0);
     await expect(tab).toHaveCount(0);
     expect((await clusterNamed(page, name))?.state).toBe('stopped');
+  });
+
+  test('adding the missing packages opens the packages flow at once and comes back', async ({
+    page
+  }) => {
+    test.setTimeout(4 * 60 * 1000);
+    await ensureClone(page.request, BARE);
+    await page.sidebar.openTab(PANEL_ID);
+    await expect(envRow(page, BARE)).toBeVisible();
+    const section = page.locator('[data-section="dask"]');
+    await section.scrollIntoViewIfNeeded();
+    await section.locator('[data-action="new-cluster"]').click();
+
+    const daskForm = dialog(page).locator('.jp-GpuEnv-daskForm');
+    const start = async (): Promise<Locator> => {
+      await dialogButton(page, 'Start').click();
+      await expect(daskForm.getByTestId('gpu-env-dask-error')).toContainText(
+        "does not have the 'distributed' package"
+      );
+      return daskForm.getByTestId('gpu-env-dask-add-packages');
+    };
+    const typedKept = async (): Promise<void> => {
+      await expect(dialog(page)).toHaveCount(1);
+      await expect(daskForm.getByTestId('gpu-env-dask-target')).toHaveValue(
+        `environment:${BARE}`
+      );
+      await expect(daskForm.getByTestId('gpu-env-dask-name')).toHaveValue(
+        'galata-bare'
+      );
+      await expect(daskForm.getByTestId('gpu-env-dask-workers')).toHaveValue(
+        '2'
+      );
+      await expect(
+        daskForm.getByTestId('gpu-env-submit-time-limit')
+      ).toHaveValue('0:20:00');
+    };
+    await daskForm
+      .getByTestId('gpu-env-dask-target')
+      .selectOption(`environment:${BARE}`);
+    await daskForm.getByTestId('gpu-env-submit-backend').selectOption('local');
+    await daskForm.getByTestId('gpu-env-dask-name').fill('galata-bare');
+    await daskForm.getByTestId('gpu-env-dask-workers').fill('2');
+    await daskForm.getByTestId('gpu-env-submit-time-limit').fill('0:20:00');
+    const add = await start();
+    // The demo's channel has neither: both are for PyPI, the dashboard's
+    // bokeh with distributed.
+    await expect(add).toHaveText(`Add distributed, bokeh to '${BARE}'…`);
+    await add.click();
+
+    // The packages dialog at once, in place of the Dask dialog (not queued
+    // behind it), the packages in the PyPI field.
+    const packages = dialog(page).filter({ hasText: `Packages of '${BARE}'` });
+    await expect(packages).toBeVisible();
+    await expect(dialog(page)).toHaveCount(1);
+    await expect(packages.getByTestId('gpu-env-packages-pip-add')).toHaveValue(
+      'distributed, bokeh'
+    );
+    await expect(packages.getByTestId('gpu-env-packages-add')).toHaveValue('');
+
+    // Backing out: the Dask dialog again, with everything typed.
+    await dialogButton(page, 'Cancel').click();
+    await typedKept();
+
+    // Added (tabulate stands in: this offline index has no distributed):
+    // the Dask dialog comes back once the change is in, not before.
+    await (await start()).click();
+    await packages.getByTestId('gpu-env-packages-pip-add').fill('');
+    await packages.getByTestId('gpu-env-packages-add').fill('tabulate');
+    await dialogButton(page, 'Review…', true).click();
+    await dialogButton(page, 'Apply', true).click();
+    await expect(daskForm).toBeVisible({ timeout: 60000 });
+    const env = await apiGet<IEnvironmentDetail>(
+      page.request,
+      `environments/${BARE}`
+    );
+    expect(env.packages.some(p => p.name === 'tabulate')).toBe(true);
+    await typedKept();
+    await dialogButton(page, 'Cancel').click();
+    await expect(dialog(page)).toHaveCount(0);
+    await removeEnvironment(page.request, BARE);
   });
 });

@@ -1,13 +1,16 @@
 """What exists to add, asked as the user types: conda packages of the configured channels by part of
 their name (rattler, in the conda worker, on repodata it caches on disk), PyPI packages by exact name.
-Answers are kept a few minutes, so typing back and forth asks nothing twice."""
+Answers are kept a few minutes, so typing back and forth asks nothing twice. ``source`` says where a
+package the server asks the user to add (a Dask cluster's ``distributed``) can come from."""
 
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections import OrderedDict
 
+from ...errors import GpuEnvError
 from ...models.envs.packages import FoundPackage, PackageKind, PackageSearch
 from ..engine import CondaEngine
 from ..pip import index
@@ -35,6 +38,19 @@ class PackageSearcher:
         while len(self._kept) > KEEP_ANSWERS:
             self._kept.popitem(last=False)
         return answer
+
+    async def source(self, spec: str) -> PackageKind:
+        """``"conda"`` when the configured channels hold the package ``spec`` names (``dask==2024.8.0``:
+        dask), else ``"pypi"``; ``"conda"`` too when the channels cannot be asked (nothing is known)."""
+        m = re.match(r"[A-Za-z0-9_.-]+", spec.strip())
+        name = normalized(m.group(0)) if m else ""
+        if not name:
+            return "conda"
+        try:
+            found = await self.search(name, "conda", 5)
+        except GpuEnvError:
+            return "conda"
+        return "conda" if any(normalized(p.name) == name for p in found.packages) else "pypi"
 
     async def _conda(self, query: str, limit: int) -> PackageSearch:
         found = await self.engine.search(query, limit)

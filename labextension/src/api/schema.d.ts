@@ -53,7 +53,7 @@ export interface paths {
         put?: never;
         /**
          * Start a Dask cluster on a backend
-         * @description The scheduler runs as a batch job of its own (locally, a process of its own) in the given environment, kernel's environment or packed image, and keeps its workers itself: it replaces those that retire before their time limit, and shuts everything down after `c.DaskClusters.idle_timeout` unused, with or without this server. 409 `dask_not_installed` when the environment lacks `distributed` (`details` names it and what to add); 409 when the backend cannot run the workers asked for. Beyond what its schema says: adapt.minimum not above adapt.maximum, and resources.time_limit equal to walltime where both are given (JSON Schema cannot compare two values; a 400 says so).
+         * @description The scheduler runs as a batch job of its own (locally, a process of its own) in the given environment, kernel's environment or packed image, and keeps its workers itself: it replaces those that retire before their time limit, and shuts everything down after `c.DaskClusters.idle_timeout` unused, with or without this server. 409 `dask_not_installed` when the environment lacks `distributed` (`details` names it and what to add: `packages`, split into `conda`, those the configured channels hold, and `pip`, the others); 409 when the backend cannot run the workers asked for. Beyond what its schema says: adapt.minimum not above adapt.maximum, and resources.time_limit equal to walltime where both are given (JSON Schema cannot compare two values; a 400 says so).
          */
         post: operations["post_dask_clusters"];
         delete?: never;

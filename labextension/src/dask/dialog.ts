@@ -1,9 +1,9 @@
 /**
  * The Dask dialogs that ask the server: "New cluster…" and "Scale…". Each
  * stays open when the server refuses (400, 409) with its message and what
- * was typed; a 409 `dask_not_installed` offers to add `distributed` to the
- * environment through its packages flow. They close once the server
- * answers with the cluster.
+ * was typed; a 409 `dask_not_installed` offers to add `distributed` (and
+ * `bokeh`) to the environment through its packages flow, and opens again
+ * after it. They close once the server answers with the cluster.
  */
 import { KernelSpec } from '@jupyterlab/services';
 import { CommandRegistry } from '@lumino/commands';
@@ -24,7 +24,7 @@ import { ImagesClient } from '../images/client';
 import { kernelChoices } from '../jobs/submit/dialog';
 import { ILastUsed } from '../jobs/submit/resource-fields';
 import { DaskClient } from './client';
-import { ClusterForm, DaskFormBody, WorkerFields } from './form';
+import { ClusterForm, DaskFormBody, IClusterTyped, WorkerFields } from './form';
 import { missingDask, workerTexts } from './format';
 
 export interface INewClusterOptions {
@@ -38,12 +38,14 @@ export interface INewClusterOptions {
 }
 
 /**
- * A button that opens the environment's packages flow with the missing
- * packages filled in; none when the environment is not the user's own.
+ * A button that adds the missing packages through the environment's
+ * packages flow (`add(args)`: the command's arguments, conda and PyPI specs
+ * each in its field); none when the environment is not the user's own.
  */
 function addPackagesButton(
   commands: CommandRegistry,
-  error: ApiError
+  error: ApiError,
+  add: (args: ReadonlyPartialJSONObject) => void
 ): HTMLElement[] {
   // `dask_versions_differ` names the version that matches distributed.
   if (
@@ -58,7 +60,8 @@ function addPackagesButton(
   }
   const args: ReadonlyPartialJSONObject = {
     environment: missing.environment,
-    add: missing.packages
+    add: missing.conda,
+    pip_add: missing.pip
   };
   if (!commands.isVisible(EnvCommandIDs.editPackages, args)) {
     return [
@@ -80,16 +83,23 @@ function addPackagesButton(
     `Add ${missing.packages.join(', ')} to '${missing.environment}'…`
   );
   button.addEventListener('click', () => {
-    void commands.execute(EnvCommandIDs.editPackages, args);
+    button.disabled = true;
+    add(args);
   });
   return [button];
 }
 
-/** "New cluster…": ask, start it; the cluster, or null. */
+/**
+ * "New cluster…": ask, start it; the cluster, or null. Adding a missing
+ * package closes the dialog (JupyterLab shows one dialog at a time: the
+ * packages dialog would wait behind it), runs the packages flow and opens
+ * it again with everything typed, once the change has ended or was backed
+ * out of.
+ */
 export async function newCluster(
   options: INewClusterOptions
 ): Promise<IDaskCluster | null> {
-  const { client } = options;
+  const { client, commands } = options;
   const environments = new EnvironmentsClient(client.serverSettings);
   const images = new ImagesClient(client.serverSettings);
   const [backends, kernels, envs, imageList, last] = await Promise.all([
@@ -108,28 +118,49 @@ export async function newCluster(
     );
     return null;
   }
-  const form = new ClusterForm({
-    kernel: options.kernel,
-    kernels,
-    environments: envs,
-    images: imageList,
-    backends,
-    last
-  });
-  const dialog = new SendingDialog<IDaskClusterRequest, IDaskCluster>({
-    title: 'New Dask cluster',
-    body: form,
-    accept: 'Start',
-    send: request => client.create(request),
-    actions: error => addPackagesButton(options.commands, error)
-  });
-  dialog.addClass('jp-GpuEnv-daskDialog');
-  const result = await dialog.launch();
-  if (!result.button.accept || !dialog.result) {
-    return null;
+  let typed: IClusterTyped | undefined;
+  for (;;) {
+    const form = new ClusterForm({
+      kernel: options.kernel,
+      kernels,
+      environments: envs,
+      images: imageList,
+      backends,
+      last,
+      typed
+    });
+    let adding: ReadonlyPartialJSONObject | null = null;
+    const dialog: SendingDialog<IDaskClusterRequest, IDaskCluster> =
+      new SendingDialog({
+        title: 'New Dask cluster',
+        body: form,
+        accept: 'Start',
+        send: request => client.create(request),
+        actions: error =>
+          addPackagesButton(commands, error, args => {
+            if (!adding) {
+              adding = args;
+              typed = form.typed();
+              dialog.resolve(0); // closed as Cancel would: nothing is sent
+            }
+          })
+      });
+    dialog.addClass('jp-GpuEnv-daskDialog');
+    const result = await dialog.launch();
+    if (adding) {
+      try {
+        await commands.execute(EnvCommandIDs.editPackages, adding);
+      } catch (reason) {
+        notifyError('Could not add the packages', reason);
+      }
+      continue;
+    }
+    if (!result.button.accept || !dialog.result) {
+      return null;
+    }
+    options.remember(form.lastUsed());
+    return dialog.result;
   }
-  options.remember(form.lastUsed());
-  return dialog.result;
 }
 
 class ScaleForm extends DaskFormBody<IDaskScaleRequest> {

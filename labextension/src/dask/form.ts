@@ -17,7 +17,11 @@ import type {
   IDaskClusterRequest,
   IDaskScaleRequest
 } from '../api/types';
-import { ILastUsed, ResourceFields } from '../jobs/submit/resource-fields';
+import {
+  ILastUsed,
+  ResourceFields,
+  ResourceKey
+} from '../jobs/submit/resource-fields';
 import {
   ITargetChoices,
   targetField,
@@ -79,14 +83,19 @@ export class WorkerFields {
 
   readonly node: HTMLDivElement;
 
-  /** `{workers}` or `{adapt}`; throws an Error saying what is wrong. */
-  value(): IDaskScaleRequest {
-    return readWorkers({
+  /** The fields as typed. */
+  texts(): IWorkerTexts {
+    return {
       adaptive: this._adaptive.checked,
       workers: this._workers.value,
       minimum: this._minimum.value,
       maximum: this._maximum.value
-    });
+    };
+  }
+
+  /** `{workers}` or `{adapt}`; throws an Error saying what is wrong. */
+  value(): IDaskScaleRequest {
+    return readWorkers(this.texts());
   }
 
   private _sync(): void {
@@ -133,10 +142,22 @@ export abstract class DaskFormBody<T> extends FormBody<T> {
   }
 }
 
+/** The new-cluster form as typed, to open it again with the same. */
+export interface IClusterTyped {
+  target: string;
+  name: string;
+  backend: string;
+  /** The resource inputs' texts (the queue's too), by field. */
+  resources: Partial<Record<ResourceKey, string>>;
+  workers: IWorkerTexts;
+}
+
 /** What the new-cluster form offers (the active notebook's kernel first). */
 export interface IClusterChoices extends ITargetChoices {
   backends: IBackendInfo[];
   last: ILastUsed | null;
+  /** What was typed in it before (it was closed to add packages). */
+  typed?: IClusterTyped;
 }
 
 /** "New cluster…": where it runs, its workers and what each asks for. */
@@ -149,13 +170,22 @@ export class ClusterForm extends DaskFormBody<IDaskClusterRequest> {
       maxlength: 100,
       'data-testid': 'gpu-env-dask-name'
     });
-    this._resources = new ResourceFields(choices.backends, choices.last);
-    this.workers = new WorkerFields({
-      adaptive: false,
-      workers: '1',
-      minimum: '0',
-      maximum: '4'
-    });
+    const { typed } = choices;
+    this._resources = new ResourceFields(
+      choices.backends,
+      typed ? { backend: typed.backend } : choices.last
+    );
+    this.workers = new WorkerFields(
+      typed?.workers ?? {
+        adaptive: false,
+        workers: '1',
+        minimum: '0',
+        maximum: '4'
+      }
+    );
+    if (typed) {
+      this._retype(typed);
+    }
     // The send dialog's time limit is each worker's here.
     const timeLimit = this._resources.inputs.time_limit;
     const label = timeLimit.closest('.jp-GpuEnv-field')?.querySelector('label');
@@ -189,6 +219,21 @@ export class ClusterForm extends DaskFormBody<IDaskClusterRequest> {
     };
   }
 
+  /** Everything as typed, valid or not. */
+  typed(): IClusterTyped {
+    const resources: Partial<Record<ResourceKey, string>> = {};
+    for (const [key, input] of Object.entries(this._resources.inputs)) {
+      resources[key as ResourceKey] = input.value;
+    }
+    return {
+      target: this._target.value,
+      name: this._name.value,
+      backend: this._resources.backend.value,
+      resources,
+      workers: this.workers.texts()
+    };
+  }
+
   /** The request; throws an Error saying what is wrong. */
   getValue(): IDaskClusterRequest {
     const resources = this._resources.resources();
@@ -207,6 +252,28 @@ export class ClusterForm extends DaskFormBody<IDaskClusterRequest> {
       request.queue = queue;
     }
     return request;
+  }
+
+  /** Fill in what was typed before; options no longer offered stay. */
+  private _retype(typed: IClusterTyped): void {
+    const offered = (node: HTMLSelectElement, value: string) =>
+      Array.from(node.options).some(o => o.value === value);
+    if (offered(this._target, typed.target)) {
+      this._target.value = typed.target;
+    }
+    this._name.value = typed.name;
+    for (const [key, input] of Object.entries(this._resources.inputs)) {
+      const value = typed.resources[key as ResourceKey];
+      if (
+        value === undefined ||
+        (input instanceof HTMLSelectElement && !offered(input, value))
+      ) {
+        continue;
+      }
+      input.value = value;
+      // The GPU fields follow the MIG slice chosen.
+      input.dispatchEvent(new Event('change', { bubbles: true }));
+    }
   }
 
   private _target: HTMLSelectElement;

@@ -173,35 +173,52 @@ export function workerTexts(cluster: IDaskCluster): IWorkerTexts {
 /** What a 409 `dask_not_installed` asks to add, and to which environment. */
 export interface IMissingDask {
   environment: string | null;
+  /** Every package to add, as the message names them. */
   packages: string[];
+  /** Those the configured conda channels hold. */
+  conda: string[];
+  /** Those to add from PyPI (the channels lack them). */
+  pip: string[];
+}
+
+/** The strings of `value`: itself when it is one, or those of a list. */
+function strings(value: unknown): string[] {
+  const list = Array.isArray(value) ? value : [value];
+  return list.filter(
+    (item): item is string => typeof item === 'string' && !!item
+  );
 }
 
 /**
  * Read the details of a `dask_not_installed` refusal: the environment and
- * the packages to add (`distributed` when they say none).
+ * the packages to add (`distributed` when they say none), each where the
+ * server says it comes from (`conda`, `pip`); conda when it does not say.
  */
 export function missingDask(
   details: Record<string, unknown>[] | null
 ): IMissingDask {
   let environment: string | null = null;
   const packages: string[] = [];
+  const pip: string[] = [];
+  const add = (list: string[], items: string[]) =>
+    list.push(...items.filter(item => !list.includes(item)));
   for (const detail of details ?? []) {
     const env = detail['environment'];
     if (typeof env === 'string' && !environment) {
       environment = env;
     }
-    for (const key of ['add', 'packages', 'missing']) {
-      const value = detail[key];
-      const list = Array.isArray(value) ? value : [value];
-      for (const item of list) {
-        if (typeof item === 'string' && item && !packages.includes(item)) {
-          packages.push(item);
-        }
-      }
+    for (const key of ['add', 'packages', 'missing', 'conda', 'pip']) {
+      add(packages, strings(detail[key]));
     }
+    add(pip, strings(detail['pip']));
+  }
+  if (!packages.length) {
+    packages.push('distributed');
   }
   return {
     environment,
-    packages: packages.length ? packages : ['distributed']
+    packages,
+    conda: packages.filter(item => !pip.includes(item)),
+    pip
   };
 }

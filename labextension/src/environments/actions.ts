@@ -269,13 +269,14 @@ export class EnvironmentActions {
   }
 
   /**
-   * Add or remove packages of one of the user's environments; `add`: conda
-   * specs filled in to start with (e.g. `distributed` for a Dask cluster).
+   * Add or remove packages of one of the user's environments, `add` conda
+   * and `pip` PyPI specs filled in (a Dask cluster's); settles when done.
    */
-  editPackages(env: IEnvironment, add: string[] = []): Promise<void> {
+  editPackages(env: IEnvironment, add: string[], pip: string[]): Promise<void> {
+    const typed = { add, remove: [], pip_add: pip, pip_remove: [] };
     return this._packages.edit(
       env,
-      add.length ? { add, remove: [], pip_add: [], pip_remove: [] } : undefined
+      add.length + pip.length ? typed : undefined
     );
   }
 

@@ -215,8 +215,10 @@ export function registerEnvironmentCommands(options: {
     EnvCommandIDs.editPackages,
     'Add or remove packages…',
     'Add or remove conda and PyPI packages, after seeing the plan',
-    // `add`: conda specs filled in (a Dask cluster's missing `distributed`).
-    (env, args) => actions.editPackages(env, texts(args, 'add')),
+    // `add`, `pip_add`: conda and PyPI specs filled in (a Dask cluster's
+    // missing packages); settles once the change has ended.
+    (env, args) =>
+      actions.editPackages(env, texts(args, 'add'), texts(args, 'pip_add')),
     { label: 'Add or remove packages in an environment…', ok: 'Next' }
   );
   addOwnCommand(

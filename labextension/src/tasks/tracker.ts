@@ -106,6 +106,24 @@ export class TaskTracker extends PolledModel {
     }
   }
 
+  /** `task` once it has ended: followed until then. */
+  ended(task: ITask): Promise<ITask> {
+    this.track(task);
+    const known = this._tasks.get(task.id) ?? task;
+    if (isFinal(known)) {
+      return Promise.resolve(known);
+    }
+    return new Promise(resolve => {
+      const heard = (_: this, done: ITask): void => {
+        if (done.id === task.id) {
+          this._finished.disconnect(heard);
+          resolve(done);
+        }
+      };
+      this._finished.connect(heard);
+    });
+  }
+
   /**
    * Track the server's unfinished tasks (of the tracked kinds): those
    * started before this page was loaded, or from another tab.

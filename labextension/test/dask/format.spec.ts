@@ -211,16 +211,46 @@ describe('missingDask', () => {
   it('reads the environment and the packages to add', () => {
     expect(
       missingDask([{ environment: 'analysis', add: ['distributed=2026.8'] }])
-    ).toEqual({ environment: 'analysis', packages: ['distributed=2026.8'] });
+    ).toEqual({
+      environment: 'analysis',
+      packages: ['distributed=2026.8'],
+      conda: ['distributed=2026.8'],
+      pip: []
+    });
     expect(
       missingDask([{ environment: 'analysis', packages: 'distributed' }])
-    ).toEqual({ environment: 'analysis', packages: ['distributed'] });
+    ).toEqual({
+      environment: 'analysis',
+      packages: ['distributed'],
+      conda: ['distributed'],
+      pip: []
+    });
+  });
+
+  it('puts each package where the server says it comes from', () => {
+    expect(
+      missingDask([
+        {
+          environment: 'analysis',
+          packages: ['distributed', 'bokeh'],
+          conda: ['bokeh'],
+          pip: ['distributed']
+        }
+      ])
+    ).toEqual({
+      environment: 'analysis',
+      packages: ['distributed', 'bokeh'],
+      conda: ['bokeh'],
+      pip: ['distributed']
+    });
   });
 
   it('asks for distributed when the details name nothing', () => {
     expect(missingDask(null)).toEqual({
       environment: null,
-      packages: ['distributed']
+      packages: ['distributed'],
+      conda: ['distributed'],
+      pip: []
     });
   });
 });

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 from helpers import make_wheel
 
+from jupyter_gpu_env.envs.changes.search import PackageSearcher
 from jupyter_gpu_env.envs.pip.tool import PipSettings
+from jupyter_gpu_env.errors import GpuEnvError
 
 
 async def test_conda_names_holding_the_query_with_versions(service):
@@ -18,6 +20,23 @@ async def test_conda_names_holding_the_query_with_versions(service):
     exact = await service.search("jedi", "conda", limit=1)
     assert [p.name for p in exact.packages] == ["jedi"] and exact.packages[0].versions[0][0].isdigit()
     assert (await service.search("zzz-nothing", "conda")).packages == []
+
+
+async def test_where_a_package_to_add_comes_from(service):
+    # the demo's channel holds jedi but not distributed: a Dask cluster's distributed comes from PyPI
+    assert await service.searcher.source("jedi") == "conda"
+    assert await service.searcher.source("Jedi>=0.1") == "conda"
+    assert await service.searcher.source("distributed") == "pypi"
+    assert await service.searcher.source("ipy") == "pypi"  # part of a name is no package
+
+
+async def test_unreachable_channels_leave_a_package_to_conda():
+    class Unreachable:
+        async def search(self, query, limit):
+            raise GpuEnvError("The channels cannot be reached.", reason="channel_unreachable")
+
+    searcher = PackageSearcher(Unreachable(), PipSettings())  # type: ignore[arg-type]
+    assert await searcher.source("distributed") == "conda"
 
 
 async def test_the_answer_is_kept(service):

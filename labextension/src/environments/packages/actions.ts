@@ -22,7 +22,8 @@ export class PackageActions {
    * Add or remove packages of one of the user's environments: the dialog
    * plans what was asked and stays open when that fails; the plan is shown
    * before anything changes, and backing out of it returns to the dialog
-   * with what was typed (`typed`: what to start with).
+   * with what was typed (`typed`: what to start with). Settles once the
+   * change has ended, or when the user backs out.
    */
   async edit(env: IEnvironment, typed?: IPackagesValue): Promise<void> {
     let packages: IPackage[];
@@ -59,7 +60,7 @@ export class PackageActions {
       // The plan first, always: nothing changes until the user has seen it.
       if (await confirmPlan(plan, `Plan for '${env.name}'`, 'Apply')) {
         try {
-          this._tracker.track(
+          await this._tracker.ended(
             await this._client.changePackages(env.name, request)
           );
         } catch (reason) {
