@@ -7,7 +7,6 @@
  */
 import { expect, test } from '@jupyterlab/galata';
 
-import type { IImage } from '../../labextension/src/api/types';
 import { API, PANEL_ID, dialog, dialogButton, runFromPalette } from './helpers';
 import {
   ensureClone,
@@ -16,9 +15,9 @@ import {
   menuItem,
   openRowMenu,
   removeEnvironment,
-  removeImages,
-  startPack,
-  waitTask
+  chooseRowAction,
+  listImages,
+  removeImages
 } from './environments-helpers';
 
 const CLONE = 'ui-palette';
@@ -69,18 +68,27 @@ test.describe('Palette, images and sharing in words', () => {
   test('a packed image shows how to use it under its row, mount to unmount', async ({
     page
   }) => {
-    const packed = await waitTask(
-      page.request,
-      await startPack(page.request, CLONE, 'zstd')
-    );
-    expect(packed.state).toBe('succeeded');
-    const image = packed.result as IImage;
+    // Packed while the Lab is open, from the row's menu: its lines show open.
+    await removeImages(page.request, CLONE);
     await page.sidebar.openTab(PANEL_ID);
+    // Listed first (empty, or other environments' images).
+    await expect(
+      imagesSection(page)
+        .locator(
+          '[data-testid="gpu-env-image"], [data-testid="gpu-env-images-empty"]'
+        )
+        .first()
+    ).toBeVisible();
+    await chooseRowAction(envRow(page, CLONE), 'pack-environment');
+    await dialogButton(page, 'Pack', true).click();
     const row = imagesSection(page).locator(
-      `[data-testid="gpu-env-image"][data-id="${image.id}"]`
+      `[data-testid="gpu-env-image"][data-environment="${CLONE}"]`
+    );
+    await expect(row).toBeVisible({ timeout: 60000 });
+    const [image] = (await listImages(page.request)).filter(
+      i => i.environment === CLONE
     );
     const howTo = row.getByTestId('gpu-env-image-how-to-use');
-    // Open by itself under the image just packed, at the default width.
     await expect(howTo).toHaveAttribute('open', '');
     const mountLine = howTo.locator('[data-usage="squashfuse"] pre');
     await expect(mountLine).toHaveText(image.usage.squashfuse);
@@ -98,6 +106,14 @@ test.describe('Palette, images and sharing in words', () => {
     expect(linesWidth).toBeLessThanOrEqual(rowWidth + 0.5);
     await howTo.locator('summary').click();
     await expect(howTo).not.toHaveAttribute('open', '');
+
+    // Images already there when the Lab opens stay closed: at the default
+    // width, open lines under each would fill the sidebar.
+    await page.reload();
+    await page.sidebar.openTab(PANEL_ID);
+    await expect(row).toBeVisible();
+    await expect(howTo).not.toHaveAttribute('open', '');
+    await expect(howTo.locator('[data-usage="squashfuse"] pre')).toBeHidden();
   });
 
   test("where sharing is off, the menu says so and names the admin's option", async ({

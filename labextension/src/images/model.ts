@@ -30,9 +30,28 @@ export class ImagesModel extends PolledModel {
     return this._images?.find(image => image.id === id);
   }
 
+  /**
+   * Whether `id` appeared after the first listing: packed while this Lab
+   * was open, so its "How to use" lines show open. Images already there
+   * when the Lab opened stay closed (they would fill a narrow sidebar).
+   */
+  isNew(id: string): boolean {
+    return this._new.has(id);
+  }
+
   protected async fetch(): Promise<void> {
-    this._images = await this.client.list();
+    const images = await this.client.list();
+    if (this._images) {
+      const known = new Set(this._images.map(image => image.id));
+      for (const image of images) {
+        if (!known.has(image.id)) {
+          this._new.add(image.id);
+        }
+      }
+    }
+    this._images = images;
   }
 
   private _images: IImage[] | null = null;
+  private _new = new Set<string>();
 }

@@ -33,6 +33,8 @@ const AGE_TICK = 30 * 1000;
 function ImageRow(props: {
   image: IImage;
   commands: CommandRegistry;
+  /** Packed while this Lab was open: its "How to use" shows open. */
+  isNew: boolean;
 }): JSX.Element {
   const { image, commands } = props;
   const details = [
@@ -85,7 +87,7 @@ function ImageRow(props: {
         </span>
       </div>
       <div className="jp-GpuEnv-note">{details}</div>
-      <ImageUsage image={image} />
+      <ImageUsage image={image} open={props.isNew} />
     </ListRow>
   );
 }
@@ -119,7 +121,12 @@ export function ImagesView(props: {
       {images && images.length > 0 && (
         <ul className="jp-GpuEnv-list" data-testid="gpu-env-image-list">
           {images.map(image => (
-            <ImageRow key={image.id} image={image} commands={props.commands} />
+            <ImageRow
+              key={image.id}
+              image={image}
+              commands={props.commands}
+              isNew={model.isNew(image.id)}
+            />
           ))}
         </ul>
       )}

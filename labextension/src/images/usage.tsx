@@ -1,21 +1,14 @@
 /**
  * "How to use" under an image's row: the squashfuse lines a user copies into
  * a shell on a cluster (mount where they may, run its Python, unmount), with
- * Copy buttons. Open by itself under an image packed in the last minutes, so
- * the lines are there when the pack ends, not only in the "⋯" menu.
+ * Copy buttons. Open by itself under an image packed while the Lab is open
+ * (`open`), so the lines are there when the pack ends, not only in the "⋯"
+ * menu; closed under the others, which would fill a narrow sidebar.
  */
 import { Clipboard } from '@jupyterlab/apputils';
 import React, { useState } from 'react';
 
 import { IImage } from '../api/types';
-
-/** An image packed this recently shows its usage lines open, in ms. */
-const FRESH = 10 * 60 * 1000;
-
-/** Whether `image` was packed in the last minutes (its lines show open). */
-export function isFreshImage(image: IImage, now = Date.now()): boolean {
-  return now - image.created_at * 1000 < FRESH;
-}
 
 function CopyLine(props: {
   label: string;
@@ -48,14 +41,17 @@ function CopyLine(props: {
   );
 }
 
-export function ImageUsage(props: { image: IImage }): JSX.Element {
+export function ImageUsage(props: {
+  image: IImage;
+  open: boolean;
+}): JSX.Element {
   const { image } = props;
   const { usage } = image;
   return (
     <details
       className="jp-GpuEnv-imageUsage"
       data-testid="gpu-env-image-how-to-use"
-      open={isFreshImage(image)}
+      open={props.open}
     >
       <summary>How to use</summary>
       <div className="jp-GpuEnv-usageLines">
