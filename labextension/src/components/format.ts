@@ -87,3 +87,15 @@ export function formatDuration(seconds: number): string {
   const rest = minutes % 60;
   return `${Math.floor(minutes / 60)} h${rest ? ` ${rest} min` : ''}`;
 }
+
+/**
+ * An image id where the environment is named beside it: its content hash
+ * and kind (`3f2a9c1b0d4e-zstd`), without the environment's name in front
+ * (ids are `<environment>-<hash>-<kind>`; a cut at a fixed length showed
+ * only the name, `demo-python-`).
+ */
+export function imageIdBeside(id: string, environment: string): string {
+  return environment && id.startsWith(`${environment}-`)
+    ? id.slice(environment.length + 1)
+    : id;
+}

@@ -148,7 +148,7 @@ export const SERVER_KEPT =
 /** The facts line: backend, queue, where it runs. */
 export function describeWhere(schedule: ISchedule): string {
   const target = schedule.image
-    ? `image ${schedule.image.slice(0, 12)}`
+    ? `image ${schedule.image}`
     : schedule.environment
       ? `environment ${schedule.environment}`
       : schedule.kernel

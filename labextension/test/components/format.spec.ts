@@ -6,6 +6,7 @@ import {
   formatBytes,
   formatCores,
   formatUsage,
+  imageIdBeside,
   percentOf,
   usageLevel
 } from '../../src/components/format';
@@ -53,5 +54,15 @@ describe('format', () => {
   it('formatCores drops trailing zeros', () => {
     expect(formatCores(2)).toBe('2');
     expect(formatCores(0.314)).toBe('0.31');
+  });
+
+  it('imageIdBeside keeps what tells images of one environment apart', () => {
+    // A cut at 12 characters showed only the name: 'demo-python-'.
+    expect(imageIdBeside('demo-python-3f2a9c1b0d4e-zstd', 'demo-python')).toBe(
+      '3f2a9c1b0d4e-zstd'
+    );
+    expect(imageIdBeside('other-3f2a9c1b0d4e-sif', 'demo')).toBe(
+      'other-3f2a9c1b0d4e-sif'
+    );
   });
 });

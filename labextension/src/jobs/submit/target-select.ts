@@ -7,6 +7,7 @@
  */
 import { h } from '../../components/form';
 import type { IEnvironment, IImage } from '../../api/types';
+import { imageIdBeside } from '../../components/format';
 
 export interface IKernelChoice {
   name: string;
@@ -76,7 +77,8 @@ export function targetGroups(
           h(
             'option',
             { value: `image:${image.id}`, 'data-image': true },
-            `${image.environment} · ${image.id.slice(0, 12)} (${image.format})`
+            `${image.environment} · ${imageIdBeside(image.id, image.environment)} ` +
+              `(${image.format})`
           )
         )
       )

@@ -21,7 +21,7 @@ const ENVIRONMENTS = [
 ] as unknown as IEnvironment[];
 
 const IMAGES = [
-  { id: '0123456789abcdef', environment: 'torch', format: 'squashfs' }
+  { id: 'torch-0123456789ab-zstd', environment: 'torch', format: 'squashfs' }
 ] as unknown as IImage[];
 
 /** Each option as `group: value = text`, with ` (off)` where disabled. */
@@ -49,7 +49,7 @@ describe('the send dialog’s target', () => {
       'Kernels: kernel:torch = PyTorch — the notebook’s kernel',
       'Conda environments: environment:torch = torch (Python 3.11)',
       'Conda environments: environment:bare = bare — no ipykernel (off)',
-      'Packed images: image:0123456789abcdef = torch · 0123456789ab (squashfs)'
+      'Packed images: image:torch-0123456789ab-zstd = torch · 0123456789ab-zstd (squashfs)'
     ]);
     expect(select.value).toBe('kernel:torch');
     expect(select.dataset.default).toBe('kernel:torch');
@@ -74,7 +74,7 @@ describe('the send dialog’s target', () => {
 
   it('turns the images off where the backend cannot run them', () => {
     const select = targetSelect(choices);
-    select.value = 'image:0123456789abcdef';
+    select.value = 'image:torch-0123456789ab-zstd';
     offerImages(select, false);
     expect(select.value).toBe('kernel:torch');
     expect(options(select).pop()).toMatch(/\(off\)$/);
@@ -106,7 +106,7 @@ describe('the new Dask cluster’s target', () => {
       'Kernels: kernel:torch = PyTorch — the notebook’s kernel',
       'Conda environments: environment:torch = torch (Python 3.11)',
       'Conda environments: environment:bare = bare',
-      'Packed images: image:0123456789abcdef = torch · 0123456789ab (squashfs)'
+      'Packed images: image:torch-0123456789ab-zstd = torch · 0123456789ab-zstd (squashfs)'
     ]);
     expect(select.value).toBe('kernel:torch');
   });
@@ -140,10 +140,10 @@ describe('the new Dask cluster’s target', () => {
       environment: 'bare',
       image: undefined
     });
-    expect(asked('image:0123456789abcdef')).toEqual({
+    expect(asked('image:torch-0123456789ab-zstd')).toEqual({
       kernel: undefined,
       environment: undefined,
-      image: '0123456789abcdef'
+      image: 'torch-0123456789ab-zstd'
     });
   });
 });
