@@ -92,6 +92,12 @@ test.describe('Dialogs at the default sidebar width', () => {
     await page.sidebar.openTab(PANEL_ID);
     const row = envRow(page, ENV);
     await chooseRowAction(row, 'edit-packages');
+    // Idle, the dialog shows no empty progress strip: the planning status
+    // waits hidden until there is something to say.
+    await expect(
+      dialog(page).getByTestId('gpu-env-packages-add')
+    ).toBeVisible();
+    await expect(dialog(page).getByTestId('gpu-env-plan-status')).toBeHidden();
 
     // The checklist: each box on the line of its name.
     const asttokens = dialog(page)
