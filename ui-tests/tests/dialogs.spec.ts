@@ -314,7 +314,7 @@ test.describe('Dialogs at the default sidebar width', () => {
       `${tmpPath}/squares.ipynb`,
       notebook(
         [['parameters'], 'alpha = 1'],
-        [['results'], "{'square': alpha ** 2}"]
+        [['results'], "{'square': alpha ** 2, 'cube': alpha ** 3}"]
       ),
       { name: 'chevrons', sweep: { alpha: [1, 2] } }
     );
@@ -337,6 +337,14 @@ test.describe('Dialogs at the default sidebar width', () => {
       await expect(wrapper).toHaveClass(/jp-HTMLSelect/);
       await expect(wrapper.locator('svg')).toBeVisible();
     }
+    // Both axes are named: the y axis by the value charted, turned.
+    await expect(chart.getByTestId('gpu-env-sweep-chart-y-label')).toHaveText(
+      'square'
+    );
+    await chart.getByTestId('gpu-env-sweep-chart-y').selectOption('cube');
+    await expect(chart.getByTestId('gpu-env-sweep-chart-y-label')).toHaveText(
+      'cube'
+    );
   });
 });
 

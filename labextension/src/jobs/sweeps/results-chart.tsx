@@ -57,7 +57,8 @@ function ColumnChoice(props: {
 
 const WIDTH = 520;
 const HEIGHT = 260;
-const MARGIN = { top: 12, right: 16, bottom: 40, left: 56 };
+// The left margin holds the y ticks and, turned, the y axis's name.
+const MARGIN = { top: 12, right: 16, bottom: 40, left: 72 };
 
 /** One recorded value against one parameter, as points (and a line). */
 export function Chart(props: { results: ISweepResults }): JSX.Element | null {
@@ -186,6 +187,14 @@ export function Chart(props: { results: ISweepResults }): JSX.Element | null {
           textAnchor="middle"
         >
           {x}
+        </text>
+        <text
+          className="jp-GpuEnv-chartLabel"
+          data-testid="gpu-env-sweep-chart-y-label"
+          transform={`translate(14 ${MARGIN.top + innerH / 2}) rotate(-90)`}
+          textAnchor="middle"
+        >
+          {yLabel(y)}
         </text>
         {line && <polyline className="jp-GpuEnv-chartLine" points={line} />}
         {points.map(p => (
