@@ -167,6 +167,11 @@ export class FollowedSweeps {
         !isActiveState(sweep.state)
       ) {
         this._ended(sweep);
+        // Its runs were opened to follow them: once all have ended the row
+        // folds, so finished sweeps do not stack their run cards (one
+        // opened after it ended stays open: that was asked for).
+        this._expanded.delete(id);
+        this._runs.delete(id);
       }
       const key = `${sweep.state} ${JSON.stringify(sweep.counts)}`;
       if (this._keys.get(id) !== key) {
