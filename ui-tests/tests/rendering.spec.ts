@@ -132,4 +132,48 @@ test.describe('GPU Env sidebar rendering', () => {
     );
     await screenshotPanel(page, screenshotPath('gpu-env-panel-gpus.png'));
   });
+
+  test('memory stays on one line at the default width, whatever its figures', async ({
+    page
+  }) => {
+    // Each answer gives the memory figures set last: short, then long.
+    let memory = { used_bytes: 512 * 1024 ** 2, limit_bytes: 2 * GIB };
+    await page.route(GPU_ROUTE, route =>
+      route.fulfill({
+        status: 200,
+        contentType: 'application/json',
+        body: JSON.stringify({
+          ...SNAPSHOT_WITH_GPUS,
+          host: {
+            ...SNAPSHOT_WITH_GPUS.host,
+            memory: { ...memory, limited: true }
+          }
+        })
+      })
+    );
+    await page.sidebar.setWidth(256);
+    await page.sidebar.openTab(PANEL_ID);
+    const header = memoryBar(page)
+      .locator('xpath=..')
+      .locator('.jp-GpuEnv-usageHeader');
+    await expect(header).toContainText('512 MiB of 2.0 GiB');
+    const label = header.locator('.jp-GpuEnv-usageLabel');
+    const oneLine = (await label.boundingBox())!.height;
+    const short = (await header.boundingBox())!.height;
+    expect(short).toBeLessThan(oneLine * 1.5);
+
+    // The digits grow on a later poll: the line stays one line, so the
+    // section below does not move; the figure, if cut, is whole in its title.
+    memory = { used_bytes: 1020.7 * GIB, limit_bytes: 1022.9 * GIB };
+    const below = page.getByTestId('gpu-env-cpu-bar');
+    const before = (await below.boundingBox())!.y;
+    await execute(page, 'jupyter-gpu-env:refresh');
+    const value = header.locator('.jp-GpuEnv-usageValue');
+    await expect(value).toHaveAttribute(
+      'title',
+      '1021 GiB of 1023 GiB · 100 %'
+    );
+    expect((await header.boundingBox())!.height).toBe(short);
+    expect((await below.boundingBox())!.y).toBe(before);
+  });
 });

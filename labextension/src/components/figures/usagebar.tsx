@@ -39,7 +39,10 @@ export function UsageBar(props: IUsageBarProps): JSX.Element {
     <div className="jp-GpuEnv-usage">
       <div className="jp-GpuEnv-usageHeader">
         <span className="jp-GpuEnv-usageLabel">{props.label}</span>
-        <span className="jp-GpuEnv-usageValue">
+        <span
+          className="jp-GpuEnv-usageValue"
+          title={props.pending ? props.value : `${props.value} · ${rounded} %`}
+        >
           {props.value}
           {!props.pending && (
             <span className="jp-GpuEnv-usagePercent">{rounded} %</span>
