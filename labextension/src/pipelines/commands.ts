@@ -1,11 +1,11 @@
 /**
  * The pipeline commands: "Open a pipeline…" (its graph in the main area,
- * one widget per pipeline), "Run Pipeline" on a `*.pipeline.yaml` in the
- * file browser ("Run a pipeline file…" in the palette), and "Cancel
- * pipeline…" (asked first), called by the Jobs section's rows and the
- * graph's toolbar.
+ * one widget per pipeline, reopened after a reload unless the pipeline was
+ * deleted), "Run Pipeline" on a `*.pipeline.yaml` in the file browser
+ * ("Run a pipeline file…" in the palette), and "Cancel pipeline…" (asked
+ * first), called by the Jobs section's rows and the graph's toolbar.
  */
-import { JupyterFrontEnd } from '@jupyterlab/application';
+import { ILayoutRestorer, JupyterFrontEnd } from '@jupyterlab/application';
 import {
   Dialog,
   ICommandPalette,
@@ -19,6 +19,7 @@ import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 import { messageOf } from '../api/request';
 import type { IPipeline, IPipelineNode } from '../api/types';
 import { pickOne } from '../components/dialogs/pick';
+import { restorableViews, unlessGone } from '../components/main-area';
 import { JobCommandIDs } from '../jobs/command-ids';
 import { formatTime } from '../jobs/format';
 import { JobsModel } from '../jobs/model';
@@ -38,6 +39,7 @@ export interface IPipelineCommandOptions {
   followed: FollowedPipelines;
   files: IFileBrowserFactory | null;
   palette: ICommandPalette | null;
+  restorer: ILayoutRestorer | null;
   category: string;
 }
 
@@ -49,6 +51,13 @@ export function registerPipelineCommands(
   const { model, files, followed } = options;
   const { client } = followed;
   const views = new Map<string, MainAreaWidget<PipelineView>>();
+  const tracker = restorableViews<MainAreaWidget<PipelineView>>({
+    restorer: options.restorer,
+    namespace: 'gpu-env-pipeline',
+    command: PipelineCommandIDs.open,
+    args: widget => ({ id: widget.content.model.id }),
+    name: widget => widget.content.model.id
+  });
 
   /** Open what a node ran: a job's log, a sweep's results. */
   const openNode = (node: IPipelineNode): void => {
@@ -88,7 +97,7 @@ export function registerPipelineCommands(
     }
   };
 
-  const openGraph = (id: string, pipeline?: IPipeline) => {
+  const openGraph = async (id: string, pipeline?: IPipeline) => {
     let widget = views.get(id);
     if (!widget || widget.isDisposed) {
       widget = createPipelineWidget({
@@ -101,6 +110,7 @@ export function registerPipelineCommands(
       views.set(id, widget);
       widget.disposed.connect(() => views.delete(id));
       shell.add(widget, 'main');
+      await tracker.add(widget);
     } else if (pipeline) {
       widget.content.model.set(pipeline);
     }
@@ -118,7 +128,8 @@ export function registerPipelineCommands(
           ? args['id']
           : await choosePipeline(client);
       if (id) {
-        openGraph(id, followed.get(id) ?? undefined);
+        await unlessGone(args, () => client.get(id));
+        await openGraph(id, followed.get(id) ?? undefined);
       }
     }
   });
@@ -152,7 +163,7 @@ export function registerPipelineCommands(
       try {
         const pipeline = await client.submitFile(path);
         model.addPipeline(pipeline);
-        openGraph(pipeline.id, pipeline);
+        await openGraph(pipeline.id, pipeline);
         return pipeline.id;
       } catch (error) {
         await showErrorMessage(`Cannot run ${path}`, messageOf(error));
