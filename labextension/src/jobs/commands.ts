@@ -147,7 +147,8 @@ export function registerJobCommands(
   const views = registerSweepCommands(app, options);
 
   commands.addCommand(JobCommandIDs.runAgain, {
-    label: args => (hasId(args) ? 'Run again…' : 'Run a job again…'),
+    // "rerun", the command line's word, finds it in the palette too.
+    label: args => (hasId(args) ? 'Run again…' : 'Run a job again (rerun)…'),
     caption:
       'Send this run again from its snapshot, its values and resources ' +
       'filled in to change before sending',

@@ -3,13 +3,15 @@
  * one widget per pipeline, reopened after a reload unless the pipeline was
  * deleted), "Run Pipeline" on a `*.pipeline.yaml` in the file browser
  * ("Run a pipeline file…" in the palette), and "Cancel pipeline…" (asked
- * first), called by the Jobs section's rows and the graph's toolbar.
+ * first), called by the Jobs section's rows and the graph's toolbar; in the
+ * palette, "Cancel a pipeline…" asks which of the running ones.
  */
 import { ILayoutRestorer, JupyterFrontEnd } from '@jupyterlab/application';
 import {
   Dialog,
   ICommandPalette,
   MainAreaWidget,
+  Notification,
   showDialog,
   showErrorMessage
 } from '@jupyterlab/apputils';
@@ -126,7 +128,10 @@ export function registerPipelineCommands(
       const id =
         typeof args['id'] === 'string'
           ? args['id']
-          : await choosePipeline(client);
+          : await choosePipeline(client, {
+              title: 'Open which pipeline?',
+              okLabel: 'Open'
+            });
       if (id) {
         await unlessGone(args, () => client.get(id));
         await openGraph(id, followed.get(id) ?? undefined);
@@ -178,10 +183,20 @@ export function registerPipelineCommands(
   });
 
   commands.addCommand(PipelineCommandIDs.cancel, {
-    label: 'Cancel pipeline…',
+    label: args =>
+      typeof args['id'] === 'string'
+        ? 'Cancel pipeline…'
+        : 'Cancel a pipeline…',
     caption: 'Stop its running nodes and skip the rest (asked first)',
     execute: async args => {
-      const id = typeof args['id'] === 'string' ? args['id'] : null;
+      const id =
+        typeof args['id'] === 'string'
+          ? args['id']
+          : await choosePipeline(client, {
+              title: 'Cancel which pipeline?',
+              okLabel: 'Choose',
+              active: true
+            });
       if (!id) {
         return;
       }
@@ -202,19 +217,39 @@ export function registerPipelineCommands(
     }
   });
 
-  for (const command of [PipelineCommandIDs.open, PipelineCommandIDs.runFile]) {
+  for (const command of [
+    PipelineCommandIDs.open,
+    PipelineCommandIDs.runFile,
+    PipelineCommandIDs.cancel
+  ]) {
     options.palette?.addItem({ command, category: options.category });
   }
 }
 
-/** Ask which pipeline, newest first (`GET pipelines`); its id, or null. */
-async function choosePipeline(client: PipelinesClient): Promise<string | null> {
+/**
+ * Ask which pipeline (`active`: of those queued or running), newest first
+ * (`GET pipelines`); its id, or null.
+ */
+async function choosePipeline(
+  client: PipelinesClient,
+  options: { title: string; okLabel: string; active?: boolean }
+): Promise<string | null> {
   let pipelines: IPipeline[];
   try {
     pipelines = (await client.list({ limit: 100 })).items;
   } catch (error) {
     await showErrorMessage('Cannot list the pipelines', messageOf(error));
     return null;
+  }
+  if (options.active) {
+    pipelines = pipelines.filter(p => isPipelineActive(p.state));
+    if (pipelines.length === 0) {
+      Notification.info(
+        'No pipeline is queued or running: there is nothing to cancel.',
+        { autoClose: 5000 }
+      );
+      return null;
+    }
   }
   if (pipelines.length === 0) {
     await showErrorMessage(
@@ -225,7 +260,7 @@ async function choosePipeline(client: PipelinesClient): Promise<string | null> {
     return null;
   }
   return pickOne({
-    title: 'Open which pipeline?',
+    title: options.title,
     label: 'Pipeline',
     items: pipelines.map(p => ({
       id: p.id,
@@ -233,7 +268,7 @@ async function choosePipeline(client: PipelinesClient): Promise<string | null> {
         `${p.name} — ${p.state}${isPipelineActive(p.state) ? '…' : ''}, ` +
         `${formatTime(p.created_at)}`
     })),
-    okLabel: 'Open',
+    okLabel: options.okLabel,
     testId: 'gpu-env-pick-pipeline'
   });
 }
