@@ -3,18 +3,27 @@
  * follow a retry), at JupyterLab's default sidebar width, against the real
  * server (jobs sent through the API and run by the local backend).
  *
- * "Cancel a job…", "Run a job again…", "Show a job's log…" and "Open a
- * sweep's results…" ask which with a small picker of the jobs (or sweeps)
- * listed, newest first, each with its state and when; only active jobs to
- * cancel, only ended ones to run again. Picking one does what the row's
- * button does. "Open Jobs" is there too, under the extension's category.
+ * "Cancel a job…", "Run a job again (rerun)…", "Show a job's log…" and
+ * "Open a sweep's results…" ask which with a small picker of the jobs (or
+ * sweeps) listed, newest first, each with its state and when; only active
+ * jobs to cancel, only ended ones to run again. Picking one does what the
+ * row's button does. "Open Jobs" is there too, under the extension's
+ * category. Issue 38, item 8: typing "rerun" finds "Run a job again", and
+ * "Dask: scale…", "Dask: open dashboard…" and "Cancel a pipeline…" ask
+ * which cluster or pipeline.
  */
 import { expect, test } from '@jupyterlab/galata';
 import type { IJupyterLabPageFixture } from '@jupyterlab/galata';
 import type { Locator } from '@playwright/test';
 
-import type { IJob, ISweep } from '../../labextension/src/api/types';
+import type {
+  IDaskCluster,
+  IJob,
+  IPipeline,
+  ISweep
+} from '../../labextension/src/api/types';
 import {
+  API,
   PANEL_ID,
   apiGet,
   dialog,
@@ -111,7 +120,7 @@ test.describe('Job commands in the palette', () => {
     await reaches(page, slow.id, /cancelled/);
 
     // Run again: only jobs that ended, the cancelled one now among them.
-    await runFromPalette(page, 'Run a job again…', {
+    await runFromPalette(page, 'Run a job again (rerun)…', {
       command: 'jupyter-gpu-env:job-run-again',
       category: CATEGORY
     });
@@ -285,5 +294,129 @@ test.describe('Sweep results', () => {
       results.getByTestId('gpu-env-sweep-results-counts')
     ).toHaveText('3 of 3 runs ended: 3 succeeded');
     await expect(results).toHaveAttribute('data-state', 'succeeded');
+  });
+});
+
+test.describe('Rerun, Dask and pipelines in the palette', () => {
+  const clusters: string[] = [];
+  test.afterEach(async ({ page }) => {
+    for (const id of clusters.splice(0)) {
+      await page.request.post(`${API}/dask/clusters/${id}/cancel`);
+    }
+  });
+
+  test('"rerun" finds Run a job again; scale, dashboard and cancel ask which', async ({
+    page,
+    tmpPath
+  }) => {
+    test.setTimeout(300000);
+    const tag = `pd${test.info().retry}-${Date.now()}`;
+    const done = await sendThroughApi<IJob>(page, `${tmpPath}/q.ipynb`, QUICK, {
+      name: `${tag}-done`
+    });
+    // Two clusters of no worker (a scheduler each): the palette asks which.
+    const started: IDaskCluster[] = [];
+    for (const name of [`${tag}-a`, `${tag}-b`]) {
+      const response = await page.request.post(`${API}/dask/clusters`, {
+        data: { name, kernel: 'python3', backend: 'local', workers: 0 }
+      });
+      expect(response.status()).toBe(201);
+      const cluster: IDaskCluster = await response.json();
+      clusters.push(cluster.id);
+      started.push(cluster);
+    }
+    await page.contents.uploadContent(SLOW, 'text', `${tmpPath}/slow.ipynb`);
+    const response = await page.request.post(`${API}/pipelines`, {
+      data: {
+        name: `${tag}-pipeline`,
+        nodes: [
+          {
+            id: 'slow',
+            notebook_path: `${tmpPath}/slow.ipynb`,
+            backend: 'local'
+          }
+        ]
+      }
+    });
+    expect(response.status()).toBe(201);
+    const pipeline: IPipeline = await response.json();
+    for (const cluster of started) {
+      await expect
+        .poll(
+          async () => {
+            const now = await apiGet<IDaskCluster>(
+              page.request,
+              `dask/clusters/${cluster.id}`
+            );
+            return now.state === 'running' && !!now.dashboard;
+          },
+          { timeout: 120000 }
+        )
+        .toBe(true);
+    }
+
+    /** Choose the cluster `id` in the open "which cluster" dialog. */
+    const chooseCluster = async (title: string, id: string) => {
+      await expect(dialog(page)).toContainText(title);
+      const list = dialog(page).locator('select');
+      const labels = await list.locator('option').allTextContents();
+      expect(labels.filter(label => label.includes(tag))).toHaveLength(2);
+      await list.selectOption({ label: labels.find(l => l.includes(id))! });
+      await dialogButton(page, 'Next').click();
+    };
+
+    await runFromPalette(page, 'Dask: scale…', {
+      command: 'jupyter-gpu-env:dask-scale',
+      category: CATEGORY
+    });
+    await chooseCluster('Scale a cluster', started[0].id);
+    await expect(dialog(page)).toContainText(`Scale '${tag}-a'`);
+    await dialogButton(page, 'Cancel').click();
+    await expect(dialog(page)).toHaveCount(0);
+
+    await runFromPalette(page, 'Dask: open dashboard…', {
+      command: 'jupyter-gpu-env:dask-dashboard',
+      category: CATEGORY
+    });
+    await chooseCluster('Open a dashboard', started[1].id);
+    await expect(currentTab(page, `Dask: ${tag}-b`)).toBeVisible();
+
+    // Cancel a pipeline: the running ones offered, then the usual question.
+    await expect
+      .poll(
+        async () =>
+          (await apiGet<IPipeline>(page.request, `pipelines/${pipeline.id}`))
+            .state,
+        { timeout: 120000 }
+      )
+      .toMatch(/queued|running/);
+    await runFromPalette(page, 'Cancel a pipeline…', {
+      command: 'jupyter-gpu-env:pipeline-cancel',
+      category: CATEGORY
+    });
+    await expect(dialog(page)).toContainText('Cancel which pipeline?');
+    const pipelines = dialog(page).getByTestId('gpu-env-pick-pipeline');
+    await pipelines.selectOption(pipeline.id);
+    await dialogButton(page, 'Choose').click();
+    await expect(dialog(page)).toContainText('Cancel pipeline?');
+    await dialogButton(page, 'Cancel pipeline').click();
+    await expect
+      .poll(
+        async () =>
+          (await apiGet<IPipeline>(page.request, `pipelines/${pipeline.id}`))
+            .state,
+        { timeout: 60000 }
+      )
+      .toBe('cancelled');
+
+    // The command line's word finds the command, which asks which job.
+    await reaches(page, done.id, /succeeded/);
+    await runFromPalette(page, 'rerun', {
+      command: 'jupyter-gpu-env:job-run-again',
+      category: CATEGORY
+    });
+    await expect(dialog(page)).toContainText('Run which job again?');
+    await expect(option(picker(page, 'job'), done.id)).toHaveCount(1);
+    await dialogButton(page, 'Cancel').click();
   });
 });

@@ -1,7 +1,8 @@
 /**
  * The Dask commands, called with `{ cluster: id }` by each row's button and
- * "⋯" menu; from the palette ("Dask: new cluster…", "Dask: insert
- * client…", "Dask: shut down…") without it, they ask which cluster.
+ * "⋯" menu; from the palette ("Dask: new cluster…", "Dask: scale…", "Dask:
+ * open dashboard…", "Dask: insert client…", "Dask: shut down…") without
+ * it, they ask which cluster.
  */
 import { ICommandPalette, Notification } from '@jupyterlab/apputils';
 import { CommandRegistry } from '@lumino/commands';
@@ -83,7 +84,8 @@ export function registerDaskCommands(options: {
     execute: () => actions.create()
   });
   commands.addCommand(DaskCommandIDs.dashboard, {
-    label: 'Open dashboard',
+    label: args =>
+      args['isPalette'] ? 'Dask: open dashboard…' : 'Open dashboard',
     caption: 'The cluster’s dashboard in a tab',
     isEnabled: enabled(c => !!c.dashboard),
     execute: onCluster(
@@ -93,7 +95,7 @@ export function registerDaskCommands(options: {
     )
   });
   commands.addCommand(DaskCommandIDs.scale, {
-    label: 'Scale…',
+    label: args => (args['isPalette'] ? 'Dask: scale…' : 'Scale…'),
     caption: 'Change the number of workers, or make it adaptive',
     isEnabled: enabled(),
     execute: onCluster(c => actions.scale(c), 'Scale a cluster')
@@ -122,6 +124,8 @@ export function registerDaskCommands(options: {
   });
   for (const command of [
     DaskCommandIDs.create,
+    DaskCommandIDs.scale,
+    DaskCommandIDs.dashboard,
     DaskCommandIDs.insertClient,
     DaskCommandIDs.shutdown
   ]) {

@@ -2,9 +2,10 @@
  * The Jobs feature's commands: "Send notebook to batch…" (palette and the
  * notebook toolbar), a job's log and output, and the sweep commands
  * (results, retry, cancel), called by the rows' buttons and menus, the
- * notifications and the palette.
+ * notifications and the palette. A job's log and a sweep's results are
+ * reopened after a reload, unless the job or sweep was deleted meanwhile.
  */
-import { JupyterFrontEnd } from '@jupyterlab/application';
+import { ILayoutRestorer, JupyterFrontEnd } from '@jupyterlab/application';
 import {
   ICommandPalette,
   MainAreaWidget,
@@ -17,6 +18,7 @@ import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 import { messageOf } from '../api/request';
 import type { IJob, ISweep } from '../api/types';
 import { sendToBatchIcon } from '../components/icons';
+import { restorableViews, unlessGone } from '../components/main-area';
 import { JobsClient } from './client';
 import { JobCommandIDs } from './command-ids';
 import { isActiveState } from './format';
@@ -45,6 +47,7 @@ export namespace JobCommands {
     /** The notebook "Send to batch" applies to, if any. */
     current(): NotebookPanel | null;
     palette: ICommandPalette | null;
+    restorer: ILayoutRestorer | null;
     category: string;
   }
 }
@@ -67,6 +70,13 @@ export function registerJobCommands(
   });
 
   const logs = new Map<string, MainAreaWidget<JobLogView>>();
+  const logTracker = restorableViews<MainAreaWidget<JobLogView>>({
+    restorer: options.restorer,
+    namespace: 'gpu-env-job-log',
+    command: JobCommandIDs.showLog,
+    args: widget => ({ id: widget.content.jobId }),
+    name: widget => widget.content.jobId
+  });
   /** The job `{ id }`, or the one the user picks from the palette. */
   const jobOf = async (
     args: ReadonlyPartialJSONObject,
@@ -83,6 +93,7 @@ export function registerJobCommands(
     label: args => (hasId(args) ? 'Show job log' : "Show a job's log…"),
     caption: 'Follow the log of a batch job',
     execute: async args => {
+      await unlessGone(args, () => client.getJob(String(args['id'])));
       const job = await jobOf(args, {
         title: 'Show the log of which job?',
         filter: 'any',
@@ -96,7 +107,11 @@ export function registerJobCommands(
         widget = createLogWidget(client, job);
         logs.set(job.id, widget);
         widget.disposed.connect(() => logs.delete(job.id));
-        shell.add(widget, 'main', { mode: 'split-right' });
+        // Beside the notebook it is asked from; else a tab of its own, so
+        // that the Jobs view or a sweep's results keep their width.
+        const beside = shell.currentWidget instanceof DocumentWidget;
+        shell.add(widget, 'main', beside ? { mode: 'split-right' } : {});
+        await logTracker.add(widget);
       }
       shell.activateById(widget.id);
     }
@@ -132,7 +147,8 @@ export function registerJobCommands(
   const views = registerSweepCommands(app, options);
 
   commands.addCommand(JobCommandIDs.runAgain, {
-    label: args => (hasId(args) ? 'Run again…' : 'Run a job again…'),
+    // "rerun", the command line's word, finds it in the palette too.
+    label: args => (hasId(args) ? 'Run again…' : 'Run a job again (rerun)…'),
     caption:
       'Send this run again from its snapshot, its values and resources ' +
       'filled in to change before sending',
@@ -212,6 +228,13 @@ function registerSweepCommands(
   };
 
   const views = new Map<string, MainAreaWidget<SweepResultsView>>();
+  const tracker = restorableViews<MainAreaWidget<SweepResultsView>>({
+    restorer: options.restorer,
+    namespace: 'gpu-env-sweep-results',
+    command: JobCommandIDs.sweepResults,
+    args: widget => ({ sweep: widget.content.model.id }),
+    name: widget => widget.content.model.id
+  });
   commands.addCommand(JobCommandIDs.sweepResults, {
     label: args => (sweepId(args) ? 'Open results' : "Open a sweep's results…"),
     caption: "A sweep's runs side by side: parameters and recorded values",
@@ -225,6 +248,7 @@ function registerSweepCommands(
       if (!id) {
         return;
       }
+      await unlessGone(args, () => client.getSweep(id));
       let widget = views.get(id);
       if (!widget || widget.isDisposed) {
         widget = createResultsWidget({
@@ -236,6 +260,7 @@ function registerSweepCommands(
         views.set(id, widget);
         widget.disposed.connect(() => views.delete(id));
         shell.add(widget, 'main');
+        await tracker.add(widget);
       }
       shell.activateById(widget.id);
     }

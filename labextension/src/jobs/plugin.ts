@@ -2,11 +2,12 @@
  * The `jupyter-gpu-env:jobs` plugin: the jobs model (shared through
  * `IJobsModel`), the sidebar's "Jobs" section, the "Send to batch" notebook
  * toolbar button, the job commands (commands.ts), the Jobs view in the
- * main area (view/). What other features add to them (schedules,
- * pipelines) comes through `IJobsRegistry`, provided by
- * `jupyter-gpu-env:jobs-registry`.
+ * main area (view/); its views reopened after a reload. What other features
+ * add to them (schedules, pipelines) comes through `IJobsRegistry`,
+ * provided by `jupyter-gpu-env:jobs-registry`.
  */
 import {
+  ILayoutRestorer,
   JupyterFrontEnd,
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
@@ -63,7 +64,8 @@ export const jobsPlugin: JupyterFrontEndPlugin<JobsModel> = {
     ICommandPalette,
     IToolbarWidgetRegistry,
     IStateDB,
-    IGpuEnvSidebar
+    IGpuEnvSidebar,
+    ILayoutRestorer
   ],
   activate: (
     app: JupyterFrontEnd,
@@ -72,7 +74,8 @@ export const jobsPlugin: JupyterFrontEndPlugin<JobsModel> = {
     palette: ICommandPalette | null,
     toolbarRegistry: IToolbarWidgetRegistry | null,
     state: IStateDB | null,
-    sidebar: IGpuEnvSidebar | null
+    sidebar: IGpuEnvSidebar | null,
+    restorer: ILayoutRestorer | null
   ): JobsModel => {
     const { commands, shell, serviceManager } = app;
     const { serverSettings } = serviceManager;
@@ -133,12 +136,14 @@ export const jobsPlugin: JupyterFrontEndPlugin<JobsModel> = {
         runAgain(id, { client, kernelspecs: serviceManager.kernelspecs }),
       current,
       palette,
+      restorer,
       category: PALETTE_CATEGORY
     });
     registerJobsView(app, {
       actions,
       registry,
       palette,
+      restorer,
       category: PALETTE_CATEGORY
     });
     registerAdviceCommand(app, {

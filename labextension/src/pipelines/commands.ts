@@ -1,15 +1,17 @@
 /**
  * The pipeline commands: "Open a pipeline…" (its graph in the main area,
- * one widget per pipeline), "Run Pipeline" on a `*.pipeline.yaml` in the
- * file browser ("Run a pipeline file…" in the palette), and "Cancel
- * pipeline…" (asked first), called by the Jobs section's rows and the
- * graph's toolbar.
+ * one widget per pipeline, reopened after a reload unless the pipeline was
+ * deleted), "Run Pipeline" on a `*.pipeline.yaml` in the file browser
+ * ("Run a pipeline file…" in the palette), and "Cancel pipeline…" (asked
+ * first), called by the Jobs section's rows and the graph's toolbar; in the
+ * palette, "Cancel a pipeline…" asks which of the running ones.
  */
-import { JupyterFrontEnd } from '@jupyterlab/application';
+import { ILayoutRestorer, JupyterFrontEnd } from '@jupyterlab/application';
 import {
   Dialog,
   ICommandPalette,
   MainAreaWidget,
+  Notification,
   showDialog,
   showErrorMessage
 } from '@jupyterlab/apputils';
@@ -19,6 +21,7 @@ import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 import { messageOf } from '../api/request';
 import type { IPipeline, IPipelineNode } from '../api/types';
 import { pickOne } from '../components/dialogs/pick';
+import { restorableViews, unlessGone } from '../components/main-area';
 import { JobCommandIDs } from '../jobs/command-ids';
 import { formatTime } from '../jobs/format';
 import { JobsModel } from '../jobs/model';
@@ -38,6 +41,7 @@ export interface IPipelineCommandOptions {
   followed: FollowedPipelines;
   files: IFileBrowserFactory | null;
   palette: ICommandPalette | null;
+  restorer: ILayoutRestorer | null;
   category: string;
 }
 
@@ -49,6 +53,13 @@ export function registerPipelineCommands(
   const { model, files, followed } = options;
   const { client } = followed;
   const views = new Map<string, MainAreaWidget<PipelineView>>();
+  const tracker = restorableViews<MainAreaWidget<PipelineView>>({
+    restorer: options.restorer,
+    namespace: 'gpu-env-pipeline',
+    command: PipelineCommandIDs.open,
+    args: widget => ({ id: widget.content.model.id }),
+    name: widget => widget.content.model.id
+  });
 
   /** Open what a node ran: a job's log, a sweep's results. */
   const openNode = (node: IPipelineNode): void => {
@@ -88,7 +99,7 @@ export function registerPipelineCommands(
     }
   };
 
-  const openGraph = (id: string, pipeline?: IPipeline) => {
+  const openGraph = async (id: string, pipeline?: IPipeline) => {
     let widget = views.get(id);
     if (!widget || widget.isDisposed) {
       widget = createPipelineWidget({
@@ -101,6 +112,7 @@ export function registerPipelineCommands(
       views.set(id, widget);
       widget.disposed.connect(() => views.delete(id));
       shell.add(widget, 'main');
+      await tracker.add(widget);
     } else if (pipeline) {
       widget.content.model.set(pipeline);
     }
@@ -116,9 +128,13 @@ export function registerPipelineCommands(
       const id =
         typeof args['id'] === 'string'
           ? args['id']
-          : await choosePipeline(client);
+          : await choosePipeline(client, {
+              title: 'Open which pipeline?',
+              okLabel: 'Open'
+            });
       if (id) {
-        openGraph(id, followed.get(id) ?? undefined);
+        await unlessGone(args, () => client.get(id));
+        await openGraph(id, followed.get(id) ?? undefined);
       }
     }
   });
@@ -152,7 +168,7 @@ export function registerPipelineCommands(
       try {
         const pipeline = await client.submitFile(path);
         model.addPipeline(pipeline);
-        openGraph(pipeline.id, pipeline);
+        await openGraph(pipeline.id, pipeline);
         return pipeline.id;
       } catch (error) {
         await showErrorMessage(`Cannot run ${path}`, messageOf(error));
@@ -167,10 +183,20 @@ export function registerPipelineCommands(
   });
 
   commands.addCommand(PipelineCommandIDs.cancel, {
-    label: 'Cancel pipeline…',
+    label: args =>
+      typeof args['id'] === 'string'
+        ? 'Cancel pipeline…'
+        : 'Cancel a pipeline…',
     caption: 'Stop its running nodes and skip the rest (asked first)',
     execute: async args => {
-      const id = typeof args['id'] === 'string' ? args['id'] : null;
+      const id =
+        typeof args['id'] === 'string'
+          ? args['id']
+          : await choosePipeline(client, {
+              title: 'Cancel which pipeline?',
+              okLabel: 'Choose',
+              active: true
+            });
       if (!id) {
         return;
       }
@@ -191,19 +217,39 @@ export function registerPipelineCommands(
     }
   });
 
-  for (const command of [PipelineCommandIDs.open, PipelineCommandIDs.runFile]) {
+  for (const command of [
+    PipelineCommandIDs.open,
+    PipelineCommandIDs.runFile,
+    PipelineCommandIDs.cancel
+  ]) {
     options.palette?.addItem({ command, category: options.category });
   }
 }
 
-/** Ask which pipeline, newest first (`GET pipelines`); its id, or null. */
-async function choosePipeline(client: PipelinesClient): Promise<string | null> {
+/**
+ * Ask which pipeline (`active`: of those queued or running), newest first
+ * (`GET pipelines`); its id, or null.
+ */
+async function choosePipeline(
+  client: PipelinesClient,
+  options: { title: string; okLabel: string; active?: boolean }
+): Promise<string | null> {
   let pipelines: IPipeline[];
   try {
     pipelines = (await client.list({ limit: 100 })).items;
   } catch (error) {
     await showErrorMessage('Cannot list the pipelines', messageOf(error));
     return null;
+  }
+  if (options.active) {
+    pipelines = pipelines.filter(p => isPipelineActive(p.state));
+    if (pipelines.length === 0) {
+      Notification.info(
+        'No pipeline is queued or running: there is nothing to cancel.',
+        { autoClose: 5000 }
+      );
+      return null;
+    }
   }
   if (pipelines.length === 0) {
     await showErrorMessage(
@@ -214,7 +260,7 @@ async function choosePipeline(client: PipelinesClient): Promise<string | null> {
     return null;
   }
   return pickOne({
-    title: 'Open which pipeline?',
+    title: options.title,
     label: 'Pipeline',
     items: pipelines.map(p => ({
       id: p.id,
@@ -222,7 +268,7 @@ async function choosePipeline(client: PipelinesClient): Promise<string | null> {
         `${p.name} — ${p.state}${isPipelineActive(p.state) ? '…' : ''}, ` +
         `${formatTime(p.created_at)}`
     })),
-    okLabel: 'Open',
+    okLabel: options.okLabel,
     testId: 'gpu-env-pick-pipeline'
   });
 }

@@ -3,9 +3,11 @@
  * them, with their rows, to the jobs (`IJobsRegistry`: one entry each in the
  * Jobs section and the Jobs view); offers "Run after…" in the send dialog;
  * the pipeline commands (a pipeline's graph, "Run Pipeline" on
- * `*.pipeline.yaml` files in the file browser, cancel).
+ * `*.pipeline.yaml` files in the file browser, cancel); graphs reopened
+ * after a reload.
  */
 import {
+  ILayoutRestorer,
   JupyterFrontEnd,
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
@@ -28,13 +30,14 @@ export const pipelinesPlugin: JupyterFrontEndPlugin<void> = {
     'Notebook pipelines: run a *.pipeline.yaml, follow and act on its graph.',
   autoStart: true,
   requires: [IJobsModel, IJobsRegistry],
-  optional: [ICommandPalette, IFileBrowserFactory],
+  optional: [ICommandPalette, IFileBrowserFactory, ILayoutRestorer],
   activate: (
     app: JupyterFrontEnd,
     model: JobsModel,
     registry: IJobsRegistry,
     palette: ICommandPalette | null,
-    files: IFileBrowserFactory | null
+    files: IFileBrowserFactory | null,
+    restorer: ILayoutRestorer | null
   ): void => {
     const followed = new FollowedPipelines(app.serviceManager.serverSettings);
     registry.addPipelines(followed, { row: PipelineRow, cells: PipelineRows });
@@ -54,6 +57,7 @@ export const pipelinesPlugin: JupyterFrontEndPlugin<void> = {
       followed,
       files,
       palette,
+      restorer,
       category: PALETTE_CATEGORY
     });
   }

@@ -101,6 +101,7 @@ export class JobLogView extends Widget {
     this.addClass('jp-GpuEnv-jobLog');
     this.node.dataset.testid = 'gpu-env-job-log';
     this.node.dataset.jobId = options.job.id;
+    this.jobId = options.job.id;
     this._pre = document.createElement('pre');
     this.node.append(this._pre);
     this.status = createStatusNode('gpu-env-job-log-status');
@@ -118,6 +119,9 @@ export class JobLogView extends Widget {
   }
 
   readonly model: JobLogModel;
+
+  /** The job whose log this is. */
+  readonly jobId: string;
 
   /** What the view is doing (following, ended, error), for the toolbar. */
   readonly status: HTMLSpanElement;
