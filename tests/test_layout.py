@@ -133,7 +133,17 @@ def test_no_folder_cycle():
 # The house, bottom up: the ground floor of contracts (what passes between the server and a node), the
 # batch systems' wings over it, the jobs feature over those, the features that run on jobs over that.
 GROUND = {"errors", "models", "system", "contracts", "_version"}
-FEATURES = ("jobs", "schedules", "pipelines", "dask", "envs", "images", "notify", "efficiency")
+FEATURES = (
+    "jobs",
+    "schedules",
+    "pipelines",
+    "dask",
+    "batchkernels",
+    "envs",
+    "images",
+    "notify",
+    "efficiency",
+)
 TOP = ("cli", "handlers", "services", "app")
 
 
@@ -154,7 +164,7 @@ def test_backends_know_no_feature(upper):
     assert _reaches("jupyter_gpu_env.backends", f"jupyter_gpu_env.{upper}") == []
 
 
-@pytest.mark.parametrize("upper", ["schedules", "pipelines", "dask", "notify", "efficiency"])
+@pytest.mark.parametrize("upper", ["schedules", "pipelines", "dask", "batchkernels", "notify", "efficiency"])
 def test_jobs_know_no_feature_built_on_them(upper):
     """Schedules, pipelines and Dask clusters run on jobs; the jobs' code (store, service, runner)
     knows none of them: each feature owns its records and hands its own timers to the server."""

@@ -24,8 +24,9 @@ from typing import Any
 
 from ...contracts import jobfiles
 from ...gpu.jobuse import GpuUseSampler, default_reader, gpu_units_of, sample_interval
-from ...kernelspecs import JOB_KERNEL, write_job_kernelspec
 from .attempts import Attempt, begin_attempt, record_attempt
+from .runtime import RunnerError as _RunnerError
+from .runtime import kernel_for, load_job
 
 log = logging.getLogger("jupyter_gpu_env.runner")
 
@@ -40,7 +41,6 @@ EXIT_RUNNER_ERROR = 2
 # ignores this code, so it does not count against the Job's retries).
 EXIT_PREEMPTED = jobfiles.EXIT_PREEMPTED
 # Set by a backend's script to where it opened the job's packed image (backends/slurm/script.py sets it).
-IMAGE_PREFIX_ENV = "JUPYTER_GPU_ENV_IMAGE_PREFIX"
 
 Outcome = tuple[str, str | None, str]  # state, reason, message
 
@@ -100,39 +100,10 @@ class Runner:
             self.gpu_sampler = None
 
     def _load_job(self) -> dict[str, Any]:
-        job = jobfiles.read_json(self.folder / jobfiles.JOB_JSON)
-        if job is None:
-            raise _RunnerError(
-                "runner_error", f"{self.folder / jobfiles.JOB_JSON} is missing or not valid JSON."
-            )
-        if job.get("format") != jobfiles.JOB_FORMAT:
-            raise _RunnerError(
-                "runner_error",
-                f"job.json has format {job.get('format')!r}; this runner reads format {jobfiles.JOB_FORMAT}. "
-                "The node's jupyter-gpu-env differs from the server's.",
-            )
-        return job
+        return load_job(self.folder)
 
     def _execute(self, job: dict[str, Any]) -> tuple[Outcome, dict[str, Any]]:
-        kernel_name = job.get("kernel")
-        env = job.get("environment")
-        if job.get("image"):
-            # The backend's script mounted the image (squashfuse, or apptainer's bind) and says where.
-            prefix = os.environ.get(IMAGE_PREFIX_ENV)
-            if not prefix:
-                raise _RunnerError(
-                    "images_unsupported",
-                    "The job asks for a packed image, but the backend that started it did not open the image.",
-                )
-            if not os.path.exists(os.path.join(prefix, "bin", "python")):
-                raise _RunnerError("runner_error", f"The image opened at {prefix} has no bin/python.")
-            env = {"name": job["image"].get("name") or "image", "prefix": prefix}
-        if env:
-            write_job_kernelspec(self.folder, env["prefix"], env_name=env.get("name") or JOB_KERNEL)
-            os.environ["JUPYTER_PATH"] = os.pathsep.join(
-                p for p in (str(self.folder), os.environ.get("JUPYTER_PATH", "")) if p
-            )
-            kernel_name = JOB_KERNEL
+        kernel_name = kernel_for(self.folder, job)
         limit = jobfiles.time_limit_of(job, os.environ)
         if limit:
             timer = threading.Timer(float(limit), self._time_up, args=(int(limit),))
@@ -356,13 +327,6 @@ class _OneLine(logging.Filter):
         if isinstance(record.msg, str):
             record.msg = record.msg.rstrip("\n")
         return bool(record.msg) or bool(record.args)
-
-
-class _RunnerError(Exception):
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.message = message
 
 
 def _literal(path: Path) -> str:

@@ -1,0 +1,1 @@
+"""The kernel host: the main process of a batch kernel's job on its node."""

@@ -1,0 +1,62 @@
+"""What a job's code runs in, on the node: its job.json read and checked, and the kernel it names, the
+environment's or packed image's kernelspec written into the job's folder. Shared by the runner (a
+notebook) and the kernel host (a batch kernel), so both run the same thing for the same job.json."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from ...contracts import jobfiles
+from ...kernelspecs import JOB_KERNEL, write_job_kernelspec
+
+IMAGE_PREFIX_ENV = "JUPYTER_GPU_ENV_IMAGE_PREFIX"
+
+
+class RunnerError(Exception):
+    """Why a job cannot run here, in words, with its reason code (status.json's ``reason``)."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+def load_job(folder: Path) -> dict[str, Any]:
+    """The folder's job.json, of the format this node's jupyter-gpu-env reads."""
+    job = jobfiles.read_json(folder / jobfiles.JOB_JSON)
+    if job is None:
+        raise RunnerError("runner_error", f"{folder / jobfiles.JOB_JSON} is missing or not valid JSON.")
+    if job.get("format") != jobfiles.JOB_FORMAT:
+        raise RunnerError(
+            "runner_error",
+            f"job.json has format {job.get('format')!r}; this runner reads format {jobfiles.JOB_FORMAT}. "
+            "The node's jupyter-gpu-env differs from the server's.",
+        )
+    return job
+
+
+def kernel_for(folder: Path, job: dict[str, Any]) -> str:
+    """The kernel the job runs in: the one it names, or its environment's or opened image's, whose
+    kernelspec is written into ``folder`` (added to JUPYTER_PATH for this process and its children)."""
+    kernel_name = str(job.get("kernel") or "")
+    env = job.get("environment")
+    if job.get("image"):
+        # The backend's script mounted the image (squashfuse, or apptainer's bind) and says where.
+        prefix = os.environ.get(IMAGE_PREFIX_ENV)
+        if not prefix:
+            raise RunnerError(
+                "images_unsupported",
+                "The job asks for a packed image, but the backend that started it did not open the image.",
+            )
+        if not os.path.exists(os.path.join(prefix, "bin", "python")):
+            raise RunnerError("runner_error", f"The image opened at {prefix} has no bin/python.")
+        env = {"name": job["image"].get("name") or "image", "prefix": prefix}
+    if env:
+        write_job_kernelspec(folder, env["prefix"], env_name=env.get("name") or JOB_KERNEL)
+        os.environ["JUPYTER_PATH"] = os.pathsep.join(
+            p for p in (str(folder), os.environ.get("JUPYTER_PATH", "")) if p
+        )
+        kernel_name = JOB_KERNEL
+    return kernel_name
