@@ -31,7 +31,7 @@ class Request(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     op: Op
-    seq: int = Field(ge=1, le=1 << 62)
+    seq: int = Field(ge=1, le=1 << 62)  # increasing; a client numbers them from the clock
     sent_at: float = Field(ge=0)
     generation: int | None = Field(default=None, ge=1, le=1 << 20)
     signum: int | None = Field(default=None, ge=1, le=64)
