@@ -31,10 +31,10 @@ export function recordingCommands(ids: string[]): {
  */
 export function expansion(): {
   isExpanded: (id: string) => boolean;
-  setExpanded: jest.Mock<void, [string, boolean]>;
+  setExpanded: jest.Mock<void, [string, boolean, string?]>;
 } {
   const expanded = new Set<string>();
-  const setExpanded = jest.fn((id: string, on: boolean) => {
+  const setExpanded = jest.fn((id: string, on: boolean, _where?: string) => {
     if (on) {
       expanded.add(id);
     } else {

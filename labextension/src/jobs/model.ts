@@ -26,7 +26,7 @@ import { PolledModel, TickPhase } from '../components/polled';
 import { JobsClient } from './client';
 import { JobEntry, mergeEntries } from './entries';
 import { JobUsage } from './usage/model';
-import { FollowedSweeps } from './sweeps/followed';
+import { ExpandedIn, FollowedSweeps } from './sweeps/followed';
 import { isActive, isActiveState } from './format';
 import { IdleWarnings } from './usage/idle';
 import type { IPipelineSource } from './tokens';
@@ -165,17 +165,21 @@ export class JobsModel extends PolledModel {
     return this._sweeps.runsOf(id);
   }
 
-  /** Whether the row of this sweep lists its runs. */
-  isExpanded(id: string): boolean {
-    return this._sweeps.isExpanded(id);
+  /** Whether the row of this sweep lists its runs (in the sidebar, or the Jobs view). */
+  isExpanded(id: string, where: ExpandedIn = 'sidebar'): boolean {
+    return this._sweeps.isExpanded(id, where);
   }
 
   /** List the runs of a sweep under its row (asked at once), or stop. */
-  setExpanded(id: string, expanded: boolean): void {
-    if (expanded === this._sweeps.isExpanded(id)) {
+  setExpanded(
+    id: string,
+    expanded: boolean,
+    where: ExpandedIn = 'sidebar'
+  ): void {
+    if (expanded === this._sweeps.isExpanded(id, where)) {
       return;
     }
-    this._sweeps.setExpanded(id, expanded);
+    this._sweeps.setExpanded(id, expanded, where);
     if (expanded) {
       void this.refresh().catch(() => undefined);
     }

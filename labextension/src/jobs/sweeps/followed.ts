@@ -12,6 +12,13 @@ import type { IJob, ISweep, SweepState } from '../../api/types';
 import { JobsClient } from '../client';
 import { isActiveState } from '../format';
 
+/**
+ * Where a sweep's row is opened: the sidebar's list, or the Jobs view's
+ * table. Each keeps its own; a sweep's runs are asked while either shows
+ * them.
+ */
+export type ExpandedIn = 'sidebar' | 'view';
+
 /** The most runs of one sweep its expanded row lists (the API's page). */
 export const MAX_RUNS_LISTED = 500;
 
@@ -76,18 +83,22 @@ export class FollowedSweeps {
     );
   }
 
-  /** Whether the row of this sweep lists its runs. */
-  isExpanded(id: string): boolean {
-    return this._expanded.has(id);
+  /** Whether the row of this sweep lists its runs in `where`. */
+  isExpanded(id: string, where: ExpandedIn = 'sidebar'): boolean {
+    return this._expanded[where].has(id);
   }
 
-  /** List a sweep's runs under its row from the next update, or stop. */
-  setExpanded(id: string, expanded: boolean): void {
+  /** List a sweep's runs under its row in `where` from the next update, or stop. */
+  setExpanded(
+    id: string,
+    expanded: boolean,
+    where: ExpandedIn = 'sidebar'
+  ): void {
     if (expanded) {
-      this._expanded.add(id);
+      this._expanded[where].add(id);
     } else {
-      this._expanded.delete(id);
-      this._runs.delete(id);
+      this._expanded[where].delete(id);
+      this._dropRunsIfShut(id);
     }
   }
 
@@ -167,11 +178,12 @@ export class FollowedSweeps {
         !isActiveState(sweep.state)
       ) {
         this._ended(sweep);
-        // Its runs were opened to follow them: once all have ended the row
-        // folds, so finished sweeps do not stack their run cards (one
-        // opened after it ended stays open: that was asked for).
-        this._expanded.delete(id);
-        this._runs.delete(id);
+        // In the sidebar its runs were opened to follow them: once all
+        // have ended the row folds, so finished sweeps do not stack their
+        // run cards (one opened after it ended stays open: that was asked
+        // for). The Jobs view's table has the room: it stays as it is.
+        this._expanded.sidebar.delete(id);
+        this._dropRunsIfShut(id);
       }
       const key = `${sweep.state} ${JSON.stringify(sweep.counts)}`;
       if (this._keys.get(id) !== key) {
@@ -206,7 +218,8 @@ export class FollowedSweeps {
 
   /** Ask the runs of the expanded sweeps not asked yet, active or moved. */
   private async _askRuns(changed: Set<string>): Promise<void> {
-    const expanded = [...this._expanded].filter(id => {
+    const open = new Set([...this._expanded.sidebar, ...this._expanded.view]);
+    const expanded = [...open].filter(id => {
       const sweep = this._sweeps.get(id);
       return (
         sweep &&
@@ -231,12 +244,20 @@ export class FollowedSweeps {
     });
   }
 
+  /** A sweep's runs are kept while one of its rows shows them. */
+  private _dropRunsIfShut(id: string): void {
+    if (!this._expanded.sidebar.has(id) && !this._expanded.view.has(id)) {
+      this._runs.delete(id);
+    }
+  }
+
   private _forget(id: string): void {
     this._sweeps.delete(id);
     this._keys.delete(id);
     this._states.delete(id);
     this._added.delete(id);
-    this._expanded.delete(id);
+    this._expanded.sidebar.delete(id);
+    this._expanded.view.delete(id);
     this._runs.delete(id);
   }
 
@@ -250,6 +271,9 @@ export class FollowedSweeps {
   private _states = new Map<string, SweepState>();
   /** Sweeps submitted here whose runs the list does not show yet. */
   private _added = new Set<string>();
-  private _expanded = new Set<string>();
+  private _expanded = {
+    sidebar: new Set<string>(),
+    view: new Set<string>()
+  };
   private _runs = new Map<string, IJob[]>();
 }

@@ -206,7 +206,7 @@ export function SweepTableRow(props: {
       name={facts.name}
       state={facts.state}
       expanded={expanded}
-      onToggle={() => model.setExpanded(id, !expanded)}
+      onToggle={() => model.setExpanded(id, !expanded, 'view')}
       parts="runs"
       title={props.notebook ? `Sweep of ${props.notebook}` : undefined}
       count={

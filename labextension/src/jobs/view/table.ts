@@ -58,7 +58,9 @@ export function tableRows(
       };
     }
     const summary = summarize(entry);
-    const runs = model.isExpanded(entry.id) ? model.runsOf(entry.id) : null;
+    const runs = model.isExpanded(entry.id, 'view')
+      ? model.runsOf(entry.id)
+      : null;
     return {
       kind: 'sweep',
       id: entry.id,

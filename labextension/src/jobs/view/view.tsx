@@ -176,7 +176,7 @@ function Rows(props: {
             />
           );
         }
-        const expanded = model.isExpanded(row.id);
+        const expanded = model.isExpanded(row.id, 'view');
         const size = row.sweep?.size ?? row.runs?.length ?? 0;
         const listed = model.runsOf(row.id);
         return (

@@ -57,4 +57,19 @@ describe('FollowedSweeps', () => {
     expect(followed.isExpanded('s2')).toBe(true);
     expect(followed.runsOf('s2')).toHaveLength(1);
   });
+
+  it("leaves the Jobs view's open rows as they are when the sweep ends", async () => {
+    const followed = new FollowedSweeps(
+      client([job({ id: 'r1' })]),
+      () => undefined
+    );
+    const running = sweep({ id: 's3', state: 'running' });
+    await followed.update(page(running), true);
+    followed.setExpanded('s3', true, 'view');
+    followed.setExpanded('s3', true, 'sidebar');
+    await followed.update(page({ ...running, state: 'failed' }), false);
+    expect(followed.isExpanded('s3', 'sidebar')).toBe(false);
+    expect(followed.isExpanded('s3', 'view')).toBe(true);
+    expect(followed.runsOf('s3')).toHaveLength(1);
+  });
 });

@@ -92,7 +92,7 @@ describe('SweepTableRow', () => {
     expect(caret.title).toBe('Show the runs');
     expect(caret.getAttribute('aria-expanded')).toBe('false');
     fireEvent.click(caret);
-    expect(model.setExpanded).toHaveBeenCalledWith('g1', true);
+    expect(model.setExpanded).toHaveBeenCalledWith('g1', true, 'view');
   });
 
   it('says how to hide them once expanded', () => {
