@@ -30,13 +30,12 @@ import zmq.asyncio
 from ...contracts import jobfiles
 from ...contracts.batchkernel import wire
 from ...contracts.batchkernel.files import FORMAT, HOST_JSON, make_kernel_dir, write_private_json
-from ...gpu.jobuse import GpuUseSampler, default_reader, gpu_units_of, sample_interval
-from ...jobs.runner.runtime import RunnerError, kernel_for
+from ...gpu.jobuse import GpuUseSampler
+from ...jobs.runner.runtime import RunnerError, beat, kernel_for, start_gpu_sampler
 from .kernel import NodeKernel
 
 log = logging.getLogger("jupyter_gpu_env.kernelhost")
 
-HEARTBEAT_INTERVAL = 10.0
 ORPHAN_TIMEOUT = 300.0
 Outcome = tuple[str, str, str]
 
@@ -74,8 +73,8 @@ class KernelHost:
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGUSR1):
             loop.add_signal_handler(signum, self._on_signal, signum)
-        threading.Thread(target=self._heartbeat, name="heartbeat", daemon=True).start()
-        self._sample_gpus()
+        threading.Thread(target=beat, args=(self.folder, self._beat), name="heartbeat", daemon=True).start()
+        self.gpu_sampler = start_gpu_sampler(self.folder, self.job)
         limit = jobfiles.time_limit_of(self.job, os.environ)
         if limit:
             loop.call_later(float(limit), self.end, ("failed", "time_limit", _time_up(int(limit))))
@@ -164,7 +163,7 @@ class KernelHost:
             seq=request.seq, ok=ok, state=state, generation=kernel.generation, exit_code=code, message=message
         )
 
-    # ----- signals, heartbeat, GPU use -----
+    # ----- signals, and the end -----
 
     def _on_signal(self, signum: int) -> None:
         if (self.folder / jobfiles.CANCEL_MARK).exists() or signum == signal.SIGINT:
@@ -173,32 +172,6 @@ class KernelHost:
             # SLURM and Kubernetes stop a job with SIGTERM at its walltime, a preemption or a node
             # drain; a kernel job is never requeued (its kernel's state would be lost anyway).
             self.end(("failed", "ended_by_scheduler", "The batch system stopped the kernel's job."))
-
-    def _heartbeat(self) -> None:
-        path = self.folder / jobfiles.HEARTBEAT
-        try:
-            path.write_text(f"{socket.gethostname()} {os.getpid()}\n")
-        except OSError:
-            return
-        while not self._beat.wait(HEARTBEAT_INTERVAL):
-            try:
-                os.utime(path)
-            except OSError:
-                return
-
-    def _sample_gpus(self) -> None:
-        if self.job.get("gpu_sample_interval") == 0:
-            return
-        try:
-            self.gpu_sampler = GpuUseSampler(
-                self.folder,
-                default_reader(),
-                interval=sample_interval(self.job),
-                gpu_units=gpu_units_of(self.job.get("resources") or {}),
-            )
-            self.gpu_sampler.start()
-        except Exception as e:  # never a reason for the kernel not to run
-            log.warning("GPU use will not be sampled: %s", e)
 
     def finish(self, outcome: Outcome) -> int:
         """Write status.json (last: readers then treat the log as complete); the exit code."""

@@ -15,7 +15,6 @@ from __future__ import annotations
 import logging
 import os
 import signal
-import socket
 import sys
 import threading
 import time
@@ -23,14 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from ...contracts import jobfiles
-from ...gpu.jobuse import GpuUseSampler, default_reader, gpu_units_of, sample_interval
+from ...gpu.jobuse import GpuUseSampler
 from .attempts import Attempt, begin_attempt, record_attempt
 from .runtime import RunnerError as _RunnerError
-from .runtime import kernel_for, load_job
+from .runtime import beat, kernel_for, load_job, start_gpu_sampler
 
 log = logging.getLogger("jupyter_gpu_env.runner")
 
-HEARTBEAT_INTERVAL = 5.0
 # After SIGTERM, how long the runner may take to save and record before it exits regardless. The local
 # backend's SIGKILL comes later (its kill grace), so the status is written first.
 STOP_GRACE = 5.0
@@ -70,11 +68,13 @@ class Runner:
         signal.signal(signal.SIGTERM, self._on_signal)
         signal.signal(signal.SIGINT, self._on_signal)
         signal.signal(signal.SIGUSR1, self._on_preempt)
-        threading.Thread(target=self._heartbeat, name="heartbeat", daemon=True).start()
+        threading.Thread(
+            target=beat, args=(self.folder, self._heartbeat_stop), name="heartbeat", daemon=True
+        ).start()
         try:
             job = self._load_job()
             self.attempt = begin_attempt(self.folder, job, self.started_at)
-            self._sample_gpus(job)
+            self.gpu_sampler = start_gpu_sampler(self.folder, job)
             outcome, extra = self._execute(job)
         except _RunnerError as e:
             outcome, extra = ("failed", e.reason, e.message), {}
@@ -82,22 +82,6 @@ class Runner:
             log.exception("the runner failed")
             outcome, extra = ("failed", "runner_error", f"The runner failed: {type(e).__name__}: {e}"), {}
         return self.finish(outcome, extra)
-
-    def _sample_gpus(self, job: dict[str, Any]) -> None:
-        """GPU use beside the notebook (see :mod:`jupyter_gpu_env.gpu.jobuse`); ``gpu_sample_interval: 0`` turns it off."""
-        if job.get("gpu_sample_interval") == 0:
-            return
-        try:
-            self.gpu_sampler = GpuUseSampler(
-                self.folder,
-                default_reader(),
-                interval=sample_interval(job),
-                gpu_units=gpu_units_of(job.get("resources") or {}),
-            )
-            self.gpu_sampler.start()
-        except Exception as e:  # never a reason for the notebook not to run
-            log.warning("GPU use will not be sampled: %s", e)
-            self.gpu_sampler = None
 
     def _load_job(self) -> dict[str, Any]:
         return load_job(self.folder)
@@ -293,18 +277,6 @@ class Runner:
             )
         except OSError as e:
             log.warning("could not write progress: %s", e)
-
-    def _heartbeat(self) -> None:
-        path = self.folder / jobfiles.HEARTBEAT
-        try:
-            path.write_text(f"{socket.gethostname()} {os.getpid()}\n")
-        except OSError:
-            return
-        while not self._heartbeat_stop.wait(HEARTBEAT_INTERVAL):
-            try:
-                os.utime(path)
-            except OSError:
-                return
 
 
 # What the kernel process says about itself that concerns no one reading a batch job's log: the

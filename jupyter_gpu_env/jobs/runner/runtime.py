@@ -1,17 +1,25 @@
-"""What a job's code runs in, on the node: its job.json read and checked, and the kernel it names, the
-environment's or packed image's kernelspec written into the job's folder. Shared by the runner (a
-notebook) and the kernel host (a batch kernel), so both run the same thing for the same job.json."""
+"""What every job's process does on the node, whatever it runs: its job.json read and checked; the
+kernel it names, or the environment's or packed image's kernelspec written into the job's folder; the
+heartbeat; the GPU sampler. Shared by the runner (a notebook) and the kernel host (a batch kernel), so
+both run the same thing for the same job.json and the server sees both alike."""
 
 from __future__ import annotations
 
+import logging
 import os
+import socket
+import threading
 from pathlib import Path
 from typing import Any
 
 from ...contracts import jobfiles
+from ...gpu.jobuse import GpuUseSampler, default_reader, gpu_units_of, sample_interval
 from ...kernelspecs import JOB_KERNEL, write_job_kernelspec
 
+log = logging.getLogger(__name__)
+
 IMAGE_PREFIX_ENV = "JUPYTER_GPU_ENV_IMAGE_PREFIX"
+HEARTBEAT_INTERVAL = 5.0
 
 
 class RunnerError(Exception):
@@ -60,3 +68,37 @@ def kernel_for(folder: Path, job: dict[str, Any]) -> str:
         )
         kernel_name = JOB_KERNEL
     return kernel_name
+
+
+def beat(folder: Path, stop: threading.Event) -> None:
+    """Keep the job's ``heartbeat`` fresh (its node and pid, then its time) until ``stop`` is set: a
+    thread's target. The server reads a stale heartbeat as a job whose node was lost."""
+    path = folder / jobfiles.HEARTBEAT
+    try:
+        path.write_text(f"{socket.gethostname()} {os.getpid()}\n")
+    except OSError:
+        return
+    while not stop.wait(HEARTBEAT_INTERVAL):
+        try:
+            os.utime(path)
+        except OSError:
+            return
+
+
+def start_gpu_sampler(folder: Path, job: dict[str, Any]) -> GpuUseSampler | None:
+    """GPU use beside the job's code (see :mod:`jupyter_gpu_env.gpu.jobuse`), started; None when
+    ``gpu_sample_interval`` is 0 or sampling cannot start (never a reason for the job not to run)."""
+    if job.get("gpu_sample_interval") == 0:
+        return None
+    try:
+        sampler = GpuUseSampler(
+            folder,
+            default_reader(),
+            interval=sample_interval(job),
+            gpu_units=gpu_units_of(job.get("resources") or {}),
+        )
+        sampler.start()
+    except Exception as e:
+        log.warning("GPU use will not be sampled: %s", e)
+        return None
+    return sampler
