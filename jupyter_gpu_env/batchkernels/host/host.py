@@ -31,7 +31,7 @@ from ...contracts import jobfiles
 from ...contracts.batchkernel import wire
 from ...contracts.batchkernel.files import FORMAT, HOST_JSON, make_kernel_dir, write_private_json
 from ...gpu.jobuse import GpuUseSampler
-from ...jobs.runner.runtime import RunnerError, beat, kernel_for, start_gpu_sampler
+from ...jobs.runner.runtime import RunnerError, beat, kernel_for, start_gpu_sampler, write_status
 from .kernel import NodeKernel
 
 log = logging.getLogger("jupyter_gpu_env.kernelhost")
@@ -177,22 +177,8 @@ class KernelHost:
         """Write status.json (last: readers then treat the log as complete); the exit code."""
         self._beat.set()
         gpu = self.gpu_sampler.stop() if self.gpu_sampler is not None else None
-        state, reason, message = outcome
-        code = 0 if state == "succeeded" else 1
-        log.info("kernel job %s (%s): %s", state, reason, message)
-        status = {
-            "state": state,
-            "reason": reason,
-            "message": message,
-            "exit_code": code,
-            "started_at": self.started_at,
-            "finished_at": time.time(),
-            **({"gpu": gpu} if gpu is not None else {}),
-        }
-        try:
-            jobfiles.write_json_atomic(self.folder / jobfiles.STATUS, status, durable=True)
-        except OSError as e:
-            log.error("could not write the status: %s", e)
+        code = 0 if outcome[0] == "succeeded" else 1
+        write_status(self.folder, outcome, code, self.started_at, gpu)
         return code
 
 

@@ -25,7 +25,7 @@ from ...contracts import jobfiles
 from ...gpu.jobuse import GpuUseSampler
 from .attempts import Attempt, begin_attempt, record_attempt
 from .runtime import RunnerError as _RunnerError
-from .runtime import beat, kernel_for, load_job, start_gpu_sampler
+from .runtime import beat, kernel_for, load_job, start_gpu_sampler, write_status
 
 log = logging.getLogger("jupyter_gpu_env.runner")
 
@@ -168,22 +168,7 @@ class Runner:
                 except OSError as e:
                     log.error("could not record the attempt: %s", e)
                 return EXIT_PREEMPTED
-            # Logged before the status: once status.json exists, readers treat the log as complete.
-            log.info("job %s%s: %s", state, f" ({reason})" if reason else "", message)
-            status = {
-                "state": state,
-                "reason": reason,
-                "message": message,
-                "exit_code": code,
-                "started_at": self.started_at,
-                "finished_at": time.time(),
-                **({"gpu": gpu} if gpu is not None else {}),
-                **(extra or {}),
-            }
-            try:
-                jobfiles.write_json_atomic(self.folder / jobfiles.STATUS, status, durable=True)
-            except OSError as e:  # the folder was deleted under us (job deleted); nothing to record into
-                log.error("could not write the status: %s", e)
+            write_status(self.folder, outcome, code, self.started_at, gpu, extra)
         return code
 
     # ----- stopping -----

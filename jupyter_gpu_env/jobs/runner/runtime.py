@@ -9,6 +9,7 @@ import logging
 import os
 import socket
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -102,3 +103,31 @@ def start_gpu_sampler(folder: Path, job: dict[str, Any]) -> GpuUseSampler | None
         log.warning("GPU use will not be sampled: %s", e)
         return None
     return sampler
+
+
+def write_status(
+    folder: Path,
+    outcome: tuple[str, str | None, str],
+    code: int,
+    started_at: float,
+    gpu: dict[str, Any] | None,
+    extra: dict[str, Any] | None = None,
+) -> None:
+    """Write the job's ``status.json``, its last word (logged first: once the status exists, readers
+    take the log as complete). A folder deleted under the job (the job deleted) records nothing."""
+    state, reason, message = outcome
+    log.info("job %s%s: %s", state, f" ({reason})" if reason else "", message)
+    status = {
+        "state": state,
+        "reason": reason,
+        "message": message,
+        "exit_code": code,
+        "started_at": started_at,
+        "finished_at": time.time(),
+        **({"gpu": gpu} if gpu is not None else {}),
+        **(extra or {}),
+    }
+    try:
+        jobfiles.write_json_atomic(folder / jobfiles.STATUS, status, durable=True)
+    except OSError as e:
+        log.error("could not write the status: %s", e)
