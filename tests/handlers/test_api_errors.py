@@ -38,7 +38,10 @@ MEMORY_400_DIGITS = json.dumps({"notebook_path": "a.ipynb", "resources": {"memor
         ('{"notebook_path": "a\\u0000.ipynb"}', "NUL"),
         ('{"notebook_path": "a.ipynb", "parameters": {"x": "\\ud800"}}', "lone surrogate"),
         ('{"notebook_path": "a.ipynb", "parameters": {"\\ud800": 1}}', "lone surrogate"),
-        ('{"notebook_path": "a.ipynb", "resources": {"mig_profile": "1g.10gb\\n"}}', "MIG profile '1g.10gb\\n' is not valid"),
+        (
+            '{"notebook_path": "a.ipynb", "resources": {"mig_profile": "1g.10gb\\n"}}',
+            "MIG profile '1g.10gb\\n' is not valid",
+        ),
         (b'{"notebook_path": "\xff.ipynb"}', "not UTF-8"),
         ("{not json", "not valid JSON"),
     ],
