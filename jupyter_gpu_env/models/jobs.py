@@ -114,7 +114,7 @@ class JobRequest(ApiModel):
     notebook_path: Annotated[
         str,
         patterned(
-            NOTEBOOK_PATTERN, "notebook_path", hint="it must be a notebook (.ipynb) path", max_length=4096
+            NOTEBOOK_PATTERN, "notebook path", hint="it must be a notebook (.ipynb) path", max_length=4096
         ),
     ] = Field(description="The notebook, relative to the server's root.", examples=["analysis.ipynb"])
     backend: BackendName = Field(default="local", description="A backend from `GET backends`.")
@@ -303,10 +303,13 @@ class JobGpuSeries(ApiModel):
 
 
 class Job(ApiModel):
-    """A batch job: one run of a notebook snapshot."""
+    """A batch job: one run of a notebook snapshot, or an interactive kernel session (``kind``)."""
 
     id: str
     name: str
+    kind: Literal["notebook", "kernel"] = Field(
+        default="notebook", description="`kernel`: an interactive kernel session, with no notebook output."
+    )
     backend: str
     state: JobState
     reason: str | None = Field(

@@ -2700,7 +2700,7 @@ export interface components {
         };
         /**
          * Job
-         * @description A batch job: one run of a notebook snapshot.
+         * @description A batch job: one run of a notebook snapshot, or an interactive kernel session (``kind``).
          */
         Job: {
             /**
@@ -2785,6 +2785,13 @@ export interface components {
              * @default null
              */
             kernel: string | null;
+            /**
+             * Kind
+             * @description `kernel`: an interactive kernel session, with no notebook output.
+             * @default notebook
+             * @enum {string}
+             */
+            kind: "notebook" | "kernel";
             /** Log Path */
             log_path: string;
             /**
