@@ -19,8 +19,9 @@ from typing import Any
 from ..backends.base import Backend
 from ..contracts import jobfiles
 from ..errors import Conflict, NotFound
-from ..models.jobs import Job, JobRequest
+from ..models.jobs import TERMINAL_STATES, Job, JobRequest
 from ..system.offloop import python_work
+from ..system.trees import remove_tree
 from . import submission
 from .parameters import inspect_notebook
 from .runner.attempts import RESUME_PARAMETERS
@@ -75,12 +76,24 @@ class Intake:
 
     async def prepare(self, request: JobRequest, snapshot: bytes | None) -> Prepared:
         """What every run of ``request`` shares, checked: the backend, the notebook, what runs it."""
-        backend = self.backend(request.backend)
+        backend = await self.polled_backend(request.backend)
+        raw, nb, nb_file = await python_work(self._read_notebook, request, snapshot)
+        runtime = await self.checked_runtime(request, nb, backend)
+        declared = await python_work(_resume_parameters, nb)
+        return Prepared(backend, raw, nb, nb_file, runtime, declared)
+
+    async def polled_backend(self, name: str) -> Backend:
+        """The backend called ``name``, looked at by this process before another job starts on it."""
+        backend = self.backend(name)
         if not self.tracker.has_polled(backend.name):
             # This process has not looked at the backend yet (a CLI, or a submission racing the first
             # refresh): learn which jobs hold its slots before starting another.
             await self.tracker.refresh_backend(backend.name, backend)
-        raw, nb, nb_file = await python_work(self._read_notebook, request, snapshot)
+        return backend
+
+    async def checked_runtime(self, request: JobRequest, nb: Any, backend: Backend) -> dict[str, Any]:
+        """What runs the job, checked with the backend's limits (``nb``: the notebook, whose kernel is
+        taken when the request names no runtime; None for a kernel session, which always names one)."""
         runtime = await python_work(
             functools.partial(
                 submission.resolve_runtime,
@@ -94,8 +107,27 @@ class Intake:
             )
         )
         backend.validate(request)
-        declared = await python_work(_resume_parameters, nb)
-        return Prepared(backend, raw, nb, nb_file, runtime, declared)
+        return runtime
+
+    async def start(self, job: Job, folder: Path, backend: Backend) -> Job:
+        """Record ``job`` (its folder built) and hand it to ``backend``; undone whole when either fails.
+        The record as the backend first saw it (or as a cancel meanwhile ended it)."""
+        store = self.tracker.store
+        try:
+            await store.insert(job)
+        except BaseException:
+            await asyncio.to_thread(remove_tree, folder)
+            raise
+        try:
+            obs = await backend.submit(job)
+        except BaseException:
+            await store.delete(job.id)
+            await asyncio.to_thread(remove_tree, folder)
+            raise
+        job = await store.get(job.id)  # a cancel may have ended it while the backend answered
+        if job.state in TERMINAL_STATES:
+            return job
+        return await self.tracker.apply(job, obs, None)
 
     def _read_notebook(self, request: JobRequest, snapshot: bytes | None) -> tuple[bytes, Any, Path]:
         nb_file = submission.resolve_notebook(self.root, request.notebook_path)

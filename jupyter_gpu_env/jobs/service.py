@@ -31,7 +31,6 @@ from ..models.jobs import TERMINAL_STATES, Job, JobGpuSeries, JobList, JobReques
 from ..models.notebooks import NotebookParameters
 from ..models.sweeps import JobGroup
 from ..system.offloop import python_work
-from ..system.trees import remove_tree
 from . import folders, submission, usage
 from .intake import Intake, Runtimes
 from .parameters import inspect_notebook
@@ -160,21 +159,7 @@ class JobService:
         )
         folder = self.folder_of(job)
         await python_work(submission.build_folder, folder, ready.raw, spec)
-        try:
-            await self.store.insert(job)
-        except BaseException:
-            await asyncio.to_thread(remove_tree, folder)
-            raise
-        try:
-            obs = await ready.backend.submit(job)
-        except BaseException:
-            await self.store.delete(job.id)
-            await asyncio.to_thread(remove_tree, folder)
-            raise
-        job = await self.store.get(job.id)  # a cancel may have ended it while the backend answered
-        if job.state in TERMINAL_STATES:
-            return job
-        return await self.tracker.apply(job, obs, None)
+        return await self.intake.start(job, folder, ready.backend)
 
     async def notebook_parameters(self, notebook_path: str) -> NotebookParameters:
         """What the notebook's `parameters` cell declares, as the submit dialog shows and submit checks it.

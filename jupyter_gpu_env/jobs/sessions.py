@@ -10,8 +10,6 @@ output to open. Nothing in jobs/ knows who asks for one (the batch kernels featu
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -20,9 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..contracts import jobfiles
 from ..errors import InvalidRequest
-from ..models.jobs import TERMINAL_STATES, Job, JobRequest
+from ..models.jobs import Job, JobRequest
 from ..system.offloop import python_work
-from ..system.trees import remove_tree
 from . import submission
 
 if TYPE_CHECKING:
@@ -56,23 +53,8 @@ class SessionJobs:
                 "A kernel session names what it runs in: a kernel, an environment or a packed image."
             )
         intake = jobs.intake
-        backend = intake.backend(request.backend)
-        if not jobs.tracker.has_polled(backend.name):
-            await jobs.tracker.refresh_backend(backend.name, backend)
-        runtimes = intake.runtimes
-        runtime = await python_work(
-            functools.partial(
-                submission.resolve_runtime,
-                request,
-                None,
-                backend,
-                kernel_names=runtimes.kernel_names,
-                environments=runtimes.environments,
-                images=runtimes.images,
-                image_runtime=runtimes.image_runtime,
-            )
-        )
-        backend.validate(request)
+        backend = await intake.polled_backend(request.backend)
+        runtime = await intake.checked_runtime(request, None, backend)
         job_id = uuid.uuid4().hex[:12]
         name = request.name or "kernel"
         folder = jobs.job_dir / f"{jobfiles.slug(name)}-{job_id}"
@@ -102,32 +84,5 @@ class SessionJobs:
             "kind": "kernel",
             "kernel_session": dict(ask.kernel_session),
         }
-        await python_work(_build_folder, folder, spec)
-        try:
-            await jobs.store.insert(job)
-        except BaseException:
-            await asyncio.to_thread(remove_tree, folder)
-            raise
-        try:
-            obs = await backend.submit(job)
-        except BaseException:
-            await jobs.store.delete(job.id)
-            await asyncio.to_thread(remove_tree, folder)
-            raise
-        job = await jobs.store.get(job.id)  # a cancel may have ended it while the backend answered
-        if job.state in TERMINAL_STATES:
-            return job
-        return await jobs.tracker.apply(job, obs, None)
-
-
-def _build_folder(folder: Path, spec: dict[str, Any]) -> None:
-    """job.json alone, written aside and renamed into place (as a notebook job's folder is)."""
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = folder.with_name(f".tmp-{folder.name}")
-    tmp.mkdir()
-    try:
-        jobfiles.write_json_atomic(tmp / jobfiles.JOB_JSON, spec, durable=True)
-        tmp.rename(folder)
-    except BaseException:
-        remove_tree(tmp)
-        raise
+        await python_work(submission.build_folder, folder, None, spec)
+        return await intake.start(job, folder, backend)

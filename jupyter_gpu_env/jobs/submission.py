@@ -163,8 +163,9 @@ def resolve_runtime(
     return {"kernel": kernel}
 
 
-def build_folder(folder: Path, raw: bytes, spec: dict[str, Any]) -> None:
-    """Write the job folder (snapshot and job.json) aside, then rename it into place.
+def build_folder(folder: Path, raw: bytes | None, spec: dict[str, Any]) -> None:
+    """Write the job folder (snapshot and job.json; job.json alone for a kernel session, ``raw`` None)
+    aside, then rename it into place.
 
     A crash leaves a ``.tmp-`` folder that the service's start removes, never a job folder without
     its job.json.
@@ -173,7 +174,8 @@ def build_folder(folder: Path, raw: bytes, spec: dict[str, Any]) -> None:
     tmp = folder.with_name(f".tmp-{folder.name}")
     tmp.mkdir()
     try:
-        (tmp / jobfiles.INPUT).write_bytes(raw)
+        if raw is not None:
+            (tmp / jobfiles.INPUT).write_bytes(raw)
         jobfiles.write_json_atomic(tmp / jobfiles.JOB_JSON, spec, durable=True)
         tmp.rename(folder)
     except BaseException:
