@@ -61,9 +61,10 @@ class KernelSession:
                 log.info("batch kernel %s: %s", job.id, words)
                 said = words
             if job.state == "running":
-                host = files.read_host(folder)
+                host = files.read_host(folder) if self._host is None else None
                 if host is not None:
-                    self._host = HostClient(host)
+                    self._host = HostClient(host)  # one client, kept: not one socket per round
+                if self._host is not None:
                     connection = files.read_connection(folder)
                     if connection is not None and (await self._host.request("status")).state == "running":
                         return connection.info()
