@@ -8,12 +8,16 @@ import gc
 import os
 import shutil
 from pathlib import Path
+from typing import Any, cast
 
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_server.extension.application import ExtensionApp
 
 from ._version import __version__
 from .backends.base import InstalledBackends, create_backends
+from .batchkernels import provisioner
+from .batchkernels.options import BatchKernels
+from .batchkernels.service import BatchKernelService
 from .contracts.dask.spec import DIR_ENV as DASK_DIR_ENV
 from .dask.options import DaskClusters
 from .dask.service import DaskService
@@ -62,7 +66,7 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
     # The frontend is a prebuilt lab extension; this server extension serves only the REST API.
     load_other_extensions = True
     # Every installed backend's options show in --help-all, the CLI and docs/configuration.md.
-    classes = InstalledBackends(DaskClusters)
+    classes = InstalledBackends(DaskClusters, BatchKernels)
 
     async def _kernels(self) -> list[RunningKernel]:
         return await server_kernels(self.serverapp)
@@ -71,6 +75,14 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
         # Without a server (the CLI) there is no kernel spec manager: read kernelspecs as papermill will.
         manager = getattr(self.serverapp, "kernel_spec_manager", None) or KernelSpecManager(parent=self)
         return set(manager.find_kernel_specs())
+
+    def _kernel_spec(self, name: str) -> dict[str, Any] | None:
+        """A kernelspec's kernel.json by name; None when there is none (or it is broken)."""
+        manager = getattr(self.serverapp, "kernel_spec_manager", None) or KernelSpecManager(parent=self)
+        try:
+            return cast(dict[str, Any], manager.get_kernel_spec(name).to_dict())
+        except Exception:  # jupyter_client raises NoSuchKernel, or whatever a broken spec makes it raise
+            return None
 
     def _kernel_python(self, name: str) -> str | None:
         """The Python a kernel runs (its spec's first argument, found on PATH when bare), if it runs one."""
@@ -182,8 +194,14 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
         timers.add("pipelines", self.job_refresh_interval, lib.pipelines.advance)
         # Dask clusters keep themselves; the server follows them for their records and the usage ledger.
         timers.add("dask", max(self.job_refresh_interval, 2.0), lib.dask.tick)
+        batch_options = BatchKernels(parent=self)
         if self.job_gpu_idle_action == "cancel":
-            idle = IdleEnforcer(lib.jobs, self.job_gpu_idle_seconds, self.job_gpu_idle_grace)
+            idle = IdleEnforcer(
+                lib.jobs,
+                self.job_gpu_idle_seconds,
+                self.job_gpu_idle_grace,
+                exempt=() if batch_options.gpu_idle_applies else ("kernel",),
+            )
             timers.add("gpu-idle", self.job_refresh_interval, idle.tick)
         self.gpu_readers = GpuReaders(self.gpu_recorded_source)
         sampler = Sampler(
@@ -195,6 +213,10 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
         )
         tasks = TaskManager(Path(self.state_dir) / "tasks.json", recover=lib.envs.interrupted_note)
         kernels = ServerKernels(self._kernels, getattr(self.serverapp, "kernel_manager", None))
+        batch_kernels = BatchKernelService(
+            lib.jobs, batch_options, base_spec=self._kernel_spec, shutdown=kernels.shutdown
+        )
+        timers.add("batch-kernels", max(self.job_refresh_interval, 2.0), batch_kernels.tick)
         cluster = self.build_capacity(lib)
         container = self.image_kernel_container or None
         notifier = self.build_notifier(lib)
@@ -212,6 +234,7 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
             schedules=lib.schedules,
             pipelines=lib.pipelines,
             dask=lib.dask,
+            batch_kernels=batch_kernels,
             advice=dataclasses.replace(
                 lib.advice,
                 kernels=lambda: snap.kernels if (snap := sampler.latest()) else [],
@@ -279,6 +302,7 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
         self.take_secrets()  # before anything is started
         self.services = self.build_services(self.serverapp.root_dir)
         self.settings["gpu_env_services"] = self.services
+        provisioner.use_service(self.services.batch_kernels)  # the provisioners Jupyter makes find it
         self.settings["gpu_env_max_body"] = self.max_request_bytes
 
     @staticmethod
@@ -301,4 +325,5 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
 
     async def stop_extension(self) -> None:
         await self.services.stop()
+        provisioner.use_service(None)
         self.gpu_readers.close()

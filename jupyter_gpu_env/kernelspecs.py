@@ -165,13 +165,22 @@ def _info(path: Path, spec: dict[str, Any]) -> KernelInfo:
     )
 
 
+def read_ours(data_dir: Path | None = None, prefix: str = KERNEL_PREFIX) -> list[tuple[str, dict[str, Any]]]:
+    """(name, kernel.json) of the kernelspecs this extension wrote whose names start with ``prefix``."""
+    root = kernels_dir(data_dir)
+    paths = sorted(p for p in root.iterdir() if p.name.startswith(prefix)) if root.is_dir() else []
+    return [(p.name, spec) for p in paths if _ours(spec := _read_spec(p) or {})]
+
+
 def list_registered(data_dir: Path | None = None) -> list[KernelInfo]:
-    """Kernelspecs this extension registered, in the given (or the user's) Jupyter data folder."""
+    """The environments' and images' kernelspecs this extension registered (not batch kernels, which
+    run no environment here: their ``metadata.jupyter_gpu_env`` names a ``kind``)."""
     root = kernels_dir(data_dir)
     out = []
     for path in sorted(root.iterdir()) if root.is_dir() else []:
         spec = _read_spec(path)
-        if _ours(spec):
+        ours = _ours(spec)
+        if ours and "kind" not in ours:
             out.append(_info(path, spec or {}))
     return out
 

@@ -3,9 +3,15 @@
 restart and stop a kernel whose kernelspec names it, mapped onto a :class:`KernelSession`.
 
 The kernelspec's ``metadata.kernel_provisioner.config.session`` says where the kernel runs (a job
-request's fields: backend, kernel or environment or image, resources, queue, priority) and how its host
-listens. The jobs it submits go through the server's own :class:`JobService`, which the server names
-with :func:`use_jobs`; outside such a server the kernel cannot start, and says so.
+request's fields: backend, kernel or environment or image, resources, queue, priority). Its sessions are
+opened by the server's :class:`BatchKernelService`, which the server names with :func:`use_service`
+(a provisioner is made by jupyter_client from the entry point, with nothing of ours to hand it); outside
+such a server the kernel cannot start, and says so.
+
+A session whose job has ended (walltime, preemption, cancelled from outside, node lost) cannot be
+restarted: no allocation is left. Jupyter's restarter would try again every few seconds for ever (a
+failing restart never counts), so the provisioner tells it to give up at once, and Jupyter reports
+the kernel dead; the session keeps why, for the notebook's toolbar.
 
 "Kernel process" here is the kernel inside the allocation: a restart stops it and starts the next one
 in the same job (no new queue wait); only a shutdown ends the job.
@@ -23,18 +29,16 @@ from jupyter_client.connect import KernelConnectionInfo
 from jupyter_client.provisioning.provisioner_base import KernelProvisionerBase
 from traitlets import Dict
 
-from ..jobs.service import JobService
-from ..jobs.sessions import SessionAsk
-from ..models.jobs import JobRequest
+from .service import BatchKernelService
 from .session import KernelSession
 
-_jobs: JobService | None = None
+_service: BatchKernelService | None = None
 
 
-def use_jobs(jobs: JobService | None) -> None:
-    """Name the job service batch kernels are submitted through (the server's; None: none)."""
-    global _jobs
-    _jobs = jobs
+def use_service(service: BatchKernelService | None) -> None:
+    """Name the service batch kernels start through (the server's; None: none)."""
+    global _service
+    _service = service
 
 
 class BatchProvisioner(KernelProvisionerBase):
@@ -49,19 +53,14 @@ class BatchProvisioner(KernelProvisionerBase):
     async def pre_launch(self, **kwargs: Any) -> dict[str, Any]:
         kwargs = await super().pre_launch(**kwargs)
         if self._session is None:
-            if _jobs is None:
+            if _service is None:
                 raise RuntimeError(
                     "A batch kernel starts only in a Jupyter server with jupyter-gpu-env enabled."
                 )
-            config = dict(self.session)
-            host = dict(config.pop("kernel_session", {}) or {})
-            path = (kwargs.get("env") or {}).get("JPY_SESSION_NAME") or "session.ipynb"
-            request = JobRequest.model_validate({"notebook_path": _notebook(path), **config})
+            path = str((kwargs.get("env") or {}).get("JPY_SESSION_NAME") or "")
             cwd = Path(kwargs.get("cwd") or os.getcwd())
-            ask = SessionAsk(
-                request=request, cwd=cwd if cwd.is_absolute() else _jobs.root / cwd, kernel_session=host
-            )
-            self._session = KernelSession(_jobs, ask)
+            name = str(getattr(self.parent, "kernel_name", ""))  # the manager's: the spec's own is unset
+            self._session = _service.open(self.kernel_id, name, dict(self.session), cwd, path)
         kwargs["cmd"] = list(self.kernel_spec.argv)
         return kwargs
 
@@ -75,7 +74,19 @@ class BatchProvisioner(KernelProvisionerBase):
         return self.connection_info
 
     async def poll(self) -> int | None:
-        return await self._session.exit_code() if self._session is not None else 0
+        if self._session is None:
+            return 0
+        code = await self._session.exit_code()
+        if self._session.ended:
+            self._give_up_restarts()
+        return code
+
+    def _give_up_restarts(self) -> None:
+        if _service is not None:
+            _service.ended(self.kernel_id)
+        restarter = getattr(self.parent, "_restarter", None)  # jupyter_client's, made by start_restarter
+        if restarter is not None and restarter.restart_limit:
+            restarter.restart_limit = 0  # its next poll reports the kernel dead instead of restarting it
 
     async def wait(self) -> int | None:
         while True:
@@ -101,10 +112,8 @@ class BatchProvisioner(KernelProvisionerBase):
     async def cleanup(self, restart: bool = False) -> None:
         if not restart and self._session is not None:
             await self._session.end()
+            if _service is not None:
+                _service.ended(self.kernel_id)
 
     def resolve_path(self, path: str) -> str | None:
         return None  # the kernel's files are on its node
-
-
-def _notebook(path: str) -> str:
-    return path if path.endswith(".ipynb") else "session.ipynb"

@@ -39,6 +39,7 @@ class KernelSession:
         self.job: Job | None = None
         self._host: HostClient | None = None
         self.ended = False
+        self.restarts = 0
 
     @property
     def connected(self) -> bool:
@@ -85,6 +86,7 @@ class KernelSession:
     async def start_again(self) -> dict[str, Any]:
         """The kernel's next generation in the same allocation (no queue): the same connection info."""
         reply = await self._ask_host("start")
+        self.restarts += 1
         if not reply.ok:
             raise RuntimeError(reply.message or "The kernel host did not start the kernel again.")
         assert self.job is not None
@@ -109,26 +111,33 @@ class KernelSession:
         return reply.exit_code if reply.state != "running" else None
 
     async def signal(self, signum: int) -> None:
-        await self._ask_host("signal", signum=signum)
+        if not self.ended:
+            await self._ask_host("signal", signum=signum)
 
     async def expect(self, restart: bool) -> None:
-        await self._ask_host("expect", restart=restart)
+        if not self.ended:
+            await self._ask_host("expect", restart=restart)
 
-    async def end(self) -> None:
-        """Stop the job (its host writes its end); cancel it where the host does not answer."""
+    async def end(self, why: str = "Shut down from JupyterLab.") -> None:
+        """Stop the job (its host writes its end); cancel it where the host does not answer, or while
+        it still waits (nothing is left queued)."""
         if self.ended or self.job is None:
             return
         self.ended = True
         try:
-            await self._ask_host("stop")
+            await self._ask_host("stop", why=why)
         except HostUnreachable:
             try:
-                await self._jobs.cancel(self.job.id, ("shut_down", "Shut down from JupyterLab."))
+                await self._jobs.cancel(self.job.id, ("shut_down", why))
             except Conflict:
                 pass
         finally:
-            if self._host is not None:
-                self._host.close()
+            self.let_go()
+
+    def let_go(self) -> None:
+        """Forget the host without stopping it (the server stops and keeps its kernels)."""
+        if self._host is not None:
+            self._host.close()
 
     async def _ask_host(self, op: Any, **fields: Any) -> Any:
         if self._host is None:

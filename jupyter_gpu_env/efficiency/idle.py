@@ -23,10 +23,13 @@ WARNING = "Its GPU has been idle for "  # how a warned job's message begins
 
 
 class IdleEnforcer:
-    def __init__(self, jobs: JobService, threshold: float, grace: float) -> None:
+    def __init__(
+        self, jobs: JobService, threshold: float, grace: float, exempt: tuple[str, ...] = ()
+    ) -> None:
         self.jobs = jobs
         self.threshold = threshold
         self.grace = grace
+        self.exempt = exempt  # kinds of job the site spares (``c.BatchKernels.gpu_idle_applies``)
 
     async def tick(self) -> None:
         """One look at the running jobs (the service's loop calls it every round)."""
@@ -37,7 +40,7 @@ class IdleEnforcer:
                 log.exception("the idle check of job %s failed", job.id)
 
     async def _look_at(self, job: Job) -> None:
-        if job.state != "running" or job.gpu is None or not job.gpu.available:
+        if job.state != "running" or job.kind in self.exempt or job.gpu is None or not job.gpu.available:
             return
         idle = job.gpu.idle_seconds
         warned = job.message.startswith(WARNING)

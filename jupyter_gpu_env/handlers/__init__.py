@@ -36,6 +36,7 @@ from .jobs import (
     UsageHandler,
     UsageWeeksHandler,
 )
+from .kernels.batch import BatchKernelHandler, BatchKernelsHandler
 from .notifications import NotificationsHandler, NotificationTestHandler
 from .openapi import OpenApiHandler
 from .pipelines import (
@@ -75,6 +76,8 @@ ROUTES: list[tuple[str, type]] = [
     ("environments/{name}/image", ImageBuildHandler),
     ("environments/{name}/gpu-check", GpuCheckHandler),
     ("packages", PackageSearchHandler),
+    ("batch-kernels", BatchKernelsHandler),
+    ("batch-kernels/{kernel_name}", BatchKernelHandler),
     ("images", ImagesHandler),
     ("images/{image_id}", ImageHandler),
     ("images/{image_id}/download", ImageDownloadHandler),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
+from ..batchkernels.service import BatchKernelService
 from ..dask.service import DaskService
 from ..efficiency.advisor import Advisor
 from ..images import mounts
@@ -33,6 +34,7 @@ class Services:
     schedules: ScheduleService
     pipelines: PipelineService
     dask: DaskService
+    batch_kernels: BatchKernelService
     advice: Advisor
     gpu: GpuOperations
     tasks: TaskManager
@@ -67,6 +69,9 @@ class Services:
         await lib.envs.close()
         await lib.images.close()
         await self.timers.stop()  # before the jobs: no timer acts on a stopped service
+        # Before the jobs, and before Jupyter shuts its kernels down (after the extensions): the batch
+        # kernels' jobs end while the job service can still record it.
+        await self.batch_kernels.stop()
         await lib.jobs.stop()
         await lib.dask.close()  # the clusters go on; only stops under way here are let go
         await self.notifications.stop()  # after the jobs: no end is told once it has stopped

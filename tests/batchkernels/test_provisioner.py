@@ -12,7 +12,9 @@ from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
 
 from jupyter_gpu_env.batchkernels import provisioner
+from jupyter_gpu_env.batchkernels.options import BatchKernels
 from jupyter_gpu_env.batchkernels.provisioner import BatchProvisioner
+from jupyter_gpu_env.batchkernels.service import BatchKernelService
 
 SPEC = "gpu-env-batch-test"
 
@@ -32,12 +34,7 @@ def spec_manager(tmp_path):
                     "kernel_provisioner": {
                         "provisioner_name": "gpu-env-batch",
                         "config": {
-                            "session": {
-                                "backend": "local",
-                                "kernel": "python3",
-                                "name": "interactive",
-                                "kernel_session": {"bind": "loopback", "orphan_timeout": 120},
-                            }
+                            "session": {"backend": "local", "kernel": "python3", "name": "interactive"}
                         },
                     }
                 },
@@ -59,7 +56,7 @@ async def test_a_batch_kernel_runs_interrupts_restarts_in_its_job_and_shuts_down
     batch, job_service, spec_manager
 ):
     svc = job_service()
-    provisioner.use_jobs(svc)
+    provisioner.use_service(BatchKernelService(svc, BatchKernels(), base_spec=lambda name: None))
     km = AsyncKernelManager(kernel_name=SPEC, kernel_spec_manager=spec_manager)
     try:
         await km.start_kernel(cwd=str(batch.root))
@@ -99,7 +96,7 @@ async def test_a_batch_kernel_runs_interrupts_restarts_in_its_job_and_shuts_down
         done = await batch.wait_for(svc, job.id, lambda j: j.state == "succeeded")
         assert done.reason == "shut_down"
     finally:
-        provisioner.use_jobs(None)
+        provisioner.use_service(None)
         if km.has_kernel:
             await km.shutdown_kernel(now=True)
 

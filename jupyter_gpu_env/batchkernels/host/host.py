@@ -149,7 +149,7 @@ class KernelHost:
             message = f"Kernel started again (generation {kernel.generation})."
             log.info("%s", message)
         elif request.op == "stop":
-            self.end(("succeeded", "shut_down", "Shut down from JupyterLab."))
+            self.end(("succeeded", "shut_down", request.why or "Shut down from JupyterLab."))
         return await self._reply(request, True, message)
 
     async def _reply(self, request: wire.Request, ok: bool, message: str) -> wire.Reply:

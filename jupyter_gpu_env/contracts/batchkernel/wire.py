@@ -36,6 +36,7 @@ class Request(BaseModel):
     generation: int | None = Field(default=None, ge=1, le=1 << 20)
     signum: int | None = Field(default=None, ge=1, le=64)
     restart: bool | None = None
+    why: str | None = Field(default=None, max_length=500)  # ``stop``: recorded as the job's message
 
 
 class Reply(BaseModel):

@@ -41,6 +41,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/batch-kernels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Batch kernels: registered kernelspecs whose kernel runs as a job, with their kernels now */
+        get: operations["get_batch_kernels"];
+        put?: never;
+        /**
+         * Register a kernel that runs as a job on a backend
+         * @description Checked as a job is (backend, environment, kernel or image, the backend's limits), then written as a kernelspec: it shows in `GET api/kernelspecs` and the Launcher at once, named by `kernel_name`. Starting it (opening a notebook with it, `POST api/kernels`) submits one job; the kernel runs on the node the job gets, and a restart stays in that allocation. 409 `no_ipykernel`, `batch_kernel_nested` (a batch kernel named as what runs), `batch_kernel_exists` (`details` names it), or beyond the backend's limits. Beyond what its schema says: resources.time_limit equal to walltime where both are given (a 400 says so).
+         */
+        post: operations["post_batch_kernels"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/batch-kernels/{kernel_name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One batch kernel and its kernels now */
+        get: operations["get_batch_kernels_kernel_name"];
+        put?: never;
+        post?: never;
+        /**
+         * Unregister a batch kernel
+         * @description Its kernelspec is removed. 409 `kernels_running` while kernels of it run or wait (the message names them) unless `shutdown_kernels` is true.
+         */
+        delete: operations["delete_batch_kernels_kernel_name"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/dask/clusters": {
         parameters: {
             query?: never;
@@ -1382,6 +1424,234 @@ export interface components {
             jobs?: {
                 [key: string]: number;
             };
+        };
+        /**
+         * BatchKernel
+         * @description A registered batch kernel: its kernelspec's name, where its kernel runs, and its sessions now.
+         */
+        BatchKernel: {
+            /** Backend */
+            backend: string;
+            /** Created At */
+            created_at: number;
+            /** Display Name */
+            display_name: string;
+            /**
+             * Environment
+             * @default null
+             */
+            environment: string | null;
+            /**
+             * Image
+             * @default null
+             */
+            image: string | null;
+            /**
+             * Kernel
+             * @default null
+             */
+            kernel: string | null;
+            /**
+             * Kernel Name
+             * @description The kernelspec's name (`GET api/kernelspecs`, the Launcher).
+             */
+            kernel_name: string;
+            /**
+             * Priority
+             * @default normal
+             * @enum {string}
+             */
+            priority: "normal" | "opportunistic";
+            /**
+             * Queue
+             * @default null
+             */
+            queue: string | null;
+            resources: components["schemas"]["JobResources"];
+            /**
+             * Sessions
+             * @description Its kernels waiting, starting or running now, and those that ended in the last minutes (with why).
+             */
+            sessions?: components["schemas"]["BatchKernelSession"][];
+            /**
+             * Where
+             * @description Where it runs, in words: 'SLURM gpu · 1g.10gb · 2 h'.
+             */
+            where: string;
+        };
+        /**
+         * BatchKernelList
+         * @description The registered batch kernels, by display name.
+         */
+        BatchKernelList: {
+            /** Items */
+            items: components["schemas"]["BatchKernel"][];
+            /** Limit */
+            limit: number;
+            /**
+             * Next Offset
+             * @default null
+             */
+            next_offset: number | null;
+            /** Offset */
+            offset: number;
+            /** Total */
+            total: number;
+        };
+        /**
+         * BatchKernelRequest
+         * @description `POST batch-kernels`: a kernel that runs as a job, registered as a kernelspec of its own.
+         */
+        BatchKernelRequest: {
+            /**
+             * Backend
+             * @description Where the kernel runs (`GET backends`).
+             * @default local
+             */
+            backend: string;
+            /**
+             * Display Name
+             * @description The Launcher's and the kernel picker's name (default: what it runs in and where, e.g. 'Python (torch) · SLURM gpu · 1g.10gb · 2 h').
+             * @default null
+             */
+            display_name: string | null;
+            /**
+             * Environment
+             * @description The environment the kernel runs in (one of environment, kernel or image).
+             * @default null
+             */
+            environment: string | null;
+            /**
+             * Image
+             * @description A packed image the kernel runs from.
+             * @default null
+             */
+            image: string | null;
+            /**
+             * Kernel
+             * @description A kernelspec whose kernel runs on the node.
+             * @default null
+             */
+            kernel: string | null;
+            /**
+             * Priority
+             * @description `opportunistic` where the backend offers it: the kernel may be stopped for other work, and then ends (an interactive kernel is never resumed elsewhere).
+             * @default normal
+             * @enum {string}
+             */
+            priority: "normal" | "opportunistic";
+            /**
+             * Queue
+             * @description A queue (SLURM partition, Kueue LocalQueue).
+             * @default null
+             */
+            queue: string | null;
+            /** @description What the kernel's job asks of the backend: cpus, memory, gpus or mig_profile, and `time_limit`, its walltime. */
+            resources?: components["schemas"]["Resources"];
+            /**
+             * Walltime
+             * @description How long the kernel may run (minutes, or 'HH:MM:SS'); the same as `resources.time_limit`, one of them is enough (default: c.BatchKernels.default_walltime). The notebook is told ten minutes before it ends.
+             * @default null
+             */
+            walltime: number | string | null;
+        } & ({
+            environment: string;
+        } | {
+            kernel: string;
+        } | {
+            image: string;
+        });
+        /**
+         * BatchKernelSession
+         * @description A kernel started from a batch kernelspec, as it stands: waiting in its queue, starting on its node,
+         *     running, or ended (with why).
+         */
+        BatchKernelSession: {
+            /**
+             * Ends At
+             * @description When its walltime runs out, epoch seconds.
+             * @default null
+             */
+            ends_at: number | null;
+            /**
+             * Estimated Start
+             * @description The scheduler's estimate, epoch seconds.
+             * @default null
+             */
+            estimated_start: number | null;
+            /**
+             * Job Id
+             * @description Its job (`GET jobs/{job_id}`), once submitted.
+             * @default null
+             */
+            job_id: string | null;
+            /**
+             * Kernel Id
+             * @description Jupyter's id of the kernel (`api/kernels`).
+             */
+            kernel_id: string;
+            /** Kernel Name */
+            kernel_name: string;
+            /**
+             * Message
+             * @default null
+             */
+            message: string | null;
+            /**
+             * Node
+             * @description Where it runs, as its backend saw it.
+             * @default null
+             */
+            node: string | null;
+            /**
+             * Notebook Path
+             * @description The notebook it was started for, if any.
+             * @default
+             */
+            notebook_path: string;
+            /**
+             * Pending Reason
+             * @default null
+             */
+            pending_reason: string | null;
+            /**
+             * Queue Name
+             * @default null
+             */
+            queue_name: string | null;
+            /**
+             * Queue Position
+             * @description 1 = next in its queue.
+             * @default null
+             */
+            queue_position: number | null;
+            /**
+             * Reason
+             * @description Why it ended: its job's reason code.
+             * @default null
+             */
+            reason: string | null;
+            /**
+             * Restarts
+             * @description Kernels restarted within the same allocation.
+             * @default 0
+             */
+            restarts: number;
+            /**
+             * Started At
+             * @default null
+             */
+            started_at: number | null;
+            /**
+             * State
+             * @enum {string}
+             */
+            state: "waiting" | "starting" | "running" | "ended";
+            /**
+             * Words
+             * @description What the notebook's toolbar says, e.g. "waiting in queue 'gpu', 3rd, estimated start 14:20", "running on node01, 1 h 52 min left", "ended: the walltime was reached".
+             */
+            words: string;
         };
         /** CapacityRow */
         CapacityRow: {
@@ -5227,6 +5497,230 @@ export interface operations {
             };
             /** @description No such resource, or something the request names does not exist. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    get_batch_kernels: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: number;
+                /** @description Skip this many. */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchKernelList"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    post_batch_kernels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BatchKernelRequest"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description The created resource, or the task to follow. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchKernel"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No such resource, or something the request names does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request conflicts with the current state: `reason` says how. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request body, or a part of it, is larger than this server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    get_batch_kernels_kernel_name: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kernel_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchKernel"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No such resource, or something the request names does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    delete_batch_kernels_kernel_name: {
+        parameters: {
+            query?: {
+                /** @description End its kernels running or waiting first (their jobs are cancelled); without it, they make the request a 409 that names them. */
+                shutdown_kernels?: boolean;
+            };
+            header?: never;
+            path: {
+                kernel_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchKernel"];
+                };
+            };
+            /** @description The request is invalid: `message` says which field and why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not authenticated (no or a wrong token, or no XSRF token with a cookie), not authorized, or the target may not be changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No such resource, or something the request names does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The request conflicts with the current state: `reason` says how. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

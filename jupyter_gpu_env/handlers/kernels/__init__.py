@@ -1,0 +1,1 @@
+"""Kernels this extension starts on the batch system: their REST resource (`batch.py`)."""
