@@ -188,6 +188,7 @@ class BatchKernelService:
         self, kernel_id: str, kernel_name: str, job: dict[str, Any], cwd: Path, notebook: str
     ) -> KernelSession:
         """The provisioner's session for a kernel Jupyter starts: ``job`` is the kernelspec's job fields."""
+        notebook = _under(self.jobs.root, notebook)
         backend = self.jobs.backends.get(str(job.get("backend") or "local"))
         bind = self.options.bind or ("loopback" if backend is None or backend.kind == "local" else "hostname")
         request = JobRequest.model_validate(
@@ -269,6 +270,17 @@ def _job_request(request: BatchKernelRequest, walltime: int) -> JobRequest:
     fields = request.model_dump(exclude={"display_name", "walltime"}, exclude_none=True)
     fields["resources"]["time_limit"] = specs.time_text(walltime)
     return JobRequest.model_validate({"notebook_path": "session.ipynb", **fields})
+
+
+def _under(root: Path, notebook: str) -> str:
+    """The notebook's path under the server's root, as the Lab names it (Jupyter gives it absolute)."""
+    path = Path(notebook)
+    if not path.is_absolute():
+        return notebook
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return path.name
 
 
 def _name(notebook: str) -> str:

@@ -101,10 +101,18 @@ async def _ended_job(api, job_id: str) -> dict | None:
     return job if job["state"] in ("succeeded", "failed", "cancelled") else None
 
 
-async def test_a_kernel_whose_job_is_cancelled_from_outside_is_dead_with_why(api, jp_fetch):
+async def test_a_kernel_whose_job_is_cancelled_from_outside_is_dead_with_why(api, jp_fetch, jp_root_dir):
     name = (await _register(api, kernel="python3", walltime=30))["kernel_name"]
-    kid = (await body(await jp_fetch("api", "kernels", method="POST", body=json.dumps({"name": name}))))["id"]
-    job_id = (await _session(api, name, kid))["job_id"]
+    (jp_root_dir / "work").mkdir()
+    # What opening a notebook does: a session for its path, whose kernel is the batch kernel.
+    opened = {"path": "work/fit.ipynb", "name": "fit.ipynb", "type": "notebook", "kernel": {"name": name}}
+    made = await body(await jp_fetch("api", "sessions", method="POST", body=json.dumps(opened)))
+    kid = made["kernel"]["id"]
+    session = await _session(api, name, kid)
+    assert session["notebook_path"] == "work/fit.ipynb"
+    job_id = session["job_id"]
+    job = await body(await api("jobs", job_id))
+    assert (job["name"], job["notebook_path"]) == ("kernel: fit", "work/fit.ipynb")
 
     await api("jobs", job_id, "cancel", method="POST", body=b"{}")
 
