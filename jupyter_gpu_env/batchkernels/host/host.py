@@ -37,6 +37,7 @@ from .kernel import NodeKernel
 log = logging.getLogger("jupyter_gpu_env.kernelhost")
 
 ORPHAN_TIMEOUT = 300.0
+WALLTIME_SLACK = 15.0  # a SIGTERM this close to the time limit is the walltime's
 Outcome = tuple[str, str, str]
 
 
@@ -58,6 +59,7 @@ class KernelHost:
         cwd = job.get("cwd")
         self.cwd = cwd if isinstance(cwd, str) and os.path.isdir(cwd) else str(folder)
         self.started_at = time.time()
+        self.limit: float | None = None
         self.key = secrets.token_hex(32)
         self.kernel: NodeKernel | None = None
         self.expected: bool | None = None  # a kernel exit announced by `expect` (True: a restart)
@@ -75,7 +77,7 @@ class KernelHost:
             loop.add_signal_handler(signum, self._on_signal, signum)
         threading.Thread(target=beat, args=(self.folder, self._beat), name="heartbeat", daemon=True).start()
         self.gpu_sampler = start_gpu_sampler(self.folder, self.job)
-        limit = jobfiles.time_limit_of(self.job, os.environ)
+        limit = self.limit = jobfiles.time_limit_of(self.job, os.environ)
         if limit:
             loop.call_later(float(limit), self.end, ("failed", "time_limit", _time_up(int(limit))))
         make_kernel_dir(self.folder)
@@ -168,6 +170,10 @@ class KernelHost:
     def _on_signal(self, signum: int) -> None:
         if (self.folder / jobfiles.CANCEL_MARK).exists() or signum == signal.SIGINT:
             self.end(("cancelled", "cancelled", "Cancelled by the user."))
+        elif self.limit and time.time() - self.started_at >= self.limit - WALLTIME_SLACK:
+            # The scheduler's walltime, which it counts from the allocation (before this process
+            # started) and enforces on its own clock: a few seconds before our own timer.
+            self.end(("failed", "time_limit", _time_up(int(self.limit))))
         else:
             # SLURM and Kubernetes stop a job with SIGTERM at its walltime, a preemption or a node
             # drain; a kernel job is never requeued (its kernel's state would be lost anyway).
