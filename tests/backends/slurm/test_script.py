@@ -102,6 +102,19 @@ def test_script_defaults_mig_and_no_gpu():
     assert "#SBATCH --gres=gpu:1" in untyped
 
 
+@pytest.mark.parametrize("priority", ["normal", "opportunistic"])
+def test_a_kernel_job_is_never_requeued(priority):
+    # An interactive kernel cannot resume in a new allocation: preemption ends the session, so even an
+    # opportunistic one (which runs where SLURM preempts) is submitted with --no-requeue.
+    opts = script.SbatchOptions(python="/py", partition="scavenger")
+    notebook = directives(script.sbatch_script(job(priority=priority), FOLDER, opts))
+    kernel = directives(script.sbatch_script(job(priority=priority, kind="kernel"), FOLDER, opts))
+    assert ("--requeue" in notebook) == (priority == "opportunistic")
+    assert "--no-requeue" in kernel and "--requeue" not in kernel
+    # Nothing else differs: the kernel's host is the same runner command in the same partition.
+    assert [d for d in kernel if "requeue" not in d] == [d for d in notebook if "requeue" not in d]
+
+
 def test_memory_rounds_up_to_mebibytes():
     assert script.memory_option(1 << 30) == "1G"
     assert script.memory_option(1536 << 20) == "1536M"
