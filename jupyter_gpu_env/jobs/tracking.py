@@ -231,6 +231,8 @@ class JobTracker:
         if obs is not None:
             if obs.backend_job_id and obs.backend_job_id != job.backend_job_id:
                 changes["backend_job_id"] = obs.backend_job_id
+            if obs.host and obs.host != job.node:
+                changes["node"] = obs.host
             if obs.state == "queued" and obs.pending_reason != job.pending_reason:
                 changes["pending_reason"] = obs.pending_reason
             standing = (

@@ -395,6 +395,22 @@ async def test_one_squeue_for_all_active_jobs(tmp_path):
     assert seen["j18"].pending_reason.startswith("JobHeldUser:")
 
 
+async def test_the_node_a_job_runs_or_ran_on_is_observed(tmp_path):
+    """squeue's %N is where a job runs (Observation.host, the record's node): for one running, one that
+    ended, by SLURM's word or its runner's; none for one waiting or cancelled before it started."""
+    f = Faked(tmp_path)
+    f.squeue = (DATA / "squeue-active.txt").read_text() + (DATA / "squeue-ended.txt").read_text()
+    jobs = [f.job("15"), f.job("16"), f.job("10"), f.job("4"), f.job("11", status=status("succeeded"))]
+    seen = await f.backend.poll(jobs)
+    assert {jid: (o.state, o.host) for jid, o in seen.items()} == {
+        "j15": ("running", "localhost"),
+        "j16": ("queued", None),
+        "j10": ("failed", "localhost"),
+        "j4": ("cancelled", None),
+        "j11": ("succeeded", "localhost"),
+    }
+
+
 async def test_ended_jobs_without_a_status(tmp_path):
     f = Faked(tmp_path)
     f.squeue = (DATA / "squeue-ended.txt").read_text()
