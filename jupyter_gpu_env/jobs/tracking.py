@@ -205,8 +205,12 @@ class JobTracker:
         files = files or FolderFiles()
         state = obs.state if obs is not None and obs.state != job.state else None
         requeued = state == "queued" and job.state == "running"
-        if requeued and (obs is None or not obs.requeued or job.priority != "opportunistic"):
-            state, requeued = None, False  # a normal job is never requeued; a stale "queued" changes nothing
+        if requeued and (
+            obs is None or not obs.requeued or job.priority != "opportunistic" or job.kind == "kernel"
+        ):
+            # A normal job is never requeued, nor is a kernel session (it cannot resume in a new
+            # allocation: its backend ends it); a stale "queued" changes nothing.
+            state, requeued = None, False
         # While it runs on, an attempt its runner just recorded belongs to the requeue still to be seen
         # (SLURM lists a preempted job COMPLETING first): merged then, it is not taken for one missing.
         written = () if job.state == "running" and state is None else files.attempts
