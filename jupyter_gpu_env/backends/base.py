@@ -94,6 +94,8 @@ class Observation:
     # With state ``queued`` for a job that was running: the backend stopped it and queued it again
     # (``preempted``, ``evicted``, ``node_lost``). Only believed of an opportunistic job.
     requeued: str | None = None
+    # Where it runs or ran, as the backend saw it: SLURM's node name, a pod's IP, 127.0.0.1 here.
+    host: str | None = None
 
     @classmethod
     def from_status(cls, status: Mapping[str, Any], backend_job_id: str | None = None) -> Observation:

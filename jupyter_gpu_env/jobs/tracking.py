@@ -205,8 +205,12 @@ class JobTracker:
         files = files or FolderFiles()
         state = obs.state if obs is not None and obs.state != job.state else None
         requeued = state == "queued" and job.state == "running"
-        if requeued and (obs is None or not obs.requeued or job.priority != "opportunistic"):
-            state, requeued = None, False  # a normal job is never requeued; a stale "queued" changes nothing
+        if requeued and (
+            obs is None or not obs.requeued or job.priority != "opportunistic" or job.kind == "kernel"
+        ):
+            # A normal job is never requeued, nor is a kernel session (it cannot resume in a new
+            # allocation: its backend ends it); a stale "queued" changes nothing.
+            state, requeued = None, False
         # While it runs on, an attempt its runner just recorded belongs to the requeue still to be seen
         # (SLURM lists a preempted job COMPLETING first): merged then, it is not taken for one missing.
         written = () if job.state == "running" and state is None else files.attempts
@@ -231,6 +235,8 @@ class JobTracker:
         if obs is not None:
             if obs.backend_job_id and obs.backend_job_id != job.backend_job_id:
                 changes["backend_job_id"] = obs.backend_job_id
+            if obs.host and obs.host != job.node:
+                changes["node"] = obs.host
             if obs.state == "queued" and obs.pending_reason != job.pending_reason:
                 changes["pending_reason"] = obs.pending_reason
             standing = (

@@ -336,6 +336,9 @@ class Job(ApiModel):
     finished_at: float | None = None
     progress: JobProgress = Field(default_factory=JobProgress)
     backend_job_id: str | None = Field(default=None, description="The backend's id: a pid, a SLURM job id.")
+    node: str | None = Field(
+        default=None, description="Where it runs or ran: the node's name or address, as its backend saw it."
+    )
     pending_reason: str | None = Field(default=None, description="Why a queued job is not running yet.")
     queue_position: int | None = Field(
         default=None, ge=1, description="A queued job's place in `queue_name`: 1 is next; null when unknown."

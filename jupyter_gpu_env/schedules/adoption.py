@@ -146,6 +146,7 @@ def _as_adopted(job: Job, record: ScheduleRecord, run: Path, shown: Any, kept: b
     return job.model_copy(
         update={
             "backend_job_id": backend_id,
+            "node": None,  # where it runs is the backend's word, not the record's
             "backend": record.backend,
             "schedule_id": record.id,
             "job_dir": where,

@@ -15,6 +15,7 @@ export function job(fields: Partial<IJob> = {}): IJob {
     state: 'running',
     backend: 'slurm',
     backend_job_id: '4242',
+    node: 'gpu07',
     queue: 'gpu',
     queue_name: null,
     queue_position: null,

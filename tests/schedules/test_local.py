@@ -144,7 +144,9 @@ async def test_a_run_folders_record_is_untrusted_when_adopted(batch, scheduling)
     doc = files.read_doc(folder)
     job, run = files.new_run(folder, doc, time.time())
     record = json.loads((run / files.RECORD).read_text())
-    record.update(state="succeeded", started_at=0, output_path="../../../etc/passwd", backend="evil")
+    record.update(
+        state="succeeded", started_at=0, output_path="../../../etc/passwd", backend="evil", node="10.6.6.6"
+    )
     (run / files.RECORD).write_text(json.dumps(record))
     (folder / files.RUNS / "20260101-0000-zzz").mkdir()
     (folder / files.RUNS / "20260101-0000-zzz" / files.RECORD).write_text("{" * 10000)
@@ -154,6 +156,7 @@ async def test_a_run_folders_record_is_untrusted_when_adopted(batch, scheduling)
     # This server makes its own schedules' runs: one it never started was left by a crash.
     assert (kept.state, kept.reason) == ("failed", "lost") and kept.started_at is None
     assert kept.backend == "local" and kept.schedule_id == made.id
+    assert kept.node is None  # where a run runs is its backend's word, never its record's
     assert kept.output_path.endswith("/output.ipynb") and ".." not in kept.output_path
     with pytest.raises(Conflict):
         await sched.rearm(made.id)  # the server runs local schedules: nothing to re-arm

@@ -10,9 +10,11 @@ from typing import Any
 from kubernetes.utils import parse_quantity
 
 from .objects import (
+    COMPONENT_KEY,
     DNS1123_LABEL_RE,
     DNS1123_SUBDOMAIN_RE,
     GPU_RESOURCE,
+    KERNEL_COMPONENT,
     LABEL_VALUE_RE,
     MIG_PREFIX,
     PRIORITY_KEYS,
@@ -147,6 +149,8 @@ def problems(job: Mapping[str, Any]) -> list[str]:
     if spec.get("podFailurePolicy") is not None:
         if (meta.get("labels") or {}).get(PRIORITY_LABEL) != "opportunistic":
             out.append("podFailurePolicy on a Job that is not opportunistic: a normal job is never re-run")
+        if (meta.get("labels") or {}).get(COMPONENT_KEY) == KERNEL_COMPONENT:
+            out.append("podFailurePolicy on a kernel's Job: an interactive kernel is never replaced")
         if pod.get("restartPolicy") != "Never":
             out.append("podFailurePolicy needs restartPolicy Never")
         actions = {r.get("action") for r in (spec["podFailurePolicy"].get("rules") or [])}

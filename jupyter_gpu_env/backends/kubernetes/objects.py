@@ -20,6 +20,9 @@ Conventions the backend relies on:
   for other work (the runner's exit code 3, or the pod's DisruptionTarget condition): ignored failures
   do not count against ``backoffLimit: 0``, so that pod is replaced and the notebook resumes, while any
   other failure still fails the Job at once.
+- A kernel session's Job (``kind: kernel``, component :data:`KERNEL_COMPONENT`, which a NetworkPolicy
+  letting the server reach kernel pods can select) never gets that policy, whatever its priority: an
+  interactive kernel cannot resume in a new pod, so a pod stopped for other work ends its session.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ CONTAINER = "runner"
 MANAGED_BY_KEY = "app.kubernetes.io/managed-by"
 MANAGED_BY = "jupyter-gpu-env"
 COMPONENT_KEY = "app.kubernetes.io/component"
+KERNEL_COMPONENT = "batch-kernel"  # a kernel session's Job and pod; a notebook's are "batch-job"
 JOB_ID_LABEL = "jupyter-gpu-env/job-id"
 USER_LABEL = "jupyter-gpu-env/user"
 BACKEND_LABEL = "jupyter-gpu-env/backend"
@@ -143,7 +147,7 @@ def quantity(nbytes: int) -> str:
 def identity_labels(job: Job, settings: K8sSettings) -> dict[str, str]:
     return {
         MANAGED_BY_KEY: MANAGED_BY,
-        COMPONENT_KEY: "batch-job",
+        COMPONENT_KEY: KERNEL_COMPONENT if job.kind == "kernel" else "batch-job",
         JOB_ID_LABEL: label_value(job.id),
         USER_LABEL: label_value(settings.user),
         BACKEND_LABEL: label_value(settings.backend_name),
@@ -273,7 +277,9 @@ def job_object(job: Job, folder: str | Path, settings: K8sSettings) -> client.V1
         # The runner stops at the limit itself, saving what ran; Kubernetes ends the pod a little
         # later if the runner cannot (the timer also counts scheduling and the image pull).
         active_deadline_seconds=limit + settings.time_limit_grace if limit else None,
-        pod_failure_policy=preemption_policy() if opportunistic else None,
+        # A kernel's pod stopped for other work is not replaced (backoffLimit 0 fails the Job): the
+        # session ends, as any kernel's whose allocation ends.
+        pod_failure_policy=preemption_policy() if opportunistic and job.kind != "kernel" else None,
         template=client.V1PodTemplateSpec(
             metadata=client.V1ObjectMeta(labels=labels, annotations=annotations), spec=pod_spec
         ),

@@ -58,7 +58,8 @@ class KubernetesObserver:
 
     def observe(self, jobs: Sequence[Job], folder_of: Callable[[Job], Path]) -> dict[str, Observation]:
         """Every job's observation (``folder_of``: where its folder is) from one listing of Jobs,
-        and the pods' and Kueue's only where a job waits or ended without a status."""
+        and the pods' and Kueue's only where a job waits, ended without a status, or is first seen
+        running (its pod's IP is where it runs: ``Observation.host``)."""
         api_client = self.ns.connected()
         ns = self.ns.name
         selector = objects.selector_for_user(self.ns.settings)
@@ -86,6 +87,7 @@ class KubernetesObserver:
         pending: list[Job] = []  # not running: ask the pods (and Kueue) why
         ended: list[Job] = []  # ended without the runner's status: ask the pods how
         doubtful: list[Job] = []  # opportunistic, no pod ready: its pod may have been stopped for other work
+        placing: list[Job] = []  # seen running for the first time (or where is not known): its pod says where
         for job in jobs:
             folder = folder_of(job)
             written = jobfiles.read_status(folder)
@@ -109,6 +111,8 @@ class KubernetesObserver:
                 st = item.get("status") or {}
                 if job.priority == "opportunistic" and not st.get("ready"):
                     doubtful.append(job)
+                elif job.state != "running" or job.node is None:
+                    placing.append(job)
                 out[job.id] = Observation(
                     state="running",
                     backend_job_id=(item.get("metadata") or {}).get("name"),
@@ -120,8 +124,8 @@ class KubernetesObserver:
                     state="queued", backend_job_id=(item.get("metadata") or {}).get("name")
                 )
 
-        if pending or ended or doubtful:
-            asked = {j.id for j in (*pending, *ended, *doubtful)}
+        if pending or ended or doubtful or placing:
+            asked = {j.id for j in (*pending, *ended, *doubtful, *placing)}
             by_job = pods.by_job(self.ns.api, api_client, ns, selector, asked)
             for job in ended:
                 out[job.id] = status.explain_end(out[job.id], k8s_jobs[job.id], by_job.get(job.id, []))
@@ -140,6 +144,9 @@ class KubernetesObserver:
                 )
             if workloads:
                 self._place_in_queues(ns, pending, k8s_jobs, workloads, out)
+            for job in (*pending, *doubtful, *placing):
+                if out[job.id].state == "running" and (ip := status.pod_ip(by_job.get(job.id, []))):
+                    out[job.id] = replace(out[job.id], host=ip)
         return out | seen_runs
 
     def _place_in_queues(

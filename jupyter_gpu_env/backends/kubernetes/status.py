@@ -4,6 +4,7 @@ as the API returns them (plain dicts), read and tested apart from the backend th
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import time
 from collections.abc import Iterable, Mapping
@@ -275,6 +276,16 @@ def _live(pod: Mapping[str, Any]) -> bool:
         and not meta.get("deletionTimestamp")
         and not _true(_pod_condition(pod, "DisruptionTarget"))
     )
+
+
+def pod_ip(pods: list[dict[str, Any]]) -> str | None:
+    """Where a job runs: the address of its newest pod (``pods``: newest first) while that pod runs, as
+    Kubernetes gives it in ``status.podIP``; None while none runs, or for what is not an IP address."""
+    st = (pods[0].get("status") or {}) if pods and _live(pods[0]) else {}
+    try:
+        return str(ipaddress.ip_address(st.get("podIP") or ""))
+    except ValueError:
+        return None
 
 
 def _exit_code(pod: Mapping[str, Any]) -> int | None:

@@ -10,7 +10,7 @@ import psutil
 from ...contracts import jobfiles
 from ...models.jobs import Job
 from ..base import Observation
-from .processes import LAUNCH_TIMEOUT, find_runner, recorded_pid, runner_of, runner_started
+from .processes import HOST, LAUNCH_TIMEOUT, find_runner, recorded_pid, runner_of, runner_started
 
 
 def observe(job: Job, folder: Path) -> Observation:
@@ -34,7 +34,7 @@ def observe(job: Job, folder: Path) -> Observation:
     for pid in pids:
         started = runner_started(pid, folder)
         if started is not None:
-            return Observation(state="running", backend_job_id=str(pid), started_at=started)
+            return Observation(state="running", backend_job_id=str(pid), started_at=started, host=HOST)
     if pids:
         status = jobfiles.read_status(folder)
         if status is not None:
@@ -61,7 +61,7 @@ def observe(job: Job, folder: Path) -> Observation:
     found = find_runner(folder)
     if found is not None:
         return Observation(
-            state="running", backend_job_id=str(found), started_at=runner_started(found, folder)
+            state="running", backend_job_id=str(found), started_at=runner_started(found, folder), host=HOST
         )
     if job.state == "queued":
         return Observation(state="queued")

@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 # A pid file that still says "launching" this long after the launch began means the server died
 # between writing it and starting the runner.
 LAUNCH_TIMEOUT = 30.0
+HOST = "127.0.0.1"  # where a local job runs, as its observation says (``Observation.host``)
 
 
 def recorded_pid(job: Job) -> int | None:
@@ -121,7 +122,7 @@ def launch_runner(
         folder / jobfiles.PID,
         {"pid": pid, "create_time": create_time, "started_at": started, "devices": devices},
     )
-    return Observation(state="running", backend_job_id=str(pid), started_at=started)
+    return Observation(state="running", backend_job_id=str(pid), started_at=started, host=HOST)
 
 
 def _claim(folder: Path) -> bool:

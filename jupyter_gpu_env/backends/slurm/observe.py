@@ -104,7 +104,7 @@ def observe(
                 return from_slurm_end(job, slurm_id, row, status)
             if row is not None and not ended and not grace_over():
                 return None
-        obs = Observation.from_status(status, slurm_id)
+        obs = replace(Observation.from_status(status, slurm_id), host=row.nodes if row else None)
         if ended and row is not None and row.state == "OUT_OF_MEMORY" and status["state"] == "failed":
             return from_slurm_end(job, slurm_id, row, status)
         return obs
@@ -135,7 +135,11 @@ def observe(
         if row.state in ("SUSPENDED", "STOPPED"):
             message = f"Suspended by SLURM{where} (SLURM job {slurm_id}); it continues when resumed."
         return Observation(
-            state="running", backend_job_id=slurm_id, started_at=row.start_time, message=message
+            state="running",
+            backend_job_id=slurm_id,
+            started_at=row.start_time,
+            message=message,
+            host=row.nodes,
         )
     if ended:
         if local.heartbeat and row.state != "CANCELLED" and not grace_over():
@@ -145,6 +149,7 @@ def observe(
         state="running" if row.nodes else "queued",
         backend_job_id=slurm_id,
         pending_reason=f"SLURM state {row.state}.",
+        host=row.nodes,
     )
 
 
@@ -194,6 +199,7 @@ def from_slurm_end(
         started_at=(status or {}).get("started_at") or started,
         finished_at=(status or {}).get("finished_at") or row.end_time or time.time(),
         exit_code=(status or {}).get("exit_code", row.exit_code),
+        host=row.nodes,
     )
 
 

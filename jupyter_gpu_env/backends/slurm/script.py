@@ -58,7 +58,7 @@ RESERVED_OPTIONS = frozenset(
         "wait",
         "dependency",  # a pipeline's parents (dependency_option)
         "kill-on-invalid-dep",  # set with it: a job whose parents failed leaves the queue
-        "requeue",  # from the job's priority: only an opportunistic job is ever requeued
+        "requeue",  # from the job's priority and kind: only an opportunistic notebook job is requeued
         "no-requeue",
     }
 )
@@ -213,8 +213,10 @@ def sbatch_directives(job: Job, folder: Path, options: SbatchOptions) -> list[st
     out.append(f"--export={check_export(options.export)}")
     # An opportunistic job goes back to the queue when SLURM preempts it (or its node fails) and resumes
     # from its checkpoint; a normal job is never started again behind its user's back (whatever the
-    # cluster's JobRequeue says).
-    out.append("--requeue" if job.priority == "opportunistic" else "--no-requeue")
+    # cluster's JobRequeue says), nor is a kernel session, which cannot resume in a new allocation:
+    # preemption ends it.
+    requeue = job.priority == "opportunistic" and job.kind != "kernel"
+    out.append("--requeue" if requeue else "--no-requeue")
     if options.dependency is not None:
         if not _DEPENDENCY.fullmatch(options.dependency):
             raise ValueError(f"dependency {options.dependency!r} is not one dependency_option writes")

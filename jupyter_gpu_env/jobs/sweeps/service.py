@@ -292,6 +292,7 @@ class Sweeps:
                 "finished_at": None,
                 "exit_code": None,
                 "backend_job_id": None,
+                "node": None,
                 "pending_reason": None,
                 "progress": type(old.progress)(),
             }

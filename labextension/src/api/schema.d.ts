@@ -3073,6 +3073,12 @@ export interface components {
             /** Name */
             name: string;
             /**
+             * Node
+             * @description Where it runs or ran: the node's name or address, as its backend saw it.
+             * @default null
+             */
+            node: string | null;
+            /**
              * Notebook Path
              * @description The submitted notebook, relative to the server's root.
              */

@@ -68,6 +68,8 @@ async def test_one_list_call_per_poll_and_foreign_jobs_ignored(cluster, ws):
     jobs = await submitted(cluster, ws, backend, n=5)
     for job in jobs:
         cluster.mark_running(objects.job_name(job))
+    # Recorded running where they run: no pod is asked where (see the test below).
+    jobs = [j.model_copy(update={"state": "running", "node": "10.4.0.9"}) for j in jobs]
     # kmock ignores labelSelector: another user's Job and an unmanaged one come back too.
     other = ws.backend(cluster, settings=ws.settings(user="bob"))
     bob_job = (await submitted(cluster, ws, other, n=6))[-1]
@@ -84,6 +86,29 @@ async def test_one_list_call_per_poll_and_foreign_jobs_ignored(cluster, ws):
     assert bob_job.id not in seen
     await backend.close()
     await other.close()
+
+
+async def test_a_job_first_seen_running_is_placed_by_its_pods_ip(cluster, ws):
+    backend = ws.backend(cluster)
+    fresh, known, odd = await submitted(cluster, ws, backend, n=3)
+    for job, ip in ((fresh, "10.4.0.7"), (known, "10.4.0.8"), (odd, "not-an-address")):
+        cluster.mark_running(objects.job_name(job))
+        cluster.add_pod(objects.job_name(job), {"phase": "Running", "podIP": ip}, suffix=job.id[:5])
+    known = known.model_copy(update={"state": "running", "node": "10.4.0.8"})
+    before = len(cluster.requests())
+    seen = await backend.poll([fresh, known, odd])
+    # The Jobs, then once the pods: the fresh one's pod says where it runs; one whose record already
+    # says where is not asked again, and what is not an IP address is not believed.
+    assert [c.url.path.rsplit("/", 1)[-1] for c in cluster.requests()[before:]] == ["jobs", "pods"]
+    assert {jid: (o.state, o.host) for jid, o in seen.items()} == {
+        fresh.id: ("running", "10.4.0.7"),
+        known.id: ("running", None),
+        odd.id: ("running", None),
+    }
+    before = len(cluster.requests())
+    await backend.poll([known])
+    assert len(cluster.requests()) == before + 1  # one list call once every job's place is known
+    await backend.close()
 
 
 async def test_why_pending_from_the_pod(cluster, ws):

@@ -87,6 +87,27 @@ def test_a_normal_job_is_never_given_the_retry_policy():
     assert objects.WORKLOAD_PRIORITY_LABEL not in body["metadata"]["labels"]
 
 
+@pytest.mark.parametrize("priority", ["normal", "opportunistic"])
+def test_a_kernel_sessions_job_is_never_replaced_whatever_its_priority(priority):
+    """An interactive kernel cannot resume in a new pod: its Job fails at once when its pod is stopped,
+    for other work or not (backoffLimit 0, no podFailurePolicy), and the session ends."""
+    body = valid(
+        objects.as_dict(objects.job_object(make_job(priority, kind="kernel"), "/u/jobs/k", settings()))
+    )
+    spec, pod = body["spec"], body["spec"]["template"]["spec"]
+    assert "podFailurePolicy" not in spec and spec["backoffLimit"] == 0 and pod["restartPolicy"] == "Never"
+    for labels in (body["metadata"]["labels"], body["spec"]["template"]["metadata"]["labels"]):
+        assert labels[objects.COMPONENT_KEY] == objects.KERNEL_COMPONENT  # what a NetworkPolicy selects
+    # An opportunistic one still runs where other work may stop it: its classes stay.
+    assert (pod["priorityClassName"] == "batch-low") == (priority == "opportunistic")
+    notebook = objects.as_dict(objects.job_object(make_job(priority), "/u/jobs/n", settings()))
+    assert notebook["metadata"]["labels"][objects.COMPONENT_KEY] == "batch-job"
+    assert ("podFailurePolicy" in notebook["spec"]) == (priority == "opportunistic")
+    # The checks refuse the policy on a kernel's Job, whoever put it there.
+    body["spec"]["podFailurePolicy"] = {"rules": RETRY_RULES}
+    assert any("a kernel's Job" in p for p in checks.problems(body))
+
+
 def test_the_checks_refuse_a_retry_policy_on_a_normal_job_or_one_that_does_more_than_ignore():
     body = objects.as_dict(objects.job_object(make_job(), "/x", settings()))
     normal = json.loads(json.dumps(body))

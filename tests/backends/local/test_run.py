@@ -27,11 +27,13 @@ async def test_parameters_applied_progress_log_and_failure_with_a_queue(batch, j
     first = await svc.submit({"notebook_path": good, "parameters": {"alpha": 21}, "name": "doubling"})
     second = await svc.submit({"notebook_path": bad})
     assert first.state == "running" and first.backend_job_id
+    assert first.node == "127.0.0.1"  # where it runs, as the backend saw it
     assert second.state == "queued" and "free slot" in (second.pending_reason or "")
+    assert second.node is None  # it runs nowhere yet
     assert (second.queue_position, second.queue_name) == (1, "local")  # next in the local queue
     third = await svc.submit({"notebook_path": bad, "name": "third"})
     assert (third.queue_position, third.queue_name) == (2, "local")
-    await svc.cancel(third.id)
+    assert (await svc.cancel(third.id)).node is None  # it never ran
     assert first.kernel == "python3" and first.job_dir.startswith("jobs/doubling-")
 
     first = await batch.wait_for(svc, first.id, batch.ended)
@@ -57,6 +59,7 @@ async def test_parameters_applied_progress_log_and_failure_with_a_queue(batch, j
     assert second.reason == "cell_error"
     assert "ZeroDivisionError" in second.message and "cell 3" in second.message
     assert second.started_at >= first.started_at  # it waited for the slot
+    assert second.node == "127.0.0.1"  # started from the queue, it ran here too
     assert second.progress.cells_done == 2 and second.progress.cells_total == 3
     status = jobfiles.read_status(batch.root / second.job_dir)
     assert status["ename"] == "ZeroDivisionError"

@@ -102,6 +102,19 @@ def test_script_defaults_mig_and_no_gpu():
     assert "#SBATCH --gres=gpu:1" in untyped
 
 
+@pytest.mark.parametrize("priority", ["normal", "opportunistic"])
+def test_a_kernel_job_is_never_requeued(priority):
+    # An interactive kernel cannot resume in a new allocation: preemption ends the session, so even an
+    # opportunistic one (which runs where SLURM preempts) is submitted with --no-requeue.
+    opts = script.SbatchOptions(python="/py", partition="scavenger")
+    notebook = directives(script.sbatch_script(job(priority=priority), FOLDER, opts))
+    kernel = directives(script.sbatch_script(job(priority=priority, kind="kernel"), FOLDER, opts))
+    assert ("--requeue" in notebook) == (priority == "opportunistic")
+    assert "--no-requeue" in kernel and "--requeue" not in kernel
+    # Nothing else differs: the kernel's host is the same runner command in the same partition.
+    assert [d for d in kernel if "requeue" not in d] == [d for d in notebook if "requeue" not in d]
+
+
 def test_memory_rounds_up_to_mebibytes():
     assert script.memory_option(1 << 30) == "1G"
     assert script.memory_option(1536 << 20) == "1536M"
@@ -380,6 +393,22 @@ async def test_one_squeue_for_all_active_jobs(tmp_path):
     )
     assert seen["j17"].pending_reason.startswith("Priority:")
     assert seen["j18"].pending_reason.startswith("JobHeldUser:")
+
+
+async def test_the_node_a_job_runs_or_ran_on_is_observed(tmp_path):
+    """squeue's %N is where a job runs (Observation.host, the record's node): for one running, one that
+    ended, by SLURM's word or its runner's; none for one waiting or cancelled before it started."""
+    f = Faked(tmp_path)
+    f.squeue = (DATA / "squeue-active.txt").read_text() + (DATA / "squeue-ended.txt").read_text()
+    jobs = [f.job("15"), f.job("16"), f.job("10"), f.job("4"), f.job("11", status=status("succeeded"))]
+    seen = await f.backend.poll(jobs)
+    assert {jid: (o.state, o.host) for jid, o in seen.items()} == {
+        "j15": ("running", "localhost"),
+        "j16": ("queued", None),
+        "j10": ("failed", "localhost"),
+        "j4": ("cancelled", None),
+        "j11": ("succeeded", "localhost"),
+    }
 
 
 async def test_ended_jobs_without_a_status(tmp_path):
