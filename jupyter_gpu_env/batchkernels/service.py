@@ -302,7 +302,7 @@ def _view(opened: Opened, job: Job | None) -> BatchKernelSession:
         queue_position=job.queue_position if job else None,
         pending_reason=job.pending_reason if job else None,
         estimated_start=job.estimated_start if job else None,
-        node=getattr(job, "node", None),
+        node=job.node if job else None,
         started_at=job.started_at if job else None,
         ends_at=words.ends_at(job),
         restarts=session.restarts,

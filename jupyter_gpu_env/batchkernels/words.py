@@ -44,8 +44,7 @@ def session_words(state: SessionState, job: Job | None, now: float | None = None
         elif job.pending_reason:
             parts.append(job.pending_reason)
         return ", ".join(parts)
-    node = getattr(job, "node", None)
-    on = f" on {node}" if node else ""
+    on = f" on {job.node}" if job.node else ""
     if state == "starting":
         return f"starting the kernel{on}"
     if state == "running":

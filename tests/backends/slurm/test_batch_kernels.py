@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 
 import pytest
 from helpers import body, wait_until
+
+from jupyter_gpu_env import proc
 
 
 @pytest.fixture
@@ -23,11 +26,9 @@ def jp_server_config(jp_server_config, slurm_conf):
 
 
 async def _sh(slurm_conf: str, *argv: str) -> str:
-    import os
-
-    from jupyter_gpu_env import proc
-
-    return (await proc.run(list(argv), env={**os.environ, "SLURM_CONF": slurm_conf}, timeout=30)).stdout.strip()
+    return (
+        await proc.run(list(argv), env={**os.environ, "SLURM_CONF": slurm_conf}, timeout=30)
+    ).stdout.strip()
 
 
 async def _register(api, **fields) -> str:
@@ -56,6 +57,7 @@ async def test_a_kernel_runs_in_its_slurm_job_interrupts_restarts_there_and_leav
     kid = (await body(await jp_fetch("api", "kernels", method="POST", body=json.dumps({"name": name}))))["id"]
     session = await _session(api, name, kid)
     assert session is not None and session["state"] == "running"
+    assert session["node"] == "localhost" and session["words"].startswith("running on localhost, 9 min")
     job = await body(await api("jobs", session["job_id"]))
     slurm_id = job["backend_job_id"]
     assert job["kind"] == "kernel" and slurm_id
@@ -111,7 +113,9 @@ async def test_a_kernel_waits_behind_the_node_with_its_place_then_starts_and_its
     name = await _register(api, kernel="python3", backend="slurm", walltime="0:30", resources={"cpus": 1})
     blocker = jp_root_dir / "full.sh"
     blocker.write_text("#!/bin/bash\nsleep 120\n")
-    blocker_id = await _sh(slurm_conf, "sbatch", "--parsable", "--exclusive", "--output=/dev/null", str(blocker))
+    blocker_id = await _sh(
+        slurm_conf, "sbatch", "--parsable", "--exclusive", "--output=/dev/null", str(blocker)
+    )
     try:
 
         async def blocking() -> bool:
@@ -126,7 +130,9 @@ async def test_a_kernel_waits_behind_the_node_with_its_place_then_starts_and_its
             s = await _session(api, name)
             return s if s and s["state"] == "waiting" and s["queue_position"] else None
 
-        session = await wait_until(waiting, within=60, every=0.2, what="the kernel listed waiting in its queue")
+        session = await wait_until(
+            waiting, within=60, every=0.2, what="the kernel listed waiting in its queue"
+        )
         assert session["queue_position"] == 1 and session["queue_name"] == "debug"
         assert session["words"].startswith("waiting in queue 'debug', 1st")
         assert not start.done()  # Jupyter still waits for the kernel
@@ -143,5 +149,8 @@ async def test_a_kernel_waits_behind_the_node_with_its_place_then_starts_and_its
 
     await wait_until(dead, within=120, every=0.5, what="the kernel reported dead at its walltime")
     session = await _session(api, name, kid)
-    assert session["state"] == "ended" and session["reason"] == "time_limit", (session["words"], session["message"])
+    assert session["state"] == "ended" and session["reason"] == "time_limit", (
+        session["words"],
+        session["message"],
+    )
     assert "time limit" in session["words"]
