@@ -7,7 +7,8 @@
  * local backend's one whole GPU held by a job, a GPU kernel registered from
  * an environment's menu waits in the queue: the toolbar says so and offers
  * "Stop waiting"; once the job holding the GPU is cancelled, the kernel
- * starts. "Stop waiting" cancels the waiting kernel's job.
+ * starts, and (its walltime ten minutes) the notebook is told once when its
+ * walltime ends. "Stop waiting" cancels the waiting kernel's job.
  */
 import { expect, test } from '@jupyterlab/galata';
 import type { IJupyterLabPageFixture } from '@jupyterlab/galata';
@@ -240,7 +241,8 @@ test.describe('Kernels on the batch system', () => {
       await expect(
         dialog(page).getByTestId('gpu-env-batch-kernel-target')
       ).toHaveValue(`environment:${DEMO}`);
-      await register(page, { name, walltime: '20', gpus: '1' });
+      // Ten minutes: the walltime notice is due as soon as it runs.
+      await register(page, { name, walltime: '10', gpus: '1' });
 
       // "New notebook" on the notice: the notebook waits for its kernel.
       const toast = page.locator('.jp-toast-message', {
@@ -271,6 +273,11 @@ test.describe('Kernels on the batch system', () => {
       await expect(status.locator('[data-action="stop-waiting"]')).toHaveCount(
         0
       );
+      const notice = page.locator('.jp-toast-message', {
+        hasText:
+          /^The batch kernel of Untitled\d*\.ipynb ends at \d\d:\d\d \(its walltime\); save your work\.$/
+      });
+      await expect(notice).toHaveCount(1);
       await page.notebook.setCell(0, 'code', 'print(6 * 7)');
       await page.notebook.runCell(0);
       await expect(
