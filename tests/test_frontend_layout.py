@@ -134,7 +134,7 @@ def test_the_cycle_finder_finds_a_loop():
 def test_shared_folders_import_no_feature():
     # api/ and components/ are below every feature; the sidebar knows none of its sections.
     features = {"advice", "dask", "environments", "gpu", "images", "jobs", "notifications", "pipelines"}
-    features |= {"schedules", "tasks"}
+    features |= {"batch-kernels", "schedules", "tasks"}
     reaching = {
         f"{low} -> {up}"
         for low in ("api", "components", "sidebar")

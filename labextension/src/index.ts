@@ -5,6 +5,7 @@
  */
 import { JupyterFrontEndPlugin } from '@jupyterlab/application';
 
+import { batchKernelsPlugin } from './batch-kernels/plugin';
 import { daskPlugin } from './dask/plugin';
 import { environmentsPlugin } from './environments/plugin';
 import { gpuPlugin } from './gpu/plugin';
@@ -32,7 +33,8 @@ const plugins: JupyterFrontEndPlugin<unknown>[] = [
   schedulesPlugin,
   pipelinesPlugin,
   notificationsPlugin,
-  daskPlugin
+  daskPlugin,
+  batchKernelsPlugin
 ];
 
 export default plugins;

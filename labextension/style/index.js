@@ -7,3 +7,4 @@ import './gpu.css';
 import './forms.css';
 import './pipelines.css';
 import './dask.css';
+import './batch-kernels.css';

@@ -12,6 +12,7 @@ export function job(fields: Partial<IJob> = {}): IJob {
   return {
     id: 'j1',
     name: 'train',
+    kind: 'notebook',
     state: 'running',
     backend: 'slurm',
     backend_job_id: '4242',

@@ -98,6 +98,7 @@ test.describe('Row actions', () => {
     expect(await menuLabels(managed)).toEqual([
       'Check GPU',
       'Register as a kernel',
+      'Kernel on the batch system…',
       'Clone…',
       'Export…',
       'Pack into an image…'
@@ -110,6 +111,7 @@ test.describe('Row actions', () => {
     expect(await menuLabels(own)).toEqual([
       'Check GPU',
       'Register as a kernel',
+      'Kernel on the batch system…',
       'Add or remove packages…',
       'History and undo…',
       'Clone…',

@@ -271,3 +271,18 @@ export type IDaskClusterRequest = Omit<
 > & { resources?: IResourceRequest };
 /** `POST dask/clusters/{id}/scale`: a number of workers, or adapt bounds. */
 export type IDaskScaleRequest = RequestOf<Schemas['DaskScaleRequest'], never>;
+
+// -- Kernels on the batch system (batch-kernels)
+
+/** A registered batch kernel: its kernelspec's name, where it runs, its kernels now. */
+export type IBatchKernel = S<'BatchKernel'>;
+/** `GET batch-kernels`: the registered batch kernels, by display name. */
+export type IBatchKernelList = S<'BatchKernelList'>;
+/** One kernel started from a batch kernelspec, as it stands. */
+export type IBatchKernelSession = S<'BatchKernelSession'>;
+export type BatchSessionState = IBatchKernelSession['state'];
+/** `POST batch-kernels`. Exactly one of kernel, environment and image. */
+export type IBatchKernelRequest = Omit<
+  RequestOf<Schemas['BatchKernelRequest'], never>,
+  'resources'
+> & { resources?: IResourceRequest };

@@ -43,6 +43,11 @@ export namespace EnvCommandIDs {
   export const createFromFile = 'jupyter-gpu-env:create-from-file';
   export const publish = 'jupyter-gpu-env:publish-environment';
   export const unpublish = 'jupyter-gpu-env:unpublish-environment';
+  /**
+   * "Kernel on the batch system…", registered by batch-kernels/ (which
+   * imports this folder); a menu leaves it out where it is not registered.
+   */
+  export const batchKernel = 'jupyter-gpu-env:new-batch-kernel';
 }
 
 /** The "⋯" menu of an environment's row, in the order it shows. */
@@ -50,6 +55,7 @@ export function environmentMenu(name: string): MenuEntry[] {
   return rowMenu({ environment: name }, [
     EnvCommandIDs.checkGpu,
     EnvCommandIDs.toggleKernel,
+    EnvCommandIDs.batchKernel,
     EnvCommandIDs.editPackages,
     EnvCommandIDs.history,
     { command: EnvCommandIDs.clone, args: { source: name } },

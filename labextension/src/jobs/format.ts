@@ -24,6 +24,17 @@ export function isActive(job: { state: JobState }): boolean {
   return isActiveState(job.state);
 }
 
+/**
+ * Whether the job is an interactive kernel's session (a batch kernel's):
+ * it writes no output notebook and is not run again.
+ */
+export function isInteractive(job: Pick<IJob, 'kind'>): boolean {
+  return job.kind === 'kernel';
+}
+
+/** What a job's kind is called in its row. */
+export const INTERACTIVE_LABEL = 'Interactive session';
+
 /** Seconds as a clock: `0:07`, `12:05`, `1:02:03`, `2 d 3:04:05`. */
 export function formatClock(seconds: number): string {
   const total = Math.max(0, Math.floor(seconds));

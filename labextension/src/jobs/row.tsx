@@ -25,7 +25,9 @@ import {
   elapsedSeconds,
   formatClock,
   formatTime,
+  INTERACTIVE_LABEL,
   isActive,
+  isInteractive,
   progressFraction
 } from './format';
 import type { IJob, JobState, PipelineState } from '../api/types';
@@ -58,9 +60,33 @@ export function Parameters(props: {
   );
 }
 
-/** Whether the output notebook can be opened in JupyterLab. */
+/**
+ * Whether the output notebook can be opened in JupyterLab (an interactive
+ * session writes none).
+ */
 export function outputOpenable(job: IJob): boolean {
-  return job.started_at !== null && !job.output_path.startsWith('/');
+  return (
+    !isInteractive(job) &&
+    job.started_at !== null &&
+    !job.output_path.startsWith('/')
+  );
+}
+
+/** "Interactive session" beside the state of a batch kernel's job. */
+export function KindBadge(props: { job: IJob }): JSX.Element | null {
+  if (!isInteractive(props.job)) {
+    return null;
+  }
+  return (
+    <span
+      className="jp-GpuEnv-badge"
+      data-tone="brand"
+      title="A kernel on the batch system, started by opening a notebook with it: it writes no output notebook"
+      data-testid="gpu-env-job-kind"
+    >
+      {INTERACTIVE_LABEL}
+    </span>
+  );
 }
 
 export const LEVELS: Partial<Record<IJob['state'], BarLevel>> = {
@@ -106,6 +132,9 @@ export function EndedProgress(props: {
 
 function Progress(props: { job: IJob }): JSX.Element | null {
   const { job } = props;
+  if (isInteractive(job)) {
+    return null; // a kernel runs cells as they are sent: no count to show
+  }
   const text = describeProgress(job);
   const running = job.state === 'running';
   if (!running && !(text && job.state !== 'queued')) {
@@ -172,7 +201,8 @@ function Detail(props: { job: IJob; now: number }): JSX.Element | null {
 /**
  * A job's actions: its log, its output, "Run again…" (where that command is
  * registered), cancel while it is active, delete. The sidebar shows either
- * "Run again…" or cancel; `rerunWhileActive` shows both (the Jobs view).
+ * "Run again…" or cancel; `rerunWhileActive` shows both (the Jobs view). An
+ * interactive session has neither output nor "Run again…".
  */
 export function JobActionButtons(props: {
   job: IJob;
@@ -183,7 +213,9 @@ export function JobActionButtons(props: {
   const { job, actions, busy } = props;
   const { commands } = actions;
   const active = isActive(job);
+  const interactive = isInteractive(job);
   const rerun =
+    !interactive &&
     (!active || props.rerunWhileActive) &&
     commands.hasCommand(JobCommandIDs.runAgain);
   return (
@@ -194,18 +226,20 @@ export function JobActionButtons(props: {
         dataset={{ action: 'log' }}
         onClick={() => actions.showLog(job)}
       />
-      <ToolbarButtonComponent
-        icon={notebookIcon}
-        tooltip={`Open the output notebook (${job.output_path})`}
-        disabledTooltip={
-          job.output_path.startsWith('/')
-            ? `The output is outside the server's root: ${job.output_path}`
-            : 'No output yet: the job has not started'
-        }
-        enabled={outputOpenable(job)}
-        dataset={{ action: 'output' }}
-        onClick={() => actions.openOutput(job)}
-      />
+      {!interactive && (
+        <ToolbarButtonComponent
+          icon={notebookIcon}
+          tooltip={`Open the output notebook (${job.output_path})`}
+          disabledTooltip={
+            job.output_path.startsWith('/')
+              ? `The output is outside the server's root: ${job.output_path}`
+              : 'No output yet: the job has not started'
+          }
+          enabled={outputOpenable(job)}
+          dataset={{ action: 'output' }}
+          onClick={() => actions.openOutput(job)}
+        />
+      )}
       {rerun && (
         <ToolbarButtonComponent
           icon={runIcon}
@@ -274,6 +308,7 @@ export function JobRow(props: {
       </div>
       <div className="jp-GpuEnv-jobStatus">
         <StateBadge state={job.state} />
+        <KindBadge job={job} />
         <PriorityBadge job={job} />
         {ran && (
           <span

@@ -150,6 +150,37 @@ describe('JobRow', () => {
     expect(button('delete').disabled).toBe(false);
   });
 
+  it('shows a batch kernel session as an interactive session, without output or Run again…', () => {
+    const { row, button } = renderRow(
+      job({
+        kind: 'kernel',
+        name: 'analysis.ipynb',
+        state: 'succeeded',
+        finished_at: NOW - 1
+      })
+    );
+    expect(within(row).getByTestId('gpu-env-job-kind').textContent).toBe(
+      'Interactive session'
+    );
+    expect(button('output')).toBeNull();
+    expect(button('run-again')).toBeNull();
+    expect(button('log')).not.toBeNull();
+    expect(button('delete')).not.toBeNull();
+    // No cell count: a kernel runs cells as they are sent.
+    expect(within(row).queryByRole('progressbar')).toBeNull();
+  });
+
+  it('lets an interactive session that runs be cancelled', () => {
+    const { row, button } = renderRow(job({ kind: 'kernel' }));
+    expect(button('cancel')).not.toBeNull();
+    expect(within(row).queryByRole('progressbar')).toBeNull();
+  });
+
+  it('shows no kind badge for a notebook run', () => {
+    const { row } = renderRow(job());
+    expect(within(row).queryByTestId('gpu-env-job-kind')).toBeNull();
+  });
+
   it('cannot open the output of a job that has not started', () => {
     const { button } = renderRow(job({ state: 'queued', started_at: null }));
     expect(button('output').disabled).toBe(true);

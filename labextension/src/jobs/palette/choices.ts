@@ -2,13 +2,14 @@
  * Pure: the lines of the palette's job and sweep pickers. Each says the
  * name, the state and when ("running, started 14:20", "failed, ended
  * 3 Jun 09:12"), newest first; which jobs are offered depends on the
- * command (only active ones to cancel, only ended ones to run again).
+ * command (only active ones to cancel, only ended ones to run again: an
+ * interactive kernel's session is not run again).
  */
 import type { IJob, ISweep, JobState, SweepState } from '../../api/types';
 import type { IPickItem } from '../../components/dialogs/pick';
-import { formatStart, isActiveState } from '../format';
+import { formatStart, isActiveState, isInteractive } from '../format';
 
-/** Which jobs a picker offers. */
+/** Which jobs a picker offers (`ended`: those that can run again). */
 export type JobFilter = 'active' | 'ended' | 'any';
 
 /** What a picker needs of a job or a sweep. */
@@ -58,7 +59,9 @@ export function jobChoices(
     .filter(job =>
       filter === 'any'
         ? true
-        : isActiveState(job.state) === (filter === 'active')
+        : filter === 'active'
+          ? isActiveState(job.state)
+          : !isActiveState(job.state) && !isInteractive(job)
     )
     .sort(newestFirst)
     .map(job => line(job, now));

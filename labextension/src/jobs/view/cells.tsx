@@ -20,7 +20,7 @@ import {
 } from '../format';
 import { StateBadge } from '../../components/figures/badge';
 import { ExpandToggle } from '../../components/row';
-import { JobActionButtons } from '../row';
+import { JobActionButtons, KindBadge } from '../row';
 import { SweepActionButtons } from '../sweeps/row';
 import { describeGpuMeanPeak, IRowFacts } from './rows';
 import { AttemptsBadge, PriorityBadge } from '../run/attempts';
@@ -104,6 +104,7 @@ export function JobTableRow(props: {
           .join('\n')}
       >
         {job.name}
+        <KindBadge job={job} />
         <PriorityBadge job={job} />
         <AttemptsBadge job={job} />
       </td>

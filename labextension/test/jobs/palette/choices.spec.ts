@@ -88,6 +88,22 @@ describe('jobChoices', () => {
     ]);
   });
 
+  it('offers no interactive kernel session to run again', () => {
+    const session = {
+      ...job('kernel', 'succeeded', at(11), at(11), at(12)),
+      kind: 'kernel'
+    } as IJob;
+    expect(
+      jobChoices([...jobs, session], 'ended', NOW).map(item => item.id)
+    ).toEqual(['bad', 'old']);
+    // Still one to cancel while it runs, and to show the log of.
+    const live = { ...session, state: 'running', finished_at: null } as IJob;
+    expect(jobChoices([live], 'active', NOW).map(item => item.id)).toEqual([
+      'kernel'
+    ]);
+    expect(jobChoices([session], 'any', NOW)).toHaveLength(1);
+  });
+
   it('leaves the list it was given in its order', () => {
     jobChoices(jobs, 'any', NOW);
     expect(jobs.map(j => j.id)).toEqual(['old', 'new', 'mid', 'bad']);
