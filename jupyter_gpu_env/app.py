@@ -212,9 +212,13 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
             idle_seconds=self.gpu_idle_seconds,
         )
         tasks = TaskManager(Path(self.state_dir) / "tasks.json", recover=lib.envs.interrupted_note)
-        kernels = ServerKernels(self._kernels, getattr(self.serverapp, "kernel_manager", None))
+        kernels = ServerKernels(
+            self._kernels,
+            getattr(self.serverapp, "kernel_manager", None),
+            getattr(self.serverapp, "session_manager", None),
+        )
         batch_kernels = BatchKernelService(
-            lib.jobs, batch_options, base_spec=self._kernel_spec, shutdown=kernels.shutdown
+            lib.jobs, batch_options, base_spec=self._kernel_spec, kernels=kernels
         )
         timers.add("batch-kernels", max(self.job_refresh_interval, 2.0), batch_kernels.tick)
         cluster = self.build_capacity(lib)

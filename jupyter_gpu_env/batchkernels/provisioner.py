@@ -66,7 +66,7 @@ class BatchProvisioner(KernelProvisionerBase):
 
     async def launch_kernel(self, cmd: list[str], **kwargs: Any) -> KernelConnectionInfo:
         assert self._session is not None
-        if self._session.job is None:
+        if not self._session.connected:
             info = await self._session.start()
         else:
             info = await self._session.start_again()

@@ -12,13 +12,15 @@ from __future__ import annotations
 import asyncio
 import builtins
 import logging
+import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from .. import kernelspecs
+from ..contracts import jobfiles
 from ..errors import Conflict, NotFound
 from ..jobs.service import JobService
 from ..jobs.sessions import SessionAsk
@@ -30,9 +32,18 @@ from .options import BatchKernels
 from .session import KernelSession
 
 log = logging.getLogger(__name__)
+_KERNEL_ID = re.compile(r"^[0-9a-f-]{8,64}$")
+_SPEC_NAME = re.compile("^" + re.escape(specs.NAME_PREFIX) + r"[a-z0-9._-]{1,120}$")
 
 SpecReader = Callable[[str], dict[str, Any] | None]  # a kernelspec's kernel.json by name, None if unknown
-Shutdown = Callable[[str], Awaitable[None]]  # shut a kernel of this server down by its id
+
+
+class Kernels(Protocol):
+    """This server's kernels, as batch kernels need them (``services.kernels.ServerKernels``)."""
+
+    async def shutdown(self, kernel_id: str) -> None: ...
+    async def take_back(self, kernel_name: str, kernel_id: str, notebook_path: str) -> None: ...
+    def forget(self, kernel_id: str) -> None: ...
 
 
 @dataclass
@@ -54,14 +65,15 @@ class BatchKernelService:
         *,
         base_spec: SpecReader,
         data_dir: Path | None = None,
-        shutdown: Shutdown | None = None,
+        kernels: Kernels | None = None,
     ) -> None:
         self.jobs = jobs
         self.options = options
         self._base_spec = base_spec
         self._data_dir = data_dir
-        self._shutdown = shutdown
+        self._kernels = kernels  # None without a server (tests of the provisioner alone)
         self._sessions: dict[str, Opened] = {}
+        self._kept: dict[str, Job] = {}  # kernel id -> the job of a session being taken back
 
     # ----- the kernelspecs -----
 
@@ -176,6 +188,9 @@ class BatchKernelService:
             await self._end(s.kernel_id)
         await python_work(kernelspecs.unregister, kernel_name, self._data_dir)
         kernel.sessions = await self._views(kernel_name)
+        # Answered once, then forgotten: one registered again under this name starts with none.
+        for kid in [k for k, o in self._sessions.items() if o.kernel_name == kernel_name]:
+            del self._sessions[kid]
         return kernel
 
     async def _registered(self) -> builtins.list[BatchKernel]:
@@ -209,6 +224,9 @@ class BatchKernelService:
             },
         )
         session = KernelSession(self.jobs, ask, launch_timeout=self.options.launch_timeout)
+        kept = self._kept.pop(kernel_id, None)
+        if kept is not None:
+            session.adopt(kept)
         self._sessions[kernel_id] = Opened(kernel_id, kernel_name, notebook, session)
         return session
 
@@ -248,8 +266,8 @@ class BatchKernelService:
         opened = self._sessions.get(kernel_id)
         if opened is None:
             return
-        if self._shutdown is not None and opened.session.connected:
-            await self._shutdown(kernel_id)  # through Jupyter, which then asks the provisioner to end it
+        if self._kernels is not None and opened.session.connected:
+            await self._kernels.shutdown(kernel_id)  # through Jupyter, which asks the provisioner to end it
         await opened.session.end()
         self.ended(kernel_id)
 
@@ -260,10 +278,54 @@ class BatchKernelService:
         if self.options.keep_on_shutdown:
             for opened in live:
                 opened.session.let_go()
+                if self._kernels is not None:
+                    self._kernels.forget(opened.kernel_id)  # or Jupyter shuts it down next
             return
         await asyncio.gather(
             *(o.session.end("The Jupyter server stopped.") for o in live), return_exceptions=True
         )
+
+    async def take_back(self) -> builtins.list[str]:
+        """With ``keep_on_shutdown``, once the jobs are reconciled at start: give Jupyter back the batch
+        kernels the last run of this server kept, under their own kernel ids and notebooks. Those whose
+        job has ended, or whose host no longer answers (past ``orphan_timeout``), are let be."""
+        if not self.options.keep_on_shutdown or self._kernels is None:
+            return []
+        taken = []
+        for job in await self.jobs.store.active():
+            if job.kind != "kernel":
+                continue
+            kept = await python_work(_kept_as, self.jobs.folder_of(job))
+            if kept is None or kept[0] in self._sessions:
+                continue
+            kernel_id, kernel_name = kept
+            self._kept[kernel_id] = job
+            try:
+                await self._kernels.take_back(kernel_name, kernel_id, job.notebook_path)
+                taken.append(kernel_id)
+                log.info("took back batch kernel %s (job %s)", kernel_id, job.id)
+            except Exception as e:  # its kernelspec removed, its job ended meanwhile: not this server's
+                log.warning("could not take back batch kernel %s (job %s): %s", kernel_id, job.id, e)
+            finally:
+                self._kept.pop(kernel_id, None)
+        return taken
+
+
+def _kept_as(folder: Path) -> tuple[str, str] | None:
+    """(kernel id, kernelspec) a kept session's job.json names, as this server wrote them."""
+    spec = jobfiles.read_json(folder / jobfiles.JOB_JSON) or {}
+    session = spec.get("kernel_session")
+    if not isinstance(session, dict):
+        return None
+    kid, name = session.get("kernel_id"), session.get("kernel_name")
+    if not (
+        isinstance(kid, str)
+        and _KERNEL_ID.match(kid)
+        and isinstance(name, str)
+        and name.startswith(specs.NAME_PREFIX)
+    ):
+        return None
+    return kid, name
 
 
 def _job_request(request: BatchKernelRequest, walltime: int) -> JobRequest:

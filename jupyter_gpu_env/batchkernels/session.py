@@ -45,10 +45,16 @@ class KernelSession:
     def connected(self) -> bool:
         return self._host is not None and not self.ended
 
+    def adopt(self, job: Job) -> None:
+        """Take back the session of ``job``, kept running while the server restarted: :meth:`start`
+        then meets its kernel instead of submitting a job."""
+        self.job = job
+
     async def start(self) -> dict[str, Any]:
         """Submit the job and wait until its kernel answers: the kernel's connection info. A job that
         ends first, or waits past the launch timeout (then cancelled), raises with why, in words."""
-        self.job = await SessionJobs(self._jobs).submit(self._ask)
+        if self.job is None:  # else taken back: its job runs already
+            self.job = await SessionJobs(self._jobs).submit(self._ask)
         folder = self._jobs.folder_of(self.job)
         deadline = time.monotonic() + self._launch_timeout
         said = ""

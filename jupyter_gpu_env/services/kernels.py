@@ -4,6 +4,7 @@ image) and the GPU panel's release see them."""
 from __future__ import annotations
 
 import asyncio
+import posixpath
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -22,9 +23,32 @@ class ServerKernels:
     """``lister`` names the running kernels with their notebooks; ``manager`` is the server's kernel
     manager (None without a server, where nothing runs)."""
 
-    def __init__(self, lister: KernelLister = _none, manager: Any = None) -> None:
+    def __init__(self, lister: KernelLister = _none, manager: Any = None, sessions: Any = None) -> None:
         self.lister = lister
         self.manager = manager
+        self.sessions = sessions  # the server's session manager: which notebook uses which kernel
+
+    async def take_back(self, kernel_name: str, kernel_id: str, notebook_path: str) -> None:
+        """Start kernel ``kernel_id`` of spec ``kernel_name`` again under its own id (its provisioner
+        reconnects to what still runs), and give it back to its notebook, which then opens on it."""
+        folder = posixpath.dirname(notebook_path)
+        await self.manager.start_kernel(kernel_name=kernel_name, kernel_id=kernel_id, path=folder)
+        if notebook_path and self.sessions is not None:
+            await self.sessions.create_session(
+                path=notebook_path,
+                name=posixpath.basename(notebook_path),
+                type="notebook",
+                kernel_id=kernel_id,
+            )
+
+    def forget(self, kernel_id: str) -> None:
+        """Drop a kernel from this server without shutting it down (it goes on elsewhere)."""
+        if self.manager is None or kernel_id not in self.manager:
+            return
+        self.manager.get_kernel(kernel_id).stop_restarter()
+        if hasattr(self.manager, "stop_watching_activity"):
+            self.manager.stop_watching_activity(kernel_id)
+        self.manager.remove_kernel(kernel_id)
 
     def running_ids(self) -> set[str]:
         return set(self.manager.list_kernel_ids()) if self.manager is not None else set()

@@ -41,6 +41,7 @@ class Services:
     notifications: Notifier
     timers: Loops = field(default_factory=Loops)  # the features' timers: schedules, pipelines, Dask, GPU idle
     _started: asyncio.Task[None] | None = field(default=None, init=False, repr=False)
+    _taking_back: asyncio.Future[list[str]] | None = field(default=None, init=False, repr=False)
 
     async def start(self) -> None:
         """Clean what a crash left behind, reconcile jobs, start sampling. Idempotent.
@@ -60,6 +61,8 @@ class Services:
         self.gpu.sampler.start()
         await lib.jobs.start()
         self.timers.start()  # once the jobs are reconciled: a timer acts on what they say
+        # Batch kernels kept over a restart are taken back in the background: each waits for its host.
+        self._taking_back = asyncio.ensure_future(self.batch_kernels.take_back())
         await lib.envs.warm_up()
         await lib.images.warm_up()
 
@@ -69,6 +72,8 @@ class Services:
         await lib.envs.close()
         await lib.images.close()
         await self.timers.stop()  # before the jobs: no timer acts on a stopped service
+        if self._taking_back is not None:
+            self._taking_back.cancel()
         # Before the jobs, and before Jupyter shuts its kernels down (after the extensions): the batch
         # kernels' jobs end while the job service can still record it.
         await self.batch_kernels.stop()

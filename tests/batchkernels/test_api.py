@@ -94,6 +94,8 @@ async def test_register_start_list_and_unregister_through_jupyter(api, jp_fetch,
     assert kid not in {k["id"] for k in await body(await jp_fetch("api", "kernels"))}
     assert name not in (await body(await jp_fetch("api", "kernelspecs")))["kernelspecs"]
     await error(api("batch-kernels", name), 404)
+    again = await _register(api, environment="demo", walltime=90)
+    assert again["kernel_name"] == name and again["sessions"] == []  # the old one's sessions are not its
 
 
 async def _ended_job(api, job_id: str) -> dict | None:
