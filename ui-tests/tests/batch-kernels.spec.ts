@@ -145,6 +145,13 @@ test.describe('Kernels on the batch system', () => {
     );
     expect(await batchKernelNamed(page.request, name)).toBeUndefined();
     await form.getByTestId('gpu-env-submit-cpus').fill('');
+    // An opportunistic kernel is not resumed as a notebook job is: it says so.
+    await expect(
+      form
+        .getByTestId('gpu-env-submit-priority')
+        .getByTestId('gpu-env-priority-description')
+        .last()
+    ).toContainText('the kernel then ends');
     await dialog(page)
       .locator('.jp-Dialog-content')
       .screenshot({ path: screenshotPath('batch-kernel-dialog.png') });

@@ -52,7 +52,12 @@ export class BatchKernelForm extends FormBody<IBatchKernelRequest> {
       choices.last,
       choices.capacity
     );
-    this._priority = new PriorityField();
+    this._priority = new PriorityField('normal', {
+      opportunistic:
+        'Runs while GPUs are free, and is stopped when a normal job needs its ' +
+        'GPU: the kernel then ends, with its variables (an interactive kernel ' +
+        'is not resumed elsewhere). Save your work as you go.'
+    });
     this._name = textInput({
       placeholder: 'what it runs in and where',
       maxlength: 120,

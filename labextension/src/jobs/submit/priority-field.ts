@@ -11,8 +11,15 @@ import { offersChoice, priorityLabel } from '../../advice/values';
 let counter = 0;
 
 export class PriorityField {
-  /** `initial`: the priority to start at ("Run again…": the job's). */
-  constructor(initial: JobPriority = 'normal') {
+  /**
+   * `initial`: the priority to start at ("Run again…": the job's). `words`:
+   * what a priority means for what is sent, where the backend's own words
+   * (written for notebook jobs) would not hold.
+   */
+  constructor(
+    initial: JobPriority = 'normal',
+    private readonly _words: Partial<Record<JobPriority, string>> = {}
+  ) {
     this._chosen = initial;
   }
 
@@ -65,7 +72,7 @@ export class PriorityField {
             class: 'jp-GpuEnv-priorityWords jp-GpuEnv-note',
             'data-testid': 'gpu-env-priority-description'
           },
-          offer.description
+          this._words[offer.name] ?? offer.description
         )
       );
     });
