@@ -3,7 +3,7 @@ and defaults (rendered into docs/configuration.md with the other options)."""
 
 from __future__ import annotations
 
-from traitlets import Bool, Enum, Float, Int
+from traitlets import Bool, Enum, Float, Int, Unicode
 from traitlets.config import Configurable
 
 
@@ -32,6 +32,14 @@ class BatchKernels(Configurable):
         "address the node's name resolves to, which the server must reach). Default: `loopback` for the "
         "local backend, `hostname` for the others. The kernel's ports take messages signed with its "
         "key only (HMAC-SHA256, the key 0600 in the job's folder).",
+    )
+    interface = Unicode(
+        "",
+        config=True,
+        help="The network interface a batch kernel listens on on its node (e.g. `ib0`, `eth1`): its first "
+        "IPv4 address, where the node's name resolves to an address the server cannot reach. Takes "
+        "precedence over c.BatchKernels.bind off the local backend; a node without it ends the kernel's "
+        "job saying so.",
     )
     orphan_timeout = Int(
         300,

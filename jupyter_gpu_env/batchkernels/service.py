@@ -218,6 +218,7 @@ class BatchKernelService:
             cwd=cwd if cwd.is_absolute() else self.jobs.root / cwd,
             kernel_session={
                 "bind": bind,
+                "interface": self.options.interface if bind != "loopback" else "",
                 "orphan_timeout": self.options.orphan_timeout,
                 "kernel_id": kernel_id,
                 "kernel_name": kernel_name,

@@ -38,8 +38,11 @@ def job_message(job: Job, base_url: str, schedule: str | None = None) -> Message
     what = f'Scheduled run "{job.name}" of schedule "{schedule}"' if schedule else f'Job "{job.name}"'
     if job.schedule_id and not schedule:
         what = f'Scheduled run "{job.name}"'
-    subject = f"{what} {job.state}{took}"
-    link = lab_link(base_url, job.output_path)
+    state = job.state
+    if job.kind == "kernel":  # a batch kernel's session: it ends, shut down or stopped; it has no output
+        what, state = f'Interactive session "{job.name}"', "ended" if job.state == "succeeded" else job.state
+    subject = f"{what} {state}{took}"
+    link = lab_link(base_url, job.output_path) if job.output_path else None
     reason = _cut(job.message)
     gpu = gpu_text(job.gpu)
     facts: list[tuple[str, str, bool]] = [
@@ -55,7 +58,10 @@ def job_message(job: Job, base_url: str, schedule: str | None = None) -> Message
     if reason:
         lines += [reason, ""]
     lines += [f"{title}: {value}" for title, value, _ in facts]
-    lines += [f"Notebook: {job.notebook_path}", f"Output notebook: {link or job.output_path}"]
+    if job.notebook_path:
+        lines.append(f"Notebook: {job.notebook_path}")
+    if job.kind != "kernel":
+        lines.append(f"Output notebook: {link or job.output_path}")
     if job.started_at is not None:
         lines.append(f"Started: {when(job.started_at)}")
     if job.finished_at is not None:

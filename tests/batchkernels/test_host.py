@@ -19,6 +19,7 @@ import zmq
 from helpers import wait_until_sync
 from jupyter_client.blocking import BlockingKernelClient
 
+from jupyter_gpu_env.batchkernels.host.host import bind_address
 from jupyter_gpu_env.contracts import jobfiles
 from jupyter_gpu_env.contracts.batchkernel import files, wire
 
@@ -219,3 +220,21 @@ def test_a_host_file_others_can_read_is_not_trusted(tmp_path):
     os.chmod(path, 0o644)
     with pytest.raises(jobfiles.Damaged, match="others than its owner can read it"):
         files.read_host(folder)
+
+
+def test_the_site_names_the_interface_a_kernel_listens_on():
+    assert bind_address({"bind": "loopback", "interface": "lo"}) == "127.0.0.1"  # loopback first
+    assert bind_address({"bind": "hostname", "interface": "lo"}) == "127.0.0.1"  # lo's address
+
+
+def test_a_node_without_the_named_interface_ends_the_job_saying_so(tmp_path):
+    folder = _job(tmp_path / "job", bind="hostname", interface="ib-missing0")
+    host = _start(folder)
+    try:
+        assert host.wait(timeout=60) == 1
+        done = _status(folder)
+        assert (done["state"], done["reason"]) == ("failed", "no_interface")
+        assert "no IPv4 address on the interface 'ib-missing0'" in done["message"]
+    finally:
+        if host.poll() is None:
+            host.kill()

@@ -62,6 +62,32 @@ def test_what_a_message_cannot_link_or_measure_it_says_plainly():
     ]
 
 
+def test_a_batch_kernels_end_is_an_interactive_session_with_its_gpu_use_and_no_output():
+    gpu = JobGpuUsage(
+        available=True, mean_utilization_percent=12.0, gpu_hours_allocated=2.0, gpu_hours_used=0.3
+    )
+    job = job_record(
+        "k1",
+        name="kernel: fit",
+        kind="kernel",
+        state="succeeded",
+        started_at=1000.0,
+        finished_at=8200.0,
+        gpu=gpu,
+        notebook_path="work/fit.ipynb",
+        output_path="",
+    )
+    msg = message.job_message(job, BASE)
+    assert msg.subject == 'Interactive session "kernel: fit" ended after 2 h 00 min'
+    assert "Notebook: work/fit.ipynb" in msg.text and "Output notebook" not in msg.text
+    assert "mean utilization 12 %, 2.00 GPU-hours (0.30 used)" in msg.text
+    assert "title_link" not in msg.payload["attachments"][0]
+    walltime = job_record(
+        "k2", name="kernel", kind="kernel", state="failed", output_path="", notebook_path=""
+    )
+    assert message.job_message(walltime, BASE).subject == 'Interactive session "kernel" failed'
+
+
 def test_a_sweep_message_counts_its_runs_and_links_its_results():
     sweep = JobGroup(
         id="0123456789ab",

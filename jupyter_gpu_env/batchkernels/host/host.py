@@ -42,10 +42,23 @@ Outcome = tuple[str, str, str]
 
 
 def bind_address(session: dict[str, Any]) -> str:
-    """Where the kernel and the control channel listen: this machine only (the local backend), or the
-    node's address the server reaches (``bind: hostname``, a cluster's compute node)."""
+    """Where the kernel and the control channel listen: this machine only (the local backend), the
+    site's named interface's first IPv4 address, or the node's address the server reaches (``bind:
+    hostname``, a cluster's compute node). RunnerError where the named interface has none."""
     if session.get("bind", "loopback") == "loopback":
         return "127.0.0.1"
+    interface = session.get("interface")
+    if isinstance(interface, str) and interface:
+        import psutil
+
+        found = [a.address for a in psutil.net_if_addrs().get(interface, []) if a.family == socket.AF_INET]
+        if not found:
+            raise RunnerError(
+                "no_interface",
+                f"This node ({socket.gethostname()}) has no IPv4 address on the interface '{interface}' "
+                "(c.BatchKernels.interface) that the kernel is to listen on.",
+            )
+        return str(found[0])
     return socket.gethostbyname(socket.gethostname())
 
 
@@ -54,8 +67,9 @@ class KernelHost:
         self.folder = folder
         self.job = job
         session = job.get("kernel_session") or {}
-        self.ip = bind_address(session)
-        self.orphan_timeout = float(session.get("orphan_timeout") or ORPHAN_TIMEOUT)
+        self.session = session if isinstance(session, dict) else {}
+        self.ip = ""  # bound in run(), where a node that cannot is told in the job's status
+        self.orphan_timeout = float(self.session.get("orphan_timeout") or ORPHAN_TIMEOUT)
         cwd = job.get("cwd")
         self.cwd = cwd if isinstance(cwd, str) and os.path.isdir(cwd) else str(folder)
         self.started_at = time.time()
@@ -72,6 +86,7 @@ class KernelHost:
     # ----- the job's life -----
 
     async def run(self) -> Outcome:
+        self.ip = bind_address(self.session)
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGUSR1):
             loop.add_signal_handler(signum, self._on_signal, signum)
