@@ -276,14 +276,18 @@ class BatchKernelService:
         """The server stops: its batch kernels' jobs end with it, unless the site keeps them
         (``keep_on_shutdown``: the hosts wait ``orphan_timeout`` for a server to take them back)."""
         live = [o for o in self._sessions.values() if o.ended_at is None]
+        ending = live
         if self.options.keep_on_shutdown:
+            # Kept: those whose kernel runs. One still waiting holds no state, and would hold its GPU
+            # with nobody to use it should it start while no server is there: it ends.
+            ending = [o for o in live if not o.session.connected]
             for opened in live:
-                opened.session.let_go()
-                if self._kernels is not None:
-                    self._kernels.forget(opened.kernel_id)  # or Jupyter shuts it down next
-            return
+                if opened.session.connected:
+                    opened.session.let_go()
+                    if self._kernels is not None:
+                        self._kernels.forget(opened.kernel_id)  # or Jupyter shuts it down next
         await asyncio.gather(
-            *(o.session.end("The Jupyter server stopped.") for o in live), return_exceptions=True
+            *(o.session.end("The Jupyter server stopped.") for o in ending), return_exceptions=True
         )
 
     async def take_back(self) -> builtins.list[str]:

@@ -35,6 +35,18 @@ export function isInteractive(job: Pick<IJob, 'kind'>): boolean {
 /** What a job's kind is called in its row. */
 export const INTERACTIVE_LABEL = 'Interactive session';
 
+/** How an ended job is named: "Job 'train'", "Interactive session 'kernel: fit'". */
+export function endedName(job: IJob): string {
+  return `${job.kind === 'kernel' ? INTERACTIVE_LABEL : 'Job'} '${job.name}'`;
+}
+
+/** How it ended, in a word: a batch kernel shut down has "ended", not "succeeded". */
+export function endedWord(job: IJob): string {
+  return job.kind === 'kernel' && job.state === 'succeeded'
+    ? 'ended'
+    : job.state;
+}
+
 /** Seconds as a clock: `0:07`, `12:05`, `1:02:03`, `2 d 3:04:05`. */
 export function formatClock(seconds: number): string {
   const total = Math.max(0, Math.floor(seconds));

@@ -6,6 +6,7 @@
 import { IStateDB } from '@jupyterlab/statedb';
 
 import type { IJob, ISweep } from '../api/types';
+import { endedName, endedWord } from '../jobs/format';
 import { browserNoticeDue } from './values';
 
 /** The state database key of the user's choice. */
@@ -47,7 +48,7 @@ export class BrowserNotices {
 
   jobEnded(job: IJob): void {
     const why = job.state === 'failed' && job.message ? `: ${job.message}` : '';
-    this._raise(`job-${job.id}`, `Job '${job.name}' ${job.state}`, why);
+    this._raise(`job-${job.id}`, `${endedName(job)} ${endedWord(job)}`, why);
   }
 
   sweepEnded(sweep: ISweep): void {

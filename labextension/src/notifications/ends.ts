@@ -10,7 +10,13 @@ import { CommandRegistry } from '@lumino/commands';
 
 import { JobActions } from '../jobs/actions';
 import { JobCommandIDs } from '../jobs/command-ids';
-import { describeGpuIdle, elapsedSeconds, formatClock } from '../jobs/format';
+import {
+  describeGpuIdle,
+  elapsedSeconds,
+  endedName,
+  endedWord,
+  formatClock
+} from '../jobs/format';
 import { JobsModel } from '../jobs/model';
 import { outputOpenable } from '../jobs/row';
 import { IJob, IPipeline, ISweep } from '../api/types';
@@ -36,19 +42,19 @@ export function notifyJobEnd(
   const took = formatClock(elapsedSeconds(job, job.finished_at ?? 0));
   const openable = outputOpenable(job);
   if (job.state === 'succeeded') {
-    Notification.success(`Job '${job.name}' succeeded in ${took}.`, {
+    Notification.success(`${endedName(job)} ${endedWord(job)} in ${took}.`, {
       autoClose: 8000,
       actions: openable ? [output] : [log]
     });
   } else if (job.state === 'failed') {
     const why = job.message || job.reason || 'no reason given';
-    Notification.error(`Job '${job.name}' failed: ${why}`, {
+    Notification.error(`${endedName(job)} failed: ${why}`, {
       autoClose: false,
       actions: openable ? [output, log] : [log]
     });
   } else if (job.state === 'cancelled' && !model.cancelledHere(job.id)) {
     Notification.warning(
-      `Job '${job.name}' was cancelled${job.message ? `: ${job.message}` : '.'}`,
+      `${endedName(job)} was cancelled${job.message ? `: ${job.message}` : '.'}`,
       { autoClose: 8000, actions: [log] }
     );
   }

@@ -16,6 +16,8 @@ import {
   describeQueue,
   describeResources,
   elapsedSeconds,
+  endedName,
+  endedWord,
   formatBytesOf,
   formatClock,
   formatDuration,
@@ -96,6 +98,25 @@ describe('times', () => {
     const later = formatStart(at + 2 * 86400, at);
     expect(later).toMatch(/ 14:20$/);
     expect(later).not.toBe('14:20');
+  });
+});
+
+describe('how an ended job is named', () => {
+  it('names a batch kernel an interactive session that ended', () => {
+    const session = job({
+      kind: 'kernel',
+      name: 'kernel: fit',
+      state: 'succeeded'
+    });
+    expect(`${endedName(session)} ${endedWord(session)}`).toBe(
+      "Interactive session 'kernel: fit' ended"
+    );
+    const timedOut = job({ kind: 'kernel', name: 'kernel', state: 'failed' });
+    expect(endedWord(timedOut)).toBe('failed');
+  });
+  it('names a notebook run a job', () => {
+    const run = job({ kind: 'notebook', state: 'succeeded' });
+    expect(`${endedName(run)} ${endedWord(run)}`).toBe("Job 'train' succeeded");
   });
 });
 

@@ -21,7 +21,8 @@ def jp_server_config(jp_server_config, slurm_conf):
         **jp_server_config,
         "GpuEnvApp": {"backends": ["slurm"], "job_refresh_interval": 0.3, "gpu_sample_interval": 0.5},
         "SlurmBackend": {"slurm_conf": slurm_conf, "status_grace": 5.0, "command_timeout": 20.0},
-        "BatchKernels": {"launch_timeout": 180},
+        # One node, this machine: the kernels listen on loopback (tests bind no other address).
+        "BatchKernels": {"launch_timeout": 180, "bind": "loopback"},
     }
 
 
