@@ -38,7 +38,7 @@ def job_message(job: Job, base_url: str, schedule: str | None = None) -> Message
     what = f'Scheduled run "{job.name}" of schedule "{schedule}"' if schedule else f'Job "{job.name}"'
     if job.schedule_id and not schedule:
         what = f'Scheduled run "{job.name}"'
-    state = job.state
+    state: str = job.state
     if job.kind == "kernel":  # a batch kernel's session: it ends, shut down or stopped; it has no output
         what, state = f'Interactive session "{job.name}"', "ended" if job.state == "succeeded" else job.state
     subject = f"{what} {state}{took}"
