@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 from ..models.gpu import GpuDevice
 from ..models.gpu.jobuse import Cost, EnergySource, JobGpuUsage
+from ..models.jobs import Job
 from .sources.reading import PowerReading
 from .visibility import mark_visible
 
@@ -242,12 +243,14 @@ class SitePrices:
             return usage
         return usage.model_copy(update={"co2e_grams": co2e, "cost": cost})
 
-    def totals(self, gpu_hours: float, joules: float) -> tuple[float | None, Cost | None]:
+    def on(self, job: Job) -> Job:
+        """The job with its GPU summary priced (:meth:`priced`)."""
+        gpu = self.priced(job.gpu)
+        return job if gpu is job.gpu else job.model_copy(update={"gpu": gpu})
+
+    def totals(self, gpu_hours: float, joules: float | None) -> tuple[float | None, Cost | None]:
         """A period's CO2e and cost, from its GPU-hours and its measured energy."""
         return self.co2e_grams(joules), self.cost(gpu_hours, joules)
 
 
-def summed_energy(parts: Iterable[float | None]) -> float | None:
-    """Energies added up; None when none is known."""
-    known = [p for p in parts if believable(p)]
-    return round(sum(p for p in known if p is not None), 3) if known else None
+NO_PRICES = SitePrices()  # a site that set none of its numbers: nothing is shown

@@ -173,6 +173,8 @@ describe('priorities and attempts', () => {
       cells_done: 3,
       gpu_hours_allocated: null,
       gpu_hours_used: null,
+      energy_joules: null,
+      energy_source: null,
       resumed_at: 90
     });
     expect(attemptsSummary([])).toBe('');
