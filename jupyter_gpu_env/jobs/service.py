@@ -105,6 +105,7 @@ class JobService:
             gpu_idle_seconds=self.gpu_idle_seconds,
             result_value_bytes=result_value_bytes,
             results_bytes=results_bytes,
+            prices=prices,
         )
         # Background work between start() and stop(): the job poller (features' timers are their own).
         self.loops = Loops()

@@ -5327,7 +5327,7 @@ export interface components {
         };
         /**
          * SweepResults
-         * @description A sweep's runs side by side: parameters, recorded values, state and duration.
+         * @description A sweep's runs side by side: parameters, recorded values, state, duration and GPU energy.
          */
         SweepResults: {
             /**
@@ -5353,6 +5353,17 @@ export interface components {
          */
         SweepRow: {
             /**
+             * Co2E Grams
+             * @description Its CO2e at the site's carbon intensity and PUE; null where not set.
+             * @default null
+             */
+            co2e_grams: number | null;
+            /**
+             * @description Its cost at the site's prices; null where not set.
+             * @default null
+             */
+            cost: components["schemas"]["Cost"] | null;
+            /**
              * Cut
              * @description The values cut short (at `c.GpuEnvApp.sweep_result_value_bytes` each, or where the answer reached `c.GpuEnvApp.sweep_results_bytes`): whole, they are in the output notebook.
              */
@@ -5363,6 +5374,12 @@ export interface components {
              * @default null
              */
             duration_seconds: number | null;
+            /**
+             * Energy Joules
+             * @description What the run's GPUs drew (its `gpu.energy_joules`); null where not measured.
+             * @default null
+             */
+            energy_joules: number | null;
             /** Index */
             index: number;
             /** Job Id */
