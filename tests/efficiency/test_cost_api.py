@@ -79,3 +79,34 @@ async def test_a_jobs_energy_is_priced_where_it_is_answered(api, jp_serverapp):
     assert total["cost"]["amount"] == pytest.approx(2 * 3.0 + 0.48) and total["cost"]["currency"] == "EUR"
     weeks = await body(await api("jobs", "usage", "weeks", params={"weeks": 2}))  # a Monday may split them
     assert sum(w["total"]["co2e_grams"] or 0 for w in weeks["weeks"]) == pytest.approx(600.0)
+
+
+async def test_the_advice_line_estimates_a_runs_energy_from_the_notebooks_succeeded_runs(api, jp_serverapp):
+    store = jp_serverapp.web_app.settings["gpu_env_services"].jobs.store
+    for n, (kwh, state) in enumerate(
+        [(1.0, "succeeded"), (3.0, "succeeded"), (2.0, "succeeded"), (9.0, "failed")]
+    ):
+        job = _job(f"00000000d0a{n}", kwh, ago=4000 - n * 100)
+        gpu = job.gpu.model_copy(update={"peak_memory_bytes": 3 * 10**9, "memory_total_bytes": 80 * 10**9})
+        await store.insert(job.model_copy(update={"state": state, "gpu": gpu}))
+
+    advice = await body(await api("jobs", "advice", params={"notebook_path": "train.ipynb"}))
+    # the failed run stopped short: not a run's energy
+    assert advice["energy"] == {"joules": 2 * KWH, "runs": 3, "source": "counter", "co2e_grams": 600.0}
+    assert [r["energy_joules"] for r in advice["runs"]] == [9 * KWH, 2 * KWH, 3 * KWH, 1 * KWH]
+    assert advice["sentence"].endswith(" A run takes about 2.00 kWh (600 g CO2e), the median of the last 3.")
+
+
+def test_energy_words():
+    from jupyter_gpu_env.efficiency.words import energy_sentence, energy_text
+
+    assert [energy_text(j) for j in (3.6e3 * 3.5, 3.6e3 * 35, 0.42 * KWH, 1250 * KWH)] == [
+        "3.5 Wh", "35 Wh", "0.42 kWh", "1,250 kWh",
+    ]  # fmt: skip
+    assert energy_sentence(0.42 * KWH, 1, None, True) == (
+        "A run takes about 0.42 kWh (a share of a whole GPU's energy), as the last one did."
+    )
+    assert (
+        energy_sentence(KWH, 2, 1500.0, False)
+        == "A run takes about 1.00 kWh (1.5 kg CO2e), the median of the last 2."
+    )

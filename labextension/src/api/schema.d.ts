@@ -2319,6 +2319,31 @@ export interface components {
             utc: string;
         };
         /**
+         * EnergyEstimate
+         * @description What a run of the notebook is likely to draw: the median of its earlier succeeded runs' energy.
+         */
+        EnergyEstimate: {
+            /**
+             * Co2E Grams
+             * @description At the site's carbon intensity and PUE; null where the site set none.
+             * @default null
+             */
+            co2e_grams: number | null;
+            /** Joules */
+            joules: number;
+            /**
+             * Runs
+             * @description How many succeeded runs measured it.
+             */
+            runs: number;
+            /**
+             * Source
+             * @description How the runs' energy was found; of several, the least exact (`share of a whole GPU`: runs on MIG slices, whose energy is itself an estimate).
+             * @default null
+             */
+            source: ("counter" | "power samples" | "share of a whole GPU") | null;
+        };
+        /**
          * Environment
          * @description One conda environment, as listed.
          */
@@ -2607,6 +2632,11 @@ export interface components {
              */
             current: components["schemas"]["SuggestedResources"] | null;
             /**
+             * @description The energy a run is likely to take, from the notebook's earlier succeeded runs (as they ran: a smaller slice draws its own share); null where none measured it.
+             * @default null
+             */
+            energy: components["schemas"]["EnergyEstimate"] | null;
+            /**
              * Headroom
              * @description The share added over the peak before choosing (0.2 is 20 %).
              */
@@ -2642,7 +2672,7 @@ export interface components {
             runs?: components["schemas"]["MeasuredRun"][];
             /**
              * Sentence
-             * @description The advice in one line, for the dialog or the panel.
+             * @description The advice in one line, for the dialog or the panel; it ends with the likely energy where `energy` has it.
              */
             sentence: string;
             /**
@@ -3918,6 +3948,17 @@ export interface components {
              * @default null
              */
             device: string | null;
+            /**
+             * Energy Joules
+             * @description What its GPUs drew.
+             * @default null
+             */
+            energy_joules: number | null;
+            /**
+             * Energy Source
+             * @default null
+             */
+            energy_source: ("counter" | "power samples" | "share of a whole GPU") | null;
             /**
              * Gpus
              * @description GPUs it was given (a MIG slice counts its share).

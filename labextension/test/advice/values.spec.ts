@@ -36,6 +36,7 @@ function advice(partial: Partial<IGpuAdvice>): IGpuAdvice {
     suggestion: { mig_profile: '1g.10gb', gpus: null, memory_bytes: 10 * GB },
     current: null,
     idle_percent: null,
+    energy: null,
     sentence: 'The last 3 runs peaked at 3.1 GB: a 1g.10gb slice fits.',
     soonest: [],
     ...partial
