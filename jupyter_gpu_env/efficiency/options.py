@@ -32,8 +32,8 @@ class EnergyOptions(Configurable):
         config=True,
         help="Power usage effectiveness of the data centre (its total energy over its IT equipment's), "
         "applied to the GPUs' measured energy for carbon and energy cost. 1.0 (the default): the GPUs' own "
-        "energy only; the Uptime Institute's survey average is about 1.58 (2023), a recent hyperscale "
-        "site's 1.1-1.2.",
+        "energy only; the Uptime Institute's survey average was 1.58 in 2023 (docs/admin-gpu-efficiency.md "
+        "gives sources).",
     )
     gpu_hour_price = Float(
         None,
