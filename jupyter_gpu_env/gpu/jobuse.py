@@ -130,13 +130,15 @@ class UseTotals:
         }
 
 
-def unavailable(reason: str) -> dict[str, Any]:
+def unavailable(
+    reason: str, energy_note: str = "No GPU energy to measure: the job saw no GPU."
+) -> dict[str, Any]:
     return {
         "available": False,
         "reason": reason,
         "devices": [],
         "samples": 0,
-        "energy_note": "No GPU energy to measure: the job saw no GPU.",
+        "energy_note": energy_note,
         "notes": [],
         "updated_at": time.time(),
     }
@@ -179,7 +181,8 @@ class GpuUseSampler:
                 if not self.sample():
                     return
             except Exception as e:  # sampling must never take the job down
-                self._write(unavailable(f"GPU sampling stopped: {type(e).__name__}: {e}"))
+                stopped = f"GPU sampling stopped: {type(e).__name__}: {e}"
+                self._write(unavailable(stopped, "GPU energy is not measured: sampling stopped."))
                 return
             if self._stop.wait(self.interval):
                 return

@@ -246,3 +246,18 @@ def test_the_physical_bound():
     assert most_joules(2, 3600) == 2 * 1500 * 3600
     assert most_joules(0, 10) == 15000  # a job counted as holding at least one device
     assert most_joules(1, -5) == 0
+
+
+def test_sampling_that_stops_says_the_energy_is_not_measured(fake, tmp_path):
+    reader = NvmlReader(fake(H100, "load"), env={})
+    reads = iter([reader.read])
+
+    def read():
+        return next(reads)()  # the first read works; the second raises: the sampler stops, the job runs on
+
+    s = GpuUseSampler(tmp_path, read, interval=0.05, env={}, energy=reader.read_energy)
+    s.start()
+    s._thread.join(timeout=10)
+    written = JobGpuUsage.model_validate_json((tmp_path / SUMMARY).read_text())
+    assert not written.available and written.reason == "GPU sampling stopped: StopIteration: "
+    assert written.energy_note == "GPU energy is not measured: sampling stopped."
