@@ -5,7 +5,9 @@ poll's cost to the SLURM controller with 100 pending jobs.
    slices and a whole H100 from the recorded captures in ../shared/fixtures/gpu (this machine has no GPU,
    so the driver's own NVML calls are not timed; skipped where the captures are absent). Its baseline is
    the reader alone: what any sampler pays to read the devices. CPU milliseconds per sample (process
-   time), and the bytes the series grows by per hour at the default interval (5 s).
+   time), without and with the energy reads (a stand-in answering the GPU's counter and power draw as
+   `NvmlReader.read_energy` does, so that the energy meter's own cost is what is added), and the bytes the
+   series grows by per hour at the default interval (5 s).
 2. Queue positions on the local SLURM (scripts/slurm-local.sh; root): 100 held jobs of ours; the backend's
    `standings()` (one `squeue` for every user's pending jobs) against one `squeue --start -j ID` per job.
 """
@@ -13,6 +15,7 @@ poll's cost to the SLURM controller with 100 pending jobs.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import statistics
 import subprocess
@@ -25,6 +28,7 @@ from bench_slurm import held_jobs
 from jupyter_gpu_env import proc
 from jupyter_gpu_env.backends.slurm import SlurmBackend
 from jupyter_gpu_env.gpu.jobuse import SERIES, GpuUseSampler
+from jupyter_gpu_env.gpu.sources.reading import PowerReading
 from jupyter_gpu_env.gpu.sources.recorded import RecordedSource
 
 REPO = Path(__file__).resolve().parents[1]
@@ -49,7 +53,9 @@ def _per_sample(fn, n: int) -> float:
 def sampler_cost() -> list[str]:
     if not FIXTURES.is_dir():
         return [f"sampler part skipped: the recorded GPU outputs are not at {FIXTURES}"]
-    lines = [f"{'device':<32}{'reader ms':>11}{'sampler ms':>12}{'ratio':>8}{'bytes/h @5s':>13}"]
+    lines = [
+        f"{'device':<32}{'reader ms':>11}{'sampler ms':>12}{'ratio':>8}{'+energy ms':>12}{'bytes/h @5s':>13}"
+    ]
     for label, (name, which) in CAPTURES.items():
         env: dict[str, str] = {}
         reader = RecordedSource(FIXTURES / name, env=env)
@@ -62,7 +68,19 @@ def sampler_cost() -> list[str]:
             base = _per_sample(reader.read, SAMPLES)
             lines_written = (Path(d) / SERIES).read_text().splitlines()[1:]
             per_line = statistics.mean(len(x) + 1 for x in lines_written)
-        lines.append(f"{label:<32}{base:>11.3f}{ours:>12.3f}{ours / base:>8.2f}{per_line * 720:>13,.0f}")
+        whole = reader.read().devices[0].uuid or ""
+        counter = itertools.count(7_211_408_123, 3_000_000)  # 600 W for 5 s a sample
+
+        def energy(whole: str = whole, counter: itertools.count[int] = counter) -> dict[str, PowerReading]:
+            return {whole: PowerReading(next(counter), 600_000)}
+
+        with tempfile.TemporaryDirectory(prefix="bench-gpu-use-") as d:
+            sampler = GpuUseSampler(Path(d), reader.read, interval=5.0, gpu_units=1, env=env, energy=energy)
+            metered = _per_sample(sampler.sample, SAMPLES)
+            assert sampler.stop()["energy_joules"], "the energy reads were not counted"
+        lines.append(
+            f"{label:<32}{base:>11.3f}{ours:>12.3f}{ours / base:>8.2f}{metered:>12.3f}{per_line * 720:>13,.0f}"
+        )
     return lines
 
 

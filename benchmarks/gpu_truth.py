@@ -8,12 +8,15 @@ It starts a Jupyter server with the extension, then
 2. holds 4 GiB in a kernel (torch) and compares the kernel's GPU memory with `--query-compute-apps`;
 3. loads the GPU from the kernel for 12 s and compares the panel's mean utilization with nvidia-smi's;
 4. runs a batch job (6 s busy, 3 s idle, 3 GiB held) on the local backend asking for one GPU, and compares
-   its GPU summary (mean utilization, peak memory, idle fraction) with nvidia-smi over the job's window;
+   its GPU summary (mean utilization, peak memory, idle fraction) with nvidia-smi over the job's window,
+   and its energy (`energy_joules`) with NVML's energy counter, read here every 50 ms and interpolated at
+   the moments the job's runner read it (its first sample and its end): within 5 % or it says FAIL;
    a second job asking for one GPU meanwhile must wait for it ("Waiting for a free GPU");
 5. asks `GET jobs/advice` for the job's notebook and prints the suggestion.
 It prints one row per figure (extension, nvidia-smi, difference) and writes everything under --out.
 Without nvidia-smi (or with --dry-run) it runs the same steps with no GPU, to check the harness: the
-figures then read n/a and nothing is compared. It needs torch on the machine for the GPU load.
+figures then read n/a and nothing is compared. It needs torch on the machine for the GPU load, and
+nvidia-ml-py (pynvml) for the energy counter.
 """
 
 from __future__ import annotations
@@ -95,6 +98,61 @@ class SmiSampler(threading.Thread):
         self.done.set()
         self.join()
         return [r for r in self.rows if start <= r["t"] <= end]
+
+
+class EnergySampler(threading.Thread):
+    """NVML's total energy counter (mJ since the driver loaded) of every GPU, every 50 ms while a step runs."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.rows: list[tuple[float, dict[str, int]]] = []
+        self.done = threading.Event()
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(pynvml.nvmlDeviceGetCount())]
+            uuid = pynvml.nvmlDeviceGetUUID
+            self.handles = {
+                (u.decode() if isinstance(u, bytes) else u): h for h in handles for u in [uuid(h)]
+            }
+            self.read = pynvml.nvmlDeviceGetTotalEnergyConsumption
+        except Exception as e:  # no bindings, no driver, no counter: the figure reads n/a
+            print(f"NVML's energy counter cannot be read here: {e}", flush=True)
+            self.handles = {}
+
+    def run(self) -> None:
+        while self.handles and not self.done.is_set():
+            t = time.time()
+            self.rows.append((t, {u: int(self.read(h)) for u, h in self.handles.items()}))
+            self.done.wait(max(0.0, 0.05 - (time.time() - t)))
+
+    def joules(self, uuids: list[str], start: float, end: float) -> float | None:
+        """The counters' rise between ``start`` and ``end``, each end interpolated between two reads."""
+        self.done.set()
+        self.join()
+        if not uuids or not all(u in self.handles for u in uuids):
+            return None
+        first, last = [self._at(u, start) for u in uuids], [self._at(u, end) for u in uuids]
+        if any(v is None for v in [*first, *last]):
+            return None
+        return sum((b or 0.0) - (a or 0.0) for a, b in zip(first, last, strict=True)) / 1000
+
+    def _at(self, uuid: str, t: float) -> float | None:
+        for (t0, c0), (t1, c1) in zip(self.rows, self.rows[1:], strict=False):
+            if t0 <= t <= t1:
+                return c0[uuid] + (c1[uuid] - c0[uuid]) * (t - t0) / ((t1 - t0) or 1)
+        return None
+
+
+def runner_window(folder: Path) -> tuple[float, float] | None:
+    """When the job's runner first read the GPUs (its series' first sample) and last (its final summary)."""
+    try:
+        lines = (folder / "gpu.jsonl").read_text().splitlines()
+        started, first = json.loads(lines[0])["started"], json.loads(lines[1])[0]
+        return started + first, json.loads((folder / "gpu.json").read_text())["updated_at"]
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
+        return None
 
 
 class Server:
@@ -234,8 +292,9 @@ JOB = {
 
 def job_steps(server: Server, gpus: bool) -> None:
     (server.root / "burn.ipynb").write_text(json.dumps(JOB))
-    sampler = SmiSampler()
+    sampler, energy = SmiSampler(), EnergySampler()
     sampler.start()
+    energy.start()
     send = {"notebook_path": "burn.ipynb", "resources": {"gpus": 1}, "parameters": {"use_gpu": gpus}}
     first = server.api("POST", "jobs", send)
     second = server.api("POST", "jobs", {**send, "parameters": {"use_gpu": gpus, "busy": 1}})
@@ -252,6 +311,15 @@ def job_steps(server: Server, gpus: bool) -> None:
     idle = [r["util"] for r in seen if r["util"] is not None]
     theirs = round(sum(1 for u in idle if u < 5) / len(idle), 3) if idle else None
     row("job idle fraction", gpu.get("idle_fraction"), theirs)
+    window = runner_window(server.root / first["job_dir"])
+    whole = [d["uuid"] for d in gpu.get("devices", []) if d.get("uuid") and not d.get("mig_profile")]
+    counted = energy.joules(whole, *window) if window and gpus else None
+    energy.done.set()
+    print(f"job energy: {gpu.get('energy_source')}; {gpu.get('energy_note') or 'no note'}", flush=True)
+    row("job energy (J)", gpu.get("energy_joules"), None if counted is None else round(counted, 1))
+    if counted and gpu.get("energy_joules") is not None:
+        off = abs(gpu["energy_joules"] - counted) / counted
+        print(f"job energy against NVML's counter: {off:.2%} off, {'PASS' if off <= 0.05 else 'FAIL'} (5 %)")
     while server.api("GET", f"jobs/{second['id']}")["state"] in ("queued", "running"):
         time.sleep(0.5)
     advice = server.api("GET", "jobs/advice?notebook_path=burn.ipynb&backend=local")

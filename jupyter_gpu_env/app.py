@@ -135,6 +135,7 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
             max_sweep_runs=self.max_sweep_runs,
             result_value_bytes=self.sweep_result_value_bytes,
             results_bytes=self.sweep_results_bytes,
+            prices=self.site_prices(),
         )
         envs = EnvironmentService(
             catalog,

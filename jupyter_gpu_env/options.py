@@ -13,12 +13,14 @@ from pathlib import Path
 from jupyter_core.paths import jupyter_data_dir
 from traitlets import Bool, Enum, Float, Int, List, Unicode, default
 
+from .efficiency.options import EnergyOptions
 from .envs.service import default_pkgs_dir, default_user_env_dir
 from .notify.options import NotificationOptions
 
 
-class GpuEnvOptions(NotificationOptions):
-    """The options of ``GpuEnvApp`` (the notifier's are :class:`.notify.options.NotificationOptions`')."""
+class GpuEnvOptions(NotificationOptions, EnergyOptions):
+    """The options of ``GpuEnvApp`` (the notifier's are :class:`.notify.options.NotificationOptions`', carbon
+    and prices :class:`.efficiency.options.EnergyOptions`')."""
 
     # -- GPU and memory ---------------------------------------------------------------------------
     gpu_sample_interval = Float(

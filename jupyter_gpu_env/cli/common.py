@@ -1,9 +1,11 @@
-"""Small things every command module uses: tables, sizes and durations, JSON output, validation."""
+"""Small things every command module uses: tables, sizes and durations, JSON output, validation, what
+`job run` and `schedule create` send, a job's energy in words."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Iterable, Sequence
@@ -11,9 +13,11 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, JsonValue, ValidationError
 
+from ..efficiency.words import carbon_text, energy_text
 from ..errors import InvalidRequest
+from ..jobs.sweeps.plan import range_values
 from ..models.common import describe_validation_error
-from ..models.jobs import PRIORITIES
+from ..models.jobs import PRIORITIES, Cost, JobGpuUsage
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -166,3 +170,76 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
         "backend offers it; the notebook gets checkpoint_dir and resumed)",
     )
     p.add_argument("--name", metavar="N", help="a label (default: the notebook's name)")
+
+
+def run_request(args: argparse.Namespace, root: str) -> dict[str, Any]:
+    """What `POST jobs` takes, from the options :func:`add_run_arguments` declared."""
+    notebook = os.path.abspath(args.notebook)
+    if os.path.commonpath([os.path.realpath(notebook), root]) != root:
+        raise InvalidRequest(
+            f"{args.notebook} is outside the root directory {root}; run from a folder that holds it "
+            "or pass --root."
+        )
+    parameters: dict[str, JsonValue] = {}
+    sweep: dict[str, list[JsonValue]] = {}
+    for name, value in args.parameter:
+        values = sweep_values(value)
+        if values is None:
+            parameters[name] = parse_value(value)
+        else:
+            sweep[name] = values
+    parameters.update(dict(args.raw_parameter))
+    resources = {
+        "cpus": args.cpus,
+        "memory": args.memory,
+        "gpus": args.gpus,
+        "mig_profile": args.mig,
+        "time_limit": args.time,
+    }
+    return {
+        "notebook_path": notebook,
+        "backend": args.backend,
+        "kernel": args.kernel,
+        "environment": args.env,
+        "image": args.image,
+        "parameters": parameters,
+        "resources": {k: v for k, v in resources.items() if v is not None},
+        "queue": args.queue,
+        "name": args.name,
+        "priority": args.priority,
+    } | ({"sweep": sweep, "max_concurrent": args.max_concurrent} if sweep else {})
+
+
+def sweep_values(text: str) -> list[JsonValue] | None:
+    """The values of a swept ``-p``: a range ``start:stop:step`` or a comma list (each value read as
+    by :func:`parse_value`); None for one value (JSON such as ``[1, 2]`` is one value)."""
+    try:
+        found = range_values(text)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    if found is not None:
+        return list(found)
+    if "," not in text or not isinstance(parse_value(text), str):
+        return None
+    return [parse_value(part.strip()) for part in text.split(",")]
+
+
+def energy_words(gpu: JobGpuUsage | None) -> str | None:
+    """``0.42 kWh (counter), 105 g CO2e, 3.48 EUR``: a job's GPU energy with its carbon and cost where the
+    site set its numbers; why there is none where none was measured; None with no GPU summary at all."""
+    if gpu is None:
+        return None
+    if gpu.energy_joules is None:
+        return f"not measured: {gpu.energy_note}" if gpu.energy_note else "not measured"
+    parts = [f"{energy_text(gpu.energy_joules)} ({gpu.energy_source or 'source unknown'})"]
+    if gpu.co2e_grams is not None:
+        parts.append(carbon_text(gpu.co2e_grams))
+    if gpu.cost is not None:
+        parts.append(money(gpu.cost))
+    return ", ".join(parts)
+
+
+def money(cost: Cost) -> str:
+    """``3.48 EUR``; ``0.0021 EUR`` for an amount under a cent."""
+    amount = f"{cost.amount:.2f}" if cost.amount >= 0.01 or cost.amount == 0 else f"{cost.amount:.2g}"
+    return f"{amount} {cost.currency}" if cost.currency else amount

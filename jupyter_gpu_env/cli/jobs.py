@@ -1,5 +1,5 @@
-"""Batch jobs: `job run|list|show|logs|cancel|rerun` (and their older spellings `submit`, `jobs`, `logs`,
-`cancel`, `rerun`).
+"""Batch jobs: `job run|list|show|logs|cancel|rerun|usage` (and their older spellings `submit`, `jobs`,
+`logs`, `cancel`, `rerun`).
 
 Jobs run detached from this process (the local backend starts the runner in its own session), so
 the command may end while its job runs; a server or a later command follows it. ``--wait`` and
@@ -10,26 +10,27 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from pydantic import JsonValue
-
+from ..efficiency.words import carbon_text, energy_text
 from ..errors import GpuEnvError, InvalidRequest
-from ..jobs.sweeps.plan import range_values
 from ..models.jobs import JOB_STATES, TERMINAL_STATES, Job
 from ..models.sweeps import JobGroup
 from .common import (
     UsageError,
     add_parameter_option,
     add_run_arguments,
+    energy_words,
     human_duration,
+    money,
     parse_value,
     print_facts,
     print_json,
     print_table,
+    run_request,
+    sweep_values,
 )
 from .config import Session, command_parser, older_spelling, run_command, verb_parsers, with_services
 from .progress import ProgressBar
@@ -44,58 +45,6 @@ POLL_SECONDS = 0.5
 
 class JobFailed(GpuEnvError):
     """A job waited for ended without succeeding."""
-
-
-def run_request(args: argparse.Namespace, root: str) -> dict[str, Any]:
-    """What `POST jobs` takes, from the options :func:`add_run_arguments` declared."""
-    notebook = os.path.abspath(args.notebook)
-    if os.path.commonpath([os.path.realpath(notebook), root]) != root:
-        raise InvalidRequest(
-            f"{args.notebook} is outside the root directory {root}; run from a folder that holds it "
-            "or pass --root."
-        )
-    parameters: dict[str, JsonValue] = {}
-    sweep: dict[str, list[JsonValue]] = {}
-    for name, value in args.parameter:
-        values = sweep_values(value)
-        if values is None:
-            parameters[name] = parse_value(value)
-        else:
-            sweep[name] = values
-    parameters.update(dict(args.raw_parameter))
-    resources = {
-        "cpus": args.cpus,
-        "memory": args.memory,
-        "gpus": args.gpus,
-        "mig_profile": args.mig,
-        "time_limit": args.time,
-    }
-    return {
-        "notebook_path": notebook,
-        "backend": args.backend,
-        "kernel": args.kernel,
-        "environment": args.env,
-        "image": args.image,
-        "parameters": parameters,
-        "resources": {k: v for k, v in resources.items() if v is not None},
-        "queue": args.queue,
-        "name": args.name,
-        "priority": args.priority,
-    } | ({"sweep": sweep, "max_concurrent": args.max_concurrent} if sweep else {})
-
-
-def sweep_values(text: str) -> list[JsonValue] | None:
-    """The values of a swept ``-p``: a range ``start:stop:step`` or a comma list (each value read as
-    by :func:`parse_value`); None for one value (JSON such as ``[1, 2]`` is one value)."""
-    try:
-        found = range_values(text)
-    except ValueError as e:
-        raise UsageError(str(e)) from None
-    if found is not None:
-        return list(found)
-    if "," not in text or not isinstance(parse_value(text), str):
-        return None
-    return [parse_value(part.strip()) for part in text.split(",")]
 
 
 def _fraction(job: Job) -> float:
@@ -196,6 +145,7 @@ def _sweep_row(g: JobGroup) -> tuple[object, ...]:
         g.backend,
         f"{done}/{g.size} runs",
         human_duration(ended - g.created_at),
+        None,  # its runs' energy: `sweep results`
     )
 
 
@@ -227,6 +177,7 @@ def cmd_jobs(args: argparse.Namespace) -> int:
                     if j.progress.cells_total
                     else None,
                     _elapsed(j),
+                    energy_text(j.gpu.energy_joules) if j.gpu and j.gpu.energy_joules is not None else None,
                 ),
             )
             for j in listing.items
@@ -239,7 +190,7 @@ def cmd_jobs(args: argparse.Namespace) -> int:
             more = more or sweeps.next_offset is not None or len(rows) > args.limit
         rows.sort(key=lambda r: r[0], reverse=True)
         print_table(
-            ("ID", "NAME", "STATE", "BACKEND", "PROGRESS", "ELAPSED"),
+            ("ID", "NAME", "STATE", "BACKEND", "PROGRESS", "ELAPSED", "GPU ENERGY"),
             [r for _, r in rows[: args.limit]],
             "No jobs.",
         )
@@ -309,11 +260,41 @@ async def cmd_show(s: Library, args: argparse.Namespace) -> int:
         ("parameters", ", ".join(f"{k}={v!r}" for k, v in job.parameters.items()) or None),
         ("progress", _status(job)),
         ("elapsed", _elapsed(job)),
+        ("GPU energy", energy_words(job.gpu)),
         ("output", job.output_path),
         ("log", job.log_path),
         ("sweep", f"{job.group_id} (run {job.group_index})" if job.group_id else None),
     ]
     print_facts(facts)
+    return 0
+
+
+@with_services
+async def cmd_usage(s: Library, args: argparse.Namespace) -> int:
+    """GPU-hours allocated and used, and the GPUs' energy (with CO2e and cost where the site set its
+    numbers), per week and backend, as `GET jobs/usage/weeks` counts them."""
+    report = await s.jobs.usage_weeks(args.weeks)
+    if args.json:
+        print_json(report)
+        return 0
+    rows = []
+    for week in report.weeks:
+        day = time.strftime("%Y-%m-%d", time.localtime(week.week_start))
+        for name, u in [*sorted(week.backends.items()), ("all", week.total)]:
+            if name == "all" and len(week.backends) == 1:
+                continue  # the one backend's row is the total
+            rows.append(
+                (
+                    day,
+                    name,
+                    f"{u.gpu_hours:.2f}",
+                    f"{u.gpu_hours_used:.2f}" if u.gpu_hours_measured else None,
+                    energy_text(u.gpu_energy_kwh * 3.6e6) if u.gpu_hours_energy_measured else None,
+                    carbon_text(u.co2e_grams) if u.co2e_grams is not None else None,
+                    money(u.cost) if u.cost is not None else None,
+                )
+            )
+    print_table(("WEEK", "BACKEND", "GPU-H", "USED", "GPU ENERGY", "CO2E", "COST"), rows, "No usage.")
     return 0
 
 
@@ -363,7 +344,9 @@ def _rerun_arguments(p: argparse.ArgumentParser) -> None:
 
 def register(sub: Any) -> None:
     verbs = verb_parsers(
-        sub, "job", "Batch jobs: run a notebook, list, show, follow its log, cancel, run again."
+        sub,
+        "job",
+        "Batch jobs: run a notebook, list, show, follow its log, cancel, run again; the usage per week.",
     )
     _run_arguments(command_parser(verbs, "run", cmd_submit))
     _list_arguments(command_parser(verbs, "list", cmd_jobs))
@@ -373,6 +356,10 @@ def register(sub: Any) -> None:
     _logs_arguments(command_parser(verbs, "logs", cmd_logs))
     _job_argument(command_parser(verbs, "cancel", cmd_cancel))
     _rerun_arguments(command_parser(verbs, "rerun", cmd_rerun))
+    usage = command_parser(verbs, "usage", cmd_usage)
+    usage.add_argument("--weeks", type=int, default=8, choices=range(1, 105), metavar="N",
+                       help="the last N weeks, this one so far included (default: 8)")  # fmt: skip
+    usage.add_argument("--json", action="store_true", help="print the weeks as JSON, as the API gives them")
 
 
 def register_older(sub: Any) -> None:

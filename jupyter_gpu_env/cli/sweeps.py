@@ -7,10 +7,11 @@ import asyncio
 import sys
 from typing import TYPE_CHECKING, Any
 
+from ..efficiency.words import carbon_text, energy_text
 from ..jobs.sweeps.results import as_csv
 from ..models.jobs import TERMINAL_STATES
 from ..models.sweeps import JobGroup
-from .common import print_facts, print_json, print_table
+from .common import money, print_facts, print_json, print_table
 from .config import command_parser, older_spelling, verb_parsers, with_services
 from .progress import ProgressBar
 
@@ -55,7 +56,8 @@ async def follow_sweep(svc: JobService, sweep: JobGroup, args: argparse.Namespac
 
 @with_services
 async def cmd_results(s: Library, args: argparse.Namespace) -> int:
-    """A sweep's runs side by side: parameters, what each recorded, state and duration."""
+    """A sweep's runs side by side: parameters, what each recorded, state, duration and GPU energy (with
+    CO2e and cost where the site set its numbers)."""
     await s.jobs.refresh()
     table = await s.sweeps.results(args.sweep)
     if args.csv:
@@ -63,7 +65,10 @@ async def cmd_results(s: Library, args: argparse.Namespace) -> int:
     elif args.json:
         print_json(table)
     else:
-        head = ("RUN", *table.parameter_columns, *table.value_columns, "STATE", "SECONDS")
+        carbon = any(r.co2e_grams is not None for r in table.rows)
+        costs = any(r.cost is not None for r in table.rows)
+        head = ("RUN", *table.parameter_columns, *table.value_columns, "STATE", "SECONDS", "GPU ENERGY")
+        head += ("CO2E",) * carbon + ("COST",) * costs
         rows = [
             (
                 r.index,
@@ -71,6 +76,9 @@ async def cmd_results(s: Library, args: argparse.Namespace) -> int:
                 *(r.values.get(c) for c in table.value_columns),
                 r.state,
                 r.duration_seconds,
+                None if r.energy_joules is None else energy_text(r.energy_joules),
+                *([None if r.co2e_grams is None else carbon_text(r.co2e_grams)] if carbon else []),
+                *([None if r.cost is None else money(r.cost)] if costs else []),
             )
             for r in table.rows
         ]

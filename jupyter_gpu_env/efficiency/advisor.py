@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -17,7 +18,15 @@ from ..backends.base import Backend
 from ..errors import GpuEnvError, InvalidRequest
 from ..jobs.service import JobService
 from ..models.gpu import GpuDevice, KernelUsage
-from ..models.gpu.advice import GpuAdvice, KernelUse, MeasuredRun, StartOption, SuggestedResources
+from ..models.gpu.advice import (
+    EnergyEstimate,
+    GpuAdvice,
+    KernelUse,
+    MeasuredRun,
+    StartOption,
+    SuggestedResources,
+)
+from ..models.gpu.jobuse import ENERGY_SOURCES
 from ..models.jobs import Job
 from . import fit, words
 
@@ -84,6 +93,7 @@ class Advisor:
         current = _current(measured, kernel)
         suggestion = self._choose(target, peak, measured) if peak > 0 else SuggestedResources(gpus=0)
         idle = None if mean_util is None else round(100 - mean_util, 1)
+        energy = self._energy(measured)
         sentence = words.sentence(
             subject=words.measured_what(len(measured), kernel is not None),
             peak_bytes=peak,
@@ -95,6 +105,9 @@ class Advisor:
             current=current,
             idle_percent=idle,
         )
+        if energy is not None:
+            estimated = energy.source == "share of a whole GPU"
+            sentence += " " + words.energy_sentence(energy.joules, energy.runs, energy.co2e_grams, estimated)
         return base.model_copy(
             update={
                 "peak_memory_bytes": peak,
@@ -102,9 +115,24 @@ class Advisor:
                 "suggestion": suggestion,
                 "current": None if words.same_size(current, suggestion) else current,
                 "idle_percent": idle,
+                "energy": energy,
                 "sentence": sentence,
                 "soonest": await self._soonest(suggestion, backend) if suggestion else [],
             }
+        )
+
+    def _energy(self, runs: Sequence[MeasuredRun]) -> EnergyEstimate | None:
+        """The median energy of the succeeded runs that measured it (a failed run stopped short)."""
+        done = [r for r in runs if r.state == "succeeded" and r.energy_joules is not None]
+        if not done:
+            return None
+        joules = round(statistics.median(r.energy_joules or 0.0 for r in done), 3)
+        sources = [r.energy_source for r in done if r.energy_source is not None]
+        return EnergyEstimate(
+            joules=joules,
+            runs=len(done),
+            source=max(sources, key=ENERGY_SOURCES.index) if sources else None,
+            co2e_grams=self.jobs.prices.co2e_grams(joules),
         )
 
     def _kernel(self, notebook_path: str | None, kernel_id: str | None) -> KernelUse | None:
@@ -188,6 +216,8 @@ def _measured(job: Job) -> MeasuredRun:
         memory_total_bytes=gpu.memory_total_bytes or (first.memory_total_bytes if first else None),
         mean_utilization_percent=gpu.mean_utilization_percent,
         peak_utilization_percent=gpu.peak_utilization_percent,
+        energy_joules=gpu.energy_joules,
+        energy_source=gpu.energy_source,
     )
 
 

@@ -28,6 +28,27 @@ def size(n: int) -> str:
     return f"{gb:.1f} GB" if gb < 100 else f"{gb:.0f} GB"
 
 
+def energy_text(joules: float) -> str:
+    """``0.42 kWh``, ``35 Wh``, ``1,250 kWh``: an energy as a reader weighs it."""
+    kwh = joules / 3.6e6
+    if kwh < 0.1:
+        return f"{kwh * 1000:.2g} Wh" if kwh * 1000 < 10 else f"{kwh * 1000:.0f} Wh"
+    return f"{kwh:.2f} kWh" if kwh < 10 else f"{kwh:,.0f} kWh"
+
+
+def carbon_text(grams: float) -> str:
+    """``105 g CO2e``, ``1.3 kg CO2e``."""
+    return f"{grams:.0f} g CO2e" if grams < 1000 else f"{grams / 1000:,.1f} kg CO2e"
+
+
+def energy_sentence(joules: float, runs: int, co2e_grams: float | None, estimated: bool) -> str:
+    """``A run takes about 0.42 kWh (105 g CO2e), the median of the last 3.``"""
+    carbon = f" ({carbon_text(co2e_grams)})" if co2e_grams is not None else ""
+    of = "as the last one did" if runs == 1 else f"the median of the last {runs}"
+    share = " (a share of a whole GPU's energy)" if estimated else ""
+    return f"A run takes about {energy_text(joules)}{carbon}{share}, {of}."
+
+
 def same_size(a: SuggestedResources | None, b: SuggestedResources | None) -> bool:
     """The same slice or number of GPUs (however their memory was learned)."""
     return a is not None and b is not None and (a.mig_profile, a.gpus) == (b.mig_profile, b.gpus)

@@ -7,7 +7,8 @@ in the job folder — ``[seconds since start, [util or null, ...], [memory used,
 per sample and device — after a first line naming the devices. It keeps running totals and replaces
 ``gpu.json``, the summary the server shows, after each sample: mean and peak utilization, peak memory
 against the devices' memory, the idle fraction and the current idle stretch, GPU-hours allocated and
-used. NVML gives MIG slices no utilization: their summary has memory only, and says so. A job that
+used, and the energy the GPUs drew (:mod:`.energy`: NVML's counter read at the start, every sample and the
+end). NVML gives MIG slices no utilization: their summary has memory only, and says so. A job that
 sees no GPU gets a summary that says why, once, and no series.
 """
 
@@ -24,6 +25,7 @@ from typing import Any
 
 from ..system import untrusted
 from ..system.atomic import write_json_atomic
+from .energy import EnergyMeter, EnergyReader, held_shares
 from .sources.reading import GpuReading
 from .visibility import mark_visible
 
@@ -83,6 +85,7 @@ class UseTotals:
     idle_since: float | None = None
     last: float | None = None
     notes: list[str] = field(default_factory=list)
+    meter: EnergyMeter | None = None
 
     def add(self, t: float, utils: list[float | None], memory: list[int | None]) -> None:
         self.samples += 1
@@ -121,17 +124,21 @@ class UseTotals:
             "idle_seconds": round(now - self.idle_since, 1) if self.idle_since is not None else 0.0,
             "gpu_hours_allocated": allocated,
             "gpu_hours_used": None if mean is None else round(allocated * mean / 100, 6),
+            **(self.meter.summary() if self.meter is not None else {}),
             "notes": self.notes,
             "updated_at": now,
         }
 
 
-def unavailable(reason: str) -> dict[str, Any]:
+def unavailable(
+    reason: str, energy_note: str = "No GPU energy to measure: the job saw no GPU."
+) -> dict[str, Any]:
     return {
         "available": False,
         "reason": reason,
         "devices": [],
         "samples": 0,
+        "energy_note": energy_note,
         "notes": [],
         "updated_at": time.time(),
     }
@@ -149,9 +156,11 @@ class GpuUseSampler:
         gpu_units: float = 0.0,
         env: Mapping[str, str] | None = None,
         clock: Callable[[], float] = time.time,
+        energy: EnergyReader | None = None,
     ) -> None:
         self.folder = folder
         self.reader = reader
+        self.energy = energy
         self.interval = max(0.05, float(interval))
         self.gpu_units = gpu_units
         self.env = env
@@ -172,7 +181,8 @@ class GpuUseSampler:
                 if not self.sample():
                     return
             except Exception as e:  # sampling must never take the job down
-                self._write(unavailable(f"GPU sampling stopped: {type(e).__name__}: {e}"))
+                stopped = f"GPU sampling stopped: {type(e).__name__}: {e}"
+                self._write(unavailable(stopped, "GPU energy is not measured: sampling stopped."))
                 return
             if self._stop.wait(self.interval):
                 return
@@ -195,6 +205,11 @@ class GpuUseSampler:
             # a job given no GPU explicitly (the local backend) is allocated what it sees
             units = self.gpu_units or sum(_units(d) for d, _ in devices)
             self.totals = UseTotals([d for d, _ in devices], self.interval, units, self.started)
+            self.totals.meter = EnergyMeter(
+                held_shares(reading.devices, self.env),
+                self.interval,
+                None if self.energy else "this job's runner has no NVML to read it through",
+            )
             if any(d.mig_profile for d, _ in devices):
                 self.totals.notes.append(MIG_NOTE)
             header = {
@@ -208,6 +223,7 @@ class GpuUseSampler:
         memory = [getattr(by_uuid.get(d.uuid), "memory_used_bytes", None) for d in self.totals.devices]
         t = round(now - self.started, 2)
         self.totals.add(now, utils, memory)
+        self._read_energy(now)
         self._append(json.dumps([t, utils, memory], separators=(",", ":")))
         self._write(self.totals.summary(now))
         return True
@@ -218,9 +234,20 @@ class GpuUseSampler:
         if self._thread is not None:
             self._thread.join(timeout=self.interval + 5)
         if self.totals is not None:
-            self.final = self.totals.summary(self.clock())
+            now = self.clock()
+            self._read_energy(now)  # the job's end
+            self.final = self.totals.summary(now)
             self._write(self.final)
         return self.final
+
+    def _read_energy(self, now: float) -> None:
+        if self.energy is None or self.totals is None or self.totals.meter is None:
+            return
+        try:
+            readings = self.energy()
+        except Exception:  # a missed read is covered by the next one (the counter's difference spans both)
+            return
+        self.totals.meter.add(now, readings)
 
     def _append(self, line: str) -> None:
         with open(self.folder / SERIES, "a", encoding="utf-8") as f:
@@ -316,8 +343,9 @@ def _is_point(p: Any, devices: int) -> bool:
     )
 
 
-def default_reader() -> Reader:
-    """NVML in this process; nvidia-smi where NVML cannot load and the tool exists."""
+def default_readers() -> tuple[Reader, EnergyReader]:
+    """NVML in this process; nvidia-smi where NVML cannot load and the tool exists. The energy is NVML's
+    alone (nothing where it cannot load)."""
     import asyncio
     import shutil
 
@@ -339,7 +367,7 @@ def default_reader() -> Reader:
             )
         return reading
 
-    return read
+    return read, nvml.read_energy
 
 
 def gpu_units_of(resources: Mapping[str, Any]) -> float:

@@ -111,7 +111,9 @@ class JobGpuHandler(GpuEnvHandler):
         response=JobGpuSeries,
         errors=(404,),
         description="One point per sample (every `c.GpuEnvApp.job_gpu_sample_interval` seconds), thinned "
-        "evenly to 600 at most; empty when the job saw no GPU (its summary says why).",
+        "evenly to 600 at most; empty when the job saw no GPU (its summary says why). The summary carries "
+        "the energy the job's GPUs drew (`energy_joules`, how it was found in `energy_source`, or why not "
+        "in `energy_note`), and its CO2e and cost at the site's numbers where it set them.",
     )
     async def get(self, job_id: str) -> JobGpuSeries:
         return await self.services.jobs.gpu_series(job_id)
@@ -191,7 +193,7 @@ class JobCancelHandler(GpuEnvHandler):
 
 class UsageHandler(GpuEnvHandler):
     @operation(
-        "GPU-hours, CPU-hours and job counts per backend over a period",
+        "GPU-hours, CPU-hours, GPU energy and job counts per backend over a period",
         response=UsageReport,
         query=(
             Param("start", _TIME, "Unix time; default 7 days before `end`."),
@@ -199,7 +201,9 @@ class UsageHandler(GpuEnvHandler):
         ),
         errors=(400,),
         description="Counted from a ledger: deleting a job does not lower what it used. A period that "
-        "ends before it starts is empty.",
+        "ends before it starts is empty. `gpu_energy_kwh` is what the jobs that measured it drew (each "
+        "job's energy spread over its run time), with CO2e and cost at the site's numbers where it set "
+        "them (`c.GpuEnvApp.carbon_intensity`, `pue`, `gpu_hour_price`, `energy_price`).",
     )
     async def get(self) -> UsageReport:
         return await self.services.jobs.usage(self.query["start"], self.query["end"])
@@ -254,7 +258,7 @@ class BackendCapacityHandler(GpuEnvHandler):
 
 class UsageWeeksHandler(GpuEnvHandler):
     @operation(
-        "GPU-hours allocated and used per week and backend",
+        "GPU-hours allocated and used and GPU energy per week and backend",
         response=UsageWeeks,
         query=(
             Param(
@@ -265,8 +269,9 @@ class UsageWeeksHandler(GpuEnvHandler):
         errors=(400,),
         also_text=("text/csv",),
         description="Used GPU-hours are allocated hours weighted by each job's measured mean utilization "
-        "(`gpu_hours_measured` says how many were measured: MIG slices report no utilization). "
-        "`format=csv` answers text/csv, a row per week and backend.",
+        "(`gpu_hours_measured` says how many were measured: MIG slices report no utilization); the GPU "
+        "energy and its CO2e and cost as in `GET jobs/usage`. `format=csv` answers text/csv, a row per week "
+        "and backend.",
     )
     async def get(self) -> UsageWeeks | None:
         report = await self.services.jobs.usage_weeks(self.query["weeks"])

@@ -1,5 +1,6 @@
 """An opportunistic job's attempts as the tracker keeps them: what its runner recorded of each, merged
-with what the backend said (a requeue's reason, when it started again), and their GPU-hours summed."""
+with what the backend said (a requeue's reason, when it started again), and their GPU-hours and energy
+summed."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 from ..backends.base import Observation
 from ..models.attempts import JobAttempt
+from ..models.gpu.jobuse import ENERGY_SOURCES
 from ..models.jobs import Job, JobGpuUsage
 
 
@@ -64,14 +66,42 @@ def tracked(kept: JobAttempt) -> dict[str, Any]:
 
 
 def summed(usage: JobGpuUsage, attempts: Sequence[JobAttempt]) -> JobGpuUsage:
-    """The current attempt's GPU-hours plus those of the attempts before it."""
-    if not attempts or usage.gpu_hours_allocated is None:
+    """The current attempt's GPU-hours and energy plus those of the attempts before it."""
+    if not attempts:
         return usage
-    alloc = usage.gpu_hours_allocated + sum(a.gpu_hours_allocated or 0 for a in attempts)
-    used = usage.gpu_hours_used
-    if used is not None:
-        used += sum(a.gpu_hours_used or 0 for a in attempts)
-    return usage.model_copy(update={"gpu_hours_allocated": alloc, "gpu_hours_used": used})
+    changes: dict[str, Any] = {}
+    if usage.gpu_hours_allocated is not None:
+        changes["gpu_hours_allocated"] = usage.gpu_hours_allocated + sum(
+            a.gpu_hours_allocated or 0 for a in attempts
+        )
+        if usage.gpu_hours_used is not None:
+            changes["gpu_hours_used"] = usage.gpu_hours_used + sum(a.gpu_hours_used or 0 for a in attempts)
+    changes.update(_energy(usage, attempts))
+    return usage.model_copy(update=changes)
+
+
+def _energy(usage: JobGpuUsage, attempts: Sequence[JobAttempt]) -> dict[str, Any]:
+    """The energy of every attempt that measured one; which did not, said. Of different sources, the
+    least exact names the sum (a share of a whole GPU, then power samples, then the counter)."""
+    parts = [(a.energy_joules, a.energy_source) for a in attempts if a.gpu_hours_allocated or a.energy_joules]
+    parts.append((usage.energy_joules, usage.energy_source))
+    known = [(j, s) for j, s in parts if j is not None]
+    if not known:
+        return {}
+    sources = [s for _, s in known if s is not None]
+    missing = [f"attempt {a.number}" for a in attempts if a.energy_joules is None and a.gpu_hours_allocated]
+    if usage.energy_joules is None and usage.available:
+        missing.append("the current attempt")
+    note = usage.energy_note if usage.energy_joules is not None else None
+    if missing:
+        which = missing[0] if len(missing) == 1 else ", ".join(missing[:-1]) + " and " + missing[-1]
+        gap = f"{which[0].upper()}{which[1:]} measured no energy: the sum counts the other attempts' only."
+        note = f"{note} {gap}" if note else gap
+    return {
+        "energy_joules": round(sum(j for j, _ in known), 3),
+        "energy_source": max(sources, key=ENERGY_SOURCES.index) if sources else None,
+        "energy_note": note,
+    }
 
 
 def requeued_words(attempts: Sequence[JobAttempt], obs: Observation) -> str:

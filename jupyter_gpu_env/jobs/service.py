@@ -23,6 +23,7 @@ from ..backends.base import Backend, IllegalTransition
 from ..contracts import jobfiles
 from ..errors import Conflict, InvalidRequest, NotFound, TooLarge
 from ..gpu import jobuse
+from ..gpu.energy import NO_PRICES, SitePrices
 from ..images import runtime
 from ..loops import Loops
 from ..models.backends import BackendList, IdleRule, UsageReport, UsageWeeks
@@ -72,6 +73,7 @@ class JobService:
         results_bytes: int = results.TOTAL_BYTES,
         gpu_sample_interval: float = 5.0,
         gpu_idle: IdleRule = (600.0, "warn", 300.0),
+        prices: SitePrices = NO_PRICES,
     ) -> None:
         self.store = store
         self.backends = dict(backends)
@@ -80,6 +82,7 @@ class JobService:
         self.refresh_interval = refresh_interval
         self.max_parameters_bytes = max_parameters_bytes
         self.listed_parameters_bytes = listed_parameters_bytes
+        self.prices = prices  # carbon and cost of a job's GPU use, applied where it is answered
         self.gpu_idle_seconds, self.gpu_idle_action, self.gpu_idle_grace = gpu_idle
         for backend in self.backends.values():
             backend.job_folder = self.folder_of
@@ -102,6 +105,7 @@ class JobService:
             gpu_idle_seconds=self.gpu_idle_seconds,
             result_value_bytes=result_value_bytes,
             results_bytes=results_bytes,
+            prices=prices,
         )
         # Background work between start() and stop(): the job poller (features' timers are their own).
         self.loops = Loops()
@@ -182,7 +186,7 @@ class JobService:
         if job.state in ("queued", "running") and self.tracker.stale():
             await self.tracker.settle_watched()
             job = await self.store.get(job_id)
-        return job
+        return self.prices.on(job)
 
     async def list(
         self,
@@ -233,6 +237,7 @@ class JobService:
 
     def _listed(self, job: Job) -> Job:
         """A job as listings show it: parameters too large for a listing are left out, and it says so."""
+        job = self.prices.on(job)
         if job.parameters and len(json.dumps(job.parameters)) > self.listed_parameters_bytes:
             return job.model_copy(update={"parameters": {}, "parameters_omitted": True})
         return job
@@ -372,12 +377,12 @@ class JobService:
         )
 
     async def usage(self, start: float | None = None, end: float | None = None) -> UsageReport:
-        """GPU-hours, CPU-hours and jobs per state per backend; by default over the last 7 days."""
-        return await usage.report(self.store, start, end)
+        """GPU-hours, CPU-hours, GPU energy and jobs per state per backend; by default the last 7 days."""
+        return await usage.report(self.store, start, end, self.prices)
 
     async def usage_weeks(self, weeks: int = 8) -> UsageWeeks:
         """GPU-hours allocated and used per week, the last ``weeks`` weeks (this one so far last)."""
-        return await usage.weekly(self.store, weeks)
+        return await usage.weekly(self.store, weeks, prices=self.prices)
 
     # ----- helpers -----
 

@@ -1,6 +1,7 @@
 """The jobs' part of the server's database (:mod:`..contracts.database`): the jobs' and sweeps' tables and
-their migrations, and the SQL pieces the jobs' and the sweeps' records share (a record's row, the
-insert). Features built on jobs keep their own tables beside these, with their own migrations.
+their migrations, the SQL pieces the jobs' and the sweeps' records share (a record's row, the
+insert), and the usage ledger's sums. Features built on jobs keep their own tables beside these, with
+their own migrations.
 """
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from ..contracts.database import Step
+from ..contracts.database import Step, transaction
+from ..models.backends import BackendUsage, ClusterUsage, UsageReport
 from ..models.jobs import Job
 from ..models.sweeps import JobGroup
 
@@ -129,3 +131,85 @@ def row(job: Job) -> tuple[Any, ...]:
         job.pipeline_id,
         1 if job.waiting_for else 0,
     )
+
+
+def _billed(start: str, end: str) -> str:
+    """A job's run time inside ``[start, end)`` (SQL), less what a stopped opportunistic job waited in its
+    queue before it started again; a running job counts up to ``:now``."""
+    overlap = f"MAX(0, MIN({end}, COALESCE(finished_at, :now)) - MAX({start}, started_at))"
+    waited = (
+        f"(SELECT COALESCE(SUM(MAX(0, MIN({end}, COALESCE(json_extract(a.value, '$.resumed_at'), "
+        f"finished_at, :now)) - MAX({start}, started_at, json_extract(a.value, '$.ended_at')))), 0) "
+        "FROM json_each(jobs.data, '$.attempts') a WHERE json_extract(a.value, '$.ended_at') IS NOT NULL)"
+    )
+    return f"MAX(0, {overlap} - {waited})"
+
+
+def usage(db: sqlite3.Connection, start: float, end: float, now: float) -> UsageReport:
+    """GPU- and CPU-hours of the run time inside ``[start, end)``, the GPU energy measured in it, and the
+    jobs created then, per backend (the ledger's sums; :meth:`.store.JobStore.usage`). A job's energy is
+    spread evenly over its run time: the period holds its share."""
+    if end <= start:
+        return UsageReport(period_start=start, period_end=end)
+    overlap = "MAX(0, MIN(:end, COALESCE(finished_at, :now)) - MAX(:start, started_at))"
+    args = {"start": start, "end": end, "now": now}
+    billed, whole = _billed(":start", ":end"), _billed("-1e18", "1e18")
+    with transaction(db):
+        # used: the allocated hours weighted by the run's mean utilization, where it was measured
+        util = "json_extract(data, '$.gpu.mean_utilization_percent')"
+        energy = "json_extract(data, '$.gpu.energy_joules')"
+        hours = db.execute(
+            f"SELECT backend, SUM(gpu_units * {billed}), SUM(cpus * {billed}), "
+            f"SUM(CASE WHEN {util} IS NOT NULL THEN gpu_units * {billed} * {util} / 100.0 ELSE 0 END), "
+            f"SUM(CASE WHEN {util} IS NOT NULL THEN gpu_units * {billed} ELSE 0 END), "
+            f"SUM(CASE WHEN {energy} IS NOT NULL AND {whole} > 0 THEN {energy} * {billed} / {whole} ELSE 0 END), "
+            f"SUM(CASE WHEN {energy} IS NOT NULL THEN gpu_units * {billed} ELSE 0 END) FROM jobs "
+            "WHERE started_at IS NOT NULL AND started_at < :end AND COALESCE(finished_at, :now) > :start "
+            "GROUP BY backend",
+            args,
+        ).fetchall()
+        counts = db.execute(
+            "SELECT backend, state, COUNT(*) FROM jobs WHERE created_at >= :start AND created_at < :end "
+            "GROUP BY backend, state",
+            args,
+        ).fetchall()
+        # Dask workers' spans are in the ledger too, in the Dask part's table once that part exists here.
+        kept = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'dask_workers'")
+        workers = (
+            db.execute(
+                f"SELECT backend, cluster_name, SUM({overlap}), SUM(gpu_units * {overlap}), "
+                f"SUM(cpus * {overlap}) FROM dask_workers "
+                "WHERE started_at < :end AND COALESCE(finished_at, :now) > :start "
+                "GROUP BY backend, cluster_name",
+                args,
+            ).fetchall()
+            if kept.fetchone()
+            else []
+        )
+    report = UsageReport(period_start=start, period_end=end)
+    for backend, gpu_s, cpu_s, used_s, measured_s, joules, metered_s in hours:
+        u = report.backends.setdefault(backend, BackendUsage())
+        u.gpu_hours, u.cpu_hours = (gpu_s or 0) / 3600, (cpu_s or 0) / 3600
+        u.gpu_hours_used, u.gpu_hours_measured = (used_s or 0) / 3600, (measured_s or 0) / 3600
+        u.gpu_energy_kwh, u.gpu_hours_energy_measured = (joules or 0) / 3.6e6, (metered_s or 0) / 3600
+    for backend, state, n in counts:
+        report.backends.setdefault(backend, BackendUsage()).jobs[state] = n
+    for backend, name, worker_s, gpu_s, cpu_s in workers:
+        u = report.backends.setdefault(backend, BackendUsage())
+        u.gpu_hours += (gpu_s or 0) / 3600
+        u.cpu_hours += (cpu_s or 0) / 3600
+        c = report.dask_clusters.setdefault(name, ClusterUsage(backend=backend))
+        c.worker_hours += (worker_s or 0) / 3600
+        c.gpu_hours += (gpu_s or 0) / 3600
+        c.cpu_hours += (cpu_s or 0) / 3600
+    total = report.total
+    for u in report.backends.values():
+        total.gpu_hours += u.gpu_hours
+        total.cpu_hours += u.cpu_hours
+        total.gpu_hours_used += u.gpu_hours_used
+        total.gpu_hours_measured += u.gpu_hours_measured
+        total.gpu_energy_kwh += u.gpu_energy_kwh
+        total.gpu_hours_energy_measured += u.gpu_hours_energy_measured
+        for state, n in u.jobs.items():
+            total.jobs[state] = total.jobs.get(state, 0) + n
+    return report

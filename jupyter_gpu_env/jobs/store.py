@@ -18,7 +18,7 @@ from typing import Any
 from ..backends.base import check_transition
 from ..contracts.database import Database, Records, transaction
 from ..errors import Conflict, InvalidRequest, NotFound
-from ..models.backends import BackendUsage, ClusterUsage, UsageReport
+from ..models.backends import UsageReport
 from ..models.jobs import JOB_STATES, TERMINAL_STATES, Job, JobList
 from . import sql
 from .sql import INSERT, NOTEBOOK_OF, VISIBLE, dump, row
@@ -313,72 +313,7 @@ class JobStore(Records):
         return await self._call(self._usage, start, end, time.time() if now is None else now)
 
     def _usage(self, start: float, end: float, now: float) -> UsageReport:
-        if end <= start:
-            return UsageReport(period_start=start, period_end=end)
-        db = self._conn()
-        # A running job counts up to now; the overlap of [started, finished) with the period is what is billed.
-        overlap = "MAX(0, MIN(:end, COALESCE(finished_at, :now)) - MAX(:start, started_at))"
-        args = {"start": start, "end": end, "now": now}
-        # less the time a stopped opportunistic job waited in its queue before it started again
-        waited = (
-            "(SELECT COALESCE(SUM(MAX(0, MIN(:end, COALESCE(json_extract(a.value, '$.resumed_at'), "
-            "finished_at, :now)) - MAX(:start, started_at, json_extract(a.value, '$.ended_at')))), 0) "
-            "FROM json_each(jobs.data, '$.attempts') a WHERE json_extract(a.value, '$.ended_at') IS NOT NULL)"
-        )
-        billed = f"MAX(0, {overlap} - {waited})"
-        with transaction(db):
-            # used: the allocated hours weighted by the run's mean utilization, where it was measured
-            util = "json_extract(data, '$.gpu.mean_utilization_percent')"
-            hours = db.execute(
-                f"SELECT backend, SUM(gpu_units * {billed}), SUM(cpus * {billed}), "
-                f"SUM(CASE WHEN {util} IS NOT NULL THEN gpu_units * {billed} * {util} / 100.0 ELSE 0 END), "
-                f"SUM(CASE WHEN {util} IS NOT NULL THEN gpu_units * {billed} ELSE 0 END) FROM jobs "
-                "WHERE started_at IS NOT NULL AND started_at < :end AND COALESCE(finished_at, :now) > :start "
-                "GROUP BY backend",
-                args,
-            ).fetchall()
-            counts = db.execute(
-                "SELECT backend, state, COUNT(*) FROM jobs WHERE created_at >= :start AND created_at < :end "
-                "GROUP BY backend, state",
-                args,
-            ).fetchall()
-            # Dask workers' spans are in the ledger too, in the Dask part's table once that part exists here.
-            kept = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'dask_workers'")
-            workers = (
-                db.execute(
-                    f"SELECT backend, cluster_name, SUM({overlap}), SUM(gpu_units * {overlap}), "
-                    f"SUM(cpus * {overlap}) FROM dask_workers "
-                    "WHERE started_at < :end AND COALESCE(finished_at, :now) > :start "
-                    "GROUP BY backend, cluster_name",
-                    args,
-                ).fetchall()
-                if kept.fetchone()
-                else []
-            )
-        report = UsageReport(period_start=start, period_end=end)
-        for backend, gpu_s, cpu_s, used_s, measured_s in hours:
-            u = report.backends.setdefault(backend, BackendUsage())
-            u.gpu_hours, u.cpu_hours = (gpu_s or 0) / 3600, (cpu_s or 0) / 3600
-            u.gpu_hours_used, u.gpu_hours_measured = (used_s or 0) / 3600, (measured_s or 0) / 3600
-        for backend, state, n in counts:
-            report.backends.setdefault(backend, BackendUsage()).jobs[state] = n
-        for backend, name, worker_s, gpu_s, cpu_s in workers:
-            u = report.backends.setdefault(backend, BackendUsage())
-            u.gpu_hours += (gpu_s or 0) / 3600
-            u.cpu_hours += (cpu_s or 0) / 3600
-            c = report.dask_clusters.setdefault(name, ClusterUsage(backend=backend))
-            c.worker_hours += (worker_s or 0) / 3600
-            c.gpu_hours += (gpu_s or 0) / 3600
-            c.cpu_hours += (cpu_s or 0) / 3600
-        total = report.total
-        for u in report.backends.values():
-            total.gpu_hours += u.gpu_hours
-            total.cpu_hours += u.cpu_hours
-            total.gpu_hours_used += u.gpu_hours_used
-            total.gpu_hours_measured += u.gpu_hours_measured
-            for state, n in u.jobs.items():
-                total.jobs[state] = total.jobs.get(state, 0) + n
-        return report
+        return sql.usage(self._conn(), start, end, now)
 
 
 def _checked(states: Iterable[str] | None, limit: int, offset: int) -> list[str] | None:

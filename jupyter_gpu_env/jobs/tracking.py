@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -16,6 +17,7 @@ from typing import Any
 from ..backends.base import Backend, IllegalTransition, Observation
 from ..contracts import jobfiles
 from ..errors import GpuEnvError
+from ..gpu.energy import WATTS_BOUND, most_joules
 from ..loops import Refresher
 from ..models.attempts import JobAttempt, with_summary
 from ..models.jobs import TERMINAL_STATES, Job, JobGpuUsage, JobProgress
@@ -324,12 +326,25 @@ def _mark_all(folders: Sequence[Path]) -> None:
 
 
 def _capped(usage: JobGpuUsage, job: Job, started: float | None, until: float) -> JobGpuUsage:
-    """The summary with its GPU-hours no more than the record's run time allows."""
-    if usage.gpu_hours_allocated is None:
+    """The summary with its GPU-hours and energy no more than the record's run time allows (the energy at
+    WATTS_BOUND a device held), and no carbon or cost of the folder's: the server computes those."""
+    changes: dict[str, Any] = {"co2e_grams": None, "cost": None}
+    seconds = max(0.0, until - (started or until))
+    devices = max(math.ceil(job.resources.gpu_units()), len(usage.devices), 1)
+    if usage.gpu_hours_allocated is not None:
+        units = max(job.resources.gpu_units(), float(len(usage.devices)), 1.0)
+        most = round(units * seconds / 3600, 6)
+        if usage.gpu_hours_allocated > most:
+            changes["gpu_hours_allocated"] = most
+            changes["gpu_hours_used"] = (
+                None if usage.gpu_hours_used is None else min(usage.gpu_hours_used, most)
+            )
+    if usage.energy_joules is not None and usage.energy_joules > (top := most_joules(devices, seconds)):
+        changes["energy_joules"] = round(top, 3)
+        changes["energy_note"] = (
+            f"The runner's figure, {usage.energy_joules:,.0f} J, is more than {devices} device(s) can draw "
+            f"in the job's {seconds:,.0f} s at {WATTS_BOUND:,.0f} W each: kept at that bound."
+        )
+    if all(getattr(usage, k) == v for k, v in changes.items()):
         return usage
-    units = max(job.resources.gpu_units(), float(len(usage.devices)), 1.0)
-    most = round(units * max(0.0, until - (started or until)) / 3600, 6)
-    if usage.gpu_hours_allocated <= most:
-        return usage
-    used = None if usage.gpu_hours_used is None else min(usage.gpu_hours_used, most)
-    return usage.model_copy(update={"gpu_hours_allocated": most, "gpu_hours_used": used})
+    return usage.model_copy(update=changes)

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from .common import ApiModel
+from .gpu.jobuse import JOULES, EnergySource
 
 AttemptEnd = Literal["preempted", "evicted", "node_lost"]
 _HOURS = 1e7  # GPU-hours beyond any job's
@@ -28,6 +29,10 @@ class JobAttempt(ApiModel):
     cells_done: int = Field(default=0, ge=0, le=_CELLS, description="Code cells it had finished.")
     gpu_hours_allocated: float | None = Field(default=None, ge=0, le=_HOURS)
     gpu_hours_used: float | None = Field(default=None, ge=0, le=_HOURS)
+    energy_joules: float | None = Field(
+        default=None, ge=0, le=JOULES, allow_inf_nan=False, description="Energy its GPUs drew."
+    )
+    energy_source: EnergySource | None = None
     resumed_at: float | None = Field(
         default=None, ge=0, description="When the next attempt started: between, the job waited in its queue."
     )

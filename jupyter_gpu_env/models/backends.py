@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from .common import ApiModel
+from .gpu.jobuse import Cost
 
 
 class ResourceLimits(ApiModel):
@@ -80,6 +81,24 @@ class BackendUsage(ApiModel):
         default=0.0,
         description="The allocated GPU-hours whose utilization was measured (not MIG slices, not jobs "
         "from before sampling): efficiency is `gpu_hours_used / gpu_hours_measured`.",
+    )
+    gpu_energy_kwh: float = Field(
+        default=0.0,
+        description="kWh the GPUs of the jobs that measured their energy drew in the period (a job's energy "
+        "spread evenly over its run time); it covers `gpu_hours_energy_measured`, not all `gpu_hours`.",
+    )
+    gpu_hours_energy_measured: float = Field(
+        default=0.0, description="The allocated GPU-hours whose energy was measured (not Dask workers)."
+    )
+    co2e_grams: float | None = Field(
+        default=None,
+        description="`gpu_energy_kwh` × `c.GpuEnvApp.pue` × `c.GpuEnvApp.carbon_intensity`; null where the "
+        "site set no carbon intensity.",
+    )
+    cost: Cost | None = Field(
+        default=None,
+        description="`gpu_hours` at the GPU-hour price plus the measured energy at the energy price; null "
+        "where the site set no price.",
     )
     jobs: dict[str, int] = Field(default_factory=dict, description="Jobs created in the period, by state.")
 

@@ -12,6 +12,12 @@ from .attempts import JobAttempt
 from .automation.notifications import JobNotify
 from .common import ApiModel, Page
 from .fields import line, patterned, whole_number
+
+# The GPU use models live in models/gpu/jobuse.py; named here too, where they were first.
+from .gpu.jobuse import Cost as Cost
+from .gpu.jobuse import JobGpuDevice as JobGpuDevice
+from .gpu.jobuse import JobGpuSeries as JobGpuSeries
+from .gpu.jobuse import JobGpuUsage as JobGpuUsage
 from .resources import JobResources, Resources
 
 JobState = Literal["queued", "running", "succeeded", "failed", "cancelled"]
@@ -230,8 +236,6 @@ class RerunRequest(ApiModel):
 
 
 MAX_CELLS = 1_000_000  # more code cells than any notebook has: a count beyond it is not believed
-_BYTES = 2**50  # a PiB: more GPU memory than any job sees
-_HOURS = 1e7  # GPU-hours beyond any job's
 
 
 class JobProgress(ApiModel):
@@ -245,61 +249,6 @@ class JobProgress(ApiModel):
         if self.cells_done > self.cells_total:
             raise ValueError(f"cells_done ({self.cells_done}) is more than cells_total ({self.cells_total})")
         return self
-
-
-class JobGpuDevice(ApiModel):
-    name: str = Field(max_length=200)
-    uuid: str | None = Field(default=None, max_length=200)
-    mig_profile: str | None = Field(default=None, max_length=64)
-    memory_total_bytes: int | None = Field(default=None, ge=0, le=_BYTES)
-
-
-class JobGpuUsage(ApiModel):
-    """How the job used the GPUs it could see, from the runner's samples (so far, while it runs).
-
-    The runner writes it in the job's folder, where the job's own code can write too: every value is
-    bounded, and the GPU-hours are capped by the tracker at what the record's times allow."""
-
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-
-    available: bool = Field(
-        description="False when the job saw no GPU (or none could be read); `reason` says why."
-    )
-    reason: str | None = Field(default=None, max_length=2000)
-    devices: list[JobGpuDevice] = Field(default_factory=list, max_length=64)
-    samples: int = Field(default=0, ge=0)
-    interval_seconds: float | None = Field(default=None, ge=0, le=86400)
-    mean_utilization_percent: float | None = Field(
-        default=None,
-        ge=0,
-        le=100,
-        description="Mean over the samples; null where not measured (MIG slices: see `notes`).",
-    )
-    peak_utilization_percent: float | None = Field(default=None, ge=0, le=100)
-    peak_memory_bytes: int | None = Field(default=None, ge=0, le=_BYTES)
-    memory_total_bytes: int | None = Field(default=None, ge=0, le=_BYTES)
-    idle_fraction: float | None = Field(
-        default=None, ge=0, le=1, description="Share of samples with every device under 5 % utilization."
-    )
-    idle_seconds: float = Field(
-        default=0.0, ge=0, description="How long the GPU has been idle up to the last sample."
-    )
-    gpu_hours_allocated: float | None = Field(default=None, ge=0, le=_HOURS)
-    gpu_hours_used: float | None = Field(
-        default=None, ge=0, le=_HOURS, description="Allocated GPU-hours weighted by the mean utilization."
-    )
-    notes: list[Annotated[str, Field(max_length=2000)]] = Field(default_factory=list, max_length=20)
-    updated_at: float | None = Field(default=None, ge=0)
-
-
-class JobGpuSeries(ApiModel):
-    """A job's GPU samples for a chart: ``[seconds since start, [utilization % or null per device],
-    [memory used bytes per device]]`` per point."""
-
-    job_id: str
-    summary: JobGpuUsage | None = None
-    devices: list[JobGpuDevice] = Field(default_factory=list)
-    points: list[tuple[float, list[float | None], list[int | None]]] = Field(default_factory=list)
 
 
 class Job(ApiModel):

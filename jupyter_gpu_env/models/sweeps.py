@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field, JsonValue
 
 from .common import ApiModel, Page
+from .gpu.jobuse import Cost
 from .jobs import JobState
 
 
@@ -56,6 +57,14 @@ class SweepRow(ApiModel):
     job_id: str
     state: JobState
     duration_seconds: float | None = Field(default=None, description="From its start to its end (or now).")
+    energy_joules: float | None = Field(
+        default=None,
+        description="What the run's GPUs drew (its `gpu.energy_joules`); null where not measured.",
+    )
+    co2e_grams: float | None = Field(
+        default=None, description="Its CO2e at the site's carbon intensity and PUE; null where not set."
+    )
+    cost: Cost | None = Field(default=None, description="Its cost at the site's prices; null where not set.")
     parameters: dict[str, JsonValue] = Field(description="The values of the sweep's varied parameters.")
     values: dict[str, JsonValue] = Field(
         description="What the run recorded: a `results`-tagged cell's dict, and scrapbook's glued values. "
@@ -74,7 +83,7 @@ class SweepRow(ApiModel):
 
 
 class SweepResults(ApiModel):
-    """A sweep's runs side by side: parameters, recorded values, state and duration."""
+    """A sweep's runs side by side: parameters, recorded values, state, duration and GPU energy."""
 
     group: JobGroup
     parameter_columns: list[str]

@@ -58,7 +58,7 @@ def test_submit_wait_jobs_and_logs(cli, capsys):
 
     code, out, _ = run_cli(capsys, "job", "list")
     header, row = out.splitlines()
-    assert header.split() == ["ID", "NAME", "STATE", "BACKEND", "PROGRESS", "ELAPSED"]
+    assert header.split() == ["ID", "NAME", "STATE", "BACKEND", "PROGRESS", "ELAPSED", "GPU", "ENERGY"]
     assert row.split()[:5] == [job_id, "train", "succeeded", "local", "3/3"]
 
     assert run_cli(capsys, "jobs")[1] == out  # the older spelling lists the same
@@ -196,6 +196,8 @@ def test_a_sweep_from_the_command_line_its_results_and_a_rerun(cli, capsys):
         "product",
         "STATE",
         "SECONDS",
+        "GPU",
+        "ENERGY",
     ]
     # `jobs` lists the sweep as one row with its id (what `results` and `cancel` take), not 4 run rows
     code, out, _ = run_cli(capsys, "job", "list")
@@ -267,3 +269,80 @@ def test_advice_and_an_opportunistic_job_where_no_backend_offers_it(cli, capsys)
     code, out, err = run_cli(capsys, "job", "run", nb, "--priority", "opportunistic")
     assert code == 1 and "Priority 'opportunistic' is not offered by the 'local' backend" in err
     assert listed(capsys) == []
+
+
+def test_energy_carbon_and_cost_in_show_list_usage_and_results(batch_terminal, capsys):
+    """What the server answers, the terminal shows: a job's kWh with its CO2e and cost at the site's
+    numbers, the week's usage, a sweep's runs; and why a job has no energy."""
+    import asyncio
+    import time
+
+    from helpers import job_record
+
+    from jupyter_gpu_env.jobs.store import JobStore
+    from jupyter_gpu_env.models.jobs import JobGpuUsage
+    from jupyter_gpu_env.models.sweeps import JobGroup
+
+    site = {
+        "job_dir": "jobs",
+        "carbon_intensity": 400.0,
+        "pue": 1.25,
+        "gpu_hour_price": 2.5,
+        "currency": "EUR",
+    }
+    batch_terminal(GpuEnvApp=site)
+    now = time.time()
+    kwh = 3.6e6
+
+    def run(job_id: str, joules: float | None, **fields) -> object:
+        gpu = JobGpuUsage(
+            available=True,
+            gpu_hours_allocated=1.0,
+            energy_joules=joules,
+            energy_source="counter",
+            energy_note=None if joules else "GPU energy is not measured: no counter, no power.",
+        )
+        return job_record(job_id, state="succeeded", created_at=now - 7200, started_at=now - 7200,
+                          finished_at=now - 3600, resources={"gpus": 1}, gpu=gpu, **fields)  # fmt: skip
+
+    group = JobGroup(
+        id="0000000000aa", name="scan", backend="local", notebook_path="nb.ipynb", size=2, max_concurrent=2,
+        varied=["alpha"], counts={"succeeded": 2}, state="succeeded", created_at=now - 7200,
+    )  # fmt: skip
+    store = JobStore(Path(os.environ["JUPYTER_DATA_DIR"]) / "gpu-env" / "jobs.sqlite")
+    try:
+        asyncio.run(store.insert_many([run("00000000e001", 0.5 * kwh), run("00000000e002", None)]))
+        runs = [run(f"00000000e1{i:02d}", (i + 1) * kwh, group_id=group.id, group_index=i,
+                    parameters={"alpha": a}) for i, a in enumerate((0.1, 0.2))]  # fmt: skip
+        asyncio.run(store.sweeps.insert(group, runs))
+    finally:
+        store.close()
+
+    code, out, err = run_cli(capsys, "job", "show", "00000000e001")
+    assert code == 0, err
+    shown = dict(line.split(":", 1) for line in out.splitlines())
+    # 0.5 kWh x 1.25 x 400 g; 1 GPU-hour at 2.5 EUR (no energy price: no energy part)
+    assert shown["GPU energy"].strip() == "0.50 kWh (counter), 250 g CO2e, 2.50 EUR"
+    code, out, _ = run_cli(capsys, "job", "show", "00000000e002")
+    shown = dict(line.split(":", 1) for line in out.splitlines())
+    assert shown["GPU energy"].strip() == "not measured: GPU energy is not measured: no counter, no power."
+
+    code, out, _ = run_cli(capsys, "job", "list", "--runs")
+    rows = {line.split()[0]: line for line in out.splitlines()[1:]}
+    assert rows["00000000e001"].endswith("0.50 kWh") and rows["00000000e002"].rstrip().endswith("-")
+
+    code, out, err = run_cli(capsys, "job", "usage", "--weeks", "2")
+    assert code == 0, err
+    header, *weeks = out.splitlines()
+    assert header.split() == ["WEEK", "BACKEND", "GPU-H", "USED", "GPU", "ENERGY", "CO2E", "COST"]
+    # 4 GPU-hours, 3.5 kWh measured on three of them: 1,750 g; 4 x 2.5 EUR
+    assert sum(float(w.split()[2]) for w in weeks) == pytest.approx(4.0)
+    assert any(w.split()[4:] == ["3.50", "kWh", "1.8", "kg", "CO2e", "10.00", "EUR"] for w in weeks), weeks
+
+    code, out, _ = run_cli(capsys, "sweep", "results", group.id)
+    header, *table = out.splitlines()
+    assert header.split()[-5:] == ["SECONDS", "GPU", "ENERGY", "CO2E", "COST"]
+    assert [line.split()[-7:] for line in table] == [
+        ["1.00", "kWh", "500", "g", "CO2e", "2.50", "EUR"],
+        ["2.00", "kWh", "1.0", "kg", "CO2e", "2.50", "EUR"],
+    ]

@@ -3,8 +3,10 @@
 It reads the capture's ``nvidia-smi -q`` and ``-L`` sections with its own regular expressions (not the
 parsers under test), and answers the pynvml calls as a driver would: the MIG device name ends in the
 profile, utilization is NotSupported with MIG on, per-process queries on a MIG-enabled parent need
-privileges, memory v1 counts the driver's reserve as used. Shared by the NVML adapter's tests and the
-runner's GPU-use sampler's.
+privileges, memory v1 counts the driver's reserve as used. Power draw is the capture's (``Average Power
+Draw`` of the phase); the energy counter (mJ, which no capture records) starts at an arbitrary value and
+advances by that power over the seconds :meth:`FakeNvml.run` is told; a MIG device has neither, as NVML
+answers. Shared by the NVML adapter's tests and the runner's GPU-use sampler's.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ def capture_facts(text: str, phase: str) -> dict:
         re.M,
     )
     util = re.search(r"^    Utilization\n\s+GPU\s+: (\S+)", q, re.M)[1]
+    power = re.search(r"^    GPU Power Readings\n\s+(?:Average )?Power Draw\s+: ([\d.]+) W", q, re.M)
     profiles = re.findall(r"MIG (\S+)\s+Device\s+\d+: \(UUID: (\S+)\)", listing)
     migs = []
     for i, m in enumerate(
@@ -88,6 +91,7 @@ def capture_facts(text: str, phase: str) -> dict:
         uuid=re.search(r"GPU UUID\s+: (\S+)", q)[1],
         total=int(fb[1]), reserved=int(fb[2]), used=int(fb[3]),
         util=None if util == "N/A" else int(util),
+        power=float(power[1]) if power else None,
         mig=re.search(r"MIG Mode\n\s+Current\s+: (\S+)", q)[1] == "Enabled",
         migs=migs, procs=procs,
     )  # fmt: skip
@@ -108,6 +112,13 @@ class FakeNvml:
         self.init_error: int | None = None
         self.count = 1
         self.fail_next: int | None = None
+        self.energy_mj = 7_211_408_123  # since the driver loaded: any value, only differences count
+        self.counter = True  # False: a GPU before Volta, without the energy counter
+        self.power_reading = True  # False: no power draw either
+
+    def run(self, seconds: float) -> None:
+        """The GPU draws its capture's power for ``seconds``: its energy counter advances by it."""
+        self.energy_mj += round(self.f["power"] * 1000 * seconds)
 
     def _call(self, name: str) -> None:
         self.calls[name] = self.calls.get(name, 0) + 1
@@ -157,6 +168,18 @@ class FakeNvml:
         if self.f["util"] is None or self._mig(h):
             raise NVMLError(NOT_SUPPORTED)
         return SimpleNamespace(gpu=self.f["util"], memory=0)
+
+    def nvmlDeviceGetTotalEnergyConsumption(self, h):
+        self._call("nvmlDeviceGetTotalEnergyConsumption")
+        if self._mig(h) or not self.counter:
+            raise NVMLError(NOT_SUPPORTED)
+        return self.energy_mj
+
+    def nvmlDeviceGetPowerUsage(self, h):
+        self._call("nvmlDeviceGetPowerUsage")
+        if self._mig(h) or not self.power_reading or self.f["power"] is None:
+            raise NVMLError(NOT_SUPPORTED)
+        return round(self.f["power"] * 1000)
 
     def nvmlDeviceGetMigMode(self, h):
         if self._mig(h):

@@ -87,6 +87,17 @@ def test_a_gpu_summary_over_100_percent_is_damaged_and_said_so(tmp_path):
     assert files.damaged and "mean_utilization_percent" in files.damaged[0]
 
 
+@pytest.mark.parametrize("energy", ["-1", "NaN", "Infinity", "1e300", '"lots"'])
+def test_an_energy_that_cannot_be_is_refused_with_the_summary(tmp_path, energy):
+    """Negative, not finite, beyond any bound or not a number: the summary is not believed, and says so."""
+    text = '{"available": true, "samples": 3, "energy_source": "counter", "energy_joules": ' + energy + "}"
+    (tmp_path / jobfiles.GPU_SUMMARY).write_text(text)
+    files = read_folder(tmp_path)
+    assert files.gpu is not None and not files.gpu.available and files.gpu.energy_joules is None
+    assert "gpu.json is damaged" in (files.gpu.reason or "")
+    assert files.damaged and "energy_joules" in files.damaged[0]
+
+
 def test_the_log_of_a_fifo_is_damaged_not_a_hang(tmp_path):
     os.mkfifo(tmp_path / jobfiles.LOG)
     assert "FIFO" in damaged(lambda: jobfiles.read_log(tmp_path / jobfiles.LOG, 0, 100))

@@ -267,6 +267,64 @@ async def test_used_gpu_hours_weigh_allocated_hours_by_measured_utilization(tmp_
         store.close()
 
 
+async def test_the_ledger_spreads_each_jobs_energy_over_its_run_and_prices_it_at_the_sites_numbers(tmp_path):
+    from jupyter_gpu_env.gpu.energy import SitePrices
+    from jupyter_gpu_env.jobs.usage import as_csv, report, weekly
+    from jupyter_gpu_env.models.attempts import JobAttempt
+    from jupyter_gpu_env.models.jobs import JobGpuUsage
+
+    store = JobStore(tmp_path / "jobs.sqlite")
+    h, kwh = 3600.0, 3.6e6
+    now = time.mktime((2026, 11, 25, 12, 0, 0, 0, 0, -1))  # a Wednesday
+    monday = time.mktime((2026, 11, 23, 0, 0, 0, 0, 0, -1))
+
+    def measured(kw: float | None) -> JobGpuUsage:
+        return JobGpuUsage(available=True, energy_joules=None if kw is None else kw * kwh,
+                           energy_source=None if kw is None else "counter")  # fmt: skip
+
+    try:
+        await store.insert_many([
+            # 4 h over the week's start, 4 kWh: 2 in each week
+            make_job(1, state="succeeded", created=monday - 2 * h, started_at=monday - 2 * h,
+                     finished_at=monday + 2 * h, resources=JobResources(gpus=1), gpu=measured(4)),
+            # a slice whose energy was not measured: its hours, no energy
+            make_job(2, state="succeeded", created=monday + 3 * h, started_at=monday + 3 * h,
+                     finished_at=monday + 10 * h, resources=JobResources(mig_profile="1g.10gb"), gpu=measured(None)),
+            # deleted later: what it drew stays counted
+            make_job(3, state="succeeded", created=monday + 4 * h, started_at=monday + 4 * h,
+                     finished_at=monday + 5 * h, resources=JobResources(gpus=1), gpu=measured(1)),
+            # preempted at 11 h, waited 2 h, resumed: 2 h of run time hold all of its 1 kWh
+            make_job(4, state="succeeded", created=monday + 10 * h, started_at=monday + 10 * h,
+                     finished_at=monday + 14 * h, resources=JobResources(gpus=1), gpu=measured(1),
+                     priority="opportunistic",
+                     attempts=[JobAttempt(number=1, reason="preempted", started_at=monday + 10 * h,
+                                          ended_at=monday + 11 * h, resumed_at=monday + 13 * h)]),
+        ])  # fmt: skip
+        await store.delete("job000003")
+        site = SitePrices(
+            carbon_intensity=300, pue=1.5, gpu_hour_price=2.0, energy_price=0.25, currency="EUR"
+        )
+        last, this = (await weekly(store, 2, now, prices=site)).weeks
+        assert last.total.gpu_energy_kwh == pytest.approx(2)
+        assert this.total.gpu_energy_kwh == pytest.approx(2 + 1 + 1)
+        assert this.total.gpu_hours == pytest.approx(2 + 1 + 1 + 2)
+        assert this.total.gpu_hours_energy_measured == pytest.approx(2 + 1 + 2)  # not the slice's hour
+        assert this.total.co2e_grams == pytest.approx(4 * 1.5 * 300)
+        cost = this.total.cost
+        assert cost is not None and cost.currency == "EUR"
+        assert (cost.gpu_time, cost.energy, cost.amount) == pytest.approx((6 * 2.0, 4 * 1.5 * 0.25, 13.5))
+        assert this.backends["local"].co2e_grams == this.total.co2e_grams
+        rows = as_csv(await weekly(store, 2, now, prices=site)).splitlines()
+        assert rows[0].endswith(",gpu_energy_kwh,co2e_grams,cost,currency")
+        assert rows[-1].endswith(",4.0,1800.0,13.5,EUR")
+        plain = await report(store, monday, now)  # a site that set nothing: kWh, no carbon, no cost
+        assert plain.total.gpu_energy_kwh == pytest.approx(4)
+        assert (plain.total.co2e_grams, plain.total.cost) == (None, None)
+        assert as_csv(await weekly(store, 1, now)).splitlines()[-1].endswith(",4.0,,,")
+    finally:
+        store.close()
+
+
 async def test_a_sweeps_idle_runs_are_named(tmp_path):
     from jupyter_gpu_env.models.jobs import JobGpuUsage
     from jupyter_gpu_env.models.sweeps import JobGroup

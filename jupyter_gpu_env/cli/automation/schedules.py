@@ -16,9 +16,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ...models.automation.schedules import Schedule
 from ...pipelines.pipelinefile import is_pipeline_file
-from ..common import UsageError, add_run_arguments, print_json, print_table
+from ..common import UsageError, add_run_arguments, print_json, print_table, run_request
 from ..config import Session, command_parser, older_spelling, run_command, say_older
-from ..jobs import run_request
 from .pipelines import relative_to_root
 
 if TYPE_CHECKING:

@@ -25,7 +25,7 @@ from typing import Any
 from ...models import GpuDevice, GpuProcess, GpuStatus, MigDevice
 from .. import mig
 from ..visibility import mark_visible, visibility_status
-from .reading import GpuReading
+from .reading import GpuReading, PowerReading
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +71,8 @@ class _Gpu:
     name: str
     uuid: str | None
     max_mig: int | None = None
+    counter: bool = True  # False once NVML said this GPU has no energy counter
+    power: bool = True  # False once it said it reports no power draw
 
 
 class NvmlReader:
@@ -182,6 +184,48 @@ class NvmlReader:
         devices = mark_visible(devices, self._env)
         message = f"{len(devices)} GPU(s) read through NVML."
         return GpuReading(devices, visibility_status(devices, self._env, reason="ok", message=message))
+
+    def read_energy(self) -> dict[str, PowerReading]:
+        """Each GPU's energy counter (mJ) and power draw (mW), by UUID, after :meth:`read` found them; empty
+        where NVML is not loaded or stopped answering. A GPU without the counter (before Volta) or the
+        power reading is asked no more; a MIG slice has neither (its GPU's are read)."""
+        with self._lock:
+            if not self._gpus:
+                return {}
+            out = {}
+            try:
+                for g in self._gpus:
+                    if g.uuid:
+                        out[g.uuid] = PowerReading(self._energy(g), self._power(g))
+            except self._nvml.NVMLError:
+                return {}  # fatal: read() starts NVML over
+            return out
+
+    def _energy(self, g: _Gpu) -> int | None:
+        if g.counter:
+            value, g.counter = self._offered(
+                getattr(self._nvml, "nvmlDeviceGetTotalEnergyConsumption", None), g
+            )
+            return None if value is None else int(value)
+        return None
+
+    def _power(self, g: _Gpu) -> int | None:
+        if g.power:
+            value, g.power = self._offered(getattr(self._nvml, "nvmlDeviceGetPowerUsage", None), g)
+            return None if value is None else int(value)
+        return None
+
+    def _offered(self, fn: Any, g: _Gpu) -> tuple[Any, bool]:
+        """A getter's value, and whether to ask again: not where it is not supported (or not bound)."""
+        if fn is None:
+            return None, False
+        try:
+            return fn(g.handle), True
+        except self._nvml.NVMLError as e:
+            code = getattr(e, "value", None)
+            if code in _FATAL:
+                raise
+            return None, code not in (NOT_SUPPORTED, FUNCTION_NOT_FOUND)
 
     def _opt(self, fn: Any, *args: Any) -> Any:
         """Call an NVML getter; None where this GPU, driver or container does not offer it."""

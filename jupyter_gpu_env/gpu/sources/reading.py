@@ -13,3 +13,11 @@ class GpuReading:
 
     devices: list[GpuDevice]
     status: GpuStatus
+
+
+@dataclass(frozen=True)
+class PowerReading:
+    """One whole GPU's energy counter (mJ since its driver loaded) and power draw (mW); None where not given."""
+
+    energy_mj: int | None = None
+    power_mw: int | None = None

@@ -104,7 +104,9 @@ def record_attempt(
         "message": message[:2000],
         "cells_done": cells_done,
     }
-    for key in ("gpu_hours_allocated", "gpu_hours_used"):
+    for key in ("gpu_hours_allocated", "gpu_hours_used", "energy_joules"):
         if gpu and isinstance(gpu.get(key), int | float):
             entry[key] = gpu[key]
+    if gpu and entry.get("energy_joules") is not None:
+        entry["energy_source"] = gpu.get("energy_source")
     jobfiles.write_json_atomic(folder / jobfiles.ATTEMPTS, {"attempts": [*earlier, entry]}, durable=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ...contracts import jobfiles
-from ...gpu.jobuse import GpuUseSampler, default_reader, gpu_units_of, sample_interval
+from ...gpu.jobuse import GpuUseSampler, default_readers, gpu_units_of, sample_interval
 from ...kernelspecs import JOB_KERNEL, write_job_kernelspec
 
 log = logging.getLogger(__name__)
@@ -92,11 +92,13 @@ def start_gpu_sampler(folder: Path, job: dict[str, Any]) -> GpuUseSampler | None
     if job.get("gpu_sample_interval") == 0:
         return None
     try:
+        read, read_energy = default_readers()
         sampler = GpuUseSampler(
             folder,
-            default_reader(),
+            read,
             interval=sample_interval(job),
             gpu_units=gpu_units_of(job.get("resources") or {}),
+            energy=read_energy,
         )
         sampler.start()
     except Exception as e:

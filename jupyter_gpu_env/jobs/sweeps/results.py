@@ -282,13 +282,19 @@ def value_header(name: str, parameters: Sequence[str]) -> str:
 def as_csv(table: SweepResults) -> str:
     """The results as CSV: a row per run (numbered from 1, as the table numbers them), parameters then
     recorded values (``value: alpha`` where a value is named like a parameter), then state, duration,
-    the job's id and what was cut.
+    the GPU energy in kWh (and the CO2e and cost where the site set its numbers), the job's id and what
+    was cut.
 
     Text that a spreadsheet would run as a formula (starting with ``=``, ``+``, ``-``, ``@``, a tab or a
     carriage return: OWASP's CSV-injection rule) gets a leading ``'``, in the header as in the cells;
     numbers stay numbers (-0.5 is a number, the text "-0.5" is neutralised)."""
     out = io.StringIO()
     writer = csv.writer(out)
+    carbon = any(row.co2e_grams is not None for row in table.rows)
+    costs = [row.cost for row in table.rows if row.cost is not None]
+    priced = ["co2e_grams"] * carbon + (
+        [f"cost ({costs[0].currency})" if costs[0].currency else "cost"] if costs else []
+    )
     writer.writerow(
         [
             _safe(c)
@@ -298,6 +304,8 @@ def as_csv(table: SweepResults) -> str:
                 *(value_header(c, table.parameter_columns) for c in table.value_columns),
                 "state",
                 "duration_seconds",
+                "gpu_energy_kwh",
+                *priced,
                 "job_id",
                 "note",
             ]
@@ -311,6 +319,9 @@ def as_csv(table: SweepResults) -> str:
                 *(_cell(row.values.get(c)) for c in table.value_columns),
                 row.state,
                 "" if row.duration_seconds is None else row.duration_seconds,
+                "" if row.energy_joules is None else round(row.energy_joules / 3.6e6, 6),
+                *(["" if row.co2e_grams is None else row.co2e_grams] if carbon else []),
+                *(["" if row.cost is None else row.cost.amount] if costs else []),
                 row.job_id,
                 _safe(row.note or ""),
             ]

@@ -20,6 +20,7 @@ from typing import Any
 from ...backends.base import Backend
 from ...contracts import jobfiles
 from ...errors import Conflict
+from ...gpu.energy import NO_PRICES, SitePrices
 from ...models.jobs import TERMINAL_STATES, Job, JobRequest
 from ...models.sweeps import JobGroup, JobGroupList, SweepResults, SweepRow
 from ...system.offloop import python_work
@@ -49,6 +50,7 @@ class Sweeps:
         gpu_idle_seconds: float = 600.0,
         result_value_bytes: int = results.VALUE_BYTES,
         results_bytes: int = results.TOTAL_BYTES,
+        prices: SitePrices = NO_PRICES,
     ) -> None:
         self.store = store
         self.records = store.sweeps
@@ -60,6 +62,7 @@ class Sweeps:
         self.gpu_idle_seconds = gpu_idle_seconds
         self.result_value_bytes = result_value_bytes
         self.results_bytes = results_bytes
+        self.prices = prices
         self._adding = asyncio.Lock()
 
     async def submit(self, request: JobRequest, snapshot: bytes | None = None) -> JobGroup:
@@ -320,26 +323,31 @@ class Sweeps:
         return job
 
     async def results(self, sweep_id: str) -> SweepResults:
-        """Every run's parameters, recorded values, state and duration, in the sweep's order; values cut
-        at ``result_value_bytes`` each and after ``results_bytes`` in all, each row saying so."""
+        """Every run's parameters, recorded values, state, duration and GPU energy (with its CO2e and cost
+        at the site's numbers), in the sweep's order; values cut at ``result_value_bytes`` each and after
+        ``results_bytes`` in all, each row saying so."""
         sweep = await self._summary(sweep_id)
         runs = await self.records.runs(sweep_id)
         paths = [self.intake.folder_of(r) / Path(r.output_path).name for r in runs]
         found = await python_work(results.gather, paths, self.result_value_bytes, self.results_bytes)
         now = time.time()
+        priced = [self.prices.priced(r.gpu) for r in runs]
         rows = [
             SweepRow(
                 index=r.group_index or 0,
                 job_id=r.id,
                 state=r.state,
                 duration_seconds=round((r.finished_at or now) - r.started_at, 3) if r.started_at else None,
+                energy_joules=gpu.energy_joules if gpu else None,
+                co2e_grams=gpu.co2e_grams if gpu else None,
+                cost=gpu.cost if gpu else None,
                 parameters={k: r.parameters.get(k) for k in sweep.varied},
                 values=rec.values,
                 cut=list(rec.cut),
                 note=" ".join([*rec.notes, f"See {r.output_path} for the whole."]) if rec.notes else None,
                 output_path=r.output_path,
             )
-            for r, rec in zip(runs, found, strict=True)
+            for r, rec, gpu in zip(runs, found, priced, strict=True)
         ]
         columns = list(dict.fromkeys(k for row in rows for k in row.values))
         return SweepResults(

@@ -9,6 +9,7 @@ from pydantic import Field
 
 from ..common import ApiModel
 from ..jobs import JobState
+from .jobuse import JOULES, EnergySource
 
 _BYTES = 2**50
 
@@ -27,6 +28,23 @@ class MeasuredRun(ApiModel):
     memory_total_bytes: int | None = Field(default=None, ge=0, le=_BYTES)
     mean_utilization_percent: float | None = Field(default=None, ge=0, le=100)
     peak_utilization_percent: float | None = Field(default=None, ge=0, le=100)
+    energy_joules: float | None = Field(default=None, ge=0, le=JOULES, description="What its GPUs drew.")
+    energy_source: EnergySource | None = None
+
+
+class EnergyEstimate(ApiModel):
+    """What a run of the notebook is likely to draw: the median of its earlier succeeded runs' energy."""
+
+    joules: float = Field(ge=0, le=JOULES)
+    runs: int = Field(ge=1, description="How many succeeded runs measured it.")
+    source: EnergySource | None = Field(
+        default=None,
+        description="How the runs' energy was found; of several, the least exact (`share of a whole GPU`: "
+        "runs on MIG slices, whose energy is itself an estimate).",
+    )
+    co2e_grams: float | None = Field(
+        default=None, description="At the site's carbon intensity and PUE; null where the site set none."
+    )
 
 
 class KernelUse(ApiModel):
@@ -90,7 +108,15 @@ class GpuAdvice(ApiModel):
         le=100,
         description="How much of a whole GPU would sit idle at the measured use (100 - mean utilization).",
     )
-    sentence: str = Field(description="The advice in one line, for the dialog or the panel.")
+    energy: EnergyEstimate | None = Field(
+        default=None,
+        description="The energy a run is likely to take, from the notebook's earlier succeeded runs (as "
+        "they ran: a smaller slice draws its own share); null where none measured it.",
+    )
+    sentence: str = Field(
+        description="The advice in one line, for the dialog or the panel; it ends with the likely energy "
+        "where `energy` has it."
+    )
     soonest: list[StartOption] = Field(
         default_factory=list,
         description="The backends and queues that could run the suggestion, likely soonest first.",

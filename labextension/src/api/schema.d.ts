@@ -682,8 +682,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * GPU-hours, CPU-hours and job counts per backend over a period
-         * @description Counted from a ledger: deleting a job does not lower what it used. A period that ends before it starts is empty.
+         * GPU-hours, CPU-hours, GPU energy and job counts per backend over a period
+         * @description Counted from a ledger: deleting a job does not lower what it used. A period that ends before it starts is empty. `gpu_energy_kwh` is what the jobs that measured it drew (each job's energy spread over its run time), with CO2e and cost at the site's numbers where it set them (`c.GpuEnvApp.carbon_intensity`, `pue`, `gpu_hour_price`, `energy_price`).
          */
         get: operations["get_jobs_usage"];
         put?: never;
@@ -702,8 +702,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * GPU-hours allocated and used per week and backend
-         * @description Used GPU-hours are allocated hours weighted by each job's measured mean utilization (`gpu_hours_measured` says how many were measured: MIG slices report no utilization). `format=csv` answers text/csv, a row per week and backend.
+         * GPU-hours allocated and used and GPU energy per week and backend
+         * @description Used GPU-hours are allocated hours weighted by each job's measured mean utilization (`gpu_hours_measured` says how many were measured: MIG slices report no utilization); the GPU energy and its CO2e and cost as in `GET jobs/usage`. `format=csv` answers text/csv, a row per week and backend.
          */
         get: operations["get_jobs_usage_weeks"];
         put?: never;
@@ -761,7 +761,7 @@ export interface paths {
         };
         /**
          * The GPU use the job's runner sampled: its series and summary
-         * @description One point per sample (every `c.GpuEnvApp.job_gpu_sample_interval` seconds), thinned evenly to 600 at most; empty when the job saw no GPU (its summary says why).
+         * @description One point per sample (every `c.GpuEnvApp.job_gpu_sample_interval` seconds), thinned evenly to 600 at most; empty when the job saw no GPU (its summary says why). The summary carries the energy the job's GPUs drew (`energy_joules`, how it was found in `energy_source`, or why not in `energy_note`), and its CO2e and cost at the site's numbers where it set them.
          */
         get: operations["get_jobs_job_id_gpu"];
         put?: never;
@@ -1395,16 +1395,39 @@ export interface components {
         /** BackendUsage */
         BackendUsage: {
             /**
+             * Co2E Grams
+             * @description `gpu_energy_kwh` × `c.GpuEnvApp.pue` × `c.GpuEnvApp.carbon_intensity`; null where the site set no carbon intensity.
+             * @default null
+             */
+            co2e_grams: number | null;
+            /**
+             * @description `gpu_hours` at the GPU-hour price plus the measured energy at the energy price; null where the site set no price.
+             * @default null
+             */
+            cost: components["schemas"]["Cost"] | null;
+            /**
              * Cpu Hours
              * @default 0
              */
             cpu_hours: number;
+            /**
+             * Gpu Energy Kwh
+             * @description kWh the GPUs of the jobs that measured their energy drew in the period (a job's energy spread evenly over its run time); it covers `gpu_hours_energy_measured`, not all `gpu_hours`.
+             * @default 0
+             */
+            gpu_energy_kwh: number;
             /**
              * Gpu Hours
              * @description GPU-hours allocated (a MIG slice counts its share).
              * @default 0
              */
             gpu_hours: number;
+            /**
+             * Gpu Hours Energy Measured
+             * @description The allocated GPU-hours whose energy was measured (not Dask workers).
+             * @default 0
+             */
+            gpu_hours_energy_measured: number;
             /**
              * Gpu Hours Measured
              * @description The allocated GPU-hours whose utilization was measured (not MIG slices, not jobs from before sampling): efficiency is `gpu_hours_used / gpu_hours_measured`.
@@ -1786,6 +1809,42 @@ export interface components {
              * @default 0
              */
             worker_hours: number;
+        };
+        /**
+         * Cost
+         * @description What GPU time and energy cost at the site's prices: ``gpu_time`` (GPU-hours allocated ×
+         *     `c.GpuEnvApp.gpu_hour_price`) plus ``energy`` (kWh × `pue` × `energy_price`).
+         */
+        Cost: {
+            /**
+             * Amount
+             * @description The parts known, summed.
+             */
+            amount: number;
+            /**
+             * Currency
+             * @description `c.GpuEnvApp.currency` (EUR, USD...); null where the site named none.
+             * @default null
+             */
+            currency: string | null;
+            /**
+             * Energy
+             * @description The energy (times the PUE) at the energy price; null where no price is set or no energy was measured.
+             * @default null
+             */
+            energy: number | null;
+            /**
+             * Gpu Time
+             * @description GPU-hours allocated at the GPU-hour price; null where no price is set.
+             * @default null
+             */
+            gpu_time: number | null;
+            /**
+             * Note
+             * @description What the amount leaves out, when a part is unknown.
+             * @default null
+             */
+            note: string | null;
         };
         /** CpuUsage */
         CpuUsage: {
@@ -2260,6 +2319,31 @@ export interface components {
             utc: string;
         };
         /**
+         * EnergyEstimate
+         * @description What a run of the notebook is likely to draw: the median of its earlier succeeded runs' energy.
+         */
+        EnergyEstimate: {
+            /**
+             * Co2E Grams
+             * @description At the site's carbon intensity and PUE; null where the site set none.
+             * @default null
+             */
+            co2e_grams: number | null;
+            /** Joules */
+            joules: number;
+            /**
+             * Runs
+             * @description How many succeeded runs measured it.
+             */
+            runs: number;
+            /**
+             * Source
+             * @description How the runs' energy was found; of several, the least exact (`share of a whole GPU`: runs on MIG slices, whose energy is itself an estimate).
+             * @default null
+             */
+            source: ("counter" | "power samples" | "share of a whole GPU") | null;
+        };
+        /**
          * Environment
          * @description One conda environment, as listed.
          */
@@ -2548,6 +2632,11 @@ export interface components {
              */
             current: components["schemas"]["SuggestedResources"] | null;
             /**
+             * @description The energy a run is likely to take, from the notebook's earlier succeeded runs (as they ran: a smaller slice draws its own share); null where none measured it.
+             * @default null
+             */
+            energy: components["schemas"]["EnergyEstimate"] | null;
+            /**
              * Headroom
              * @description The share added over the peak before choosing (0.2 is 20 %).
              */
@@ -2583,7 +2672,7 @@ export interface components {
             runs?: components["schemas"]["MeasuredRun"][];
             /**
              * Sentence
-             * @description The advice in one line, for the dialog or the panel.
+             * @description The advice in one line, for the dialog or the panel; it ends with the likely energy where `energy` has it.
              */
             sentence: string;
             /**
@@ -3192,6 +3281,17 @@ export interface components {
              */
             ended_at: number | null;
             /**
+             * Energy Joules
+             * @description Energy its GPUs drew.
+             * @default null
+             */
+            energy_joules: number | null;
+            /**
+             * Energy Source
+             * @default null
+             */
+            energy_source: ("counter" | "power samples" | "share of a whole GPU") | null;
+            /**
              * Gpu Hours Allocated
              * @default null
              */
@@ -3273,7 +3373,8 @@ export interface components {
          * @description How the job used the GPUs it could see, from the runner's samples (so far, while it runs).
          *
          *     The runner writes it in the job's folder, where the job's own code can write too: every value is
-         *     bounded, and the GPU-hours are capped by the tracker at what the record's times allow.
+         *     bounded, and the GPU-hours and the energy are capped by the tracker at what the record's times
+         *     allow.
          */
         JobGpuUsage: {
             /**
@@ -3281,8 +3382,37 @@ export interface components {
              * @description False when the job saw no GPU (or none could be read); `reason` says why.
              */
             available: boolean;
+            /**
+             * Co2E Grams
+             * @description Grams of CO2-equivalent: kWh × `c.GpuEnvApp.pue` × `c.GpuEnvApp.carbon_intensity`, computed by the server when it answers; null where the site set no carbon intensity or no energy was measured.
+             * @default null
+             */
+            co2e_grams: number | null;
+            /**
+             * @description At the site's prices, computed by the server when it answers; null where the site set none.
+             * @default null
+             */
+            cost: components["schemas"]["Cost"] | null;
             /** Devices */
             devices?: components["schemas"]["JobGpuDevice"][];
+            /**
+             * Energy Joules
+             * @description Energy the job's GPUs drew up to the last sample (summed over a resumed job's attempts); null where not measured, `energy_note` saying why.
+             * @default null
+             */
+            energy_joules: number | null;
+            /**
+             * Energy Note
+             * @description Why there is no energy, or what an estimate rests on.
+             * @default null
+             */
+            energy_note: string | null;
+            /**
+             * Energy Source
+             * @description `counter`: NVML's energy counter of each GPU held, read at the job's start, samples and end; `power samples`: a GPU without the counter, its power draw integrated over the samples; `share of a whole GPU`: a MIG slice, an estimate: its GPU's energy times the slice's share of the GPU's compute.
+             * @default null
+             */
+            energy_source: ("counter" | "power samples" | "share of a whole GPU") | null;
             /**
              * Gpu Hours Allocated
              * @default null
@@ -3818,6 +3948,17 @@ export interface components {
              * @default null
              */
             device: string | null;
+            /**
+             * Energy Joules
+             * @description What its GPUs drew.
+             * @default null
+             */
+            energy_joules: number | null;
+            /**
+             * Energy Source
+             * @default null
+             */
+            energy_source: ("counter" | "power samples" | "share of a whole GPU") | null;
             /**
              * Gpus
              * @description GPUs it was given (a MIG slice counts its share).
@@ -5227,7 +5368,7 @@ export interface components {
         };
         /**
          * SweepResults
-         * @description A sweep's runs side by side: parameters, recorded values, state and duration.
+         * @description A sweep's runs side by side: parameters, recorded values, state, duration and GPU energy.
          */
         SweepResults: {
             /**
@@ -5253,6 +5394,17 @@ export interface components {
          */
         SweepRow: {
             /**
+             * Co2E Grams
+             * @description Its CO2e at the site's carbon intensity and PUE; null where not set.
+             * @default null
+             */
+            co2e_grams: number | null;
+            /**
+             * @description Its cost at the site's prices; null where not set.
+             * @default null
+             */
+            cost: components["schemas"]["Cost"] | null;
+            /**
              * Cut
              * @description The values cut short (at `c.GpuEnvApp.sweep_result_value_bytes` each, or where the answer reached `c.GpuEnvApp.sweep_results_bytes`): whole, they are in the output notebook.
              */
@@ -5263,6 +5415,12 @@ export interface components {
              * @default null
              */
             duration_seconds: number | null;
+            /**
+             * Energy Joules
+             * @description What the run's GPUs drew (its `gpu.energy_joules`); null where not measured.
+             * @default null
+             */
+            energy_joules: number | null;
             /** Index */
             index: number;
             /** Job Id */

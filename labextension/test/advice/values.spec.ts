@@ -36,6 +36,7 @@ function advice(partial: Partial<IGpuAdvice>): IGpuAdvice {
     suggestion: { mig_profile: '1g.10gb', gpus: null, memory_bytes: 10 * GB },
     current: null,
     idle_percent: null,
+    energy: null,
     sentence: 'The last 3 runs peaked at 3.1 GB: a 1g.10gb slice fits.',
     soonest: [],
     ...partial
@@ -173,6 +174,8 @@ describe('priorities and attempts', () => {
       cells_done: 3,
       gpu_hours_allocated: null,
       gpu_hours_used: null,
+      energy_joules: null,
+      energy_source: null,
       resumed_at: 90
     });
     expect(attemptsSummary([])).toBe('');

@@ -13,6 +13,7 @@ import nbformat
 from helpers import printed, wait_until_sync, write_notebook
 
 from jupyter_gpu_env.contracts import jobfiles
+from jupyter_gpu_env.jobs.runner.attempts import Attempt, record_attempt
 from jupyter_gpu_env.jobs.runner.runner import EXIT_CODES, EXIT_PREEMPTED
 
 CELLS = [
@@ -99,3 +100,15 @@ def test_a_normal_job_is_cancelled_by_sigterm_and_still_gets_its_checkpoint_fold
     assert jobfiles.read_status(folder)["state"] == "cancelled"
     assert not (folder / jobfiles.ATTEMPTS).exists()
     assert "resumed: False 0 attempt 1" in printed(folder / jobfiles.OUTPUT)
+
+
+def test_an_attempt_keeps_its_gpu_hours_and_energy(tmp_path):
+    """What the stopped attempt's sampler measured goes with it into attempts.json, for the sum."""
+    attempt = Attempt(tmp_path, 1, 1_000_000.0, True, tmp_path / "checkpoint")
+    gpu = {"gpu_hours_allocated": 0.25, "energy_joules": 1234.5, "energy_source": "counter"}
+    record_attempt(tmp_path, attempt, "preempted", "Preempted.", 3, gpu)
+    [kept] = jobfiles.read_attempts(tmp_path)
+    assert (kept.gpu_hours_allocated, kept.energy_joules, kept.energy_source) == (0.25, 1234.5, "counter")
+    attempt.number = 2
+    record_attempt(tmp_path, attempt, "preempted", "Again.", 3, {"energy_joules": "a lot"})
+    assert [a.energy_joules for a in jobfiles.read_attempts(tmp_path)] == [1234.5, None]

@@ -149,3 +149,55 @@ def test_a_large_output_notebook_is_read_in_bounded_memory(tmp_path):
     assert got is not None and got.values["loss"] == 1.5 and got.values["acc"] == 2
     assert list(got.cut) == ["big", "more"] and got.values["more"].startswith("q\nq\n")
     assert peak < 8 << 20, f"reading a {path.stat().st_size / 1e6:.0f} MB notebook took {peak / 1e6:.1f} MB"
+
+
+async def test_each_runs_energy_is_a_column_priced_at_the_sites_numbers(batch):
+    """ "Which alpha cost least" is one sort: the results table has each run's energy, CO2e and cost."""
+    from helpers import job_record
+
+    from jupyter_gpu_env.gpu.energy import SitePrices
+    from jupyter_gpu_env.models.jobs import JobGpuUsage
+
+    site = SitePrices(carbon_intensity=100, gpu_hour_price=1.0, currency="CHF")
+    svc = batch.service(prices=site)
+    group = JobGroup(
+        id="0123456789ab", name="scan", backend="local", notebook_path="nb.ipynb", size=3, max_concurrent=3,
+        varied=["alpha"], counts={"succeeded": 3}, state="succeeded", created_at=0.0,
+    )  # fmt: skip
+    kwh = [1.5, 0.5, None]  # the third run measured no energy
+    runs = [
+        job_record(
+            f"{i:012x}", group_id=group.id, group_index=i, state="succeeded", parameters={"alpha": a},
+            started_at=10.0, finished_at=10.0 + 3600,
+            gpu=JobGpuUsage(available=True, gpu_hours_allocated=1.0,
+                            energy_joules=None if k is None else k * 3.6e6, energy_source="counter"),
+        )
+        for i, (a, k) in enumerate(zip((0.1, 0.5, 0.9), kwh, strict=True))
+    ]  # fmt: skip
+    try:
+        await svc.store.sweeps.insert(group, runs)
+        table = await svc.sweeps.results(group.id)
+        assert [r.energy_joules for r in table.rows] == [5.4e6, 1.8e6, None]
+        assert [r.co2e_grams for r in table.rows] == [150.0, 50.0, None]
+        assert [r.cost.amount for r in table.rows] == [1.0, 1.0, 1.0]
+        cheapest = min((r for r in table.rows if r.energy_joules), key=lambda r: r.energy_joules)
+        assert cheapest.parameters == {"alpha": 0.5}
+        header, *rows = list(csv.reader(io.StringIO(results.as_csv(table))))
+        at = header.index("gpu_energy_kwh")
+        assert header[at : at + 3] == ["gpu_energy_kwh", "co2e_grams", "cost (CHF)"]
+        assert [r[at : at + 3] for r in rows] == [
+            ["1.5", "150.0", "1.0"],
+            ["0.5", "50.0", "1.0"],
+            ["", "", "1.0"],
+        ]
+    finally:
+        await svc.stop()
+
+
+def test_a_site_without_numbers_has_no_carbon_or_cost_columns():
+    header, _ = list(csv.reader(io.StringIO(results.as_csv(_table({"alpha": 1}, {})))))
+    assert (
+        "gpu_energy_kwh" in header
+        and "co2e_grams" not in header
+        and not any(h.startswith("cost") for h in header)
+    )
