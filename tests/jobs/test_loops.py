@@ -82,4 +82,9 @@ async def test_a_server_runs_the_features_timers_beside_the_job_poller_not_on_it
     services = jp_serverapp.web_app.settings["gpu_env_services"]
     assert services.jobs.loops.names == ["jobs"]
     assert services.timers.names == ["schedules", "pipelines", "dask", "batch-kernels"]
-    assert services.timers.running == ["schedules", "pipelines", "dask", "batch-kernels"]  # started with the services
+    assert services.timers.running == [
+        "schedules",
+        "pipelines",
+        "dask",
+        "batch-kernels",
+    ]  # started with the services
