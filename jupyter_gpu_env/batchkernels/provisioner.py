@@ -87,6 +87,9 @@ class BatchProvisioner(KernelProvisionerBase):
         restarter = getattr(self.parent, "_restarter", None)  # jupyter_client's, made by start_restarter
         if restarter is not None and restarter.restart_limit:
             restarter.restart_limit = 0  # its next poll reports the kernel dead instead of restarting it
+            # Jupyter drops a dead kernel from its map without closing the manager's control socket;
+            # left open, the server's ZeroMQ context could never end (its exit would wait for ever).
+            getattr(self.parent, "_close_control_socket", lambda: None)()
 
     async def wait(self) -> int | None:
         while True:

@@ -45,10 +45,14 @@ class ServerKernels:
         """Drop a kernel from this server without shutting it down (it goes on elsewhere)."""
         if self.manager is None or kernel_id not in self.manager:
             return
-        self.manager.get_kernel(kernel_id).stop_restarter()
+        kernel = self.manager.get_kernel(kernel_id)
+        kernel.stop_restarter()
+        # Its control socket is closed here: left open, the manager's ZeroMQ context could never be
+        # terminated, and whatever ends it (the server's exit, a collection) would wait for ever.
+        getattr(kernel, "_close_control_socket", lambda: None)()
         if hasattr(self.manager, "stop_watching_activity"):
             self.manager.stop_watching_activity(kernel_id)
-        self.manager.remove_kernel(kernel_id)
+        self.manager.remove_kernel(kernel_id)  # no shutdown: its kernel goes on elsewhere
 
     def running_ids(self) -> set[str]:
         return set(self.manager.list_kernel_ids()) if self.manager is not None else set()

@@ -4,6 +4,8 @@ same kernel, its variables still there, under its own kernel id."""
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.multikernelmanager import AsyncMultiKernelManager
@@ -62,6 +64,8 @@ async def test_kept_over_a_restart_and_taken_back_with_its_state(batch, tmp_path
     await manager.shutdown_all()
     assert manager.list_kernel_ids() == []
     await jobs.stop()
+    del manager
+    gc.collect()  # the stopped server's kernel manager goes: its ZeroMQ context ends, nothing left open
 
     jobs, manager, service = _server(batch, tmp_path, keep=True)
     try:
