@@ -14,11 +14,13 @@ from jupyter_core.paths import jupyter_data_dir
 from traitlets import Bool, Enum, Float, Int, List, Unicode, default
 
 from .envs.service import default_pkgs_dir, default_user_env_dir
+from .metrics.options import MetricsOptions
 from .notify.options import NotificationOptions
 
 
-class GpuEnvOptions(NotificationOptions):
-    """The options of ``GpuEnvApp`` (the notifier's are :class:`.notify.options.NotificationOptions`')."""
+class GpuEnvOptions(NotificationOptions, MetricsOptions):
+    """The options of ``GpuEnvApp`` (the notifier's are :class:`.notify.options.NotificationOptions`', the
+    metrics' :class:`.metrics.options.MetricsOptions`')."""
 
     # -- GPU and memory ---------------------------------------------------------------------------
     gpu_sample_interval = Float(

@@ -1,0 +1,63 @@
+"""``MetricsService``: the collector put into Jupyter Server's registry (prometheus_client's default
+``REGISTRY``, which its /metrics serves) while the server runs, and the ledger read into it by the
+server's ``metrics`` timer on the database's thread.
+
+One collector serves a process: a second server started in the same process (tests start many) takes
+the registration over, and a stopped one removes only its own.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from prometheus_client import REGISTRY, CollectorRegistry
+
+from ..jobs.store import JobStore
+from ..models.gpu import GpuSnapshot
+from .collector import GpuEnvCollector
+from .records import MetricsRecords
+
+log = logging.getLogger(__name__)
+
+_registered: dict[int, GpuEnvCollector] = {}  # id(registry) -> the collector this process put there
+
+
+class MetricsService:
+    def __init__(
+        self,
+        store: JobStore,
+        latest: Callable[[], GpuSnapshot | None],
+        *,
+        user: str | None = None,
+        registry: CollectorRegistry = REGISTRY,
+    ) -> None:
+        self.records = MetricsRecords(store)
+        self.collector = GpuEnvCollector(latest, user)
+        self.registry = registry
+
+    async def refresh(self) -> None:
+        """Read the ledger (off the event loop) and make it what the next scrape serves."""
+        totals = await self.records.read()
+        self.collector.totals = totals.after(self.collector.totals)
+
+    async def start(self) -> None:
+        """Register the collector, then read the ledger once: until then it serves the live series only."""
+        key = id(self.registry)
+        earlier = _registered.pop(key, None)
+        if earlier is not None:
+            log.warning("another server of this process had registered its metrics; this one's replace them")
+            self.registry.unregister(earlier)
+        try:
+            self.registry.register(self.collector)
+        except ValueError as e:  # another package registered one of our names
+            log.warning("the extension's metrics are not served on /metrics: %s", e)
+            return
+        _registered[key] = self.collector
+        await self.refresh()
+
+    def stop(self) -> None:
+        key = id(self.registry)
+        if _registered.get(key) is self.collector:
+            del _registered[key]
+            self.registry.unregister(self.collector)
