@@ -14,12 +14,14 @@ class MetricsOptions(Configurable):
     """What the extension adds to Jupyter Server's ``/metrics``."""
 
     metrics_interval = Float(
-        15.0,
+        30.0,
         min=0.0,
         config=True,
         help="Seconds between two readings of the job records for Jupyter Server's /metrics (jobs by "
-        "state, GPU-seconds allocated and used, energy, idle GPU time, queue waits): /metrics serves the "
-        "last reading, never reading the database itself. 0: the extension adds no series to /metrics.",
+        "state, GPU-seconds allocated and used, energy, idle GPU time, queue waits), on a connection and "
+        "thread of its own: /metrics serves the last reading, never reading the database itself, and a "
+        "round where nothing changed and nothing runs on a GPU reads nothing. 0: the extension adds no "
+        "series to /metrics.",
     )
     metrics_user_label = Bool(
         False,

@@ -77,7 +77,7 @@ class Services:
         await lib.images.close()
         await self.timers.stop()  # before the jobs: no timer acts on a stopped service
         if self.metrics is not None:
-            self.metrics.stop()
+            await self.metrics.stop()
         if self._taking_back is not None:
             self._taking_back.cancel()
         # Before the jobs, and before Jupyter shuts its kernels down (after the extensions): the batch

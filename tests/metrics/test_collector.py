@@ -11,12 +11,13 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from jupyter_gpu_env.jobs.store import JobStore
+from jupyter_gpu_env.metrics.records import MetricsRecords
 from jupyter_gpu_env.metrics.service import MetricsService
 from jupyter_gpu_env.metrics.totals import WAIT_BUCKETS, BackendTotals, Totals, Waits
 from jupyter_gpu_env.models.gpu import GpuSnapshot
 from jupyter_gpu_env.models.jobs import JOB_STATES
 
-from .ledger import T0, H, energy, ledger_jobs
+from .ledger import T0, H, energy, ledger_jobs, running_on_a_gpu
 
 
 def scrape(registry: CollectorRegistry) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
@@ -51,10 +52,11 @@ async def test_the_ledger_reads_as_exact_series(store):
     registry = CollectorRegistry()
     service = MetricsService(store, lambda: None, registry=registry)
     await service.start()
+    await service.refresh()  # as the timer does (the first reading runs in the background)
     try:
         got = scrape(registry)
     finally:
-        service.stop()
+        await service.stop()
 
     # the visible jobs, every state of every backend named (0 where none)
     jobs = {
@@ -103,6 +105,37 @@ async def test_before_the_first_reading_no_ledger_series_is_served(store):
     assert scrape(registry) == {}
     await service.refresh()
     assert value(scrape(registry), "jupyter_gpu_env_gpu_allocated_seconds_total", backend="local") > 0
+    await service.stop()
+
+
+async def test_an_idle_server_reads_nothing_until_something_changes(store, tmp_path):
+    finished = [job for job in ledger_jobs() if job.state in ("succeeded", "failed")]
+    await store.insert_many(finished)
+    records = MetricsRecords(store.path)
+    readings = []
+    usage = records.store.usage
+
+    async def counted(*args, **kwargs):
+        readings.append(args)
+        return await usage(*args, **kwargs)
+
+    records.store.usage = counted
+    try:
+        first = await records.read()
+        again = await records.read(first)
+        assert len(readings) == 1 and again.read_at >= first.read_at
+        assert dataclasses.replace(again, read_at=first.read_at) == first
+        await store.delete("a")  # any write by the server's own connection: read again
+        assert (await records.read(again)).jobs[("local", "succeeded")] == 1 and len(readings) == 2
+        await records.read(again)
+        assert len(readings) == 2
+        # a job running on a GPU makes the figures grow with no write: every round reads
+        await store.insert_many([running_on_a_gpu(T0)])
+        for _ in range(3):
+            await records.read(again)
+        assert len(readings) == 5
+    finally:
+        records.close()
 
 
 def test_counters_never_go_back():
@@ -127,6 +160,7 @@ async def test_deleting_jobs_never_lowers_a_counter(store):
     registry = CollectorRegistry()
     service = MetricsService(store, lambda: None, registry=registry)
     await service.start()
+    await service.refresh()  # as the timer does (the first reading runs in the background)
     try:
         before = scrape(registry)
         for job_id in ("a", "c", "e"):
@@ -134,7 +168,7 @@ async def test_deleting_jobs_never_lowers_a_counter(store):
         await service.refresh()
         after = scrape(registry)
     finally:
-        service.stop()
+        await service.stop()
     counters = {k: v for k, v in before.items() if k[0].endswith(("_total", "_bucket", "_sum", "_count"))}
     assert len(counters) > 20 and all(after[k] == v for k, v in counters.items())
     assert value(after, "jupyter_gpu_env_jobs", backend="slurm", state="failed") == 0  # the gauge did fall
@@ -167,10 +201,11 @@ async def test_the_panels_live_readings_and_the_user_label(store):
     registry = CollectorRegistry()
     service = MetricsService(store, lambda: snap, user="ada", registry=registry)
     await service.start()
+    await service.refresh()  # as the timer does (the first reading runs in the background)
     try:
         got = scrape(registry)
     finally:
-        service.stop()
+        await service.stop()
     whole = {"device": "GPU-0", "name": "NVIDIA H100 80GB HBM3", "profile": "", "user": "ada"}
     slice_ = {"device": "MIG-a", "name": "NVIDIA H100 80GB HBM3", "profile": "1g.10gb", "user": "ada"}
     assert value(got, "jupyter_gpu_env_gpu_memory_used_bytes", **whole) == 1000
@@ -205,10 +240,11 @@ async def test_one_collector_serves_a_process(store, tmp_path):
         await other.insert_many(ledger_jobs()[:1])
         second = MetricsService(other, lambda: None, registry=registry)
         await second.start()  # a second server of the process: it takes the registration over
+        await second.refresh()
         assert value(scrape(registry), "jupyter_gpu_env_jobs", backend="local", state="succeeded") == 1
-        first.stop()  # the earlier one's stop leaves the later one's collector in place
+        await first.stop()  # the earlier one's stop leaves the later one's collector in place
         assert value(scrape(registry), "jupyter_gpu_env_jobs", backend="local", state="succeeded") == 1
-        second.stop()
+        await second.stop()
         assert scrape(registry) == {}
     finally:
         other.close()
