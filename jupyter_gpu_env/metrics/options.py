@@ -35,4 +35,9 @@ class MetricsOptions(Configurable):
         """The ``user`` label's value, or None when the site does not ask for it."""
         if not self.metrics_user_label:
             return None
-        return os.environ.get("JUPYTERHUB_USER") or getpass.getuser()
+        if hub_user := os.environ.get("JUPYTERHUB_USER"):
+            return hub_user
+        try:
+            return getpass.getuser()
+        except (KeyError, OSError):  # an account with no name (a container's bare uid)
+            return str(os.getuid())

@@ -248,3 +248,14 @@ async def test_one_collector_serves_a_process(store, tmp_path):
         assert scrape(registry) == {}
     finally:
         other.close()
+
+
+def test_the_user_label_is_the_hubs_user_else_the_account(monkeypatch):
+    from jupyter_gpu_env.metrics.options import MetricsOptions
+
+    assert MetricsOptions().metrics_user() is None  # off by default
+    monkeypatch.setenv("JUPYTERHUB_USER", "ada")
+    assert MetricsOptions(metrics_user_label=True).metrics_user() == "ada"
+    monkeypatch.delenv("JUPYTERHUB_USER")
+    monkeypatch.setenv("LOGNAME", "grace")  # what getpass reads first
+    assert MetricsOptions(metrics_user_label=True).metrics_user() == "grace"
