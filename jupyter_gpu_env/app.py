@@ -40,6 +40,7 @@ from .images.service import ImageService
 from .jobs.service import JobService
 from .jobs.store import JobStore
 from .loops import Loops
+from .metrics.service import MetricsService
 from .notify.email import SmtpSettings
 from .notify.message import public_base
 from .notify.notifier import Notifier
@@ -222,6 +223,10 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
             lib.jobs, batch_options, base_spec=self._kernel_spec, kernels=kernels
         )
         timers.add("batch-kernels", max(self.job_refresh_interval, 2.0), batch_kernels.tick)
+        metrics = None
+        if self.metrics_interval > 0:  # the ledger read for Jupyter Server's /metrics, never on its loop
+            metrics = MetricsService(lib.jobs.store, sampler.latest, user=self.metrics_user())
+            timers.add("metrics", self.metrics_interval, metrics.refresh)
         cluster = self.build_capacity(lib)
         container = self.image_kernel_container or None
         notifier = self.build_notifier(lib)
@@ -249,6 +254,7 @@ class GpuEnvApp(ExtensionApp, GpuEnvOptions):
             tasks=tasks,
             notifications=notifier,
             timers=timers,
+            metrics=metrics,
         )
 
     def build_capacity(self, lib: Library) -> CapacitySource:

@@ -15,12 +15,13 @@ from traitlets import Bool, Enum, Float, Int, List, Unicode, default
 
 from .efficiency.options import EnergyOptions
 from .envs.service import default_pkgs_dir, default_user_env_dir
+from .metrics.options import MetricsOptions
 from .notify.options import NotificationOptions
 
 
-class GpuEnvOptions(NotificationOptions, EnergyOptions):
+class GpuEnvOptions(NotificationOptions, EnergyOptions, MetricsOptions):
     """The options of ``GpuEnvApp`` (the notifier's are :class:`.notify.options.NotificationOptions`', carbon
-    and prices :class:`.efficiency.options.EnergyOptions`')."""
+    and prices :class:`.efficiency.options.EnergyOptions`', the metrics' :class:`.metrics.options.MetricsOptions`')."""
 
     # -- GPU and memory ---------------------------------------------------------------------------
     gpu_sample_interval = Float(

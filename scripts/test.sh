@@ -5,8 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# chromium: UI tests; squashfs-tools, squashfuse: images; slurm-wlm, munge: a real single-node SLURM.
-apt_packages=(chromium squashfs-tools squashfuse slurm-wlm munge)
+# chromium: UI tests; squashfs-tools, squashfuse: images; slurm-wlm, munge: a real single-node SLURM;
+# prometheus: a real Prometheus scrapes a test server's /metrics (and promtool checks what it serves).
+apt_packages=(chromium squashfs-tools squashfuse slurm-wlm munge prometheus)
 missing=()
 for p in "${apt_packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -143,6 +143,7 @@ FEATURES = (
     "images",
     "notify",
     "efficiency",
+    "metrics",
 )
 TOP = ("cli", "handlers", "services", "app")
 
@@ -164,7 +165,9 @@ def test_backends_know_no_feature(upper):
     assert _reaches("jupyter_gpu_env.backends", f"jupyter_gpu_env.{upper}") == []
 
 
-@pytest.mark.parametrize("upper", ["schedules", "pipelines", "dask", "batchkernels", "notify", "efficiency"])
+@pytest.mark.parametrize(
+    "upper", ["schedules", "pipelines", "dask", "batchkernels", "notify", "efficiency", "metrics"]
+)
 def test_jobs_know_no_feature_built_on_them(upper):
     """Schedules, pipelines and Dask clusters run on jobs; the jobs' code (store, service, runner)
     knows none of them: each feature owns its records and hands its own timers to the server."""

@@ -12,6 +12,7 @@ from ..images import mounts
 from ..jobs.service import JobService
 from ..jobs.sweeps.service import Sweeps
 from ..loops import Loops
+from ..metrics.service import MetricsService
 from ..notify.notifier import Notifier
 from ..pipelines.service import PipelineService
 from ..schedules.service import ScheduleService
@@ -40,6 +41,7 @@ class Services:
     tasks: TaskManager
     notifications: Notifier
     timers: Loops = field(default_factory=Loops)  # the features' timers: schedules, pipelines, Dask, GPU idle
+    metrics: MetricsService | None = None  # the series on Jupyter Server's /metrics; None: none
     _started: asyncio.Task[None] | None = field(default=None, init=False, repr=False)
     _taking_back: asyncio.Future[list[str]] | None = field(default=None, init=False, repr=False)
 
@@ -61,6 +63,8 @@ class Services:
         self.gpu.sampler.start()
         await lib.jobs.start()
         self.timers.start()  # once the jobs are reconciled: a timer acts on what they say
+        if self.metrics is not None:
+            await self.metrics.start()
         # Batch kernels kept over a restart are taken back in the background: each waits for its host.
         self._taking_back = asyncio.ensure_future(self.batch_kernels.take_back())
         await lib.envs.warm_up()
@@ -72,6 +76,8 @@ class Services:
         await lib.envs.close()
         await lib.images.close()
         await self.timers.stop()  # before the jobs: no timer acts on a stopped service
+        if self.metrics is not None:
+            await self.metrics.stop()
         if self._taking_back is not None:
             self._taking_back.cancel()
         # Before the jobs, and before Jupyter shuts its kernels down (after the extensions): the batch
