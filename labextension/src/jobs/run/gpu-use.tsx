@@ -217,7 +217,7 @@ export function GpuEnergy(props: { gpu: IJob['gpu'] }): JSX.Element | null {
   }
   return (
     <div
-      className="jp-GpuEnv-jobEnergy"
+      className="jp-GpuEnv-note jp-GpuEnv-jobEnergy"
       data-testid="gpu-env-job-energy"
       data-measured={props.gpu?.energy_joules !== null}
       title={energy.title || undefined}
