@@ -4,8 +4,9 @@ as the runner would have recorded them. No test-only route: the records go where
 
     python seed_runs.py NOTEBOOK_PATH TAG   -> prints the seeded job ids as JSON
 
-Two runs of ``NOTEBOOK_PATH`` on a whole H100 that peaked at 2.6 and 3.1 GB and kept it 20-26 % busy:
-the advisor's answer is a 1g.10gb slice where the local backend offers one.
+Two runs of ``NOTEBOOK_PATH`` on a whole H100 that peaked at 2.6 and 3.1 GB and kept it 20-26 % busy,
+its energy counter reading 6.0 and 6.7 Wh over their 59 s (about 370-410 W): the advisor's answer is a
+1g.10gb slice where the local backend offers one, and a run likely to take 6.3 Wh (their median).
 """
 
 import asyncio
@@ -34,7 +35,9 @@ def state_dir() -> Path:
     return Path((demo / "runs" / f"port-{port}.state").read_text().strip())
 
 
-def run(notebook: str, tag: str, n: int, peak: int, mean: float, ago: float, state: Path) -> Job:
+def run(
+    notebook: str, tag: str, n: int, peak: int, mean: float, joules: float, ago: float, state: Path
+) -> Job:
     now = time.time()
     job_id = f"{tag}{n:04d}"
     device = JobGpuDevice(name=H100, memory_total_bytes=H100_BYTES)
@@ -59,6 +62,8 @@ def run(notebook: str, tag: str, n: int, peak: int, mean: float, ago: float, sta
             memory_total_bytes=H100_BYTES,
             mean_utilization_percent=mean,
             peak_utilization_percent=mean + 10,
+            energy_joules=joules,
+            energy_source="counter",
         ),
     )
 
@@ -67,8 +72,8 @@ async def main(notebook: str, tag: str) -> None:
     state = state_dir()
     store = JobStore(state / "jobs.sqlite")
     jobs = [
-        run(notebook, tag, 1, int(2.6 * GB), 20, LONG_AGO + 300, state),
-        run(notebook, tag, 2, int(3.1 * GB), 26, LONG_AGO + 200, state),
+        run(notebook, tag, 1, int(2.6 * GB), 20, 21600, LONG_AGO + 300, state),
+        run(notebook, tag, 2, int(3.1 * GB), 26, 24000, LONG_AGO + 200, state),
     ]
     try:
         for job in jobs:

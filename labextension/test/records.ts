@@ -3,7 +3,13 @@
  * and the formatting tests: plain data, so the tests in node (no DOM) can
  * import them too.
  */
-import type { IJob, IPipeline, ISchedule, ISweep } from '../src/api/types';
+import type {
+  IJob,
+  IJobGpuUsage,
+  IPipeline,
+  ISchedule,
+  ISweep
+} from '../src/api/types';
 
 /** Noon, 1 December 2026 (UTC), in Unix seconds. */
 export const NOW = Date.UTC(2026, 11, 1, 12, 0) / 1000;
@@ -59,6 +65,43 @@ export function job(fields: Partial<IJob> = {}): IJob {
     waiting_for: [],
     ...fields
   } as IJob;
+}
+
+/**
+ * A job's GPU summary: a whole H100 for two hours, 0.42 kWh by its energy
+ * counter, at a site that set no carbon intensity and no prices.
+ */
+export function gpuUsage(fields: Partial<IJobGpuUsage> = {}): IJobGpuUsage {
+  return {
+    available: true,
+    reason: null,
+    devices: [
+      {
+        name: 'NVIDIA H100 80GB HBM3',
+        uuid: 'GPU-1',
+        mig_profile: null,
+        memory_total_bytes: 80 * 1024 ** 3
+      }
+    ],
+    samples: 1440,
+    interval_seconds: 5,
+    mean_utilization_percent: 23,
+    peak_utilization_percent: 81,
+    peak_memory_bytes: 3.1 * 1024 ** 3,
+    memory_total_bytes: 80 * 1024 ** 3,
+    idle_fraction: 0.4,
+    idle_seconds: 0,
+    gpu_hours_allocated: 2,
+    gpu_hours_used: 0.46,
+    energy_joules: 0.42 * 3.6e6,
+    energy_source: 'counter',
+    energy_note: null,
+    co2e_grams: null,
+    cost: null,
+    notes: [],
+    updated_at: NOW,
+    ...fields
+  };
 }
 
 export function sweep(fields: Partial<ISweep> = {}): ISweep {

@@ -1,7 +1,8 @@
 /**
  * Right-size advice and opportunistic jobs in the send dialog, against the
  * real server: the notebook's job history is seeded into the server's own
- * job store (seed_runs.py: two runs on a whole H100 that peaked at 3.1 GB),
+ * job store (seed_runs.py: two runs on a whole H100 that peaked at 3.1 GB
+ * and drew 6.0 and 6.7 Wh),
  * and the local backend hands out one whole GPU and two 1g.10gb slices
  * (jupyter_server_test_config.py), so it offers the slice and the
  * opportunistic priority as on a GPU machine.
@@ -68,6 +69,10 @@ test.describe('Right-size advice in the send dialog', () => {
       const advice = form(page).getByTestId('gpu-env-advice');
       await expect(advice.getByTestId('gpu-env-advice-sentence')).toHaveText(
         /^The last 2 runs peaked at 3\.1 GB and used 23 % of an H100: a 1g\.10gb slice fits/
+      );
+      // The earlier runs measured their energy: the sentence ends with a run's.
+      await expect(advice.getByTestId('gpu-env-advice-sentence')).toContainText(
+        'A run takes about 6.3 Wh, the median of the last 2.'
       );
       await expect(advice).toHaveAttribute('data-based-on', 'runs');
       await expect(advice.getByTestId('gpu-env-advice-soonest')).toHaveText(

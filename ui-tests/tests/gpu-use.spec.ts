@@ -89,7 +89,10 @@ const H100 = {
   memory_total_bytes: 80 * GIB
 };
 
-/** A whole H100, used 23 % on average, 3.1 GiB at most. */
+/**
+ * A whole H100, used 23 % on average, 3.1 GiB at most; 0.42 kWh by its
+ * energy counter, at a site that set a carbon intensity and prices.
+ */
 const WHOLE: IJobGpuUsage = {
   available: true,
   reason: null,
@@ -104,11 +107,19 @@ const WHOLE: IJobGpuUsage = {
   idle_seconds: 0,
   gpu_hours_allocated: 0.5,
   gpu_hours_used: 0.115,
+  energy_joules: 0.42 * 3.6e6,
+  energy_source: 'counter',
+  energy_note: null,
+  co2e_grams: 180,
+  cost: { amount: 1.2, currency: 'EUR', gpu_time: 1, energy: 0.2, note: null },
   notes: [],
   updated_at: Date.now() / 1000
 };
 
-/** A 1g.10gb slice: memory, but no utilization per slice. */
+/**
+ * A 1g.10gb slice: memory, but no utilization per slice; its energy an
+ * estimate, its GPU's share (the site set no carbon intensity or prices).
+ */
 const MIG: IJobGpuUsage = {
   ...WHOLE,
   devices: [
@@ -124,6 +135,11 @@ const MIG: IJobGpuUsage = {
   memory_total_bytes: 10 * GIB,
   idle_fraction: null,
   gpu_hours_used: null,
+  energy_joules: 0.12 * 3.6e6,
+  energy_source: 'share of a whole GPU',
+  energy_note: "An estimate: the whole GPU's energy times the slice's share.",
+  co2e_grams: null,
+  cost: null,
   notes: ['NVML reports no utilization per MIG slice.']
 };
 
@@ -147,7 +163,12 @@ const NONE: IJobGpuUsage = {
   memory_total_bytes: null,
   idle_fraction: null,
   gpu_hours_allocated: null,
-  gpu_hours_used: null
+  gpu_hours_used: null,
+  energy_joules: null,
+  energy_source: null,
+  energy_note: 'The job saw no GPU.',
+  co2e_grams: null,
+  cost: null
 };
 
 /**
@@ -329,6 +350,14 @@ test.describe('GPU use and queues in the Jobs section', () => {
     await expect(wholeRow.getByTestId('gpu-env-job-gpu-details')).toContainText(
       'Peak utilization 97%'
     );
+    // Its energy, measured, with the CO2e and cost the site's numbers give.
+    await expect(wholeRow.getByTestId('gpu-env-job-energy')).toHaveText(
+      /^GPU energy 0\.42 kWh \(measured\) · 180 g CO2e · €1[.,]20$/
+    );
+    await expect(wholeRow.getByTestId('gpu-env-job-energy')).toHaveAttribute(
+      'title',
+      /^Cost €1[.,]20: GPU time €1[.,]00, energy €0[.,]20$/
+    );
     // The slice's chart has memory only, and says why.
     const migRow = row(page, mig.id);
     await migRow.getByTestId('gpu-env-job-gpu').click();
@@ -338,6 +367,15 @@ test.describe('GPU use and queues in the Jobs section', () => {
     );
     await expect(migRow.getByTestId('gpu-env-job-gpu-details')).toContainText(
       'no utilization per MIG slice'
+    );
+    // Its energy is an estimate, and says what it rests on; no CO2e or cost.
+    const migEnergy = migRow.getByTestId('gpu-env-job-energy');
+    await expect(migEnergy).toHaveText(
+      'GPU energy 0.12 kWh (estimate: share of a whole GPU)'
+    );
+    await expect(migEnergy).toHaveAttribute(
+      'title',
+      "An estimate: the whole GPU's energy times the slice's share."
     );
 
     // The idle one: a badge on its row, and one notification.
@@ -361,6 +399,74 @@ test.describe('GPU use and queues in the Jobs section', () => {
     await clickToastButton(page, warning, 'Cancel job');
     await dialogButton(page, 'Cancel job').click();
     await expect.poll(() => cancels).toEqual(['POST']);
+  });
+
+  test("the Jobs view's Energy column: kWh, the rest in its tooltip, one click to sort", async ({
+    page
+  }) => {
+    const tag = `${Date.now()}`;
+    const whole = job({
+      id: `whole-${tag}`,
+      name: `${tag}-whole`,
+      ...succeededAgo(60),
+      gpu: WHOLE
+    });
+    const mig = job({
+      id: `mig-${tag}`,
+      name: `${tag}-mig`,
+      ...succeededAgo(120),
+      resources: { ...whole.resources, gpus: null, mig_profile: '1g.10gb' },
+      gpu: MIG
+    });
+    const cpu = job({
+      id: `cpu-${tag}`,
+      name: `${tag}-cpu`,
+      ...succeededAgo(200),
+      resources: { ...whole.resources, gpus: null },
+      gpu: NONE
+    });
+    // Listed smallest first, so that the sort has something to do.
+    await serveJobs(page, [cpu, mig, whole]);
+    await page.sidebar.openTab(PANEL_ID);
+    await page.getByTestId('gpu-env-open-jobs-view').click();
+    const view = page.getByTestId('gpu-env-jobs-view');
+    await view.getByTestId('gpu-env-jobs-filter').fill(tag);
+    const rows = view.getByTestId('gpu-env-jobs-row');
+    await expect(rows).toHaveCount(3);
+    const energy = (id: string) =>
+      view.locator(
+        `[data-testid="gpu-env-jobs-row"][data-id="${id}"] td[data-column="energy"]`
+      );
+    await expect(energy(whole.id)).toHaveText('0.42 kWh');
+    await expect(energy(whole.id)).toHaveAttribute(
+      'title',
+      /^0\.42 kWh \(measured\)\n180 g CO2e\nCost €1[.,]20: GPU time/
+    );
+    await expect(energy(mig.id)).toHaveText('0.12 kWh');
+    await expect(energy(mig.id)).toHaveAttribute(
+      'title',
+      /^0\.12 kWh \(estimate: share of a whole GPU\)\nAn estimate: /
+    );
+    // A job that saw no GPU: an empty cell.
+    await expect(energy(cpu.id)).toHaveText('');
+    await view.screenshot({ path: screenshotPath('jobs-view-energy.png') });
+
+    // The most first, then the least; the unmeasured last either way.
+    const head = view.locator('th[data-column="energy"]');
+    await head.getByRole('button').click();
+    await expect(head).toHaveAttribute('aria-sort', 'descending');
+    await expect(rows.locator('td[data-column="name"]')).toHaveText([
+      new RegExp(`^${tag}-whole`),
+      new RegExp(`^${tag}-mig`),
+      new RegExp(`^${tag}-cpu`)
+    ]);
+    await head.getByRole('button').click();
+    await expect(head).toHaveAttribute('aria-sort', 'ascending');
+    await expect(rows.locator('td[data-column="name"]')).toHaveText([
+      new RegExp(`^${tag}-mig`),
+      new RegExp(`^${tag}-whole`),
+      new RegExp(`^${tag}-cpu`)
+    ]);
   });
 
   test('warns about an idle run inside a collapsed sweep', async ({ page }) => {
@@ -578,6 +684,17 @@ test.describe('Jobs section against the real server', () => {
     await expect(chart.locator('rect.jp-GpuEnv-weekAllocated')).toHaveCount(8);
     await expect(chart.locator('rect.jp-GpuEnv-weekUsed')).toHaveCount(8);
 
+    // The same weeks in kWh: the test server has no GPU, so no job measured
+    // its energy, and the chart says so.
+    await usage.getByTestId('gpu-env-usage-measure-energy').click();
+    await expect(chart).toHaveAttribute('data-measure', 'energy');
+    await expect(chart.locator('rect.jp-GpuEnv-weekEnergy')).toHaveCount(8);
+    await expect(usage.getByTestId('gpu-env-usage-weeks-empty')).toHaveText(
+      /^No GPU energy measured in the last 8 weeks\./
+    );
+    await usage.getByTestId('gpu-env-usage-measure-hours').click();
+    await expect(chart.locator('rect.jp-GpuEnv-weekAllocated')).toHaveCount(8);
+
     const [download] = await Promise.all([
       page.waitForEvent('download'),
       usage.getByTestId('gpu-env-usage-csv').click()
@@ -586,7 +703,8 @@ test.describe('Jobs section against the real server', () => {
     const text = fs.readFileSync((await download.path()) ?? '', 'utf-8');
     const lines = text.trim().split(/\r?\n/);
     expect(lines[0]).toBe(
-      'week_start,backend,gpu_hours,gpu_hours_used,gpu_hours_measured,efficiency,cpu_hours'
+      'week_start,backend,gpu_hours,gpu_hours_used,gpu_hours_measured,efficiency,cpu_hours,' +
+        'gpu_energy_kwh,co2e_grams,cost,currency'
     );
     expect(lines.filter(line => line.split(',')[1] === 'all')).toHaveLength(8);
   });

@@ -190,6 +190,19 @@ test.describe('Sweeps', () => {
     await expect(
       results.getByTestId('gpu-env-sweep-chart').locator('circle')
     ).toHaveCount(3);
+    // Each run's GPU energy is a column; the test server has no GPU, so none
+    // was measured, and the site set no carbon intensity or prices: no CO2e
+    // or cost columns.
+    await expect(results.locator('th[data-column="energy"]')).toHaveText(
+      /^energy/
+    );
+    await expect(column(results, 'energy')).toHaveText(['', '', '']);
+    await expect(column(results, 'energy').first()).toHaveAttribute(
+      'title',
+      'Not measured'
+    );
+    await expect(results.locator('th[data-column="co2e"]')).toHaveCount(0);
+    await expect(results.locator('th[data-column="cost"]')).toHaveCount(0);
 
     // Sorted by a click on the header, descending with a second one.
     const header = results.locator('th[data-column="v:square"]');
@@ -222,6 +235,9 @@ test.describe('Sweeps', () => {
     const text = fs.readFileSync((await download.path()) ?? '', 'utf-8');
     expect(text).toContain('square');
     expect(text.trim().split(/\r?\n/)).toHaveLength(4);
+    expect(text.split(/\r?\n/)[0]).toContain(
+      'state,duration_seconds,gpu_energy_kwh,job_id'
+    );
 
     // The first row (alpha=3 now) sent again: the dialog, filled from it;
     // the new run joins the sweep (its own tests are in run-again.spec.ts).

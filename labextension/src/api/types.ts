@@ -169,6 +169,10 @@ export type ISweepList = S<'JobGroupList'>;
 /** How a job used its GPUs, from the runner's samples. */
 export type IJobGpuUsage = S<'JobGpuUsage'>;
 export type IJobGpuDevice = S<'JobGpuDevice'>;
+/** How a job's GPU energy was found: a counter, power samples, a MIG slice's share. */
+export type EnergySource = NonNullable<IJobGpuUsage['energy_source']>;
+/** What GPU time and energy cost at the site's prices. */
+export type ICost = S<'Cost'>;
 /** `GET jobs/{id}/gpu`: the samples for a chart, and the summary. */
 export type IJobGpuSeries = S<'JobGpuSeries'>;
 /** `GET jobs/usage/weeks`: GPU-hours allocated and used per week. */

@@ -1,5 +1,6 @@
 /**
- * Pure formatting helpers (no DOM, no JupyterLab), easy to test on their own.
+ * Pure formatting helpers (no DOM, no JupyterLab), easy to test on their own:
+ * bytes, percents, cores, durations, hours.
  */
 import { MemorySource } from '../api/types';
 
@@ -86,6 +87,17 @@ export function formatDuration(seconds: number): string {
   }
   const rest = minutes % 60;
   return `${Math.floor(minutes / 60)} h${rest ? ` ${rest} min` : ''}`;
+}
+
+/** Hours with one decimal, two under a tenth: `3.2`, `0.05`, `<0.01`, `0`. */
+export function formatHours(hours: number): string {
+  if (!(hours > 0)) {
+    return '0';
+  }
+  if (hours < 0.01) {
+    return '<0.01';
+  }
+  return hours < 0.1 ? hours.toFixed(2) : hours.toFixed(1);
 }
 
 /**

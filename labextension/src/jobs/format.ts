@@ -9,10 +9,11 @@ import type {
   IUsageReport,
   JobState
 } from '../api/types';
-import { formatDuration } from '../components/format';
+import { formatDuration, formatHours } from '../components/format';
 
-// A job's durations are the shared ones (the GPU and Dask sections use them too).
-export { formatDuration };
+// A job's durations and hours are the shared ones (the GPU and Dask sections
+// and the energy words use them too).
+export { formatDuration, formatHours };
 
 /** Whether a job in this state has not ended (queued or running). */
 export function isActiveState(state: JobState): boolean {
@@ -90,17 +91,6 @@ export function progressFraction(job: IJob): number {
   }
   const { cells_done, cells_total } = job.progress;
   return cells_total > 0 ? Math.min(1, cells_done / cells_total) : 0;
-}
-
-/** Hours with one decimal, two under a tenth: `3.2`, `0.05`, `<0.01`, `0`. */
-export function formatHours(hours: number): string {
-  if (!(hours > 0)) {
-    return '0';
-  }
-  if (hours < 0.01) {
-    return '<0.01';
-  }
-  return hours < 0.1 ? hours.toFixed(2) : hours.toFixed(1);
 }
 
 export function jobCount(usage: IBackendUsage): number {

@@ -6,7 +6,8 @@ import { JobActions } from '../../src/jobs/actions';
 import { JobCommandIDs } from '../../src/jobs/command-ids';
 import { JobRow } from '../../src/jobs/row';
 import { recordingCommands } from '../fakes';
-import { NOW, job } from '../records';
+import { GpuEnergy } from '../../src/jobs/run/gpu-use';
+import { NOW, gpuUsage, job } from '../records';
 
 /** The job actions the row calls, each recording its job's id. */
 function fakeActions(commandIds: string[] = [JobCommandIDs.runAgain]) {
@@ -187,5 +188,51 @@ describe('JobRow', () => {
     expect(button('output').title).toBe(
       'No output yet: the job has not started'
     );
+  });
+});
+
+describe("a job's GPU energy", () => {
+  it("is in the GPU line's tooltip", () => {
+    const { row } = renderRow(job({ state: 'succeeded', gpu: gpuUsage() }));
+    const line = within(row).getByTestId('gpu-env-job-gpu');
+    expect(line.textContent).toBe('GPU 23% avg · 3.1 of 80 GiB peak');
+    expect(line.title).toContain('GPU energy 0.42 kWh (measured)');
+  });
+
+  it('shows in the details with its note as the tooltip', () => {
+    const note = 'A MIG slice: its GPU’s energy times its share.';
+    render(
+      <GpuEnergy
+        gpu={gpuUsage({
+          energy_joules: 0.12 * 3.6e6,
+          energy_source: 'share of a whole GPU',
+          energy_note: note,
+          co2e_grams: 48
+        })}
+      />
+    );
+    const line = screen.getByTestId('gpu-env-job-energy');
+    expect(line.textContent).toBe(
+      'GPU energy 0.12 kWh (estimate: share of a whole GPU) · 48 g CO2e'
+    );
+    expect(line.title).toBe(note);
+    expect(line.dataset.measured).toBe('true');
+  });
+
+  it('says it was not measured, and nothing for a job without a GPU', () => {
+    const { container } = render(
+      <GpuEnergy
+        gpu={gpuUsage({
+          energy_joules: null,
+          energy_source: null,
+          energy_note: 'No energy counter or power reading on this GPU.'
+        })}
+      />
+    );
+    const line = screen.getByTestId('gpu-env-job-energy');
+    expect(line.textContent).toBe('GPU energy not measured');
+    expect(line.dataset.measured).toBe('false');
+    render(<GpuEnergy gpu={null} />, { container });
+    expect(screen.queryByTestId('gpu-env-job-energy')).toBeNull();
   });
 });

@@ -1,7 +1,8 @@
 /**
  * A job's GPU use in its row: one line (`GPU 23% avg · 3.1 of 80 GiB
  * peak`) that opens the details, a chart of utilization and memory over
- * time from `GET jobs/{id}/gpu`, asked again while the job runs; and the
+ * time from `GET jobs/{id}/gpu`, asked again while the job runs, and the
+ * energy its GPUs drew (with CO2e and cost where the site set them); and the
  * badge of a GPU idling too long.
  */
 import React, { useEffect, useState } from 'react';
@@ -20,6 +21,7 @@ import {
   formatDuration,
   isGpuIdle
 } from '../format';
+import { jobEnergy } from './energy';
 
 /** Milliseconds between two reads of the series while the job runs. */
 export const SERIES_INTERVAL = 5000;
@@ -196,9 +198,31 @@ function GpuDetails(props: { job: IJob; client: JobsClient }): JSX.Element {
               : 'Reading the GPU samples…'}
         </div>
       )}
+      <GpuEnergy gpu={series?.summary ?? job.gpu} />
       <div className="jp-GpuEnv-note jp-GpuEnv-gpuFacts">
         {describeGpuDetail(series?.summary ?? job.gpu)}
       </div>
+    </div>
+  );
+}
+
+/**
+ * `GPU energy 0.42 kWh (measured) · 180 g CO2e · €1.20`, or `GPU energy not
+ * measured`, the note (why, or what an estimate rests on) as its tooltip.
+ */
+export function GpuEnergy(props: { gpu: IJob['gpu'] }): JSX.Element | null {
+  const energy = jobEnergy(props.gpu);
+  if (!energy) {
+    return null;
+  }
+  return (
+    <div
+      className="jp-GpuEnv-note jp-GpuEnv-jobEnergy"
+      data-testid="gpu-env-job-energy"
+      data-measured={props.gpu?.energy_joules !== null}
+      title={energy.title || undefined}
+    >
+      {energy.text}
     </div>
   );
 }
@@ -224,7 +248,13 @@ export function GpuUse(props: {
         className="jp-GpuEnv-jobGpu jp-GpuEnv-note"
         data-testid="gpu-env-job-gpu"
         aria-expanded={open}
-        title={`${describeGpuDetail(job.gpu)}\n\nClick for the chart.`}
+        title={[
+          describeGpuDetail(job.gpu),
+          jobEnergy(job.gpu)?.text,
+          '\nClick for the chart.'
+        ]
+          .filter(Boolean)
+          .join('\n')}
         onClick={() => setOpen(!open)}
       >
         {text}

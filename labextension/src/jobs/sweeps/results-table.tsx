@@ -1,8 +1,9 @@
 /**
  * A sweep's results as a table: one row per run, its parameters, recorded
- * values, state and duration, sorted by any column; per run "Run again…"
- * (the send dialog filled from it). A recorded value named like a parameter
- * is headed "value: <name>".
+ * values, state, duration and GPU energy (CO2e and cost beside it where any
+ * run has them), sorted by any column, so which value cost least is one
+ * sort; per run "Run again…" (the send dialog filled from it). A recorded
+ * value named like a parameter is headed "value: <name>".
  */
 import { ToolbarButtonComponent, runIcon } from '@jupyterlab/ui-components';
 import React, { useRef, useState } from 'react';
@@ -11,14 +12,62 @@ import type { ISweepResults, ISweepRow } from '../../api/types';
 import { DataTable, SortableHead } from '../../components/table';
 import { formatClock } from '../format';
 import { StateBadge } from '../../components/figures/badge';
+import {
+  describeCost,
+  formatCo2e,
+  formatCost,
+  formatEnergy
+} from '../run/energy';
 import { formatValue, valueLabel } from './values';
 
 /** A column of the table: a parameter, a recorded value, or a fact. */
 interface IColumn {
   key: string;
   label: string;
-  kind: 'parameter' | 'value' | 'state' | 'duration';
+  kind: 'parameter' | 'value' | 'state' | 'duration' | 'energy';
   get: (row: ISweepRow) => unknown;
+  /** An energy column's cell: its text and tooltip. */
+  show?: (row: ISweepRow) => { text: string; title?: string };
+}
+
+/** Energy always; CO2e and cost where any run has them (as in the CSV). */
+function energyColumns(rows: ISweepRow[]): IColumn[] {
+  const columns: IColumn[] = [
+    {
+      key: 'energy',
+      label: 'energy',
+      kind: 'energy',
+      get: row => row.energy_joules,
+      show: row =>
+        row.energy_joules === null
+          ? { text: '', title: 'Not measured' }
+          : { text: formatEnergy(row.energy_joules) }
+    }
+  ];
+  if (rows.some(row => row.co2e_grams !== null)) {
+    columns.push({
+      key: 'co2e',
+      label: 'CO2e',
+      kind: 'energy',
+      get: row => row.co2e_grams,
+      show: row => ({
+        text: row.co2e_grams === null ? '' : formatCo2e(row.co2e_grams)
+      })
+    });
+  }
+  if (rows.some(row => row.cost !== null)) {
+    columns.push({
+      key: 'cost',
+      label: 'cost',
+      kind: 'energy',
+      get: row => row.cost?.amount ?? null,
+      show: row =>
+        row.cost === null
+          ? { text: '' }
+          : { text: formatCost(row.cost), title: describeCost(row.cost) }
+    });
+  }
+  return columns;
 }
 
 function columnsOf(results: ISweepResults): IColumn[] {
@@ -41,7 +90,8 @@ function columnsOf(results: ISweepResults): IColumn[] {
       label: 'duration',
       kind: 'duration',
       get: row => row.duration_seconds
-    }
+    },
+    ...energyColumns(results.rows)
   ];
 }
 
@@ -106,6 +156,18 @@ function Cell(props: { column: IColumn; row: ISweepRow }): JSX.Element {
     return (
       <td data-column={column.key} className="jp-GpuEnv-sweepNumber">
         {row.duration_seconds === null ? '' : formatClock(row.duration_seconds)}
+      </td>
+    );
+  }
+  if (column.show) {
+    const { text, title } = column.show(row);
+    return (
+      <td
+        data-column={column.key}
+        className="jp-GpuEnv-sweepNumber"
+        title={title}
+      >
+        {text}
       </td>
     );
   }

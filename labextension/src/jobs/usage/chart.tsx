@@ -1,12 +1,13 @@
 /**
  * The usage at the top of the Jobs section: the week's hours, GPU-hours
- * allocated against used per backend (with the efficiency), and the last
- * weeks as bars (allocated and used) with their CSV.
+ * allocated against used per backend (with the efficiency) and the GPU
+ * energy measured (with CO2e and cost where the site set them), and the last
+ * weeks as bars, GPU-hours (allocated and used) or kWh, with their CSV.
  */
 import { Button, downloadIcon } from '@jupyterlab/ui-components';
-import React from 'react';
+import React, { useState } from 'react';
 
-import type { IUsageReport, IUsageWeeks } from '../../api/types';
+import type { IBackendUsage, IUsageReport, IUsageWeeks } from '../../api/types';
 import { downloadUrl } from '../../components/download';
 import { HorizontalLine } from '../../components/figures/hline';
 import { JobsClient } from '../client';
@@ -19,6 +20,12 @@ import {
   formatHours,
   jobCount
 } from '../format';
+import {
+  backendEnergy,
+  describeNoEnergy,
+  formatKwh,
+  weekEnergyTitle
+} from '../run/energy';
 import { USAGE_WEEKS } from './model';
 
 const WIDTH = 240;
@@ -33,9 +40,21 @@ function weekLabel(weekStart: number): string {
   });
 }
 
-/** Two bars a week: GPU-hours allocated, and used within them. */
-export function WeeksChart(props: { weeks: IUsageWeeks }): JSX.Element {
+/** What the weeks' chart shows: GPU-hours, or the GPU energy in kWh. */
+export type WeeksMeasure = 'hours' | 'energy';
+
+/**
+ * Two bars a week: GPU-hours allocated, and used within them; or one, the
+ * kWh the GPUs drew (`measure: 'energy'`).
+ */
+export function WeeksChart(props: {
+  weeks: IUsageWeeks;
+  measure?: WeeksMeasure;
+}): JSX.Element {
   const weeks = props.weeks.weeks;
+  if (props.measure === 'energy') {
+    return <EnergyChart weeks={props.weeks} />;
+  }
   const top = Math.max(
     ...weeks.map(w => Math.max(w.total.gpu_hours, w.total.gpu_hours_used)),
     0
@@ -119,12 +138,136 @@ export function WeeksChart(props: { weeks: IUsageWeeks }): JSX.Element {
   );
 }
 
+/** One bar a week: the kWh the GPUs of the jobs that measured it drew. */
+function EnergyChart(props: { weeks: IUsageWeeks }): JSX.Element {
+  const weeks = props.weeks.weeks;
+  const top = Math.max(...weeks.map(w => w.total.gpu_energy_kwh), 0);
+  const slot = weeks.length ? WIDTH / weeks.length : WIDTH;
+  const bar = Math.max(2, slot - 4);
+  return (
+    <figure
+      className="jp-GpuEnv-weeksChart"
+      data-testid="gpu-env-usage-weeks"
+      data-measure="energy"
+    >
+      <svg
+        viewBox={`0 0 ${WIDTH} ${HEIGHT + LABEL}`}
+        role="img"
+        aria-label={`GPU energy over the last ${weeks.length} weeks`}
+      >
+        <HorizontalLine
+          className="jp-GpuEnv-gpuChartGrid"
+          x2={WIDTH}
+          y={HEIGHT}
+        />
+        {weeks.map((week, i) => {
+          const kwh = week.total.gpu_energy_kwh;
+          const height = top > 0 ? Math.max(0, (kwh / top) * HEIGHT) : 0;
+          return (
+            <g key={week.week_start} data-testid="gpu-env-usage-week">
+              <title>
+                {weekEnergyTitle(weekLabel(week.week_start), week.total)}
+              </title>
+              <rect
+                className="jp-GpuEnv-weekEnergy"
+                x={i * slot + 1}
+                y={HEIGHT - height}
+                width={bar}
+                height={height}
+              />
+              {(i === 0 || i === weeks.length - 1) && (
+                <text
+                  className="jp-GpuEnv-weekLabel"
+                  x={i === 0 ? 0 : WIDTH}
+                  y={HEIGHT + LABEL - 2}
+                  textAnchor={i === 0 ? 'start' : 'end'}
+                >
+                  {weekLabel(week.week_start)}
+                </text>
+              )}
+            </g>
+          );
+        })}
+      </svg>
+      {top === 0 ? (
+        <figcaption
+          className="jp-GpuEnv-note"
+          data-testid="gpu-env-usage-weeks-empty"
+        >
+          {describeNoEnergy(weeks.length)}
+        </figcaption>
+      ) : (
+        <figcaption className="jp-GpuEnv-note">
+          <span className="jp-GpuEnv-gpuChartKey" data-series="energy">
+            GPU energy
+          </span>
+          <span>kWh per week, up to {formatKwh(top)}</span>
+        </figcaption>
+      )}
+    </figure>
+  );
+}
+
+/** GPU-hours or kWh: two pressed-or-not buttons above the chart. */
+function MeasureChoice(props: {
+  measure: WeeksMeasure;
+  onChange: (measure: WeeksMeasure) => void;
+}): JSX.Element {
+  const choices: [WeeksMeasure, string][] = [
+    ['hours', 'GPU-hours'],
+    ['energy', 'Energy (kWh)']
+  ];
+  return (
+    <div
+      className="jp-GpuEnv-weeksMeasure"
+      role="group"
+      aria-label="What the chart shows"
+    >
+      {choices.map(([measure, label]) => (
+        <Button
+          key={measure}
+          small
+          minimal
+          aria-pressed={props.measure === measure}
+          data-testid={`gpu-env-usage-measure-${measure}`}
+          onClick={() => props.onChange(measure)}
+        >
+          {label}
+        </Button>
+      ))}
+    </div>
+  );
+}
+
+/** A backend's line: its GPU-hours, then its energy where there is some. */
+function BackendLine(props: {
+  name: string;
+  usage: IBackendUsage;
+}): JSX.Element {
+  const { name, usage } = props;
+  const energy = backendEnergy(usage);
+  return (
+    <li data-backend={name}>
+      {describeBackendGpuHours(name, usage)}
+      {energy && (
+        <>
+          {' · '}
+          <span data-testid="gpu-env-usage-energy" title={energy.title}>
+            {energy.text}
+          </span>
+        </>
+      )}
+    </li>
+  );
+}
+
 export function UsagePanel(props: {
   usage: IUsageReport;
   weeks: IUsageWeeks | null;
   client: JobsClient;
 }): JSX.Element {
   const { usage, weeks, client } = props;
+  const [measure, setMeasure] = useState<WeeksMeasure>('hours');
   const backends = Object.entries(usage.backends).filter(
     ([, b]) => b.gpu_hours > 0 || jobCount(b) > 0
   );
@@ -141,18 +284,17 @@ export function UsagePanel(props: {
           data-testid="gpu-env-usage-backends"
         >
           {backends.map(([name, b]) => (
-            <li key={name} data-backend={name}>
-              {describeBackendGpuHours(name, b)}
-            </li>
+            <BackendLine key={name} name={name} usage={b} />
           ))}
         </ul>
       )}
       {weeks && weeks.weeks.length > 0 && (
         <details className="jp-GpuEnv-usageWeeks">
           <summary data-testid="gpu-env-usage-weeks-toggle">
-            GPU-hours, last {weeks.weeks.length} weeks
+            GPU-hours and energy, last {weeks.weeks.length} weeks
           </summary>
-          <WeeksChart weeks={weeks} />
+          <MeasureChoice measure={measure} onChange={setMeasure} />
+          <WeeksChart weeks={weeks} measure={measure} />
           <Button
             small
             minimal

@@ -24,6 +24,7 @@ import { JobActionButtons, KindBadge } from '../row';
 import { SweepActionButtons } from '../sweeps/row';
 import { describeGpuMeanPeak, IRowFacts } from './rows';
 import { AttemptsBadge, PriorityBadge } from '../run/attempts';
+import { energyCell, IEnergyText } from '../run/energy';
 
 /** The cells every row has, from the state to the parameters. */
 export function FactCells(props: {
@@ -31,9 +32,11 @@ export function FactCells(props: {
   now: number;
   queueTitle?: string;
   gpu?: { text: string | null; title: string };
+  /** The energy cell: the kWh, and CO2e, cost and note in its tooltip. */
+  energy?: IEnergyText;
   backendTitle?: string;
 }): JSX.Element {
-  const { facts, now, gpu } = props;
+  const { facts, now, gpu, energy } = props;
   return (
     <>
       <td data-column="state">
@@ -60,6 +63,13 @@ export function FactCells(props: {
       </td>
       <td data-column="gpu" title={gpu?.title}>
         {gpu?.text ?? ''}
+      </td>
+      <td
+        data-column="energy"
+        className="jp-GpuEnv-jobsNumber"
+        title={energy?.title || undefined}
+      >
+        {energy?.text ?? ''}
       </td>
       <td
         data-column="parameters"
@@ -124,6 +134,7 @@ export function JobTableRow(props: {
             .join('\n') || undefined
         }
         gpu={{ text: gpuText, title: describeGpuDetail(job.gpu) }}
+        energy={energyCell(job.gpu)}
       />
       <td className="jp-GpuEnv-jobsActions">
         <JobActionButtons

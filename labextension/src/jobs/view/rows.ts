@@ -25,6 +25,7 @@ export type ColumnKey =
   | 'started'
   | 'duration'
   | 'gpu'
+  | 'energy'
   | 'parameters';
 
 export type SortDirection = 'ascending' | 'descending';
@@ -58,6 +59,8 @@ export interface IRowFacts {
   duration: number | null;
   /** Mean GPU utilization, percent; null without samples. */
   gpu: number | null;
+  /** Joules its GPUs drew (a job's), null where not measured. */
+  energy: number | null;
   parameters: string;
   /** What the text filter searches, lower case. */
   search: string;
@@ -135,6 +138,7 @@ export function jobFacts(job: IJob, now: number): IRowFacts {
       gpu && gpu.available && gpu.samples > 0
         ? gpu.mean_utilization_percent
         : null,
+    energy: gpu && gpu.available ? gpu.energy_joules : null,
     parameters,
     search: searchText([job.name, job.notebook_path, parameters])
   };
@@ -181,6 +185,7 @@ export function sweepFacts(
     duration:
       started === null ? null : Math.max(0, (finished ?? now) - started),
     gpu: null,
+    energy: null,
     parameters,
     search: searchText([
       summary.name,
@@ -224,6 +229,7 @@ export function pipelineFacts(pipeline: IPipeline, now: number): IRowFacts {
     duration:
       started === null ? null : Math.max(0, (finished ?? now) - started),
     gpu: null,
+    energy: null,
     parameters: '',
     search: searchText([
       pipeline.name,
@@ -246,6 +252,7 @@ export function nodeFacts(node: IPipelineNode, now: number): IRowFacts {
         ? null
         : Math.max(0, (node.finished_at ?? now) - node.started_at),
     gpu: null,
+    energy: null,
     parameters: '',
     search: searchText([node.id, node.name, node.notebook_path])
   };
@@ -377,6 +384,6 @@ export function nextSort(current: ISort | null, key: ColumnKey): ISort {
     };
   }
   // Times and figures: the latest or largest first.
-  const numeric = ['started', 'duration', 'gpu'].includes(key);
+  const numeric = ['started', 'duration', 'gpu', 'energy'].includes(key);
   return { key, direction: numeric ? 'descending' : 'ascending' };
 }

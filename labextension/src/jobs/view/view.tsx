@@ -49,6 +49,7 @@ const COLUMNS: [ColumnKey, string][] = [
   ['started', 'Started'],
   ['duration', 'Duration'],
   ['gpu', 'GPU use'],
+  ['energy', 'Energy'],
   ['parameters', 'Parameters']
 ];
 /** The toggle, the columns and the actions. */

@@ -6,14 +6,20 @@
 import { fireEvent, render, screen, within } from '@testing-library/react';
 import React from 'react';
 
+import type { IJob } from '../../../src/api/types';
+
 import { JobActions } from '../../../src/jobs/actions';
 import { JobCommandIDs } from '../../../src/jobs/command-ids';
-import { SweepTableRow } from '../../../src/jobs/view/cells';
-import { pipelineFacts, sweepFacts } from '../../../src/jobs/view/rows';
+import { JobTableRow, SweepTableRow } from '../../../src/jobs/view/cells';
+import {
+  jobFacts,
+  pipelineFacts,
+  sweepFacts
+} from '../../../src/jobs/view/rows';
 import { PipelineCommandIDs } from '../../../src/pipelines/command-ids';
 import { PipelineRows } from '../../../src/pipelines/cells';
 import { expansion, recordingCommands } from '../../fakes';
-import { NOW, pipeline, sweep } from '../../records';
+import { NOW, gpuUsage, job, pipeline, sweep } from '../../records';
 
 function table(row: JSX.Element): JSX.Element {
   return (
@@ -40,9 +46,67 @@ const COLUMNS = [
   'started',
   'duration',
   'gpu',
+  'energy',
   'parameters',
   'jp-GpuEnv-jobsActions'
 ];
+
+describe('JobTableRow', () => {
+  function renderJob(gpu: IJob['gpu']): HTMLElement {
+    const { commands } = recordingCommands([]);
+    const model = { isBusy: () => false, client: {} };
+    const actions = { commands, model } as unknown as JobActions;
+    const record = job({ state: 'succeeded', finished_at: NOW - 60, gpu });
+    render(
+      table(
+        <JobTableRow
+          job={record}
+          facts={jobFacts(record, NOW)}
+          actions={actions}
+          now={NOW}
+        />
+      )
+    );
+    return screen.getByTestId('gpu-env-jobs-row');
+  }
+
+  const energy = (row: HTMLElement): HTMLElement =>
+    row.querySelector('td[data-column="energy"]') as HTMLElement;
+
+  it('shows the energy in its column, CO2e and cost in its tooltip', () => {
+    const row = renderJob(
+      gpuUsage({
+        co2e_grams: 180,
+        cost: {
+          amount: 1.2,
+          currency: 'EUR',
+          gpu_time: 1,
+          energy: 0.2,
+          note: null
+        }
+      })
+    );
+    expect(columns(row)).toEqual(COLUMNS);
+    expect(energy(row).textContent).toBe('0.42 kWh');
+    expect(energy(row).title).toMatch(
+      /^0\.42 kWh \(measured\)\n180 g CO2e\nCost .*1\.20: GPU time/
+    );
+  });
+
+  it('leaves the cell empty where nothing was measured, and says why', () => {
+    const row = renderJob(
+      gpuUsage({
+        energy_joules: null,
+        energy_source: null,
+        energy_note: 'No energy counter on this GPU.'
+      })
+    );
+    expect(energy(row).textContent).toBe('');
+    expect(energy(row).title).toBe(
+      'Not measured: No energy counter on this GPU.'
+    );
+  });
+});
 
 describe('SweepTableRow', () => {
   function renderRow(expanded: boolean) {

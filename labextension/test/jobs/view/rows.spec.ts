@@ -61,6 +61,7 @@ describe('jobFacts', () => {
       started: 200,
       duration: NOW - 200,
       gpu: null,
+      energy: null,
       parameters: 'lr=0.01 · epochs=3'
     });
     expect(facts.search).toContain('train.ipynb');
@@ -246,6 +247,34 @@ describe('sortRows', () => {
     expect(
       names(sortRows(rows, { key: 'started', direction: 'descending' }))
     ).toEqual(['b10', 'b9', 'a2']);
+  });
+
+  it('sorts by energy, the largest first, the unmeasured last', () => {
+    const drew = (id: string, joules: number | null): TableRow =>
+      row(
+        job({
+          id,
+          gpu: {
+            available: true,
+            energy_joules: joules,
+            energy_source: joules === null ? null : 'counter'
+          } as IJobGpuUsage
+        })
+      );
+    const measured = [
+      drew('small', 3600),
+      drew('none', null),
+      drew('large', 7.2e6),
+      ...rows
+    ];
+    expect(measured[2].facts.energy).toBe(7.2e6);
+    expect(nextSort(null, 'energy').direction).toBe('descending');
+    expect(
+      names(sortRows(measured, { key: 'energy', direction: 'descending' }))
+    ).toEqual(['large', 'small', 'none', 'b10', 'a2', 'b9']);
+    expect(
+      names(sortRows(measured, { key: 'energy', direction: 'ascending' }))
+    ).toEqual(['small', 'large', 'none', 'b10', 'a2', 'b9']);
   });
 
   it('sorts states active first', () => {
