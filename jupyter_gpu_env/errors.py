@@ -63,6 +63,17 @@ class Conflict(GpuEnvError):
     reason = "conflict"
 
 
+def kernels_running(subject: str, count: int, details: list[dict[str, Any]]) -> Conflict:
+    """409 ``kernels_running``: what is to be removed has kernels (``subject`` names them and where they
+    run; ``details`` lists each: ``kernel_id``, ``name``, ``notebook_path``), shut down first on request."""
+    them = "it" if count == 1 else "them"
+    return Conflict(
+        f"{subject}. Shut {them} down first, or ask to shut them down and delete.",
+        reason="kernels_running",
+        details=details,
+    )
+
+
 class TooLarge(GpuEnvError):
     """The request asks for more than this server accepts in one request."""
 

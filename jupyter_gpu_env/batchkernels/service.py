@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from .. import kernelspecs
 from ..contracts import jobfiles
-from ..errors import Conflict, NotFound
+from ..errors import Conflict, NotFound, kernels_running
 from ..jobs.service import JobService
 from ..jobs.sessions import SessionAsk
 from ..models.jobs import TERMINAL_STATES, Job, JobRequest
@@ -174,12 +174,11 @@ class BatchKernelService:
         kernel = await self.get(kernel_name)
         live = [s for s in kernel.sessions if s.state != "ended"]
         if live and not shutdown:
-            raise Conflict(
+            raise kernels_running(
                 f"{len(live)} kernel{'s' if len(live) > 1 else ''} of '{kernel.display_name}' "
-                f"{'are' if len(live) > 1 else 'is'} running or waiting. Shut "
-                f"{'them' if len(live) > 1 else 'it'} down first, or ask to shut them down and delete.",
-                reason="kernels_running",
-                details=[
+                f"{'are' if len(live) > 1 else 'is'} running or waiting",
+                len(live),
+                [
                     {"kernel_id": s.kernel_id, "name": kernel.display_name, "notebook_path": s.notebook_path}
                     for s in live
                 ],

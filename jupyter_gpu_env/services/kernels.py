@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from ..errors import Conflict
+from ..errors import kernels_running
 from ..gpu.kernel_processes import RunningKernel, describe_kernels, running_in
 
 KernelLister = Callable[[], Awaitable[list[RunningKernel]]]
@@ -67,11 +67,10 @@ class ServerKernels:
         if not running:
             return
         if not shutdown:
-            raise Conflict(
-                f"{describe_kernels(running)} of this server run in {what}. Shut "
-                f"{'it' if len(running) == 1 else 'them'} down first, or ask to shut them down and delete.",
-                reason="kernels_running",
-                details=[
+            raise kernels_running(
+                f"{describe_kernels(running)} of this server run in {what}",
+                len(running),
+                [
                     {"kernel_id": k.kernel_id, "name": k.name, "notebook_path": k.notebook_path}
                     for k in running
                 ],

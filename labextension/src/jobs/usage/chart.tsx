@@ -47,6 +47,28 @@ export type WeeksMeasure = 'hours' | 'energy';
  * Two bars a week: GPU-hours allocated, and used within them; or one, the
  * kWh the GPUs drew (`measure: 'energy'`).
  */
+/** The first and the last week's date under a chart; none under the others. */
+function EdgeLabel(props: {
+  index: number;
+  count: number;
+  week: { week_start: number };
+}): JSX.Element | null {
+  const { index, count, week } = props;
+  if (index !== 0 && index !== count - 1) {
+    return null;
+  }
+  return (
+    <text
+      className="jp-GpuEnv-weekLabel"
+      x={index === 0 ? 0 : WIDTH}
+      y={HEIGHT + LABEL - 2}
+      textAnchor={index === 0 ? 'start' : 'end'}
+    >
+      {weekLabel(week.week_start)}
+    </text>
+  );
+}
+
 export function WeeksChart(props: {
   weeks: IUsageWeeks;
   measure?: WeeksMeasure;
@@ -101,16 +123,7 @@ export function WeeksChart(props: {
                 width={bar}
                 height={used}
               />
-              {(i === 0 || i === weeks.length - 1) && (
-                <text
-                  className="jp-GpuEnv-weekLabel"
-                  x={i === 0 ? 0 : WIDTH}
-                  y={HEIGHT + LABEL - 2}
-                  textAnchor={i === 0 ? 'start' : 'end'}
-                >
-                  {weekLabel(week.week_start)}
-                </text>
-              )}
+              <EdgeLabel index={i} count={weeks.length} week={week} />
             </g>
           );
         })}
@@ -175,16 +188,7 @@ function EnergyChart(props: { weeks: IUsageWeeks }): JSX.Element {
                 width={bar}
                 height={height}
               />
-              {(i === 0 || i === weeks.length - 1) && (
-                <text
-                  className="jp-GpuEnv-weekLabel"
-                  x={i === 0 ? 0 : WIDTH}
-                  y={HEIGHT + LABEL - 2}
-                  textAnchor={i === 0 ? 'start' : 'end'}
-                >
-                  {weekLabel(week.week_start)}
-                </text>
-              )}
+              <EdgeLabel index={i} count={weeks.length} week={week} />
             </g>
           );
         })}
