@@ -76,15 +76,11 @@ async def test_the_job_service_runs_the_poller_and_a_features_loop_between_start
 
 
 async def test_a_server_runs_the_features_timers_beside_the_job_poller_not_on_it(api, jp_serverapp):
-    """Schedules, pipelines, Dask clusters and batch kernels keep their own timers (the server's, started once the jobs
+    """Schedules, pipelines, Dask clusters, batch kernels and the metrics' reading keep their own timers (the server's, started once the jobs
     are reconciled); the job service runs only its poller, as it does under the CLI."""
     await api("jobs")  # the services have started
     services = jp_serverapp.web_app.settings["gpu_env_services"]
     assert services.jobs.loops.names == ["jobs"]
-    assert services.timers.names == ["schedules", "pipelines", "dask", "batch-kernels"]
-    assert services.timers.running == [
-        "schedules",
-        "pipelines",
-        "dask",
-        "batch-kernels",
-    ]  # started with the services
+    features = ["schedules", "pipelines", "dask", "batch-kernels", "metrics"]
+    assert services.timers.names == features
+    assert services.timers.running == features  # started with the services
