@@ -12,6 +12,7 @@ import re
 import time
 from typing import Any
 
+from ..gpu.idle import duration
 from ..kernelspecs import KERNEL_PREFIX, METADATA_KEY
 from ..models.kernels.batch import BatchKernel, BatchKernelRequest
 from ..models.resources import JobResources, parse_time_limit
@@ -42,15 +43,6 @@ def _job_of(spec: dict[str, Any]) -> Any:
     return ((spec.get("metadata") or {}).get("kernel_provisioner") or {}).get("config", {}).get("session")
 
 
-def hours(seconds: int) -> str:
-    """``2 h``, ``1 h 30 min``, ``45 min``: a walltime in the Launcher's few characters."""
-    minutes = max(1, round(seconds / 60))
-    h, m = divmod(minutes, 60)
-    if not h:
-        return f"{m} min"
-    return f"{h} h" + (f" {m} min" if m else "")
-
-
 def where_words(backend_kind: str, backend: str, queue: str | None, resources: JobResources) -> str:
     """'SLURM gpu · 1g.10gb · 2 h': where the kernel runs, what it holds, for how long."""
     place = _BACKEND_WORDS.get(backend_kind, backend)
@@ -62,7 +54,7 @@ def where_words(backend_kind: str, backend: str, queue: str | None, resources: J
     elif resources.gpus:
         parts.append(f"{resources.gpus} GPU" + ("s" if resources.gpus > 1 else ""))
     if resources.time_limit_seconds:
-        parts.append(hours(resources.time_limit_seconds))
+        parts.append(duration(resources.time_limit_seconds))
     return " · ".join(parts)
 
 

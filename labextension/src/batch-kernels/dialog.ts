@@ -10,10 +10,7 @@ import { KernelSpec } from '@jupyterlab/services';
 
 import type { IBatchKernel, IBatchKernelRequest } from '../api/types';
 import { SendingDialog } from '../components/dialogs/sending';
-import { EnvironmentsClient } from '../environments/client';
-import { notifyError } from '../environments/notify';
-import { ImagesClient } from '../images/client';
-import { kernelChoices } from '../jobs/submit/dialog';
+import { runChoices } from '../jobs/submit/dialog';
 import { ILastUsed } from '../jobs/submit/resource-fields';
 import { BatchKernelsClient } from './client';
 import { BatchKernelForm } from './form';
@@ -35,24 +32,22 @@ export async function newBatchKernel(
   options: INewBatchKernelOptions
 ): Promise<IBatchKernel | null> {
   const { client } = options;
-  const environments = new EnvironmentsClient(client.serverSettings);
-  const images = new ImagesClient(client.serverSettings);
-  const [backends, kernels, envs, imageList, last] = await Promise.all([
-    client.backends().catch((error: unknown) => error),
-    kernelChoices(options.kernelspecs),
-    environments.list().catch(() => null),
-    images.list().catch(() => null),
-    options.last().catch(() => null)
-  ]);
-  if (!Array.isArray(backends) || backends.length === 0) {
-    notifyError(
-      'Cannot register a kernel on the batch system',
-      Array.isArray(backends)
-        ? new Error('the server has no batch backend configured')
-        : backends
-    );
+  const choices = await runChoices(
+    client,
+    options.kernelspecs,
+    options.last,
+    'Cannot register a kernel on the batch system'
+  );
+  if (!choices) {
     return null;
   }
+  const {
+    backends,
+    kernels,
+    environments: envs,
+    images: imageList,
+    last
+  } = choices;
   const form = new BatchKernelForm({
     environment: options.environment,
     // A batch kernel runs an ordinary kernel, never another batch kernel.

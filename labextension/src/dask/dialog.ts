@@ -17,11 +17,9 @@ import type {
   IDaskScaleRequest
 } from '../api/types';
 import { h } from '../components/form';
-import { EnvironmentsClient } from '../environments/client';
 import { EnvCommandIDs } from '../environments/commands';
 import { notifyError } from '../environments/notify';
-import { ImagesClient } from '../images/client';
-import { kernelChoices } from '../jobs/submit/dialog';
+import { runChoices } from '../jobs/submit/dialog';
 import { ILastUsed } from '../jobs/submit/resource-fields';
 import { DaskClient } from './client';
 import { ClusterForm, DaskFormBody, IClusterTyped, WorkerFields } from './form';
@@ -100,24 +98,22 @@ export async function newCluster(
   options: INewClusterOptions
 ): Promise<IDaskCluster | null> {
   const { client, commands } = options;
-  const environments = new EnvironmentsClient(client.serverSettings);
-  const images = new ImagesClient(client.serverSettings);
-  const [backends, kernels, envs, imageList, last] = await Promise.all([
-    client.backends().catch((error: unknown) => error),
-    kernelChoices(options.kernelspecs),
-    environments.list().catch(() => null),
-    images.list().catch(() => null),
-    options.last().catch(() => null)
-  ]);
-  if (!Array.isArray(backends) || backends.length === 0) {
-    notifyError(
-      'Cannot start a Dask cluster',
-      Array.isArray(backends)
-        ? new Error('the server has no batch backend configured')
-        : backends
-    );
+  const choices = await runChoices(
+    client,
+    options.kernelspecs,
+    options.last,
+    'Cannot start a Dask cluster'
+  );
+  if (!choices) {
     return null;
   }
+  const {
+    backends,
+    kernels,
+    environments: envs,
+    images: imageList,
+    last
+  } = choices;
   let typed: IClusterTyped | undefined;
   for (;;) {
     const form = new ClusterForm({

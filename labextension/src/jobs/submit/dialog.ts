@@ -7,9 +7,12 @@
  */
 import { Notification } from '@jupyterlab/apputils';
 import { NotebookPanel } from '@jupyterlab/notebook';
-import { KernelSpec } from '@jupyterlab/services';
+import { KernelSpec, ServerConnection } from '@jupyterlab/services';
 
 import type {
+  IBackendInfo,
+  IEnvironment,
+  IImage,
   IJob,
   IJobRequest,
   INotebookParameters,
@@ -20,6 +23,7 @@ import type {
 import { messageOf } from '../../api/request';
 import { SendingDialog } from '../../components/dialogs/sending';
 import { EnvironmentsClient } from '../../environments/client';
+import { notifyError } from '../../environments/notify';
 import { ImagesClient } from '../../images/client';
 import { JobsClient } from '../client';
 import { JobsModel } from '../model';
@@ -250,6 +254,51 @@ export async function sendChoices(
     images: imageList,
     backends
   };
+}
+
+/** What a dialog that starts something on a backend offers, read at once. */
+export interface IRunChoices {
+  backends: IBackendInfo[];
+  kernels: IKernelChoice[];
+  environments: IEnvironment[] | null;
+  images: IImage[] | null;
+  last: ILastUsed | null;
+}
+
+/**
+ * The backends, kernels, environments, images and the choices last made,
+ * for a dialog that starts something on a backend (a Dask cluster, a batch
+ * kernel); null, said in an error notification titled `failure`, when
+ * there is no backend to start it on.
+ */
+export async function runChoices(
+  client: {
+    serverSettings: ServerConnection.ISettings;
+    backends(): Promise<IBackendInfo[]>;
+  },
+  kernelspecs: KernelSpec.IManager,
+  lastUsed: () => Promise<ILastUsed | null>,
+  failure: string
+): Promise<IRunChoices | null> {
+  const environments = new EnvironmentsClient(client.serverSettings);
+  const images = new ImagesClient(client.serverSettings);
+  const [backends, kernels, envs, imageList, last] = await Promise.all([
+    client.backends().catch((error: unknown) => error),
+    kernelChoices(kernelspecs),
+    environments.list().catch(() => null),
+    images.list().catch(() => null),
+    lastUsed().catch(() => null)
+  ]);
+  if (!Array.isArray(backends) || backends.length === 0) {
+    notifyError(
+      failure,
+      Array.isArray(backends)
+        ? new Error('the server has no batch backend configured')
+        : backends
+    );
+    return null;
+  }
+  return { backends, kernels, environments: envs, images: imageList, last };
 }
 
 export async function kernelChoices(
