@@ -75,8 +75,13 @@ class DaskLauncher(Protocol):
         """``cluster.json``'s ``pool``: what the keeper needs to start workers; may write scripts into
         ``folder`` (it is being built aside)."""
 
+    async def together(self, spec: ClusterSpec, placement: Placement) -> int:
+        """How many of a new cluster's workers start with its scheduler, in one allocation of the
+        backend (0: none; the scheduler's job alone, each worker a job the keeper submits)."""
+
     async def start(self, spec: ClusterSpec, placement: Placement, folder: Path) -> Started:
-        """Start the scheduler (the keeper preloaded) in ``folder``."""
+        """Start the scheduler (the keeper preloaded) in ``folder``, with ``spec.together`` workers
+        in its allocation."""
 
     async def observe(self, clusters: Sequence[ClusterRef]) -> dict[str, SchedulerSeen]:
         """Every given cluster's scheduler, by cluster id, in one query of the backend."""
@@ -99,3 +104,4 @@ class DaskSettings:
     connect_timeout_seconds: int = 300
     interface: str | None = None  # the network interface the scheduler listens on (None: its default)
     kubernetes_operator: OperatorChoice = "auto"
+    one_allocation: bool = True  # a fixed-size cluster that fits one allocation is one job

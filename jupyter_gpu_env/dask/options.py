@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import cast
 
-from traitlets import Enum, Int, Unicode
+from traitlets import Bool, Enum, Int, Unicode
 from traitlets.config import Configurable
 
 from ..backends.dask import DaskSettings, OperatorChoice
@@ -71,6 +71,17 @@ class DaskClusters(Configurable):
         "when its CRD is installed; otherwise the scheduler and workers are Jobs admitted by Kueue.",
     )
 
+    one_allocation = Bool(
+        True,
+        config=True,
+        help="Start a fixed-size Dask cluster whose scheduler and workers fit one node of the queue as one "
+        "batch job: the scheduler and the workers as steps of one allocation, so there is one queue wait and "
+        "the workers connect as soon as the scheduler listens; the cluster then ends at its walltime. "
+        "Adaptive clusters, larger ones, and workers with a MIG slice or dask-cuda always have the scheduler "
+        "in a job of its own and each worker in another. False: always that shape (SLURM; other backends "
+        "start every cluster that way).",
+    )
+
     def root(self, job_dir: Path) -> Path:
         """The folder holding the clusters' folders, for jobs kept in ``job_dir``."""
         return Path(self.dir) if self.dir else job_dir / "dask"
@@ -84,4 +95,5 @@ class DaskClusters(Configurable):
             connect_timeout_seconds=self.connect_timeout,
             interface=self.interface or None,
             kubernetes_operator=cast(OperatorChoice, self.kubernetes_operator),
+            one_allocation=self.one_allocation,
         )

@@ -70,6 +70,10 @@ class ClusterRecord(BaseModel):
     idle_timeout_seconds: int
     workers: int | None = None
     adapt: dict[str, int] | None = None
+    together: int = Field(default=0, description="Workers started in the scheduler's allocation.")
+    layout: Literal["one_allocation", "separate_jobs", "processes"] = Field(
+        default="separate_jobs", description="How it was started (DaskCluster.layout)."
+    )
     generation: int = 0
     worker_seconds: float = 0.0
     started_total: int = 0

@@ -135,6 +135,8 @@ class DaskService:
             pool={},
         )
 
+        spec.together = await launcher.together(spec, placement)  # one allocation, where it fits
+
         def pool(tmp: Path) -> None:
             spec.pool = launcher.pool(spec, placement, tmp)
 
@@ -159,6 +161,14 @@ class DaskService:
             idle_timeout_seconds=self.settings.idle_timeout_seconds,
             workers=spec.workers,
             adapt=spec.adapt,
+            together=spec.together,
+            layout=(
+                "one_allocation"
+                if spec.together
+                else "processes"
+                if launcher.name == "local"
+                else "separate_jobs"
+            ),
             request=request.model_dump(mode="json", exclude_none=True),
             tls=True,
             connect_module=bool(ready and ready.connect_module),

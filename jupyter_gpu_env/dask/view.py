@@ -107,6 +107,7 @@ def cluster(
         pending=state.pending_count if live and state is not None else 0,
         pending_workers=pending,
         started_total=state.started_total if state is not None else record.started_total,
+        in_allocation=state.in_allocation if live and state is not None else 0,
     )
     worker_seconds = state.worker_seconds if state is not None else record.worker_seconds
     dashboard = (
@@ -134,6 +135,7 @@ def cluster(
         client_code=client_code(record, address, tls) if address else None,
         dashboard=dashboard,
         workers=workers,
+        layout=record.layout,
         adapt=DaskAdapt.model_validate(record.adapt) if record.adapt else None,
         resources=record.resources,
         threads_per_worker=record.threads_per_worker,

@@ -75,6 +75,10 @@ class LocalLauncher:
                 env[var] = "1"  # dask's threads are the parallelism; nested BLAS threads oversubscribe
         return env
 
+    async def together(self, spec: ClusterSpec, placement: Placement) -> int:
+        """None: every process starts at once here anyway, with no queue to wait in."""
+        return 0
+
     async def start(self, spec: ClusterSpec, placement: Placement, folder: Path) -> Started:
         if spec.python is None:
             raise Conflict("A local cluster needs an environment's Python.", reason="no_python")

@@ -107,6 +107,13 @@ class ClusterSpec(BaseModel):
         default=300, description="A worker running this long without joining is reported as a problem."
     )
     worker_args: list[str] = Field(description="The worker's arguments after its Python (see worker_args()).")
+    together: int = Field(
+        default=0,
+        ge=0,
+        description="Workers started with the scheduler, as steps of its own allocation (one queue wait; "
+        "the cluster then ends with that allocation's walltime). 0: the scheduler's job alone, every "
+        "worker a job of its own that the keeper submits.",
+    )
     pool: dict[str, Any] = Field(
         description="What the keeper needs to start workers: `kind` (local, slurm, kubernetes, operator) "
         "and that kind's settings."
@@ -136,11 +143,20 @@ class ScaleFile(BaseModel):
 
 
 def worker_args(
-    folder: Path, shape: WorkerShape, life: Lifetime, network: Network, *, death_timeout: int = 120
+    folder: Path,
+    shape: WorkerShape,
+    life: Lifetime | None,
+    network: Network,
+    *,
+    death_timeout: int = 120,
+    nanny: bool = True,
 ) -> list[str]:
     """A worker's command after its Python: ``-m`` the worker (dask-cuda's with GPUs and dask-cuda),
     finding the scheduler by its file, speaking TLS with the cluster's certificate, serving no
-    dashboard. The keeper adds ``--name`` per worker."""
+    dashboard. The keeper adds ``--name`` per worker.
+
+    ``life`` None and ``nanny`` False for the workers that share the scheduler's allocation
+    (:func:`together_args`)."""
     module: list[str] = (
         ["-m", "dask_cuda.cli", "worker"] if shape.cuda else ["-m", "distributed.cli.dask_worker"]
     )
@@ -151,11 +167,11 @@ def worker_args(
     else:
         args += ["--nthreads", str(shape.threads), "--nworkers", "1"]
     args += ["--memory-limit", str(shape.memory_bytes) if shape.memory_bytes else "auto"]
+    if life is not None:
+        args += ["--lifetime", f"{life.lifetime}s", "--lifetime-stagger", f"{life.stagger}s"]
+    if not nanny:
+        args.append("--no-nanny")
     args += [
-        "--lifetime",
-        f"{life.lifetime}s",
-        "--lifetime-stagger",
-        f"{life.stagger}s",
         "--death-timeout",
         f"{death_timeout}s",
         "--local-directory",
@@ -167,6 +183,16 @@ def worker_args(
         # its HTTP server (health, metrics) still listens: on loopback, with the worker and its nanny
         args += ["--host", LOOPBACK, "--dashboard-address", f"{LOOPBACK}:0"]
     return args
+
+
+def together_args(folder: Path, shape: WorkerShape, network: Network) -> list[str]:
+    """The command of a worker started with the scheduler in its allocation: no ``--lifetime`` (the
+    allocation's walltime ends scheduler and workers alike, so there is nothing to retire early for)
+    and no nanny. One Python process per worker, as dask-jobqueue's SLURMRunner and dask-mpi start
+    them: a nanny is a second interpreter that imports distributed again before the worker can, which
+    on a busy node doubles the time to ready. What a nanny would restart the keeper replaces instead,
+    as a worker job of its own."""
+    return worker_args(folder, shape, None, network, nanny=False)
 
 
 def _tls_args(folder: Path) -> list[str]:

@@ -55,6 +55,7 @@ class KeeperState(BaseModel):
     running: int = Field(default=0, ge=0, le=1_000_000)
     pending: list[PendingEntry] = Field(default_factory=list, max_length=100)
     pending_count: int = Field(default=0, ge=0, le=1_000_000)
+    in_allocation: int = Field(default=0, ge=0, le=1_000_000)  # of those, started in the scheduler's job
     started_total: int = Field(default=0, ge=0, le=1 << 31)
     spans: list[tuple[Name, Annotated[float, _EPOCH], Annotated[float, _EPOCH] | None]] = Field(
         default_factory=list, max_length=2000

@@ -167,6 +167,11 @@ class DaskWorkers(ApiModel):
     started_total: int = Field(
         default=0, description="Workers started over the cluster's life, replacements included."
     )
+    in_allocation: int = Field(
+        default=0,
+        description="Of the running and pending workers, those started in the scheduler's own allocation; "
+        "the others are batch jobs of their own.",
+    )
 
 
 class DaskVersions(ApiModel):
@@ -217,6 +222,13 @@ class DaskCluster(ApiModel):
         default=None, description="The dashboard's status page through this server (a path under base_url)."
     )
     workers: DaskWorkers
+    layout: Literal["one_allocation", "separate_jobs", "processes"] = Field(
+        default="separate_jobs",
+        description="`one_allocation`: the scheduler and its workers started as one batch job (one queue "
+        "wait; the cluster ends at its walltime), and any worker beyond them a job of its own; "
+        "`separate_jobs`: the scheduler a job of its own, and each worker another; `processes`: "
+        "processes on the Jupyter server's machine (the local backend).",
+    )
     adapt: DaskAdapt | None = None
     resources: JobResources = Field(description="What each worker asked for.")
     threads_per_worker: int

@@ -1982,6 +1982,13 @@ export interface components {
              */
             kernel: string | null;
             /**
+             * Layout
+             * @description `one_allocation`: the scheduler and its workers started as one batch job (one queue wait; the cluster ends at its walltime), and any worker beyond them a job of its own; `separate_jobs`: the scheduler a job of its own, and each worker another; `processes`: processes on the Jupyter server's machine (the local backend).
+             * @default separate_jobs
+             * @enum {string}
+             */
+            layout: "one_allocation" | "separate_jobs" | "processes";
+            /**
              * Lifetime Seconds
              * @description Each worker retires after about this long, staggered.
              */
@@ -2224,6 +2231,12 @@ export interface components {
         };
         /** DaskWorkers */
         DaskWorkers: {
+            /**
+             * In Allocation
+             * @description Of the running and pending workers, those started in the scheduler's own allocation; the others are batch jobs of their own.
+             * @default 0
+             */
+            in_allocation: number;
             /**
              * Pending
              * @description Workers asked for that have not joined yet.

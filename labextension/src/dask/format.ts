@@ -52,6 +52,31 @@ export function describeWorkers(
   return counts;
 }
 
+/**
+ * How the cluster runs on its backend: "one allocation", "one allocation + 2
+ * worker jobs", "scheduler + 4 worker jobs", "processes on this machine".
+ */
+export function describeLayout(cluster: IDaskCluster): string {
+  const { workers } = cluster;
+  const plural = (n: number): string =>
+    `${n} worker job${n === 1 ? '' : 's'}`;
+  const live = isLive(cluster);
+  switch (cluster.layout) {
+    case 'processes':
+      return 'processes on this machine';
+    case 'one_allocation': {
+      const apart = workers.running + workers.pending - workers.in_allocation;
+      return live && apart > 0
+        ? `one allocation + ${plural(apart)}`
+        : 'one allocation';
+    }
+    default:
+      return live
+        ? `scheduler + ${plural(workers.running + workers.pending)}`
+        : 'scheduler and worker jobs';
+  }
+}
+
 /** One pending worker: "dask-1 — queued, 2nd in the queue (Priority)". */
 export function describePending(worker: IDaskPendingWorker): string {
   const where =

@@ -20,7 +20,13 @@ import { describeResources } from '../jobs/format';
 import { SectionWidget } from '../sidebar/section-widget';
 import { DaskCommandIDs } from './command-ids';
 import { clusterMenu } from './commands';
-import { DASK_TONES, describeWorkers, isLive, pendingTitle } from './format';
+import {
+  DASK_TONES,
+  describeLayout,
+  describeWorkers,
+  isLive,
+  pendingTitle
+} from './format';
 import { DaskModel } from './model';
 
 function ClusterRow(props: {
@@ -33,6 +39,7 @@ function ClusterRow(props: {
   const asked = describeResources(cluster.resources);
   const facts = [
     cluster.backend + (cluster.queue ? ` · ${cluster.queue}` : ''),
+    describeLayout(cluster),
     `each worker ${asked || 'the backend’s default'}, ${cluster.threads_per_worker} thread${cluster.threads_per_worker === 1 ? '' : 's'}`,
     `time limit ${formatDuration(cluster.walltime_seconds)}`
   ];

@@ -1,11 +1,13 @@
 /**
  * The Dask section's pure rules: workers lines, pending workers' places,
  * the inserted client code, the dashboard's address, the workers fields
- * and a `dask_not_installed` refusal's details.
+ * a `dask_not_installed` refusal's details and how a cluster runs on its
+ * backend (one allocation, worker jobs).
  */
 import type { IDaskCluster, IDaskWorkers } from '../../src/api/types';
 import {
   dashboardUrl,
+  describeLayout,
   describePending,
   describeWorkers,
   isChanging,
@@ -23,6 +25,7 @@ function workers(patch: Partial<IDaskWorkers> = {}): IDaskWorkers {
     pending: 0,
     pending_workers: [],
     started_total: 2,
+    in_allocation: 0,
     ...patch
   };
 }
@@ -41,6 +44,7 @@ function cluster(patch: Partial<IDaskCluster> = {}): IDaskCluster {
     scheduler_address: 'tcp://10.0.0.5:8786',
     dashboard: '/gpu-env/dask/0123456789ab/status',
     workers: workers(),
+    layout: 'separate_jobs',
     adapt: null,
     resources: {
       cpus: 2,
@@ -252,5 +256,33 @@ describe('missingDask', () => {
       conda: ['distributed'],
       pip: []
     });
+  });
+});
+
+describe('describeLayout', () => {
+  it('says one allocation, and the worker jobs beyond it', () => {
+    const one = (patch: Partial<IDaskWorkers>) =>
+      describeLayout(
+        cluster({ layout: 'one_allocation', workers: workers(patch) })
+      );
+    expect(one({ in_allocation: 2 })).toBe('one allocation');
+    expect(one({ running: 3, pending: 1, in_allocation: 2 })).toBe(
+      'one allocation + 2 worker jobs'
+    );
+    expect(one({ running: 2, in_allocation: 1 })).toBe(
+      'one allocation + 1 worker job'
+    );
+  });
+
+  it('counts the worker jobs beside a scheduler of its own', () => {
+    expect(
+      describeLayout(cluster({ workers: workers({ running: 1, pending: 1 }) }))
+    ).toBe('scheduler + 2 worker jobs');
+    expect(describeLayout(cluster({ state: 'stopped' }))).toBe(
+      'scheduler and worker jobs'
+    );
+    expect(describeLayout(cluster({ layout: 'processes' }))).toBe(
+      'processes on this machine'
+    );
   });
 });

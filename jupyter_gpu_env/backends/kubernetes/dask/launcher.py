@@ -158,6 +158,10 @@ class KubeLauncher:
 
     # ----- start -----
 
+    async def together(self, spec: ClusterSpec, placement: Placement) -> int:
+        """None yet: the scheduler and each worker are Jobs of their own, each admitted by Kueue."""
+        return 0
+
     async def start(self, spec: ClusterSpec, placement: Placement, folder: Path) -> Started:
         if spec.python is None:
             raise Conflict("A Kubernetes cluster needs an environment's Python.", reason="no_python")

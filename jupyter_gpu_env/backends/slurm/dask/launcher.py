@@ -103,6 +103,12 @@ def seen_from(
     return out
 
 
+def _partition(partitions: Sequence[parse.Partition], name: str | None) -> parse.Partition | None:
+    """The partition a job goes to: the one named, else SLURM's default."""
+    wanted = name or next((p.name for p in partitions if p.default), None)
+    return next((p for p in partitions if p.name == wanted), None)
+
+
 class _Slurm(Protocol):
     """What the launcher uses of its backend (:class:`..backend.SlurmBackend`, which makes it)."""
 
@@ -176,12 +182,36 @@ class SlurmLauncher:
 
     # ----- the scheduler's job -----
 
+    async def together(self, spec: ClusterSpec, placement: Placement) -> int:
+        """Every worker, where the cluster is of a fixed size and its workers' CPUs, memory and whole
+        GPUs, with the scheduler's memory, fit one node of the queue (as sinfo says now); else none.
+        A MIG slice per worker or dask-cuda's worker keeps jobs of their own: their per-task binding
+        within one step is not the same at every site."""
+        n = spec.workers or 0
+        if not self.settings.one_allocation or spec.adapt is not None or n < 1:
+            return 0
+        if placement.mig_profile or placement.image or spec.worker.cuda:
+            return 0
+        options = self._options(spec, placement)
+        node = _partition(await self.controller.sinfo(), options.partition)
+        if node is None or not node.up:
+            return 0
+        cpus = n * script.worker_cpus(spec, placement)
+        memory = n * script.worker_memory(spec, placement) + script.SCHEDULER_MEMORY
+        gpus = n * int(placement.gpus or 0)
+        fits = cpus <= node.max_cpus and memory <= node.max_memory_mb * (1 << 20) and gpus <= node.max_gpus
+        if node.max_time_seconds is not None and spec.walltime_seconds > node.max_time_seconds:
+            return 0
+        return n if fits else 0
+
     async def start(self, spec: ClusterSpec, placement: Placement, folder: Path) -> Started:
+        if spec.together:
+            return await self._start_together(spec, placement, folder)
         options = self._options(spec, placement)
         # the scheduler lives as long as the server allows, within its partition's limit
         partitions = await self.controller.sinfo()
-        wanted = options.partition or next((p.name for p in partitions if p.default), None)
-        limit = next((p.max_time_seconds for p in partitions if p.name == wanted), None)
+        node = _partition(partitions, options.partition)
+        limit = node.max_time_seconds if node is not None else None
         seconds = min(self.settings.scheduler_walltime_seconds, limit or sys.maxsize)
         try:
             text = script.scheduler_script(spec, options, seconds, self.network)
@@ -199,6 +229,20 @@ class SlurmLauncher:
             if array is not None:
                 await self.controller.scancel(array)
             raise
+
+    async def _start_together(self, spec: ClusterSpec, placement: Placement, folder: Path) -> Started:
+        """The scheduler and ``spec.together`` workers as one batch job (``script.allocation_script``)."""
+        sbatch = self.controller.commands["sbatch"]
+        srun = str(Path(sbatch).with_name("srun")) if Path(sbatch).is_absolute() else "srun"
+        try:
+            text = script.allocation_script(
+                spec, placement, self._options(spec, placement), self.network, srun=srun
+            )
+        except ValueError as e:
+            raise InvalidRequest(f"{e}.", reason="invalid_request") from None
+        path = folder / script.SCHEDULER_SCRIPT
+        await asyncio.to_thread(path.write_text, text)
+        return Started(handle=await self.controller.sbatch(path, "Dask cluster"))
 
     async def _submit_workers(self, path: Path, count: int) -> str:
         """``count`` workers as one job array, as the keeper submits them; its SLURM id."""

@@ -2,6 +2,10 @@
 ``worker.sbatch`` (written by the server) with ``sbatch --array``, lists the cluster's tasks with one
 ``squeue`` and cancels them with ``scancel``. Standard library only: it runs in the user's environment.
 
+Workers that ``cluster.json``'s ``together`` started with the scheduler, as tasks of one ``srun`` step
+in its own allocation, are listed as running under their names (``slurm-JOB-TASK``, the scheduler's
+job's id and their task's), marked ``once``: the keeper counts one gone when it has left the scheduler.
+
 ``cluster.json``'s ``pool`` says how: ``script`` (worker.sbatch), ``job_name`` (every task of every
 array the keeper submitted carries it), ``sbatch``/``squeue``/``scancel`` (the commands, as the server
 runs them), ``slurm_conf`` (exported as SLURM_CONF when set) and ``timeout`` (seconds per command).
@@ -89,6 +93,9 @@ class SlurmPool:
         if pool.get("slurm_conf"):
             env["SLURM_CONF"] = str(pool["slurm_conf"])
         self.env = env
+        job = os.environ.get("SLURM_JOB_ID", "")
+        count = int(spec.get("together") or 0) if job.isdigit() else 0
+        self.together = [f"{PREFIX}{job}-{i}" for i in range(count)]
 
     async def _run(self, argv: list[str]) -> str:
         return await run(argv, self.timeout, env=self.env)
@@ -104,11 +111,14 @@ class SlurmPool:
 
     async def listed(self) -> list[Listed]:
         argv = [self.squeue, "-h", f"--user={self.user}", f"--name={self.job_name}", "-o", FORMAT]
-        return parse_listed(await self._run(argv))
+        started_with_me = [Listed(n, "running", once=True) for n in self.together]
+        return started_with_me + parse_listed(await self._run(argv))
 
     async def cancel(self, names: list[str]) -> None:
-        if names:
-            await self._scancel([n[len(PREFIX) :] if n.startswith(PREFIX) else n for n in names])
+        # one of the allocation's tasks cannot be cancelled alone: the keeper retires it (it has joined)
+        jobs = [n[len(PREFIX) :] if n.startswith(PREFIX) else n for n in names if n not in self.together]
+        if jobs:
+            await self._scancel(jobs)
 
     async def cancel_all(self) -> None:
         await self._scancel([f"--user={self.user}", f"--name={self.job_name}"])

@@ -26,6 +26,7 @@ from ....contracts.dask.spec import (
     Network,
     scheduler_args,
     scheduler_env,
+    together_args,
     worker_env,
 )
 from ....models.resources import MIG_PROFILE_RE
@@ -50,6 +51,8 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 WORKER_NAME = (
     f'"{PREFIX_OF_TASK}${{SLURM_ARRAY_JOB_ID}}_${{SLURM_ARRAY_TASK_ID}}"'  # the pool's name of a task
 )
+# A worker started in the scheduler's allocation: its job and its task in the srun step (pool.together_names)
+STEP_NAME = f'"{PREFIX_OF_TASK}${{SLURM_JOB_ID}}-${{SLURM_PROCID}}"'
 
 
 def scheduler_job_name(cluster_id: str) -> str:
@@ -132,14 +135,108 @@ def scheduler_script(spec: ClusterSpec, options: SbatchOptions, time_seconds: in
     return "\n".join(lines) + "\n"
 
 
+def worker_cpus(spec: ClusterSpec, placement: Placement) -> int:
+    return int(placement.cpus or spec.worker.cpus or spec.worker.threads)
+
+
+def worker_memory(spec: ClusterSpec, placement: Placement) -> int:
+    """What SLURM is asked per worker: at least the worker's own limit, so that Dask spills first."""
+    return max(placement.memory_bytes or 0, spec.worker.memory_bytes or 0)
+
+
+def gpus_per_task(placement: Placement, gpu_type: str | None) -> str | None:
+    """``--gpus-per-task`` for a worker of an allocation: ``[TYPE:]N`` whole GPUs (no MIG slice: those
+    clusters have jobs of their own, :meth:`SlurmLauncher.together`)."""
+    if not placement.gpus:
+        return None
+    n = int(placement.gpus)
+    return f"{check_name(gpu_type, 'GPU type')}:{n}" if gpu_type else str(n)
+
+
+def allocation_script(
+    spec: ClusterSpec, placement: Placement, options: SbatchOptions, network: Network, srun: str = "srun"
+) -> str:
+    """One batch job for the whole cluster: the scheduler runs in its batch step and ``spec.together``
+    workers as one ``srun`` step of as many tasks, so they wait in the queue once, start together and
+    connect as soon as the scheduler listens (distributed reads its address file every 0.1 s).
+
+    One node: the workers' CPUs, memory and GPUs, with the scheduler's memory, fit one node of the
+    queue. ``--time`` is the cluster's walltime: scheduler and workers end together with the allocation.
+    The shell waits for the scheduler; when it ends (shut down, idle, cancelled) the step is ended too,
+    and a SIGTERM to the shell (scancel) is passed to the scheduler, whose keeper then retires the rest."""
+    folder = Path(check_path(spec.folder, "The cluster folder"))
+    n = int(spec.together)
+    if n < 1:
+        raise ValueError("an allocation needs at least one worker")
+    log = f"{folder}/{LOG}"
+    memory = worker_memory(spec, placement)
+    directives = [
+        f"--job-name={scheduler_job_name(spec.id)}",
+        f"--output={log}",
+        f"--error={log}",
+        "--open-mode=append",
+        f"--chdir={folder}",
+        "--nodes=1",
+        f"--ntasks={n}",
+        f"--cpus-per-task={worker_cpus(spec, placement)}",
+    ]
+    if memory:
+        directives.append(f"--mem={memory_option(n * memory + SCHEDULER_MEMORY)}")
+    gpus = gpus_per_task(placement, options.gpu_type)
+    if gpus:
+        directives.append(f"--gpus-per-task={gpus}")
+    directives += [f"--time={ceil_minutes(spec.walltime_seconds)}", *_site_directives(options)]
+    env = {"PYTHONUNBUFFERED": "1", **worker_env(), **{v: "1" for v in THREAD_VARS}}
+    if not gpus:
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    # the scheduler's own: the keeper importable, and never a GPU (the workers' step gets theirs)
+    own = {**{k: v for k, v in scheduler_env(folder).items() if k not in env}, "CUDA_VISIBLE_DEVICES": ""}
+    scheduler = " ".join(
+        [
+            *(f"{k}={shlex.quote(v)}" for k, v in own.items()),
+            _command(options.python, scheduler_args(folder, spec.idle_timeout_seconds, network)),
+        ]
+    )
+    step = [
+        check_path(srun, "srun") if "/" in srun else check_name(srun, "srun"),
+        f"--ntasks={n}",
+        f"--cpus-per-task={worker_cpus(spec, placement)}",
+        *([f"--gpus-per-task={gpus}"] if gpus else []),
+        "--kill-on-bad-exit=0",
+        f"--output={folder}/{WORKER_LOGS}/%j-%t.log",
+        f"--error={folder}/{WORKER_LOGS}/%j-%t.log",
+    ]
+    worker = f'exec "$@" --name {STEP_NAME}'
+    lines = [
+        "#!/bin/bash",
+        f"# jupyter-gpu-env Dask cluster {spec.id} ({spec.name}): its scheduler and {n} workers in one",
+        "# allocation; its keeper submits any worker beyond them as a job of its own. Written by the server.",
+        *(f"#SBATCH {d}" for d in directives),
+        *_environment(env, options),
+        "",
+        f"{scheduler} &",
+        "scheduler=$!",
+        "trap 'kill -TERM \"$scheduler\" 2>/dev/null' TERM INT",
+        " ".join(shlex.quote(a) for a in step)
+        + f" bash -c {shlex.quote(worker)} worker {_command(options.python, together_args(folder, spec.worker, network))} &",
+        "workers=$!",
+        'wait "$scheduler"; status=$?',
+        'while kill -0 "$scheduler" 2>/dev/null; do wait "$scheduler"; status=$?; done',
+        'kill -TERM "$workers" 2>/dev/null  # srun passes it to each task still running',
+        'wait "$workers"',
+        'exit "$status"',
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def worker_script(spec: ClusterSpec, placement: Placement, options: SbatchOptions) -> str:
     """The workers' batch script, submitted by the keeper as ``sbatch --array=0-N``: one task is one
     worker, named ``ARRAYID_TASK``, for the cluster's walltime (it retires a few minutes before, at
     its ``--lifetime``, and the keeper asks for its replacement)."""
     folder = Path(check_path(spec.folder, "The cluster folder"))
     log = f"{folder}/{WORKER_LOGS}/%A_%a.log"
-    memory = max(placement.memory_bytes or 0, spec.worker.memory_bytes or 0)
-    cpus = placement.cpus or spec.worker.cpus or spec.worker.threads
+    memory = worker_memory(spec, placement)
+    cpus = worker_cpus(spec, placement)
     directives = [
         f"--job-name={workers_job_name(spec.id)}",
         f"--output={log}",

@@ -15,12 +15,14 @@ MAX_SPEC_BYTES = 4 * 1024 * 1024
 @dataclass(frozen=True)
 class Listed:
     """A worker the pool started that still exists. ``state``: ``queued`` (waiting for the batch
-    system) or ``running`` (started; it may not have joined yet)."""
+    system) or ``running`` (started; it may not have joined yet). ``once``: started with the scheduler in
+    its allocation, which the pool cannot see end by itself: gone for good once it has left."""
 
     name: str
     state: Literal["queued", "running"]
     reason: str | None = None
     node: str | None = None
+    once: bool = False
 
 
 def read_json(path: Path) -> Any | None:

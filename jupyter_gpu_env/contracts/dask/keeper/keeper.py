@@ -65,6 +65,8 @@ class Keeper:
         self.requested = 0
         self.low_ticks = 0
         self.pending: list[Listed] = []
+        self.once: set[str] = set()  # workers started in the scheduler's allocation (Listed.once)
+        self._write_due = False
         self.state = "running"
         self.reason: str | None = None
         self.task: asyncio.Task[None] | None = None
@@ -106,6 +108,9 @@ class Keeper:
             return
         self._read_scale()
         listed = await self.pool.listed()
+        self.once |= {w.name for w in listed if w.once}
+        # one of the allocation's workers that left (retired, died) is gone for good: replaced by a job
+        listed = [w for w in listed if not (w.once and self._left(w.name))]
         if not self._ticked:
             self.started_total += len(listed)  # workers the launcher started with the scheduler
         self._ticked = True
@@ -217,12 +222,16 @@ class Keeper:
             return 0  # the operator's Deployment restarts a retired worker itself
         due = lifetime - stagger - max(10.0, stagger)
         now = time.time()
-        joined = set(self._joined())
+        joined = set(self._joined()) - self.once  # the allocation's workers never retire early
         return sum(
             1
             for name, (start, end) in self.spans.items()
             if end is None and name in joined and start is not None and now - start >= due
         )
+
+    def _left(self, name: str) -> bool:
+        span = self.spans.get(name)
+        return span is not None and span[1] is not None
 
     def _joined(self) -> list[str]:
         return [str(ws.name) for ws in self.scheduler.workers.values()]
@@ -270,6 +279,22 @@ class Keeper:
         mine = self.versions["distributed"]
         if versions and mine and versions != mine:
             self.problem(f"Worker {name} runs distributed {versions}, the scheduler {mine}.")
+        # the server learns of it now, not at the next tick (dask-cuda names a worker "<job>-<gpu>")
+        self.pending = [w for w in self.pending if w.name != name and not name.startswith(f"{w.name}-")]
+        self._write_soon()
+
+    def _write_soon(self) -> None:
+        """state.json within a moment: workers joining together are written once, not once each."""
+        if self._write_due or self.state != "running":
+            return
+        self._write_due = True
+
+        def now() -> None:
+            self._write_due = False
+            if self.state == "running":
+                self.write()
+
+        asyncio.get_running_loop().call_later(0.05, now)
 
     def left(self, name: str) -> None:
         span = self.spans.get(name)
@@ -316,6 +341,7 @@ class Keeper:
                 for w in self.pending[:MAX_PENDING_SHOWN]
             ],
             "pending_count": len(self.pending),
+            "in_allocation": sum(1 for n in self.once if not self._left(n)),
             "started_total": self.started_total,
             "spans": [[name, start, end] for name, (start, end) in self.spans.items()],
             "worker_seconds": worker_seconds,

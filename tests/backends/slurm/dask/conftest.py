@@ -72,7 +72,14 @@ class Cluster:
     """One cluster started on SLURM by the launcher, as the service starts one."""
 
     def __init__(
-        self, launch: SlurmLauncher, folder: Path, workers: int, walltime: int, **placed: Any
+        self,
+        launch: SlurmLauncher,
+        folder: Path,
+        workers: int,
+        walltime: int,
+        *,
+        one_allocation: bool = False,
+        **placed: Any,
     ) -> None:
         self.launcher = launch
         self.folder = folder
@@ -81,6 +88,8 @@ class Cluster:
             queue=placed.get("queue"), cpus=1, memory_bytes=1 << 30, gpus=None, mig_profile=None
         )
         launch.check(self.placement, walltime)
+        if one_allocation:  # as the service asks: the launcher says whether it fits (here, from sinfo)
+            self.spec.together = run(launch.together(self.spec, self.placement))
 
         def scripts(tmp: Path) -> None:  # the pool section, with worker.sbatch written aside
             self.spec.pool.update(launch.pool(self.spec, self.placement, tmp))

@@ -184,7 +184,8 @@ def test_shutdown_leaves_nothing_in_squeue(cluster, client, slurm_conf):
 
 
 async def test_through_the_service_a_cluster_on_slurm_computes_and_stops(slurm, slurm_conf):
-    """DaskService with the SLURM backend, as POST/GET/DELETE dask/clusters drive it."""
+    """DaskService with the SLURM backend, as POST/GET/DELETE dask/clusters drive it: the default shape
+    (one allocation), found again by a restarted server, stopped with nothing left."""
     jobs = slurm.service()
     svc = DaskService(
         jobs,
@@ -210,6 +211,9 @@ async def test_through_the_service_a_cluster_on_slurm_computes_and_stops(slurm, 
             return c if c.state == "running" and c.workers.running == 1 else None
 
         cluster = await wait_until(up, within=90, every=0.5, what="one worker on SLURM")
+        # one worker of one CPU fits the node: scheduler and worker are one job, as the row says
+        assert cluster.layout == "one_allocation" and cluster.workers.in_allocation == 1
+        assert squeue(slurm_conf, script.workers_job_name(made.id)) == []
         assert cluster.scheduler_address and cluster.scheduler_address.startswith("tls://")
         assert cluster.tls is not None
         security = Security(
@@ -220,6 +224,19 @@ async def test_through_the_service_a_cluster_on_slurm_computes_and_stops(slurm, 
         )
         async with Client(cluster.scheduler_address, security=security, asynchronous=True) as client:
             assert await client.submit(sum, range(1000)) == 499500
+        # a restarted server (a new service over the same records and folders) finds it running
+        again = DaskService(
+            jobs,
+            slurm.root / "dask",
+            DaskSettings(connect_timeout_seconds=60, interface="lo"),
+            environments=lambda name: sys.prefix if name == "venv" else None,
+            kernel_python=lambda name: None,
+            images=lambda name: None,
+        )
+        found = await again.get(made.id)
+        await again.close()
+        assert found.state == "running" and found.workers.running == 1 and found.layout == "one_allocation"
+        assert found.scheduler_address == cluster.scheduler_address
         await svc.stop(made.id)
         stopped = await svc.wait_stopped(made.id)
         assert stopped.state == "stopped", stopped.model_dump()
