@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from ..backends.dask import ClusterRef, DaskLauncher, DaskSettings, Placement, SchedulerSeen
 from ..contracts.dask import folder
@@ -136,6 +137,9 @@ class DaskService:
         )
 
         spec.together = await launcher.together(spec, placement)  # one allocation, where it fits
+        apart: Literal["processes", "separate_jobs"] = (
+            "processes" if launcher.name == "local" else "separate_jobs"
+        )
 
         def pool(tmp: Path) -> None:
             spec.pool = launcher.pool(spec, placement, tmp)
@@ -162,13 +166,7 @@ class DaskService:
             workers=spec.workers,
             adapt=spec.adapt,
             together=spec.together,
-            layout=(
-                "one_allocation"
-                if spec.together
-                else "processes"
-                if launcher.name == "local"
-                else "separate_jobs"
-            ),
+            layout="one_allocation" if spec.together else apart,
             request=request.model_dump(mode="json", exclude_none=True),
             tls=True,
             connect_module=bool(ready and ready.connect_module),

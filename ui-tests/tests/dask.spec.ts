@@ -103,6 +103,8 @@ test.describe('Dask', () => {
     await expect(row.getByTestId('gpu-env-dask-workers')).toHaveText(
       '1 running'
     );
+    // how it runs on its backend: here processes (on SLURM, "one allocation")
+    await expect(row).toContainText('local · processes on this machine');
     const started = await clusterNamed(page, name);
     expect(started?.backend).toBe('local');
     expect(started?.kernel).toBe('python3');

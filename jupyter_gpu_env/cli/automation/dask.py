@@ -39,7 +39,13 @@ def _describe(c: DaskCluster, out: TextIO) -> None:
     if c.dashboard:
         print(f"  dashboard  {c.dashboard} (through the Jupyter server)", file=out)
     scale = f" (adapt {c.adapt.minimum}..{c.adapt.maximum})" if c.adapt else ""
-    print(f"  workers    {_workers(c)}{scale}; each retires after ~{c.lifetime_seconds // 60} min", file=out)
+    if c.layout == "one_allocation":
+        apart = c.workers.running + c.workers.pending - c.workers.in_allocation
+        more = f", {apart} more as jobs of their own" if apart > 0 else ""
+        life = f"one allocation with the scheduler{more}; it ends at ~{c.walltime_seconds // 60} min"
+    else:
+        life = f"each retires after ~{c.lifetime_seconds // 60} min and is replaced"
+    print(f"  workers    {_workers(c)}{scale}; {life}", file=out)
     for p in c.workers.pending_workers[:10]:
         place = f" place {p.place}" if p.place else ""
         print(f"    {p.name}: {p.state}{place}" + (f" ({p.reason})" if p.reason else ""), file=out)

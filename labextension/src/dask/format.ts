@@ -58,8 +58,7 @@ export function describeWorkers(
  */
 export function describeLayout(cluster: IDaskCluster): string {
   const { workers } = cluster;
-  const plural = (n: number): string =>
-    `${n} worker job${n === 1 ? '' : 's'}`;
+  const plural = (n: number): string => `${n} worker job${n === 1 ? '' : 's'}`;
   const live = isLive(cluster);
   switch (cluster.layout) {
     case 'processes':

@@ -5,7 +5,8 @@ and deletes everything labelled for a cluster when it stops.
 With the dask-kubernetes operator (``c.DaskClusters.kubernetes_operator``: ``auto`` uses it where the
 cluster serves ``daskclusters.kubernetes.dask.org``) a cluster is one ``DaskCluster``; without it, the
 scheduler's Job (admitted by Kueue where a queue is named) and its Service, the workers' Jobs made by the
-keeper in the scheduler's pod. Every call blocks in a worker thread (:meth:`KubeApi.run`).
+keeper in the scheduler's pod: each admitted on its own, no workers ``together`` with the scheduler yet
+(docs/plans/dask-one-workload.md). Every call blocks in a worker thread (:meth:`KubeApi.run`).
 """
 
 from __future__ import annotations
@@ -86,17 +87,12 @@ class KubeLauncher:
             return served
         custom = client.CustomObjectsApi(self.ns.connected())
         try:
-            reply = self.api.raw(
-                custom.get_api_resources,
-                objects.OPERATOR_GROUP,
-                objects.OPERATOR_VERSION,
-                what="discover Dask's operator",
+            group, version = objects.OPERATOR_GROUP, objects.OPERATOR_VERSION
+            reply = self.api.raw(custom.get_api_resources, group, version, what="discover Dask's operator")
+            names = (
+                {r.get("name") for r in (reply.get("resources") or [])} if isinstance(reply, dict) else set()
             )
-            served = (
-                PLURAL in {r.get("name") for r in (reply.get("resources") or [])}
-                if isinstance(reply, dict)
-                else False
-            )
+            served = PLURAL in names
         except ApiError as e:
             if e.status != 404:
                 raise
@@ -159,7 +155,6 @@ class KubeLauncher:
     # ----- start -----
 
     async def together(self, spec: ClusterSpec, placement: Placement) -> int:
-        """None yet: the scheduler and each worker are Jobs of their own, each admitted by Kueue."""
         return 0
 
     async def start(self, spec: ClusterSpec, placement: Placement, folder: Path) -> Started:
