@@ -66,7 +66,8 @@ def standing(
             return Standing("stopping", "Shutting down.")
         place = f" (place {seen.place})" if seen.place else ""
         why = f": {seen.reason}" if seen.reason else ""
-        return Standing("starting", f"The scheduler waits in the queue{place}{why}.")
+        who = "The cluster's one job" if record.layout == "one_allocation" else "The scheduler"
+        return Standing("starting", f"{who} waits in the queue{place}{why}.")
     if seen.state == "running":
         if stopping or (state is not None and state.state != "running"):
             return Standing(

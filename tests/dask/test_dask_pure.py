@@ -222,11 +222,18 @@ def test_how_a_cluster_stands():
         "starting",
         "The scheduler waits in the queue (place 3): Resources.",
     )
+    one = _record(layout="one_allocation", together=2)
+    assert standing(one, SchedulerSeen("queued", place=1), None).message == (
+        "The cluster's one job waits in the queue (place 1)."
+    )
     assert standing(r, SchedulerSeen("running", host="n1"), None).state == "starting"
     seen = SchedulerSeen("running", host="n1", workers=(PendingPlace("77_2", 5, "Priority"),))
     at = standing(r, seen, _state())
     shown = cluster(r, at, seen, _state(), "/u/")
     assert shown.state == "running" and shown.dashboard == "/u/gpu-env/dask/0123456789ab/status"
+    assert shown.layout == "separate_jobs" and shown.workers.in_allocation == 0
+    both = cluster(one, at, seen, _state(in_allocation=2), "/u/")
+    assert both.layout == "one_allocation" and both.workers.in_allocation == 2
     assert (shown.workers.requested, shown.workers.running, shown.workers.pending) == (3, 2, 1)
     assert shown.workers.pending_workers[0].place == 5
     assert shown.worker_hours == 2 and shown.gpu_hours == pytest.approx(2 * 3 / 7)

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import pytest
 from distributed import Client
 from helpers import wait_until_sync
+from intruder import assert_all_refused, attempts_as_nobody
 
 from jupyter_gpu_env.backends.slurm.dask import script
 
@@ -61,6 +62,15 @@ def test_one_job_holds_the_scheduler_and_its_workers(cluster, client, slurm_conf
     assert state.in_allocation == 2 and state.started_total == 2 and state.address == client.scheduler.address
     seen = run(cluster.launcher.observe([cluster.ref]))[cluster.spec.id]
     assert seen.state == "running" and not seen.workers
+
+
+def test_another_user_is_refused_at_the_scheduler_and_its_dashboard(cluster, client):
+    """The allocation's scheduler keeps the cluster's mutual TLS on both its ports."""
+    running(cluster, 2)
+    state = cluster.state()
+    assert state is not None and state.address and state.address.startswith("tls://127.0.0.1:")
+    assert state.dashboard_port
+    assert_all_refused(attempts_as_nobody(state.address, state.dashboard_port), dashboard=True)
 
 
 def test_scaling_beyond_the_allocation_adds_a_worker_job_and_back(cluster, client, slurm_conf):
