@@ -98,6 +98,19 @@ def _environment(env: dict[str, str], options: SbatchOptions) -> list[str]:
     return lines
 
 
+def _scheduler_job(spec: ClusterSpec, folder: Path) -> list[str]:
+    """The directives of the job the scheduler runs in, either shape: its name, its log, its folder."""
+    log = f"{folder}/{LOG}"
+    return [
+        f"--job-name={scheduler_job_name(spec.id)}",
+        f"--output={log}",
+        f"--error={log}",
+        "--open-mode=append",
+        f"--chdir={folder}",
+        "--nodes=1",
+    ]
+
+
 def _command(python: str, args: Sequence[str]) -> str:
     return " ".join(shlex.quote(a) for a in (check_path(python, "The environment's Python"), *args))
 
@@ -108,14 +121,8 @@ def scheduler_script(spec: ClusterSpec, options: SbatchOptions, time_seconds: in
     scheduler is the job's main process, so scancel's SIGTERM reaches distributed, whose teardown runs
     the keeper's (it cancels the workers)."""
     folder = Path(check_path(spec.folder, "The cluster folder"))
-    log = f"{folder}/{LOG}"
     directives = [
-        f"--job-name={scheduler_job_name(spec.id)}",
-        f"--output={log}",
-        f"--error={log}",
-        "--open-mode=append",
-        f"--chdir={folder}",
-        "--nodes=1",
+        *_scheduler_job(spec, folder),
         "--ntasks=1",
         "--cpus-per-task=1",
         f"--mem={memory_option(SCHEDULER_MEMORY)}",
@@ -168,15 +175,9 @@ def allocation_script(
     n = int(spec.together)
     if n < 1:
         raise ValueError("an allocation needs at least one worker")
-    log = f"{folder}/{LOG}"
     memory = worker_memory(spec, placement)
     directives = [
-        f"--job-name={scheduler_job_name(spec.id)}",
-        f"--output={log}",
-        f"--error={log}",
-        "--open-mode=append",
-        f"--chdir={folder}",
-        "--nodes=1",
+        *_scheduler_job(spec, folder),
         f"--ntasks={n}",
         f"--cpus-per-task={worker_cpus(spec, placement)}",
     ]

@@ -12,7 +12,9 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
-from distributed import Security
+from distributed import Client, Security
+from helpers import wait_until_sync
+from intruder import assert_all_refused, attempts_as_nobody
 
 from jupyter_gpu_env.backends.dask import ClusterRef, DaskSettings, Placement
 from jupyter_gpu_env.backends.slurm import SlurmBackend
@@ -106,6 +108,23 @@ class Cluster:
             tls_client_key=str(self.folder / KEY_PEM),
             require_encryption=True,
         )
+
+    def client(self) -> Client:
+        """The owner's client, once the scheduler has written its address file."""
+        wait_until_sync(
+            lambda: (self.folder / "scheduler.json").exists(), within=60, every=0.2, what="the scheduler file"
+        )
+        return Client(
+            scheduler_file=str(self.folder / "scheduler.json"), security=self.security(), timeout=30
+        )
+
+    def assert_refused_to_others(self) -> None:
+        """Another user of the scheduler's node reaches its ports (here loopback); each refuses them
+        without the cluster's certificate."""
+        state = self.state()
+        assert state is not None and state.address and state.address.startswith("tls://127.0.0.1:")
+        assert state.dashboard_port
+        assert_all_refused(attempts_as_nobody(state.address, state.dashboard_port), dashboard=True)
 
     def state(self) -> KeeperState | None:
         return read_state(self.folder)

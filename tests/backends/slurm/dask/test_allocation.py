@@ -10,7 +10,6 @@ from collections.abc import Iterator
 import pytest
 from distributed import Client
 from helpers import wait_until_sync
-from intruder import assert_all_refused, attempts_as_nobody
 
 from jupyter_gpu_env.backends.slurm.dask import script
 
@@ -35,12 +34,7 @@ def cluster(slurm_conf: str, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 
 @pytest.fixture(scope="module")
 def client(cluster: Cluster) -> Iterator[Client]:
-    wait_until_sync(
-        lambda: (cluster.folder / "scheduler.json").exists(), within=60, every=0.2, what="the scheduler file"
-    )
-    with Client(
-        scheduler_file=str(cluster.folder / "scheduler.json"), security=cluster.security(), timeout=30
-    ) as c:
+    with cluster.client() as c:
         yield c
 
 
@@ -67,10 +61,7 @@ def test_one_job_holds_the_scheduler_and_its_workers(cluster, client, slurm_conf
 def test_another_user_is_refused_at_the_scheduler_and_its_dashboard(cluster, client):
     """The allocation's scheduler keeps the cluster's mutual TLS on both its ports."""
     running(cluster, 2)
-    state = cluster.state()
-    assert state is not None and state.address and state.address.startswith("tls://127.0.0.1:")
-    assert state.dashboard_port
-    assert_all_refused(attempts_as_nobody(state.address, state.dashboard_port), dashboard=True)
+    cluster.assert_refused_to_others()
 
 
 def test_scaling_beyond_the_allocation_adds_a_worker_job_and_back(cluster, client, slurm_conf):

@@ -14,7 +14,6 @@ from collections.abc import Iterator
 import pytest
 from distributed import Client, Security
 from helpers import wait_until, wait_until_sync
-from intruder import assert_all_refused, attempts_as_nobody
 
 from jupyter_gpu_env.backends.dask import DaskSettings
 from jupyter_gpu_env.backends.slurm.dask import script
@@ -61,12 +60,7 @@ def cluster(slurm_conf: str, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 
 @pytest.fixture(scope="module")
 def client(cluster: Cluster) -> Iterator[Client]:
-    wait_until_sync(
-        lambda: (cluster.folder / "scheduler.json").exists(), within=60, every=0.2, what="the scheduler file"
-    )
-    with Client(
-        scheduler_file=str(cluster.folder / "scheduler.json"), security=cluster.security(), timeout=30
-    ) as c:
+    with cluster.client() as c:
         yield c
 
 
@@ -99,10 +93,7 @@ def test_another_user_is_refused_at_the_scheduler_and_its_dashboard(cluster, cli
     = "lo"``; on a real cluster, the node's interfaces): each refuses them without the cluster's
     certificate."""
     running(cluster, 2)
-    state = cluster.state()
-    assert state is not None and state.address and state.address.startswith("tls://127.0.0.1:")
-    assert state.dashboard_port
-    assert_all_refused(attempts_as_nobody(state.address, state.dashboard_port), dashboard=True)
+    cluster.assert_refused_to_others()
 
 
 def test_scale_to_three_and_back_to_two(cluster, client, slurm_conf):
@@ -132,12 +123,7 @@ def test_a_worker_retiring_at_its_lifetime_is_replaced_and_the_computation_finis
     c = Cluster(launcher(slurm_conf), tmp_path_factory.mktemp("dask") / "short", workers=2, walltime=60)
     try:
         assert c.spec.lifetime.lifetime == 40 and c.spec.lifetime.stagger == 10
-        wait_until_sync(
-            lambda: (c.folder / "scheduler.json").exists(), within=60, every=0.2, what="scheduler"
-        )
-        with Client(
-            scheduler_file=str(c.folder / "scheduler.json"), security=c.security(), timeout=30
-        ) as client:
+        with c.client() as client:
             client.wait_for_workers(2, timeout=90)
             first = {str(w["name"]) for w in client.scheduler_info()["workers"].values()}
 
@@ -183,11 +169,9 @@ def test_shutdown_leaves_nothing_in_squeue(cluster, client, slurm_conf):
     assert seen.state in ("ended", "gone")
 
 
-async def test_through_the_service_a_cluster_on_slurm_computes_and_stops(slurm, slurm_conf):
-    """DaskService with the SLURM backend, as POST/GET/DELETE dask/clusters drive it: the default shape
-    (one allocation), found again by a restarted server, stopped with nothing left."""
-    jobs = slurm.service()
-    svc = DaskService(
+def _service(slurm, jobs) -> DaskService:
+    """A server's DaskService over the SLURM backend's jobs (a second one is a restarted server)."""
+    return DaskService(
         jobs,
         slurm.root / "dask",
         DaskSettings(connect_timeout_seconds=60, interface="lo"),
@@ -195,6 +179,13 @@ async def test_through_the_service_a_cluster_on_slurm_computes_and_stops(slurm, 
         kernel_python=lambda name: None,
         images=lambda name: None,
     )
+
+
+async def test_through_the_service_a_cluster_on_slurm_computes_and_stops(slurm, slurm_conf):
+    """DaskService with the SLURM backend, as POST/GET/DELETE dask/clusters drive it: the default shape
+    (one allocation), found again by a restarted server, stopped with nothing left."""
+    jobs = slurm.service()
+    svc = _service(slurm, jobs)
     try:
         made = await svc.create(
             DaskClusterRequest(
@@ -225,14 +216,7 @@ async def test_through_the_service_a_cluster_on_slurm_computes_and_stops(slurm, 
         async with Client(cluster.scheduler_address, security=security, asynchronous=True) as client:
             assert await client.submit(sum, range(1000)) == 499500
         # a restarted server (a new service over the same records and folders) finds it running
-        again = DaskService(
-            jobs,
-            slurm.root / "dask",
-            DaskSettings(connect_timeout_seconds=60, interface="lo"),
-            environments=lambda name: sys.prefix if name == "venv" else None,
-            kernel_python=lambda name: None,
-            images=lambda name: None,
-        )
+        again = _service(slurm, jobs)
         found = await again.get(made.id)
         await again.close()
         assert found.state == "running" and found.workers.running == 1 and found.layout == "one_allocation"
