@@ -191,8 +191,10 @@ export class ClusterForm extends DaskFormBody<IDaskClusterRequest> {
     const label = timeLimit.closest('.jp-GpuEnv-field')?.querySelector('label');
     if (label) {
       label.title =
-        'How long each worker job may run; workers retire a few minutes ' +
-        'before it, staggered, and are replaced';
+        'How long each worker may run. A cluster of a fixed size that fits ' +
+        'one node of a SLURM queue starts as one allocation and ends then; ' +
+        'otherwise workers retire a few minutes before it, staggered, and ' +
+        'are replaced';
     }
     this.node.append(
       field(

@@ -10,7 +10,7 @@ import type {
   IDaskScaleRequest,
   IDaskWorkers
 } from '../api/types';
-import { ordinal } from '../jobs/format';
+import { formatStart, ordinal } from '../jobs/format';
 
 /** The badge's tone of each state (none: neutral). */
 export const DASK_TONES: Partial<Record<DaskClusterState, string>> = {
@@ -53,10 +53,15 @@ export function describeWorkers(
 }
 
 /**
- * How the cluster runs on its backend: "one allocation", "one allocation + 2
- * worker jobs", "scheduler + 4 worker jobs", "processes on this machine".
+ * How the cluster runs on its backend: "one allocation until 14:30", "one
+ * allocation until 14:30 + 2 worker jobs", "scheduler + 4 worker jobs",
+ * "processes on this machine". One allocation ends at its time limit, counted
+ * from when its scheduler started (`now` in Unix seconds).
  */
-export function describeLayout(cluster: IDaskCluster): string {
+export function describeLayout(
+  cluster: IDaskCluster,
+  now: number = Date.now() / 1000
+): string {
   const { workers } = cluster;
   const plural = (n: number): string => `${n} worker job${n === 1 ? '' : 's'}`;
   const live = isLive(cluster);
@@ -64,10 +69,16 @@ export function describeLayout(cluster: IDaskCluster): string {
     case 'processes':
       return 'processes on this machine';
     case 'one_allocation': {
+      const started = cluster.started_at;
+      const until =
+        live && started !== null && started !== undefined
+          ? ` until ${formatStart(started + cluster.walltime_seconds, now)}`
+          : '';
       const apart = workers.running + workers.pending - workers.in_allocation;
-      return live && apart > 0
-        ? `one allocation + ${plural(apart)}`
-        : 'one allocation';
+      return (
+        `one allocation${until}` +
+        (live && apart > 0 ? ` + ${plural(apart)}` : '')
+      );
     }
     default:
       return live

@@ -260,10 +260,14 @@ describe('missingDask', () => {
 });
 
 describe('describeLayout', () => {
-  it('says one allocation, and the worker jobs beyond it', () => {
-    const one = (patch: Partial<IDaskWorkers>) =>
+  it('says one allocation, until when, and the worker jobs beyond it', () => {
+    const one = (patch: Partial<IDaskWorkers>, started: number | null = null) =>
       describeLayout(
-        cluster({ layout: 'one_allocation', workers: workers(patch) })
+        cluster({
+          layout: 'one_allocation',
+          workers: workers(patch),
+          started_at: started
+        })
       );
     expect(one({ in_allocation: 2 })).toBe('one allocation');
     expect(one({ running: 3, pending: 1, in_allocation: 2 })).toBe(
@@ -272,6 +276,18 @@ describe('describeLayout', () => {
     expect(one({ running: 2, in_allocation: 1 })).toBe(
       'one allocation + 1 worker job'
     );
+    // it ends at its time limit (an hour here), counted from its start
+    const start = new Date(2026, 11, 2, 13, 30).getTime() / 1000;
+    expect(
+      describeLayout(
+        cluster({
+          layout: 'one_allocation',
+          started_at: start,
+          workers: workers({ in_allocation: 2 })
+        }),
+        start + 60
+      )
+    ).toBe('one allocation until 14:30');
   });
 
   it('counts the worker jobs beside a scheduler of its own', () => {
