@@ -203,6 +203,9 @@ def allocation_script(
         f"--ntasks={n}",
         f"--cpus-per-task={worker_cpus(spec, placement)}",
         *([f"--gpus-per-task={gpus}"] if gpus else []),
+        # a worker retired by a scale-down ends its task alone: the step goes on, whatever the site's
+        # WaitTime (which would end every task that long after the first one ends) or KillOnBadExit
+        "--wait=0",
         "--kill-on-bad-exit=0",
         f"--output={folder}/{WORKER_LOGS}/%j-%t.log",
         f"--error={folder}/{WORKER_LOGS}/%j-%t.log",

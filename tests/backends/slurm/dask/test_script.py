@@ -144,7 +144,7 @@ def test_one_allocation_runs_the_scheduler_in_the_batch_step_and_the_workers_as_
     assert "export CUDA_VISIBLE_DEVICES=''" not in lines  # the workers' step gets its GPUs
     step = next(ln for ln in lines if "dask_worker" in ln)
     assert step.startswith(
-        "/opt/slurm/bin/srun --ntasks=3 --cpus-per-task=4 --gpus-per-task=a100:1 --kill-on-bad-exit=0 "
+        "/opt/slurm/bin/srun --ntasks=3 --cpus-per-task=4 --gpus-per-task=a100:1 --wait=0 --kill-on-bad-exit=0 "
         f"--output={FOLDER}/workers/%j-%t.log --error={FOLDER}/workers/%j-%t.log "
         """bash -c 'exec "$@" --name "slurm-${SLURM_JOB_ID}-${SLURM_PROCID}"' worker """
         f"{PY} -m distributed.cli.dask_worker --scheduler-file {FOLDER}/scheduler.json"
