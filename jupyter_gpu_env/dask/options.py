@@ -74,12 +74,12 @@ class DaskClusters(Configurable):
     one_allocation = Bool(
         True,
         config=True,
-        help="Start a fixed-size Dask cluster whose scheduler and workers fit one node of the queue as one "
-        "batch job: the scheduler and the workers as steps of one allocation, so there is one queue wait and "
-        "the workers connect as soon as the scheduler listens; the cluster then ends at its walltime. "
-        "Adaptive clusters, larger ones, and workers with a MIG slice or dask-cuda always have the scheduler "
-        "in a job of its own and each worker in another. False: always that shape (SLURM; other backends "
-        "start every cluster that way).",
+        help="Start a fixed-size Dask cluster as one allocation: on SLURM, where its scheduler and workers fit "
+        "one node of the queue, one batch job (the scheduler in its batch step, the workers one srun step); "
+        "on Kubernetes without the operator, for workers without GPUs, one Indexed Job that Kueue admits "
+        "whole. One queue wait, the workers connect as soon as the scheduler listens, and the cluster ends "
+        "at its walltime. Adaptive clusters, larger ones, and workers with a MIG slice or dask-cuda have the "
+        "scheduler in a job of its own and each worker in another. False: always that shape.",
     )
 
     def root(self, job_dir: Path) -> Path:

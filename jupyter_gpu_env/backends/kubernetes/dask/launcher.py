@@ -32,8 +32,9 @@ from ..api.client import ApiError, KubeApi
 from ..api.kueue import Places
 from ..api.namespace import Namespace, gone_already
 from ..observe import KubernetesObserver
-from . import objects
+from . import objects, workload
 from . import pool as keeper_pool
+from .seen import from_pod, is_scheduler_pod, ours
 
 DISCOVERY_TTL = 600.0
 STOP_GRACE = 20.0  # seconds the keeper has to retire its workers before everything is deleted
@@ -155,7 +156,14 @@ class KubeLauncher:
     # ----- start -----
 
     async def together(self, spec: ClusterSpec, placement: Placement) -> int:
-        return 0
+        """Every worker, as one Kueue workload with the scheduler (:mod:`.workload`), for a fixed-size
+        cluster of workers without GPUs, where the operator does not run it."""
+        n = spec.workers or 0
+        if not self.settings.one_allocation or spec.adapt is not None or n < 1 or spec.worker.cuda:
+            return 0
+        if placement.gpus or placement.mig_profile or await asyncio.to_thread(self.operator):
+            return 0
+        return n
 
     async def start(self, spec: ClusterSpec, placement: Placement, folder: Path) -> Started:
         if spec.python is None:
@@ -183,13 +191,19 @@ class KubeLauncher:
                 what="create the DaskCluster",
             )
             return Started(handle=f"daskcluster/{body['metadata']['name']}")
-        job = objects.scheduler_job(
-            spec,
-            placement,
-            self.ns.settings,
-            account=account,
-            walltime_seconds=self.settings.scheduler_walltime_seconds,
-            interface=self.settings.interface,
+        job = (
+            workload.allocation_job(
+                spec, placement, self.ns.settings, account=account, interface=self.settings.interface
+            )
+            if spec.together
+            else objects.scheduler_job(
+                spec,
+                placement,
+                self.ns.settings,
+                account=account,
+                walltime_seconds=self.settings.scheduler_walltime_seconds,
+                interface=self.settings.interface,
+            )
         )
         made = self.api.one(
             client.BatchV1Api(c).create_namespaced_job,
@@ -197,7 +211,8 @@ class KubeLauncher:
             k8s.as_dict(job),
             what="create the Dask scheduler's Job",
         )
-        service = objects.scheduler_service(spec, self.ns.settings, owner=made)
+        make = workload.allocation_service if spec.together else objects.scheduler_service
+        service = make(spec, self.ns.settings, owner=made)
         self.api.one(
             client.CoreV1Api(c).create_namespaced_service,
             ns,
@@ -225,7 +240,7 @@ class KubeLauncher:
             "list the Dask schedulers' pods", client.CoreV1Api(c).list_namespaced_pod, ns, label_selector=sel
         ):
             labels = status.labels_of(pod)
-            if not _ours(pod, sel):
+            if not ours(pod, sel) or not is_scheduler_pod(pod):
                 continue
             cid = labels[objects.CLUSTER_LABEL]
             if cid not in pods or (pod.get("status") or {}).get("phase") == "Running":
@@ -235,7 +250,7 @@ class KubeLauncher:
         for ref in clusters:
             found = pods.get(k8s.label_value(ref.id))
             if found is not None:
-                out[ref.id] = _from_pod(found)
+                out[ref.id] = from_pod(found)
             else:
                 missing.append(ref)
         if missing:
@@ -255,7 +270,7 @@ class KubeLauncher:
                 ns,
                 label_selector=sel,
             ):
-                if _ours(item, sel):
+                if ours(item, sel):
                     jobs[status.labels_of(item)[objects.CLUSTER_LABEL]] = item
         dask_clusters: set[str] = set()
         if any((r.handle or "").startswith("daskcluster/") for r in refs):
@@ -269,7 +284,7 @@ class KubeLauncher:
                 PLURAL,
                 label_selector=sel,
             )
-            dask_clusters = {status.labels_of(d)[objects.CLUSTER_LABEL] for d in listed if _ours(d, sel)}
+            dask_clusters = {status.labels_of(d)[objects.CLUSTER_LABEL] for d in listed if ours(d, sel)}
         waiting: dict[str, dict[str, Any]] = {}
         for ref in refs:
             cid = k8s.label_value(ref.id)
@@ -360,7 +375,7 @@ class KubeLauncher:
             for item in self.api.items(
                 f"list the cluster's {what}", lister, *group, ns, *plural, label_selector=sel
             ):
-                if not _ours(item, sel, terminating=True):
+                if not ours(item, sel, terminating=True):
                     continue
                 left += 1
                 if (item.get("metadata") or {}).get("deletionTimestamp"):
@@ -370,30 +385,3 @@ class KubeLauncher:
                     where = (*group, ns, *plural, name) if group else (name, ns)
                     self.api.raw(deleter, *where, body=foreground, what=f"delete {what}")
         return left
-
-
-def _ours(item: dict[str, Any], selector: str, *, terminating: bool = False) -> bool:
-    """The selector checked here too (a proxy may ignore it); terminating objects only when asked."""
-    labels = status.labels_of(item)
-    for part in selector.split(","):
-        key, eq, value = part.partition("=")
-        if key not in labels or (eq and labels[key] != value):
-            return False
-    return terminating or not (item.get("metadata") or {}).get("deletionTimestamp")
-
-
-def _from_pod(pod: dict[str, Any]) -> SchedulerSeen:
-    st = pod.get("status") or {}
-    phase = st.get("phase")
-    if phase == "Running":
-        return SchedulerSeen(state="running", host=st.get("podIP") or None)
-    if phase in ("Succeeded", "Failed"):
-        term: dict[str, Any] = {}
-        for cs in st.get("containerStatuses") or []:
-            term = (cs.get("state") or {}).get("terminated") or term
-        how = f"exit code {term.get('exitCode')}" if term else phase.lower()
-        tail = (term.get("message") or "").strip()[-500:]
-        return SchedulerSeen(
-            state="ended", reason=f"The scheduler's pod ended ({how})" + (f": {tail}" if tail else ".")
-        )
-    return SchedulerSeen(state="queued", reason=status.pod_reason(pod))

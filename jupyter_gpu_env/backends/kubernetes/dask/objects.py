@@ -136,15 +136,10 @@ def _folder(spec: ClusterSpec) -> Path:
     return Path(spec.folder)
 
 
-def _container(
+def container(
     name: str, argv: list[str], spec: ClusterSpec, placement: Placement | None, settings: k8s.K8sSettings
 ) -> client.V1Container:
-    ports = None
-    if placement is None:  # the scheduler
-        ports = [
-            client.V1ContainerPort(name="tcp-comm", container_port=COMM_PORT, protocol="TCP"),
-            client.V1ContainerPort(name="http-dashboard", container_port=DASHBOARD_PORT, protocol="TCP"),
-        ]
+    ports = scheduler_ports() if placement is None else None
     return client.V1Container(
         name=name,
         image=settings.image,
@@ -167,8 +162,15 @@ def _container(
     )
 
 
-def _pod_spec(
-    container: client.V1Container,
+def scheduler_ports() -> list[client.V1ContainerPort]:
+    return [
+        client.V1ContainerPort(name="tcp-comm", container_port=COMM_PORT, protocol="TCP"),
+        client.V1ContainerPort(name="http-dashboard", container_port=DASHBOARD_PORT, protocol="TCP"),
+    ]
+
+
+def pod_spec(
+    main: client.V1Container,
     placement: Placement | None,
     settings: k8s.K8sSettings,
     *,
@@ -186,7 +188,7 @@ def _pod_spec(
         security.setdefault("runAsGroup", settings.run_as_group)
     return client.V1PodSpec(
         restart_policy=restart,
-        containers=[container],
+        containers=[main],
         volumes=[k8s.to_model(v, "V1Volume", "volume") for v in settings.volumes] or None,
         node_selector=dict(settings.node_selector) or None,
         tolerations=tolerations or None,
@@ -201,20 +203,20 @@ def _pod_spec(
     )
 
 
-def _python(spec: ClusterSpec) -> str:
+def python_of(spec: ClusterSpec) -> str:
     if spec.python is None:
         raise ValueError("a Kubernetes cluster runs from an environment's Python, not a packed image")
     return spec.python
 
 
-def _scheduler_argv(spec: ClusterSpec, idle_timeout: int, interface: str | None) -> list[str]:
+def scheduler_argv(spec: ClusterSpec, idle_timeout: int, interface: str | None) -> list[str]:
     # fixed ports, so the Service (and the operator) can name them; both behind the cluster's mutual TLS
     net = Network(interface=interface)
     args = scheduler_args(_folder(spec), idle_timeout, net, port=COMM_PORT, dashboard_port=DASHBOARD_PORT)
-    return [_python(spec), *args]
+    return [python_of(spec), *args]
 
 
-def _annotations(spec: ClusterSpec, settings: k8s.K8sSettings) -> dict[str, str]:
+def pod_annotations(spec: ClusterSpec, settings: k8s.K8sSettings) -> dict[str, str]:
     return {
         **settings.annotations,
         k8s.USER_ANNOTATION: settings.user,
@@ -222,14 +224,14 @@ def _annotations(spec: ClusterSpec, settings: k8s.K8sSettings) -> dict[str, str]
     }
 
 
-def _meta(
+def meta(
     name: str, labels: Mapping[str, str], spec: ClusterSpec, settings: k8s.K8sSettings
 ) -> client.V1ObjectMeta:
     return client.V1ObjectMeta(
         name=name,
         namespace=settings.namespace or None,
         labels=dict(labels),
-        annotations=_annotations(spec, settings),
+        annotations=pod_annotations(spec, settings),
     )
 
 
@@ -261,13 +263,13 @@ def scheduler_job(
     queue = queue_of(placement, settings)
     if queue:
         job_labels[k8s.QUEUE_LABEL] = queue
-    container = _container(
-        "scheduler", _scheduler_argv(spec, spec.idle_timeout_seconds, interface), spec, None, settings
+    main = container(
+        "scheduler", scheduler_argv(spec, spec.idle_timeout_seconds, interface), spec, None, settings
     )
     return client.V1Job(
         api_version="batch/v1",
         kind="Job",
-        metadata=_meta(name, job_labels, spec, settings),
+        metadata=meta(name, job_labels, spec, settings),
         spec=client.V1JobSpec(
             backoff_limit=0,
             completions=1,
@@ -275,8 +277,8 @@ def scheduler_job(
             ttl_seconds_after_finished=settings.ttl_seconds_after_finished,
             active_deadline_seconds=walltime_seconds,
             template=client.V1PodTemplateSpec(
-                metadata=client.V1ObjectMeta(labels=labels, annotations=_annotations(spec, settings)),
-                spec=_pod_spec(container, None, settings, restart="Never", account=account),
+                metadata=client.V1ObjectMeta(labels=labels, annotations=pod_annotations(spec, settings)),
+                spec=pod_spec(main, None, settings, restart="Never", account=account),
             ),
         ),
     )
@@ -288,10 +290,10 @@ def scheduler_service(
     """The scheduler's Service (ClusterIP, the comm and dashboard ports), owned by the scheduler's Job
     when ``owner`` (the created Job) is given, so deleting the Job deletes it."""
     name = cluster_name(spec)
-    meta = _meta(name, cluster_labels(spec, settings, SCHEDULER), spec, settings)
+    metadata = meta(name, cluster_labels(spec, settings, SCHEDULER), spec, settings)
     uid = ((owner or {}).get("metadata") or {}).get("uid")
     if uid:
-        meta.owner_references = [
+        metadata.owner_references = [
             client.V1OwnerReference(
                 api_version="batch/v1", kind="Job", name=name, uid=uid, block_owner_deletion=True
             )
@@ -299,7 +301,7 @@ def scheduler_service(
     return client.V1Service(
         api_version="v1",
         kind="Service",
-        metadata=meta,
+        metadata=metadata,
         spec=client.V1ServiceSpec(
             type="ClusterIP",
             selector={CLUSTER_LABEL: k8s.label_value(spec.id), k8s.COMPONENT_KEY: SCHEDULER},
@@ -316,12 +318,12 @@ def worker_job(spec: ClusterSpec, placement: Placement, settings: k8s.K8sSetting
     queue = queue_of(placement, settings)
     if queue:
         job_labels[k8s.QUEUE_LABEL] = queue
-    container = _container("worker", [_python(spec), *spec.worker_args], spec, placement, settings)
-    meta = _meta(cluster_name(spec) + "-w0", job_labels, spec, settings)
+    main = container("worker", [python_of(spec), *spec.worker_args], spec, placement, settings)
+    metadata = meta(cluster_name(spec) + "-w0", job_labels, spec, settings)
     return client.V1Job(
         api_version="batch/v1",
         kind="Job",
-        metadata=meta,
+        metadata=metadata,
         spec=client.V1JobSpec(
             backoff_limit=0,
             completions=1,
@@ -329,8 +331,8 @@ def worker_job(spec: ClusterSpec, placement: Placement, settings: k8s.K8sSetting
             ttl_seconds_after_finished=settings.ttl_seconds_after_finished,
             active_deadline_seconds=spec.walltime_seconds,
             template=client.V1PodTemplateSpec(
-                metadata=client.V1ObjectMeta(labels=labels, annotations=_annotations(spec, settings)),
-                spec=_pod_spec(container, placement, settings, restart="Never", account=""),
+                metadata=client.V1ObjectMeta(labels=labels, annotations=pod_annotations(spec, settings)),
+                spec=pod_spec(main, placement, settings, restart="Never", account=""),
             ),
         ),
     )
@@ -352,28 +354,28 @@ def dask_cluster(
     The operator deletes it after ``idleTimeout``; the scheduler's own timeout is later, so its
     Deployment never restarts a scheduler that closed for idleness."""
     name = cluster_name(spec)
-    scheduler = _container(
+    scheduler = container(
         "scheduler",
-        _scheduler_argv(spec, spec.idle_timeout_seconds + IDLE_MARGIN, interface),
+        scheduler_argv(spec, spec.idle_timeout_seconds + IDLE_MARGIN, interface),
         spec,
         None,
         settings,
     )
-    worker = _container(
+    worker = container(
         "worker",
-        [_python(spec), *spec.worker_args, "--name", OPERATOR_WORKER_NAME],
+        [python_of(spec), *spec.worker_args, "--name", OPERATOR_WORKER_NAME],
         spec,
         placement,
         settings,
     )
     # Deployments restart their pods: restartPolicy must stay Always (the default).
-    scheduler_pod = _pod_spec(scheduler, None, settings, restart=None, account=account)
-    worker_pod = _pod_spec(worker, placement, settings, restart=None, account="")
+    scheduler_pod = pod_spec(scheduler, None, settings, restart=None, account=account)
+    worker_pod = pod_spec(worker, placement, settings, restart=None, account="")
     selector_labels = {"dask.org/cluster-name": name, "dask.org/component": "scheduler"}
     body = {
         "apiVersion": f"{OPERATOR_GROUP}/{OPERATOR_VERSION}",
         "kind": "DaskCluster",
-        "metadata": k8s.as_dict(_meta(name, cluster_labels(spec, settings), spec, settings)),
+        "metadata": k8s.as_dict(meta(name, cluster_labels(spec, settings), spec, settings)),
         "spec": {
             "idleTimeout": spec.idle_timeout_seconds,
             "scheduler": {

@@ -5,7 +5,9 @@ user's): the API called with ``urllib`` and the pod's service account (its token
 - ``kubernetes``: one batch/v1 Job per worker, from the manifest the server put in ``pool["job"]``,
   named ``<cluster>-w<n>`` and started with ``--name`` the same; listed by the cluster's labels (a Job
   Kueue holds, or a pending pod, is ``queued`` with Kueue's or the scheduler's reason); cancelled by
-  deleting the Job and its pods.
+  deleting the Job and its pods. The workers that ``cluster.json``'s ``together`` started with the
+  scheduler, pods 1..N of the cluster's one workload, are listed as running under their names
+  (``<cluster>-<index>``), marked ``once``: the keeper counts one gone when it has left the scheduler.
 - ``operator``: the dask-kubernetes operator's default worker group, whose ``spec.worker.replicas`` is
   patched; its worker pods listed by the operator's labels, named by their ``DASK_WORKER_NAME``. The
   operator chooses which workers leave when the replicas go down (it asks the scheduler to retire the
@@ -159,6 +161,7 @@ class KubePool:
         self.manifest: dict[str, Any] = pool["job"]
         self.record = folder / self.RECORD
         self.counter = int((read_json(self.record) or {}).get("counter", 0))
+        self.together = [f"{self.base}-{i}" for i in range(1, int(spec.get("together") or 0) + 1)]
         ns = quote(self.namespace, safe="")
         self.jobs_path = f"/apis/batch/v1/namespaces/{ns}/jobs"
         self.pods_path = f"/api/v1/namespaces/{ns}/pods"
@@ -191,7 +194,8 @@ class KubePool:
         return names
 
     async def listed(self) -> list[Listed]:
-        return await asyncio.to_thread(self._list)
+        started_with_me = [Listed(n, "running", once=True) for n in self.together]
+        return started_with_me + await asyncio.to_thread(self._list)
 
     def _list(self) -> list[Listed]:
         jobs = [j for j in self.api.items(self.jobs_path, self.selector) if _matches(j, self.selector)]
@@ -224,7 +228,7 @@ class KubePool:
         await asyncio.to_thread(self._delete, names)
 
     def _delete(self, names: list[str]) -> None:
-        for name in names:
+        for name in (n for n in names if n not in self.together):  # the keeper retires those itself
             try:
                 self.api.call(
                     "DELETE",

@@ -1,6 +1,7 @@
 """The launcher and the keeper's Kubernetes pools driven through kmock (a stand-in API server: it stores
 what is created and ignores label selectors; the tests play the kubelet, Kueue and the operator by
-writing pods and statuses): start, observe, scale through the pool, stop leaving nothing."""
+writing pods and statuses): start, observe, scale through the pool, stop leaving nothing; in each shape
+(the scheduler's Job and a Job per worker, one Indexed Job as one Kueue workload, the operator's)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from dask_kube_helpers import (  # noqa: F401
 )
 
 from jupyter_gpu_env.backends.dask import ClusterRef, DaskSettings
+from jupyter_gpu_env.backends.kubernetes.dask import workload
 from jupyter_gpu_env.backends.kubernetes.dask.pool import API_ENV
 from jupyter_gpu_env.contracts.dask import folder as dask_folder
 from jupyter_gpu_env.errors import Conflict
@@ -217,3 +219,62 @@ def test_a_backend_without_a_service_account_or_with_an_image_is_refused(tmp_pat
     backend.dask_service_account = "dask-keeper"
     with pytest.raises(Conflict, match="packed image"):
         launcher.check(placement(image={"name": "x", "path": "/x.sqfs"}), 3600)
+
+
+async def test_one_workload_starts_the_scheduler_with_its_workers_and_stops_leaving_nothing(
+    emulator, tmp_path, monkeypatch
+):
+    """A fixed-size cluster of CPU workers is one Indexed Job, one Kueue workload: held or admitted
+    whole; pod 0 the scheduler (what observe and the Service find), pods 1..N its workers, which the
+    keeper's pool counts as its own; workers beyond it are worker Jobs, as in the other shape."""
+    launcher = setup(emulator, tmp_path, monkeypatch, operator=False, local_queue="team-a")
+    where = placement()
+    launcher.check(where, 3600)
+    spec = make_spec(tmp_path)
+    assert await launcher.together(spec, placement(gpus=1)) == 0  # its scheduler would hold a GPU
+    assert (
+        await launcher.together(make_spec(tmp_path, workers=None, adapt={"minimum": 1, "maximum": 4}), where)
+        == 0
+    )
+    spec.together = await launcher.together(spec, where)
+    assert spec.together == 2
+    folder = tmp_path / "dask" / CLUSTER_ID
+
+    def pool(tmp):
+        spec.pool = launcher.pool(spec, where, tmp)
+
+    await asyncio.to_thread(dask_folder.build, folder, spec, pool)
+    started = await launcher.start(spec, where, tmp_path)
+    name = "dask-my-analysis-0123456789ab"
+    assert started.handle == f"job/{name}"
+    job = live(emulator, "jobs")[name]
+    assert set(live(emulator, "jobs")) == {name} and job["spec"]["completions"] == 3
+    assert live(emulator, "services")[name]["spec"]["selector"][workload.INDEX_LABEL] == "0"
+    ref = ClusterRef(CLUSTER_ID, folder, started.handle)
+
+    # Kueue holds the whole workload: the cluster waits, in Kueue's words
+    emulator.objects[JOBS, NS, name].patch({"spec": {"suspend": True}})
+    seen = (await launcher.observe([ref]))[CLUSTER_ID]
+    assert seen.state == "queued" and "team-a" in (seen.reason or "")
+    # admitted: the Job controller's three pods, each with its index; pod 0 is the scheduler
+    labels = job["spec"]["template"]["metadata"]["labels"]
+    for index, ip in ((1, "10.1.2.4"), (0, "10.1.2.3"), (2, "10.1.2.5")):
+        add_pod(emulator, f"{name}-{index}-x", {**labels, workload.INDEX_LABEL: str(index)}, "Running",
+                status={"podIP": ip})  # fmt: skip
+    seen = (await launcher.observe([ref]))[CLUSTER_ID]
+    assert seen.state == "running" and seen.host == "10.1.2.3"
+
+    # the keeper's pool counts the workload's workers as its own; more are worker Jobs
+    keeper_pool = copied_make_pool(folder)(folder, spec.model_dump(mode="json"), "python")
+    listed = await keeper_pool.listed()
+    assert [(w.name, w.state, w.once) for w in listed] == [
+        (f"{name}-1", "running", True),
+        (f"{name}-2", "running", True),
+    ]
+    assert await keeper_pool.submit(1) == [f"{name}-w1"]
+    await keeper_pool.cancel([f"{name}-1"])  # a pod of the workload: the keeper retires it, nothing deleted
+    assert set(live(emulator, "jobs")) == {name, f"{name}-w1"}
+    assert {w.name for w in await keeper_pool.listed()} == {f"{name}-1", f"{name}-2", f"{name}-w1"}
+
+    await launcher.stop(ref)
+    assert live(emulator, "jobs") == {} and live(emulator, "pods") == {} and live(emulator, "services") == {}

@@ -1,5 +1,5 @@
-"""The Dask cluster's Kubernetes objects, built alone: core objects strictly schema-valid
-(kubernetes-validate), the operator's custom resources checked against the dask-kubernetes CRD's
+"""The Dask cluster's Kubernetes objects, built alone (either shape: the scheduler's Job and the workers',
+or one Indexed Job as one Kueue workload): core objects strictly schema-valid (kubernetes-validate), the operator's custom resources checked against the dask-kubernetes CRD's
 fields, written down below from its published schema."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from dask_kube_helpers import CLUSTER_ID, NS, make_spec, placement, settings
 
 from jupyter_gpu_env.backends.kubernetes import checks
 from jupyter_gpu_env.backends.kubernetes import objects as k8s
-from jupyter_gpu_env.backends.kubernetes.dask import objects
+from jupyter_gpu_env.backends.kubernetes.dask import objects, workload
 
 kubernetes_validate = pytest.importorskip("kubernetes_validate")
 
@@ -158,3 +158,46 @@ def test_selectors_find_one_cluster_or_all_and_bad_inputs_are_refused(tmp_path):
         objects.worker_job(make_spec(tmp_path), placement(queue="Not_A_Queue"), s)
     with pytest.raises(ValueError, match="packed image"):
         objects.worker_job(make_spec(tmp_path, python=None), placement(), s)
+
+
+def test_one_workload_is_an_indexed_job_whose_pod_zero_is_the_scheduler(tmp_path):
+    spec = make_spec(tmp_path, together=2)
+    s = settings(tmp_path, local_queue="default-q")
+    job = k8s.as_dict(workload.allocation_job(spec, placement(), s, account="dask-keeper"))
+    service = k8s.as_dict(workload.allocation_service(spec, s, owner={"metadata": {"uid": "u-1"}}))
+    for body in (job, service):
+        validate(body)  # backoffLimitPerIndex and the Indexed mode as Kubernetes 1.29 and later know them
+    assert checks.problems(job) == []
+    name = "dask-my-analysis-0123456789ab"  # the scheduler Job's name in the other shape
+    assert job["metadata"]["name"] == name and job["metadata"]["labels"][k8s.QUEUE_LABEL] == "default-q"
+    # one Kueue workload of three pods, admitted together, ended together at the cluster's walltime
+    assert job["spec"]["completionMode"] == "Indexed"
+    assert job["spec"]["completions"] == job["spec"]["parallelism"] == 3
+    assert job["spec"]["backoffLimitPerIndex"] == 0 and "backoffLimit" not in job["spec"]
+    assert job["spec"]["activeDeadlineSeconds"] == spec.walltime_seconds
+    pod = job["spec"]["template"]["spec"]
+    assert pod["restartPolicy"] == "Never" and pod["serviceAccountName"] == "dask-keeper"
+    container = pod["containers"][0]
+    assert {p["name"] for p in container["ports"]} == {"tcp-comm", "http-dashboard"}
+    assert container["resources"]["requests"] == {"cpu": "2", "memory": "4Gi"}  # a worker's, each pod
+    sh, flag, script = container["command"]
+    assert (sh, flag) == ("/bin/sh", "-c")
+    first, second = script.splitlines()
+    assert (
+        first.startswith('if [ "$JOB_COMPLETION_INDEX" = 0 ]; then exec ')
+        and "gpuenv_dask.scheduler" in first
+    )
+    assert "--port 8786" in first and first.endswith("; fi")
+    assert second.startswith(f"exec {spec.python} -m distributed.cli.dask_worker")
+    assert "--no-nanny" in second and "--lifetime" not in second and "--tls-key" in second
+    assert second.endswith(f'--name "{name}-$JOB_COMPLETION_INDEX"')
+    # the Service reaches pod 0 alone
+    assert service["spec"]["selector"] == {
+        objects.CLUSTER_LABEL: CLUSTER_ID,
+        k8s.COMPONENT_KEY: objects.SCHEDULER,
+        workload.INDEX_LABEL: "0",
+    }
+    with pytest.raises(ValueError, match="GPU"):
+        workload.allocation_job(spec, placement(gpus=1), s, account="dask-keeper")
+    with pytest.raises(ValueError):
+        workload.allocation_job(make_spec(tmp_path), placement(), s, account="dask-keeper")

@@ -1,6 +1,7 @@
-"""A Dask cluster on the real cluster, without the dask-kubernetes operator: the scheduler a Job admitted
-by Kueue with its Service, its pod running the keeper, which creates the workers' Jobs with the guide's
-``dask-keeper`` account (its projected token); scheduler and workers in this venv (at the same path
+"""A Dask cluster on the real cluster, without the dask-kubernetes operator, in both shapes: the scheduler a
+Job admitted by Kueue with its Service, its pod running the keeper, which creates the workers' Jobs with
+the guide's ``dask-keeper`` account (its projected token); or one Indexed Job, one Kueue workload, whose
+pod 0 is the scheduler and the others its workers. Scheduler and workers in this venv (at the same path
 on the node), speaking mutual TLS on loopback; a client computes; the shutdown leaves nothing labelled
 for the cluster.
 
@@ -41,15 +42,25 @@ def dask_server_account(real) -> str:
     return str(plane.kubeconfig(plane.state / "dask-server.kubeconfig", account, token, ns))
 
 
-async def test_a_dask_cluster_computes_and_shuts_down_leaving_nothing(real):
+def service(real, *, one_allocation: bool) -> DaskService:
     backend = real.backend(
         kubeconfig=dask_server_account(real), dask_service_account=real.tenancy.dask_account
     )
-    svc = DaskService(
-        real.service(backend), real.root / "dask", DaskSettings(connect_timeout_seconds=120, kubernetes_operator="never", interface="lo"),
+    settings = DaskSettings(
+        connect_timeout_seconds=120,
+        kubernetes_operator="never",
+        interface="lo",
+        one_allocation=one_allocation,
+    )
+    return DaskService(
+        real.service(backend), real.root / "dask", settings,
         environments=lambda name: sys.prefix if name == "venv" else None,
         kernel_python=lambda name: None, images=lambda name: None,
     )  # fmt: skip
+
+
+async def test_a_dask_cluster_computes_and_shuts_down_leaving_nothing(real):
+    svc = service(real, one_allocation=False)
     made = await svc.create(
         DaskClusterRequest(environment="venv", backend="kubernetes", workers=1, name="analysis")
     )
@@ -82,3 +93,41 @@ async def test_a_dask_cluster_computes_and_shuts_down_leaving_nothing(real):
     await wait_until(lambda: not real.jobs(selector) and not real.pods(selector), within=120, every=1,
                      what="the cluster's Jobs and pods going")  # fmt: skip
     assert not real._list("/api/v1", "services", selector)
+
+
+async def test_one_workload_admits_the_scheduler_and_its_workers_together(real):
+    """The default shape for a fixed-size cluster of CPU workers: one Indexed Job, which Kueue admits
+    whole; pod 0 the scheduler behind the Service, pods 1 and 2 its workers named after their index."""
+    svc = service(real, one_allocation=True)
+    made = await svc.create(
+        DaskClusterRequest(environment="venv", backend="kubernetes", workers=2, name="together")
+    )
+    selector = f"jupyter-gpu-env/dask-cluster={made.id}"
+
+    async def running():
+        got = await svc.get(made.id)
+        return got if got.state == "running" and got.workers.running == 2 else None
+
+    def state() -> str:
+        pods = [(p["metadata"]["name"], p["status"].get("phase")) for p in real.pods(selector)]
+        return f"the cluster running two workers (pods {pods})"
+
+    up = await wait_until(running, within=240, every=1, what=state)
+    assert up.layout == "one_allocation" and up.workers.in_allocation == 2
+    jobs = real.jobs(selector)
+    assert len(jobs) == 1 and jobs[0]["spec"]["completionMode"] == "Indexed", jobs
+    assert jobs[0]["spec"]["completions"] == 3
+    security = Security(tls_ca_file=up.tls.ca_file, tls_client_cert=up.tls.cert_file,
+                        tls_client_key=up.tls.key_file, require_encryption=True)  # fmt: skip
+    async with Client(up.scheduler_address, security=security, asynchronous=True) as client:
+        info = await client.scheduler.identity(n_workers=-1)
+        names = sorted(str(w["name"]) for w in info["workers"].values())
+        base = jobs[0]["metadata"]["name"]
+        assert names == [f"{base}-1", f"{base}-2"]
+        assert await client.submit(sum, range(1000)) == 499500
+
+    await svc.stop(made.id)
+    stopped = await svc.wait_stopped(made.id)
+    assert stopped.state == "stopped", stopped.message
+    await wait_until(lambda: not real.jobs(selector) and not real.pods(selector), within=120, every=1,
+                     what="the cluster's Job and pods going")  # fmt: skip
