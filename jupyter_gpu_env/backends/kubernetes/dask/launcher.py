@@ -5,8 +5,8 @@ and deletes everything labelled for a cluster when it stops.
 With the dask-kubernetes operator (``c.DaskClusters.kubernetes_operator``: ``auto`` uses it where the
 cluster serves ``daskclusters.kubernetes.dask.org``) a cluster is one ``DaskCluster``; without it, the
 scheduler's Job (admitted by Kueue where a queue is named) and its Service, the workers' Jobs made by the
-keeper in the scheduler's pod: each admitted on its own, no workers ``together`` with the scheduler yet
-(docs/plans/dask-one-workload.md). Every call blocks in a worker thread (:meth:`KubeApi.run`).
+keeper in the scheduler's pod; or, for a fixed-size cluster of CPU workers, one Indexed Job that Kueue
+admits whole (:mod:`.workload`). Every call blocks in a worker thread (:meth:`KubeApi.run`).
 """
 
 from __future__ import annotations
