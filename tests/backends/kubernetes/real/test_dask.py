@@ -59,6 +59,21 @@ def service(real, *, one_allocation: bool) -> DaskService:
     )  # fmt: skip
 
 
+def owner(up) -> Security:
+    """The cluster's owner's client security: its own certificate."""
+    return Security(tls_ca_file=up.tls.ca_file, tls_client_cert=up.tls.cert_file,
+                    tls_client_key=up.tls.key_file, require_encryption=True)  # fmt: skip
+
+
+async def stopped_leaving_nothing(real, svc: DaskService, cluster_id: str, selector: str) -> None:
+    await svc.stop(cluster_id)
+    stopped = await svc.wait_stopped(cluster_id)
+    assert stopped.state == "stopped", stopped.message
+    await wait_until(lambda: not real.jobs(selector) and not real.pods(selector), within=120, every=1,
+                     what="the cluster's Jobs and pods going")  # fmt: skip
+    assert not real._list("/api/v1", "services", selector)
+
+
 async def test_a_dask_cluster_computes_and_shuts_down_leaving_nothing(real):
     svc = service(real, one_allocation=False)
     made = await svc.create(
@@ -82,17 +97,10 @@ async def test_a_dask_cluster_computes_and_shuts_down_leaving_nothing(real):
     names = sorted(j["metadata"]["name"] for j in real.jobs(selector))
     assert len(names) == 2 and names[1].endswith("-w1"), names  # the scheduler's Job and the worker's
     assert up.tls is not None and up.scheduler_address.startswith("tls://127.0.0.1:")
-    security = Security(tls_ca_file=up.tls.ca_file, tls_client_cert=up.tls.cert_file,
-                        tls_client_key=up.tls.key_file, require_encryption=True)  # fmt: skip
-    async with Client(up.scheduler_address, security=security, asynchronous=True) as client:
+    async with Client(up.scheduler_address, security=owner(up), asynchronous=True) as client:
         assert await client.submit(sum, range(1000)) == 499500
 
-    await svc.stop(made.id)
-    stopped = await svc.wait_stopped(made.id)
-    assert stopped.state == "stopped", stopped.message
-    await wait_until(lambda: not real.jobs(selector) and not real.pods(selector), within=120, every=1,
-                     what="the cluster's Jobs and pods going")  # fmt: skip
-    assert not real._list("/api/v1", "services", selector)
+    await stopped_leaving_nothing(real, svc, made.id, selector)
 
 
 async def test_one_workload_admits_the_scheduler_and_its_workers_together(real):
@@ -117,17 +125,11 @@ async def test_one_workload_admits_the_scheduler_and_its_workers_together(real):
     jobs = real.jobs(selector)
     assert len(jobs) == 1 and jobs[0]["spec"]["completionMode"] == "Indexed", jobs
     assert jobs[0]["spec"]["completions"] == 3
-    security = Security(tls_ca_file=up.tls.ca_file, tls_client_cert=up.tls.cert_file,
-                        tls_client_key=up.tls.key_file, require_encryption=True)  # fmt: skip
-    async with Client(up.scheduler_address, security=security, asynchronous=True) as client:
+    async with Client(up.scheduler_address, security=owner(up), asynchronous=True) as client:
         info = await client.scheduler.identity(n_workers=-1)
         names = sorted(str(w["name"]) for w in info["workers"].values())
         base = jobs[0]["metadata"]["name"]
         assert names == [f"{base}-1", f"{base}-2"]
         assert await client.submit(sum, range(1000)) == 499500
 
-    await svc.stop(made.id)
-    stopped = await svc.wait_stopped(made.id)
-    assert stopped.state == "stopped", stopped.message
-    await wait_until(lambda: not real.jobs(selector) and not real.pods(selector), within=120, every=1,
-                     what="the cluster's Job and pods going")  # fmt: skip
+    await stopped_leaving_nothing(real, svc, made.id, selector)
