@@ -87,7 +87,7 @@ class Cluster:
         self.folder = folder
         self.spec = make_spec(folder, launch.network, workers=workers, walltime=walltime)
         self.placement = Placement(
-            queue=placed.get("queue"), cpus=1, memory_bytes=1 << 30, gpus=None, mig_profile=None
+            queue=placed.get("queue"), cpus=1, memory_bytes=1 << 30, gpus=placed.get("gpus"), mig_profile=None
         )
         launch.check(self.placement, walltime)
         if one_allocation:  # as the service asks: the launcher says whether it fits (here, from sinfo)

@@ -96,6 +96,29 @@ def test_an_allocation_worker_that_leaves_is_replaced_by_a_job(cluster, client, 
     assert client.submit(sum, [1, 2]).result(timeout=30) == 3
 
 
+def test_gpu_workers_of_one_allocation_each_get_a_gpu_of_their_own(slurm_conf, tmp_path_factory):
+    """--gpus-per-task on this SLURM's two declared GPUs (no devices behind them): SLURM gives each task
+    of the workers' step its own, in CUDA_VISIBLE_DEVICES; the scheduler, in the batch step, none."""
+    c = Cluster(
+        launcher(slurm_conf), tmp_path_factory.mktemp("dask") / "gpus", workers=2, walltime=600,
+        one_allocation=True, gpus=1,
+    )  # fmt: skip
+    try:
+        assert c.spec.together == 2
+        assert "#SBATCH --gpus-per-task=1" in (c.folder / script.SCHEDULER_SCRIPT).read_text()
+        with c.client() as client:
+            client.wait_for_workers(2, timeout=90)
+            seen = client.run(lambda: __import__("os").environ.get("CUDA_VISIBLE_DEVICES"))
+            assert sorted(seen.values()) == ["0", "1"], seen
+            on_scheduler = client.run_on_scheduler(
+                lambda: __import__("os").environ.get("CUDA_VISIBLE_DEVICES")
+            )
+            assert on_scheduler == ""
+    finally:
+        run(c.launcher.stop(c.ref))
+    assert squeue(slurm_conf, *names(c)) == []
+
+
 def test_shutdown_of_the_allocation_leaves_nothing_in_squeue(cluster, client, slurm_conf):
     """Last: the shared cluster stopped by the launcher, as DELETE does."""
     assert squeue(slurm_conf, *names(cluster))
