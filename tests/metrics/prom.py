@@ -123,6 +123,8 @@ class Prometheus:
             resp = await AsyncHTTPClient().fetch(url, raise_error=False, request_timeout=10)
         except OSError as e:  # not listening yet
             return {"status": "unreachable", "error": str(e)}
+        if resp.code == 503:  # listening, not ready yet: Prometheus says so in plain text
+            return {"status": "unreachable", "code": resp.code}
         return json.loads(resp.body) if resp.body else {"status": "unreachable", "code": resp.code}
 
     async def query(self, expr: str) -> Any:
