@@ -4,7 +4,6 @@ own; an allocation's worker that leaves replaced by a job; nothing left after sh
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -14,7 +13,7 @@ from helpers import wait_until_sync
 from jupyter_gpu_env.backends.slurm.dask import script
 
 from .conftest import Cluster, launcher, run
-from .test_cluster import names, running, squeue
+from .test_cluster import names, running, squeue, stopped_leaving_nothing
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::ResourceWarning")
 
@@ -121,10 +120,6 @@ def test_gpu_workers_of_one_allocation_each_get_a_gpu_of_their_own(slurm_conf, t
 
 def test_shutdown_of_the_allocation_leaves_nothing_in_squeue(cluster, client, slurm_conf):
     """Last: the shared cluster stopped by the launcher, as DELETE does."""
-    assert squeue(slurm_conf, *names(cluster))
-    started = time.monotonic()
-    run(cluster.launcher.stop(cluster.ref))
-    assert squeue(slurm_conf, *names(cluster)) == []
-    assert time.monotonic() - started < 30
+    stopped_leaving_nothing(cluster, slurm_conf)
     state = cluster.state()
     assert state.state == "stopped" and state.ended == "stopped" and state.running == 0

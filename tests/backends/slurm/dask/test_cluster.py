@@ -156,13 +156,18 @@ def test_a_worker_retiring_at_its_lifetime_is_replaced_and_the_computation_finis
     assert squeue(slurm_conf, *names(c)) == []
 
 
-def test_shutdown_leaves_nothing_in_squeue(cluster, client, slurm_conf):
-    """Last: the shared cluster stopped by the launcher, as DELETE does."""
+def stopped_leaving_nothing(cluster: Cluster, slurm_conf: str) -> None:
+    """The cluster stopped by the launcher, as DELETE does: squeue lists none of its jobs after."""
     assert squeue(slurm_conf, *names(cluster))
     started = time.monotonic()
     run(cluster.launcher.stop(cluster.ref))
     assert squeue(slurm_conf, *names(cluster)) == []
     assert time.monotonic() - started < 30  # the keeper retired its workers: no grace spent waiting
+
+
+def test_shutdown_leaves_nothing_in_squeue(cluster, client, slurm_conf):
+    """Last: the shared cluster stopped by the launcher, as DELETE does."""
+    stopped_leaving_nothing(cluster, slurm_conf)
     state = cluster.state()
     assert state.state == "stopped" and state.ended == "stopped" and state.running == 0
     seen = run(cluster.launcher.observe([cluster.ref]))[cluster.spec.id]
