@@ -308,7 +308,11 @@ class GpuEnvHandler(ExtensionHandlerMixin, APIHandler):
         return out
 
     def parse_body(self, model: type[M]) -> M:
-        return model.model_validate(parse_json_body(bytes(self._body)))
+        """The body as ``model``, strictly in JSON's own types: ``0`` is no boolean and ``"4"`` no
+        number, as the published schema says (lax parsing would accept what the document refuses)."""
+        raw = bytes(self._body)
+        parse_json_body(raw)  # the rules every body obeys, with their own messages
+        return model.model_validate_json(raw or b"{}", strict=True)
 
     def api_url(self, *parts: str) -> str:
         """A base_url-aware URL of an API resource, for Location headers."""

@@ -14,6 +14,7 @@ from jupyter_gpu_env.models import ApiModel
 class Echo(ApiModel):
     name: str = Field(min_length=1, max_length=10)
     count: int = Field(ge=0, le=5)
+    loud: bool = False
 
 
 class ProbeHandler(GpuEnvHandler):
@@ -45,7 +46,7 @@ def probe(jp_serverapp, jp_fetch, jp_base_url):
 async def test_valid_body_round_trips(probe):
     resp = await probe(json.dumps({"name": "ok", "count": 2}).encode())
     assert resp.code == 201
-    assert json.loads(resp.body) == {"name": "ok", "count": 2}
+    assert json.loads(resp.body) == {"name": "ok", "count": 2, "loud": False}
 
 
 @pytest.mark.parametrize(
@@ -56,6 +57,12 @@ async def test_valid_body_round_trips(probe):
         ({"name": "x"}, "count"),
         ({"name": "x", "count": 1, "extra": True}, "extra"),
         ({"name": ["x"], "count": 1}, "name"),
+        # JSON's own types, as the schema states them: lax parsing would take 0 for false, "2" for 2.
+        ({"name": "x", "count": 1, "loud": 0}, "loud"),
+        ({"name": "x", "count": 1, "loud": "true"}, "loud"),
+        ({"name": "x", "count": "2"}, "count"),
+        ({"name": "x", "count": 1.5}, "count"),
+        ({"name": 7, "count": 1}, "name"),
     ],
 )
 async def test_invalid_body_is_400_naming_the_field(probe, body, field):
