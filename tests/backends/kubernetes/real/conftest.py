@@ -36,6 +36,7 @@ BIN_ENV = "GPU_ENV_K8S_BIN"
 NEEDS = "etcd-local, kube-apiserver, kube-controller-manager, kube-scheduler, kueue, kueue-crds/, kueue-webhooks.yaml"
 IMAGE = "local/gpu-env:real-tier"  # never pulled: the node agent runs commands on this machine
 CHECKOUT = str(Path(__import__("jupyter_gpu_env").__file__).parents[1])
+HOLD = "import pathlib, time\nwhile not pathlib.Path(gate).exists():\n    time.sleep(0.1)"
 
 
 @pytest.fixture(scope="session")
@@ -130,6 +131,11 @@ class Real:
 
     def notebook(self, name: str, cells: list[str], **kw: Any) -> str:
         return write_notebook(self.root, name, cells, **kw)
+
+    def gated_notebook(self, name: str) -> str:
+        """A notebook that runs until the file its parameter ``gate`` names exists: a job that holds its
+        quota for as long as a test needs."""
+        return self.notebook(name, [HOLD], parameters="gate = ''")
 
     async def pipeline_ended(self, pipes: Any, pipeline_id: str, within: float = 240.0) -> Any:
         """Rounds of the server (the jobs' loop, then the pipelines') until the pipeline has ended."""

@@ -13,13 +13,14 @@ from __future__ import annotations
 import sys
 
 from distributed import Client, Security
-from helpers import wait_until
+from helpers import wait_for_job, wait_until
 
 from jupyter_gpu_env.backends.dask import DaskSettings
 from jupyter_gpu_env.dask.service import DaskService
 from jupyter_gpu_env.models.automation.dask import DaskClusterRequest
+from jupyter_gpu_env.models.resources import Resources
 
-from .tenancy import guide_objects, pick
+from .tenancy import QUOTA, guide_objects, pick
 
 
 def dask_server_account(real) -> str:
@@ -131,5 +132,60 @@ async def test_one_workload_admits_the_scheduler_and_its_workers_together(real):
         base = jobs[0]["metadata"]["name"]
         assert names == [f"{base}-1", f"{base}-2"]
         assert await client.submit(sum, range(1000)) == 499500
+
+    await stopped_leaving_nothing(real, svc, made.id, selector)
+
+
+async def test_one_workload_waits_whole_while_the_quota_is_one_pod_short(real):
+    """Kueue admits the workload all or nothing. A job holds 4 of the ClusterQueue's 16 CPUs; the cluster
+    of 3 workers of 4 CPUs is 4 pods of 4 (the scheduler's pod has the workers' template), one pod short:
+    none of its pods exists while the row says its one job waits. When the job ends, the whole cluster
+    is admitted at once and runs its 3 workers."""
+    assert QUOTA["cpu"] == "16"
+    nb = real.gated_notebook("hold.ipynb")
+    jobs = real.service()
+    gate = real.root / "go"
+    holder = await jobs.submit({"notebook_path": nb, "backend": "kubernetes", "resources": {"cpus": 4},
+                                "parameters": {"gate": str(gate)}})  # fmt: skip
+    await wait_for_job(jobs, holder.id, lambda j: j.state == "running", within=180, every=1)
+
+    svc = service(real, one_allocation=True)
+    made = await svc.create(DaskClusterRequest(environment="venv", backend="kubernetes", workers=3,
+                                               resources=Resources(cpus=4), name="gang"))  # fmt: skip
+    selector = f"jupyter-gpu-env/dask-cluster={made.id}"
+    assert made.layout == "one_allocation"
+
+    def held_for_quota() -> dict | None:
+        found = real.jobs(selector)
+        uid = found[0]["metadata"]["uid"] if len(found) == 1 else None
+        for w in real.workloads():
+            if w["metadata"].get("labels", {}).get("kueue.x-k8s.io/job-uid") == uid:
+                conds = {c["type"]: c for c in w.get("status", {}).get("conditions", [])}
+                held = conds.get("QuotaReserved", {})
+                return held if held.get("status") == "False" and "quota" in held.get("message", "") else None
+        return None
+
+    held = await wait_until(held_for_quota, within=60, every=0.5, what="Kueue holding the cluster's workload")
+    assert real.pods(selector) == [], "a pod of a workload Kueue has not admitted"
+    shown = await svc.get(made.id)
+    assert shown.state == "starting" and shown.message.startswith(
+        "The cluster's one job waits in the queue"
+    ), (
+        shown.message,
+        held,
+    )
+
+    gate.touch()  # the job ends, its 4 CPUs return to the queue
+    await wait_for_job(jobs, holder.id, lambda j: j.state == "succeeded", within=120, every=1)
+
+    async def running():
+        got = await svc.get(made.id)
+        return got if got.state == "running" and got.workers.running == 3 else None
+
+    up = await wait_until(running, within=240, every=1, what="the whole cluster admitted and running")
+    assert up.workers.in_allocation == 3
+    assert len(real.pods(selector)) == 4
+    async with Client(up.scheduler_address, security=owner(up), asynchronous=True) as client:
+        assert await client.submit(sum, range(10)) == 45
 
     await stopped_leaving_nothing(real, svc, made.id, selector)

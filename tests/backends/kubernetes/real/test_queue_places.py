@@ -10,11 +10,9 @@ import time
 
 from helpers import wait_for_job, wait_until
 
-HOLD = ["import pathlib, time\nwhile not pathlib.Path(gate).exists():\n    time.sleep(0.1)"]
-
 
 async def test_jobs_held_over_quota_show_their_places_in_the_local_queue(real):
-    nb = real.notebook("hold.ipynb", HOLD, parameters="gate = ''")
+    nb = real.gated_notebook("hold.ipynb")
     svc = real.service()
     request = {
         "notebook_path": nb,
