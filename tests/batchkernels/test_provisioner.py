@@ -73,10 +73,12 @@ async def test_a_batch_kernel_runs_interrupts_restarts_in_its_job_and_shuts_down
         assert int(first_pid) != os.getpid()
 
         # Interrupt: Jupyter's signal reaches the kernel on its node through the host.
-        msg_id = client.execute("import time; time.sleep(600)")
+        # Wait for the cell's own output, not its execute_input: a SIGINT that arrives before the cell
+        # runs is ignored by ipykernel, and the sleep would never be interrupted (a CI run's failure).
+        msg_id = client.execute("import time; print('sleeping', flush=True); time.sleep(600)")
         while True:
             msg = await client.get_iopub_msg(timeout=30)
-            if msg["msg_type"] == "execute_input" and msg["parent_header"].get("msg_id") == msg_id:
+            if msg["msg_type"] == "stream" and msg["parent_header"].get("msg_id") == msg_id:
                 break
         await km.interrupt_kernel()
         reply = await client.get_shell_msg(timeout=30)
